@@ -1,0 +1,38 @@
+# The two commands a fresh machine needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint typecheck check bench clean
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Serve the API on $$PORT (default 8080) plus one worker; embedded PostgreSQL/Redis if unset.
+run: install
+	$(BIN)/legacy-planning dev
+
+## The whole suite against DATABASE_URL/REDIS_URL, or embedded services when unset.
+test: install
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check api workers models core
+
+typecheck: install
+	$(BIN)/mypy
+
+check: lint typecheck test
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,70 @@
+"""The aiohttp application: shared resources, middlewares, routes, OpenAPI."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+from aiohttp_apigami import setup_aiohttp_apispec, validation_middleware
+from aiohttp_apigami.constants import APISPEC_PARSER
+
+from api import auth, health, middleware, users
+from api.common import RequestParser
+from api.keys import DB, REDIS, SETTINGS
+from core import db, redis
+from core.settings import Settings
+
+ROUTE_MODULES = (health, auth, users)
+OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
+
+Every error is `{statusCode, error, message, details?}`. Lists are bare JSON arrays, newest
+first, paged with `?limit=` (default 50, max 200) and the opaque `?cursor=` given in the
+`Link: <...>; rel="next"` header. Authenticate with `Authorization: Bearer <jwt>` from
+`POST /api/auth/wallet/verify`."""
+
+
+async def _database(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    app[DB] = await db.create_pool(settings.database_url, settings.db_pool_max)
+    yield
+    app[DB].close()
+    await app[DB].wait_closed()
+
+
+async def _redis(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    app[REDIS] = await redis.connect(settings.redis_url, settings.arq_queue_name)
+    yield
+    await app[REDIS].aclose()
+
+
+def create_app(settings: Settings) -> web.Application:
+    app = web.Application(
+        middlewares=[
+            middleware.request_context,
+            middleware.errors,
+            middleware.authenticate,
+            validation_middleware,
+        ],
+        client_max_size=1024 * 1024,
+    )
+    app[SETTINGS] = settings
+    app.cleanup_ctx.extend([_database, _redis])
+    for module in ROUTE_MODULES:
+        app.router.add_routes(module.routes)
+    setup_aiohttp_apispec(
+        app,
+        title="Legacy Planning Service API",
+        version="0.1.0",
+        openapi_version="3.0.3",
+        url="/api/docs/openapi.json",
+        swagger_path="/api/docs",
+        static_path="/api/docs/static",
+        info={"description": OPENAPI_DESCRIPTION},
+        components={
+            "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}}
+        },
+        security=[{"bearerAuth": []}],
+    )
+    app[APISPEC_PARSER] = RequestParser()
+    return app

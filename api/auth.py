@@ -1,0 +1,146 @@
+"""/api/auth/*: wallet sign-in, session, wallet linking. Email/password is disabled."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import fields
+
+from api.common import client_ip, json_response
+from api.keys import DB, REDIS, SETTINGS, USER_ID
+from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
+from core.errors import Gone
+from models import auth, users
+
+routes = web.RouteTableDef()
+
+
+class ChallengeRequestSchema(BaseSchema):
+    walletAddress = WalletAddress(required=True)
+
+
+class ChallengeSchema(BaseSchema):
+    message = fields.String(
+        required=True,
+        metadata={"description": "Text to sign: service, wallet address, 256-bit nonce, issue and expiry times."},
+    )
+
+
+class VerifyRequestSchema(BaseSchema):
+    walletAddress = WalletAddress(required=True)
+    signature = fields.String(
+        required=True,
+        metadata={
+            "description": "ed25519 signature of the challenge message, base64 (88 chars) or hex (128 chars), "
+            "over the raw message or its SEP-53 digest."
+        },
+    )
+
+
+class UserSchema(BaseSchema):
+    id = fields.String(required=True)
+    walletAddress = fields.String(required=True, attribute="wallet_address")
+    name = fields.String(allow_none=True, required=True)
+    email = fields.String(allow_none=True)
+    wallets = fields.List(fields.String(), metadata={"description": "Every wallet that signs in to this account."})
+    createdAt = UtcDateTime(attribute="created_at")
+    updatedAt = UtcDateTime(attribute="updated_at")
+
+
+class SessionSchema(BaseSchema):
+    token = fields.String(required=True, metadata={"description": "HS256 JWT, valid 7 days."})
+    user = fields.Nested(UserSchema, required=True)
+
+
+class OkSchema(BaseSchema):
+    ok = fields.Boolean(required=True)
+    message = fields.String()
+
+
+user_schema = UserSchema()
+
+
+@routes.post("/api/auth/wallet/challenge")
+@docs(
+    tags=["auth"],
+    summary="Get a sign-in challenge for a wallet",
+    description="Rate limited: 10 per minute per wallet and RATE_LIMIT_CHALLENGE_PER_IP per client address "
+    "(429 with Retry-After). The challenge expires after 5 minutes and can be used once.",
+    responses=error_responses(400, 429),
+)
+@request_schema(ChallengeRequestSchema)
+@response_schema(ChallengeSchema, 200)
+async def challenge(request: web.Request) -> web.Response:
+    data = request["data"]
+    message = await auth.request_challenge(
+        request.app[REDIS], request.app[SETTINGS], data["walletAddress"], client_ip(request)
+    )
+    return json_response({"message": message})
+
+
+@routes.post("/api/auth/wallet/verify")
+@docs(
+    tags=["auth"],
+    summary="Exchange a signed challenge for a session token",
+    description="Creates the account on first sign-in. A challenge is single use; a replay is 401.",
+    responses=error_responses(400, 401),
+)
+@request_schema(VerifyRequestSchema)
+@response_schema(SessionSchema, 200)
+async def verify(request: web.Request) -> web.Response:
+    data = request["data"]
+    token, user = await auth.sign_in(
+        request.app[DB], request.app[REDIS], request.app[SETTINGS], data["walletAddress"], data["signature"]
+    )
+    return json_response({"token": token, "user": user_schema.dump(user)})
+
+
+@routes.get("/api/auth/me")
+@docs(tags=["auth"], summary="The signed-in account", responses=error_responses(401))
+@response_schema(UserSchema, 200)
+async def me(request: web.Request) -> web.Response:
+    return json_response(user_schema.dump(await users.get_with_wallets(request.app[DB], request[USER_ID])))
+
+
+@routes.post("/api/auth/logout")
+@docs(
+    tags=["auth"],
+    summary="Log out (a courtesy)",
+    description="Sessions are stateless JWTs: this does not revoke the token; the client discards it.",
+    responses=error_responses(401),
+)
+@response_schema(OkSchema, 200)
+async def logout(request: web.Request) -> web.Response:
+    return json_response({"ok": True, "message": "Discard the token on the client; it stays valid until expiry."})
+
+
+@routes.post("/api/auth/link-wallet")
+@docs(
+    tags=["auth"],
+    summary="Link another wallet to this account",
+    description="Request a challenge for the new wallet, sign it with that wallet, and post it here. "
+    "409 if the wallet already belongs to another account.",
+    responses=error_responses(400, 401, 409),
+)
+@request_schema(VerifyRequestSchema)
+@response_schema(UserSchema, 200)
+async def link_wallet(request: web.Request) -> web.Response:
+    data = request["data"]
+    user = await auth.link_wallet(
+        request.app[DB], request.app[REDIS], request[USER_ID], data["walletAddress"], data["signature"]
+    )
+    return json_response(user_schema.dump(user))
+
+
+@docs(
+    tags=["auth"],
+    summary="Email/password sign-in (disabled)",
+    description="Disabled: this service signs in with a Stellar wallet only. Always 410.",
+    responses=error_responses(410),
+)
+async def password_disabled(request: web.Request) -> web.Response:
+    raise Gone("Email/password sign-in is disabled; sign in with a Stellar wallet")
+
+
+for _path in ("/api/auth/register", "/api/auth/login", "/api/auth/forgot-password", "/api/auth/reset-password"):
+    routes.post(_path)(password_disabled)

@@ -1,0 +1,54 @@
+"""/api/health: 200 when PostgreSQL and Redis both answer, 503 naming what failed."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from aiohttp import web
+from aiohttp_apigami import docs, response_schema
+from marshmallow import fields
+
+from api.common import json_response
+from api.keys import DB, REDIS, SETTINGS
+from api.schemas import BaseSchema, UtcDateTime
+from core.db import fetch_one
+
+routes = web.RouteTableDef()
+CHECK_TIMEOUT = 2.0
+
+
+class HealthSchema(BaseSchema):
+    status = fields.String(required=True, metadata={"enum": ["ok", "degraded"]})
+    service = fields.String(required=True)
+    timestamp = UtcDateTime(required=True)
+    checks = fields.Dict(keys=fields.String(), values=fields.String(), metadata={"example": {"database": "ok"}})
+
+
+async def _check(coro: object) -> str:
+    try:
+        await asyncio.wait_for(coro, CHECK_TIMEOUT)  # type: ignore[arg-type]
+    except Exception:
+        return "unavailable"
+    return "ok"
+
+
+@routes.get("/api/health")
+@docs(tags=["health"], summary="Liveness of the API and its PostgreSQL and Redis")
+@response_schema(HealthSchema, 200)
+@response_schema(HealthSchema, 503, description="A dependency did not answer")
+async def health(request: web.Request) -> web.Response:
+    database, redis = await asyncio.gather(
+        _check(fetch_one(request.app[DB], "SELECT 1")), _check(request.app[REDIS].ping())
+    )
+    checks = {"database": database, "redis": redis}
+    ok = all(v == "ok" for v in checks.values())
+    body = HealthSchema().dump(
+        {
+            "status": "ok" if ok else "degraded",
+            "service": request.app[SETTINGS].service_name,
+            "timestamp": datetime.now(UTC),
+            "checks": checks,
+        }
+    )
+    return json_response(body, status=200 if ok else 503)

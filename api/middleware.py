@@ -1,0 +1,114 @@
+"""Request id and access log, the one error mapper, and JWT authentication.
+
+Order matters (outermost first): the request-id/log middleware sees the final status of
+every request, the error mapper turns anything raised below it into the standard body, and
+authentication runs before body validation so an anonymous caller learns nothing about
+the shape a route expects.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from http import HTTPStatus
+from typing import Any
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from api.keys import SETTINGS, USER_ID
+from core import tokens
+from core.errors import AppError, Unauthorized
+from core.logging import redact_path, request_id_var
+
+log = logging.getLogger("api.access")
+error_log = logging.getLogger("api.errors")
+
+# Routes reachable without a session: health, docs, the capsule (its token is the credential)
+# and sign-in itself. me/logout/link-wallet act on an account, so they need one.
+AUTHENTICATED_AUTH_ROUTES = {"/api/auth/me", "/api/auth/logout", "/api/auth/link-wallet"}
+PUBLIC_PREFIXES = ("/api/health", "/api/docs", "/api/claim/", "/api/auth/")
+
+
+def error_body(status: int, message: str | list[str], details: Any = None, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"statusCode": status, "error": HTTPStatus(status).phrase, "message": message}
+    if details is not None:
+        body["details"] = details
+    body.update(extra)
+    return body
+
+
+def error_response(
+    status: int, message: str | list[str], details: Any = None, headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> web.Response:
+    return web.json_response(error_body(status, message, details, **extra), status=status, headers=headers)
+
+
+@web.middleware
+async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Tag the request with an id (echoed as X-Request-Id) and log one line when it ends."""
+    request_id = uuid.uuid4().hex
+    token = request_id_var.set(request_id)
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        response.headers["X-Request-Id"] = request_id
+        return response
+    finally:
+        log.info(
+            "request",
+            extra={
+                "method": request.method,
+                "path": redact_path(request.path),
+                "status": status,
+                "durationMs": round((time.perf_counter() - started) * 1000, 2),
+            },
+        )
+        request_id_var.reset(token)
+
+
+@web.middleware
+async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every failure leaves as the standard error body; internals are logged, never returned."""
+    try:
+        return await handler(request)
+    except AppError as exc:
+        return error_response(exc.status, exc.message, exc.details, exc.headers, **exc.extra)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        message = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
+        headers = {k: v for k, v in exc.headers.items() if k in ("Allow", "Retry-After")}
+        return error_response(exc.status, message, headers=headers)
+    except Exception:
+        error_log.exception("unhandled error", extra={"path": redact_path(request.path)})
+        return error_response(500, "Internal server error")
+
+
+def requires_session(request: web.Request) -> bool:
+    path = request.path
+    if path in AUTHENTICATED_AUTH_ROUTES:
+        return True
+    return path.startswith("/api/") and not path.startswith(PUBLIC_PREFIXES)
+
+
+@web.middleware
+async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Require a valid session JWT on every route that is not public; unmatched paths 404 first."""
+    if request.match_info.http_exception is not None or not requires_session(request):
+        return await handler(request)
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("Missing bearer token", headers={"WWW-Authenticate": "Bearer"})
+    settings = request.app[SETTINGS]
+    try:
+        claims = tokens.verify(settings.jwt_secret, token.strip(), settings.jwt_issuer, settings.jwt_audience)
+    except tokens.InvalidToken:
+        raise Unauthorized("Invalid or expired token", headers={"WWW-Authenticate": "Bearer"}) from None
+    request[USER_ID] = claims["sub"]
+    return await handler(request)

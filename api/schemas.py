@@ -1,0 +1,130 @@
+"""Schema building blocks every resource shares: base class, fields, errors, paging.
+
+Requests are camelCase on the wire (`data_key`), snake_case in Python. Unknown fields are
+stripped (EXCLUDE), as the spec asks.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, validate
+
+from core.wallet import is_valid_address
+from models.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageRequest, decode_cursor
+
+
+class BaseSchema(Schema):
+    class Meta:
+        unknown = EXCLUDE
+        ordered = True
+
+
+class UtcDateTime(fields.DateTime):
+    """ISO 8601 in UTC with a trailing Z, the one time format on the wire."""
+
+    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, datetime):
+            return str(value)
+        return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> datetime:
+        parsed: datetime = super()._deserialize(value, attr, data, **kwargs)
+        if parsed.tzinfo is None:
+            raise ValidationError("Must include a timezone (e.g. 2026-01-31T12:00:00Z).")
+        return parsed
+
+
+class Text(fields.String):
+    """A string with surrounding whitespace removed before validation, so "  " is empty."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
+        text: str = super()._deserialize(value, attr, data, **kwargs)
+        return text.strip()
+
+
+class WalletAddress(fields.String):
+    """A Stellar account id: the spec's regex and a valid StrKey checksum."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("metadata", {}).update(
+            {"example": "GAAZI4TCR3TY5OJHCTJC2A4QSY6CJWJH5IAJTGKIN2ER7LBNVKOCCWN7", "pattern": "^G[A-Z2-7]{55}$"}
+        )
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
+        text: str = super()._deserialize(value, attr, data, **kwargs)
+        if not is_valid_address(text):
+            raise ValidationError("Not a valid Stellar address (G..., 56 characters, valid checksum).")
+        return text
+
+
+class DecimalString(fields.String):
+    """An amount as a decimal string; a JSON number is refused so no float ever rounds money."""
+
+    def __init__(self, pattern: str = r"^\d+(\.\d{1,7})?$", **kwargs: Any) -> None:
+        self.pattern_re = validate.Regexp(pattern, error="Must be a decimal string like \"12.5\".")
+        kwargs.setdefault("metadata", {}).update({"pattern": pattern, "example": "1250.50"})
+        super().__init__(**kwargs)
+
+    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> str | None:
+        if value is None:
+            return None
+        return format(value, "f") if isinstance(value, Decimal) else str(value)
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Decimal:
+        if not isinstance(value, str):
+            raise ValidationError("Amounts are decimal strings (e.g. \"12.5\"), not numbers.")
+        self.pattern_re(value)
+        try:
+            return Decimal(value)
+        except InvalidOperation:
+            raise ValidationError("Not a valid decimal.") from None
+
+
+class ErrorSchema(BaseSchema):
+    statusCode = fields.Integer(required=True)
+    error = fields.String(required=True)
+    message = fields.Raw(required=True, metadata={"description": "A string or a list of strings."})
+    details = fields.Dict(metadata={"description": "Per-field messages, for validation errors."})
+    contractErrorCode = fields.Integer(metadata={"description": "Soroban contract error code, when one applies."})
+
+
+class PageQuerySchema(BaseSchema):
+    limit = fields.Integer(
+        load_default=DEFAULT_LIMIT,
+        validate=validate.Range(min=1, max=MAX_LIMIT),
+        metadata={"description": f"Page size, 1 to {MAX_LIMIT}."},
+    )
+    cursor = fields.String(
+        metadata={"description": "Opaque cursor from the previous page's Link rel=\"next\" header."}
+    )
+
+    @post_load
+    def to_page(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        after = None
+        if data.get("cursor"):
+            try:
+                after = decode_cursor(data["cursor"])
+            except ValueError as exc:
+                raise ValidationError(str(exc), field_name="cursor") from None
+        data["page"] = PageRequest(limit=data["limit"], after=after)
+        return data
+
+
+def error_responses(*statuses: int) -> dict[int, dict[str, Any]]:
+    """OpenAPI `responses` entries for the error statuses a route can return."""
+    descriptions = {
+        400: "Validation failed",
+        401: "Missing or invalid bearer token",
+        404: "Not found (or owned by another account)",
+        409: "Conflict with the current state",
+        413: "Payload too large",
+        429: "Rate limit exceeded (see Retry-After)",
+        503: "Integration not configured or unavailable",
+    }
+    return {s: {"schema": ErrorSchema, "description": descriptions.get(s, "Error")} for s in statuses}

@@ -1,0 +1,48 @@
+"""/api/users/me: the owner's profile."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import ValidationError, fields, validate, validates_schema
+
+from api.auth import UserSchema, user_schema
+from api.common import json_response
+from api.keys import DB, USER_ID
+from api.schemas import BaseSchema, Text, error_responses
+from models import users
+
+routes = web.RouteTableDef()
+
+
+class ProfileUpdateSchema(BaseSchema):
+    name = Text(allow_none=True, validate=validate.Length(min=1, max=120))
+    email = fields.Email(allow_none=True, validate=validate.Length(max=254))
+
+    @validates_schema
+    def not_empty(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if not data:
+            raise ValidationError("Give at least one of: name, email.")
+
+
+@routes.get("/api/users/me")
+@docs(tags=["users"], summary="The signed-in account's profile", responses=error_responses(401))
+@response_schema(UserSchema, 200)
+async def get_me(request: web.Request) -> web.Response:
+    return json_response(user_schema.dump(await users.get_with_wallets(request.app[DB], request[USER_ID])))
+
+
+@routes.patch("/api/users/me")
+@docs(
+    tags=["users"],
+    summary="Update name and/or email",
+    description="null clears a field. The timeline records which fields changed, not their values.",
+    responses=error_responses(400, 401),
+)
+@request_schema(ProfileUpdateSchema)
+@response_schema(UserSchema, 200)
+async def patch_me(request: web.Request) -> web.Response:
+    user = await users.update_profile(request.app[DB], request[USER_ID], request["data"])
+    return json_response(user_schema.dump(user))

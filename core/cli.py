@@ -1,0 +1,127 @@
+"""`legacy-planning serve|worker|migrate|dev`: the one entry point for every process.
+
+`dev` is what `make run` calls: it starts embedded PostgreSQL/Redis when DATABASE_URL /
+REDIS_URL are unset, migrates, then runs one API and one worker process until Ctrl-C.
+(This module imports api/workers lazily: it is the composition root, not a shared library.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from core import logging as app_logging
+from core.settings import ConfigError, Settings, load_settings
+
+log = logging.getLogger("legacy_planning")
+
+
+def _require_urls(settings: Settings) -> None:
+    for name, value in (("DATABASE_URL", settings.database_url), ("REDIS_URL", settings.redis_url)):
+        if not value:
+            raise ConfigError(f"{name} is required (or use `legacy-planning dev` for embedded services)")
+
+
+def cmd_serve(settings: Settings) -> None:
+    from aiohttp import web
+
+    from api.app import create_app
+
+    _require_urls(settings)
+    log.info("api starting", extra={"host": settings.host, "port": settings.port, "env": settings.environment})
+    web.run_app(create_app(settings), host=settings.host, port=settings.port, access_log=None, print=None)
+
+
+def cmd_worker(settings: Settings) -> None:
+    from workers.main import run
+
+    _require_urls(settings)
+    run(settings)
+
+
+def cmd_migrate(settings: Settings) -> None:
+    from core.migrate import apply_migrations
+
+    if not settings.database_url:
+        raise ConfigError("DATABASE_URL is required")
+    applied = apply_migrations(settings.database_url)
+    log.info("migrations applied" if applied else "database up to date", extra={"applied": applied})
+
+
+def cmd_dev(settings: Settings) -> None:
+    from core.embedded import start_postgres, start_redis
+    from core.migrate import apply_migrations
+
+    env = dict(os.environ)
+    stops = []
+    if not settings.database_url:
+        url, stop = start_postgres(settings.data_dir)
+        env["DATABASE_URL"] = url
+        stops.append(stop)
+        log.info("DATABASE_URL unset: using embedded PostgreSQL under %s", settings.data_dir)
+    if not settings.redis_url:
+        url, stop = start_redis(settings.data_dir)
+        env["REDIS_URL"] = url
+        stops.append(stop)
+        log.info("REDIS_URL unset: using embedded Redis under %s", settings.data_dir)
+    if not env.get("STORAGE_URL"):
+        env["STORAGE_URL"] = Path(settings.data_dir, "objects").resolve().as_uri()
+        log.info("STORAGE_URL unset: storing archive objects under %s", env["STORAGE_URL"])
+    apply_migrations(env["DATABASE_URL"])
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "core.cli", name], env=env)  # noqa: S603
+        for name in ("serve", "worker")
+    ]
+    stopping = False
+
+    def stop_all(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop_all)
+    signal.signal(signal.SIGTERM, stop_all)
+    try:
+        while not stopping and all(p.poll() is None for p in procs):
+            time.sleep(0.2)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for proc in procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        for stop in reversed(stops):
+            stop()
+        log.info("stopped")
+
+
+COMMANDS = {"serve": cmd_serve, "worker": cmd_worker, "migrate": cmd_migrate, "dev": cmd_dev}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="legacy-planning", description=__doc__)
+    parser.add_argument("command", choices=sorted(COMMANDS))
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    app_logging.configure(settings.log_level)
+    try:
+        COMMANDS[args.command](settings)
+    except ConfigError as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Session JWTs: HS256 only, every registered claim required and checked.
+
+Pinning the algorithm on decode shuts out `alg: none` and key-confusion tricks; `aud`/`iss`
+stop a token minted for another service (sharing a secret by accident) from being accepted.
+`typ` separates session tokens from any other token type signed with the same secret later.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import jwt
+
+ALGORITHM = "HS256"
+SESSION_TYPE = "session"
+REQUIRED_CLAIMS = ["sub", "iat", "exp", "jti", "iss", "aud", "typ"]
+
+
+class InvalidToken(Exception):
+    pass
+
+
+def issue(secret: str, user_id: str, issuer: str, audience: str, ttl_seconds: int) -> str:
+    now = int(time.time())
+    claims = {
+        "sub": str(user_id),
+        "iat": now,
+        "exp": now + ttl_seconds,
+        "jti": uuid.uuid4().hex,
+        "iss": issuer,
+        "aud": audience,
+        "typ": SESSION_TYPE,
+    }
+    return jwt.encode(claims, secret, algorithm=ALGORITHM)
+
+
+def verify(secret: str, token: str, issuer: str, audience: str) -> dict[str, Any]:
+    try:
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            secret,
+            algorithms=[ALGORITHM],
+            audience=audience,
+            issuer=issuer,
+            options={"require": REQUIRED_CLAIMS},
+        )
+    except jwt.PyJWTError as exc:
+        raise InvalidToken(type(exc).__name__) from None
+    if claims.get("typ") != SESSION_TYPE:
+        raise InvalidToken("wrong token type")
+    try:
+        uuid.UUID(str(claims["sub"]))
+    except ValueError:
+        raise InvalidToken("malformed subject") from None
+    return claims

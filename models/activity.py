@@ -1,0 +1,64 @@
+"""The Family Timeline: an append-only log of every owner mutation.
+
+`record()` takes the cursor of the caller's transaction, so the entry commits or rolls back
+with the change it describes. `metadata` carries names of changed fields, never their values
+when they are private (message content, emails, tokens).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg2.extras import Json
+
+from core.db import Cursor, Pool, reading
+from models.pagination import Page, PageRequest, fetch_page
+
+
+async def record(
+    cur: Cursor,
+    user_id: Any,
+    kind: str,
+    entity_type: str,
+    entity_id: Any,
+    summary: str,
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    await cur.execute(
+        "INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
+        " VALUES (%s, %s, %s, %s, %s, %s)",
+        (user_id, kind, entity_type, None if entity_id is None else str(entity_id), summary,
+         Json(metadata or {})),
+    )
+
+
+@dataclass(frozen=True)
+class ActivityFilter:
+    entity_type: str | None = None
+    kind: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+async def list_for_user(pool: Pool, user_id: Any, filters: ActivityFilter, page: PageRequest) -> Page:
+    sql = (
+        "SELECT id, kind, entity_type, entity_id, summary, metadata, created_at"
+        " FROM activity WHERE user_id = %s"
+    )
+    params: list[Any] = [user_id]
+    if filters.entity_type:
+        sql += " AND entity_type = %s"
+        params.append(filters.entity_type)
+    if filters.kind:
+        sql += " AND kind = %s"
+        params.append(filters.kind)
+    if filters.since:
+        sql += " AND created_at >= %s"
+        params.append(filters.since)
+    if filters.until:
+        sql += " AND created_at < %s"
+        params.append(filters.until)
+    async with reading(pool) as cur:
+        return await fetch_page(cur, sql, params, page)

@@ -1,0 +1,111 @@
+"""Accounts and their wallets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg2.errors
+
+from core.db import Pool, fetch_all, fetch_one, transaction
+from core.errors import Conflict, NotFound
+from models import activity
+
+USER_COLUMNS = "u.id, u.wallet_address, u.name, u.email, u.created_at, u.updated_at"
+
+
+async def sign_in(pool: Pool, wallet_address: str) -> dict[str, Any]:
+    """Return the account owning this wallet, creating it (name null) on first sign-in.
+
+    ON CONFLICT makes two first sign-ins racing for one wallet end with a single account.
+    """
+    async with transaction(pool) as cur:
+        await cur.execute(
+            f"SELECT {USER_COLUMNS} FROM user_wallets w JOIN users u ON u.id = w.user_id"
+            " WHERE w.wallet_address = %s",
+            (wallet_address,),
+        )
+        row: dict[str, Any] | None = await cur.fetchone()
+        if row is not None:
+            return row
+        await cur.execute(
+            "INSERT INTO users (wallet_address) VALUES (%s) ON CONFLICT (wallet_address) DO NOTHING"
+            " RETURNING id",
+            (wallet_address,),
+        )
+        created = await cur.fetchone()
+        if created is not None:
+            await cur.execute(
+                "INSERT INTO user_wallets (wallet_address, user_id) VALUES (%s, %s)",
+                (wallet_address, created["id"]),
+            )
+            await activity.record(
+                cur, created["id"], "user.created", "user", created["id"], "Account created with a Stellar wallet"
+            )
+    user = await get_by_wallet(pool, wallet_address)
+    assert user is not None
+    return user
+
+
+async def get_by_wallet(pool: Pool, wallet_address: str) -> dict[str, Any] | None:
+    return await fetch_one(
+        pool,
+        f"SELECT {USER_COLUMNS} FROM user_wallets w JOIN users u ON u.id = w.user_id"
+        " WHERE w.wallet_address = %s",
+        (wallet_address,),
+    )
+
+
+async def get(pool: Pool, user_id: str) -> dict[str, Any]:
+    row = await fetch_one(pool, f"SELECT {USER_COLUMNS} FROM users u WHERE u.id = %s", (user_id,))
+    if row is None:
+        raise NotFound("User")
+    return row
+
+
+async def get_with_wallets(pool: Pool, user_id: str) -> dict[str, Any]:
+    user = await get(pool, user_id)
+    wallets = await fetch_all(
+        pool,
+        "SELECT wallet_address FROM user_wallets WHERE user_id = %s ORDER BY created_at",
+        (user_id,),
+    )
+    return {**user, "wallets": [w["wallet_address"] for w in wallets]}
+
+
+async def update_profile(pool: Pool, user_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+    """Apply name/email changes; the timeline names the fields, not their values."""
+    columns = [c for c in ("name", "email") if c in changes]
+    async with transaction(pool) as cur:
+        assignments = ", ".join(f"{c} = %s" for c in columns)
+        await cur.execute(
+            f"UPDATE users SET {assignments}, updated_at = clock_timestamp() WHERE id = %s RETURNING id",
+            [changes[c] for c in columns] + [user_id],
+        )
+        if await cur.fetchone() is None:
+            raise NotFound("User")
+        await activity.record(
+            cur, user_id, "user.updated", "user", user_id, "Profile updated", {"fields": columns}
+        )
+    return await get_with_wallets(pool, user_id)
+
+
+async def link_wallet(pool: Pool, user_id: str, wallet_address: str) -> dict[str, Any]:
+    """Attach a proven wallet; 409 if another account already signs in with it."""
+    async with transaction(pool) as cur:
+        await cur.execute("SELECT user_id FROM user_wallets WHERE wallet_address = %s", (wallet_address,))
+        existing = await cur.fetchone()
+        if existing is not None and str(existing["user_id"]) != str(user_id):
+            raise Conflict("This wallet is already linked to another account")
+        if existing is None:
+            try:
+                await cur.execute(
+                    "INSERT INTO user_wallets (wallet_address, user_id) VALUES (%s, %s)",
+                    (wallet_address, user_id),
+                )
+            except psycopg2.errors.UniqueViolation:
+                raise Conflict("This wallet is already linked to another account") from None
+            await activity.record(
+                cur, user_id, "user.wallet_linked", "user", user_id, "Another Stellar wallet was linked",
+                {"walletAddress": wallet_address},
+            )
+    return await get_with_wallets(pool, user_id)

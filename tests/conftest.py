@@ -1,0 +1,177 @@
+"""Shared fixtures: real PostgreSQL and Redis (the machine's, or embedded ones), a fresh
+database per test session, a Redis database of its own, the real app and the real worker.
+
+Each test starts from empty tables and an empty Redis database, so tests never depend on
+each other's leftovers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlparse, urlunparse
+
+import psycopg2
+import psycopg2.extensions
+import pytest
+import pytest_asyncio
+import redis as redis_sync
+from aiohttp.test_utils import TestClient
+
+from api.app import create_app
+from core.crypto import KeyRing
+from core.migrate import apply_migrations
+from core.settings import Settings, load_settings
+from workers.main import create_worker
+
+ROOT = Path(__file__).resolve().parent.parent
+REDIS_LOCK_KEY = "legacy-planning:test-lock"
+
+
+def _with_redis_db(url: str, index: int) -> str:
+    parts = urlparse(url)
+    if parts.scheme == "unix":
+        return f"unix://{parts.path}?{urlencode({'db': index})}"
+    return urlunparse(parts._replace(path=f"/{index}"))
+
+
+@pytest.fixture(scope="session")
+def service_urls() -> Iterator[tuple[str, str]]:
+    """Base URLs of PostgreSQL and Redis: from the environment, else embedded under .data/test."""
+    from core.embedded import start_postgres, start_redis
+
+    stops = []
+    database_url = os.environ.get("DATABASE_URL", "")
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not database_url:
+        database_url, stop = start_postgres(ROOT / ".data" / "test", database="postgres")
+        stops.append(stop)
+    if not redis_url:
+        redis_url, stop = start_redis(ROOT / ".data" / "test")
+        stops.append(stop)
+    yield database_url, redis_url
+    for stop in stops:
+        stop()
+
+
+@pytest.fixture(scope="session")
+def database_url(service_urls: tuple[str, str]) -> Iterator[str]:
+    """A database created for this test session, migrated from empty, dropped at the end."""
+    base = service_urls[0]
+    name = f"lps_test_{uuid.uuid4().hex[:12]}"
+    admin = psycopg2.connect(base)
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute(f'CREATE DATABASE "{name}"')
+    url = psycopg2.extensions.make_dsn(base, dbname=name)
+    apply_migrations(url)
+    yield url
+    with admin.cursor() as cur:
+        cur.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+        cur.execute(f'DROP DATABASE IF EXISTS "{name}"')
+    admin.close()
+
+
+@pytest.fixture(scope="session")
+def redis_url(service_urls: tuple[str, str]) -> Iterator[str]:
+    """Claim a Redis database index nobody else is testing in (parallel runs share a server)."""
+    base = service_urls[1]
+    token = uuid.uuid4().hex
+    for index in range(1, 16):
+        url = _with_redis_db(base, index)
+        client = redis_sync.Redis.from_url(url)
+        if client.set(REDIS_LOCK_KEY, token, nx=True, ex=3600):
+            client.flushdb()
+            client.set(REDIS_LOCK_KEY, token, ex=3600)
+            yield url
+            client.flushdb()
+            client.close()
+            return
+        client.close()
+    raise RuntimeError("no free Redis database index for tests")
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    data_dir = tmp_path_factory.mktemp("data")
+    return load_settings(
+        {
+            "APP_ENV": "test",
+            "DATA_DIR": str(data_dir),
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
+            "JWT_SECRET": secrets.token_urlsafe(48),
+            "ENCRYPTION_KEYS": KeyRing.generate_entry("k1"),
+            "STORAGE_URL": (data_dir / "objects").as_uri(),
+            "LOG_LEVEL": "INFO",
+            "ARQ_QUEUE_NAME": f"test-queue-{uuid.uuid4().hex[:8]}",
+            "DB_POOL_MAX": "10",
+        }
+    )
+
+
+@pytest.fixture(autouse=True)
+def clean_state(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Empty every table and the test Redis database before each test that touches them."""
+    if "settings" in request.fixturenames or "client" in request.fixturenames:
+        settings: Settings = request.getfixturevalue("settings")
+        with psycopg2.connect(settings.database_url) as conn, conn.cursor() as cur:
+            cur.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'"
+            )
+            tables = [row[0] for row in cur.fetchall()]
+            if tables:
+                cur.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " CASCADE")
+        conn.close()
+        client = redis_sync.Redis.from_url(settings.redis_url)
+        token = client.get(REDIS_LOCK_KEY)
+        client.flushdb()
+        if token:
+            client.set(REDIS_LOCK_KEY, token, ex=3600)
+        client.close()
+    yield
+
+
+ClientFactory = Callable[..., Awaitable[TestClient]]
+
+
+@pytest_asyncio.fixture
+async def make_client(aiohttp_client: Any, settings: Settings) -> ClientFactory:
+    """Build a client for an app whose settings differ from the defaults (e.g. storage unset)."""
+
+    async def factory(**overrides: Any) -> TestClient:
+        app = create_app(dataclasses.replace(settings, **overrides))
+        client: TestClient = await aiohttp_client(app)
+        return client
+
+    return factory
+
+
+@pytest_asyncio.fixture
+async def client(make_client: ClientFactory) -> TestClient:
+    return await make_client()
+
+
+@pytest_asyncio.fixture
+async def run_worker(settings: Settings) -> AsyncIterator[Callable[..., Awaitable[Any]]]:
+    """Run the real arq worker in burst mode (drain the queue, then stop)."""
+    workers = []
+
+    async def run(**overrides: Any) -> Any:
+        worker_settings = dataclasses.replace(settings, **overrides.pop("settings", {}))
+        worker = create_worker(worker_settings, burst=True, poll_delay=0.05, handle_signals=False, **overrides)
+        workers.append(worker)
+        await worker.main()
+        return worker
+
+    yield run
+    for worker in workers:
+        await worker.close()

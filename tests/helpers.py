@@ -1,0 +1,58 @@
+"""Test helpers: wallet keypairs that sign like real wallets, and a signed-in session."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+from stellar_sdk import Keypair
+
+SEP53_PREFIX = b"Stellar Signed Message:\n"
+
+
+def sign(keypair: Keypair, message: str, encoding: str = "base64", sep53: bool = False) -> str:
+    payload = message.encode()
+    if sep53:
+        payload = hashlib.sha256(SEP53_PREFIX + payload).digest()
+    signature = keypair.sign(payload)
+    return signature.hex() if encoding == "hex" else base64.b64encode(signature).decode()
+
+
+@dataclass
+class Session:
+    keypair: Keypair
+    token: str
+    user: dict[str, Any]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+async def challenge(client: TestClient, address: str, **kwargs: Any) -> str:
+    resp = await client.post("/api/auth/wallet/challenge", json={"walletAddress": address}, **kwargs)
+    assert resp.status == 200, await resp.text()
+    message: str = (await resp.json())["message"]
+    return message
+
+
+async def sign_in(client: TestClient, keypair: Keypair | None = None) -> Session:
+    keypair = keypair or Keypair.random()
+    message = await challenge(client, keypair.public_key)
+    resp = await client.post(
+        "/api/auth/wallet/verify",
+        json={"walletAddress": keypair.public_key, "signature": sign(keypair, message)},
+    )
+    assert resp.status == 200, await resp.text()
+    body = await resp.json()
+    return Session(keypair, body["token"], body["user"])
+
+
+def assert_error(body: dict[str, Any], status: int) -> None:
+    """Every error uses the standard body."""
+    assert body["statusCode"] == status
+    assert isinstance(body["error"], str) and body["error"]
+    assert isinstance(body["message"], (str, list)) and body["message"]
