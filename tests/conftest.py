@@ -29,6 +29,8 @@ from core.migrate import apply_migrations
 from core.settings import Settings, load_settings
 from workers.main import create_worker
 
+pytest_plugins = ["tests.s3server"]
+
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_LOCK_KEY = "legacy-planning:test-lock"
 
