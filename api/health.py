@@ -13,6 +13,7 @@ from api.common import json_response
 from api.keys import DB, REDIS, SETTINGS
 from api.schemas import BaseSchema, UtcDateTime
 from core.db import fetch_one
+from core.redis import WORKER_HEARTBEAT_KEY
 
 routes = web.RouteTableDef()
 CHECK_TIMEOUT = 2.0
@@ -22,7 +23,11 @@ class HealthSchema(BaseSchema):
     status = fields.String(required=True, metadata={"enum": ["ok", "degraded"]})
     service = fields.String(required=True)
     timestamp = UtcDateTime(required=True)
-    checks = fields.Dict(keys=fields.String(), values=fields.String(), metadata={"example": {"database": "ok"}})
+    checks = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        metadata={"example": {"database": "ok", "redis": "ok", "worker": "ok"}},
+    )
 
 
 async def _check(coro: object) -> str:
@@ -31,6 +36,13 @@ async def _check(coro: object) -> str:
     except Exception:
         return "unavailable"
     return "ok"
+
+
+async def _worker_alive(request: web.Request) -> bool:
+    try:
+        return bool(await asyncio.wait_for(request.app[REDIS].exists(WORKER_HEARTBEAT_KEY), CHECK_TIMEOUT))
+    except Exception:
+        return False
 
 
 @routes.get("/api/health")
@@ -43,6 +55,8 @@ async def health(request: web.Request) -> web.Response:
     )
     checks = {"database": database, "redis": redis}
     ok = all(v == "ok" for v in checks.values())
+    # Informational: without a worker, uploads stay "pending"; the API itself is still healthy.
+    checks["worker"] = "ok" if redis == "ok" and await _worker_alive(request) else "no recent heartbeat"
     body = HealthSchema().dump(
         {
             "status": "ok" if ok else "degraded",

@@ -31,7 +31,6 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
-            "requestId": request_id_var.get(),
         }
         for key, value in vars(record).items():
             if key not in _STANDARD_ATTRS and not key.startswith("_"):
@@ -41,11 +40,27 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
+_base_factory = logging.getLogRecordFactory()
+
+
+def _record_with_request_id(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    """Stamp the request id when the record is created, not when (or where) it is formatted."""
+    record = _base_factory(*args, **kwargs)
+    record.requestId = request_id_var.get()
+    return record
+
+
+logging.setLogRecordFactory(_record_with_request_id)
+
+
 def configure(level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    # Library loggers that would otherwise print request lines or URLs of their own.
-    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+# aiohttp's own access log prints raw request lines, claim tokens included, in any runner that
+# enables it (tests, gunicorn workers). The API logs a redacted line per request instead.
+logging.getLogger("aiohttp.access").disabled = True

@@ -13,6 +13,11 @@ from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
 
 
+# Written by the worker's heartbeat cron, read by /api/health (the API never imports workers).
+WORKER_HEARTBEAT_KEY = "worker:heartbeat"
+WORKER_HEARTBEAT_TTL = 180
+
+
 def serialize(obj: Any) -> bytes:
     packed: bytes = msgpack.packb(obj, datetime=True)
     return packed

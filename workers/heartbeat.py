@@ -5,9 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-HEARTBEAT_KEY = "worker:heartbeat"
-HEARTBEAT_TTL = 180
+from core.redis import WORKER_HEARTBEAT_KEY, WORKER_HEARTBEAT_TTL
 
 
 async def heartbeat(ctx: dict[str, Any]) -> None:
-    await ctx["redis"].set(HEARTBEAT_KEY, datetime.now(UTC).isoformat(), ex=HEARTBEAT_TTL)
+    await ctx["redis"].set(WORKER_HEARTBEAT_KEY, datetime.now(UTC).isoformat(), ex=WORKER_HEARTBEAT_TTL)

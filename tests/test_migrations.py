@@ -1,0 +1,69 @@
+"""Migrations: every file applies to an empty database, once, even with two instances racing."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import psycopg2
+import psycopg2.extensions
+import pytest
+
+from core.migrate import apply_migrations, migration_files
+
+
+@pytest.fixture
+def empty_database(service_urls):
+    base = service_urls[0]
+    name = f"lps_migrate_{uuid.uuid4().hex[:10]}"
+    admin = psycopg2.connect(base)
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute(f'CREATE DATABASE "{name}"')
+    yield psycopg2.extensions.make_dsn(base, dbname=name)
+    with admin.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin.close()
+
+
+def _tables(url):
+    with psycopg2.connect(url) as conn, conn.cursor() as cur:
+        cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        names = {row[0] for row in cur.fetchall()}
+    conn.close()
+    return names
+
+
+def test_all_migrations_apply_to_an_empty_database_and_are_idempotent(empty_database):
+    names = [p.name for p in migration_files()]
+    assert names == sorted(names) and names[0].startswith("0001_")
+    assert apply_migrations(empty_database) == names
+    assert {"schema_migrations", "users", "user_wallets", "activity"} <= _tables(empty_database)
+    assert apply_migrations(empty_database) == []
+
+
+def test_two_instances_migrating_together_apply_each_file_once(empty_database):
+    results: list[list[str]] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            results.append(apply_migrations(empty_database))
+        except BaseException as exc:  # collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    applied = sorted(results, key=len)
+    assert applied[-1] == [p.name for p in migration_files()]
+    assert all(r == [] for r in applied[:-1])
+
+
+def test_badly_named_migration_is_refused(tmp_path):
+    (tmp_path / "1_oops.sql").write_text("SELECT 1;")
+    with pytest.raises(ValueError, match="0001_name.sql"):
+        migration_files(tmp_path)
