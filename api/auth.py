@@ -22,7 +22,9 @@ class ChallengeRequestSchema(BaseSchema):
 class ChallengeSchema(BaseSchema):
     message = fields.String(
         required=True,
-        metadata={"description": "Text to sign: service, wallet address, 256-bit nonce, issue and expiry times."},
+        metadata={
+            "description": "Text to sign: service, wallet address, 256-bit nonce, issue and expiry times."
+        },
     )
 
 
@@ -31,8 +33,8 @@ class VerifyRequestSchema(BaseSchema):
     signature = fields.String(
         required=True,
         metadata={
-            "description": "ed25519 signature of the challenge message, base64 (88 chars) or hex (128 chars), "
-            "over the raw message or its SEP-53 digest."
+            "description": "ed25519 signature of the challenge message, base64 (88 chars) or hex "
+            "(128 chars), over the raw message or its SEP-53 digest."
         },
     )
 
@@ -42,7 +44,9 @@ class UserSchema(BaseSchema):
     walletAddress = fields.String(required=True, attribute="wallet_address")
     name = fields.String(allow_none=True, required=True)
     email = fields.String(allow_none=True)
-    wallets = fields.List(fields.String(), metadata={"description": "Every wallet that signs in to this account."})
+    wallets = fields.List(
+        fields.String(), metadata={"description": "Every wallet that signs in to this account."}
+    )
     createdAt = UtcDateTime(attribute="created_at")
     updatedAt = UtcDateTime(attribute="updated_at")
 
@@ -111,7 +115,9 @@ async def me(request: web.Request) -> web.Response:
 )
 @response_schema(OkSchema, 200)
 async def logout(request: web.Request) -> web.Response:
-    return json_response({"ok": True, "message": "Discard the token on the client; it stays valid until expiry."})
+    return json_response(
+        {"ok": True, "message": "Discard the token on the client; it stays valid until expiry."}
+    )
 
 
 @routes.post("/api/auth/link-wallet")
@@ -142,5 +148,10 @@ async def password_disabled(request: web.Request) -> web.Response:
     raise Gone("Email/password sign-in is disabled; sign in with a Stellar wallet")
 
 
-for _path in ("/api/auth/register", "/api/auth/login", "/api/auth/forgot-password", "/api/auth/reset-password"):
+for _path in (
+    "/api/auth/register",
+    "/api/auth/login",
+    "/api/auth/forgot-password",
+    "/api/auth/reset-password",
+):
     routes.post(_path)(password_disabled)

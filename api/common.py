@@ -35,7 +35,9 @@ class RequestParser(AIOHTTPParser):
             raise BadRequest("Content-Type must be application/json")
         return await super().load_json(req, schema)
 
-    def _handle_invalid_json_error(self, error: Exception, req: web.Request, *args: Any, **kwargs: Any) -> NoReturn:
+    def _handle_invalid_json_error(
+        self, error: Exception, req: web.Request, *args: Any, **kwargs: Any
+    ) -> NoReturn:
         raise BadRequest("Malformed JSON body")
 
     def handle_error(

@@ -40,7 +40,10 @@ def error_body(status: int, message: str | list[str], details: Any = None, **ext
 
 
 def error_response(
-    status: int, message: str | list[str], details: Any = None, headers: dict[str, str] | None = None,
+    status: int,
+    message: str | list[str],
+    details: Any = None,
+    headers: dict[str, str] | None = None,
     **extra: Any,
 ) -> web.Response:
     return web.json_response(error_body(status, message, details, **extra), status=status, headers=headers)

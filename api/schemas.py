@@ -52,7 +52,10 @@ class WalletAddress(fields.String):
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("metadata", {}).update(
-            {"example": "GAAZI4TCR3TY5OJHCTJC2A4QSY6CJWJH5IAJTGKIN2ER7LBNVKOCCWN7", "pattern": "^G[A-Z2-7]{55}$"}
+            {
+                "example": "GAAZI4TCR3TY5OJHCTJC2A4QSY6CJWJH5IAJTGKIN2ER7LBNVKOCCWN7",
+                "pattern": "^G[A-Z2-7]{55}$",
+            }
         )
         super().__init__(**kwargs)
 
@@ -67,7 +70,7 @@ class DecimalString(fields.String):
     """An amount as a decimal string; a JSON number is refused so no float ever rounds money."""
 
     def __init__(self, pattern: str = r"^\d+(\.\d{1,7})?$", **kwargs: Any) -> None:
-        self.pattern_re = validate.Regexp(pattern, error="Must be a decimal string like \"12.5\".")
+        self.pattern_re = validate.Regexp(pattern, error='Must be a decimal string like "12.5".')
         kwargs.setdefault("metadata", {}).update({"pattern": pattern, "example": "1250.50"})
         super().__init__(**kwargs)
 
@@ -78,7 +81,7 @@ class DecimalString(fields.String):
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Decimal:
         if not isinstance(value, str):
-            raise ValidationError("Amounts are decimal strings (e.g. \"12.5\"), not numbers.")
+            raise ValidationError('Amounts are decimal strings (e.g. "12.5"), not numbers.')
         self.pattern_re(value)
         try:
             return Decimal(value)
@@ -91,7 +94,9 @@ class ErrorSchema(BaseSchema):
     error = fields.String(required=True)
     message = fields.Raw(required=True, metadata={"description": "A string or a list of strings."})
     details = fields.Dict(metadata={"description": "Per-field messages, for validation errors."})
-    contractErrorCode = fields.Integer(metadata={"description": "Soroban contract error code, when one applies."})
+    contractErrorCode = fields.Integer(
+        metadata={"description": "Soroban contract error code, when one applies."}
+    )
 
 
 class PageQuerySchema(BaseSchema):
@@ -101,7 +106,7 @@ class PageQuerySchema(BaseSchema):
         metadata={"description": f"Page size, 1 to {MAX_LIMIT}."},
     )
     cursor = fields.String(
-        metadata={"description": "Opaque cursor from the previous page's Link rel=\"next\" header."}
+        metadata={"description": 'Opaque cursor from the previous page\'s Link rel="next" header.'}
     )
 
     @post_load

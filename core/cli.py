@@ -34,7 +34,9 @@ def cmd_serve(settings: Settings) -> None:
     from api.app import create_app
 
     _require_urls(settings)
-    log.info("api starting", extra={"host": settings.host, "port": settings.port, "env": settings.environment})
+    log.info(
+        "api starting", extra={"host": settings.host, "port": settings.port, "env": settings.environment}
+    )
     web.run_app(create_app(settings), host=settings.host, port=settings.port, access_log=None, print=None)
 
 

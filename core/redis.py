@@ -12,7 +12,6 @@ import msgpack
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
 
-
 # Written by the worker's heartbeat cron, read by /api/health (the API never imports workers).
 WORKER_HEARTBEAT_KEY = "worker:heartbeat"
 WORKER_HEARTBEAT_TTL = 180

@@ -52,7 +52,7 @@ class Settings:
     email_from: str = ""
     service_contract_id: str = ""
     soroban_rpc_url: str = ""
-    stellar_network_passphrase: str = "Test SDF Network ; September 2015"
+    stellar_network_passphrase: str = "Test SDF Network ; September 2015"  # noqa: S105 - public
     log_level: str = "INFO"
     arq_queue_name: str = "arq:queue"
     db_pool_max: int = 20

@@ -29,8 +29,14 @@ async def record(
     await cur.execute(
         "INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
         " VALUES (%s, %s, %s, %s, %s, %s)",
-        (user_id, kind, entity_type, None if entity_id is None else str(entity_id), summary,
-         Json(metadata or {})),
+        (
+            user_id,
+            kind,
+            entity_type,
+            None if entity_id is None else str(entity_id),
+            summary,
+            Json(metadata or {}),
+        ),
     )
 
 

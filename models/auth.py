@@ -28,7 +28,9 @@ async def request_challenge(redis: Redis, settings: Settings, wallet_address: st
     )
     if retry:
         raise TooManyRequests("Too many sign-in challenges for this wallet; try again later", retry)
-    return await challenges.issue(redis, settings.service_name, wallet_address, settings.challenge_ttl_seconds)
+    return await challenges.issue(
+        redis, settings.service_name, wallet_address, settings.challenge_ttl_seconds
+    )
 
 
 async def prove_wallet(redis: Redis, wallet_address: str, signature: str) -> None:
@@ -36,7 +38,7 @@ async def prove_wallet(redis: Redis, wallet_address: str, signature: str) -> Non
     raw_signature = decode_signature(signature)
     if raw_signature is None:
         raise BadRequest(
-            ["signature: Must be a 64-byte ed25519 signature, base64 (88 characters) or hex (128 characters)."],
+            ["signature: Must be a 64-byte ed25519 signature, base64 (88 chars) or hex (128 chars)."],
             details={"signature": ["Not a valid signature encoding."]},
         )
     message = await challenges.current(redis, wallet_address)
@@ -54,11 +56,17 @@ async def sign_in(
     await prove_wallet(redis, wallet_address, signature)
     user = await users.sign_in(pool, wallet_address)
     token = tokens.issue(
-        settings.jwt_secret, str(user["id"]), settings.jwt_issuer, settings.jwt_audience, settings.jwt_ttl_seconds
+        settings.jwt_secret,
+        str(user["id"]),
+        settings.jwt_issuer,
+        settings.jwt_audience,
+        settings.jwt_ttl_seconds,
     )
     return token, user
 
 
-async def link_wallet(pool: Pool, redis: Redis, user_id: str, wallet_address: str, signature: str) -> dict[str, Any]:
+async def link_wallet(
+    pool: Pool, redis: Redis, user_id: str, wallet_address: str, signature: str
+) -> dict[str, Any]:
     await prove_wallet(redis, wallet_address, signature)
     return await users.link_wallet(pool, user_id, wallet_address)

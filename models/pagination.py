@@ -51,9 +51,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     return created_at, row_id
 
 
-async def fetch_page(
-    cur: Cursor, sql: str, params: list[Any], page: PageRequest, prefix: str = ""
-) -> Page:
+async def fetch_page(cur: Cursor, sql: str, params: list[Any], page: PageRequest, prefix: str = "") -> Page:
     """Run `sql` (a SELECT ending in a WHERE clause) one page at a time.
 
     `prefix` qualifies created_at/id when the query joins tables (e.g. "b.").

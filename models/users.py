@@ -39,7 +39,12 @@ async def sign_in(pool: Pool, wallet_address: str) -> dict[str, Any]:
                 (wallet_address, created["id"]),
             )
             await activity.record(
-                cur, created["id"], "user.created", "user", created["id"], "Account created with a Stellar wallet"
+                cur,
+                created["id"],
+                "user.created",
+                "user",
+                created["id"],
+                "Account created with a Stellar wallet",
             )
     user = await get_by_wallet(pool, wallet_address)
     assert user is not None
@@ -105,7 +110,12 @@ async def link_wallet(pool: Pool, user_id: str, wallet_address: str) -> dict[str
             except psycopg2.errors.UniqueViolation:
                 raise Conflict("This wallet is already linked to another account") from None
             await activity.record(
-                cur, user_id, "user.wallet_linked", "user", user_id, "Another Stellar wallet was linked",
+                cur,
+                user_id,
+                "user.wallet_linked",
+                "user",
+                user_id,
+                "Another Stellar wallet was linked",
                 {"walletAddress": wallet_address},
             )
     return await get_with_wallets(pool, user_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
@@ -118,7 +119,9 @@ async def test_new_challenge_invalidates_the_previous_one(client):
 async def test_signature_by_another_key_is_rejected_and_challenge_survives(client):
     kp, attacker = Keypair.random(), Keypair.random()
     message = await challenge(client, kp.public_key)
-    resp = await client.post(VERIFY, json={"walletAddress": kp.public_key, "signature": sign(attacker, message)})
+    resp = await client.post(
+        VERIFY, json={"walletAddress": kp.public_key, "signature": sign(attacker, message)}
+    )
     assert resp.status == 401
     assert "Signature" in (await resp.json())["message"]
     # The owner can still use the challenge: a stranger cannot burn it.
@@ -129,7 +132,9 @@ async def test_signature_by_another_key_is_rejected_and_challenge_survives(clien
 async def test_signature_over_other_text_is_rejected(client):
     kp = Keypair.random()
     await challenge(client, kp.public_key)
-    resp = await client.post(VERIFY, json={"walletAddress": kp.public_key, "signature": sign(kp, "something else")})
+    resp = await client.post(
+        VERIFY, json={"walletAddress": kp.public_key, "signature": sign(kp, "something else")}
+    )
     assert resp.status == 401
 
 
@@ -139,7 +144,7 @@ async def test_expired_challenge_is_rejected(client, settings):
     r = aioredis.from_url(settings.redis_url)
     await r.pexpire(CHALLENGE_KEY.format(kp.public_key), 1)
     await r.aclose()
-    time.sleep(0.01)
+    await asyncio.sleep(0.01)
     resp = await client.post(VERIFY, json={"walletAddress": kp.public_key, "signature": sign(kp, message)})
     assert resp.status == 401
     assert "expired" in (await resp.json())["message"]
@@ -153,7 +158,14 @@ async def test_verify_without_challenge_is_rejected(client):
 
 @pytest.mark.parametrize(
     "signature",
-    ["", "abc", "z" * 128, base64.b64encode(b"x" * 63).decode(), base64.b64encode(b"x" * 65).decode(), "0" * 126],
+    [
+        "",
+        "abc",
+        "z" * 128,
+        base64.b64encode(b"x" * 63).decode(),
+        base64.b64encode(b"x" * 65).decode(),
+        "0" * 126,
+    ],
 )
 async def test_malformed_signature_is_400(client, signature):
     kp = Keypair.random()
@@ -198,7 +210,9 @@ async def _me_status(client, token: str) -> int:
 
 async def test_token_lifetime_is_seven_days_and_claims_complete(client, settings):
     session = await sign_in(client)
-    claims = jwt.decode(session.token, settings.jwt_secret, algorithms=["HS256"], audience=settings.jwt_audience)
+    claims = jwt.decode(
+        session.token, settings.jwt_secret, algorithms=["HS256"], audience=settings.jwt_audience
+    )
     assert claims["exp"] - claims["iat"] == 7 * 24 * 3600
     assert set(claims) == {"sub", "iat", "exp", "jti", "iss", "aud", "typ"}
     assert jwt.get_unverified_header(session.token)["alg"] == "HS256"
@@ -219,7 +233,9 @@ async def test_tampered_token_is_rejected(client):
     claims["sub"] = str(uuid.uuid4())
     forged = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
     assert await _me_status(client, f"{header}.{forged}.{signature}") == 401
-    assert await _me_status(client, session.token[:-2] + ("AA" if session.token[-2:] != "AA" else "BB")) == 401
+    assert (
+        await _me_status(client, session.token[:-2] + ("AA" if session.token[-2:] != "AA" else "BB")) == 401
+    )
 
 
 @pytest.mark.parametrize(
@@ -249,11 +265,18 @@ async def test_token_signed_with_another_secret_or_algorithm_is_rejected(client,
     assert await _me_status(client, jwt.encode(claims, settings.jwt_secret, algorithm="HS512")) == 401
 
 
-@pytest.mark.parametrize("header", [None, "", "Bearer", "Bearer ", "Basic abc", "Token abc", "Bearer not.a.jwt"])
+@pytest.mark.parametrize(
+    "header", [None, "", "Bearer", "Bearer ", "Basic abc", "Token abc", "Bearer not.a.jwt"]
+)
 async def test_missing_or_malformed_authorization_is_401(client, header):
     headers = {} if header is None else {"Authorization": header}
-    for method, path in [("GET", "/api/auth/me"), ("POST", "/api/auth/logout"), ("GET", "/api/users/me"),
-                         ("PATCH", "/api/users/me"), ("POST", "/api/auth/link-wallet")]:
+    for method, path in [
+        ("GET", "/api/auth/me"),
+        ("POST", "/api/auth/logout"),
+        ("GET", "/api/users/me"),
+        ("PATCH", "/api/users/me"),
+        ("POST", "/api/auth/link-wallet"),
+    ]:
         resp = await client.request(method, path, headers=headers, json={})
         assert resp.status == 401, (method, path)
         assert_error(await resp.json(), 401)
@@ -340,7 +363,9 @@ async def test_challenge_rate_limit_per_wallet(client):
 async def test_challenge_rate_limit_per_ip(make_client):
     client = await make_client(rate_limit_challenge_per_ip=3)
     for _ in range(3):
-        assert (await client.post(CHALLENGE, json={"walletAddress": Keypair.random().public_key})).status == 200
+        assert (
+            await client.post(CHALLENGE, json={"walletAddress": Keypair.random().public_key})
+        ).status == 200
     resp = await client.post(CHALLENGE, json={"walletAddress": Keypair.random().public_key})
     assert resp.status == 429
     assert "Retry-After" in resp.headers
@@ -353,7 +378,9 @@ async def test_forwarded_for_is_ignored_unless_proxy_is_trusted(make_client):
         body = {"walletAddress": Keypair.random().public_key}
         assert (await untrusted.post(CHALLENGE, json=body, headers=headers)).status == 200
     spoofed = await untrusted.post(
-        CHALLENGE, json={"walletAddress": Keypair.random().public_key}, headers={"X-Forwarded-For": "203.0.113.9"}
+        CHALLENGE,
+        json={"walletAddress": Keypair.random().public_key},
+        headers={"X-Forwarded-For": "203.0.113.9"},
     )
     assert spoofed.status == 429
 
@@ -366,6 +393,8 @@ async def test_trusted_proxy_limits_each_forwarded_client(make_client):
         )
         assert resp.status == 200
     resp = await client.post(
-        CHALLENGE, json={"walletAddress": Keypair.random().public_key}, headers={"X-Forwarded-For": "198.51.100.1"}
+        CHALLENGE,
+        json={"walletAddress": Keypair.random().public_key},
+        headers={"X-Forwarded-For": "198.51.100.1"},
     )
     assert resp.status == 429

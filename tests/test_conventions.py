@@ -77,7 +77,8 @@ async def test_unexpected_error_is_500_without_internals(aiohttp_client, setting
 
 async def test_body_too_large_for_json_routes_is_413(client):
     resp = await client.post(
-        "/api/auth/wallet/challenge", data=b"{" + b" " * (2 * 1024 * 1024) + b"}",
+        "/api/auth/wallet/challenge",
+        data=b"{" + b" " * (2 * 1024 * 1024) + b"}",
         headers={"Content-Type": "application/json"},
     )
     assert resp.status == 413
@@ -97,8 +98,15 @@ async def test_openapi_document_and_swagger_ui(client):
     spec = await resp.json()
     assert spec["openapi"].startswith("3.")
     paths = spec["paths"]
-    for path in ("/api/health", "/api/auth/wallet/challenge", "/api/auth/wallet/verify", "/api/auth/me",
-                 "/api/auth/logout", "/api/auth/link-wallet", "/api/users/me"):
+    for path in (
+        "/api/health",
+        "/api/auth/wallet/challenge",
+        "/api/auth/wallet/verify",
+        "/api/auth/me",
+        "/api/auth/logout",
+        "/api/auth/link-wallet",
+        "/api/users/me",
+    ):
         assert path in paths, path
     verify = paths["/api/auth/wallet/verify"]["post"]
     assert "requestBody" in verify

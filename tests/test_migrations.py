@@ -65,5 +65,5 @@ def test_two_instances_migrating_together_apply_each_file_once(empty_database):
 
 def test_badly_named_migration_is_refused(tmp_path):
     (tmp_path / "1_oops.sql").write_text("SELECT 1;")
-    with pytest.raises(ValueError, match="0001_name.sql"):
+    with pytest.raises(ValueError, match=r"0001_name\.sql"):
         migration_files(tmp_path)

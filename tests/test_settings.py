@@ -65,7 +65,12 @@ def test_serve_refuses_to_start_in_production_without_secret(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in {"JWT_SECRET", "ENCRYPTION_KEYS"}}
     env.update(APP_ENV="production", DATA_DIR=str(tmp_path), ENCRYPTION_KEYS=GOOD["ENCRYPTION_KEYS"])
     proc = subprocess.run(
-        [sys.executable, "-m", "core.cli", "serve"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "core.cli", "serve"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert "JWT_SECRET" in proc.stderr

@@ -10,7 +10,9 @@ from tests.helpers import assert_error, sign_in
 
 def _activity(settings, user_id):
     with psycopg2.connect(settings.database_url) as conn, conn.cursor() as cur:
-        cur.execute("SELECT kind, metadata, summary FROM activity WHERE user_id = %s ORDER BY created_at", (user_id,))
+        cur.execute(
+            "SELECT kind, metadata, summary FROM activity WHERE user_id = %s ORDER BY created_at", (user_id,)
+        )
         rows = cur.fetchall()
     conn.close()
     return rows

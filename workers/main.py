@@ -18,7 +18,7 @@ from workers.heartbeat import heartbeat
 log = logging.getLogger(__name__)
 
 FUNCTIONS: list[Any] = []
-CRON_JOBS = [cron(heartbeat, second=0, run_at_startup=True)]  # type: ignore[arg-type]
+CRON_JOBS = [cron(heartbeat, second=0, run_at_startup=True)]
 
 
 async def startup(ctx: dict[str, Any]) -> None:
