@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
+
 import psycopg2
+import psycopg2.extensions
 
 from core.redis import WORKER_HEARTBEAT_KEY
 
@@ -19,18 +22,16 @@ async def test_health_ok(client, settings):
 
 async def test_health_reports_database_outage(make_client, service_urls):
     # A database of its own, whose connections we then cut, like a restart of PostgreSQL would.
+    name = f"lps_outage_{uuid.uuid4().hex[:10]}"
     admin = psycopg2.connect(service_urls[0])
     admin.autocommit = True
     with admin.cursor() as cur:
-        cur.execute("DROP DATABASE IF EXISTS lps_health_outage")
-        cur.execute("CREATE DATABASE lps_health_outage")
-    url = psycopg2.extensions.make_dsn(service_urls[0], dbname="lps_health_outage")
+        cur.execute(f'CREATE DATABASE "{name}"')
+    url = psycopg2.extensions.make_dsn(service_urls[0], dbname=name)
     client = await make_client(database_url=url)
     assert (await client.get("/api/health")).status == 200
     with admin.cursor() as cur:
-        cur.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'lps_health_outage'"
-        )
+        cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
     resp = await client.get("/api/health")
     assert resp.status == 503
     body = await resp.json()
@@ -39,7 +40,7 @@ async def test_health_reports_database_outage(make_client, service_urls):
     assert body["checks"]["redis"] == "ok"
     await client.close()
     with admin.cursor() as cur:
-        cur.execute("DROP DATABASE IF EXISTS lps_health_outage WITH (FORCE)")
+        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     admin.close()
 
 
