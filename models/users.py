@@ -16,24 +16,18 @@ USER_COLUMNS = "u.id, u.wallet_address, u.name, u.email, u.created_at, u.updated
 async def sign_in(pool: Pool, wallet_address: str) -> dict[str, Any]:
     """Return the account owning this wallet, creating it (name null) on first sign-in.
 
-    ON CONFLICT makes two first sign-ins racing for one wallet end with a single account.
+    If a concurrent link or sign-in claims the wallet first, the unique constraint stops this
+    insert and the account that won is returned instead.
     """
-    async with transaction(pool) as cur:
-        await cur.execute(
-            f"SELECT {USER_COLUMNS} FROM user_wallets w JOIN users u ON u.id = w.user_id"
-            " WHERE w.wallet_address = %s",
-            (wallet_address,),
-        )
-        row: dict[str, Any] | None = await cur.fetchone()
-        if row is not None:
-            return row
-        await cur.execute(
-            "INSERT INTO users (wallet_address) VALUES (%s) ON CONFLICT (wallet_address) DO NOTHING"
-            " RETURNING id",
-            (wallet_address,),
-        )
-        created = await cur.fetchone()
-        if created is not None:
+    user = await get_by_wallet(pool, wallet_address)
+    if user is not None:
+        return user
+    try:
+        async with transaction(pool) as cur:
+            await cur.execute(
+                "INSERT INTO users (wallet_address) VALUES (%s) RETURNING id", (wallet_address,)
+            )
+            created = await cur.fetchone()
             await cur.execute(
                 "INSERT INTO user_wallets (wallet_address, user_id) VALUES (%s, %s)",
                 (wallet_address, created["id"]),
@@ -46,8 +40,11 @@ async def sign_in(pool: Pool, wallet_address: str) -> dict[str, Any]:
                 created["id"],
                 "Account created with a Stellar wallet",
             )
+    except psycopg2.errors.UniqueViolation:
+        pass
     user = await get_by_wallet(pool, wallet_address)
-    assert user is not None
+    if user is None:  # the wallet row we collided with was removed meanwhile; vanishingly rare
+        raise Conflict("Sign-in raced with another change to this wallet; try again")
     return user
 
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import psycopg2
 import pytest
+from stellar_sdk import Keypair
+
+from core import db
+from models import users
 
 from tests.helpers import assert_error, sign_in
 
@@ -70,3 +76,20 @@ async def test_patch_me_validation(client, settings, body, field):
     assert_error(payload, 400)
     assert any(m.startswith(f"{field}:") for m in payload["message"]), payload
     assert [k for k, _, _ in _activity(settings, session.user["id"])] == ["user.created"]
+
+
+async def test_concurrent_first_sign_ins_create_one_account(client, settings):
+    pool = await db.create_pool(settings.database_url, 10)
+    try:
+        address = (await sign_in(client)).keypair.public_key  # an existing wallet...
+        fresh = Keypair.random().public_key  # ...and a new one, claimed by eight racers at once
+        results = await asyncio.gather(*(users.sign_in(pool, fresh) for _ in range(8)))
+        assert len({str(r["id"]) for r in results}) == 1
+        assert str((await users.sign_in(pool, address))["id"]) != str(results[0]["id"])
+    finally:
+        pool.close()
+        await pool.wait_closed()
+    with psycopg2.connect(settings.database_url) as conn, conn.cursor() as cur:
+        cur.execute("SELECT count(*) FROM users WHERE wallet_address = %s", (fresh,))
+        assert cur.fetchone()[0] == 1
+    conn.close()
