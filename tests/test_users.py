@@ -10,7 +10,6 @@ from stellar_sdk import Keypair
 
 from core import db
 from models import users
-
 from tests.helpers import assert_error, sign_in
 
 
