@@ -8,6 +8,7 @@ from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate, validates_schema
 
+from api import auth
 from api.auth import UserSchema, user_schema
 from api.common import json_response
 from api.keys import DB, USER_ID
@@ -27,11 +28,8 @@ class ProfileUpdateSchema(BaseSchema):
             raise ValidationError("Give at least one of: name, email.")
 
 
-@routes.get("/api/users/me")
-@docs(tags=["users"], summary="The signed-in account's profile", responses=error_responses(401))
-@response_schema(UserSchema, 200)
-async def get_me(request: web.Request) -> web.Response:
-    return json_response(user_schema.dump(await users.get_with_wallets(request.app[DB], request[USER_ID])))
+# The same handler as /api/auth/me: the web client reads the profile from either path.
+routes.get("/api/users/me")(auth.me)
 
 
 @routes.patch("/api/users/me")
