@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, validate
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, validate, validates_schema
 
 from core.wallet import is_valid_address
 from models.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageRequest, decode_cursor
@@ -20,6 +20,24 @@ class BaseSchema(Schema):
     class Meta:
         unknown = EXCLUDE
         ordered = True
+
+
+class PatchSchema(BaseSchema):
+    """Base for PATCH bodies: list it before a create schema to reuse that schema's fields.
+
+    Every field becomes optional (its validation still applies when given), and a body that
+    names none of them once unknown fields are stripped is a 400, not a silent no-op.
+    """
+
+    def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
+        field_obj.required = False
+        super().on_bind_field(field_name, field_obj)
+
+    @validates_schema
+    def not_empty(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if not data:
+            names = ", ".join(f.data_key or name for name, f in self.load_fields.items())
+            raise ValidationError(f"Give at least one field to change: {names}.")
 
 
 class UtcDateTime(fields.DateTime):

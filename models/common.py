@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
 
+from core.db import Cursor
 from core.errors import NotFound
 
 
@@ -13,3 +16,51 @@ def parse_id(raw: str, what: str) -> str:
         return str(uuid.UUID(raw))
     except (ValueError, AttributeError, TypeError):
         raise NotFound(what) from None
+
+
+async def lock_owner(cur: Cursor, scope: str, user_id: Any) -> None:
+    """Serialise one owner's transactions that check a total across rows (e.g. allocations <= 100).
+
+    A row-level check cannot see a concurrent insert, so two transactions could each pass it;
+    this transaction-scoped advisory lock makes them take turns, and is released at COMMIT or
+    ROLLBACK. Other owners, and other scopes of the same owner, never wait on it.
+    """
+    await cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{scope}:{user_id}",))
+
+
+def changed_values(current: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The subset of `changes` that differs from the stored row, so a no-op PATCH writes nothing."""
+    return {column: value for column, value in changes.items() if current.get(column) != value}
+
+
+async def update_row(
+    cur: Cursor,
+    table: str,
+    row_id: str,
+    values: Mapping[str, Any],
+    allowed: Collection[str],
+    returning: str = "id",
+) -> dict[str, Any]:
+    """UPDATE the given columns and bump updated_at; column names must be in `allowed`.
+
+    The whitelist keeps identifiers out of reach of request data even if a schema changes.
+    """
+    unknown = set(values) - set(allowed)
+    if unknown or not values:
+        raise ValueError(f"cannot update columns {sorted(unknown) or '(none)'} of {table}")
+    assignments = ", ".join(f"{column} = %s" for column in values)
+    await cur.execute(
+        f"UPDATE {table} SET {assignments}, updated_at = clock_timestamp() WHERE id = %s RETURNING {returning}",
+        [*values.values(), row_id],
+    )
+    row: dict[str, Any] = await cur.fetchone()
+    return row
+
+
+def wire_names(columns: Iterable[str]) -> list[str]:
+    """camelCase field names as the client knows them, for activity metadata ("fields")."""
+    names = []
+    for column in columns:
+        head, *rest = column.split("_")
+        names.append(head + "".join(part.capitalize() for part in rest))
+    return names
