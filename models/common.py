@@ -50,7 +50,8 @@ async def update_row(
         raise ValueError(f"cannot update columns {sorted(unknown) or '(none)'} of {table}")
     assignments = ", ".join(f"{column} = %s" for column in values)
     await cur.execute(
-        f"UPDATE {table} SET {assignments}, updated_at = clock_timestamp() WHERE id = %s RETURNING {returning}",
+        f"UPDATE {table} SET {assignments}, updated_at = clock_timestamp()"
+        f" WHERE id = %s RETURNING {returning}",
         [*values.values(), row_id],
     )
     row: dict[str, Any] = await cur.fetchone()
