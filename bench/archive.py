@@ -1,0 +1,283 @@
+"""Archive throughput: encrypted upload/download through the API and worker vs plain put/get.
+
+For each file size (100 MiB; 1 GiB with --big) and in the same run:
+
+- service upload: multipart POST /api/archive, then poll GET /api/archive until the item is
+  `available` (the API staged it, the worker encrypted and stored it): size / that time;
+- service download: GET /api/archive/{id}/download, decrypting, read to the end and hashed;
+- plain put/get: the same multipart body to the ceiling, which streams the `file` part into
+  the same storage backend (`Storage.put_stream`), and streams it back (`get_stream`);
+- raw AES-GCM: core.crypto StreamEncryptor/StreamDecryptor over 256 MiB in memory.
+
+Peak RSS (VmHWM) of the API and the worker is reset before each size and read after it, so a
+flat peak across sizes shows memory does not grow with the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+
+from bench import loadgen
+from core.crypto import StreamDecryptor, StreamEncryptor, new_data_key
+
+if TYPE_CHECKING:
+    from bench.run import Bench
+
+MiB = 1024 * 1024
+BLOCK = MiB
+RAW_AES_BYTES = 256 * MiB
+POLL_INTERVAL = 0.05
+PROCESSING_TIMEOUT = 1800
+KEY = new_data_key()
+TIMEOUT = aiohttp.ClientTimeout(total=PROCESSING_TIMEOUT, sock_read=300)
+
+
+def make_file(path: Path, size: int) -> str:
+    """Write `size` random bytes to `path` in 1 MiB blocks; return their SHA-256."""
+    digest = hashlib.sha256()
+    with path.open("wb") as fh:
+        remaining = size
+        while remaining:
+            block = os.urandom(min(BLOCK, remaining))
+            digest.update(block)
+            fh.write(block)
+            remaining -= len(block)
+    return digest.hexdigest()
+
+
+def _encrypt(block: bytes, total: int, keep: bool) -> list[bytes]:
+    encryptor = StreamEncryptor(KEY, "bench-object")
+    sealed: list[bytes] = []
+    for offset in range(0, total, BLOCK):
+        start = offset % len(block)
+        out = encryptor.update(block[start : start + BLOCK])
+        if keep:
+            sealed.append(out)
+    sealed.append(encryptor.finalize())
+    return sealed
+
+
+def raw_aes_gcm(total: int = RAW_AES_BYTES) -> dict[str, float]:
+    """MiB/s of StreamEncryptor and StreamDecryptor alone, fed 1 MiB chunks from memory.
+
+    The timed encryption discards its output (as a streaming writer would), after an untimed
+    warm-up pass, so page faults of a fresh 256 MiB buffer are not counted as cipher time.
+    """
+    block = os.urandom(16 * MiB)
+    _encrypt(block, 32 * MiB, keep=False)
+    started = time.perf_counter()
+    _encrypt(block, total, keep=False)
+    encrypt_s = time.perf_counter() - started
+    sealed = _encrypt(block, total, keep=True)
+    decryptor = StreamDecryptor(KEY, "bench-object")
+    started = time.perf_counter()
+    for piece in sealed:
+        decryptor.update(piece)
+    decryptor.finalize()
+    decrypt_s = time.perf_counter() - started
+    return {
+        "bytes": total,
+        "encrypt_mib_s": total / MiB / encrypt_s,
+        "decrypt_mib_s": total / MiB / decrypt_s,
+    }
+
+
+def _form(path: Path, fh: Any) -> aiohttp.FormData:
+    form = aiohttp.FormData()
+    form.add_field("type", "document")
+    form.add_field("category", "legal")
+    form.add_field("title", f"bench {path.name}")
+    form.add_field("file", fh, filename=path.name, content_type="application/octet-stream")
+    return form
+
+
+async def _post_file(session: aiohttp.ClientSession, url: str, path: Path, headers: dict[str, str]) -> Any:
+    with path.open("rb") as fh:
+        async with session.post(url, data=_form(path, fh), headers=headers) as resp:
+            body = await resp.json()
+            if resp.status not in (201, 202):
+                raise RuntimeError(f"upload to {url} answered {resp.status}: {body}")
+            return body
+
+
+async def _get_file(session: aiohttp.ClientSession, url: str, headers: dict[str, str]) -> tuple[int, str]:
+    digest = hashlib.sha256()
+    size = 0
+    async with session.get(url, headers=headers) as resp:
+        if resp.status != 200:
+            raise RuntimeError(f"download {url} answered {resp.status}: {await resp.text()}")
+        async for chunk in resp.content.iter_chunked(256 * 1024):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+async def _wait_available(
+    session: aiohttp.ClientSession, base: str, item_id: str, headers: dict[str, str]
+) -> None:
+    deadline = time.monotonic() + PROCESSING_TIMEOUT
+    while time.monotonic() < deadline:
+        async with session.get(f"{base}/api/archive", params={"limit": "200"}, headers=headers) as resp:
+            items = await resp.json()
+        item = next((i for i in items if i["id"] == item_id), None)
+        if item and item["status"] == "available":
+            return
+        if item and item["status"] == "failed":
+            raise RuntimeError(f"archive item failed: {item}")
+        await asyncio.sleep(POLL_INTERVAL)
+    raise RuntimeError(f"archive item {item_id} not available after {PROCESSING_TIMEOUT}s")
+
+
+async def service_round(
+    bench: Bench,
+    session: aiohttp.ClientSession,
+    path: Path,
+    size: int,
+    expected: str,
+    headers: dict[str, str],
+) -> dict[str, float]:
+    """One encrypted upload (until `available`) and download through the API and worker."""
+    base = bench.api.base_url
+    started = time.perf_counter()
+    item = await _post_file(session, f"{base}/api/archive", path, headers)
+    accepted = time.perf_counter()
+    await _wait_available(session, base, item["id"], headers)
+    stored = time.perf_counter()
+    got, digest = await _get_file(session, f"{base}/api/archive/{item['id']}/download", headers)
+    downloaded = time.perf_counter()
+    if (got, digest) != (size, expected):
+        raise RuntimeError("service download does not match the uploaded file")
+    async with session.delete(f"{base}/api/archive/{item['id']}", headers=headers) as resp:
+        await resp.read()
+    return {
+        "upload_s": stored - started,
+        "upload_http_s": accepted - started,
+        "upload_worker_s": stored - accepted,
+        "download_s": downloaded - stored,
+    }
+
+
+async def plain_round(
+    bench: Bench, session: aiohttp.ClientSession, path: Path, size: int, expected: str
+) -> dict[str, float]:
+    """The same bytes put to and got from the same storage through the bare ceiling app."""
+    base = bench.ceiling.base_url
+    started = time.perf_counter()
+    stored = await _post_file(session, f"{base}/upload", path, {})
+    put_done = time.perf_counter()
+    got, digest = await _get_file(session, f"{base}/download/{stored['key']}", {})
+    get_done = time.perf_counter()
+    if (got, digest) != (size, expected):
+        raise RuntimeError("plain download does not match the uploaded file")
+    async with session.delete(f"{base}/objects/{stored['key']}") as resp:
+        await resp.read()
+    return {"upload_s": put_done - started, "download_s": get_done - put_done}
+
+
+def _mib_s(size: int, seconds: list[float]) -> float:
+    return size / MiB / statistics.median(seconds)
+
+
+async def run_size(
+    bench: Bench,
+    session: aiohttp.ClientSession,
+    workdir: Path,
+    size: int,
+    repeat: int,
+    headers: dict[str, str],
+) -> dict[str, Any]:
+    path = workdir / f"bench-{size // MiB}MiB.bin"
+    expected = await asyncio.to_thread(make_file, path, size)
+    assert bench.worker is not None
+    for server in (bench.api, bench.worker):
+        server.reset_peak()
+    idle = {s.name: s.status()["VmRSS"] for s in (bench.api, bench.worker)}
+    service_runs, plain_runs = [], []
+    try:
+        for _ in range(repeat):
+            plain_runs.append(await plain_round(bench, session, path, size, expected))
+            service_runs.append(await service_round(bench, session, path, size, expected, headers))
+    finally:
+        path.unlink(missing_ok=True)
+    peaks = {s.name: s.status()["VmHWM"] for s in (bench.api, bench.worker)}
+    row = {
+        "size_mib": size // MiB,
+        "repeat": repeat,
+        "service_upload_mib_s": _mib_s(size, [r["upload_s"] for r in service_runs]),
+        "service_download_mib_s": _mib_s(size, [r["download_s"] for r in service_runs]),
+        "plain_put_mib_s": _mib_s(size, [r["upload_s"] for r in plain_runs]),
+        "plain_get_mib_s": _mib_s(size, [r["download_s"] for r in plain_runs]),
+        "service_upload_http_s": statistics.median(r["upload_http_s"] for r in service_runs),
+        "service_upload_worker_s": statistics.median(r["upload_worker_s"] for r in service_runs),
+        "idle_rss_mib": {k: v / 1024 for k, v in idle.items()},
+        "peak_rss_mib": {k: v / 1024 for k, v in peaks.items()},
+        "runs": {"service": service_runs, "plain": plain_runs},
+    }
+    row["upload_ratio"] = row["service_upload_mib_s"] / row["plain_put_mib_s"]
+    row["download_ratio"] = row["service_download_mib_s"] / row["plain_get_mib_s"]
+    print(
+        f"  archive {row['size_mib']} MiB: upload {row['service_upload_mib_s']:.1f} MiB/s"
+        f" (plain {row['plain_put_mib_s']:.1f}), download {row['service_download_mib_s']:.1f} MiB/s"
+        f" (plain {row['plain_get_mib_s']:.1f}); peak RSS api {peaks['service'] / 1024:.0f} MiB,"
+        f" worker {peaks['worker'] / 1024:.0f} MiB",
+        flush=True,
+    )
+    return row
+
+
+async def run(bench: Bench, storage_dir: Path) -> dict[str, Any]:
+    """Every archive measurement; the API must already serve /api/archive."""
+    aes = await asyncio.to_thread(raw_aes_gcm)
+    print(
+        f"  raw AES-GCM (StreamEncryptor, 256 MiB in memory): encrypt {aes['encrypt_mib_s']:.0f} MiB/s,"
+        f" decrypt {aes['decrypt_mib_s']:.0f} MiB/s",
+        flush=True,
+    )
+    sizes = [(bench.args.size_mib * MiB, 3)]
+    if bench.args.big:
+        sizes.append((1024 * MiB, 1))
+    workdir = storage_dir.parent
+    rows = []
+    async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
+        async with session.get(f"{bench.api.base_url}/api/archive") as resp:
+            if resp.status == 404:
+                print("  archive: /api/archive is not served by this build; skipped", flush=True)
+                return {"raw_aes_gcm": aes, "sizes": [], "skipped": "no /api/archive route"}
+        owner = await loadgen.sign_in(session, bench.api.base_url, loadgen.wallets(1)[0])
+        headers = {"Authorization": f"Bearer {owner['token']}"}
+        for size, repeat in sizes:
+            rows.append(await run_size(bench, session, workdir, size, repeat, headers))
+    return {"raw_aes_gcm": aes, "sizes": rows, "storage": "file"}
+
+
+def print_table(results: dict[str, Any]) -> None:
+    aes = results["raw_aes_gcm"]
+    print(
+        f"\nraw AES-GCM: encrypt {aes['encrypt_mib_s']:.0f} MiB/s, decrypt {aes['decrypt_mib_s']:.0f} MiB/s"
+    )
+    if not results["sizes"]:
+        print(f"archive: {results.get('skipped', 'not run')}")
+        return
+    header = (
+        f"{'archive':<10} {'up MiB/s':>9} {'plain put':>10} {'ratio':>6} {'down MiB/s':>11} {'plain get':>10}"
+        f" {'ratio':>6} {'API peak':>9} {'worker peak':>12}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in results["sizes"]:
+        size = f"{row['size_mib']} MiB"
+        peak = row["peak_rss_mib"]
+        print(
+            f"{size:<10} {row['service_upload_mib_s']:>9.1f} {row['plain_put_mib_s']:>10.1f}"
+            f" {row['upload_ratio']:>6.2f} {row['service_download_mib_s']:>11.1f}"
+            f" {row['plain_get_mib_s']:>10.1f} {row['download_ratio']:>6.2f}"
+            f" {peak['service']:>6.0f}MiB {peak['worker']:>9.0f}MiB"
+        )

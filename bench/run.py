@@ -1,0 +1,553 @@
+"""Benchmarks of the running service against a bare-aiohttp ceiling, measured in the same run.
+
+    .venv/bin/python bench/run.py [--only auth,beneficiaries,archive] [--duration 10]
+                                  [--connections 32] [--big]
+
+Starts a fresh `lps_bench` database (migrated) and Redis db 14 (flushed) on DATABASE_URL /
+REDIS_URL (default: this machine's), the real API (`python -m core.cli serve`, production
+mode, generated secrets), the real worker when the archive runs, and the ceiling
+(`python -m bench.ceiling`). Plain request scenarios use wrk when installed (else
+bench/loadgen.py); sign-in always uses bench/loadgen.py since each challenge must be signed.
+Prints a table and writes bench/results/bench-<time>.json. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+import psycopg2
+import psycopg2.extensions
+import psycopg2.extras
+import redis as redis_sync
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import archive, loadgen, wrk  # noqa: E402
+from core.crypto import KeyRing  # noqa: E402
+from core.migrate import apply_migrations  # noqa: E402
+
+DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+BENCH_DATABASE = "lps_bench"
+BENCH_REDIS_DB = 14
+RESULTS_DIR = ROOT / "bench" / "results"
+SCENARIOS = ("auth", "beneficiaries", "archive")
+# Sign-in wallets, used round-robin: each stays far below 10 challenges a minute.
+SIGN_IN_WALLETS = 4096
+# Creates spread over this many owners at 0.01 % each: 10,000 creates per owner fit in 100 %.
+CREATE_OWNERS = 32
+CREATE_ALLOCATION = "0.01"
+LIST_ROWS = 50
+BENEFICIARY = {"name": "Bench Beneficiary", "relationship": "sibling", "email": "bench@example.com"}
+
+
+# --------------------------------------------------------------------------------------------
+# Processes
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    """A process started for the run, its log file and what /proc says about it."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    base_url: str = ""
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def status(self) -> dict[str, int]:
+        """VmRSS and VmHWM (peak RSS) in KiB, from /proc/<pid>/status."""
+        values = {}
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(rest.split()[0])
+        return values
+
+    def reset_peak(self) -> None:
+        """Reset VmHWM to the current RSS (Linux: write 5 to clear_refs), so a peak is per phase."""
+        with contextlib.suppress(OSError):
+            Path(f"/proc/{self.pid}/clear_refs").write_text("5")
+
+    def cpu_seconds(self) -> float:
+        fields_ = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields_[11]) + int(fields_[12])) / os.sysconf("SC_CLK_TCK")
+
+    def check_alive(self) -> None:
+        if self.proc.poll() is not None:
+            tail = self.log_path.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"{self.name} exited with {self.proc.returncode}; log tail:\n{tail}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_server(name: str, module_args: Sequence[str], env: dict[str, str], log_dir: Path) -> Server:
+    log_path = log_dir / f"{name}.log"
+    with log_path.open("wb") as log_file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", *module_args], cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT
+        )
+    return Server(name, proc, log_path)
+
+
+async def wait_ready(server: Server, path: str, within: float = 60) -> None:
+    deadline = time.monotonic() + within
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            server.check_alive()
+            with contextlib.suppress(aiohttp.ClientError, OSError):
+                async with session.get(server.base_url + path) as resp:
+                    if resp.status == 200:
+                        return
+            await asyncio.sleep(0.2)
+    raise RuntimeError(f"{server.name} did not answer {path} within {within:.0f}s; see {server.log_path}")
+
+
+# --------------------------------------------------------------------------------------------
+# Datastores
+# --------------------------------------------------------------------------------------------
+
+
+def fresh_database(base_url: str) -> str:
+    """Drop and recreate `lps_bench` next to the base database, then apply every migration."""
+    admin = psycopg2.connect(base_url)
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND pid <> pg_backend_pid()",
+            (BENCH_DATABASE,),
+        )
+        cur.execute(f'DROP DATABASE IF EXISTS "{BENCH_DATABASE}"')
+        cur.execute(f'CREATE DATABASE "{BENCH_DATABASE}"')
+    admin.close()
+    url = psycopg2.extensions.make_dsn(base_url, dbname=BENCH_DATABASE)
+    apply_migrations(url)
+    return url
+
+
+def drop_database(base_url: str) -> None:
+    admin = psycopg2.connect(base_url)
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{BENCH_DATABASE}" WITH (FORCE)')
+    admin.close()
+
+
+def fresh_redis(base_url: str) -> str:
+    parts = urlsplit(base_url)
+    url = urlunsplit(parts._replace(path=f"/{BENCH_REDIS_DB}"))
+    client = redis_sync.Redis.from_url(url)
+    client.flushdb()
+    client.close()
+    return url
+
+
+def add_users(database_url: str, addresses: Sequence[str]) -> None:
+    """Accounts for returning-user sign-ins, inserted directly (what a first sign-in creates)."""
+    conn = psycopg2.connect(database_url)
+    with conn, conn.cursor() as cur:
+        psycopg2.extras.execute_values(
+            cur,
+            "WITH u AS (INSERT INTO users (wallet_address) VALUES %s RETURNING id, wallet_address)"
+            " INSERT INTO user_wallets (wallet_address, user_id) SELECT wallet_address, id FROM u",
+            [(a,) for a in addresses],
+            page_size=1000,
+        )
+    conn.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Measuring
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Bench:
+    args: argparse.Namespace
+    api: Server
+    ceiling: Server
+    worker: Server | None = None
+    database_url: str = ""
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def use_wrk(self) -> bool:
+        return not self.args.python_loadgen and wrk.available() is not None
+
+    async def requests(
+        self, scenario: str, target: Server, requests: Sequence[wrk.Request], expect: int
+    ) -> dict[str, Any]:
+        """Load `target` with prepared requests (wrk, or the Python generator without it)."""
+        args = self.args
+
+        async def run() -> dict[str, Any]:
+            if self.use_wrk:
+                return await asyncio.to_thread(
+                    wrk.measure,
+                    target.base_url,
+                    requests,
+                    connections=args.connections,
+                    duration=args.duration,
+                    warmup=args.warmup,
+                )
+            operation = loadgen.http_operation(requests, expect)
+            return await self._python(target, operation)
+
+        return await self._measured(scenario, target, run)
+
+    async def operation(self, scenario: str, target: Server, operation: loadgen.Operation) -> dict[str, Any]:
+        """Load `target` with a scripted operation from the Python generator."""
+        return await self._measured(scenario, target, lambda: self._python(target, operation))
+
+    async def _python(self, target: Server, operation: loadgen.Operation) -> dict[str, Any]:
+        args = self.args
+        result = await loadgen.run_load(
+            target.base_url,
+            operation,
+            connections=args.connections,
+            duration=args.duration,
+            warmup=args.warmup,
+        )
+        summary = result.summary()
+        summary.update(
+            tool="python-asyncio", connections=args.connections, duration_s=round(result.duration, 2)
+        )
+        return summary
+
+    async def _measured(self, scenario: str, target: Server, run: Callable[[], Any]) -> dict[str, Any]:
+        target.check_alive()
+        cpu_before, wall_before = target.cpu_seconds(), time.monotonic()
+        summary: dict[str, Any] = await run()
+        wall = time.monotonic() - wall_before
+        summary["server_cpu_pct"] = round(100 * (target.cpu_seconds() - cpu_before) / wall, 1)
+        summary.update(scenario=scenario, target=target.name)
+        self.results.append(summary)
+        print(
+            f"  {scenario:<34} {target.name:<8} {summary['rps']:9.1f} req/s  p50 {summary['p50_ms']:7.2f} ms"
+            f"  p99 {summary['p99_ms']:7.2f} ms  errors {summary['errors']}  ({summary['tool']})",
+            flush=True,
+        )
+        return summary
+
+
+# --------------------------------------------------------------------------------------------
+# Scenarios
+# --------------------------------------------------------------------------------------------
+
+
+async def bench_auth(bench: Bench) -> None:
+    """GET /api/auth/me (JWT + account) and the full wallet sign-in (challenge + verify)."""
+    async with aiohttp.ClientSession() as session:
+        owner = await loadgen.sign_in(session, bench.api.base_url, loadgen.wallets(1)[0])
+    token, user_id = owner["token"], owner["user"]["id"]
+    auth = {"Authorization": f"Bearer {token}"}
+    await bench.requests("GET /api/auth/me", bench.api, [("GET", "/api/auth/me", auth, None)], 200)
+    await bench.requests("GET /api/auth/me", bench.ceiling, [("GET", f"/me/{user_id}", auth, None)], 200)
+
+    keypairs = loadgen.wallets(SIGN_IN_WALLETS)
+    add_users(bench.database_url, [k.public_key for k in keypairs])
+    scenario = "sign-in (challenge + verify)"
+    await bench.operation(
+        scenario,
+        bench.api,
+        loadgen.sign_in_operation(keypairs, "/api/auth/wallet/challenge", "/api/auth/wallet/verify"),
+    )
+    await bench.operation(
+        scenario, bench.ceiling, loadgen.sign_in_operation(keypairs, "/challenge", "/verify")
+    )
+
+
+async def bench_beneficiaries(bench: Bench) -> None:
+    """GET /api/beneficiaries (one owner, 50 rows) and POST /api/beneficiaries.
+
+    Creates go round-robin over CREATE_OWNERS owners at 0.01 % each, so the 100 % allocation
+    cap is never reached (10,000 creates per owner); the ceiling writes for its own owners.
+    """
+    base = bench.api.base_url
+    async with aiohttp.ClientSession() as session:
+        owners = [await loadgen.sign_in(session, base, k) for k in loadgen.wallets(1 + 2 * CREATE_OWNERS)]
+        lister = owners[0]
+        headers = {"Authorization": f"Bearer {lister['token']}"}
+        async with session.get(f"{base}/api/beneficiaries", headers=headers) as resp:
+            if resp.status == 404:
+                print("  beneficiaries: /api/beneficiaries is not served by this build; skipped", flush=True)
+                return
+        for n in range(LIST_ROWS):
+            body = {**BENEFICIARY, "name": f"Beneficiary {n}", "allocationPercentage": 1}
+            async with session.post(f"{base}/api/beneficiaries", json=body, headers=headers) as resp:
+                if resp.status != 201:
+                    raise RuntimeError(f"POST /api/beneficiaries answered {resp.status}: {await resp.text()}")
+        async with session.get(f"{base}/api/beneficiaries", headers=headers) as resp:
+            listed = await resp.json()
+            if resp.status != 200 or len(listed) != LIST_ROWS:
+                raise RuntimeError(f"GET /api/beneficiaries answered {resp.status} with {len(listed)} rows")
+
+    user_id = lister["user"]["id"]
+    await bench.requests(
+        "GET /api/beneficiaries (50 rows)", bench.api, [("GET", "/api/beneficiaries", headers, None)], 200
+    )
+    await bench.requests(
+        "GET /api/beneficiaries (50 rows)",
+        bench.ceiling,
+        [("GET", f"/beneficiaries/{user_id}", headers, None)],
+        200,
+    )
+
+    body = json.dumps({**BENEFICIARY, "allocationPercentage": float(CREATE_ALLOCATION)}).encode()
+    service_owners, ceiling_owners = owners[1 : 1 + CREATE_OWNERS], owners[1 + CREATE_OWNERS :]
+    json_headers = {"Content-Type": "application/json"}
+    await bench.requests(
+        "POST /api/beneficiaries",
+        bench.api,
+        [
+            ("POST", "/api/beneficiaries", {**json_headers, "Authorization": f"Bearer {o['token']}"}, body)
+            for o in service_owners
+        ],
+        201,
+    )
+    await bench.requests(
+        "POST /api/beneficiaries",
+        bench.ceiling,
+        [
+            (
+                "POST",
+                f"/beneficiaries/{o['user']['id']}",
+                {**json_headers, "Authorization": f"Bearer {o['token']}"},
+                body,
+            )
+            for o in ceiling_owners
+        ],
+        201,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------------
+
+
+def ratios(results: list[dict[str, Any]]) -> dict[str, float]:
+    by_key = {(r["scenario"], r["target"]): r for r in results if "rps" in r}
+    out = {}
+    for (scenario, target), row in by_key.items():
+        ceiling = by_key.get((scenario, "ceiling"))
+        if target == "service" and ceiling and ceiling["rps"]:
+            out[scenario] = row["rps"] / ceiling["rps"]
+    return out
+
+
+def print_table(results: list[dict[str, Any]], archive_results: dict[str, Any] | None) -> None:
+    request_rows = [r for r in results if "rps" in r]
+    if request_rows:
+        print()
+        header = (
+            f"{'scenario':<34} {'target':<8} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8}"
+            f" {'errors':>7} {'CPU %':>6}"
+        )
+        print(header)
+        print("-" * len(header))
+        ratio = ratios(request_rows)
+        for row in request_rows:
+            print(
+                f"{row['scenario']:<34} {row['target']:<8} {row['rps']:>9.1f} {row['p50_ms']:>8.2f}"
+                f" {row['p99_ms']:>8.2f} {row['errors']:>7} {row['server_cpu_pct']:>6.0f}"
+            )
+            if row["target"] == "ceiling" and row["scenario"] in ratio:
+                print(f"{'':<34} {'ratio':<8} {ratio[row['scenario']]:>9.2f}  (service / ceiling req/s)")
+    if archive_results:
+        archive.print_table(archive_results)
+
+
+def machine() -> dict[str, Any]:
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "commit": commit,
+        "wrk": shutil.which("wrk"),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(SCENARIOS),
+        help="comma-separated scenarios to run: auth, beneficiaries, archive (default: all)",
+    )
+    parser.add_argument(
+        "--duration", type=float, default=10, help="seconds measured per load run (default 10)"
+    )
+    parser.add_argument(
+        "--warmup", type=float, default=2, help="unmeasured seconds before each run (default 2)"
+    )
+    parser.add_argument("--connections", type=int, default=32, help="concurrent connections (default 32)")
+    parser.add_argument("--size-mib", type=int, default=100, help="archive file size in MiB (default 100)")
+    parser.add_argument("--big", action="store_true", help="also run the archive with a 1 GiB file")
+    parser.add_argument(
+        "--python-loadgen", action="store_true", help="use bench/loadgen.py even if wrk exists"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the bench database and work directory")
+    args = parser.parse_args(argv)
+    args.only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(args.only) - set(SCENARIOS)
+    if unknown:
+        parser.error(f"unknown scenario(s): {', '.join(sorted(unknown))}; choose from {', '.join(SCENARIOS)}")
+    if not 1 <= args.connections <= 256 or not 1 <= args.duration <= 300:
+        parser.error("--connections must be 1..256 and --duration 1..300 seconds")
+    return args
+
+
+def service_env(database_url: str, redis_url: str, storage_dir: Path, port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "AWS_"))}
+    env.update(
+        APP_ENV="production",
+        HOST="127.0.0.1",
+        PORT=str(port),
+        DATABASE_URL=database_url,
+        REDIS_URL=redis_url,
+        JWT_SECRET=secrets.token_urlsafe(48),
+        ENCRYPTION_KEYS=KeyRing.generate_entry("bench1"),
+        STORAGE_URL=storage_dir.as_uri(),
+        # One client address sends every challenge here; the per-wallet limit stays as shipped.
+        RATE_LIMIT_CHALLENGE_PER_IP="100000000",
+        ARCHIVE_MAX_BYTES=str(2 * 1024**3),
+        LOG_LEVEL="INFO",
+        PYTHONUNBUFFERED="0",
+    )
+    return env
+
+
+async def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started_at = datetime.now(UTC)
+    base_db = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
+    base_redis = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+    loadgen.require_loopback(base_db.replace("postgresql://", "http://", 1))
+    print(
+        f"bench: {', '.join(args.only)}; {args.connections} connections, {args.duration:g}s"
+        f" (+{args.warmup:g}s warm-up) per run;"
+        f" load tool: {'wrk' if wrk.available() and not args.python_loadgen else 'python'}"
+    )
+    if not wrk.available():
+        print("bench: wrk not found (apt-get install -y wrk); falling back to bench/loadgen.py")
+    print("bench: RATE_LIMIT_CHALLENGE_PER_IP raised to 1e8 for the API (all load comes from one address)")
+
+    database_url = fresh_database(base_db)
+    redis_url = fresh_redis(base_redis)
+    workdir = Path(tempfile.mkdtemp(prefix="lps-bench-"))
+    storage_dir = workdir / "objects"
+    env = service_env(database_url, redis_url, storage_dir, free_port())
+    servers: list[Server] = []
+    bench: Bench | None = None
+    archive_results: dict[str, Any] | None = None
+    try:
+        api = start_server("service", ["core.cli", "serve"], env, workdir)
+        api.base_url = f"http://127.0.0.1:{env['PORT']}"
+        servers.append(api)
+        ceiling_env = {**env, "PORT": str(free_port())}
+        ceiling = start_server("ceiling", ["bench.ceiling"], ceiling_env, workdir)
+        ceiling.base_url = f"http://127.0.0.1:{ceiling_env['PORT']}"
+        servers.append(ceiling)
+        worker = None
+        if "archive" in args.only:
+            worker = start_server("worker", ["core.cli", "worker"], env, workdir)
+            servers.append(worker)
+        await wait_ready(api, "/api/health")
+        await wait_ready(ceiling, "/health")
+        bench = Bench(args, api, ceiling, worker, database_url)
+        if "auth" in args.only:
+            await bench_auth(bench)
+        if "beneficiaries" in args.only:
+            await bench_beneficiaries(bench)
+        if "archive" in args.only:
+            assert worker is not None
+            archive_results = await archive.run(bench, storage_dir)
+        for server in servers:
+            server.check_alive()
+    finally:
+        for server in servers:
+            server.stop()
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+            with contextlib.suppress(psycopg2.Error):
+                drop_database(base_db)
+        else:
+            print(f"bench: kept {workdir} and database {BENCH_DATABASE}")
+
+    results = bench.results if bench else []
+    print_table(results, archive_results)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    out = RESULTS_DIR / f"bench-{started_at.strftime('%Y%m%dT%H%M%SZ')}.json"
+    out.write_text(
+        json.dumps(
+            {
+                "started_at": started_at.isoformat(),
+                "command": " ".join([Path(sys.executable).name, "bench/run.py", *sys.argv[1:]]),
+                "machine": machine(),
+                "settings": {k: v for k, v in vars(args).items()},
+                "requests": results,
+                "ratios": ratios(results),
+                "archive": archive_results,
+            },
+            indent=2,
+            default=str,
+        )
+    )
+    print(f"\nbench: results written to {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))
