@@ -30,7 +30,8 @@ async def test_health_reports_database_outage(make_client, service_urls):
     url = psycopg2.extensions.make_dsn(service_urls[0], dbname=name)
     client = await make_client(database_url=url)
     assert (await client.get("/api/health")).status == 200
-    with admin.cursor() as cur:
+    with admin.cursor() as cur:  # the database goes away: no new connections, existing ones cut
+        cur.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
         cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
     resp = await client.get("/api/health")
     assert resp.status == 503
@@ -38,6 +39,9 @@ async def test_health_reports_database_outage(make_client, service_urls):
     assert body["status"] == "degraded"
     assert body["checks"]["database"] == "unavailable"
     assert body["checks"]["redis"] == "ok"
+    with admin.cursor() as cur:  # and comes back: health recovers without a restart
+        cur.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+    assert (await client.get("/api/health")).status == 200
     await client.close()
     with admin.cursor() as cur:
         cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
