@@ -8,13 +8,13 @@ from aiohttp import web
 from aiohttp_apigami import setup_aiohttp_apispec, validation_middleware
 from aiohttp_apigami.constants import APISPEC_PARSER
 
-from api import auth, health, middleware, users
+from api import activity, assets, auth, beneficiaries, guardians, health, messages, middleware, users
 from api.common import RequestParser
 from api.keys import DB, REDIS, SETTINGS
 from core import db, redis
 from core.settings import Settings
 
-ROUTE_MODULES = (health, auth, users)
+ROUTE_MODULES = (health, auth, users, beneficiaries, guardians, assets, messages, activity)
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 
 Every error is `{statusCode, error, message, details?}`. Lists are bare JSON arrays, newest

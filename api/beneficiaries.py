@@ -1,0 +1,170 @@
+"""/api/beneficiaries: who receives a share of the plan, and their capsule claim tokens."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import ValidationError, fields, validate
+
+from api.common import json_response, list_response
+from api.keys import DB, SETTINGS, USER_ID
+from api.schemas import BaseSchema, PageQuerySchema, PatchSchema, Text, UtcDateTime, error_responses
+from core.crypto import KeyRing
+from models import beneficiaries
+
+routes = web.RouteTableDef()
+
+CLAIM_LINK_NOTE = (
+    "`claimToken` (64 lowercase hex, 32 random bytes) is minted by the service; a value sent by the "
+    "client is ignored. It is the only key to the beneficiary's capsule at `/api/claim/:token`: "
+    "share it with them, and rotate it if it leaks."
+)
+
+
+class Percentage(fields.Number):
+    """A JSON number > 0 and ≤ 100 with at most two decimals, kept exact as a Decimal."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("metadata", {}).update(
+            {"minimum": 0, "exclusiveMinimum": True, "maximum": 100, "multipleOf": 0.01, "example": 25.5}
+        )
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Decimal:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValidationError("Must be a number, e.g. 25.5.")
+        if not math.isfinite(value) or not 0 < value <= 100:
+            raise ValidationError("Must be greater than 0 and at most 100.")
+        # repr() of a float is its shortest round-trip form, so 33.33 stays 33.33.
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        if number != number.quantize(Decimal("0.01")):
+            raise ValidationError("At most 2 decimal places.")
+        return number
+
+    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> int | float | None:
+        if value is None:
+            return None
+        number = Decimal(value)
+        return int(number) if number == number.to_integral_value() else float(number)
+
+
+class BeneficiaryCreateSchema(BaseSchema):
+    name = Text(required=True, validate=validate.Length(min=1, max=120))
+    relationship = Text(
+        required=True, validate=validate.Length(min=1, max=60), metadata={"example": "daughter"}
+    )
+    email = fields.Email(required=True, validate=validate.Length(max=254))
+    allocationPercentage = Percentage(
+        required=True,
+        attribute="allocation_percentage",
+        metadata={"description": "Share of the plan; one owner's beneficiaries total at most 100."},
+    )
+
+
+class BeneficiaryPatchSchema(PatchSchema, BeneficiaryCreateSchema):
+    """Any subset of the create fields; `claimToken` cannot be set (use the rotate route)."""
+
+
+class BeneficiarySchema(BaseSchema):
+    id = fields.String(required=True)
+    userId = fields.String(required=True, attribute="user_id")
+    name = fields.String(required=True)
+    relationship = fields.String(required=True)
+    email = fields.String(required=True)
+    allocationPercentage = Percentage(required=True, attribute="allocation_percentage")
+    claimToken = fields.String(
+        required=True,
+        attribute="claim_token",
+        metadata={"description": CLAIM_LINK_NOTE, "pattern": "^[0-9a-f]{64}$"},
+    )
+    createdAt = UtcDateTime(required=True, attribute="created_at")
+    updatedAt = UtcDateTime(required=True, attribute="updated_at")
+
+
+beneficiary_schema = BeneficiarySchema()
+
+
+def _ring(request: web.Request) -> KeyRing:
+    return request.app[SETTINGS].key_ring
+
+
+@routes.get("/api/beneficiaries")
+@docs(tags=["beneficiaries"], summary="List beneficiaries, newest first", responses=error_responses(400, 401))
+@request_schema(PageQuerySchema, location="querystring")
+@response_schema(BeneficiarySchema(many=True), 200)
+async def list_beneficiaries(request: web.Request) -> web.Response:
+    page = request["data"]["page"]
+    result = await beneficiaries.list_page(request.app[DB], _ring(request), request[USER_ID], page)
+    return list_response(request, result, beneficiary_schema)
+
+
+@routes.post("/api/beneficiaries")
+@docs(
+    tags=["beneficiaries"],
+    summary="Add a beneficiary",
+    description="The total `allocationPercentage` over your beneficiaries may not exceed 100 "
+    "(400 naming the current total). " + CLAIM_LINK_NOTE,
+    responses=error_responses(400, 401),
+)
+@request_schema(BeneficiaryCreateSchema)
+@response_schema(BeneficiarySchema, 201)
+async def create_beneficiary(request: web.Request) -> web.Response:
+    row = await beneficiaries.create(request.app[DB], _ring(request), request[USER_ID], request["data"])
+    return json_response(beneficiary_schema.dump(row), status=201)
+
+
+@routes.get("/api/beneficiaries/{id}")
+@docs(tags=["beneficiaries"], summary="Get a beneficiary", responses=error_responses(401, 404))
+@response_schema(BeneficiarySchema, 200)
+async def get_beneficiary(request: web.Request) -> web.Response:
+    row = await beneficiaries.get(request.app[DB], _ring(request), request[USER_ID], request.match_info["id"])
+    return json_response(beneficiary_schema.dump(row))
+
+
+@routes.patch("/api/beneficiaries/{id}")
+@docs(
+    tags=["beneficiaries"],
+    summary="Change a beneficiary",
+    description="Validated like create, for the fields given; an empty body is a 400. "
+    "A `claimToken` in the body is ignored: use the rotate route.",
+    responses=error_responses(400, 401, 404),
+)
+@request_schema(BeneficiaryPatchSchema)
+@response_schema(BeneficiarySchema, 200)
+async def patch_beneficiary(request: web.Request) -> web.Response:
+    row = await beneficiaries.update(
+        request.app[DB], _ring(request), request[USER_ID], request.match_info["id"], request["data"]
+    )
+    return json_response(beneficiary_schema.dump(row))
+
+
+@routes.delete("/api/beneficiaries/{id}")
+@docs(
+    tags=["beneficiaries"],
+    summary="Remove a beneficiary",
+    description="Also removes them from every message audience; a message left with no recipient "
+    "stays, addressed to nobody, until you re-address it. Their claim link stops working.",
+    responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
+)
+async def delete_beneficiary(request: web.Request) -> web.Response:
+    await beneficiaries.delete(request.app[DB], request[USER_ID], request.match_info["id"])
+    return web.Response(status=204)
+
+
+@routes.post("/api/beneficiaries/{id}/claim-token/rotate")
+@docs(
+    tags=["beneficiaries"],
+    summary="Issue a new claim token",
+    description="The previous token stops opening the capsule at once; share the new one.",
+    responses=error_responses(401, 404),
+)
+@response_schema(BeneficiarySchema, 200)
+async def rotate_claim_token(request: web.Request) -> web.Response:
+    row = await beneficiaries.rotate_claim_token(
+        request.app[DB], _ring(request), request[USER_ID], request.match_info["id"]
+    )
+    return json_response(beneficiary_schema.dump(row))

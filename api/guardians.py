@@ -1,0 +1,108 @@
+"""/api/guardians: people whose Stellar wallet approves a release (`approve_guardian`)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import fields, validate
+
+from api.common import json_response, list_response
+from api.keys import DB, USER_ID
+from api.schemas import (
+    BaseSchema,
+    PageQuerySchema,
+    PatchSchema,
+    Text,
+    UtcDateTime,
+    WalletAddress,
+    error_responses,
+)
+from models import guardians
+
+routes = web.RouteTableDef()
+
+
+class GuardianCreateSchema(BaseSchema):
+    name = Text(required=True, validate=validate.Length(min=1, max=120))
+    email = fields.Email(required=True, validate=validate.Length(max=254))
+    walletAddress = WalletAddress(
+        required=True,
+        attribute="wallet_address",
+        metadata={"description": "The guardian's own Stellar account; it signs approve_guardian."},
+    )
+    relationship = Text(allow_none=True, validate=validate.Length(min=1, max=60))
+
+
+class GuardianPatchSchema(PatchSchema, GuardianCreateSchema):
+    """Any subset of the create fields; `relationship: null` clears it."""
+
+
+class GuardianSchema(BaseSchema):
+    id = fields.String(required=True)
+    userId = fields.String(required=True, attribute="user_id")
+    name = fields.String(required=True)
+    email = fields.String(required=True)
+    walletAddress = fields.String(required=True, attribute="wallet_address")
+    relationship = fields.String(required=True, allow_none=True)
+    createdAt = UtcDateTime(required=True, attribute="created_at")
+    updatedAt = UtcDateTime(required=True, attribute="updated_at")
+
+
+guardian_schema = GuardianSchema()
+RULES = (
+    "`walletAddress` must be a checksum-valid Stellar G-address, not one of your own wallets (400), "
+    "and not already one of your guardians (409)."
+)
+
+
+@routes.get("/api/guardians")
+@docs(tags=["guardians"], summary="List guardians, newest first", responses=error_responses(400, 401))
+@request_schema(PageQuerySchema, location="querystring")
+@response_schema(GuardianSchema(many=True), 200)
+async def list_guardians(request: web.Request) -> web.Response:
+    page = await guardians.list_page(request.app[DB], request[USER_ID], request["data"]["page"])
+    return list_response(request, page, guardian_schema)
+
+
+@routes.post("/api/guardians")
+@docs(
+    tags=["guardians"], summary="Add a guardian", description=RULES, responses=error_responses(400, 401, 409)
+)
+@request_schema(GuardianCreateSchema)
+@response_schema(GuardianSchema, 201)
+async def create_guardian(request: web.Request) -> web.Response:
+    row = await guardians.create(request.app[DB], request[USER_ID], request["data"])
+    return json_response(guardian_schema.dump(row), status=201)
+
+
+@routes.get("/api/guardians/{id}")
+@docs(tags=["guardians"], summary="Get a guardian", responses=error_responses(401, 404))
+@response_schema(GuardianSchema, 200)
+async def get_guardian(request: web.Request) -> web.Response:
+    row = await guardians.get(request.app[DB], request[USER_ID], request.match_info["id"])
+    return json_response(guardian_schema.dump(row))
+
+
+@routes.patch("/api/guardians/{id}")
+@docs(
+    tags=["guardians"],
+    summary="Change a guardian",
+    description="Validated like create, for the fields given; an empty body is a 400. " + RULES,
+    responses=error_responses(400, 401, 404, 409),
+)
+@request_schema(GuardianPatchSchema)
+@response_schema(GuardianSchema, 200)
+async def patch_guardian(request: web.Request) -> web.Response:
+    row = await guardians.update(request.app[DB], request[USER_ID], request.match_info["id"], request["data"])
+    return json_response(guardian_schema.dump(row))
+
+
+@routes.delete("/api/guardians/{id}")
+@docs(
+    tags=["guardians"],
+    summary="Remove a guardian",
+    responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
+)
+async def delete_guardian(request: web.Request) -> web.Response:
+    await guardians.delete(request.app[DB], request[USER_ID], request.match_info["id"])
+    return web.Response(status=204)

@@ -1,0 +1,210 @@
+"""/api/messages: private messages to beneficiaries, each with a release rule and an audience."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import ValidationError, fields, post_load, validate, validates_schema
+
+from api.common import json_response, list_response
+from api.keys import DB, USER_ID
+from api.schemas import BaseSchema, PageQuerySchema, PatchSchema, Text, UtcDateTime, error_responses
+from models import messages
+from models.messages import RELEASE_KINDS
+
+routes = web.RouteTableDef()
+
+MAX_CONTENT_CHARS = 100_000
+MAX_AFTER_DAYS = 36_500  # a century; also keeps the value well inside a SQL integer
+MAX_AUDIENCE = 200
+ISO_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+RELEASE_RULES = (
+    "`releaseRule.kind`: `on_release` (value null: visible once the plan is Released), "
+    "`on_date` (value an ISO date `YYYY-MM-DD`: visible from that date, and only once the plan is "
+    "Released; a date already past when the plan is released means visible at release), "
+    "`after_release` (value a whole number of days, 1 to 36500, counted from the release). "
+    '`audience`: `{"all": true}` (every beneficiary) or `{"beneficiaryIds": [...]}` (1 to 200 of '
+    "your own beneficiaries). Deleting a beneficiary removes it from audiences; a message left with "
+    "an empty list is shown to nobody until re-addressed. `content`: up to 100 000 characters, "
+    "private (never logged or recorded in the activity timeline)."
+)
+
+
+class ReleaseRuleSchema(BaseSchema):
+    kind = fields.String(required=True, validate=validate.OneOf(RELEASE_KINDS))
+    value = fields.Raw(
+        allow_none=True,
+        metadata={
+            "description": "null for on_release; YYYY-MM-DD for on_date; whole days >= 1 for after_release."
+        },
+    )
+
+    @post_load
+    def typed_value(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """Check the value against its kind and give it its Python type (None, date, int)."""
+        kind, value = data["kind"], data.get("value")
+        if kind == "on_release":
+            if value is not None:
+                raise ValidationError("Must be null when kind is on_release.", field_name="value")
+        elif kind == "on_date":
+            value = _iso_date(value)
+        elif isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_AFTER_DAYS:
+            raise ValidationError(
+                f"Must be a whole number of days from 1 to {MAX_AFTER_DAYS} when kind is after_release.",
+                field_name="value",
+            )
+        return {"kind": kind, "value": value}
+
+
+def _iso_date(value: Any) -> date:
+    message = "Must be a date YYYY-MM-DD when kind is on_date."
+    if not isinstance(value, str) or not ISO_DATE_RE.fullmatch(value):
+        raise ValidationError(message, field_name="value")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValidationError(message, field_name="value") from None
+
+
+class AudienceSchema(BaseSchema):
+    all = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "true: every beneficiary."})
+    beneficiaryIds = fields.List(
+        fields.UUID(),
+        validate=validate.Length(min=1, max=MAX_AUDIENCE),
+        attribute="beneficiary_ids",
+        metadata={"description": "Ids of your own beneficiaries."},
+    )
+
+    @validates_schema(skip_on_field_errors=True)
+    def one_form(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if ("all" in data) == ("beneficiary_ids" in data) or data.get("all") is False:
+            raise ValidationError('Give either {"all": true} or {"beneficiaryIds": [...]}.')
+
+    @post_load
+    def normalise(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        ids = list(dict.fromkeys(str(i) for i in data.get("beneficiary_ids", [])))
+        return {"all": bool(data.get("all")), "beneficiary_ids": ids}
+
+
+def _not_blank(value: str) -> None:
+    if not value.strip():
+        raise ValidationError("Must not be blank.")
+
+
+def _no_archive_yet(value: Any) -> None:
+    # Replaced by a real archive-item check when the archive lands.
+    raise ValidationError("archive items are not available yet")
+
+
+class MessageCreateSchema(BaseSchema):
+    title = Text(allow_none=True, validate=validate.Length(min=1, max=200))
+    content = fields.String(
+        required=True,
+        validate=[validate.Length(min=1, max=MAX_CONTENT_CHARS), _not_blank],
+        metadata={"description": "Private; up to 100 000 characters, kept exactly as sent."},
+    )
+    releaseRule = fields.Nested(ReleaseRuleSchema, required=True, attribute="release_rule")
+    audience = fields.Nested(AudienceSchema, required=True)
+    mediaId = fields.UUID(
+        allow_none=True,
+        attribute="media_id",
+        validate=_no_archive_yet,
+        metadata={"description": "An archive item id."},
+    )
+
+
+class MessagePatchSchema(PatchSchema, MessageCreateSchema):
+    """Any subset of the create fields; a releaseRule or audience given is replaced whole."""
+
+
+class MessageSchema(BaseSchema):
+    id = fields.String(required=True)
+    userId = fields.String(required=True, attribute="user_id")
+    title = fields.String(required=True, allow_none=True)
+    content = fields.String(required=True)
+    releaseRule = fields.Method(
+        "dump_rule", required=True, metadata={"type": "object", "description": "{kind, value}, as sent."}
+    )
+    audience = fields.Method(
+        "dump_audience",
+        required=True,
+        metadata={"type": "object", "description": '{"all": true} or {"beneficiaryIds": [...]}.'},
+    )
+    mediaId = fields.String(required=True, allow_none=True, attribute="media_id")
+    createdAt = UtcDateTime(required=True, attribute="created_at")
+    updatedAt = UtcDateTime(required=True, attribute="updated_at")
+
+    def dump_rule(self, record: dict[str, Any]) -> dict[str, Any]:
+        value = record["release_rule"]["value"]
+        return {
+            "kind": record["release_rule"]["kind"],
+            "value": value.isoformat() if isinstance(value, date) else value,
+        }
+
+    def dump_audience(self, record: dict[str, Any]) -> dict[str, Any]:
+        audience = record["audience"]
+        return {"all": True} if audience["all"] else {"beneficiaryIds": audience["beneficiary_ids"]}
+
+
+message_schema = MessageSchema()
+
+
+@routes.get("/api/messages")
+@docs(tags=["messages"], summary="List messages, newest first", responses=error_responses(400, 401))
+@request_schema(PageQuerySchema, location="querystring")
+@response_schema(MessageSchema(many=True), 200)
+async def list_messages(request: web.Request) -> web.Response:
+    page = await messages.list_page(request.app[DB], request[USER_ID], request["data"]["page"])
+    return list_response(request, page, message_schema)
+
+
+@routes.post("/api/messages")
+@docs(
+    tags=["messages"],
+    summary="Write a message",
+    description=RELEASE_RULES,
+    responses=error_responses(400, 401),
+)
+@request_schema(MessageCreateSchema)
+@response_schema(MessageSchema, 201)
+async def create_message(request: web.Request) -> web.Response:
+    row = await messages.create(request.app[DB], request[USER_ID], request["data"])
+    return json_response(message_schema.dump(row), status=201)
+
+
+@routes.get("/api/messages/{id}")
+@docs(tags=["messages"], summary="Get a message", responses=error_responses(401, 404))
+@response_schema(MessageSchema, 200)
+async def get_message(request: web.Request) -> web.Response:
+    row = await messages.get(request.app[DB], request[USER_ID], request.match_info["id"])
+    return json_response(message_schema.dump(row))
+
+
+@routes.patch("/api/messages/{id}")
+@docs(
+    tags=["messages"],
+    summary="Change a message",
+    description="Validated like create, for the fields given; an empty body is a 400. " + RELEASE_RULES,
+    responses=error_responses(400, 401, 404),
+)
+@request_schema(MessagePatchSchema)
+@response_schema(MessageSchema, 200)
+async def patch_message(request: web.Request) -> web.Response:
+    row = await messages.update(request.app[DB], request[USER_ID], request.match_info["id"], request["data"])
+    return json_response(message_schema.dump(row))
+
+
+@routes.delete("/api/messages/{id}")
+@docs(
+    tags=["messages"],
+    summary="Delete a message",
+    responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
+)
+async def delete_message(request: web.Request) -> web.Response:
+    await messages.delete(request.app[DB], request[USER_ID], request.match_info["id"])
+    return web.Response(status=204)

@@ -1,0 +1,88 @@
+"""Assets: what the plan hands on, each with a label and an exact decimal amount.
+
+Amounts are Decimals end to end (a decimal string on the wire, NUMERIC in SQL), never floats.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.db import Cursor, Pool, reading, transaction
+from core.errors import NotFound
+from models import activity
+from models.common import changed_values, parse_id, update_row, wire_names
+from models.pagination import Page, PageRequest, fetch_page
+
+COLUMNS = "id, user_id, label, amount, asset_code, description, created_at, updated_at"
+EDITABLE = ("label", "amount", "asset_code", "description")
+
+
+async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
+    await cur.execute(
+        f"SELECT {COLUMNS} FROM assets WHERE id = %s AND user_id = %s" + (" FOR UPDATE" if lock else ""),
+        (row_id, user_id),
+    )
+    row: dict[str, Any] | None = await cur.fetchone()
+    if row is None:
+        raise NotFound("Asset")
+    return row
+
+
+async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
+    async with reading(pool) as cur:
+        return await fetch_page(cur, f"SELECT {COLUMNS} FROM assets WHERE user_id = %s", [user_id], page)
+
+
+async def get(pool: Pool, user_id: str, raw_id: str) -> dict[str, Any]:
+    row_id = parse_id(raw_id, "Asset")
+    async with reading(pool) as cur:
+        return await _get(cur, user_id, row_id)
+
+
+async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "INSERT INTO assets (user_id, label, amount, asset_code, description)"
+            f" VALUES (%s, %s, %s, %s, %s) RETURNING {COLUMNS}",
+            (user_id, data["label"], data["amount"], data.get("asset_code"), data.get("description")),
+        )
+        row: dict[str, Any] = await cur.fetchone()
+        await activity.record(
+            cur,
+            user_id,
+            "asset.created",
+            "asset",
+            row["id"],
+            "Asset added",
+            {"fields": wire_names(c for c in EDITABLE if c in data)},
+        )
+    return row
+
+
+async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+    """Apply the fields given; an unchanged value writes nothing and records nothing.
+
+    "12.50" → "12.5" is a change: the amount is stored as the client wrote it.
+    """
+    row_id = parse_id(raw_id, "Asset")
+    async with transaction(pool) as cur:
+        row = await _get(cur, user_id, row_id, lock=True)
+        proposed = {c: changes[c] for c in EDITABLE if c in changes}
+        diff = changed_values(row, proposed)
+        if "amount" in proposed and str(proposed["amount"]) != str(row["amount"]):
+            diff["amount"] = proposed["amount"]  # equal value, new notation: still shown back as sent
+        if diff:
+            row = await update_row(cur, "assets", row_id, diff, EDITABLE, COLUMNS)
+            await activity.record(
+                cur, user_id, "asset.updated", "asset", row_id, "Asset updated", {"fields": wire_names(diff)}
+            )
+    return row
+
+
+async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
+    row_id = parse_id(raw_id, "Asset")
+    async with transaction(pool) as cur:
+        await cur.execute("DELETE FROM assets WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id))
+        if await cur.fetchone() is None:
+            raise NotFound("Asset")
+        await activity.record(cur, user_id, "asset.deleted", "asset", row_id, "Asset removed")

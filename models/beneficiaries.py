@@ -1,0 +1,232 @@
+"""Beneficiaries: who receives a share of the plan, and the claim token that opens their capsule.
+
+The claim token is the capsule's only credential. It is minted here (32 CSPRNG bytes, 64
+lowercase hex), found again by its SHA-256 digest, and kept sealed under the ENCRYPTION_KEYS
+ring (purpose "claim-token", bound to the beneficiary id) so the owner can be shown it again
+while a database dump alone opens nothing. It never enters activity metadata or errors.
+
+Allocations of one owner may total at most 100%; every write that can raise the total takes
+the owner's advisory lock first, so concurrent creates cannot both pass the check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from core.crypto import KeyRing
+from core.db import Cursor, Pool, fetch_one, reading, transaction
+from core.errors import NotFound, validation_error
+from models import activity, messages
+from models.common import changed_values, lock_owner, parse_id, update_row, wire_names
+from models.pagination import Page, PageRequest, fetch_page
+
+SEAL_PURPOSE = "claim-token"
+CLAIM_TOKEN_RE = re.compile(r"[0-9a-f]{64}")
+ALLOCATION_LOCK = "allocations"
+MAX_TOTAL = Decimal(100)
+
+PUBLIC_COLUMNS = "id, user_id, name, relationship, email, allocation_percentage, created_at, updated_at"
+COLUMNS = f"{PUBLIC_COLUMNS}, claim_token_sealed"
+EDITABLE = ("name", "relationship", "email", "allocation_percentage")
+
+
+def new_claim_token() -> str:
+    return secrets.token_bytes(32).hex()
+
+
+def claim_token_digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("ascii")).digest()
+
+
+def _token_aad(beneficiary_id: Any) -> bytes:
+    # Binds the sealed token to its row: a sealed value copied onto another row will not open.
+    return uuid.UUID(str(beneficiary_id)).bytes
+
+
+def _seal(ring: KeyRing, beneficiary_id: Any, token: str) -> str:
+    return ring.seal(SEAL_PURPOSE, token.encode("ascii"), _token_aad(beneficiary_id))
+
+
+def _with_token(ring: KeyRing, row: dict[str, Any]) -> dict[str, Any]:
+    """The record the owner sees: the sealed column replaced by the opened token."""
+    record = dict(row)
+    sealed = record.pop("claim_token_sealed")
+    record["claim_token"] = ring.open(SEAL_PURPOSE, sealed, _token_aad(record["id"])).decode("ascii")
+    return record
+
+
+def _percent(value: Decimal) -> str:
+    return format(value.normalize(), "f")
+
+
+async def _check_allocation(cur: Cursor, user_id: str, new: Decimal, row_id: str | None = None) -> None:
+    """400 if this value would push the owner's total past 100%. Call under ALLOCATION_LOCK."""
+    await cur.execute(
+        "SELECT COALESCE(sum(allocation_percentage), 0) AS total,"
+        " COALESCE(sum(allocation_percentage) FILTER (WHERE id = %s), 0) AS own"
+        " FROM beneficiaries WHERE user_id = %s",
+        (row_id, user_id),
+    )
+    sums = await cur.fetchone()
+    proposed = sums["total"] - sums["own"] + new
+    if proposed > MAX_TOTAL:
+        raise validation_error(
+            {
+                "allocationPercentage": [
+                    f"Allocations may total at most 100%: the current total is {_percent(sums['total'])}%, "
+                    f"and this would make it {_percent(proposed)}%."
+                ]
+            }
+        )
+
+
+async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
+    await cur.execute(
+        f"SELECT {COLUMNS} FROM beneficiaries WHERE id = %s AND user_id = %s"
+        + (" FOR UPDATE" if lock else ""),
+        (row_id, user_id),
+    )
+    row: dict[str, Any] | None = await cur.fetchone()
+    if row is None:
+        raise NotFound("Beneficiary")
+    return row
+
+
+async def list_page(pool: Pool, ring: KeyRing, user_id: str, page: PageRequest) -> Page:
+    async with reading(pool) as cur:
+        result = await fetch_page(
+            cur, f"SELECT {COLUMNS} FROM beneficiaries WHERE user_id = %s", [user_id], page
+        )
+    return Page([_with_token(ring, row) for row in result.items], result.next_cursor)
+
+
+async def get(pool: Pool, ring: KeyRing, user_id: str, raw_id: str) -> dict[str, Any]:
+    row_id = parse_id(raw_id, "Beneficiary")
+    async with reading(pool) as cur:
+        return _with_token(ring, await _get(cur, user_id, row_id))
+
+
+async def create(pool: Pool, ring: KeyRing, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    beneficiary_id = str(uuid.uuid4())
+    token = new_claim_token()
+    async with transaction(pool) as cur:
+        await lock_owner(cur, ALLOCATION_LOCK, user_id)
+        await _check_allocation(cur, user_id, data["allocation_percentage"])
+        await cur.execute(
+            "INSERT INTO beneficiaries (id, user_id, name, relationship, email, allocation_percentage,"
+            " claim_token_hash, claim_token_sealed) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+            f" RETURNING {COLUMNS}",
+            (
+                beneficiary_id,
+                user_id,
+                data["name"],
+                data["relationship"],
+                data["email"],
+                data["allocation_percentage"],
+                claim_token_digest(token),
+                _seal(ring, beneficiary_id, token),
+            ),
+        )
+        row = await cur.fetchone()
+        await activity.record(
+            cur,
+            user_id,
+            "beneficiary.created",
+            "beneficiary",
+            beneficiary_id,
+            "Beneficiary added",
+            {"fields": wire_names(c for c in EDITABLE if c in data)},
+        )
+    return _with_token(ring, row)
+
+
+async def update(
+    pool: Pool, ring: KeyRing, user_id: str, raw_id: str, changes: dict[str, Any]
+) -> dict[str, Any]:
+    """Apply the fields given; an unchanged value writes nothing and records nothing."""
+    row_id = parse_id(raw_id, "Beneficiary")
+    async with transaction(pool) as cur:
+        if "allocation_percentage" in changes:
+            await lock_owner(cur, ALLOCATION_LOCK, user_id)
+        row = await _get(cur, user_id, row_id, lock=True)
+        diff = changed_values(row, {c: changes[c] for c in EDITABLE if c in changes})
+        if "allocation_percentage" in diff:
+            await _check_allocation(cur, user_id, diff["allocation_percentage"], row_id)
+        if diff:
+            row = await update_row(cur, "beneficiaries", row_id, diff, EDITABLE, COLUMNS)
+            await activity.record(
+                cur,
+                user_id,
+                "beneficiary.updated",
+                "beneficiary",
+                row_id,
+                "Beneficiary details updated",
+                {"fields": wire_names(diff)},
+            )
+    return _with_token(ring, row)
+
+
+async def rotate_claim_token(pool: Pool, ring: KeyRing, user_id: str, raw_id: str) -> dict[str, Any]:
+    """Replace the token; the old digest is gone once this commits, so the old link stops working."""
+    row_id = parse_id(raw_id, "Beneficiary")
+    token = new_claim_token()
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE beneficiaries SET claim_token_hash = %s, claim_token_sealed = %s,"
+            f" updated_at = clock_timestamp() WHERE id = %s AND user_id = %s RETURNING {COLUMNS}",
+            (claim_token_digest(token), _seal(ring, row_id, token), row_id, user_id),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            raise NotFound("Beneficiary")
+        await activity.record(
+            cur,
+            user_id,
+            "beneficiary.claim_token_rotated",
+            "beneficiary",
+            row_id,
+            "Beneficiary's claim link renewed; the previous link no longer works",
+            {"fields": ["claimToken"]},
+        )
+    return _with_token(ring, row)
+
+
+async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
+    """Delete the beneficiary and take it out of every message audience (see docs/plan-contents.md)."""
+    row_id = parse_id(raw_id, "Beneficiary")
+    async with transaction(pool) as cur:
+        await lock_owner(cur, ALLOCATION_LOCK, user_id)
+        await _get(cur, user_id, row_id, lock=True)
+        affected, emptied = await messages.remove_from_audiences(cur, row_id)
+        await cur.execute("DELETE FROM beneficiaries WHERE id = %s AND user_id = %s", (row_id, user_id))
+        summary = "Beneficiary removed"
+        if emptied:
+            summary += f"; {len(emptied)} message(s) now have no recipients"
+        await activity.record(
+            cur,
+            user_id,
+            "beneficiary.deleted",
+            "beneficiary",
+            row_id,
+            summary,
+            {"messageIds": affected, "messagesWithoutAudience": emptied},
+        )
+
+
+async def find_by_claim_token(pool: Pool, token: str) -> dict[str, Any] | None:
+    """The beneficiary (with user_id, without the token) a capsule link opens; None if none.
+
+    A value that is not 64 lowercase hex characters is never looked up.
+    """
+    if not isinstance(token, str) or not CLAIM_TOKEN_RE.fullmatch(token):
+        return None
+    return await fetch_one(
+        pool,
+        f"SELECT {PUBLIC_COLUMNS} FROM beneficiaries WHERE claim_token_hash = %s",
+        (claim_token_digest(token),),
+    )

@@ -1,0 +1,113 @@
+"""Guardians: people whose Stellar wallet approves a release on-chain (`approve_guardian`).
+
+One owner lists a guardian wallet at most once (409), and never one of their own wallets:
+a guardian exists to confirm, independently of the owner, that a release is warranted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg2.errors
+
+from core.db import Cursor, Pool, reading, transaction
+from core.errors import Conflict, NotFound, validation_error
+from models import activity
+from models.common import changed_values, parse_id, update_row, wire_names
+from models.pagination import Page, PageRequest, fetch_page
+
+COLUMNS = "id, user_id, name, email, wallet_address, relationship, created_at, updated_at"
+EDITABLE = ("name", "email", "wallet_address", "relationship")
+DUPLICATE = "This wallet is already one of your guardians"
+
+
+async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str) -> None:
+    await cur.execute(
+        "SELECT 1 FROM user_wallets WHERE user_id = %s AND wallet_address = %s", (user_id, wallet_address)
+    )
+    if await cur.fetchone() is not None:
+        raise validation_error(
+            {"walletAddress": ["This is one of your own wallets; a guardian must be someone else."]}
+        )
+
+
+async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
+    await cur.execute(
+        f"SELECT {COLUMNS} FROM guardians WHERE id = %s AND user_id = %s" + (" FOR UPDATE" if lock else ""),
+        (row_id, user_id),
+    )
+    row: dict[str, Any] | None = await cur.fetchone()
+    if row is None:
+        raise NotFound("Guardian")
+    return row
+
+
+async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
+    async with reading(pool) as cur:
+        return await fetch_page(cur, f"SELECT {COLUMNS} FROM guardians WHERE user_id = %s", [user_id], page)
+
+
+async def get(pool: Pool, user_id: str, raw_id: str) -> dict[str, Any]:
+    row_id = parse_id(raw_id, "Guardian")
+    async with reading(pool) as cur:
+        return await _get(cur, user_id, row_id)
+
+
+async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    async with transaction(pool) as cur:
+        await _check_not_owner(cur, user_id, data["wallet_address"])
+        try:
+            await cur.execute(
+                "INSERT INTO guardians (user_id, name, email, wallet_address, relationship)"
+                f" VALUES (%s, %s, %s, %s, %s) RETURNING {COLUMNS}",
+                (user_id, data["name"], data["email"], data["wallet_address"], data.get("relationship")),
+            )
+        except psycopg2.errors.UniqueViolation:
+            raise Conflict(DUPLICATE) from None
+        row: dict[str, Any] = await cur.fetchone()
+        await activity.record(
+            cur,
+            user_id,
+            "guardian.created",
+            "guardian",
+            row["id"],
+            "Guardian added",
+            {"fields": wire_names(c for c in EDITABLE if c in data)},
+        )
+    return row
+
+
+async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+    """Apply the fields given; an unchanged value writes nothing and records nothing."""
+    row_id = parse_id(raw_id, "Guardian")
+    async with transaction(pool) as cur:
+        row = await _get(cur, user_id, row_id, lock=True)
+        diff = changed_values(row, {c: changes[c] for c in EDITABLE if c in changes})
+        if "wallet_address" in diff:
+            await _check_not_owner(cur, user_id, diff["wallet_address"])
+        if diff:
+            try:
+                row = await update_row(cur, "guardians", row_id, diff, EDITABLE, COLUMNS)
+            except psycopg2.errors.UniqueViolation:
+                raise Conflict(DUPLICATE) from None
+            await activity.record(
+                cur,
+                user_id,
+                "guardian.updated",
+                "guardian",
+                row_id,
+                "Guardian details updated",
+                {"fields": wire_names(diff)},
+            )
+    return row
+
+
+async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
+    row_id = parse_id(raw_id, "Guardian")
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "DELETE FROM guardians WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id)
+        )
+        if await cur.fetchone() is None:
+            raise NotFound("Guardian")
+        await activity.record(cur, user_id, "guardian.deleted", "guardian", row_id, "Guardian removed")

@@ -1,0 +1,217 @@
+"""Messages to beneficiaries: private content, a release rule, and an audience.
+
+The release rule {kind, value} is stored as typed columns (kind, a date or a day count) so
+the capsule can decide visibility in SQL. The audience is either everyone (`audience_all`) or
+the rows of `message_audience`, which reference the owner's own beneficiaries; deleting a
+beneficiary removes its rows (see `remove_from_audiences`). Content never leaves this module
+except in the owner's own responses: activity metadata names fields, never values.
+
+Lock order, to rule out deadlocks with beneficiary deletion: audience beneficiaries first
+(FOR KEY SHARE), then the message row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.db import Cursor, Pool, reading, transaction
+from core.errors import NotFound, validation_error
+from models import activity
+from models.common import changed_values, parse_id, update_row, wire_names
+from models.pagination import Page, PageRequest, fetch_page
+
+RELEASE_KINDS = ("on_release", "on_date", "after_release")
+EDITABLE = ("title", "content", "release_rule", "audience", "media_id")
+WRITABLE_COLUMNS = (
+    "title",
+    "content",
+    "release_rule_kind",
+    "release_on_date",
+    "release_after_days",
+    "audience_all",
+    "media_id",
+)
+COLUMNS = (
+    "m.id, m.user_id, m.title, m.content, m.release_rule_kind, m.release_on_date, m.release_after_days,"
+    " m.audience_all, m.media_id, m.created_at, m.updated_at,"
+    " ARRAY(SELECT a.beneficiary_id::text FROM message_audience a WHERE a.message_id = m.id"
+    " ORDER BY a.beneficiary_id) AS audience_ids"
+)
+
+
+def _record(row: dict[str, Any]) -> dict[str, Any]:
+    """Row → domain record: release_rule {kind, value} and audience {all, beneficiary_ids}."""
+    record = dict(row)
+    kind = record.pop("release_rule_kind")
+    on_date = record.pop("release_on_date")
+    days = record.pop("release_after_days")
+    record["release_rule"] = {"kind": kind, "value": on_date if kind == "on_date" else days}
+    audience_all = record.pop("audience_all")
+    ids = record.pop("audience_ids")
+    record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
+    return record
+
+
+def _rule_columns(rule: dict[str, Any]) -> dict[str, Any]:
+    kind, value = rule["kind"], rule["value"]
+    return {
+        "release_rule_kind": kind,
+        "release_on_date": value if kind == "on_date" else None,
+        "release_after_days": value if kind == "after_release" else None,
+    }
+
+
+def _same_audience(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a["all"] == b["all"] and set(a["beneficiary_ids"]) == set(b["beneficiary_ids"])
+
+
+async def _check_audience(cur: Cursor, user_id: str, audience: dict[str, Any]) -> None:
+    """400 unless every listed id is one of the owner's beneficiaries; locks them until COMMIT.
+
+    FOR KEY SHARE keeps a concurrent delete of a listed beneficiary waiting, so the audience
+    rows inserted next always reference a live beneficiary.
+    """
+    ids = audience["beneficiary_ids"]
+    if audience["all"] or not ids:
+        return
+    await cur.execute(
+        "SELECT id::text AS id FROM beneficiaries WHERE user_id = %s AND id = ANY(%s::uuid[]) FOR KEY SHARE",
+        (user_id, ids),
+    )
+    found = {row["id"] for row in await cur.fetchall()}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise validation_error(
+            {"audience": {"beneficiaryIds": [f"Not one of your beneficiaries: {', '.join(missing)}."]}}
+        )
+
+
+async def _set_audience(cur: Cursor, message_id: str, audience: dict[str, Any]) -> None:
+    await cur.execute("DELETE FROM message_audience WHERE message_id = %s", (message_id,))
+    if not audience["all"]:
+        await cur.execute(
+            "INSERT INTO message_audience (message_id, beneficiary_id) SELECT %s, unnest(%s::uuid[])",
+            (message_id, audience["beneficiary_ids"]),
+        )
+
+
+async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
+    await cur.execute(
+        f"SELECT {COLUMNS} FROM messages m WHERE m.id = %s AND m.user_id = %s"
+        + (" FOR UPDATE OF m" if lock else ""),
+        (row_id, user_id),
+    )
+    row: dict[str, Any] | None = await cur.fetchone()
+    if row is None:
+        raise NotFound("Message")
+    return row
+
+
+async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
+    async with reading(pool) as cur:
+        result = await fetch_page(
+            cur, f"SELECT {COLUMNS} FROM messages m WHERE m.user_id = %s", [user_id], page, "m."
+        )
+    return Page([_record(row) for row in result.items], result.next_cursor)
+
+
+async def get(pool: Pool, user_id: str, raw_id: str) -> dict[str, Any]:
+    row_id = parse_id(raw_id, "Message")
+    async with reading(pool) as cur:
+        return _record(await _get(cur, user_id, row_id))
+
+
+async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    async with transaction(pool) as cur:
+        await _check_audience(cur, user_id, data["audience"])
+        rule = _rule_columns(data["release_rule"])
+        await cur.execute(
+            "INSERT INTO messages (user_id, title, content, release_rule_kind, release_on_date,"
+            " release_after_days, audience_all, media_id)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (
+                user_id,
+                data.get("title"),
+                data["content"],
+                rule["release_rule_kind"],
+                rule["release_on_date"],
+                rule["release_after_days"],
+                data["audience"]["all"],
+                data.get("media_id"),
+            ),
+        )
+        message_id = (await cur.fetchone())["id"]
+        await _set_audience(cur, message_id, data["audience"])
+        await activity.record(
+            cur,
+            user_id,
+            "message.created",
+            "message",
+            message_id,
+            "Message written",
+            {"fields": wire_names(c for c in EDITABLE if c in data)},
+        )
+        row = await _get(cur, user_id, message_id)
+    return _record(row)
+
+
+async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+    """Apply the fields given; an unchanged value writes nothing and records nothing."""
+    row_id = parse_id(raw_id, "Message")
+    async with transaction(pool) as cur:
+        if "audience" in changes:
+            await _check_audience(cur, user_id, changes["audience"])
+        current = _record(await _get(cur, user_id, row_id, lock=True))
+        diff = changed_values(current, {c: changes[c] for c in EDITABLE if c in changes})
+        if "audience" in diff and _same_audience(current["audience"], diff["audience"]):
+            del diff["audience"]
+        if not diff:
+            return current
+        columns: dict[str, Any] = {c: diff[c] for c in ("title", "content", "media_id") if c in diff}
+        if "release_rule" in diff:
+            columns.update(_rule_columns(diff["release_rule"]))
+        if "audience" in diff:
+            columns["audience_all"] = diff["audience"]["all"]
+            await _set_audience(cur, row_id, diff["audience"])
+        await update_row(cur, "messages", row_id, columns, WRITABLE_COLUMNS)
+        await activity.record(
+            cur,
+            user_id,
+            "message.updated",
+            "message",
+            row_id,
+            "Message updated",
+            {"fields": wire_names(diff)},
+        )
+        row = await _get(cur, user_id, row_id)
+    return _record(row)
+
+
+async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
+    row_id = parse_id(raw_id, "Message")
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "DELETE FROM messages WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id)
+        )
+        if await cur.fetchone() is None:
+            raise NotFound("Message")
+        await activity.record(cur, user_id, "message.deleted", "message", row_id, "Message deleted")
+
+
+async def remove_from_audiences(cur: Cursor, beneficiary_id: str) -> tuple[list[str], list[str]]:
+    """Take a beneficiary out of every audience, before it is deleted.
+
+    Returns (ids of the messages it was in, ids of those now without any recipient). Such a
+    message keeps an empty audience (nobody) rather than widening to everyone: a private
+    message must never reach someone it was not addressed to. The owner can re-address it.
+    """
+    await cur.execute(
+        "WITH removed AS (DELETE FROM message_audience WHERE beneficiary_id = %s RETURNING message_id)"
+        " UPDATE messages m SET updated_at = clock_timestamp() FROM removed r WHERE m.id = r.message_id"
+        " RETURNING m.id::text AS id, NOT EXISTS (SELECT 1 FROM message_audience a"
+        " WHERE a.message_id = m.id AND a.beneficiary_id <> %s) AS emptied",
+        (beneficiary_id, beneficiary_id),
+    )
+    rows = await cur.fetchall()
+    affected = sorted(row["id"] for row in rows)
+    return affected, sorted(row["id"] for row in rows if row["emptied"])
