@@ -8,13 +8,14 @@ from aiohttp import web
 from aiohttp_apigami import setup_aiohttp_apispec, validation_middleware
 from aiohttp_apigami.constants import APISPEC_PARSER
 
-from api import activity, assets, auth, beneficiaries, guardians, health, messages, middleware, users
+from api import activity, archive, assets, auth, beneficiaries, guardians, health, messages, middleware, users
 from api.common import RequestParser
-from api.keys import DB, REDIS, SETTINGS
+from api.keys import DB, REDIS, SETTINGS, STORAGE
 from core import db, redis
 from core.settings import Settings
+from core.storage import open_storage
 
-ROUTE_MODULES = (health, auth, users, beneficiaries, guardians, assets, messages, activity)
+ROUTE_MODULES = (health, auth, users, beneficiaries, guardians, assets, messages, activity, archive)
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 
 Every error is `{statusCode, error, message, details?}`. Lists are bare JSON arrays, newest
@@ -38,6 +39,18 @@ async def _redis(app: web.Application) -> AsyncIterator[None]:
     await app[REDIS].aclose()
 
 
+async def _storage(app: web.Application) -> AsyncIterator[None]:
+    """None when STORAGE_URL is unset (archive routes answer 503); nothing is contacted yet."""
+    settings = app[SETTINGS]
+    storage = await open_storage(
+        settings.storage_url, s3_endpoint_url=settings.s3_endpoint_url or None, region=settings.aws_region
+    )
+    app[STORAGE] = storage
+    yield
+    if storage is not None:
+        await storage.close()
+
+
 def create_app(settings: Settings) -> web.Application:
     app = web.Application(
         middlewares=[
@@ -49,7 +62,7 @@ def create_app(settings: Settings) -> web.Application:
         client_max_size=1024 * 1024,
     )
     app[SETTINGS] = settings
-    app.cleanup_ctx.extend([_database, _redis])
+    app.cleanup_ctx.extend([_database, _redis, _storage])
     for module in ROUTE_MODULES:
         app.router.add_routes(module.routes)
     setup_aiohttp_apispec(

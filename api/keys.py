@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from arq.connections import ArqRedis
 from aiohttp import web
+from arq.connections import ArqRedis
 
 from core.db import Pool
 from core.settings import Settings
+from core.storage import Storage
 
 SETTINGS = web.AppKey("settings", Settings)
 DB = web.AppKey("db", Pool)
 REDIS = web.AppKey("redis", ArqRedis)
+# None when STORAGE_URL is unset: archive upload and download then answer 503.
+STORAGE: web.AppKey[Storage | None] = web.AppKey("storage")
 
 USER_ID = web.RequestKey("user_id", str)

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from arq.connections import ArqRedis
+
+from core.crypto import KeyRing
 from core.db import Pool
 from core.settings import Settings
+from core.storage import Storage
 
 SETTINGS = "settings"
 DB = "db"
+STORAGE = "storage"
+KEY_RING = "key_ring"
+REDIS = "redis"  # set by arq itself: the worker's own pool, for enqueueing follow-up jobs
 
 
 def settings(ctx: dict[str, Any]) -> Settings:
@@ -18,4 +25,20 @@ def settings(ctx: dict[str, Any]) -> Settings:
 
 def db(ctx: dict[str, Any]) -> Pool:
     value: Pool = ctx[DB]
+    return value
+
+
+def storage(ctx: dict[str, Any]) -> Storage | None:
+    """None when STORAGE_URL is unset: archive jobs then fail honestly instead of pretending."""
+    value: Storage | None = ctx.get(STORAGE)
+    return value
+
+
+def key_ring(ctx: dict[str, Any]) -> KeyRing:
+    value: KeyRing = ctx[KEY_RING]
+    return value
+
+
+def redis(ctx: dict[str, Any]) -> ArqRedis:
+    value: ArqRedis = ctx[REDIS]
     return value

@@ -5,28 +5,43 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from arq import cron
+from arq import cron, func
 from arq.worker import Worker
 
 from core import db
 from core import logging as app_logging
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
-from workers import context
+from core.storage import open_storage
+from workers import archive, context
 from workers.heartbeat import heartbeat
 
 log = logging.getLogger(__name__)
 
-FUNCTIONS: list[Any] = []
-CRON_JOBS = [cron(heartbeat, second=0, run_at_startup=True)]
+FUNCTIONS: list[Any] = [
+    # One spare try: a run killed mid-attempt still counts in the item's own attempt counter.
+    func(archive.encrypt_archive_item, max_tries=archive.MAX_ATTEMPTS + 1),
+]
+CRON_JOBS = [
+    cron(heartbeat, second=0, run_at_startup=True),
+    cron(archive.sweep_archive, minute=set(range(0, 60, 5)), second=30, run_at_startup=True),
+    cron(archive.sweep_archive_orphans, minute=17, second=45),
+]
 
 
 async def startup(ctx: dict[str, Any]) -> None:
     settings = context.settings(ctx)
     ctx[context.DB] = await db.create_pool(settings.database_url, settings.db_pool_max)
+    ctx[context.KEY_RING] = settings.key_ring
+    ctx[context.STORAGE] = await open_storage(
+        settings.storage_url, s3_endpoint_url=settings.s3_endpoint_url or None, region=settings.aws_region
+    )
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
+    storage = context.storage(ctx)
+    if storage is not None:
+        await storage.close()
     pool = ctx.get(context.DB)
     if pool is not None:
         pool.close()

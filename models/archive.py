@@ -1,0 +1,576 @@
+"""The encrypted archive: item records, upload staging, the encryption job's bookkeeping.
+
+Lifecycle (docs/archive.md): the API stages the upload in `archive_staging` and commits the
+item `pending` with its activity entry; the `encrypt_archive_item` job (workers/archive.py)
+encrypts the staged bytes into storage and marks it `available`, or `failed` with a reason
+after its last attempt. Every state change after the upload is one guarded UPDATE, so a
+rerun, a late job or a concurrent delete can never move an item backwards.
+
+Objects live at the deterministic key `archive/<owner>/<item>`: a rerun overwrites the
+same object instead of leaving one behind, and the sweeper can tell an orphan from its key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import unicodedata
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterable, Collection
+from contextlib import aclosing, suppress
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, cast
+
+import psycopg2
+from arq.connections import ArqRedis
+from arq.constants import result_key_prefix
+from arq.jobs import Job, JobStatus
+
+from core.crypto import KeyRing, decrypt_stream
+from core.db import Cursor, Pool, fetch_all, fetch_one, reading, transaction
+from core.errors import Conflict, NotFound, validation_error
+from core.storage import Storage, StorageError
+from models import activity
+from models.common import parse_id
+from models.pagination import Page, PageRequest, fetch_page
+
+log = logging.getLogger(__name__)
+
+TYPES = ("document", "photo", "video", "voice", "other")
+CATEGORIES = (
+    "legal",
+    "financial",
+    "medical",
+    "insurance",
+    "property",
+    "digital_accounts",
+    "personal",
+    "other",
+)
+STATUSES = ("pending", "available", "failed")
+# Types whose content must be of one media family: a "photo" that is a PDF is refused.
+MEDIA_FAMILIES = {"photo": "image/", "video": "video/", "voice": "audio/"}
+MESSAGE_MEDIA_TYPES = tuple(MEDIA_FAMILIES)
+
+ENCRYPT_JOB = "encrypt_archive_item"
+KEY_PREFIX = "archive/"
+STAGING_CHUNK_SIZE = 1024 * 1024
+DOWNLOAD_CHUNK_SIZE = 1024 * 1024
+MAX_FILE_NAME = 200
+
+COLUMNS = (
+    "i.id, i.user_id, i.title, i.type, i.category, i.description, i.file_name, i.content_type,"
+    " i.size_bytes, i.audience_all, i.status, i.failure_reason, i.sha256, i.created_at, i.updated_at,"
+    " i.stored_at, ARRAY(SELECT a.beneficiary_id::text FROM archive_item_audience a"
+    " WHERE a.item_id = i.id ORDER BY a.beneficiary_id) AS audience_ids"
+)
+# What a download needs beyond the public record: never shown to the owner.
+SEALED_COLUMNS = "i.storage_key, i.key_id, i.wrapped_key"
+
+_UNSAFE_NAME_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f\"'`/\\:*?<>|;]+")
+_MEDIA_TOKEN = r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}"  # noqa: S105 - a regex, not a secret
+_MEDIA_TYPE_RE = re.compile(rf"{_MEDIA_TOKEN}/{_MEDIA_TOKEN}")
+_CHARSET_RE = re.compile(r"charset\s*=\s*\"?([A-Za-z0-9._:-]{1,40})\"?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What landed in archive_staging for one upload."""
+
+    size: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What the worker recorded about the ciphertext it put in storage."""
+
+    storage_key: str
+    key_id: str
+    wrapped_key: bytes
+    stored_bytes: int
+    sha256: bytes
+
+
+class StagingIncomplete(Exception):
+    """Staged bytes do not add up to the recorded size: retrying cannot help."""
+
+
+# --------------------------------------------------------------------------------------------
+# Rules on upload metadata
+# --------------------------------------------------------------------------------------------
+
+
+def sanitize_file_name(raw: str | None) -> str:
+    """A name safe in Content-Disposition and on any disk: basename only, no controls, quotes
+    or separators, NFC, at most MAX_FILE_NAME characters (the extension kept when trimming)."""
+    name = unicodedata.normalize("NFC", raw or "")
+    name = re.split(r"[/\\]", name)[-1]
+    name = _UNSAFE_NAME_CHARS.sub("_", name)
+    name = " ".join(name.split()).strip(" .")
+    if len(name) > MAX_FILE_NAME:
+        stem, dot, ext = name.rpartition(".")
+        if dot and 0 < len(ext) <= 16:
+            name = stem[: MAX_FILE_NAME - len(ext) - 1] + "." + ext
+        else:
+            name = name[:MAX_FILE_NAME]
+    return name or "file"
+
+
+def normalize_content_type(raw: str | None) -> str:
+    """`type/subtype` lowercased, plus a charset if one was given; anything else is octet-stream.
+
+    The value is echoed in the download's Content-Type, so nothing outside this grammar may
+    pass (no header injection, no odd parameters).
+    """
+    if not raw:
+        return "application/octet-stream"
+    essence, _, params = raw.partition(";")
+    essence = essence.strip().lower()
+    if not _MEDIA_TYPE_RE.fullmatch(essence):
+        return "application/octet-stream"
+    charset = _CHARSET_RE.search(params)
+    return f"{essence}; charset={charset.group(1).lower()}" if charset else essence
+
+
+def check_content_type(item_type: str, content_type: str) -> None:
+    """A photo must be an image, a video a video and a voice note audio (400 otherwise)."""
+    family = MEDIA_FAMILIES.get(item_type)
+    if family and not content_type.startswith(family):
+        raise validation_error(
+            {"type": [f"A {item_type} must be uploaded with a {family}* content type, not {content_type}."]}
+        )
+
+
+def storage_key(user_id: Any, item_id: Any) -> str:
+    return f"{KEY_PREFIX}{user_id}/{item_id}"
+
+
+def item_id_from_key(key: str) -> str | None:
+    """The item id in `archive/<owner>/<item>`, or None for a key this module did not make."""
+    parts = key.split("/")
+    if len(parts) != 3 or f"{parts[0]}/" != KEY_PREFIX:
+        return None
+    try:
+        uuid.UUID(parts[1])
+        return str(uuid.UUID(parts[2]))
+    except ValueError:
+        return None
+
+
+def job_id(item_id: Any) -> str:
+    return f"archive:{item_id}"
+
+
+def _record(row: dict[str, Any]) -> dict[str, Any]:
+    """Row -> the owner's view: audience {all, beneficiary_ids}, sha256 as hex."""
+    record = dict(row)
+    audience_all = record.pop("audience_all")
+    ids = record.pop("audience_ids")
+    record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
+    digest = record.get("sha256")
+    record["sha256"] = bytes(digest).hex() if digest is not None else None
+    return record
+
+
+# --------------------------------------------------------------------------------------------
+# Upload: staging and the item row
+# --------------------------------------------------------------------------------------------
+
+
+async def _insert_chunk(pool: Pool, item_id: str, seq: int, data: bytes) -> None:
+    async with reading(pool) as cur:
+        await cur.execute(
+            "INSERT INTO archive_staging (item_id, seq, data) VALUES (%s, %s, %s)",
+            (item_id, seq, psycopg2.Binary(data)),
+        )
+
+
+async def stage(pool: Pool, item_id: str, chunks: AsyncIterable[bytes]) -> Staged:
+    """Write an upload to archive_staging, one autocommitted chunk at a time.
+
+    One INSERT is in flight while the next chunk is read from the client, so the database
+    and the network overlap; memory holds at most two chunks. Each INSERT takes a pooled
+    connection only for itself, so a slow client never pins one. On failure the caller
+    discards what was written (`discard_staging`).
+    """
+    seq = size = 0
+    inflight: asyncio.Task[None] | None = None
+    try:
+        async for chunk in chunks:
+            if inflight is not None:
+                await inflight
+            inflight = asyncio.create_task(_insert_chunk(pool, item_id, seq, chunk))
+            seq += 1
+            size += len(chunk)
+        if inflight is not None:
+            await inflight
+    except BaseException:
+        if inflight is not None and not inflight.done():
+            inflight.cancel()
+            with suppress(BaseException):
+                await inflight
+        raise
+    return Staged(size=size, chunks=seq)
+
+
+async def discard_staging(pool: Pool, item_id: str) -> None:
+    """Best effort after a failed upload; the sweeper removes whatever this misses."""
+    try:
+        async with reading(pool) as cur:
+            await cur.execute("DELETE FROM archive_staging WHERE item_id = %s", (item_id,))
+    except (TimeoutError, psycopg2.Error, OSError):
+        log.warning("could not discard staged upload; the sweeper will", extra={"itemId": item_id})
+
+
+async def _insert_audience(cur: Cursor, user_id: str, item_id: str, ids: Collection[str]) -> None:
+    """Link the listed beneficiaries; 400 unless every one is the owner's.
+
+    INSERT ... SELECT filters by owner and the foreign key locks each beneficiary, so a
+    concurrent delete either waits or makes the count come up short.
+    """
+    await cur.execute(
+        "INSERT INTO archive_item_audience (item_id, beneficiary_id)"
+        " SELECT %s, b.id FROM beneficiaries b WHERE b.user_id = %s AND b.id = ANY(%s::uuid[])"
+        " RETURNING beneficiary_id::text AS id",
+        (item_id, user_id, list(ids)),
+    )
+    found = {row["id"] for row in await cur.fetchall()}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise validation_error(
+            {"audience": {"beneficiaryIds": [f"Not one of your beneficiaries: {', '.join(missing)}."]}}
+        )
+
+
+async def _get(cur: Cursor, user_id: str, item_id: str, sealed: bool = False) -> dict[str, Any]:
+    columns = f"{COLUMNS}, {SEALED_COLUMNS}" if sealed else COLUMNS
+    await cur.execute(
+        f"SELECT {columns} FROM archive_items i WHERE i.id = %s AND i.user_id = %s", (item_id, user_id)
+    )
+    row: dict[str, Any] | None = await cur.fetchone()
+    if row is None:
+        raise NotFound("Archive item")
+    return row
+
+
+async def create(
+    pool: Pool, user_id: str, item_id: str, data: dict[str, Any], staged: Staged
+) -> dict[str, Any]:
+    """Commit the item `pending` with its audience and activity entry, in one transaction.
+
+    `data` holds the validated fields plus `file_name` and `content_type`.
+    """
+    audience = data["audience"]
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "INSERT INTO archive_items (id, user_id, title, type, category, description, file_name,"
+            " content_type, size_bytes, staged_chunks, audience_all)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                item_id,
+                user_id,
+                data.get("title") or data["file_name"],
+                data["type"],
+                data["category"],
+                data.get("description"),
+                data["file_name"],
+                data["content_type"],
+                staged.size,
+                staged.chunks,
+                audience["all"],
+            ),
+        )
+        if not audience["all"] and audience["beneficiary_ids"]:
+            await _insert_audience(cur, user_id, item_id, audience["beneficiary_ids"])
+        await activity.record(
+            cur,
+            user_id,
+            "archive_item.created",
+            "archive_item",
+            item_id,
+            f"Archived a {data['type']}",
+            {
+                "fields": [f for f in ("title", "type", "category", "description", "audience") if f in data],
+                "sizeBytes": staged.size,
+            },
+        )
+        row = await _get(cur, user_id, item_id)
+    return _record(row)
+
+
+async def enqueue_encrypt(redis: ArqRedis, item_id: str) -> bool:
+    """Queue the encryption job once per item; True if this call queued it.
+
+    The job id is derived from the item, so a second enqueue while one is queued or running
+    is refused (it will run). arq also refuses an id whose finished result it still keeps;
+    that result is stale if the item is still pending (the job died before finishing its
+    bookkeeping), so it is dropped and the job queued again.
+    """
+    jid = job_id(item_id)
+    if await redis.enqueue_job(ENCRYPT_JOB, item_id, _job_id=jid) is not None:
+        return True
+    status = await Job(jid, redis, _queue_name=redis.default_queue_name).status()
+    if status is not JobStatus.complete:
+        return False
+    await redis.delete(result_key_prefix + jid)
+    return await redis.enqueue_job(ENCRYPT_JOB, item_id, _job_id=jid) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# Owner's reads and delete
+# --------------------------------------------------------------------------------------------
+
+
+async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
+    async with reading(pool) as cur:
+        result = await fetch_page(
+            cur, f"SELECT {COLUMNS} FROM archive_items i WHERE i.user_id = %s", [user_id], page, "i."
+        )
+    return Page([_record(row) for row in result.items], result.next_cursor)
+
+
+async def get(pool: Pool, user_id: str, raw_id: str, sealed: bool = False) -> dict[str, Any]:
+    """The owner's item; `sealed` adds storage key, key id and wrapped key (for downloads)."""
+    item_id = parse_id(raw_id, "Archive item")
+    async with reading(pool) as cur:
+        return _record(await _get(cur, user_id, item_id, sealed))
+
+
+def require_available(item: dict[str, Any]) -> None:
+    """409 naming the status unless the ciphertext is stored and can be served."""
+    status = item["status"]
+    if status == "available":
+        return
+    message = (
+        "The file is still being encrypted (status pending); try again shortly."
+        if status == "pending"
+        else "The file could not be stored (status failed); delete it and upload it again."
+    )
+    raise Conflict(message, extra={"itemStatus": status, "failureReason": item.get("failure_reason")})
+
+
+async def delete(pool: Pool, user_id: str, raw_id: str) -> str:
+    """Remove row, audience and staging, and queue the object's removal; return its key.
+
+    The object key is recorded in archive_deletions in the same transaction, so the object
+    is removed even if storage is down right now (the sweeper retries). A pending item gets
+    one too: its job may be storing the object at this very moment.
+    """
+    item_id = parse_id(raw_id, "Archive item")
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "SELECT m.id::text AS id FROM messages m WHERE m.media_id = %s AND m.user_id = %s ORDER BY m.id",
+            (item_id, user_id),
+        )
+        attached = [row["id"] for row in await cur.fetchall()]
+        if attached:
+            raise Conflict(
+                "The file is the media of a message; remove it from the message first.",
+                extra={"messageIds": attached},
+            )
+        await cur.execute(
+            "DELETE FROM archive_items WHERE id = %s AND user_id = %s RETURNING type", (item_id, user_id)
+        )
+        row = await cur.fetchone()
+        if row is None:
+            raise NotFound("Archive item")
+        key = storage_key(user_id, item_id)
+        await cur.execute("DELETE FROM archive_staging WHERE item_id = %s", (item_id,))
+        await cur.execute(
+            "INSERT INTO archive_deletions (storage_key) VALUES (%s) ON CONFLICT DO NOTHING", (key,)
+        )
+        await activity.record(
+            cur,
+            user_id,
+            "archive_item.deleted",
+            "archive_item",
+            item_id,
+            f"Deleted a {row['type']} from the archive",
+        )
+    return key
+
+
+async def remove_object(pool: Pool, storage: Storage, key: str) -> bool:
+    """Delete an object listed in archive_deletions, then its entry; False if storage failed."""
+    try:
+        await storage.delete(key)
+    except StorageError as exc:
+        async with reading(pool) as cur:
+            await cur.execute(
+                "UPDATE archive_deletions SET attempts = attempts + 1, last_attempt_at = clock_timestamp()"
+                " WHERE storage_key = %s",
+                (key,),
+            )
+        log.warning("archive object removal failed; will retry", extra={"key": key, "error": str(exc)})
+        return False
+    async with reading(pool) as cur:
+        await cur.execute("DELETE FROM archive_deletions WHERE storage_key = %s", (key,))
+    return True
+
+
+async def check_media(cur: Cursor, user_id: str, media_id: str | None) -> None:
+    """A message's media: one of the owner's archive items of type photo, video or voice (400)."""
+    if media_id is None:
+        return
+    await cur.execute(
+        "SELECT type FROM archive_items WHERE id = %s AND user_id = %s FOR KEY SHARE", (media_id, user_id)
+    )
+    row = await cur.fetchone()
+    if row is None:
+        raise validation_error({"mediaId": ["Not one of your archive items."]})
+    if row["type"] not in MESSAGE_MEDIA_TYPES:
+        raise validation_error(
+            {
+                "mediaId": [
+                    f"Must be an archive item of type {', '.join(MESSAGE_MEDIA_TYPES)}, not {row['type']}."
+                ]
+            }
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the plaintext back (owner downloads, and the capsule's)
+# --------------------------------------------------------------------------------------------
+
+
+async def plaintext(storage: Storage, keys: KeyRing, item: dict[str, Any]) -> AsyncGenerator[bytes, None]:
+    """Stream an available item's plaintext: fetch, then decrypt segment by segment.
+
+    The data key is unwrapped before anything is fetched, so an unknown key id or a damaged
+    wrapped key fails on the first `anext` (IntegrityError). Every chunk yielded has been
+    authenticated; an IntegrityError (or StorageError) raised later means the rest is missing
+    or forged, and a consumer streaming to a client must abort rather than end normally.
+    """
+    item_id = str(item["id"])
+    data_key = keys.unwrap_data_key(item["key_id"], bytes(item["wrapped_key"]), item_id)
+    source = cast(AsyncGenerator[bytes, None], storage.get_stream(item["storage_key"], DOWNLOAD_CHUNK_SIZE))
+    async with aclosing(source):
+        async for chunk in decrypt_stream(data_key, item_id, source):
+            yield chunk
+
+
+# --------------------------------------------------------------------------------------------
+# The encryption job's bookkeeping (workers/archive.py)
+# --------------------------------------------------------------------------------------------
+
+
+async def claim_attempt(pool: Pool, item_id: str) -> dict[str, Any] | None:
+    """Count one more attempt at a pending item and return it; None if it is not pending."""
+    return await fetch_one(
+        pool,
+        "UPDATE archive_items SET attempts = attempts + 1, updated_at = clock_timestamp()"
+        " WHERE id = %s AND status = 'pending'"
+        " RETURNING id::text AS id, user_id::text AS user_id, size_bytes, staged_chunks, attempts",
+        (item_id,),
+    )
+
+
+async def _fetch_chunk(pool: Pool, item_id: str, seq: int) -> bytes:
+    row = await fetch_one(
+        pool, "SELECT data FROM archive_staging WHERE item_id = %s AND seq = %s", (item_id, seq)
+    )
+    if row is None:
+        raise StagingIncomplete(f"staged chunk {seq} is missing")
+    return bytes(row["data"])
+
+
+async def staged_chunks(pool: Pool, item_id: str, count: int) -> AsyncGenerator[bytes, None]:
+    """The staged upload in order, chunk by chunk, with the next chunk fetched ahead."""
+    ahead: asyncio.Task[bytes] | None = None
+    try:
+        for seq in range(count):
+            current = ahead or asyncio.create_task(_fetch_chunk(pool, item_id, seq))
+            ahead = asyncio.create_task(_fetch_chunk(pool, item_id, seq + 1)) if seq + 1 < count else None
+            yield await current
+    finally:
+        if ahead is not None and not ahead.done():
+            ahead.cancel()
+            with suppress(BaseException):
+                await ahead
+
+
+async def mark_available(pool: Pool, item_id: str, stored: Stored) -> bool:
+    """Record the ciphertext and drop the staging, only if the item is still pending."""
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE archive_items SET status = 'available', failure_reason = NULL, storage_key = %s,"
+            " key_id = %s, wrapped_key = %s, stored_bytes = %s, sha256 = %s,"
+            " stored_at = clock_timestamp(), updated_at = clock_timestamp()"
+            " WHERE id = %s AND status = 'pending' RETURNING id",
+            (
+                stored.storage_key,
+                stored.key_id,
+                psycopg2.Binary(stored.wrapped_key),
+                stored.stored_bytes,
+                psycopg2.Binary(stored.sha256),
+                item_id,
+            ),
+        )
+        if await cur.fetchone() is None:
+            return False
+        await cur.execute("DELETE FROM archive_staging WHERE item_id = %s", (item_id,))
+    return True
+
+
+async def mark_failed(pool: Pool, item_id: str, reason: str) -> bool:
+    """Give up on a pending item; its staging stays until it is deleted (or requeued by ops)."""
+    row = await fetch_one(
+        pool,
+        "UPDATE archive_items SET status = 'failed', failure_reason = %s, updated_at = clock_timestamp()"
+        " WHERE id = %s AND status = 'pending' RETURNING id",
+        (reason, item_id),
+    )
+    return row is not None
+
+
+async def exists(pool: Pool, item_id: str) -> bool:
+    return await fetch_one(pool, "SELECT 1 FROM archive_items WHERE id = %s", (item_id,)) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# The sweeper's queries
+# --------------------------------------------------------------------------------------------
+
+
+async def stale_pending(pool: Pool, older_than: timedelta, limit: int = 500) -> list[str]:
+    """Pending items nothing has touched for a while: their job may have been lost."""
+    rows = await fetch_all(
+        pool,
+        "SELECT id::text AS id FROM archive_items WHERE status = 'pending'"
+        " AND updated_at < clock_timestamp() - %s ORDER BY updated_at LIMIT %s",
+        (older_than, limit),
+    )
+    return [row["id"] for row in rows]
+
+
+async def discard_orphan_staging(pool: Pool, older_than: timedelta) -> int:
+    """Drop chunks of uploads that never became an item (aborted) once they stop growing."""
+    async with reading(pool) as cur:
+        await cur.execute(
+            "DELETE FROM archive_staging s USING ("
+            "  SELECT item_id FROM archive_staging GROUP BY item_id"
+            "  HAVING max(created_at) < clock_timestamp() - %s) old"
+            " WHERE s.item_id = old.item_id"
+            " AND NOT EXISTS (SELECT 1 FROM archive_items i WHERE i.id = s.item_id)",
+            (older_than,),
+        )
+        count: int = cur.rowcount
+    return count
+
+
+async def pending_deletions(pool: Pool, limit: int = 500) -> list[str]:
+    rows = await fetch_all(
+        pool, "SELECT storage_key FROM archive_deletions ORDER BY created_at LIMIT %s", (limit,)
+    )
+    return [row["storage_key"] for row in rows]
+
+
+async def known_ids(pool: Pool, item_ids: Collection[str]) -> set[str]:
+    """Which of these item ids still have a row."""
+    rows = await fetch_all(
+        pool, "SELECT id::text AS id FROM archive_items WHERE id = ANY(%s::uuid[])", (list(item_ids),)
+    )
+    return {row["id"] for row in rows}
