@@ -96,11 +96,6 @@ def _not_blank(value: str) -> None:
         raise ValidationError("Must not be blank.")
 
 
-def _no_archive_yet(value: Any) -> None:
-    # Replaced by a real archive-item check when the archive lands.
-    raise ValidationError("archive items are not available yet")
-
-
 class MessageCreateSchema(BaseSchema):
     title = Text(allow_none=True, validate=validate.Length(min=1, max=200))
     content = fields.String(
@@ -113,8 +108,7 @@ class MessageCreateSchema(BaseSchema):
     mediaId = fields.UUID(
         allow_none=True,
         attribute="media_id",
-        validate=_no_archive_yet,
-        metadata={"description": "An archive item id."},
+        metadata={"description": "One of your archive items of type photo, video or voice (400 otherwise)."},
     )
 
 

@@ -411,24 +411,20 @@ async def remove_object(pool: Pool, storage: Storage, key: str) -> bool:
     return True
 
 
-async def check_media(cur: Cursor, user_id: str, media_id: str | None) -> None:
-    """A message's media: one of the owner's archive items of type photo, video or voice (400)."""
+async def check_media(cur: Cursor, user_id: str, media_id: Any) -> str | None:
+    """A message's media must be one of the owner's archive items of type photo, video or
+    voice, in any status (it may still be encrypting); 400 otherwise. Returns the id as text."""
     if media_id is None:
-        return
-    await cur.execute(
-        "SELECT type FROM archive_items WHERE id = %s AND user_id = %s FOR KEY SHARE", (media_id, user_id)
-    )
+        return None
+    media_id = str(media_id)
+    await cur.execute("SELECT type FROM archive_items WHERE id = %s AND user_id = %s", (media_id, user_id))
     row = await cur.fetchone()
     if row is None:
         raise validation_error({"mediaId": ["Not one of your archive items."]})
     if row["type"] not in MESSAGE_MEDIA_TYPES:
-        raise validation_error(
-            {
-                "mediaId": [
-                    f"Must be an archive item of type {', '.join(MESSAGE_MEDIA_TYPES)}, not {row['type']}."
-                ]
-            }
-        )
+        kinds = ", ".join(MESSAGE_MEDIA_TYPES)
+        raise validation_error({"mediaId": [f"Must be an archive item of type {kinds}, not {row['type']}."]})
+    return media_id
 
 
 # --------------------------------------------------------------------------------------------

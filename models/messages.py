@@ -16,7 +16,7 @@ from typing import Any
 
 from core.db import Cursor, Pool, reading, transaction
 from core.errors import NotFound, validation_error
-from models import activity
+from models import activity, archive
 from models.common import changed_values, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
@@ -124,6 +124,7 @@ async def get(pool: Pool, user_id: str, raw_id: str) -> dict[str, Any]:
 async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
     async with transaction(pool) as cur:
         await _check_audience(cur, user_id, data["audience"])
+        media_id = await archive.check_media(cur, user_id, data.get("media_id"))
         rule = _rule_columns(data["release_rule"])
         await cur.execute(
             "INSERT INTO messages (user_id, title, content, release_rule_kind, release_on_date,"
@@ -137,7 +138,7 @@ async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, An
                 rule["release_on_date"],
                 rule["release_after_days"],
                 data["audience"]["all"],
-                data.get("media_id"),
+                media_id,
             ),
         )
         message_id = (await cur.fetchone())["id"]
@@ -161,6 +162,8 @@ async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any])
     async with transaction(pool) as cur:
         if "audience" in changes:
             await _check_audience(cur, user_id, changes["audience"])
+        if changes.get("media_id") is not None:
+            changes = {**changes, "media_id": await archive.check_media(cur, user_id, changes["media_id"])}
         current = _record(await _get(cur, user_id, row_id, lock=True))
         diff = changed_values(current, {c: changes[c] for c in EDITABLE if c in changes})
         if "audience" in diff and _same_audience(current["audience"], diff["audience"]):
