@@ -99,7 +99,7 @@ async def list_assets(request: web.Request) -> web.Response:
     description='`amount` is a decimal string such as "1250.50"; a JSON number is a 400.',
     responses=error_responses(400, 401),
 )
-@request_schema(AssetCreateSchema)
+@request_schema(AssetCreateSchema, required=True)
 @response_schema(AssetSchema, 201)
 async def create_asset(request: web.Request) -> web.Response:
     row = await assets.create(request.app[DB], request[USER_ID], request["data"])
@@ -121,7 +121,7 @@ async def get_asset(request: web.Request) -> web.Response:
     description="Validated like create, for the fields given; an empty body is a 400.",
     responses=error_responses(400, 401, 404),
 )
-@request_schema(AssetPatchSchema)
+@request_schema(AssetPatchSchema, required=True)
 @response_schema(AssetSchema, 200)
 async def patch_asset(request: web.Request) -> web.Response:
     row = await assets.update(request.app[DB], request[USER_ID], request.match_info["id"], request["data"])

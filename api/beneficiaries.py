@@ -110,7 +110,7 @@ async def list_beneficiaries(request: web.Request) -> web.Response:
     "(400 naming the current total). " + CLAIM_LINK_NOTE,
     responses=error_responses(400, 401),
 )
-@request_schema(BeneficiaryCreateSchema)
+@request_schema(BeneficiaryCreateSchema, required=True)
 @response_schema(BeneficiarySchema, 201)
 async def create_beneficiary(request: web.Request) -> web.Response:
     row = await beneficiaries.create(request.app[DB], _ring(request), request[USER_ID], request["data"])
@@ -133,7 +133,7 @@ async def get_beneficiary(request: web.Request) -> web.Response:
     "A `claimToken` in the body is ignored: use the rotate route.",
     responses=error_responses(400, 401, 404),
 )
-@request_schema(BeneficiaryPatchSchema)
+@request_schema(BeneficiaryPatchSchema, required=True)
 @response_schema(BeneficiarySchema, 200)
 async def patch_beneficiary(request: web.Request) -> web.Response:
     row = await beneficiaries.update(

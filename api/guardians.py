@@ -68,7 +68,7 @@ async def list_guardians(request: web.Request) -> web.Response:
 @docs(
     tags=["guardians"], summary="Add a guardian", description=RULES, responses=error_responses(400, 401, 409)
 )
-@request_schema(GuardianCreateSchema)
+@request_schema(GuardianCreateSchema, required=True)
 @response_schema(GuardianSchema, 201)
 async def create_guardian(request: web.Request) -> web.Response:
     row = await guardians.create(request.app[DB], request[USER_ID], request["data"])
@@ -90,7 +90,7 @@ async def get_guardian(request: web.Request) -> web.Response:
     description="Validated like create, for the fields given; an empty body is a 400. " + RULES,
     responses=error_responses(400, 401, 404, 409),
 )
-@request_schema(GuardianPatchSchema)
+@request_schema(GuardianPatchSchema, required=True)
 @response_schema(GuardianSchema, 200)
 async def patch_guardian(request: web.Request) -> web.Response:
     row = await guardians.update(request.app[DB], request[USER_ID], request.match_info["id"], request["data"])

@@ -164,7 +164,7 @@ async def list_messages(request: web.Request) -> web.Response:
     description=RELEASE_RULES,
     responses=error_responses(400, 401),
 )
-@request_schema(MessageCreateSchema)
+@request_schema(MessageCreateSchema, required=True)
 @response_schema(MessageSchema, 201)
 async def create_message(request: web.Request) -> web.Response:
     row = await messages.create(request.app[DB], request[USER_ID], request["data"])
@@ -186,7 +186,7 @@ async def get_message(request: web.Request) -> web.Response:
     description="Validated like create, for the fields given; an empty body is a 400. " + RELEASE_RULES,
     responses=error_responses(400, 401, 404),
 )
-@request_schema(MessagePatchSchema)
+@request_schema(MessagePatchSchema, required=True)
 @response_schema(MessageSchema, 200)
 async def patch_message(request: web.Request) -> web.Response:
     row = await messages.update(request.app[DB], request[USER_ID], request.match_info["id"], request["data"])
