@@ -33,7 +33,7 @@ WRITABLE_COLUMNS = (
 )
 COLUMNS = (
     "m.id, m.user_id, m.title, m.content, m.release_rule_kind, m.release_on_date, m.release_after_days,"
-    " m.audience_all, m.media_id, m.created_at, m.updated_at,"
+    " m.audience_all, m.media_id::text AS media_id, m.created_at, m.updated_at,"
     " ARRAY(SELECT a.beneficiary_id::text FROM message_audience a WHERE a.message_id = m.id"
     " ORDER BY a.beneficiary_id) AS audience_ids"
 )
