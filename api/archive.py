@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 TEXT_FIELDS = ("title", "type", "category", "description", "audience")
 MAX_FIELD_BYTES = 16 * 1024
 MAX_PARTS = 16
+READ_SIZE = 256 * 1024  # socket reads; staged chunks are re-cut to STAGING_CHUNK_SIZE
 # The multipart body may exceed ARCHIVE_MAX_BYTES by this much: text fields and boundaries.
 FORM_OVERHEAD = 64 * 1024
 MULTIPART_ERRORS = (ValueError, RuntimeError, AssertionError)
@@ -66,7 +67,14 @@ class JsonText(fields.Field):
             parsed = json.loads(value)
         except ValueError:
             raise ValidationError("Not valid JSON.") from None
-        return self.schema.load(parsed)
+        try:
+            return self.schema.load(parsed)
+        except ValidationError as exc:
+            # A whole-object rule reads better as the field's own message than as "field.body".
+            messages = exc.messages
+            if isinstance(messages, dict) and set(messages) == {"_schema"}:
+                raise ValidationError(messages["_schema"]) from None
+            raise
 
 
 class UploadFieldsSchema(BaseSchema):
@@ -197,18 +205,18 @@ async def _read_text(part: BodyPartReader, name: str) -> str:
 
 
 async def _file_chunks(part: BodyPartReader, limit: int) -> AsyncIterator[bytes]:
-    """The file part in ~1 MiB chunks; 413 as soon as it passes `limit` bytes."""
+    """The file part in exact STAGING_CHUNK_SIZE chunks; 413 as soon as it passes `limit` bytes."""
     size = archive.STAGING_CHUNK_SIZE
     total = 0
     buf = bytearray()
-    while data := await _read_chunk(part, max(size - len(buf), 4096)):
+    while data := await _read_chunk(part, READ_SIZE):
         total += len(data)
         if total > limit:
             raise _too_large(limit)
         buf += data
         if len(buf) >= size:
-            yield bytes(buf)
-            buf.clear()
+            yield bytes(buf[:size])
+            del buf[:size]
     if buf:
         yield bytes(buf)
 

@@ -106,7 +106,8 @@ class StagingIncomplete(Exception):
 def sanitize_file_name(raw: str | None) -> str:
     """A name safe in Content-Disposition and on any disk: basename only, no controls, quotes
     or separators, NFC, at most MAX_FILE_NAME characters (the extension kept when trimming)."""
-    name = unicodedata.normalize("NFC", raw or "")
+    # Browsers escape '"', CR and LF in multipart file names as %22, %0D, %0A (WHATWG).
+    name = re.sub(r"%(22|0[dDaA])", "_", unicodedata.normalize("NFC", raw or ""))
     name = re.split(r"[/\\]", name)[-1]
     name = _UNSAFE_NAME_CHARS.sub("_", name)
     name = " ".join(name.split()).strip(" .")

@@ -29,7 +29,7 @@ from core.migrate import apply_migrations
 from core.settings import Settings, load_settings
 from workers.main import create_worker
 
-pytest_plugins = ["tests.s3server"]
+pytest_plugins = ["tests.s3server", "tests.archive_helpers"]
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_LOCK_KEY = "legacy-planning:test-lock"

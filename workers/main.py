@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -52,7 +53,9 @@ def create_worker(settings: Settings, **overrides: Any) -> Worker:
     """Build a Worker bound to these settings; tests pass burst=True to drain the queue and stop."""
     options: dict[str, Any] = {
         "functions": FUNCTIONS,
-        "cron_jobs": CRON_JOBS,
+        # Fresh copies: arq keeps each cron job's next run on the object, so a second Worker in
+        # one process (the tests) would otherwise never honour run_at_startup.
+        "cron_jobs": [dataclasses.replace(job, next_run=None) for job in CRON_JOBS],
         "on_startup": startup,
         "on_shutdown": shutdown,
         "redis_settings": redis_settings(settings.redis_url),

@@ -1,0 +1,356 @@
+"""Archive routes: upload -> real worker -> download on both backends, limits, validation, access.
+
+Everything is real: the app over HTTP, PostgreSQL staging, the arq worker in burst mode on
+Redis, a storage directory or a moto S3 server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import aiohttp
+import pytest
+from aiobotocore.session import get_session
+
+from models.archive import STAGING_CHUNK_SIZE, sanitize_file_name
+from tests.archive_helpers import MIB, SEGMENT, Archive, harness, staging_rows
+from tests.helpers import assert_error, sign_in
+from tests.plan_helpers import activity_rows, body_for, create, query
+from tests.s3server import s3_client_kwargs
+
+ROUND_TRIP_SIZES = [1, SEGMENT - 1, SEGMENT, SEGMENT + 1, 20 * MIB]
+
+
+async def test_round_trips_are_byte_identical(backend, make_client, run_worker, settings):
+    """1 B, 64 KiB - 1, 64 KiB, 64 KiB + 1 and 20 MiB, uploaded, encrypted, stored and decrypted."""
+    vault = await harness(make_client, run_worker, settings, backend)
+    files = {size: os.urandom(size) for size in ROUND_TRIP_SIZES}
+    items = {size: await vault.upload_ok(data) for size, data in files.items()}
+    big = items[20 * MIB]["id"]
+    chunks = staging_rows(settings, big)
+    assert len(chunks) == 20 and {c["size"] for c in chunks} == {STAGING_CHUNK_SIZE}
+
+    await vault.work()
+
+    for size, item in items.items():
+        row = vault.row(item["id"])
+        assert row["status"] == "available" and row["key_id"] == "k1"
+        assert row["size_bytes"] == size and row["stored_bytes"] > size
+        assert await vault.download_bytes(item["id"]) == files[size]
+    assert staging_rows(settings) == []
+
+
+async def test_upload_response_download_headers_and_list(vault: Archive, settings):
+    data = b"%PDF-1.7 will and testament"
+    form = {"title": "  Last will ", "type": "document", "category": "legal", "description": "Signed 2024"}
+    item = await vault.upload_ok(
+        data, filename="Ünïcode wïll %22final%22.pdf", content_type="application/pdf", **form
+    )
+    assert item["title"] == "Last will" and item["category"] == "legal" and item["type"] == "document"
+    assert item["fileName"] == "Ünïcode wïll _final_.pdf" and item["contentType"] == "application/pdf"
+    assert item["size"] == len(data) and item["sha256"] is None and item["failureReason"] is None
+    assert item["audience"] == {"all": True}
+
+    await vault.work()
+    resp = await vault.get(item["id"])
+    stored = await resp.json()
+    assert stored["status"] == "available"
+    assert stored["sha256"] == hashlib.sha256(data).hexdigest()
+
+    resp = await vault.download(item["id"])
+    assert resp.status == 200
+    assert await resp.read() == data
+    assert resp.headers["Content-Type"] == "application/pdf"
+    assert resp.headers["Content-Length"] == str(len(data))
+    assert resp.headers["X-Content-Type-Options"] == "nosniff"
+    assert resp.headers["Cache-Control"] == "no-store"
+    assert resp.headers["Content-Disposition"] == (
+        'attachment; filename="Unicode will _final_.pdf"; '
+        "filename*=UTF-8''%C3%9Cn%C3%AFcode%20w%C3%AFll%20_final_.pdf"
+    )
+
+    second = await vault.upload_ok(b"x", filename="b.txt", content_type="text/plain; charset=UTF-8; x=1")
+    assert second["contentType"] == "text/plain; charset=utf-8"
+    resp = await vault.client.get("/api/archive?limit=1", headers=vault.session.headers)
+    assert [i["id"] for i in await resp.json()] == [second["id"]]
+    assert 'rel="next"' in resp.headers["Link"]
+    kinds = [e["kind"] for e in activity_rows(settings, vault.session.user["id"])]
+    assert kinds.count("archive_item.created") == 2
+
+
+def test_file_names_are_sanitised():
+    assert sanitize_file_name("a%22b%0D%0A.txt") == "a_b__.txt"
+    assert sanitize_file_name('../../etc/pa"ss\x01wd.txt') == "pa_ss_wd.txt"
+    assert sanitize_file_name("C:\\Users\\me\\report.pdf") == "report.pdf"
+    assert sanitize_file_name("  ..  ") == "file"
+    assert sanitize_file_name(None) == "file"
+    long = sanitize_file_name("a" * 500 + ".jpeg")
+    assert len(long) == 200 and long.endswith(".jpeg")
+
+
+async def test_multipart_streaming_is_not_limited_by_client_max_size(vault: Archive):
+    """The app refuses JSON bodies over 1 MiB, but uploads stream past it (up to ARCHIVE_MAX_BYTES)."""
+    item = await vault.upload_ok(os.urandom(3 * MIB))
+    assert item["size"] == 3 * MIB
+
+
+async def test_content_length_over_the_limit_is_413_before_reading(make_client, file_backend, settings):
+    vault = await harness(make_client, None, settings, file_backend, archive_max_bytes=1000)
+    resp = await vault.upload(os.urandom(200 * 1024))
+    assert resp.status == 413
+    assert_error(await resp.json(), 413)
+    assert staging_rows(settings) == [] and query(settings, "SELECT id FROM archive_items") == []
+
+
+async def test_streamed_body_over_the_limit_is_413_and_leaves_nothing(make_client, file_backend, settings):
+    vault = await harness(make_client, None, settings, file_backend, archive_max_bytes=3 * MIB)
+    # Within Content-Length slack but over the file limit: caught while streaming.
+    resp = await vault.upload(os.urandom(3 * MIB + 1))
+    assert resp.status == 413
+
+    boundary = "lpsboundary"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+
+    async def chunked_body():  # no Content-Length at all: only the streaming count can stop it
+        yield head
+        for _ in range(8):
+            yield os.urandom(MIB)
+        yield f"\r\n--{boundary}--\r\n".encode()
+
+    resp = await vault.client.post(
+        "/api/archive",
+        data=chunked_body(),
+        headers={**vault.session.headers, "Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    assert resp.status == 413
+    assert_error(await resp.json(), 413)
+    assert staging_rows(settings) == [] and query(settings, "SELECT id FROM archive_items") == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "file", "message"),
+    [
+        ({}, (b"", "a.txt", "text/plain"), "file: The file is empty."),
+        (
+            {"type": "photo"},
+            (b"%PDF", "a.pdf", "application/pdf"),
+            "type: A photo must be uploaded with a image/*",
+        ),
+        ({"type": "voice"}, (b"x", "a.mp4", "video/mp4"), "type: A voice must be uploaded with a audio/*"),
+        ({"type": "selfie"}, (b"x", "a.png", "image/png"), "type: Must be one of: document, photo"),
+        ({"category": "misc"}, (b"x", "a.txt", "text/plain"), "category: Must be one of: legal"),
+        ({"audience": "everyone"}, (b"x", "a.txt", "text/plain"), "audience: Not valid JSON."),
+        ({"audience": '{"all": false}'}, (b"x", "a.txt", "text/plain"), "audience: Give either"),
+        (
+            {"audience": '{"beneficiaryIds": ["nope"]}'},
+            (b"x", "a.txt", "text/plain"),
+            "audience.beneficiaryIds",
+        ),
+        ({"title": " "}, (b"x", "a.txt", "text/plain"), "title: Length must be between 1 and 200."),
+        ({"description": "d" * 2001}, (b"x", "a.txt", "text/plain"), "description: Longer than maximum"),
+    ],
+)
+async def test_invalid_uploads_are_400(vault: Archive, settings, fields, file, message):
+    data, filename, content_type = file
+    resp = await vault.upload(data, filename=filename, content_type=content_type, **fields)
+    body = await resp.json()
+    assert resp.status == 400, body
+    assert_error(body, 400)
+    assert any(line.startswith(message) for line in body["message"]), body["message"]
+    assert staging_rows(settings) == [] and query(settings, "SELECT id FROM archive_items") == []
+
+
+async def test_missing_file_wrong_content_type_and_unknown_fields(vault: Archive):
+    form = aiohttp.FormData()
+    form.add_field("title", "no file")
+    form.add_field("dummy", "x", filename="not-the-file.txt")
+    resp = await vault.client.post("/api/archive", data=form, headers=vault.session.headers)
+    assert resp.status == 400
+    assert (await resp.json())["message"] == ["file: Missing data for required field."]
+
+    resp = await vault.client.post("/api/archive", json={"file": "x"}, headers=vault.session.headers)
+    assert resp.status == 400
+    assert (await resp.json())["message"] == "Content-Type must be multipart/form-data"
+
+    item = await vault.upload_ok(b"x", owner="someone-else", status="available")  # stripped
+    assert item["status"] == "pending"
+
+
+async def test_photo_with_image_type_and_audience_of_own_beneficiaries(vault: Archive, settings):
+    mine = await create(vault.client, vault.session, "beneficiaries")
+    other = await sign_in(vault.client)
+    theirs = await create(vault.client, other, "beneficiaries")
+
+    resp = await vault.upload(
+        b"\x89PNG",
+        filename="p.png",
+        content_type="image/png",
+        type="photo",
+        audience=json.dumps({"beneficiaryIds": [mine["id"], theirs["id"]]}),
+    )
+    assert resp.status == 400
+    assert (await resp.json())["message"] == [
+        f"audience.beneficiaryIds: Not one of your beneficiaries: {theirs['id']}."
+    ]
+    assert staging_rows(settings) == []
+
+    item = await vault.upload_ok(
+        b"\x89PNG",
+        filename="p.png",
+        content_type="image/png",
+        type="photo",
+        audience=json.dumps({"beneficiaryIds": [mine["id"]]}),
+    )
+    assert item["type"] == "photo" and item["audience"] == {"beneficiaryIds": [mine["id"]]}
+    resp = await vault.client.delete(f"/api/beneficiaries/{mine['id']}", headers=vault.session.headers)
+    assert resp.status == 204
+    assert (await (await vault.get(item["id"])).json())["audience"] == {"beneficiaryIds": []}
+
+
+async def test_storage_unset_is_503_before_reading_the_body(make_client, vault: Archive):
+    item = await vault.upload_ok(b"kept")
+    await vault.work()
+    bare = await make_client(storage_url="")
+    session = await sign_in(bare)
+    resp = await bare.post(
+        "/api/archive",
+        data=b"x" * 10,
+        headers={**session.headers, "Content-Type": "multipart/form-data; boundary=z"},
+    )
+    assert resp.status == 503
+    body = await resp.json()
+    assert_error(body, 503)
+    assert "STORAGE_URL" in body["message"]
+    resp = await bare.get(f"/api/archive/{item['id']}/download", headers=vault.session.headers)
+    assert resp.status == 503
+    resp = await bare.get("/api/archive", headers=vault.session.headers)
+    assert resp.status == 200 and [i["id"] for i in await resp.json()] == [item["id"]]
+
+
+async def test_other_owners_and_malformed_ids_are_404_and_anonymous_401(vault: Archive):
+    item = await vault.upload_ok(b"private")
+    await vault.work()
+    other = await sign_in(vault.client)
+    for path in (f"/api/archive/{item['id']}", f"/api/archive/{item['id']}/download", "/api/archive/nope"):
+        resp = await vault.client.get(path, headers=other.headers)
+        assert resp.status == 404
+        assert_error(await resp.json(), 404)
+    resp = await vault.client.delete(f"/api/archive/{item['id']}", headers=other.headers)
+    assert resp.status == 404
+    resp = await vault.client.get("/api/archive", headers=other.headers)
+    assert await resp.json() == []
+    for method, path in (
+        ("GET", "/api/archive"),
+        ("POST", "/api/archive"),
+        ("DELETE", f"/api/archive/{item['id']}"),
+    ):
+        resp = await vault.client.request(method, path)
+        assert resp.status == 401
+    assert await vault.download_bytes(item["id"]) == b"private"
+
+
+async def test_download_while_pending_is_409(vault: Archive):
+    item = await vault.upload_ok(b"soon")
+    resp = await vault.download(item["id"])
+    assert resp.status == 409
+    body = await resp.json()
+    assert_error(body, 409)
+    assert body["itemStatus"] == "pending" and "pending" in body["message"]
+
+
+async def test_delete_removes_row_staging_object_and_records_it(vault: Archive, settings):
+    stored = await vault.upload_ok(b"stored")
+    await vault.work()
+    pending = await vault.upload_ok(b"never encrypted")
+    assert vault.object_path(stored["id"]).exists() and staging_rows(settings, pending["id"])
+
+    for item in (stored, pending):
+        resp = await vault.client.delete(f"/api/archive/{item['id']}", headers=vault.session.headers)
+        assert resp.status == 204
+        assert (await vault.get(item["id"])).status == 404
+    assert not vault.object_path(stored["id"]).exists()
+    assert staging_rows(settings) == []
+    assert query(settings, "SELECT * FROM archive_deletions") == []
+    kinds = [e["kind"] for e in activity_rows(settings, vault.session.user["id"])]
+    assert kinds.count("archive_item.deleted") == 2
+
+    await vault.work()  # the pending item's job finds nothing to do and stores nothing
+    assert not vault.object_path(pending["id"]).exists()
+
+
+async def test_delete_while_storage_is_down_is_finished_by_the_sweeper(
+    make_client, run_worker, settings, s3_backend, monkeypatch
+):
+    vault = await harness(make_client, run_worker, settings, s3_backend)
+    item = await vault.upload_ok(b"to be removed")
+    await vault.work()
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    down = await make_client(**{**s3_backend, "s3_endpoint_url": "http://127.0.0.1:9"})
+    resp = await down.delete(f"/api/archive/{item['id']}", headers=vault.session.headers)
+    assert resp.status == 204
+    key = f"archive/{vault.session.user['id']}/{item['id']}"
+    [pending] = query(settings, "SELECT storage_key, attempts FROM archive_deletions")
+    assert pending == {"storage_key": key, "attempts": 1}
+
+    await vault.work()  # the sweeper runs at worker start-up
+    assert query(settings, "SELECT * FROM archive_deletions") == []
+    async with get_session().create_client("s3", **s3_client_kwargs(s3_backend["s3_endpoint_url"])) as s3:
+        listing = await s3.list_objects_v2(Bucket=s3_backend["storage_url"][5:])
+    assert listing.get("KeyCount", 0) == 0
+
+
+async def test_message_media_must_be_the_owners_photo_video_or_voice(vault: Archive, settings):
+    voice = await vault.upload_ok(b"OggS", filename="v.ogg", content_type="audio/ogg", type="voice")
+    document = await vault.upload_ok(b"doc", filename="d.txt", content_type="text/plain")
+    other = await sign_in(vault.client)
+    foreign = await vault.upload_ok(b"OggS", content_type="audio/ogg", type="voice", session=other)
+
+    for media, expected in (
+        (document["id"], "Must be an archive item of type photo, video, voice, not document."),
+        (foreign["id"], "Not one of your archive items."),
+    ):
+        resp = await vault.client.post(
+            "/api/messages", json=body_for("messages", mediaId=media), headers=vault.session.headers
+        )
+        assert resp.status == 400
+        assert (await resp.json())["message"] == [f"mediaId: {expected}"]
+
+    message = await create(vault.client, vault.session, "messages", mediaId=voice["id"])
+    assert message["mediaId"] == voice["id"]
+    resp = await vault.client.delete(f"/api/archive/{voice['id']}", headers=vault.session.headers)
+    assert resp.status == 409
+    assert (await resp.json())["messageIds"] == [message["id"]]
+
+    resp = await vault.client.patch(
+        f"/api/messages/{message['id']}", json={"mediaId": None}, headers=vault.session.headers
+    )
+    assert resp.status == 200
+    resp = await vault.client.delete(f"/api/archive/{voice['id']}", headers=vault.session.headers)
+    assert resp.status == 204
+
+    # Deleting the whole account still cascades through messages and their media.
+    await create(
+        vault.client,
+        vault.session,
+        "messages",
+        mediaId=(await vault.upload_ok(b"OggS", content_type="audio/ogg", type="voice"))["id"],
+    )
+    query(settings, "DELETE FROM users WHERE id = %s", (vault.session.user["id"],))
+    assert (
+        query(settings, "SELECT id FROM archive_items WHERE user_id = %s", (vault.session.user["id"],)) == []
+    )
+
+
+async def test_openapi_documents_the_multipart_upload(client):
+    spec = await (await client.get("/api/docs/openapi.json")).json()
+    body = spec["paths"]["/api/archive"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert body["required"] == ["file"]
+    assert body["properties"]["type"]["enum"] == ["document", "photo", "video", "voice", "other"]
+    assert "digital_accounts" in body["properties"]["category"]["enum"]
+    assert {"202", "413", "503"} <= set(spec["paths"]["/api/archive"]["post"]["responses"])
+    assert "409" in spec["paths"]["/api/archive/{id}/download"]["get"]["responses"]
