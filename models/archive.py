@@ -209,10 +209,11 @@ async def stage(pool: Pool, item_id: str, chunks: AsyncIterable[bytes]) -> Stage
         if inflight is not None:
             await inflight
     except BaseException:
-        if inflight is not None and not inflight.done():
-            inflight.cancel()
+        # Let the INSERT in flight land rather than cancel it (the server may commit it anyway),
+        # so that the caller's discard_staging sees and removes it.
+        if inflight is not None:
             with suppress(BaseException):
-                await inflight
+                await asyncio.shield(inflight)
         raise
     return Staged(size=size, chunks=seq)
 
@@ -483,10 +484,10 @@ async def staged_chunks(pool: Pool, item_id: str, count: int) -> AsyncGenerator[
             ahead = asyncio.create_task(_fetch_chunk(pool, item_id, seq + 1)) if seq + 1 < count else None
             yield await current
     finally:
-        if ahead is not None and not ahead.done():
-            ahead.cancel()
+        # Wait for the prefetch rather than cancel a query mid-flight on a pooled connection.
+        if ahead is not None:
             with suppress(BaseException):
-                await ahead
+                await asyncio.shield(ahead)
 
 
 async def mark_available(pool: Pool, item_id: str, stored: Stored) -> bool:
