@@ -75,7 +75,8 @@ def database_url(service_urls: tuple[str, str]) -> Iterator[str]:
     yield url
     with admin.cursor() as cur:
         cur.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND pid <> pg_backend_pid()",
             (name,),
         )
         cur.execute(f'DROP DATABASE IF EXISTS "{name}"')
@@ -127,7 +128,8 @@ def clean_state(request: pytest.FixtureRequest) -> Iterator[None]:
         settings: Settings = request.getfixturevalue("settings")
         with psycopg2.connect(settings.database_url) as conn, conn.cursor() as cur:
             cur.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'"
+                "SELECT tablename FROM pg_tables"
+                " WHERE schemaname = 'public' AND tablename <> 'schema_migrations'"
             )
             tables = [row[0] for row in cur.fetchall()]
             if tables:
@@ -169,7 +171,9 @@ async def run_worker(settings: Settings) -> AsyncIterator[Callable[..., Awaitabl
 
     async def run(**overrides: Any) -> Any:
         worker_settings = dataclasses.replace(settings, **overrides.pop("settings", {}))
-        worker = create_worker(worker_settings, burst=True, poll_delay=0.05, handle_signals=False, **overrides)
+        worker = create_worker(
+            worker_settings, burst=True, poll_delay=0.05, handle_signals=False, **overrides
+        )
         workers.append(worker)
         await worker.main()
         return worker
