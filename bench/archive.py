@@ -2,7 +2,7 @@
 
 For each file size (100 MiB; 1 GiB with --big) and in the same run:
 
-- service upload: multipart POST /api/archive, then poll GET /api/archive until the item is
+- service upload: multipart POST /api/archive, then poll GET /api/archive/{id} until it is
   `available` (the API staged it, the worker encrypted and stored it): size / that time;
 - service download: GET /api/archive/{id}/download, decrypting, read to the end and hashed;
 - plain put/get: the same multipart body to the ceiling, which streams the `file` part into
@@ -123,15 +123,15 @@ async def _get_file(session: aiohttp.ClientSession, url: str, headers: dict[str,
 async def _wait_available(
     session: aiohttp.ClientSession, base: str, item_id: str, headers: dict[str, str]
 ) -> None:
+    """Poll GET /api/archive/{id} until the worker has stored the item."""
     deadline = time.monotonic() + PROCESSING_TIMEOUT
     while time.monotonic() < deadline:
-        async with session.get(f"{base}/api/archive", params={"limit": "200"}, headers=headers) as resp:
-            items = await resp.json()
-        item = next((i for i in items if i["id"] == item_id), None)
-        if item and item["status"] == "available":
+        async with session.get(f"{base}/api/archive/{item_id}", headers=headers) as resp:
+            item = await resp.json()
+        if item.get("status") == "available":
             return
-        if item and item["status"] == "failed":
-            raise RuntimeError(f"archive item failed: {item}")
+        if item.get("status") == "failed" or resp.status != 200:
+            raise RuntimeError(f"archive item {item_id}: {resp.status} {item}")
         await asyncio.sleep(POLL_INTERVAL)
     raise RuntimeError(f"archive item {item_id} not available after {PROCESSING_TIMEOUT}s")
 

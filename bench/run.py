@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -219,48 +219,48 @@ class Bench:
         self, scenario: str, target: Server, requests: Sequence[wrk.Request], expect: int
     ) -> dict[str, Any]:
         """Load `target` with prepared requests (wrk, or the Python generator without it)."""
-        args = self.args
+        if self.use_wrk:
 
-        async def run() -> dict[str, Any]:
-            if self.use_wrk:
+            async def run(seconds: float) -> dict[str, Any]:
                 return await asyncio.to_thread(
                     wrk.measure,
                     target.base_url,
                     requests,
-                    connections=args.connections,
-                    duration=args.duration,
-                    warmup=args.warmup,
+                    connections=self.args.connections,
+                    duration=seconds,
                 )
-            operation = loadgen.http_operation(requests, expect)
-            return await self._python(target, operation)
 
-        return await self._measured(scenario, target, run)
+            return await self._measured(scenario, target, run)
+        return await self.operation(scenario, target, loadgen.http_operation(requests, expect))
 
     async def operation(self, scenario: str, target: Server, operation: loadgen.Operation) -> dict[str, Any]:
         """Load `target` with a scripted operation from the Python generator."""
-        return await self._measured(scenario, target, lambda: self._python(target, operation))
 
-    async def _python(self, target: Server, operation: loadgen.Operation) -> dict[str, Any]:
-        args = self.args
-        result = await loadgen.run_load(
-            target.base_url,
-            operation,
-            connections=args.connections,
-            duration=args.duration,
-            warmup=args.warmup,
-        )
-        summary = result.summary()
-        summary.update(
-            tool="python-asyncio", connections=args.connections, duration_s=round(result.duration, 2)
-        )
-        return summary
+        async def run(seconds: float) -> dict[str, Any]:
+            result = await loadgen.run_load(
+                target.base_url, operation, connections=self.args.connections, duration=seconds
+            )
+            summary = result.summary()
+            summary.update(
+                tool="python-asyncio", connections=self.args.connections, duration_s=round(result.duration, 2)
+            )
+            return summary
 
-    async def _measured(self, scenario: str, target: Server, run: Callable[[], Any]) -> dict[str, Any]:
+        return await self._measured(scenario, target, run)
+
+    async def _measured(
+        self, scenario: str, target: Server, run: Callable[[float], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """Warm up, then one timed run; adds the server's CPU use (percent of a core, µs per request)."""
         target.check_alive()
+        if self.args.warmup > 0:
+            await run(self.args.warmup)
         cpu_before, wall_before = target.cpu_seconds(), time.monotonic()
-        summary: dict[str, Any] = await run()
-        wall = time.monotonic() - wall_before
-        summary["server_cpu_pct"] = round(100 * (target.cpu_seconds() - cpu_before) / wall, 1)
+        summary = await run(self.args.duration)
+        cpu, wall = target.cpu_seconds() - cpu_before, time.monotonic() - wall_before
+        ok = summary["requests"] - summary["errors"]
+        summary["server_cpu_pct"] = round(100 * cpu / wall, 1)
+        summary["server_cpu_us_per_req"] = round(cpu / ok * 1e6, 1) if ok else None
         summary.update(scenario=scenario, target=target.name)
         self.results.append(summary)
         print(
@@ -383,7 +383,7 @@ def print_table(results: list[dict[str, Any]], archive_results: dict[str, Any] |
         print()
         header = (
             f"{'scenario':<34} {'target':<8} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8}"
-            f" {'errors':>7} {'CPU %':>6}"
+            f" {'errors':>7} {'CPU %':>6} {'CPU µs/req':>11}"
         )
         print(header)
         print("-" * len(header))
@@ -392,6 +392,7 @@ def print_table(results: list[dict[str, Any]], archive_results: dict[str, Any] |
             print(
                 f"{row['scenario']:<34} {row['target']:<8} {row['rps']:>9.1f} {row['p50_ms']:>8.2f}"
                 f" {row['p99_ms']:>8.2f} {row['errors']:>7} {row['server_cpu_pct']:>6.0f}"
+                f" {row['server_cpu_us_per_req'] or 0:>11.0f}"
             )
             if row["target"] == "ceiling" and row["scenario"] in ratio:
                 print(f"{'':<34} {'ratio':<8} {ratio[row['scenario']]:>9.2f}  (service / ceiling req/s)")

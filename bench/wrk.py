@@ -98,10 +98,9 @@ def measure(
     *,
     connections: int,
     duration: float,
-    warmup: float,
     threads: int = 1,
 ) -> dict[str, Any]:
-    """Warm up, then run wrk for `duration` seconds; return req/s, p50/p99 (ms) and errors."""
+    """Run wrk for `duration` seconds; return req/s, p50/p99 (ms) and errors."""
     require_loopback(base_url)
     binary = available()
     if binary is None:
@@ -109,8 +108,6 @@ def measure(
     with tempfile.TemporaryDirectory(prefix="lps-wrk-") as tmp:
         script_path = Path(tmp, "requests.lua")
         script_path.write_text(script(requests))
-        if warmup > 0:
-            _run(binary, base_url, script_path, connections, threads, warmup)
         output = _run(binary, base_url, script_path, connections, threads, duration)
     line = next((ln for ln in output.splitlines() if ln.startswith("WRK_JSON ")), None)
     if line is None:
