@@ -13,10 +13,12 @@ same object instead of leaving one behind, and the sweeper can tell an orphan fr
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import re
 import unicodedata
 import uuid
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterable, Collection
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
@@ -57,6 +59,7 @@ MESSAGE_MEDIA_TYPES = tuple(MEDIA_FAMILIES)
 ENCRYPT_JOB = "encrypt_archive_item"
 KEY_PREFIX = "archive/"
 STAGING_CHUNK_SIZE = 1024 * 1024
+STAGING_INFLIGHT = 2  # staging INSERTs (API) or SELECTs (worker) running at once
 DOWNLOAD_CHUNK_SIZE = 1024 * 1024
 MAX_FILE_NAME = 200
 
@@ -182,38 +185,40 @@ def _record(row: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _insert_chunk(pool: Pool, item_id: str, seq: int, data: bytes) -> None:
+    # psycopg2 sends parameters inside the SQL text, and PostgreSQL's parsing of that text is
+    # the bottleneck: base64 is 1.33 bytes per byte against bytea hex's 2, and measures ~1.5x faster.
     async with reading(pool) as cur:
         await cur.execute(
-            "INSERT INTO archive_staging (item_id, seq, data) VALUES (%s, %s, %s)",
-            (item_id, seq, psycopg2.Binary(data)),
+            "INSERT INTO archive_staging (item_id, seq, data) VALUES (%s, %s, decode(%s, 'base64'))",
+            (item_id, seq, base64.b64encode(data).decode("ascii")),
         )
 
 
 async def stage(pool: Pool, item_id: str, chunks: AsyncIterable[bytes]) -> Staged:
     """Write an upload to archive_staging, one autocommitted chunk at a time.
 
-    One INSERT is in flight while the next chunk is read from the client, so the database
-    and the network overlap; memory holds at most two chunks. Each INSERT takes a pooled
-    connection only for itself, so a slow client never pins one. On failure the caller
-    discards what was written (`discard_staging`).
+    Up to STAGING_INFLIGHT INSERTs run (on their own pooled connections) while the next chunk
+    is read from the client, so network and database overlap; memory holds a few chunks at
+    most. No connection is held between chunks, so a slow client never pins one. On failure
+    the caller discards what was written (`discard_staging`).
     """
     seq = size = 0
-    inflight: asyncio.Task[None] | None = None
+    inflight: deque[asyncio.Task[None]] = deque()
     try:
         async for chunk in chunks:
-            if inflight is not None:
-                await inflight
-            inflight = asyncio.create_task(_insert_chunk(pool, item_id, seq, chunk))
+            if len(inflight) >= STAGING_INFLIGHT:
+                await inflight.popleft()
+            inflight.append(asyncio.create_task(_insert_chunk(pool, item_id, seq, chunk)))
             seq += 1
             size += len(chunk)
-        if inflight is not None:
-            await inflight
+        while inflight:
+            await inflight.popleft()
     except BaseException:
-        # Let the INSERT in flight land rather than cancel it (the server may commit it anyway),
-        # so that the caller's discard_staging sees and removes it.
-        if inflight is not None:
+        # Let INSERTs in flight land rather than cancel them (the server may commit them
+        # anyway), so that the caller's discard_staging sees and removes them.
+        for task in inflight:
             with suppress(BaseException):
-                await asyncio.shield(inflight)
+                await asyncio.shield(task)
         raise
     return Staged(size=size, chunks=seq)
 
@@ -476,18 +481,18 @@ async def _fetch_chunk(pool: Pool, item_id: str, seq: int) -> bytes:
 
 
 async def staged_chunks(pool: Pool, item_id: str, count: int) -> AsyncGenerator[bytes, None]:
-    """The staged upload in order, chunk by chunk, with the next chunk fetched ahead."""
-    ahead: asyncio.Task[bytes] | None = None
+    """The staged upload in order, chunk by chunk, with the next STAGING_INFLIGHT fetched ahead."""
+    ahead: deque[asyncio.Task[bytes]] = deque()
     try:
         for seq in range(count):
-            current = ahead or asyncio.create_task(_fetch_chunk(pool, item_id, seq))
-            ahead = asyncio.create_task(_fetch_chunk(pool, item_id, seq + 1)) if seq + 1 < count else None
-            yield await current
+            while len(ahead) < STAGING_INFLIGHT and seq + len(ahead) < count:
+                ahead.append(asyncio.create_task(_fetch_chunk(pool, item_id, seq + len(ahead))))
+            yield await ahead.popleft()
     finally:
-        # Wait for the prefetch rather than cancel a query mid-flight on a pooled connection.
-        if ahead is not None:
+        # Wait for prefetches rather than cancel queries mid-flight on pooled connections.
+        for task in ahead:
             with suppress(BaseException):
-                await asyncio.shield(ahead)
+                await asyncio.shield(task)
 
 
 async def mark_available(pool: Pool, item_id: str, stored: Stored) -> bool:
