@@ -577,3 +577,25 @@ async def known_ids(pool: Pool, item_ids: Collection[str]) -> set[str]:
         pool, "SELECT id::text AS id FROM archive_items WHERE id = ANY(%s::uuid[])", (list(item_ids),)
     )
     return {row["id"] for row in rows}
+
+
+async def wrapped_under_other_keys(
+    pool: Pool, key_id: str, after: str, limit: int = 500
+) -> list[dict[str, Any]]:
+    """Stored items whose data key is wrapped under another key than `key_id`, by id after `after`."""
+    return await fetch_all(
+        pool,
+        "SELECT id::text AS id, key_id, wrapped_key FROM archive_items"
+        " WHERE status = 'available' AND key_id <> %s AND id > %s::uuid ORDER BY id LIMIT %s",
+        (key_id, after, limit),
+    )
+
+
+async def rewrap(pool: Pool, item_id: str, old_key_id: str, key_id: str, wrapped_key: bytes) -> bool:
+    """Swap in a data key re-wrapped under `key_id`, unless someone else changed it meanwhile."""
+    row = await fetch_one(
+        pool,
+        "UPDATE archive_items SET key_id = %s, wrapped_key = %s WHERE id = %s AND key_id = %s RETURNING id",
+        (key_id, psycopg2.Binary(wrapped_key), item_id, old_key_id),
+    )
+    return row is not None

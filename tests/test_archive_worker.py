@@ -138,9 +138,9 @@ async def test_double_enqueue_runs_once_and_a_rerun_changes_nothing(vault: Archi
     assert sorted(p.name for p in path.parent.iterdir()) == [item["id"]]
 
 
-async def test_key_rotation(make_client, run_worker, settings, file_backend):
+async def test_key_rotation_and_rewrap(make_client, run_worker, settings, file_backend):
     k1, k2 = KeyRing.generate_entry("k1"), KeyRing.generate_entry("k2")
-    old_ring, new_ring = KeyRing.parse(k1), KeyRing.parse(f"{k2},{k1}")
+    old_ring, new_ring, k2_only = KeyRing.parse(k1), KeyRing.parse(f"{k2},{k1}"), KeyRing.parse(k2)
 
     before = await harness(make_client, run_worker, settings, file_backend, encryption_keys=old_ring)
     old = await before.upload_ok(b"sealed under k1")
@@ -149,13 +149,26 @@ async def test_key_rotation(make_client, run_worker, settings, file_backend):
     after = await harness(make_client, run_worker, settings, file_backend, encryption_keys=new_ring)
     after.session = before.session
     new = await after.upload_ok(b"sealed under k2")
-    await after.work(settings={"encryption_keys": new_ring})
+    await after.work(settings={"encryption_keys": new_ring}, cron_jobs=[])
 
     assert (after.row(old["id"])["key_id"], after.row(new["id"])["key_id"]) == ("k1", "k2")
     assert await after.download_bytes(old["id"]) == b"sealed under k1"
     assert await after.download_bytes(new["id"]) == b"sealed under k2"
     # An API still on the old ring cannot open the new item: roll keys out before using them.
     assert (await before.download(new["id"])).status == 500
+
+    blob = after.object_path(old["id"]).read_bytes()
+    await after.work(
+        settings={"encryption_keys": new_ring},
+        cron_jobs=[cron(jobs.rewrap_archive_keys, run_at_startup=True)],
+    )
+    assert after.row(old["id"])["key_id"] == "k2"
+    assert after.object_path(old["id"]).read_bytes() == blob  # only the wrapped key changed
+
+    retired = await harness(make_client, run_worker, settings, file_backend, encryption_keys=k2_only)
+    retired.session = before.session
+    assert await retired.download_bytes(old["id"]) == b"sealed under k1"
+    assert await retired.download_bytes(new["id"]) == b"sealed under k2"
 
 
 async def test_orphan_sweeper_removes_objects_without_a_row(vault: Archive, settings, monkeypatch):

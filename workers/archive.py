@@ -18,7 +18,7 @@ from typing import Any
 
 from arq import Retry
 
-from core.crypto import encrypt_stream, new_data_key
+from core.crypto import IntegrityError, encrypt_stream, new_data_key
 from core.db import Pool
 from core.storage import Storage, StorageError
 from models import archive
@@ -163,3 +163,33 @@ async def _remove_orphans(pool: Pool, storage: Storage, batch: dict[str, str]) -
         if item_id not in known and await archive.remove_object(pool, storage, key):
             removed += 1
     return removed
+
+
+async def rewrap_archive_keys(ctx: dict[str, Any]) -> int:
+    """Re-wrap data keys still under an older ENCRYPTION_KEYS entry with the primary key.
+
+    Only the 60-byte wrapped key changes; the stored objects are untouched (envelope
+    encryption), so a rotation costs one UPDATE per file. Once this reports nothing left, the
+    old key can leave the ring (docs/archive.md). An item whose key id is no longer in the
+    ring is logged and skipped.
+    """
+    pool = context.db(ctx)
+    keys = context.key_ring(ctx)
+    rewrapped = 0
+    after = "00000000-0000-0000-0000-000000000000"
+    while batch := await archive.wrapped_under_other_keys(pool, keys.primary_id, after):
+        for row in batch:
+            after = row["id"]
+            try:
+                data_key = keys.unwrap_data_key(row["key_id"], bytes(row["wrapped_key"]), row["id"])
+            except IntegrityError as exc:
+                log.error(
+                    "archive data key cannot be unwrapped", extra={"itemId": row["id"], "error": str(exc)}
+                )
+                continue
+            key_id, wrapped = keys.wrap_data_key(data_key, row["id"])
+            if await archive.rewrap(pool, row["id"], row["key_id"], key_id, wrapped):
+                rewrapped += 1
+    if rewrapped:
+        log.info("archive data keys re-wrapped", extra={"count": rewrapped, "keyId": keys.primary_id})
+    return rewrapped

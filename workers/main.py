@@ -27,6 +27,7 @@ CRON_JOBS = [
     cron(heartbeat, second=0, run_at_startup=True),
     cron(archive.sweep_archive, minute=set(range(0, 60, 5)), second=30, run_at_startup=True),
     cron(archive.sweep_archive_orphans, minute=17, second=45),
+    cron(archive.rewrap_archive_keys, minute=47, second=15),
 ]
 
 
