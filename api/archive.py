@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from aiohttp import BodyPartReader, MultipartReader, web
 from aiohttp.hdrs import CONTENT_TYPE
+from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate
 from redis.exceptions import RedisError
@@ -183,6 +184,9 @@ async def _read_chunk(part: BodyPartReader, size: int) -> bytes:
         return await part.read_chunk(size)
     except MULTIPART_ERRORS:
         raise BadRequest("Malformed multipart body") from None
+    except (ConnectionError, HttpProcessingError):
+        # The client went away or the body ended early: a 400 in the access log, not a 500 trace.
+        raise BadRequest("The upload was interrupted") from None
 
 
 async def _next_part(reader: MultipartReader) -> Any:

@@ -6,6 +6,7 @@ Redis, a storage directory or a moto S3 server.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -130,6 +131,32 @@ async def test_streamed_body_over_the_limit_is_413_and_leaves_nothing(make_clien
     assert resp.status == 413
     assert_error(await resp.json(), 413)
     assert staging_rows(settings) == [] and query(settings, "SELECT id FROM archive_items") == []
+
+
+async def test_interrupted_upload_leaves_no_staging(vault: Archive, settings):
+    """A client that promises 8 MiB and hangs up after 3 gets nothing committed or staged."""
+    boundary = "cut"
+    head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n').encode()
+    request = (
+        "POST /api/archive HTTP/1.1\r\nHost: test\r\n"
+        f"Authorization: Bearer {vault.session.token}\r\n"
+        f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {8 * MIB}\r\n\r\n"
+    ).encode()
+    _, writer = await asyncio.open_connection(vault.client.host, vault.client.port)
+    writer.write(request + head)
+    for _ in range(3):
+        writer.write(os.urandom(MIB))
+        await writer.drain()
+    await asyncio.sleep(0.3)
+    assert len(staging_rows(settings)) >= 2  # staged while streaming
+    writer.close()
+    await writer.wait_closed()
+    for _ in range(50):  # the handler notices the hang-up, then discards what it staged
+        await asyncio.sleep(0.05)
+        if not staging_rows(settings):
+            break
+    assert staging_rows(settings) == []
+    assert query(settings, "SELECT id FROM archive_items") == []
 
 
 @pytest.mark.parametrize(
