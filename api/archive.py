@@ -255,7 +255,8 @@ async def _read_form(request: web.Request, item_id: str, limit: int) -> tuple[di
             form.staged = await archive.stage(request.app[DB], item_id, _file_chunks(part, limit))
         else:
             text = await _read_text(part, part.name or "field")
-            if part.name in TEXT_FIELDS:
+            # HTML forms send every field, blank ones included: blank means "not given".
+            if part.name in TEXT_FIELDS and text.strip():
                 form.values[part.name] = text
     else:
         raise BadRequest(f"Too many form fields (at most {MAX_PARTS})")

@@ -178,7 +178,7 @@ async def test_interrupted_upload_leaves_no_staging(vault: Archive, settings):
             (b"x", "a.txt", "text/plain"),
             "audience.beneficiaryIds",
         ),
-        ({"title": " "}, (b"x", "a.txt", "text/plain"), "title: Length must be between 1 and 200."),
+        ({"title": "t" * 201}, (b"x", "a.txt", "text/plain"), "title: Length must be between 1 and 200."),
         ({"description": "d" * 2001}, (b"x", "a.txt", "text/plain"), "description: Longer than maximum"),
     ],
 )
@@ -206,6 +206,9 @@ async def test_missing_file_wrong_content_type_and_unknown_fields(vault: Archive
 
     item = await vault.upload_ok(b"x", owner="someone-else", status="available")  # stripped
     assert item["status"] == "pending"
+    # Blank fields, as HTML forms send them, mean "not given".
+    item = await vault.upload_ok(b"x", filename="scan.pdf", title=" ", type="", description="")
+    assert (item["title"], item["type"], item["description"]) == ("scan.pdf", "document", None)
 
 
 async def test_photo_with_image_type_and_audience_of_own_beneficiaries(vault: Archive, settings):
