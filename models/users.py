@@ -6,7 +6,7 @@ from typing import Any
 
 import psycopg2.errors
 
-from core.db import Pool, fetch_all, fetch_one, transaction
+from core.db import Pool, fetch_one, transaction
 from core.errors import Conflict, NotFound
 from models import activity
 
@@ -65,13 +65,16 @@ async def get(pool: Pool, user_id: str) -> dict[str, Any]:
 
 
 async def get_with_wallets(pool: Pool, user_id: str) -> dict[str, Any]:
-    user = await get(pool, user_id)
-    wallets = await fetch_all(
+    """The account and every wallet that signs in to it (oldest first), in one round trip."""
+    row = await fetch_one(
         pool,
-        "SELECT wallet_address FROM user_wallets WHERE user_id = %s ORDER BY created_at",
+        f"SELECT {USER_COLUMNS}, ARRAY(SELECT w.wallet_address FROM user_wallets w"
+        " WHERE w.user_id = u.id ORDER BY w.created_at) AS wallets FROM users u WHERE u.id = %s",
         (user_id,),
     )
-    return {**user, "wallets": [w["wallet_address"] for w in wallets]}
+    if row is None:
+        raise NotFound("User")
+    return row
 
 
 async def update_profile(pool: Pool, user_id: str, changes: dict[str, Any]) -> dict[str, Any]:
