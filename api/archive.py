@@ -90,6 +90,7 @@ class UploadFieldsSchema(BaseSchema):
 
 class ArchiveItemSchema(BaseSchema):
     id = fields.String(required=True)
+    userId = fields.String(required=True, attribute="user_id")
     title = fields.String(required=True)
     type = fields.String(required=True, metadata={"enum": list(archive.TYPES)})
     category = fields.String(required=True, metadata={"enum": list(archive.CATEGORIES)})

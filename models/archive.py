@@ -26,6 +26,7 @@ from datetime import timedelta
 from typing import Any, cast
 
 import psycopg2
+import psycopg2.errors
 from arq.connections import ArqRedis
 from arq.constants import result_key_prefix
 from arq.jobs import Job, JobStatus
@@ -62,6 +63,7 @@ STAGING_CHUNK_SIZE = 1024 * 1024
 STAGING_INFLIGHT = 2  # staging INSERTs (API) or SELECTs (worker) running at once
 DOWNLOAD_CHUNK_SIZE = 1024 * 1024
 MAX_FILE_NAME = 200
+MEDIA_IN_USE = "The file is the media of a message; remove it from the message first."
 
 COLUMNS = (
     "i.id, i.user_id, i.title, i.type, i.category, i.description, i.file_name, i.content_type,"
@@ -72,7 +74,8 @@ COLUMNS = (
 # What a download needs beyond the public record: never shown to the owner.
 SEALED_COLUMNS = "i.storage_key, i.key_id, i.wrapped_key"
 
-_UNSAFE_NAME_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f\"'`/\\:*?<>|;]+")
+# Controls, quotes, path and shell specials, and bidi overrides (which can disguise "exe.pdf").
+_UNSAFE_NAME_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f\"'`/\\:*?<>|;\u200e\u200f\u202a-\u202e\u2066-\u2069]+")
 _MEDIA_TOKEN = r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}"  # noqa: S105 - a regex, not a secret
 _MEDIA_TYPE_RE = re.compile(rf"{_MEDIA_TOKEN}/{_MEDIA_TOKEN}")
 _CHARSET_RE = re.compile(r"charset\s*=\s*\"?([A-Za-z0-9._:-]{1,40})\"?", re.IGNORECASE)
@@ -374,13 +377,13 @@ async def delete(pool: Pool, user_id: str, raw_id: str) -> str:
         )
         attached = [row["id"] for row in await cur.fetchall()]
         if attached:
-            raise Conflict(
-                "The file is the media of a message; remove it from the message first.",
-                extra={"messageIds": attached},
+            raise Conflict(MEDIA_IN_USE, extra={"messageIds": attached})
+        try:
+            await cur.execute(
+                "DELETE FROM archive_items WHERE id = %s AND user_id = %s RETURNING type", (item_id, user_id)
             )
-        await cur.execute(
-            "DELETE FROM archive_items WHERE id = %s AND user_id = %s RETURNING type", (item_id, user_id)
-        )
+        except psycopg2.errors.ForeignKeyViolation:
+            raise Conflict(MEDIA_IN_USE) from None  # attached by a message committed just now
         row = await cur.fetchone()
         if row is None:
             raise NotFound("Archive item")
@@ -424,7 +427,10 @@ async def check_media(cur: Cursor, user_id: str, media_id: Any) -> str | None:
     if media_id is None:
         return None
     media_id = str(media_id)
-    await cur.execute("SELECT type FROM archive_items WHERE id = %s AND user_id = %s", (media_id, user_id))
+    # KEY SHARE: a concurrent delete of the item waits for this transaction, then gets a 409.
+    await cur.execute(
+        "SELECT type FROM archive_items WHERE id = %s AND user_id = %s FOR KEY SHARE", (media_id, user_id)
+    )
     row = await cur.fetchone()
     if row is None:
         raise validation_error({"mediaId": ["Not one of your archive items."]})

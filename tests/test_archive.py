@@ -12,6 +12,7 @@ import json
 import os
 
 import aiohttp
+import psycopg2
 import pytest
 from aiobotocore.session import get_session
 
@@ -52,7 +53,7 @@ async def test_upload_response_download_headers_and_list(vault: Archive, setting
     assert item["title"] == "Last will" and item["category"] == "legal" and item["type"] == "document"
     assert item["fileName"] == "Ünïcode wïll _final_.pdf" and item["contentType"] == "application/pdf"
     assert item["size"] == len(data) and item["sha256"] is None and item["failureReason"] is None
-    assert item["audience"] == {"all": True}
+    assert item["audience"] == {"all": True} and item["userId"] == vault.session.user["id"]
 
     await vault.work()
     resp = await vault.get(item["id"])
@@ -85,6 +86,7 @@ def test_file_names_are_sanitised():
     assert sanitize_file_name("a%22b%0D%0A.txt") == "a_b__.txt"
     assert sanitize_file_name('../../etc/pa"ss\x01wd.txt') == "pa_ss_wd.txt"
     assert sanitize_file_name("C:\\Users\\me\\report.pdf") == "report.pdf"
+    assert sanitize_file_name("invoice\u202efdp.exe") == "invoice_fdp.exe"
     assert sanitize_file_name("  ..  ") == "file"
     assert sanitize_file_name(None) == "file"
     long = sanitize_file_name("a" * 500 + ".jpeg")
@@ -384,3 +386,29 @@ async def test_openapi_documents_the_multipart_upload(client):
     assert "digital_accounts" in body["properties"]["category"]["enum"]
     assert {"202", "413", "503"} <= set(spec["paths"]["/api/archive"]["post"]["responses"])
     assert "409" in spec["paths"]["/api/archive/{id}/download"]["get"]["responses"]
+
+
+async def test_delete_racing_a_message_that_attaches_the_item_is_409(vault: Archive, settings):
+    item = await vault.upload_ok(b"OggS", content_type="audio/ogg", type="voice")
+    conn = psycopg2.connect(settings.database_url)
+    try:
+        with conn.cursor() as cur:  # a message attaching the item, committed only after DELETE started
+            cur.execute(
+                "INSERT INTO messages (user_id, content, release_rule_kind, audience_all, media_id)"
+                " VALUES (%s, 'hi', 'on_release', true, %s)",
+                (vault.session.user["id"], item["id"]),
+            )
+            deleting = asyncio.create_task(
+                vault.client.delete(f"/api/archive/{item['id']}", headers=vault.session.headers)
+            )
+            await asyncio.sleep(0.3)
+            assert not deleting.done()  # waits on the row lock the message's foreign key holds
+            conn.commit()
+        resp = await deleting
+        assert resp.status == 409
+        assert (await resp.json())[
+            "message"
+        ] == "The file is the media of a message; remove it from the message first."
+    finally:
+        conn.close()
+    assert (await vault.get(item["id"])).status == 200
