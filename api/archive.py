@@ -400,6 +400,8 @@ async def send_item(request: web.Request, storage: Storage, item: dict[str, Any]
         )
         response.content_length = item["size_bytes"]
         await response.prepare(request)
+        if request.method == "HEAD":
+            return response  # headers only: no need to read and decrypt the rest
         try:
             await response.write(first)
             async for chunk in chunks:

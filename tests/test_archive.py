@@ -73,6 +73,9 @@ async def test_upload_response_download_headers_and_list(vault: Archive, setting
         "filename*=UTF-8''%C3%9Cn%C3%AFcode%20w%C3%AFll%20_final_.pdf"
     )
 
+    resp = await vault.client.head(f"/api/archive/{item['id']}/download", headers=vault.session.headers)
+    assert resp.status == 200 and resp.headers["Content-Length"] == str(len(data))
+
     second = await vault.upload_ok(b"x", filename="b.txt", content_type="text/plain; charset=UTF-8; x=1")
     assert second["contentType"] == "text/plain; charset=utf-8"
     resp = await vault.client.get("/api/archive?limit=1", headers=vault.session.headers)
