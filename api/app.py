@@ -13,7 +13,7 @@ from api.common import RequestParser
 from api.keys import DB, REDIS, SETTINGS, STORAGE
 from core import db, redis
 from core.settings import Settings
-from core.storage import open_storage
+from core.storage import open_configured_storage
 
 ROUTE_MODULES = (health, auth, users, beneficiaries, guardians, assets, messages, activity, archive)
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
@@ -42,9 +42,7 @@ async def _redis(app: web.Application) -> AsyncIterator[None]:
 async def _storage(app: web.Application) -> AsyncIterator[None]:
     """None when STORAGE_URL is unset (archive routes answer 503); nothing is contacted yet."""
     settings = app[SETTINGS]
-    storage = await open_storage(
-        settings.storage_url, s3_endpoint_url=settings.s3_endpoint_url or None, region=settings.aws_region
-    )
+    storage = await open_configured_storage(settings)
     app[STORAGE] = storage
     yield
     if storage is not None:

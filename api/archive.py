@@ -28,8 +28,7 @@ from redis.exceptions import RedisError
 
 from api.common import json_response, list_response
 from api.keys import DB, REDIS, SETTINGS, STORAGE, USER_ID
-from api.messages import AudienceSchema
-from api.schemas import BaseSchema, PageQuerySchema, Text, UtcDateTime, error_responses
+from api.schemas import AudienceSchema, BaseSchema, PageQuerySchema, Text, UtcDateTime, error_responses
 from core.crypto import IntegrityError
 from core.errors import AppError, BadRequest, PayloadTooLarge, ServiceUnavailable, validation_error
 from core.logging import request_id_var

@@ -8,11 +8,19 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import ValidationError, fields, post_load, validate, validates_schema
+from marshmallow import ValidationError, fields, post_load, validate
 
 from api.common import json_response, list_response
 from api.keys import DB, USER_ID
-from api.schemas import BaseSchema, PageQuerySchema, PatchSchema, Text, UtcDateTime, error_responses
+from api.schemas import (
+    AudienceSchema,
+    BaseSchema,
+    PageQuerySchema,
+    PatchSchema,
+    Text,
+    UtcDateTime,
+    error_responses,
+)
 from models import messages
 from models.messages import RELEASE_KINDS
 
@@ -20,7 +28,6 @@ routes = web.RouteTableDef()
 
 MAX_CONTENT_CHARS = 100_000
 MAX_AFTER_DAYS = 36_500  # a century; also keeps the value well inside a SQL integer
-MAX_AUDIENCE = 200
 ISO_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 RELEASE_RULES = (
@@ -69,26 +76,6 @@ def _iso_date(value: Any) -> date:
         return date.fromisoformat(value)
     except ValueError:
         raise ValidationError(message, field_name="value") from None
-
-
-class AudienceSchema(BaseSchema):
-    all = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "true: every beneficiary."})
-    beneficiaryIds = fields.List(
-        fields.UUID(),
-        validate=validate.Length(min=1, max=MAX_AUDIENCE),
-        attribute="beneficiary_ids",
-        metadata={"description": "Ids of your own beneficiaries."},
-    )
-
-    @validates_schema(skip_on_field_errors=True)
-    def one_form(self, data: dict[str, Any], **kwargs: Any) -> None:
-        if ("all" in data) == ("beneficiary_ids" in data) or data.get("all") is False:
-            raise ValidationError('Give either {"all": true} or {"beneficiaryIds": [...]}.')
-
-    @post_load
-    def normalise(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        ids = list(dict.fromkeys(str(i) for i in data.get("beneficiary_ids", [])))
-        return {"all": bool(data.get("all")), "beneficiary_ids": ids}
 
 
 def _not_blank(value: str) -> None:

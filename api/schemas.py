@@ -107,6 +107,31 @@ class DecimalString(fields.String):
             raise ValidationError("Not a valid decimal.") from None
 
 
+MAX_AUDIENCE = 200
+
+
+class AudienceSchema(BaseSchema):
+    """Who may see a message or archive item: every beneficiary, or a list of the owner's own."""
+
+    all = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "true: every beneficiary."})
+    beneficiaryIds = fields.List(
+        fields.UUID(),
+        validate=validate.Length(min=1, max=MAX_AUDIENCE),
+        attribute="beneficiary_ids",
+        metadata={"description": "Ids of your own beneficiaries."},
+    )
+
+    @validates_schema(skip_on_field_errors=True)
+    def one_form(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if ("all" in data) == ("beneficiary_ids" in data) or data.get("all") is False:
+            raise ValidationError('Give either {"all": true} or {"beneficiaryIds": [...]}.')
+
+    @post_load
+    def normalise(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        ids = list(dict.fromkeys(str(i) for i in data.get("beneficiary_ids", [])))
+        return {"all": bool(data.get("all")), "beneficiary_ids": ids}
+
+
 class ErrorSchema(BaseSchema):
     statusCode = fields.Integer(required=True)
     error = fields.String(required=True)

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Protocol, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import aiohttp
@@ -54,6 +54,9 @@ _KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9/_.-]{0,500}")
 _BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.\-_]{1,254}")
 # Network failures that escape botocore's own exception hierarchy.
 _NETWORK_ERRORS: tuple[type[BaseException], ...] = (aiohttp.ClientError, TimeoutError, OSError)
+
+if TYPE_CHECKING:
+    from core.settings import Settings
 
 
 class StorageError(Exception):
@@ -534,3 +537,10 @@ async def _open_s3(
             f"S3 client configuration is invalid (check S3_ENDPOINT_URL, AWS_REGION): {exc}"
         ) from exc
     return S3Storage(client, stack, bucket, prefix, part_size)
+
+
+async def open_configured_storage(settings: Settings) -> Storage | None:
+    """The storage STORAGE_URL names, as both the API and the worker open it."""
+    return await open_storage(
+        settings.storage_url, s3_endpoint_url=settings.s3_endpoint_url or None, region=settings.aws_region
+    )

@@ -36,7 +36,7 @@ from core.db import Cursor, Pool, fetch_all, fetch_one, reading, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.storage import Storage, StorageError
 from models import activity
-from models.common import parse_id
+from models.common import fetch_owned, parse_id
 from models.pagination import Page, PageRequest, fetch_page
 
 log = logging.getLogger(__name__)
@@ -257,13 +257,9 @@ async def _insert_audience(cur: Cursor, user_id: str, item_id: str, ids: Collect
 
 async def _get(cur: Cursor, user_id: str, item_id: str, sealed: bool = False) -> dict[str, Any]:
     columns = f"{COLUMNS}, {SEALED_COLUMNS}" if sealed else COLUMNS
-    await cur.execute(
-        f"SELECT {columns} FROM archive_items i WHERE i.id = %s AND i.user_id = %s", (item_id, user_id)
+    return await fetch_owned(
+        cur, f"SELECT {columns} FROM archive_items i", user_id, item_id, "Archive item", alias="i"
     )
-    row: dict[str, Any] | None = await cur.fetchone()
-    if row is None:
-        raise NotFound("Archive item")
-    return row
 
 
 async def create(

@@ -10,7 +10,7 @@ from typing import Any
 from core.db import Cursor, Pool, reading, transaction
 from core.errors import NotFound
 from models import activity
-from models.common import changed_values, parse_id, update_row, wire_names
+from models.common import changed_values, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
 COLUMNS = "id, user_id, label, amount, asset_code, description, created_at, updated_at"
@@ -18,14 +18,7 @@ EDITABLE = ("label", "amount", "asset_code", "description")
 
 
 async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
-    await cur.execute(
-        f"SELECT {COLUMNS} FROM assets WHERE id = %s AND user_id = %s" + (" FOR UPDATE" if lock else ""),
-        (row_id, user_id),
-    )
-    row: dict[str, Any] | None = await cur.fetchone()
-    if row is None:
-        raise NotFound("Asset")
-    return row
+    return await fetch_owned(cur, f"SELECT {COLUMNS} FROM assets", user_id, row_id, "Asset", lock)
 
 
 async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:

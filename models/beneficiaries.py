@@ -18,11 +18,11 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from core.crypto import KeyRing
+from core.crypto import IntegrityError, KeyRing
 from core.db import Cursor, Pool, fetch_one, reading, transaction
 from core.errors import NotFound, validation_error
 from models import activity, messages
-from models.common import changed_values, lock_owner, parse_id, update_row, wire_names
+from models.common import changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
 SEAL_PURPOSE = "claim-token"
@@ -86,15 +86,9 @@ async def _check_allocation(cur: Cursor, user_id: str, new: Decimal, row_id: str
 
 
 async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
-    await cur.execute(
-        f"SELECT {COLUMNS} FROM beneficiaries WHERE id = %s AND user_id = %s"
-        + (" FOR UPDATE" if lock else ""),
-        (row_id, user_id),
+    return await fetch_owned(
+        cur, f"SELECT {COLUMNS} FROM beneficiaries", user_id, row_id, "Beneficiary", lock
     )
-    row: dict[str, Any] | None = await cur.fetchone()
-    if row is None:
-        raise NotFound("Beneficiary")
-    return row
 
 
 async def list_page(pool: Pool, ring: KeyRing, user_id: str, page: PageRequest) -> Page:
@@ -230,3 +224,40 @@ async def find_by_claim_token(pool: Pool, token: str) -> dict[str, Any] | None:
         f"SELECT {PUBLIC_COLUMNS} FROM beneficiaries WHERE claim_token_hash = %s",
         (claim_token_digest(token),),
     )
+
+
+async def reseal_claim_tokens(pool: Pool, ring: KeyRing, batch: int = 500) -> tuple[int, int]:
+    """Re-seal tokens still sealed under an older ENCRYPTION_KEYS entry with the primary key.
+
+    Returns (resealed, unopenable). Once both are 0 no claim token needs the old key, which can
+    then leave the ring. The token itself does not change: links already shared keep working.
+    The guarded UPDATE skips a row whose token was rotated meanwhile.
+    """
+    prefix = f"{ring.primary_id}."
+    resealed = unopenable = 0
+    after = "00000000-0000-0000-0000-000000000000"
+    while True:
+        async with reading(pool) as cur:
+            await cur.execute(
+                "SELECT id, claim_token_sealed FROM beneficiaries"
+                " WHERE NOT starts_with(claim_token_sealed, %s) AND id > %s ORDER BY id LIMIT %s",
+                (prefix, after, batch),
+            )
+            rows = await cur.fetchall()
+        if not rows:
+            return resealed, unopenable
+        for row in rows:
+            after = str(row["id"])
+            try:
+                opened = ring.open(SEAL_PURPOSE, row["claim_token_sealed"], _token_aad(row["id"]))
+            except IntegrityError:
+                unopenable += 1
+                continue
+            token = opened.decode("ascii")
+            async with transaction(pool) as cur:
+                await cur.execute(
+                    "UPDATE beneficiaries SET claim_token_sealed = %s"
+                    " WHERE id = %s AND claim_token_sealed = %s",
+                    (_seal(ring, row["id"], token), row["id"], row["claim_token_sealed"]),
+                )
+                resealed += cur.rowcount

@@ -18,6 +18,25 @@ def parse_id(raw: str, what: str) -> str:
         raise NotFound(what) from None
 
 
+async def fetch_owned(
+    cur: Cursor, select: str, user_id: Any, row_id: str, what: str, lock: bool = False, alias: str = ""
+) -> dict[str, Any]:
+    """One row of `select` ("SELECT cols FROM table [alias]") that belongs to `user_id`.
+
+    The owner filter lives here so no caller can forget it; another owner's row is NotFound,
+    exactly like a missing one. `lock` adds FOR UPDATE (of `alias` when the query joins).
+    """
+    prefix = f"{alias}." if alias else ""
+    sql = f"{select} WHERE {prefix}id = %s AND {prefix}user_id = %s"
+    if lock:
+        sql += f" FOR UPDATE OF {alias}" if alias else " FOR UPDATE"
+    await cur.execute(sql, (row_id, user_id))
+    row: dict[str, Any] | None = await cur.fetchone()
+    if row is None:
+        raise NotFound(what)
+    return row
+
+
 async def lock_owner(cur: Cursor, scope: str, user_id: Any) -> None:
     """Serialise one owner's transactions that check a total across rows (e.g. allocations <= 100).
 

@@ -13,7 +13,7 @@ import psycopg2.errors
 from core.db import Cursor, Pool, reading, transaction
 from core.errors import Conflict, NotFound, validation_error
 from models import activity
-from models.common import changed_values, parse_id, update_row, wire_names
+from models.common import changed_values, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
 COLUMNS = "id, user_id, name, email, wallet_address, relationship, created_at, updated_at"
@@ -32,14 +32,7 @@ async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str) -> No
 
 
 async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
-    await cur.execute(
-        f"SELECT {COLUMNS} FROM guardians WHERE id = %s AND user_id = %s" + (" FOR UPDATE" if lock else ""),
-        (row_id, user_id),
-    )
-    row: dict[str, Any] | None = await cur.fetchone()
-    if row is None:
-        raise NotFound("Guardian")
-    return row
+    return await fetch_owned(cur, f"SELECT {COLUMNS} FROM guardians", user_id, row_id, "Guardian", lock)
 
 
 async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:

@@ -17,7 +17,7 @@ from typing import Any
 from core.db import Cursor, Pool, reading, transaction
 from core.errors import NotFound, validation_error
 from models import activity, archive
-from models.common import changed_values, parse_id, update_row, wire_names
+from models.common import changed_values, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
 RELEASE_KINDS = ("on_release", "on_date", "after_release")
@@ -96,15 +96,9 @@ async def _set_audience(cur: Cursor, message_id: str, audience: dict[str, Any]) 
 
 
 async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
-    await cur.execute(
-        f"SELECT {COLUMNS} FROM messages m WHERE m.id = %s AND m.user_id = %s"
-        + (" FOR UPDATE OF m" if lock else ""),
-        (row_id, user_id),
+    return await fetch_owned(
+        cur, f"SELECT {COLUMNS} FROM messages m", user_id, row_id, "Message", lock, alias="m"
     )
-    row: dict[str, Any] | None = await cur.fetchone()
-    if row is None:
-        raise NotFound("Message")
-    return row
 
 
 async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:

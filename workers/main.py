@@ -13,8 +13,8 @@ from core import db
 from core import logging as app_logging
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
-from core.storage import open_storage
-from workers import archive, context
+from core.storage import open_configured_storage
+from workers import archive, context, keys
 from workers.heartbeat import heartbeat
 
 log = logging.getLogger(__name__)
@@ -28,6 +28,7 @@ CRON_JOBS = [
     cron(archive.sweep_archive, minute=set(range(0, 60, 5)), second=30, run_at_startup=True),
     cron(archive.sweep_archive_orphans, minute=17, second=45),
     cron(archive.rewrap_archive_keys, minute=47, second=15),
+    cron(keys.reseal_claim_tokens, minute=52, second=15),
 ]
 
 
@@ -35,9 +36,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     settings = context.settings(ctx)
     ctx[context.DB] = await db.create_pool(settings.database_url, settings.db_pool_max)
     ctx[context.KEY_RING] = settings.key_ring
-    ctx[context.STORAGE] = await open_storage(
-        settings.storage_url, s3_endpoint_url=settings.s3_endpoint_url or None, region=settings.aws_region
-    )
+    ctx[context.STORAGE] = await open_configured_storage(settings)
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
