@@ -8,9 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.db import Cursor, Pool, reading, transaction
-from core.errors import NotFound
 from models import activity
-from models.common import changed_values, fetch_owned, parse_id, update_row, wire_names
+from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
 COLUMNS = "id, user_id, label, amount, asset_code, description, created_at, updated_at"
@@ -75,7 +74,5 @@ async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any])
 async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Asset")
     async with transaction(pool) as cur:
-        await cur.execute("DELETE FROM assets WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id))
-        if await cur.fetchone() is None:
-            raise NotFound("Asset")
+        await delete_owned(cur, "assets", user_id, row_id, "Asset")
         await activity.record(cur, user_id, "asset.deleted", "asset", row_id, "Asset removed")

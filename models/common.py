@@ -37,6 +37,13 @@ async def fetch_owned(
     return row
 
 
+async def delete_owned(cur: Cursor, table: str, user_id: Any, row_id: str, what: str) -> None:
+    """DELETE one of the owner's rows; NotFound if it is missing or someone else's."""
+    await cur.execute(f"DELETE FROM {table} WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id))
+    if await cur.fetchone() is None:
+        raise NotFound(what)
+
+
 async def lock_owner(cur: Cursor, scope: str, user_id: Any) -> None:
     """Serialise one owner's transactions that check a total across rows (e.g. allocations <= 100).
 

@@ -11,9 +11,9 @@ from typing import Any
 import psycopg2.errors
 
 from core.db import Cursor, Pool, reading, transaction
-from core.errors import Conflict, NotFound, validation_error
+from core.errors import Conflict, validation_error
 from models import activity
-from models.common import changed_values, fetch_owned, parse_id, update_row, wire_names
+from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
 COLUMNS = "id, user_id, name, email, wallet_address, relationship, created_at, updated_at"
@@ -98,9 +98,5 @@ async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any])
 async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Guardian")
     async with transaction(pool) as cur:
-        await cur.execute(
-            "DELETE FROM guardians WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id)
-        )
-        if await cur.fetchone() is None:
-            raise NotFound("Guardian")
+        await delete_owned(cur, "guardians", user_id, row_id, "Guardian")
         await activity.record(cur, user_id, "guardian.deleted", "guardian", row_id, "Guardian removed")

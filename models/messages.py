@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from core.db import Cursor, Pool, reading, transaction
-from core.errors import NotFound, validation_error
+from core.errors import validation_error
 from models import activity, archive
-from models.common import changed_values, fetch_owned, parse_id, update_row, wire_names
+from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
 RELEASE_KINDS = ("on_release", "on_date", "after_release")
@@ -187,11 +187,7 @@ async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any])
 async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Message")
     async with transaction(pool) as cur:
-        await cur.execute(
-            "DELETE FROM messages WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id)
-        )
-        if await cur.fetchone() is None:
-            raise NotFound("Message")
+        await delete_owned(cur, "messages", user_id, row_id, "Message")
         await activity.record(cur, user_id, "message.deleted", "message", row_id, "Message deleted")
 
 
