@@ -199,7 +199,7 @@ async def run_size(
     assert bench.worker is not None
     for server in (bench.api, bench.worker):
         server.reset_peak()
-    idle = {s.name: s.status()["VmRSS"] for s in (bench.api, bench.worker)}
+    before = {s.name: s.status()["VmRSS"] for s in (bench.api, bench.worker)}
     service_runs, plain_runs = [], []
     try:
         for _ in range(repeat):
@@ -217,7 +217,7 @@ async def run_size(
         "plain_get_mib_s": _mib_s(size, [r["download_s"] for r in plain_runs]),
         "service_upload_http_s": statistics.median(r["upload_http_s"] for r in service_runs),
         "service_upload_worker_s": statistics.median(r["upload_worker_s"] for r in service_runs),
-        "idle_rss_mib": {k: v / 1024 for k, v in idle.items()},
+        "rss_before_mib": {k: v / 1024 for k, v in before.items()},
         "peak_rss_mib": {k: v / 1024 for k, v in peaks.items()},
         "runs": {"service": service_runs, "plain": plain_runs},
     }
@@ -267,17 +267,25 @@ def print_table(results: dict[str, Any]) -> None:
         print(f"archive: {results.get('skipped', 'not run')}")
         return
     header = (
-        f"{'archive':<10} {'up MiB/s':>9} {'plain put':>10} {'ratio':>6} {'down MiB/s':>11} {'plain get':>10}"
-        f" {'ratio':>6} {'API peak':>9} {'worker peak':>12}"
+        f"{'archive':<9} {'up MiB/s':>8} {'plain put':>9} {'ratio':>5} {'202 s':>6} {'worker s':>8}"
+        f" {'down MiB/s':>10} {'plain get':>9} {'ratio':>5} {'API RSS':>13} {'worker RSS':>11}"
     )
     print(header)
     print("-" * len(header))
     for row in results["sizes"]:
         size = f"{row['size_mib']} MiB"
-        peak = row["peak_rss_mib"]
+        peak, before = row["peak_rss_mib"], row["rss_before_mib"]
+        api_rss = f"{peak['service']:.0f} ({before['service']:.0f})"
+        worker_rss = f"{peak['worker']:.0f} ({before['worker']:.0f})"
         print(
-            f"{size:<10} {row['service_upload_mib_s']:>9.1f} {row['plain_put_mib_s']:>10.1f}"
-            f" {row['upload_ratio']:>6.2f} {row['service_download_mib_s']:>11.1f}"
-            f" {row['plain_get_mib_s']:>10.1f} {row['download_ratio']:>6.2f}"
-            f" {peak['service']:>6.0f}MiB {peak['worker']:>9.0f}MiB"
+            f"{size:<9} {row['service_upload_mib_s']:>8.1f} {row['plain_put_mib_s']:>9.1f}"
+            f" {row['upload_ratio']:>5.2f} {row['service_upload_http_s']:>6.2f}"
+            f" {row['service_upload_worker_s']:>8.2f} {row['service_download_mib_s']:>10.1f}"
+            f" {row['plain_get_mib_s']:>9.1f} {row['download_ratio']:>5.2f}"
+            f" {api_rss:>13} {worker_rss:>11}"
         )
+    print(
+        "up = POST until `available` (API stages to PostgreSQL, then the worker encrypts and stores);"
+        " 202 s / worker s = its two parts (median);\nRSS = peak MiB over all runs of that size, reset"
+        " before them (RSS before the runs in brackets)"
+    )

@@ -387,19 +387,26 @@ async def bench_beneficiaries(bench: Bench) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def ratios(results: list[dict[str, Any]]) -> dict[str, float]:
-    by_key = {(r["scenario"], r["target"]): r for r in results if "rps" in r}
+def ratios(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per scenario: service/ceiling req/s, and ceiling/service server CPU per request.
+
+    The CPU ratio is the steadier one on a shared machine: outside load slows both the
+    client and the server, but changes little how much CPU one request costs.
+    """
+    by_key = {(r["scenario"], r["target"]): r for r in results}
     out = {}
     for (scenario, target), row in by_key.items():
         ceiling = by_key.get((scenario, "ceiling"))
-        if target == "service" and ceiling and ceiling["rps"]:
-            out[scenario] = row["rps"] / ceiling["rps"]
+        if target != "service" or not ceiling or not ceiling["rps"]:
+            continue
+        out[scenario] = {"rps": row["rps"] / ceiling["rps"]}
+        if row["server_cpu_us_per_req"] and ceiling["server_cpu_us_per_req"]:
+            out[scenario]["cpu"] = ceiling["server_cpu_us_per_req"] / row["server_cpu_us_per_req"]
     return out
 
 
 def print_table(results: list[dict[str, Any]], archive_results: dict[str, Any] | None) -> None:
-    request_rows = [r for r in results if "rps" in r]
-    if request_rows:
+    if results:
         print()
         header = (
             f"{'scenario':<34} {'target':<8} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8}"
@@ -407,15 +414,19 @@ def print_table(results: list[dict[str, Any]], archive_results: dict[str, Any] |
         )
         print(header)
         print("-" * len(header))
-        ratio = ratios(request_rows)
-        for row in request_rows:
+        ratio = ratios(results)
+        for row in results:
             print(
                 f"{row['scenario']:<34} {row['target']:<8} {row['rps']:>9.1f} {row['p50_ms']:>8.2f}"
                 f" {row['p99_ms']:>8.2f} {row['errors']:>7} {row['server_cpu_pct']:>6.0f}"
                 f" {row['server_cpu_us_per_req'] or 0:>11.0f}"
             )
             if row["target"] == "ceiling" and row["scenario"] in ratio:
-                print(f"{'':<34} {'ratio':<8} {ratio[row['scenario']]:>9.2f}  (service / ceiling req/s)")
+                r = ratio[row["scenario"]]
+                cpu = f"{r['cpu']:.2f}" if "cpu" in r else "-"
+                print(
+                    f"{'':<34} {'ratio':<8} {r['rps']:>9.2f}  (req/s service/ceiling; CPU per request {cpu})"
+                )
     if archive_results:
         archive.print_table(archive_results)
 
