@@ -144,15 +144,20 @@ async def service_round(
     expected: str,
     headers: dict[str, str],
 ) -> dict[str, float]:
-    """One encrypted upload (until `available`) and download through the API and worker."""
-    base = bench.api.base_url
-    started = time.perf_counter()
+    """One encrypted upload (until `available`) and download through the API and worker.
+
+    Also the CPU seconds the API and the worker spent in each phase.
+    """
+    api, worker = bench.api, bench.worker
+    assert worker is not None
+    base = api.base_url
+    cpu0, started = (api.cpu_seconds(), worker.cpu_seconds()), time.perf_counter()
     item = await _post_file(session, f"{base}/api/archive", path, headers)
     accepted = time.perf_counter()
     await _wait_available(session, base, item["id"], headers)
-    stored = time.perf_counter()
+    cpu1, stored = (api.cpu_seconds(), worker.cpu_seconds()), time.perf_counter()
     got, digest = await _get_file(session, f"{base}/api/archive/{item['id']}/download", headers)
-    downloaded = time.perf_counter()
+    cpu2, downloaded = api.cpu_seconds(), time.perf_counter()
     if (got, digest) != (size, expected):
         raise RuntimeError("service download does not match the uploaded file")
     async with session.delete(f"{base}/api/archive/{item['id']}", headers=headers) as resp:
@@ -162,6 +167,9 @@ async def service_round(
         "upload_http_s": accepted - started,
         "upload_worker_s": stored - accepted,
         "download_s": downloaded - stored,
+        "upload_api_cpu_s": cpu1[0] - cpu0[0],
+        "upload_worker_cpu_s": cpu1[1] - cpu0[1],
+        "download_api_cpu_s": cpu2 - cpu1[0],
     }
 
 
@@ -169,17 +177,27 @@ async def plain_round(
     bench: Bench, session: aiohttp.ClientSession, path: Path, size: int, expected: str
 ) -> dict[str, float]:
     """The same bytes put to and got from the same storage through the bare ceiling app."""
-    base = bench.ceiling.base_url
-    started = time.perf_counter()
+    ceiling = bench.ceiling
+    base = ceiling.base_url
+    cpu0, started = ceiling.cpu_seconds(), time.perf_counter()
     stored = await _post_file(session, f"{base}/upload", path, {})
-    put_done = time.perf_counter()
+    cpu1, put_done = ceiling.cpu_seconds(), time.perf_counter()
     got, digest = await _get_file(session, f"{base}/download/{stored['key']}", {})
-    get_done = time.perf_counter()
+    cpu2, get_done = ceiling.cpu_seconds(), time.perf_counter()
     if (got, digest) != (size, expected):
         raise RuntimeError("plain download does not match the uploaded file")
     async with session.delete(f"{base}/objects/{stored['key']}") as resp:
         await resp.read()
-    return {"upload_s": put_done - started, "download_s": get_done - put_done}
+    return {
+        "upload_s": put_done - started,
+        "download_s": get_done - put_done,
+        "upload_cpu_s": cpu1 - cpu0,
+        "download_cpu_s": cpu2 - cpu1,
+    }
+
+
+def _cpu_s_per_gib(size: int, seconds: list[float]) -> float:
+    return statistics.median(seconds) * 1024 * MiB / size
 
 
 def _mib_s(size: int, seconds: list[float]) -> float:
@@ -220,6 +238,13 @@ async def run_size(
         "rss_before_mib": {k: v / 1024 for k, v in before.items()},
         "peak_rss_mib": {k: v / 1024 for k, v in peaks.items()},
         "runs": {"service": service_runs, "plain": plain_runs},
+    }
+    row["server_cpu_s_per_gib"] = {
+        "upload_api": _cpu_s_per_gib(size, [r["upload_api_cpu_s"] for r in service_runs]),
+        "upload_worker": _cpu_s_per_gib(size, [r["upload_worker_cpu_s"] for r in service_runs]),
+        "download_api": _cpu_s_per_gib(size, [r["download_api_cpu_s"] for r in service_runs]),
+        "plain_put": _cpu_s_per_gib(size, [r["upload_cpu_s"] for r in plain_runs]),
+        "plain_get": _cpu_s_per_gib(size, [r["download_cpu_s"] for r in plain_runs]),
     }
     row["upload_ratio"] = row["service_upload_mib_s"] / row["plain_put_mib_s"]
     row["download_ratio"] = row["service_download_mib_s"] / row["plain_get_mib_s"]
@@ -283,6 +308,13 @@ def print_table(results: dict[str, Any]) -> None:
             f" {row['service_upload_worker_s']:>8.2f} {row['service_download_mib_s']:>10.1f}"
             f" {row['plain_get_mib_s']:>9.1f} {row['download_ratio']:>5.2f}"
             f" {api_rss:>13} {worker_rss:>11}"
+        )
+    for row in results["sizes"]:
+        cpu = row["server_cpu_s_per_gib"]
+        print(
+            f"server CPU s per GiB, {row['size_mib']} MiB: upload API {cpu['upload_api']:.2f} + worker"
+            f" {cpu['upload_worker']:.2f} (plain put {cpu['plain_put']:.2f}); download API"
+            f" {cpu['download_api']:.2f} (plain get {cpu['plain_get']:.2f})"
         )
     print(
         "up = POST until `available` (API stages to PostgreSQL, then the worker encrypts and stores);"

@@ -24,6 +24,10 @@ from redis.asyncio import Redis
 from core import db
 from core.storage import Storage, open_storage
 
+# The piece sizes the service uses: 256 KiB multipart reads, 1 MiB storage reads on download.
+UPLOAD_CHUNK = 256 * 1024
+DOWNLOAD_CHUNK = 1024 * 1024
+
 POOL = web.AppKey("pool", db.Pool)
 REDIS = web.AppKey("redis", Redis)
 STORAGE = web.AppKey("storage", object)
@@ -113,7 +117,7 @@ async def upload(request: web.Request) -> web.Response:
             continue
 
         async def chunks(part: Any = part) -> AsyncIterator[bytes]:
-            while chunk := await part.read_chunk(256 * 1024):
+            while chunk := await part.read_chunk(UPLOAD_CHUNK):
                 yield chunk
 
         size = await storage.put_stream(key, chunks())
@@ -125,7 +129,7 @@ async def download(request: web.Request) -> web.StreamResponse:
     storage: Storage = request.app[STORAGE]  # type: ignore[assignment]
     response = web.StreamResponse(headers={"Content-Type": "application/octet-stream"})
     await response.prepare(request)
-    async for chunk in storage.get_stream(request.match_info["key"]):
+    async for chunk in storage.get_stream(request.match_info["key"], DOWNLOAD_CHUNK):
         await response.write(chunk)
     await response.write_eof()
     return response
