@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from aiohttp import web
-from marshmallow import Schema, ValidationError
+from marshmallow import Schema, ValidationError, fields
 from webargs.aiohttpparser import AIOHTTPParser, is_json_request
 
 from api.keys import SETTINGS
@@ -24,7 +25,52 @@ def list_response(request: web.Request, page: Page, schema: Schema) -> web.Respo
     if page.next_cursor:
         url = request.rel_url.update_query({"cursor": page.next_cursor})
         headers["Link"] = f'<{url}>; rel="next"'
-    return json_response(schema.dump(page.items, many=True), headers=headers)
+    return json_response(dump_many(schema, page.items), headers=headers)
+
+
+_Plan = list[tuple[str, str, Callable[[Any, str, Any], Any]]]
+_plans: dict[type[Schema], _Plan] = {}
+
+
+def _field_dumper(field: fields.Field) -> Callable[[Any, str, Any], Any]:
+    """How one field turns a row value into JSON: plain types inline, the rest by the field."""
+    kind = type(field)
+    if kind in (fields.String, fields.Str):
+        return lambda value, attr, row: None if value is None else str(value)
+    if kind in (fields.Integer, fields.Int):
+        return lambda value, attr, row: None if value is None else int(value)
+    return field._serialize
+
+
+def dump_many(schema: Schema, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`schema.dump(rows, many=True)` for dict rows, without marshmallow's per-field overhead.
+
+    Lists are the hot path (a 50-row page spent a third of its CPU in marshmallow). The schema
+    stays the one definition of the wire shape; this only runs its fields more directly, and
+    tests check it against `schema.dump` for every list schema. Method fields and schemas with
+    dump hooks go through marshmallow itself.
+    """
+    kind = type(schema)
+    plan = _plans.get(kind)
+    if plan is None:
+        hooks = schema._hooks["pre_dump"] or schema._hooks["post_dump"]
+        if hooks or any(not field._CHECK_ATTRIBUTE for field in schema.dump_fields.values()):
+            return list(schema.dump(rows, many=True))
+        plan = [
+            (field.data_key or name, field.attribute or name, _field_dumper(field))
+            for name, field in schema.dump_fields.items()
+        ]
+        _plans[kind] = plan
+    missing = object()
+    result = []
+    for row in rows:
+        out = {}
+        for key, attr, dump in plan:
+            value = row.get(attr, missing)
+            if value is not missing:
+                out[key] = dump(value, attr, row)
+        result.append(out)
+    return result
 
 
 class RequestParser(AIOHTTPParser):
