@@ -45,6 +45,8 @@ def claim_token_digest(token: str) -> bytes:
 
 def _token_aad(beneficiary_id: Any) -> bytes:
     # Binds the sealed token to its row: a sealed value copied onto another row will not open.
+    if isinstance(beneficiary_id, uuid.UUID):  # as aiopg returns it: skip the str round trip
+        return beneficiary_id.bytes
     return uuid.UUID(str(beneficiary_id)).bytes
 
 
