@@ -1,6 +1,6 @@
 """PostgreSQL access: one aiopg pool per process and the one transaction helper.
 
-Rows come back as dicts (RealDictCursor) so models can shape records without positional
+Rows come back as plain dicts (DictCursor) so models can shape records without positional
 indexing. Every write goes through `transaction()`, which is also where activity entries are
 appended, so a change and its timeline entry commit or roll back together.
 """
@@ -12,17 +12,36 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import aiopg
-import psycopg2.extras
+import psycopg2.extensions
 
 Cursor = aiopg.Cursor
 Pool = aiopg.Pool
 
 
+class DictCursor(psycopg2.extensions.cursor):
+    """Rows as plain dicts, built in C: RealDictRow is an OrderedDict filled column by column in Python."""
+
+    def _names(self) -> list[str]:
+        return [column[0] for column in self.description]
+
+    def fetchone(self) -> dict[str, Any] | None:
+        row = super().fetchone()
+        return None if row is None else dict(zip(self._names(), row, strict=True))
+
+    def fetchmany(self, size: int | None = None) -> list[dict[str, Any]]:
+        rows = super().fetchmany(size) if size is not None else super().fetchmany()
+        names = self._names() if rows else []
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def fetchall(self) -> list[dict[str, Any]]:
+        rows = super().fetchall()
+        names = self._names() if rows else []
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+
 async def create_pool(dsn: str, maxsize: int = 20) -> Pool:
     """Create the process-wide pool; `timeout` bounds how long a query may wait for a connection."""
-    return await aiopg.create_pool(
-        dsn, minsize=1, maxsize=maxsize, timeout=30, cursor_factory=psycopg2.extras.RealDictCursor
-    )
+    return await aiopg.create_pool(dsn, minsize=1, maxsize=maxsize, timeout=30, cursor_factory=DictCursor)
 
 
 def _unlink(cur: Cursor) -> None:
