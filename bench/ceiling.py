@@ -1,6 +1,6 @@
 """The ceiling: a bare aiohttp app doing only the datastore work of each benchmarked route.
 
-Same aiohttp, same aiopg pool settings (`core.db.create_pool`: RealDictCursor, DB_POOL_MAX),
+Same aiohttp, same aiopg pool settings (`core.db.create_pool`: DictCursor, DB_POOL_MAX),
 same Redis client library, same storage backend. No middleware, no JWT, no validation, no
 schemas, no logging: the fastest this stack can answer with the same queries, so
 `service / ceiling` is the share of the stack's speed the service keeps.
