@@ -7,6 +7,7 @@ stop a token minted for another service (sharing a secret by accident) from bein
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from typing import Any
@@ -37,6 +38,18 @@ def issue(secret: str, user_id: str, issuer: str, audience: str, ttl_seconds: in
 
 
 def verify(secret: str, token: str, issuer: str, audience: str) -> dict[str, Any]:
+    claims = _verified(secret, token, issuer, audience)
+    # Checked on every call: a cached token must still stop working when it expires.
+    if claims["exp"] <= time.time():
+        raise InvalidToken("ExpiredSignatureError")
+    return dict(claims)
+
+
+@functools.lru_cache(maxsize=4096)
+def _verified(secret: str, token: str, issuer: str, audience: str) -> dict[str, Any]:
+    """Full verification, remembered per token: the same session token arrives on every request
+    of a client, and PyJWT's decode is a tenth of a light request's CPU. Only tokens that
+    passed are cached (a failure raises), so forged tokens cannot fill the cache."""
     try:
         claims: dict[str, Any] = jwt.decode(
             token,
@@ -54,4 +67,6 @@ def verify(secret: str, token: str, issuer: str, audience: str) -> dict[str, Any
         uuid.UUID(str(claims["sub"]))
     except ValueError:
         raise InvalidToken("malformed subject") from None
+    if not isinstance(claims["exp"], int | float):
+        raise InvalidToken("malformed expiry")
     return claims

@@ -14,6 +14,7 @@ import pytest
 import redis.asyncio as aioredis
 from stellar_sdk import Keypair
 
+from core import tokens
 from core.challenges import KEY as CHALLENGE_KEY
 from tests.helpers import assert_error, challenge, sign, sign_in
 
@@ -398,3 +399,17 @@ async def test_trusted_proxy_limits_each_forwarded_client(make_client):
         headers={"X-Forwarded-For": "198.51.100.1"},
     )
     assert resp.status == 429
+
+
+def test_a_verified_token_still_expires_while_remembered(monkeypatch):
+    secret = "x9" * 24
+    token = tokens.issue(secret, str(uuid.uuid4()), "iss", "aud", ttl_seconds=60)
+    assert tokens.verify(secret, token, "iss", "aud")["typ"] == "session"
+    assert tokens.verify(secret, token, "iss", "aud")["typ"] == "session"  # served from the cache
+    for other in (("y8" * 24, "iss", "aud"), (secret, "iss", "other"), (secret, "other", "aud")):
+        with pytest.raises(tokens.InvalidToken):  # a different secret, issuer or audience: no cache hit
+            tokens.verify(other[0], token, other[1], other[2])
+    now = time.time()
+    monkeypatch.setattr(tokens.time, "time", lambda: now + 61)
+    with pytest.raises(tokens.InvalidToken):
+        tokens.verify(secret, token, "iss", "aud")
