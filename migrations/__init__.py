@@ -1,0 +1,1 @@
+"""Ordered SQL migrations, shipped as package data so an installed copy can migrate."""
