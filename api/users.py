@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import ValidationError, fields, validate, validates_schema
+from marshmallow import fields, validate
 
 from api import auth
 from api.auth import UserSchema, user_schema
 from api.common import json_response
 from api.keys import DB, USER_ID
-from api.schemas import BaseSchema, Text, error_responses
+from api.schemas import PatchSchema, Text, error_responses
 from models import users
 
 routes = web.RouteTableDef()
 
 
-class ProfileUpdateSchema(BaseSchema):
+class ProfileUpdateSchema(PatchSchema):
     name = Text(allow_none=True, validate=validate.Length(min=1, max=120))
     email = fields.Email(allow_none=True, validate=validate.Length(max=254))
-
-    @validates_schema
-    def not_empty(self, data: dict[str, Any], **kwargs: Any) -> None:
-        if not data:
-            raise ValidationError("Give at least one of: name, email.")
 
 
 # The same handler as /api/auth/me: the web client reads the profile from either path.
