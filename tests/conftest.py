@@ -27,6 +27,7 @@ from api.app import create_app
 from core.crypto import KeyRing
 from core.migrate import apply_migrations
 from core.settings import Settings, load_settings
+from tests.helpers import scratch_database
 from workers.main import create_worker
 
 pytest_plugins = ["tests.s3server", "tests.archive_helpers"]
@@ -64,23 +65,9 @@ def service_urls() -> Iterator[tuple[str, str]]:
 @pytest.fixture(scope="session")
 def database_url(service_urls: tuple[str, str]) -> Iterator[str]:
     """A database created for this test session, migrated from empty, dropped at the end."""
-    base = service_urls[0]
-    name = f"lps_test_{uuid.uuid4().hex[:12]}"
-    admin = psycopg2.connect(base)
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    url = psycopg2.extensions.make_dsn(base, dbname=name)
-    apply_migrations(url)
-    yield url
-    with admin.cursor() as cur:
-        cur.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = %s AND pid <> pg_backend_pid()",
-            (name,),
-        )
-        cur.execute(f'DROP DATABASE IF EXISTS "{name}"')
-    admin.close()
+    with scratch_database(service_urls[0], "lps_test") as (_, url):
+        apply_migrations(url)
+        yield url
 
 
 @pytest.fixture(scope="session")

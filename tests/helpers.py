@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg2
+import psycopg2.extensions
 from aiohttp.test_utils import TestClient
 from stellar_sdk import Keypair
 
@@ -49,6 +54,22 @@ async def sign_in(client: TestClient, keypair: Keypair | None = None) -> Session
     assert resp.status == 200, await resp.text()
     body = await resp.json()
     return Session(keypair, body["token"], body["user"])
+
+
+@contextmanager
+def scratch_database(base_url: str, prefix: str = "lps_scratch") -> Iterator[tuple[str, str]]:
+    """An empty database of its own (name, url) on the server of base_url, dropped afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = psycopg2.connect(base_url)
+    admin.autocommit = True
+    try:
+        with admin.cursor() as cur:
+            cur.execute(f'CREATE DATABASE "{name}"')
+        yield name, psycopg2.extensions.make_dsn(base_url, dbname=name)
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
 
 
 def assert_error(body: dict[str, Any], status: int) -> None:

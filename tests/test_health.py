@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
+from contextlib import closing
 
 import psycopg2
 import psycopg2.extensions
 
 from core.redis import WORKER_HEARTBEAT_KEY
+from tests.helpers import scratch_database
 
 
 async def test_health_ok(client, settings):
@@ -22,30 +23,28 @@ async def test_health_ok(client, settings):
 
 async def test_health_reports_database_outage(make_client, service_urls):
     # A database of its own, whose connections we then cut, like a restart of PostgreSQL would.
-    name = f"lps_outage_{uuid.uuid4().hex[:10]}"
-    admin = psycopg2.connect(service_urls[0])
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    url = psycopg2.extensions.make_dsn(service_urls[0], dbname=name)
-    client = await make_client(database_url=url)
-    assert (await client.get("/api/health")).status == 200
-    with admin.cursor() as cur:  # the database goes away: no new connections, existing ones cut
-        cur.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
-        cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
-    resp = await client.get("/api/health")
-    assert resp.status == 503
-    body = await resp.json()
-    assert body["status"] == "degraded"
-    assert body["checks"]["database"] == "unavailable"
-    assert body["checks"]["redis"] == "ok"
-    with admin.cursor() as cur:  # and comes back: health recovers without a restart
-        cur.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
-    assert (await client.get("/api/health")).status == 200
-    await client.close()
-    with admin.cursor() as cur:
-        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.close()
+    with (
+        scratch_database(service_urls[0], "lps_outage") as (name, url),
+        closing(psycopg2.connect(service_urls[0])) as admin,
+    ):
+        admin.autocommit = True
+        client = await make_client(database_url=url)
+        assert (await client.get("/api/health")).status == 200
+        with admin.cursor() as cur:  # the database goes away: no new connections, existing ones cut
+            cur.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+            cur.execute(  # the timeout makes it wait until each backend has really exited
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = %s", (name,)
+            )
+        resp = await client.get("/api/health")
+        assert resp.status == 503
+        body = await resp.json()
+        assert body["status"] == "degraded"
+        assert body["checks"]["database"] == "unavailable"
+        assert body["checks"]["redis"] == "ok"
+        with admin.cursor() as cur:  # and comes back: health recovers without a restart
+            cur.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        assert (await client.get("/api/health")).status == 200
+        await client.close()
 
 
 async def test_health_reports_worker_heartbeat(client, run_worker, settings):

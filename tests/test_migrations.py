@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import threading
-import uuid
 
 import psycopg2
 import psycopg2.extensions
 import pytest
 
 from core.migrate import apply_migrations, migration_files
+from tests.helpers import scratch_database
 
 
 @pytest.fixture
 def empty_database(service_urls):
-    base = service_urls[0]
-    name = f"lps_migrate_{uuid.uuid4().hex[:10]}"
-    admin = psycopg2.connect(base)
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    yield psycopg2.extensions.make_dsn(base, dbname=name)
-    with admin.cursor() as cur:
-        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.close()
+    with scratch_database(service_urls[0], "lps_migrate") as (_, url):
+        yield url
 
 
 def _tables(url):
