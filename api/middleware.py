@@ -15,6 +15,7 @@ from http import HTTPStatus
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
 
 from api.keys import SETTINGS, USER_ID
@@ -81,6 +82,10 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return await handler(request)
     except AppError as exc:
         return error_response(exc.status, exc.message, exc.details, exc.headers, **exc.extra)
+    except HttpProcessingError as exc:
+        # Malformed bytes found while a handler reads the body (e.g. a bad multipart header).
+        status = exc.code if 400 <= exc.code < 500 else 400
+        return error_response(status, "Malformed request body")
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

@@ -415,3 +415,24 @@ async def test_delete_racing_a_message_that_attaches_the_item_is_409(vault: Arch
     finally:
         conn.close()
     assert (await vault.get(item["id"])).status == 200
+
+
+@pytest.mark.parametrize(
+    "part_header",
+    [
+        b'Content-Disposition: form-data; name="e\x11x"',  # a control character (found by schemathesis)
+        b"Content-Disposition form-data",  # no colon
+        b"\x00: x",
+    ],
+)
+async def test_malformed_multipart_headers_are_400_not_500(vault: Archive, settings, part_header):
+    body = b"--b0undary\r\n" + part_header + b"\r\n\r\nvalue\r\n--b0undary--\r\n"
+    resp = await vault.client.post(
+        "/api/archive",
+        data=body,
+        headers={**vault.session.headers, "Content-Type": "multipart/form-data; boundary=b0undary"},
+    )
+    assert resp.status == 400
+    payload = await resp.json()
+    assert payload["statusCode"] == 400 and payload["message"]
+    assert staging_rows(settings) == [] and query(settings, "SELECT id FROM archive_items") == []
