@@ -6,11 +6,21 @@ stripped (EXCLUDE), as the spec asks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, validate, validates_schema
+from marshmallow import (
+    EXCLUDE,
+    Schema,
+    ValidationError,
+    fields,
+    post_load,
+    pre_load,
+    validate,
+    validates_schema,
+)
 
 from core.wallet import is_valid_address
 from models.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageRequest, decode_cursor
@@ -20,6 +30,23 @@ class BaseSchema(Schema):
     class Meta:
         unknown = EXCLUDE
         ordered = True
+
+    @pre_load(pass_many=True)
+    def refuse_nul(self, data: Any, **kwargs: Any) -> Any:
+        """PostgreSQL text cannot hold NUL: refuse it here, for every field, as a 400."""
+        if _contains_nul(data):
+            raise ValidationError("Text may not contain NUL (U+0000) characters.")
+        return data
+
+
+def _contains_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_contains_nul(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_contains_nul(v) for v in value)
+    return False
 
 
 class PatchSchema(BaseSchema):
@@ -54,7 +81,10 @@ class UtcDateTime(fields.DateTime):
         parsed: datetime = super()._deserialize(value, attr, data, **kwargs)
         if parsed.tzinfo is None:
             raise ValidationError("Must include a timezone (e.g. 2026-01-31T12:00:00Z).")
-        return parsed
+        try:  # PostgreSQL refuses offsets past ±15:59 that Python accepts: compare in UTC
+            return parsed.astimezone(UTC)
+        except OverflowError:
+            raise ValidationError("Out of range.") from None
 
 
 class Text(fields.String):

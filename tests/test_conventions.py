@@ -123,3 +123,42 @@ def test_cursor_round_trip_and_rejects_garbage():
     for garbage in ("", "abc", "!!!", encode_cursor(stamp, "not-a-uuid")):
         with pytest.raises(ValueError):
             decode_cursor(garbage)
+
+
+async def test_nul_characters_are_400_everywhere(client):
+    """PostgreSQL text cannot hold U+0000; found by schemathesis as a 500."""
+    session = await sign_in(client)
+    body = {
+        "name": "Ada\x00",
+        "relationship": "daughter",
+        "email": "ada@example.org",
+        "allocationPercentage": 10,
+    }
+    for method, path, kwargs in (
+        ("POST", "/api/beneficiaries", {"json": body}),
+        ("PATCH", "/api/users/me", {"json": {"name": "x\x00y"}}),
+        (
+            "POST",
+            "/api/messages",
+            {"json": {"content": "\x00", "releaseRule": {"kind": "on_release"}, "audience": {"all": True}}},
+        ),
+        ("GET", "/api/activity?kind=a%00b", {}),
+    ):
+        resp = await client.request(method, path, headers=session.headers, **kwargs)
+        assert resp.status == 400, (method, path, await resp.text())
+        assert "NUL" in str((await resp.json())["message"])
+
+
+@pytest.mark.parametrize(
+    "since,status",
+    [
+        ("0207-12-17T08:52:31+16:09", 200),  # an offset Python accepts and PostgreSQL would not
+        ("2026-01-01T00:00:00-23:59", 200),
+        ("0001-01-01T00:00:00+05:00", 400),  # before year 1 once in UTC
+        ("2026-01-01T00:00:00", 400),  # no zone
+    ],
+)
+async def test_time_filters_are_compared_in_utc(client, since, status):
+    session = await sign_in(client)
+    resp = await client.get("/api/activity", params={"since": since}, headers=session.headers)
+    assert resp.status == status, await resp.text()
