@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck check bench clean
+.PHONY: install run test lint typecheck check bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ check: lint typecheck test
 
 bench: install
 	$(BIN)/python bench/run.py
+
+## Fuzz every documented route (schemathesis) against a real server; fails on any 5xx.
+fuzz: install
+	$(BIN)/pip install --quiet 'schemathesis>=4,<5'
+	$(BIN)/python bench/fuzz.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
