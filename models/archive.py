@@ -36,7 +36,7 @@ from core.db import Cursor, Pool, fetch_all, fetch_one, reading, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.storage import Storage, StorageError
 from models import activity
-from models.common import fetch_owned, parse_id
+from models.common import check_audience, fetch_owned, parse_id
 from models.pagination import Page, PageRequest, fetch_page
 
 log = logging.getLogger(__name__)
@@ -235,26 +235,6 @@ async def discard_staging(pool: Pool, item_id: str) -> None:
         log.warning("could not discard staged upload; the sweeper will", extra={"itemId": item_id})
 
 
-async def _insert_audience(cur: Cursor, user_id: str, item_id: str, ids: Collection[str]) -> None:
-    """Link the listed beneficiaries; 400 unless every one is the owner's.
-
-    INSERT ... SELECT filters by owner and the foreign key locks each beneficiary, so a
-    concurrent delete either waits or makes the count come up short.
-    """
-    await cur.execute(
-        "INSERT INTO archive_item_audience (item_id, beneficiary_id)"
-        " SELECT %s, b.id FROM beneficiaries b WHERE b.user_id = %s AND b.id = ANY(%s::uuid[])"
-        " RETURNING beneficiary_id::text AS id",
-        (item_id, user_id, list(ids)),
-    )
-    found = {row["id"] for row in await cur.fetchall()}
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise validation_error(
-            {"audience": {"beneficiaryIds": [f"Not one of your beneficiaries: {', '.join(missing)}."]}}
-        )
-
-
 async def _get(cur: Cursor, user_id: str, item_id: str, sealed: bool = False) -> dict[str, Any]:
     columns = f"{COLUMNS}, {SEALED_COLUMNS}" if sealed else COLUMNS
     return await fetch_owned(
@@ -290,7 +270,11 @@ async def create(
             ),
         )
         if not audience["all"] and audience["beneficiary_ids"]:
-            await _insert_audience(cur, user_id, item_id, audience["beneficiary_ids"])
+            await check_audience(cur, user_id, audience)
+            await cur.execute(
+                "INSERT INTO archive_item_audience (item_id, beneficiary_id) SELECT %s, unnest(%s::uuid[])",
+                (item_id, audience["beneficiary_ids"]),
+            )
         await activity.record(
             cur,
             user_id,

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from core.db import Cursor
-from core.errors import NotFound
+from core.errors import NotFound, validation_error
 
 
 def parse_id(raw: str, what: str) -> str:
@@ -42,6 +42,27 @@ async def delete_owned(cur: Cursor, table: str, user_id: Any, row_id: str, what:
     await cur.execute(f"DELETE FROM {table} WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id))
     if await cur.fetchone() is None:
         raise NotFound(what)
+
+
+async def check_audience(cur: Cursor, user_id: Any, audience: Mapping[str, Any]) -> None:
+    """400 unless every listed id is one of the owner's beneficiaries; locks them until COMMIT.
+
+    FOR KEY SHARE keeps a concurrent delete of a listed beneficiary waiting, so audience rows
+    inserted next always reference a live beneficiary. Shared by messages and archive items.
+    """
+    ids = audience["beneficiary_ids"]
+    if audience["all"] or not ids:
+        return
+    await cur.execute(
+        "SELECT id::text AS id FROM beneficiaries WHERE user_id = %s AND id = ANY(%s::uuid[]) FOR KEY SHARE",
+        (user_id, list(ids)),
+    )
+    found = {row["id"] for row in await cur.fetchall()}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise validation_error(
+            {"audience": {"beneficiaryIds": [f"Not one of your beneficiaries: {', '.join(missing)}."]}}
+        )
 
 
 async def lock_owner(cur: Cursor, scope: str, user_id: Any) -> None:

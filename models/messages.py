@@ -15,9 +15,16 @@ from __future__ import annotations
 from typing import Any
 
 from core.db import Cursor, Pool, reading, transaction
-from core.errors import validation_error
 from models import activity, archive
-from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
+from models.common import (
+    changed_values,
+    check_audience,
+    delete_owned,
+    fetch_owned,
+    parse_id,
+    update_row,
+    wire_names,
+)
 from models.pagination import Page, PageRequest, fetch_page
 
 RELEASE_KINDS = ("on_release", "on_date", "after_release")
@@ -65,27 +72,6 @@ def _same_audience(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a["all"] == b["all"] and set(a["beneficiary_ids"]) == set(b["beneficiary_ids"])
 
 
-async def _check_audience(cur: Cursor, user_id: str, audience: dict[str, Any]) -> None:
-    """400 unless every listed id is one of the owner's beneficiaries; locks them until COMMIT.
-
-    FOR KEY SHARE keeps a concurrent delete of a listed beneficiary waiting, so the audience
-    rows inserted next always reference a live beneficiary.
-    """
-    ids = audience["beneficiary_ids"]
-    if audience["all"] or not ids:
-        return
-    await cur.execute(
-        "SELECT id::text AS id FROM beneficiaries WHERE user_id = %s AND id = ANY(%s::uuid[]) FOR KEY SHARE",
-        (user_id, ids),
-    )
-    found = {row["id"] for row in await cur.fetchall()}
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise validation_error(
-            {"audience": {"beneficiaryIds": [f"Not one of your beneficiaries: {', '.join(missing)}."]}}
-        )
-
-
 async def _set_audience(cur: Cursor, message_id: str, audience: dict[str, Any]) -> None:
     await cur.execute("DELETE FROM message_audience WHERE message_id = %s", (message_id,))
     if not audience["all"]:
@@ -117,7 +103,7 @@ async def get(pool: Pool, user_id: str, raw_id: str) -> dict[str, Any]:
 
 async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
     async with transaction(pool) as cur:
-        await _check_audience(cur, user_id, data["audience"])
+        await check_audience(cur, user_id, data["audience"])
         media_id = await archive.check_media(cur, user_id, data.get("media_id"))
         rule = _rule_columns(data["release_rule"])
         await cur.execute(
@@ -155,7 +141,7 @@ async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any])
     row_id = parse_id(raw_id, "Message")
     async with transaction(pool) as cur:
         if "audience" in changes:
-            await _check_audience(cur, user_id, changes["audience"])
+            await check_audience(cur, user_id, changes["audience"])
         if changes.get("media_id") is not None:
             changes = {**changes, "media_id": await archive.check_media(cur, user_id, changes["media_id"])}
         current = _record(await _get(cur, user_id, row_id, lock=True))
