@@ -15,15 +15,21 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-# pgserver asks platformdirs for a runtime dir; give it one so it does not warn on every start.
-os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # noqa: S108
+
+def _runtime_dir(data_dir: Path) -> None:
+    """pgserver asks platformdirs for a runtime dir; give it a private one (0700) under data_dir
+    when the environment has none, so it does not warn or fall back to a shared /tmp path."""
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        runtime = data_dir / "runtime"
+        runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
 
 
 def start_postgres(data_dir: Path, database: str = "legacy") -> tuple[str, Callable[[], None]]:
     """Start (or reuse) a PostgreSQL cluster in data_dir/postgres; return its URL and a stop function."""
-    import pgserver
-
     (data_dir / "postgres").parent.mkdir(parents=True, exist_ok=True)
+    _runtime_dir(data_dir)
+    import pgserver
     server: Any = pgserver.get_server(data_dir / "postgres", cleanup_mode="stop")
     # `database` is a constant of ours, never user input.
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{database}';")  # noqa: S608
