@@ -41,10 +41,6 @@ class Unauthorized(AppError):
     status = 401
 
 
-class Forbidden(AppError):
-    status = 403
-
-
 class NotFound(AppError):
     status = 404
 
