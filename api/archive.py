@@ -1,8 +1,10 @@
-"""/api/archive: encrypted files. Upload streams into staging, a worker encrypts, download decrypts.
+"""/api/archive: encrypted files. Uploads are sealed as they stream in, a worker verifies them,
+downloads are decrypted as they stream out.
 
-Nothing here holds a whole file: the upload is read part by part from the socket and staged
-in ~1 MiB chunks; the download is decrypted segment by segment as it is sent. See
-docs/archive.md for the lifecycle, the formats and the operator's side (keys, sweeper).
+Nothing here holds a whole file: the upload is read part by part from the socket, encrypted
+in ~1 MiB chunks and put straight into object storage; the download is decrypted segment by
+segment as it is sent. See docs/archive.md for the lifecycle, the formats and the operator's
+side (keys, sweeper).
 """
 
 from __future__ import annotations
@@ -41,14 +43,14 @@ log = logging.getLogger(__name__)
 TEXT_FIELDS = ("title", "type", "category", "description", "audience")
 MAX_FIELD_BYTES = 16 * 1024
 MAX_PARTS = 16
-READ_SIZE = 256 * 1024  # socket reads; staged chunks are re-cut to STAGING_CHUNK_SIZE
+READ_SIZE = 256 * 1024  # socket reads; re-cut to UPLOAD_CHUNK_SIZE for the sealing thread
 # The multipart body may exceed ARCHIVE_MAX_BYTES by this much: text fields and boundaries.
 FORM_OVERHEAD = 64 * 1024
 MULTIPART_ERRORS = (ValueError, RuntimeError, AssertionError)
 
 LIFECYCLE = (
     "Files are encrypted at rest (AES-256-GCM streaming, a data key per file wrapped under "
-    "ENCRYPTION_KEYS). `status`: `pending` (accepted, being encrypted), `available` "
+    "ENCRYPTION_KEYS). `status`: `pending` (stored encrypted, being verified), `available` "
     "(downloadable), `failed` (see `failureReason`; delete and upload again)."
 )
 
@@ -100,7 +102,7 @@ class ArchiveItemSchema(BaseSchema):
     sha256 = fields.String(
         required=True,
         allow_none=True,
-        metadata={"description": "Hex SHA-256 of the file; null until stored."},
+        metadata={"description": "Hex SHA-256 of the file as received (null: failed before it was known)."},
     )
     status = fields.String(required=True, metadata={"enum": list(archive.STATUSES)})
     failureReason = fields.String(required=True, allow_none=True, attribute="failure_reason")
@@ -165,7 +167,7 @@ def _too_large(limit: int) -> PayloadTooLarge:
 class _Form:
     values: dict[str, str] = field(default_factory=dict)
     file: dict[str, str] | None = None
-    staged: archive.Staged | None = None
+    sealed: archive.Sealed | None = None  # the ciphertext is in storage: remove it on failure
 
     def validated(self) -> dict[str, Any]:
         """Fields + file metadata, checked together (a photo must be an image)."""
@@ -209,8 +211,11 @@ async def _read_text(part: BodyPartReader, name: str) -> str:
 
 
 async def _file_chunks(part: BodyPartReader, limit: int) -> AsyncIterator[bytes]:
-    """The file part in exact STAGING_CHUNK_SIZE chunks; 413 as soon as it passes `limit` bytes."""
-    size = archive.STAGING_CHUNK_SIZE
+    """The file part in UPLOAD_CHUNK_SIZE chunks; 413 past `limit` bytes, 400 if empty.
+
+    Both errors are raised inside the storage write, which then discards what it wrote.
+    """
+    size = archive.UPLOAD_CHUNK_SIZE
     total = 0
     buf = bytearray()
     while data := await _read_chunk(part, READ_SIZE):
@@ -221,15 +226,32 @@ async def _file_chunks(part: BodyPartReader, limit: int) -> AsyncIterator[bytes]
         if len(buf) >= size:
             yield bytes(buf[:size])
             del buf[:size]
+    if total == 0:
+        raise validation_error({"file": ["The file is empty."]})
     if buf:
         yield bytes(buf)
 
 
-async def _read_form(request: web.Request, item_id: str, limit: int) -> tuple[dict[str, Any], archive.Staged]:
-    """Stream the multipart body: text fields into memory (bounded), the file into staging.
+async def _seal_file(
+    request: web.Request, storage: Storage, item_id: str, chunks: AsyncIterator[bytes]
+) -> archive.Sealed:
+    try:
+        return await archive.seal_upload(
+            storage, request.app[SETTINGS].key_ring, request[USER_ID], item_id, chunks
+        )
+    except StorageError as exc:
+        log.warning("archive upload could not be stored", extra={"itemId": item_id, "error": str(exc)})
+        raise ServiceUnavailable("Object storage is unavailable; try again later.") from None
 
-    Fields sent before the file are validated before a byte of it is staged, so a client
-    that puts them first learns of a mistake without uploading the file.
+
+async def _read_form(
+    request: web.Request, form: _Form, storage: Storage, item_id: str, limit: int
+) -> tuple[dict[str, Any], archive.Sealed]:
+    """Stream the multipart body: text fields into memory (bounded), the file sealed into storage.
+
+    Fields sent before the file are validated before a byte of it is read, so a client that
+    puts them first learns of a mistake without uploading the file. Once the file is stored
+    it is recorded in `form.sealed`, for the caller to remove if anything later fails.
     """
     if request.content_type != "multipart/form-data":
         raise BadRequest("Content-Type must be multipart/form-data")
@@ -237,7 +259,6 @@ async def _read_form(request: web.Request, item_id: str, limit: int) -> tuple[di
         reader = await request.multipart()
     except MULTIPART_ERRORS:
         raise BadRequest("Malformed multipart body") from None
-    form = _Form()
     for _ in range(MAX_PARTS + 1):
         part = await _next_part(reader)
         if part is None:
@@ -252,7 +273,7 @@ async def _read_form(request: web.Request, item_id: str, limit: int) -> tuple[di
                 "content_type": archive.normalize_content_type(part.headers.get(CONTENT_TYPE)),
             }
             form.validated()
-            form.staged = await archive.stage(request.app[DB], item_id, _file_chunks(part, limit))
+            form.sealed = await _seal_file(request, storage, item_id, _file_chunks(part, limit))
         else:
             text = await _read_text(part, part.name or "field")
             # HTML forms send every field, blank ones included: blank means "not given".
@@ -260,17 +281,15 @@ async def _read_form(request: web.Request, item_id: str, limit: int) -> tuple[di
                 form.values[part.name] = text
     else:
         raise BadRequest(f"Too many form fields (at most {MAX_PARTS})")
-    if form.staged is None:
+    if form.sealed is None:
         raise validation_error({"file": ["Missing data for required field."]})
-    if form.staged.size == 0:
-        raise validation_error({"file": ["The file is empty."]})
-    return form.validated(), form.staged
+    return form.validated(), form.sealed
 
 
 async def _enqueue(request: web.Request, item_id: str) -> None:
     """After COMMIT. If Redis is down the item stays pending and the sweeper queues it later."""
     try:
-        await archive.enqueue_encrypt(request.app[REDIS], item_id)
+        await archive.enqueue_verify(request.app[REDIS], item_id)
     except (RedisError, OSError) as exc:
         log.warning(
             "archive enqueue failed; the sweeper will retry", extra={"itemId": item_id, "error": repr(exc)}
@@ -280,27 +299,30 @@ async def _enqueue(request: web.Request, item_id: str) -> None:
 @routes.post("/api/archive")
 @docs(
     tags=["archive"],
-    summary="Upload a file (multipart/form-data); it is encrypted in the background",
+    summary="Upload a file (multipart/form-data); it is encrypted as it arrives, then verified",
     description=LIFECYCLE
-    + " Returns 202 with the item in status `pending`. Limit: ARCHIVE_MAX_BYTES (default 100 MiB),"
+    + " Returns 202 with the item in status `pending` once the encrypted file is stored; a worker"
+    " then verifies it and makes it `available`. Limit: ARCHIVE_MAX_BYTES (default 100 MiB),"
     " checked against Content-Length before the body is read and while it streams (413). Send the"
     " text fields before `file` so that mistakes are reported before the upload. `photo` needs an"
-    " image/*, `video` a video/* and `voice` an audio/* content type. Storage not configured: 503.",
+    " image/*, `video` a video/* and `voice` an audio/* content type. Storage not configured or"
+    " unreachable: 503.",
     requestBody=UPLOAD_BODY,
     responses=error_responses(400, 401, 413, 503),
 )
 @response_schema(ArchiveItemSchema, 202)
 async def upload(request: web.Request) -> web.Response:
-    require_storage(request)
+    storage = require_storage(request)
     limit = request.app[SETTINGS].archive_max_bytes
     if (request.content_length or 0) > limit + FORM_OVERHEAD:
         raise _too_large(limit)
-    pool, item_id = request.app[DB], str(uuid.uuid4())
+    form, item_id = _Form(), str(uuid.uuid4())
     try:
-        data, staged = await _read_form(request, item_id, limit)
-        item = await archive.create(pool, request[USER_ID], item_id, data, staged)
+        data, sealed = await _read_form(request, form, storage, item_id, limit)
+        item = await archive.create(request.app[DB], request[USER_ID], item_id, data, sealed)
     except BaseException:
-        await asyncio.shield(archive.discard_staging(pool, item_id))
+        if form.sealed is not None:
+            await asyncio.shield(archive.discard_upload(storage, form.sealed.storage_key))
         raise
     await _enqueue(request, item_id)
     return json_response(item_schema.dump(item), status=202)

@@ -33,6 +33,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 __all__ = [
+    "HEADER_SIZE",
     "SEGMENT_SIZE",
     "BytesLike",
     "IntegrityError",
@@ -43,7 +44,9 @@ __all__ = [
     "ciphertext_size",
     "decrypt_stream",
     "encrypt_stream",
+    "final_segment_span",
     "new_data_key",
+    "open_final_segment",
 ]
 
 SEGMENT_SIZE = 64 * 1024  # plaintext bytes per segment
@@ -53,6 +56,7 @@ BytesLike = bytes | bytearray | memoryview
 _VERSION = 0x01
 _PREFIX_SIZE = 7
 _HEADER_SIZE = 1 + _PREFIX_SIZE
+HEADER_SIZE = _HEADER_SIZE  # bytes before the first segment
 _NONCE_SIZE = 12
 _TAG_SIZE = 16
 _KEY_SIZE = 32
@@ -500,3 +504,33 @@ def ciphertext_size(plaintext_size: int) -> int:
     if full_segments + 1 > _MAX_SEGMENTS:
         raise ValueError("plaintext is too large for the archive format")
     return _HEADER_SIZE + full_segments * _CT_SEGMENT_SIZE + rest + _TAG_SIZE
+
+
+def final_segment_span(plaintext_size: int) -> tuple[int, int]:
+    """(offset, length) of the final segment in the stream of a plaintext of this size."""
+    full_segments, rest = divmod(plaintext_size, SEGMENT_SIZE)
+    return _HEADER_SIZE + full_segments * _CT_SEGMENT_SIZE, rest + _TAG_SIZE
+
+
+def open_final_segment(
+    data_key: bytes, object_id: str, header: BytesLike, segment: BytesLike, plaintext_size: int
+) -> bytes:
+    """Authenticate a stream's final segment on its own, given the stream's header.
+
+    Proves, without reading the whole object, that the stream ends exactly where a plaintext of
+    `plaintext_size` bytes ends, that it was sealed whole (the last-segment flag) and that this
+    data key and object id open it. The other segments are authenticated when they are read.
+    """
+    _check_data_key(data_key)
+    if len(header) != _HEADER_SIZE or header[0] != _VERSION:
+        raise IntegrityError("encrypted stream has an unsupported format version")
+    full_segments, rest = divmod(plaintext_size, SEGMENT_SIZE)
+    if len(segment) != rest + _TAG_SIZE:
+        raise IntegrityError("encrypted stream's final segment has the wrong length")
+    if full_segments >= _MAX_SEGMENTS:
+        raise IntegrityError("encrypted stream exceeds the segment limit")
+    nonce = bytes(header[1:]) + _NONCE_TAIL.pack(full_segments, True)
+    try:
+        return AESGCM(data_key).decrypt(nonce, bytes(segment), _archive_aad(object_id))
+    except InvalidTag:
+        raise IntegrityError("encrypted stream's final segment failed authentication") from None

@@ -48,7 +48,7 @@ def _unlink(cur: Cursor) -> None:
     """Break aiopg's Cursor <-> Transaction reference cycle once the cursor is done.
 
     Left alone, each cursor (and the psycopg2 cursor with its last query text, parameters
-    included: 2 MiB for a staged 1 MiB chunk) waits for the cyclic GC, so memory grows with
+    included, which can be megabytes) waits for the cyclic GC, so memory grows with
     the bytes written between full collections.
     """
     cur._transaction = None  # type: ignore[assignment]

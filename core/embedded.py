@@ -30,6 +30,7 @@ def start_postgres(data_dir: Path, database: str = "legacy") -> tuple[str, Calla
     (data_dir / "postgres").parent.mkdir(parents=True, exist_ok=True)
     _runtime_dir(data_dir)
     import pgserver
+
     server: Any = pgserver.get_server(data_dir / "postgres", cleanup_mode="stop")
     # `database` is a constant of ours, never user input.
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{database}';")  # noqa: S608

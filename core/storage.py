@@ -80,6 +80,14 @@ class Storage(Protocol):
 
     async def exists(self, key: str) -> bool: ...
 
+    async def size(self, key: str) -> int:
+        """The stored object's length in bytes; ObjectNotFound if there is none."""
+        ...
+
+    async def read_range(self, key: str, start: int, length: int) -> bytes:
+        """`length` bytes from `start` (fewer only past the end); ObjectNotFound if missing."""
+        ...
+
     def list_keys(self, prefix: str = "") -> AsyncIterator[tuple[str, datetime]]: ...
 
     async def close(self) -> None: ...
@@ -249,6 +257,30 @@ class FileStorage:
 
     async def exists(self, key: str) -> bool:
         return await self._run("stat", os.path.isfile, self._path(key))
+
+    @staticmethod
+    def _open_existing(path: Path, key: str) -> IO[bytes]:
+        try:
+            return path.open("rb")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise ObjectNotFound(key) from None
+
+    def _size(self, key: str) -> int:
+        with self._open_existing(self._path(key), key) as fh:
+            return os.fstat(fh.fileno()).st_size
+
+    def _read_range(self, key: str, start: int, length: int) -> bytes:
+        with self._open_existing(self._path(key), key) as fh:
+            fh.seek(start)
+            return fh.read(length)
+
+    async def size(self, key: str) -> int:
+        return await self._run("stat", self._size, key)
+
+    async def read_range(self, key: str, start: int, length: int) -> bytes:
+        if start < 0 or length < 0:
+            raise ValueError("start and length must be >= 0")
+        return await self._run("read", self._read_range, key, start, length)
 
     def _next_dir(
         self, walker: Iterator[tuple[str, list[str], list[str]]], prefix: str
@@ -422,6 +454,27 @@ class S3Storage:
         except ObjectNotFound:
             return False
         return True
+
+    async def size(self, key: str) -> int:
+        resp = await self._call("head_object", key, Key=self._full_key(key))
+        return int(resp["ContentLength"])
+
+    async def read_range(self, key: str, start: int, length: int) -> bytes:
+        if start < 0 or length < 0:
+            raise ValueError("start and length must be >= 0")
+        if length == 0:
+            return b""
+        resp = await self._call(
+            "get_object", key, Key=self._full_key(key), Range=f"bytes={start}-{start + length - 1}"
+        )
+        body = resp["Body"]
+        try:
+            data: bytes = await body.read()
+        except (BotoCoreError, *_NETWORK_ERRORS) as exc:
+            raise StorageError(f"S3 read of an object in {self._bucket!r} failed: {exc}") from exc
+        finally:
+            body.close()
+        return data
 
     async def list_keys(self, prefix: str = "") -> AsyncIterator[tuple[str, datetime]]:
         _validate_prefix(prefix)

@@ -1,26 +1,26 @@
-"""The encrypted archive: item records, upload staging, the encryption job's bookkeeping.
+"""The encrypted archive: item records, sealing uploads into storage, the verify job's bookkeeping.
 
-Lifecycle (docs/archive.md): the API stages the upload in `archive_staging` and commits the
-item `pending` with its activity entry; the `encrypt_archive_item` job (workers/archive.py)
-encrypts the staged bytes into storage and marks it `available`, or `failed` with a reason
-after its last attempt. Every state change after the upload is one guarded UPDATE, so a
-rerun, a late job or a concurrent delete can never move an item backwards.
+Lifecycle (docs/archive.md): the API encrypts the upload as it streams in, puts the ciphertext
+in storage, and commits the item `pending` with its activity entry; the `verify_archive_item`
+job (workers/archive.py) checks from a worker host that the stored object is whole and opens
+under the recorded key, then marks it `available`, or `failed` with a reason. Every state
+change after the upload is one guarded UPDATE, so a rerun, a late job or a concurrent delete
+can never move an item backwards.
 
-Objects live at the deterministic key `archive/<owner>/<item>`: a rerun overwrites the
-same object instead of leaving one behind, and the sweeper can tell an orphan from its key.
+Objects live at the deterministic key `archive/<owner>/<item>`, so the orphan sweeper can
+tell from a key alone which item an object belongs to.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
+import hashlib
 import logging
 import re
 import unicodedata
 import uuid
-from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterable, Collection
-from contextlib import aclosing, suppress
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
@@ -31,10 +31,21 @@ from arq.connections import ArqRedis
 from arq.constants import result_key_prefix
 from arq.jobs import Job, JobStatus
 
-from core.crypto import KeyRing, decrypt_stream
+from core.crypto import (
+    HEADER_SIZE,
+    IntegrityError,
+    KeyRing,
+    StreamEncryptor,
+    UnknownKeyError,
+    ciphertext_size,
+    decrypt_stream,
+    final_segment_span,
+    new_data_key,
+    open_final_segment,
+)
 from core.db import Cursor, Pool, fetch_all, fetch_one, reading, transaction
 from core.errors import Conflict, NotFound, validation_error
-from core.storage import Storage, StorageError
+from core.storage import ObjectNotFound, Storage, StorageError
 from models import activity
 from models.common import check_audience, fetch_owned, parse_id
 from models.pagination import Page, PageRequest, fetch_page
@@ -57,10 +68,9 @@ STATUSES = ("pending", "available", "failed")
 MEDIA_FAMILIES = {"photo": "image/", "video": "video/", "voice": "audio/"}
 MESSAGE_MEDIA_TYPES = tuple(MEDIA_FAMILIES)
 
-ENCRYPT_JOB = "encrypt_archive_item"
+VERIFY_JOB = "verify_archive_item"
 KEY_PREFIX = "archive/"
-STAGING_CHUNK_SIZE = 1024 * 1024
-STAGING_INFLIGHT = 2  # staging INSERTs (API) or SELECTs (worker) running at once
+UPLOAD_CHUNK_SIZE = 1024 * 1024  # what the API hands to the sealing thread at a time
 DOWNLOAD_CHUNK_SIZE = 1024 * 1024
 MAX_FILE_NAME = 200
 MEDIA_IN_USE = "The file is the media of a message; remove it from the message first."
@@ -82,26 +92,19 @@ _CHARSET_RE = re.compile(r"charset\s*=\s*\"?([A-Za-z0-9._:-]{1,40})\"?", re.IGNO
 
 
 @dataclass(frozen=True)
-class Staged:
-    """What landed in archive_staging for one upload."""
-
-    size: int
-    chunks: int
-
-
-@dataclass(frozen=True)
-class Stored:
-    """What the worker recorded about the ciphertext it put in storage."""
+class Sealed:
+    """What the API stored for one upload: where, under which wrapped key, and of what."""
 
     storage_key: str
     key_id: str
     wrapped_key: bytes
-    stored_bytes: int
-    sha256: bytes
+    size: int  # plaintext bytes
+    stored_bytes: int  # ciphertext bytes
+    sha256: bytes  # of the plaintext
 
 
-class StagingIncomplete(Exception):
-    """Staged bytes do not add up to the recorded size: retrying cannot help."""
+class VerificationFailed(Exception):
+    """The stored object is not the ciphertext the item records: retrying cannot help."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,56 +186,54 @@ def _record(row: dict[str, Any]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
-# Upload: staging and the item row
+# Upload: sealing into storage, then the item row
 # --------------------------------------------------------------------------------------------
 
 
-async def _insert_chunk(pool: Pool, item_id: str, seq: int, data: bytes) -> None:
-    # psycopg2 sends parameters inside the SQL text, and PostgreSQL's parsing of that text is
-    # the bottleneck: base64 is 1.33 bytes per byte against bytea hex's 2, and measures ~1.5x faster.
-    async with reading(pool) as cur:
-        await cur.execute(
-            "INSERT INTO archive_staging (item_id, seq, data) VALUES (%s, %s, decode(%s, 'base64'))",
-            (item_id, seq, base64.b64encode(data).decode("ascii")),
-        )
+async def seal_upload(
+    storage: Storage, keys: KeyRing, user_id: str, item_id: str, chunks: AsyncIterable[bytes]
+) -> Sealed:
+    """Encrypt an upload as it streams in and put the ciphertext straight into storage.
 
-
-async def stage(pool: Pool, item_id: str, chunks: AsyncIterable[bytes]) -> Staged:
-    """Write an upload to archive_staging, one autocommitted chunk at a time.
-
-    Up to STAGING_INFLIGHT INSERTs run (on their own pooled connections) while the next chunk
-    is read from the client, so network and database overlap; memory holds a few chunks at
-    most. No connection is held between chunks, so a slow client never pins one. On failure
-    the caller discards what was written (`discard_staging`).
+    A fresh data key is wrapped under the primary key; SHA-256 and AES-GCM run in a thread
+    (both release the GIL), one chunk at a time, so the event loop keeps reading the socket
+    meanwhile. Plaintext is never written anywhere. If the stream fails (413, the client
+    hangs up, storage errors) the backend discards what it wrote and nothing is left behind.
     """
-    seq = size = 0
-    inflight: deque[asyncio.Task[None]] = deque()
-    try:
+    data_key = new_data_key()
+    key_id, wrapped_key = keys.wrap_data_key(data_key, item_id)
+    encryptor = StreamEncryptor(data_key, item_id)
+    digest = hashlib.sha256()
+    size = 0
+
+    def seal(chunk: bytes) -> bytes:
+        digest.update(chunk)
+        return encryptor.update(chunk)
+
+    async def ciphertext() -> AsyncGenerator[bytes, None]:
+        nonlocal size
         async for chunk in chunks:
-            if len(inflight) >= STAGING_INFLIGHT:
-                await inflight.popleft()
-            inflight.append(asyncio.create_task(_insert_chunk(pool, item_id, seq, chunk)))
-            seq += 1
             size += len(chunk)
-        while inflight:
-            await inflight.popleft()
-    except BaseException:
-        # Let INSERTs in flight land rather than cancel them (the server may commit them
-        # anyway), so that the caller's discard_staging sees and removes them.
-        for task in inflight:
-            with suppress(BaseException):
-                await asyncio.shield(task)
-        raise
-    return Staged(size=size, chunks=seq)
+            out = await asyncio.to_thread(seal, chunk)
+            if out:
+                yield out
+        yield encryptor.finalize()
+
+    key = storage_key(user_id, item_id)
+    async with aclosing(ciphertext()) as source:
+        stored_bytes = await storage.put_stream(key, source)
+    return Sealed(key, key_id, wrapped_key, size, stored_bytes, digest.digest())
 
 
-async def discard_staging(pool: Pool, item_id: str) -> None:
-    """Best effort after a failed upload; the sweeper removes whatever this misses."""
+async def discard_upload(storage: Storage, key: str) -> None:
+    """Best effort after an upload that will not be committed; the orphan sweeper does the rest."""
     try:
-        async with reading(pool) as cur:
-            await cur.execute("DELETE FROM archive_staging WHERE item_id = %s", (item_id,))
-    except (TimeoutError, psycopg2.Error, OSError):
-        log.warning("could not discard staged upload; the sweeper will", extra={"itemId": item_id})
+        await storage.delete(key)
+    except StorageError as exc:
+        log.warning(
+            "could not remove an uncommitted upload; the orphan sweeper will",
+            extra={"key": key, "error": str(exc)},
+        )
 
 
 async def _get(cur: Cursor, user_id: str, item_id: str, sealed: bool = False) -> dict[str, Any]:
@@ -243,7 +244,7 @@ async def _get(cur: Cursor, user_id: str, item_id: str, sealed: bool = False) ->
 
 
 async def create(
-    pool: Pool, user_id: str, item_id: str, data: dict[str, Any], staged: Staged
+    pool: Pool, user_id: str, item_id: str, data: dict[str, Any], sealed: Sealed
 ) -> dict[str, Any]:
     """Commit the item `pending` with its audience and activity entry, in one transaction.
 
@@ -253,8 +254,9 @@ async def create(
     async with transaction(pool) as cur:
         await cur.execute(
             "INSERT INTO archive_items (id, user_id, title, type, category, description, file_name,"
-            " content_type, size_bytes, staged_chunks, audience_all)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            " content_type, size_bytes, audience_all, storage_key, key_id, wrapped_key, stored_bytes,"
+            " sha256, stored_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+            " clock_timestamp())",
             (
                 item_id,
                 user_id,
@@ -264,9 +266,13 @@ async def create(
                 data.get("description"),
                 data["file_name"],
                 data["content_type"],
-                staged.size,
-                staged.chunks,
+                sealed.size,
                 audience["all"],
+                sealed.storage_key,
+                sealed.key_id,
+                psycopg2.Binary(sealed.wrapped_key),
+                sealed.stored_bytes,
+                psycopg2.Binary(sealed.sha256),
             ),
         )
         if not audience["all"] and audience["beneficiary_ids"]:
@@ -284,15 +290,15 @@ async def create(
             f"Archived a {data['type']}",
             {
                 "fields": [f for f in ("title", "type", "category", "description", "audience") if f in data],
-                "sizeBytes": staged.size,
+                "sizeBytes": sealed.size,
             },
         )
         row = await _get(cur, user_id, item_id)
     return _record(row)
 
 
-async def enqueue_encrypt(redis: ArqRedis, item_id: str) -> bool:
-    """Queue the encryption job once per item; True if this call queued it.
+async def enqueue_verify(redis: ArqRedis, item_id: str) -> bool:
+    """Queue the verify job once per item; True if this call queued it.
 
     The job id is derived from the item, so a second enqueue while one is queued or running
     is refused (it will run). arq also refuses an id whose finished result it still keeps;
@@ -300,13 +306,13 @@ async def enqueue_encrypt(redis: ArqRedis, item_id: str) -> bool:
     bookkeeping), so it is dropped and the job queued again.
     """
     jid = job_id(item_id)
-    if await redis.enqueue_job(ENCRYPT_JOB, item_id, _job_id=jid) is not None:
+    if await redis.enqueue_job(VERIFY_JOB, item_id, _job_id=jid) is not None:
         return True
     status = await Job(jid, redis, _queue_name=redis.default_queue_name).status()
     if status is not JobStatus.complete:
         return False
     await redis.delete(result_key_prefix + jid)
-    return await redis.enqueue_job(ENCRYPT_JOB, item_id, _job_id=jid) is not None
+    return await redis.enqueue_job(VERIFY_JOB, item_id, _job_id=jid) is not None
 
 
 # --------------------------------------------------------------------------------------------
@@ -335,7 +341,7 @@ def require_available(item: dict[str, Any]) -> None:
     if status == "available":
         return
     message = (
-        "The file is still being encrypted (status pending); try again shortly."
+        "The file is still being verified (status pending); try again shortly."
         if status == "pending"
         else "The file could not be stored (status failed); delete it and upload it again."
     )
@@ -343,11 +349,10 @@ def require_available(item: dict[str, Any]) -> None:
 
 
 async def delete(pool: Pool, user_id: str, raw_id: str) -> str:
-    """Remove row, audience and staging, and queue the object's removal; return its key.
+    """Remove row and audience, and queue the object's removal; return its key.
 
     The object key is recorded in archive_deletions in the same transaction, so the object
-    is removed even if storage is down right now (the sweeper retries). A pending item gets
-    one too: its job may be storing the object at this very moment.
+    is removed even if storage is down right now (the sweeper retries).
     """
     item_id = parse_id(raw_id, "Archive item")
     async with transaction(pool) as cur:
@@ -368,7 +373,6 @@ async def delete(pool: Pool, user_id: str, raw_id: str) -> str:
         if row is None:
             raise NotFound("Archive item")
         key = storage_key(user_id, item_id)
-        await cur.execute("DELETE FROM archive_staging WHERE item_id = %s", (item_id,))
         await cur.execute(
             "INSERT INTO archive_deletions (storage_key) VALUES (%s) ON CONFLICT DO NOTHING", (key,)
         )
@@ -403,7 +407,7 @@ async def remove_object(pool: Pool, storage: Storage, key: str) -> bool:
 
 async def check_media(cur: Cursor, user_id: str, media_id: Any) -> str | None:
     """A message's media must be one of the owner's archive items of type photo, video or
-    voice, in any status (it may still be encrypting); 400 otherwise. Returns the id as text."""
+    voice, in any status (it may still be pending); 400 otherwise. Returns the id as text."""
     if media_id is None:
         return None
     media_id = str(media_id)
@@ -442,7 +446,7 @@ async def plaintext(storage: Storage, keys: KeyRing, item: dict[str, Any]) -> As
 
 
 # --------------------------------------------------------------------------------------------
-# The encryption job's bookkeeping (workers/archive.py)
+# The verify job's bookkeeping (workers/archive.py)
 # --------------------------------------------------------------------------------------------
 
 
@@ -452,60 +456,54 @@ async def claim_attempt(pool: Pool, item_id: str) -> dict[str, Any] | None:
         pool,
         "UPDATE archive_items SET attempts = attempts + 1, updated_at = clock_timestamp()"
         " WHERE id = %s AND status = 'pending'"
-        " RETURNING id::text AS id, user_id::text AS user_id, size_bytes, staged_chunks, attempts",
+        " RETURNING id::text AS id, size_bytes, stored_bytes, storage_key, key_id, wrapped_key, attempts",
         (item_id,),
     )
 
 
-async def _fetch_chunk(pool: Pool, item_id: str, seq: int) -> bytes:
-    row = await fetch_one(
-        pool, "SELECT data FROM archive_staging WHERE item_id = %s AND seq = %s", (item_id, seq)
-    )
-    if row is None:
-        raise StagingIncomplete(f"staged chunk {seq} is missing")
-    return bytes(row["data"])
+async def verify_stored(storage: Storage, keys: KeyRing, item: dict[str, Any]) -> None:
+    """Check, from this host, that the item's object is whole and opens under its recorded key.
 
-
-async def staged_chunks(pool: Pool, item_id: str, count: int) -> AsyncGenerator[bytes, None]:
-    """The staged upload in order, chunk by chunk, with the next STAGING_INFLIGHT fetched ahead."""
-    ahead: deque[asyncio.Task[bytes]] = deque()
+    Its length must be exactly the ciphertext length of the recorded plaintext size, and its
+    final segment (read with its header, a few bytes to 64 KiB) must authenticate under the
+    unwrapped data key and the item id: together that proves the stream is complete and
+    sealed by this upload. Every other segment is authenticated whenever it is downloaded.
+    Raises VerificationFailed (permanent), or StorageError / UnknownKeyError (worth a retry:
+    storage is down, or this worker's ENCRYPTION_KEYS lags behind a rotation).
+    """
+    item_id, key, size = str(item["id"]), item["storage_key"], item["size_bytes"]
+    expected = ciphertext_size(size)
     try:
-        for seq in range(count):
-            while len(ahead) < STAGING_INFLIGHT and seq + len(ahead) < count:
-                ahead.append(asyncio.create_task(_fetch_chunk(pool, item_id, seq + len(ahead))))
-            yield await ahead.popleft()
-    finally:
-        # Wait for prefetches rather than cancel queries mid-flight on pooled connections.
-        for task in ahead:
-            with suppress(BaseException):
-                await asyncio.shield(task)
+        actual = await storage.size(key)
+    except ObjectNotFound:
+        raise VerificationFailed("the stored object is missing") from None
+    if actual != expected or item["stored_bytes"] != expected:
+        raise VerificationFailed(f"the stored object has {actual} bytes, expected {expected}")
+    offset, length = final_segment_span(size)
+    header = await storage.read_range(key, 0, HEADER_SIZE)
+    tail = await storage.read_range(key, offset, length)
+    try:
+        data_key = keys.unwrap_data_key(item["key_id"], bytes(item["wrapped_key"]), item_id)
+        open_final_segment(data_key, item_id, header, tail, size)
+    except UnknownKeyError:
+        raise
+    except IntegrityError as exc:
+        raise VerificationFailed(str(exc)) from None
 
 
-async def mark_available(pool: Pool, item_id: str, stored: Stored) -> bool:
-    """Record the ciphertext and drop the staging, only if the item is still pending."""
-    async with transaction(pool) as cur:
-        await cur.execute(
-            "UPDATE archive_items SET status = 'available', failure_reason = NULL, storage_key = %s,"
-            " key_id = %s, wrapped_key = %s, stored_bytes = %s, sha256 = %s,"
-            " stored_at = clock_timestamp(), updated_at = clock_timestamp()"
-            " WHERE id = %s AND status = 'pending' RETURNING id",
-            (
-                stored.storage_key,
-                stored.key_id,
-                psycopg2.Binary(stored.wrapped_key),
-                stored.stored_bytes,
-                psycopg2.Binary(stored.sha256),
-                item_id,
-            ),
-        )
-        if await cur.fetchone() is None:
-            return False
-        await cur.execute("DELETE FROM archive_staging WHERE item_id = %s", (item_id,))
-    return True
+async def mark_available(pool: Pool, item_id: str) -> bool:
+    """`pending` -> `available`; False if the item is no longer pending (deleted, failed)."""
+    row = await fetch_one(
+        pool,
+        "UPDATE archive_items SET status = 'available', failure_reason = NULL, updated_at = clock_timestamp()"
+        " WHERE id = %s AND status = 'pending' RETURNING id",
+        (item_id,),
+    )
+    return row is not None
 
 
 async def mark_failed(pool: Pool, item_id: str, reason: str) -> bool:
-    """Give up on a pending item; its staging stays until it is deleted (or requeued by ops)."""
+    """Give up on a pending item; its object stays until the owner deletes the item."""
     row = await fetch_one(
         pool,
         "UPDATE archive_items SET status = 'failed', failure_reason = %s, updated_at = clock_timestamp()"
@@ -535,21 +533,6 @@ async def stale_pending(pool: Pool, older_than: timedelta, limit: int = 500) -> 
     return [row["id"] for row in rows]
 
 
-async def discard_orphan_staging(pool: Pool, older_than: timedelta) -> int:
-    """Drop chunks of uploads that never became an item (aborted) once they stop growing."""
-    async with reading(pool) as cur:
-        await cur.execute(
-            "DELETE FROM archive_staging s USING ("
-            "  SELECT item_id FROM archive_staging GROUP BY item_id"
-            "  HAVING max(created_at) < clock_timestamp() - %s) old"
-            " WHERE s.item_id = old.item_id"
-            " AND NOT EXISTS (SELECT 1 FROM archive_items i WHERE i.id = s.item_id)",
-            (older_than,),
-        )
-        count: int = cur.rowcount
-    return count
-
-
 async def pending_deletions(pool: Pool, limit: int = 500) -> list[str]:
     rows = await fetch_all(
         pool, "SELECT storage_key FROM archive_deletions ORDER BY created_at LIMIT %s", (limit,)
@@ -568,11 +551,11 @@ async def known_ids(pool: Pool, item_ids: Collection[str]) -> set[str]:
 async def wrapped_under_other_keys(
     pool: Pool, key_id: str, after: str, limit: int = 500
 ) -> list[dict[str, Any]]:
-    """Stored items whose data key is wrapped under another key than `key_id`, by id after `after`."""
+    """Items whose data key is wrapped under another key than `key_id`, by id after `after`."""
     return await fetch_all(
         pool,
         "SELECT id::text AS id, key_id, wrapped_key FROM archive_items"
-        " WHERE status = 'available' AND key_id <> %s AND id > %s::uuid ORDER BY id LIMIT %s",
+        " WHERE key_id <> %s AND id > %s::uuid ORDER BY id LIMIT %s",
         (key_id, after, limit),
     )
 

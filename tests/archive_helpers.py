@@ -107,10 +107,20 @@ class Archive:
         assert rows, f"no archive_items row {item_id}"
         return rows[0]
 
+    @property
+    def storage_root(self) -> Path:
+        return Path(unquote(urlparse(self.backend["storage_url"]).path))
+
+    def stored_files(self) -> list[str]:
+        """Every file under the file backend's root, temp files of writes in progress included."""
+        root = self.storage_root
+        if not root.exists():
+            return []
+        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
     def object_path(self, item_id: str) -> Path:
         """Where the file backend keeps an item's ciphertext."""
-        root = Path(unquote(urlparse(self.backend["storage_url"]).path))
-        return root / "archive" / self.session.user["id"] / item_id
+        return self.storage_root / "archive" / self.session.user["id"] / item_id
 
 
 @pytest_asyncio.fixture
@@ -137,16 +147,3 @@ async def read_until_cut(resp: aiohttp.ClientResponse) -> tuple[bytes, bool]:
     except aiohttp.ClientPayloadError:
         return bytes(received), True
     return bytes(received), False
-
-
-def staging_rows(settings: Settings, item_id: str | None = None) -> list[dict[str, Any]]:
-    if item_id is None:
-        return query(
-            settings, "SELECT item_id::text, seq, length(data) AS size FROM archive_staging ORDER BY seq"
-        )
-    return query(
-        settings,
-        "SELECT item_id::text, seq, length(data) AS size FROM archive_staging WHERE item_id = %s"
-        " ORDER BY seq",
-        (item_id,),
-    )

@@ -1,7 +1,7 @@
 """Archive routes: upload -> real worker -> download on both backends, limits, validation, access.
 
-Everything is real: the app over HTTP, PostgreSQL staging, the arq worker in burst mode on
-Redis, a storage directory or a moto S3 server.
+Everything is real: the app over HTTP sealing uploads into a storage directory or a moto S3
+server, PostgreSQL, and the arq worker in burst mode on Redis.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import psycopg2
 import pytest
 from aiobotocore.session import get_session
 
-from models.archive import STAGING_CHUNK_SIZE, sanitize_file_name
-from tests.archive_helpers import MIB, SEGMENT, Archive, harness, staging_rows
+from core.crypto import ciphertext_size
+from models.archive import sanitize_file_name
+from tests.archive_helpers import MIB, SEGMENT, Archive, harness
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import activity_rows, body_for, create, query
 from tests.s3server import s3_client_kwargs
@@ -26,22 +27,23 @@ ROUND_TRIP_SIZES = [1, SEGMENT - 1, SEGMENT, SEGMENT + 1, 20 * MIB]
 
 
 async def test_round_trips_are_byte_identical(backend, make_client, run_worker, settings):
-    """1 B, 64 KiB - 1, 64 KiB, 64 KiB + 1 and 20 MiB, uploaded, encrypted, stored and decrypted."""
+    """1 B, 64 KiB - 1, 64 KiB, 64 KiB + 1 and 20 MiB: sealed on upload, verified, decrypted."""
     vault = await harness(make_client, run_worker, settings, backend)
     files = {size: os.urandom(size) for size in ROUND_TRIP_SIZES}
     items = {size: await vault.upload_ok(data) for size, data in files.items()}
-    big = items[20 * MIB]["id"]
-    chunks = staging_rows(settings, big)
-    assert len(chunks) == 20 and {c["size"] for c in chunks} == {STAGING_CHUNK_SIZE}
+    for size, item in items.items():  # stored before the 202, not yet verified
+        row = vault.row(item["id"])
+        assert row["status"] == "pending" and row["key_id"] == "k1"
+        assert row["size_bytes"] == size and row["stored_bytes"] == ciphertext_size(size)
+        assert item["sha256"] == hashlib.sha256(files[size]).hexdigest()
+        resp = await vault.download(item["id"])
+        assert resp.status == 409
 
     await vault.work()
 
     for size, item in items.items():
-        row = vault.row(item["id"])
-        assert row["status"] == "available" and row["key_id"] == "k1"
-        assert row["size_bytes"] == size and row["stored_bytes"] > size
+        assert vault.row(item["id"])["status"] == "available"
         assert await vault.download_bytes(item["id"]) == files[size]
-    assert staging_rows(settings) == []
 
 
 async def test_upload_response_download_headers_and_list(vault: Archive, settings):
@@ -52,7 +54,8 @@ async def test_upload_response_download_headers_and_list(vault: Archive, setting
     )
     assert item["title"] == "Last will" and item["category"] == "legal" and item["type"] == "document"
     assert item["fileName"] == "Ünïcode wïll _final_.pdf" and item["contentType"] == "application/pdf"
-    assert item["size"] == len(data) and item["sha256"] is None and item["failureReason"] is None
+    assert item["size"] == len(data) and item["failureReason"] is None
+    assert item["sha256"] == hashlib.sha256(data).hexdigest()
     assert item["audience"] == {"all": True} and item["userId"] == vault.session.user["id"]
 
     await vault.work()
@@ -107,7 +110,7 @@ async def test_content_length_over_the_limit_is_413_before_reading(make_client, 
     resp = await vault.upload(os.urandom(200 * 1024))
     assert resp.status == 413
     assert_error(await resp.json(), 413)
-    assert staging_rows(settings) == [] and query(settings, "SELECT id FROM archive_items") == []
+    assert vault.stored_files() == [] and query(settings, "SELECT id FROM archive_items") == []
 
 
 async def test_streamed_body_over_the_limit_is_413_and_leaves_nothing(make_client, file_backend, settings):
@@ -135,11 +138,11 @@ async def test_streamed_body_over_the_limit_is_413_and_leaves_nothing(make_clien
     )
     assert resp.status == 413
     assert_error(await resp.json(), 413)
-    assert staging_rows(settings) == [] and query(settings, "SELECT id FROM archive_items") == []
+    assert vault.stored_files() == [] and query(settings, "SELECT id FROM archive_items") == []
 
 
-async def test_interrupted_upload_leaves_no_staging(vault: Archive, settings):
-    """A client that promises 8 MiB and hangs up after 3 gets nothing committed or staged."""
+async def test_interrupted_upload_leaves_nothing(vault: Archive, settings):
+    """A client that promises 8 MiB and hangs up after 3 gets nothing committed or stored."""
     boundary = "cut"
     head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n').encode()
     request = (
@@ -153,14 +156,15 @@ async def test_interrupted_upload_leaves_no_staging(vault: Archive, settings):
         writer.write(os.urandom(MIB))
         await writer.drain()
     await asyncio.sleep(0.3)
-    assert len(staging_rows(settings)) >= 2  # staged while streaming
+    [partial] = vault.stored_files()  # ciphertext being written, not yet in place
+    assert partial.startswith(".tmp/") and (vault.storage_root / partial).stat().st_size >= MIB
     writer.close()
     await writer.wait_closed()
-    for _ in range(50):  # the handler notices the hang-up, then discards what it staged
+    for _ in range(50):  # the handler notices the hang-up, then discards what it wrote
         await asyncio.sleep(0.05)
-        if not staging_rows(settings):
+        if not vault.stored_files():
             break
-    assert staging_rows(settings) == []
+    assert vault.stored_files() == []
     assert query(settings, "SELECT id FROM archive_items") == []
 
 
@@ -194,7 +198,7 @@ async def test_invalid_uploads_are_400(vault: Archive, settings, fields, file, m
     assert resp.status == 400, body
     assert_error(body, 400)
     assert any(line.startswith(message) for line in body["message"]), body["message"]
-    assert staging_rows(settings) == [] and query(settings, "SELECT id FROM archive_items") == []
+    assert vault.stored_files() == [] and query(settings, "SELECT id FROM archive_items") == []
 
 
 async def test_missing_file_wrong_content_type_and_unknown_fields(vault: Archive):
@@ -232,7 +236,7 @@ async def test_photo_with_image_type_and_audience_of_own_beneficiaries(vault: Ar
     assert (await resp.json())["message"] == [
         f"audience.beneficiaryIds: Not one of your beneficiaries: {theirs['id']}."
     ]
-    assert staging_rows(settings) == []
+    assert vault.stored_files() == []  # stored, then removed when the commit was refused
 
     item = await vault.upload_ok(
         b"\x89PNG",
@@ -298,24 +302,23 @@ async def test_download_while_pending_is_409(vault: Archive):
     assert body["itemStatus"] == "pending" and "pending" in body["message"]
 
 
-async def test_delete_removes_row_staging_object_and_records_it(vault: Archive, settings):
+async def test_delete_removes_row_and_object_and_records_it(vault: Archive, settings):
     stored = await vault.upload_ok(b"stored")
     await vault.work()
-    pending = await vault.upload_ok(b"never encrypted")
-    assert vault.object_path(stored["id"]).exists() and staging_rows(settings, pending["id"])
+    pending = await vault.upload_ok(b"never verified")
+    assert vault.object_path(stored["id"]).exists() and vault.object_path(pending["id"]).exists()
 
     for item in (stored, pending):
         resp = await vault.client.delete(f"/api/archive/{item['id']}", headers=vault.session.headers)
         assert resp.status == 204
         assert (await vault.get(item["id"])).status == 404
-    assert not vault.object_path(stored["id"]).exists()
-    assert staging_rows(settings) == []
+    assert vault.stored_files() == []
     assert query(settings, "SELECT * FROM archive_deletions") == []
     kinds = [e["kind"] for e in activity_rows(settings, vault.session.user["id"])]
     assert kinds.count("archive_item.deleted") == 2
 
-    await vault.work()  # the pending item's job finds nothing to do and stores nothing
-    assert not vault.object_path(pending["id"]).exists()
+    await vault.work()  # the pending item's job finds nothing to do
+    assert vault.stored_files() == [] and query(settings, "SELECT id FROM archive_items") == []
 
 
 async def test_delete_while_storage_is_down_is_finished_by_the_sweeper(
@@ -435,4 +438,39 @@ async def test_malformed_multipart_headers_are_400_not_500(vault: Archive, setti
     assert resp.status == 400
     payload = await resp.json()
     assert payload["statusCode"] == 400 and payload["message"]
-    assert staging_rows(settings) == [] and query(settings, "SELECT id FROM archive_items") == []
+    assert vault.stored_files() == [] and query(settings, "SELECT id FROM archive_items") == []
+
+
+async def test_an_invalid_field_after_the_file_removes_the_stored_file(vault: Archive, settings):
+    form = aiohttp.FormData()
+    form.add_field("file", os.urandom(3 * MIB), filename="a.bin", content_type="application/octet-stream")
+    form.add_field("category", "misc")
+    resp = await vault.client.post("/api/archive", data=form, headers=vault.session.headers)
+    assert resp.status == 400
+    assert (await resp.json())["message"][0].startswith("category: Must be one of")
+    assert vault.stored_files() == [] and query(settings, "SELECT id FROM archive_items") == []
+
+
+async def test_unreachable_storage_during_upload_is_503_and_commits_nothing(
+    make_client, settings, s3_backend, monkeypatch, caplog
+):
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    vault = await harness(
+        make_client, None, settings, {**s3_backend, "s3_endpoint_url": "http://127.0.0.1:9"}
+    )
+    secret = b"the combination is 12-34-56"
+    resp = await vault.upload(secret * 1000)
+    body = await resp.json()
+    assert resp.status == 503, body
+    assert_error(body, 503)
+    assert body["message"] == "Object storage is unavailable; try again later."
+    assert query(settings, "SELECT id FROM archive_items") == []
+    assert b"combination" not in caplog.text.encode()
+
+
+async def test_the_stored_object_is_ciphertext_only(vault: Archive):
+    data = b"my seed phrase is abandon abandon ability " * 5000
+    item = await vault.upload_ok(data)
+    blob = vault.object_path(item["id"]).read_bytes()
+    assert len(blob) == ciphertext_size(len(data)) and b"seed phrase" not in blob
+    assert [f for f in vault.stored_files() if not f.startswith("archive/")] == []

@@ -1,26 +1,29 @@
-"""The encryption job and the sweepers, run by the real arq worker in burst mode.
+"""The verify job and the sweepers, run by the real arq worker in burst mode.
 
-Storage failures are real: a regular file sits where the `archive/` directory must go, so the
-filesystem refuses the write until the test removes it.
+Storage failures are real: the worker is pointed at an S3 endpoint where nothing listens, while
+the API stored the object on the moto server; tampering edits the stored ciphertext on disk.
 """
 
 from __future__ import annotations
 
 import os
-import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from arq import cron
 
 from api.keys import REDIS
 from core.crypto import KeyRing
 from models import archive
-from tests.archive_helpers import Archive, harness, staging_rows
+from tests.archive_helpers import CT_SEGMENT, HEADER, Archive, harness
 from tests.plan_helpers import query
 from workers import archive as jobs
 
 STORAGE_DOWN = "Object storage was unavailable"
+INTEGRITY = "The stored file did not pass its integrity check"
+DOWN = {"s3_endpoint_url": "http://127.0.0.1:9"}  # nothing listens on the discard port
 
 
 @pytest.fixture(autouse=True)
@@ -28,75 +31,118 @@ def fast_retries(monkeypatch):
     monkeypatch.setattr(jobs, "RETRY_BASE_SECONDS", 0.05)
 
 
-def break_storage(vault: Archive) -> Path:
-    """Put a regular file where the archive directory belongs: every put now fails."""
-    blocker = vault.object_path("x").parent.parent
-    blocker.parent.mkdir(parents=True, exist_ok=True)
-    blocker.write_bytes(b"in the way")
-    return blocker
+@pytest_asyncio.fixture
+async def s3_vault(make_client, run_worker, settings, s3_backend, monkeypatch) -> Archive:
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # fail fast when the endpoint is down
+    return await harness(make_client, run_worker, settings, s3_backend)
 
 
-async def test_failed_attempt_is_retried_after_storage_recovers(vault: Archive):
+async def test_failed_attempt_is_retried_after_storage_recovers(s3_vault: Archive):
     data = os.urandom(100_000)
-    item = await vault.upload_ok(data)
-    blocker = break_storage(vault)
+    item = await s3_vault.upload_ok(data)
 
-    worker = await vault.work(cron_jobs=[], max_burst_jobs=1)
+    worker = await s3_vault.work(settings=DOWN, cron_jobs=[], max_burst_jobs=1)
     assert worker.jobs_retried == 1
-    row = vault.row(item["id"])
+    row = s3_vault.row(item["id"])
     assert row["status"] == "pending" and row["attempts"] == 1 and row["failure_reason"] is None
-    assert (await vault.download(item["id"])).status == 409
+    assert (await s3_vault.download(item["id"])).status == 409
 
-    blocker.unlink()
-    worker = await vault.work(cron_jobs=[])
+    worker = await s3_vault.work(cron_jobs=[])
     assert worker.jobs_complete == 1
-    assert vault.row(item["id"])["attempts"] == 2
-    assert await vault.download_bytes(item["id"]) == data
+    assert s3_vault.row(item["id"])["attempts"] == 2
+    assert await s3_vault.download_bytes(item["id"]) == data
 
 
-async def test_last_attempt_marks_failed_with_a_reason_and_keeps_staging(
-    vault: Archive, settings, monkeypatch
-):
+async def test_last_attempt_marks_failed_with_a_reason(s3_vault: Archive, settings, monkeypatch):
     monkeypatch.setattr(jobs, "MAX_ATTEMPTS", 2)
-    item = await vault.upload_ok(b"doomed")
-    break_storage(vault)
-    worker = await vault.work(cron_jobs=[])
+    item = await s3_vault.upload_ok(b"doomed")
+    worker = await s3_vault.work(settings=DOWN, cron_jobs=[])
     assert (worker.jobs_retried, worker.jobs_complete) == (1, 1)
 
-    listed = await (await vault.client.get("/api/archive", headers=vault.session.headers)).json()
+    listed = await (await s3_vault.client.get("/api/archive", headers=s3_vault.session.headers)).json()
     assert listed[0]["status"] == "failed"
     assert listed[0]["failureReason"].startswith(f"{STORAGE_DOWN} (2 attempts)")
-    assert "in the way" not in listed[0]["failureReason"]
-    resp = await vault.download(item["id"])
+    assert "127.0.0.1" not in listed[0]["failureReason"]
+    resp = await s3_vault.download(item["id"])
     assert resp.status == 409
     body = await resp.json()
     assert body["itemStatus"] == "failed" and body["failureReason"] == listed[0]["failureReason"]
-    assert len(staging_rows(settings, item["id"])) == 1
 
 
 async def test_operator_requeue_of_a_failed_item_overrides_the_kept_job_result(
-    vault: Archive, settings, monkeypatch
+    s3_vault: Archive, settings, monkeypatch
 ):
     """docs/archive.md: set a failed item back to pending; the sweeper queues it again even
     though arq still keeps the finished job's result under the same job id."""
     monkeypatch.setattr(jobs, "MAX_ATTEMPTS", 1)
     data = os.urandom(5000)
-    item = await vault.upload_ok(data)
-    blocker = break_storage(vault)
-    await vault.work(cron_jobs=[])
-    assert vault.row(item["id"])["status"] == "failed"
-    redis = vault.client.app[REDIS]
+    item = await s3_vault.upload_ok(data)
+    await s3_vault.work(settings=DOWN, cron_jobs=[])
+    assert s3_vault.row(item["id"])["status"] == "failed"
+    redis = s3_vault.client.app[REDIS]
     assert await redis.exists(f"arq:result:{archive.job_id(item['id'])}")
 
-    blocker.unlink()
     query(
         settings,
         "UPDATE archive_items SET status = 'pending', failure_reason = NULL, attempts = 0,"
         " updated_at = now() - interval '1 hour' WHERE id = %s",
         (item["id"],),
     )
-    await vault.work()  # the sweeper runs at start-up, then the job
-    assert await vault.download_bytes(item["id"]) == data
+    await s3_vault.work()  # the sweeper runs at start-up, then the job
+    assert await s3_vault.download_bytes(item["id"]) == data
+
+
+def _truncate_final_segment(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-1])
+
+
+def _drop_final_segment(path: Path) -> None:  # cut on a segment boundary: the length gives it away
+    blob = path.read_bytes()
+    path.write_bytes(blob[: HEADER + CT_SEGMENT])
+
+
+def _flip_in_final_segment(path: Path) -> None:
+    blob = bytearray(path.read_bytes())
+    blob[-5] ^= 0x01
+    path.write_bytes(bytes(blob))
+
+
+def _flip_in_header(path: Path) -> None:
+    blob = bytearray(path.read_bytes())
+    blob[3] ^= 0x80
+    path.write_bytes(bytes(blob))
+
+
+def _swap_with_another_items_object(path: Path) -> None:
+    other = sorted(p for p in path.parent.iterdir() if p != path)[0]
+    path.write_bytes(other.read_bytes())
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        _truncate_final_segment,
+        _drop_final_segment,
+        _flip_in_final_segment,
+        _flip_in_header,
+        _swap_with_another_items_object,
+        Path.unlink,
+    ],
+)
+async def test_a_stored_object_that_does_not_verify_fails_at_once(
+    vault: Archive, tamper: Callable[[Path], None]
+):
+    data = os.urandom(100_000)  # two segments
+    item = await vault.upload_ok(data)
+    await vault.upload_ok(data)  # the same plaintext under another item id and data key
+    tamper(vault.object_path(item["id"]))
+
+    worker = await vault.work(cron_jobs=[])
+    assert worker.jobs_retried == 0
+    row = vault.row(item["id"])
+    assert row["status"] == "failed" and row["attempts"] == 1
+    assert row["failure_reason"].startswith(INTEGRITY)
+    assert (await vault.download(item["id"])).status == 409
 
 
 async def test_sweeper_requeues_a_lost_enqueue(vault: Archive, settings):
@@ -123,14 +169,14 @@ async def test_sweeper_requeues_a_lost_enqueue(vault: Archive, settings):
 async def test_double_enqueue_runs_once_and_a_rerun_changes_nothing(vault: Archive):
     item = await vault.upload_ok(os.urandom(200_000))
     redis = vault.client.app[REDIS]
-    assert await archive.enqueue_encrypt(redis, item["id"]) is False  # already queued
+    assert await archive.enqueue_verify(redis, item["id"]) is False  # already queued
     worker = await vault.work(cron_jobs=[])
     assert worker.jobs_complete == 1
 
     before = vault.row(item["id"])
     path = vault.object_path(item["id"])
     blob, stat = path.read_bytes(), path.stat()
-    assert await archive.enqueue_encrypt(redis, item["id"]) is True  # finished result cleared
+    assert await archive.enqueue_verify(redis, item["id"]) is True  # finished result cleared
     worker = await vault.work(cron_jobs=[])
     assert worker.jobs_complete == 1
     assert vault.row(item["id"]) == before
@@ -149,6 +195,9 @@ async def test_key_rotation_and_rewrap(make_client, run_worker, settings, file_b
     after = await harness(make_client, run_worker, settings, file_backend, encryption_keys=new_ring)
     after.session = before.session
     new = await after.upload_ok(b"sealed under k2")
+    # A worker that has not been given k2 yet retries rather than fail the item.
+    lagging = await after.work(settings={"encryption_keys": old_ring}, cron_jobs=[], max_burst_jobs=1)
+    assert lagging.jobs_retried == 1 and after.row(new["id"])["status"] == "pending"
     await after.work(settings={"encryption_keys": new_ring}, cron_jobs=[])
 
     assert (after.row(old["id"])["key_id"], after.row(new["id"])["key_id"]) == ("k1", "k2")
@@ -184,28 +233,6 @@ async def test_orphan_sweeper_removes_objects_without_a_row(vault: Archive, sett
     assert vault.object_path(kept["id"]).exists()
     assert not vault.object_path(gone["id"]).exists()
     assert stranger.exists()
-
-
-async def test_sweeper_discards_staging_of_aborted_uploads_after_the_grace_period(vault: Archive, settings):
-    old, fresh = str(uuid.uuid4()), str(uuid.uuid4())
-    for item_id, age in ((old, "2 hours"), (fresh, "1 minute")):
-        query(
-            settings,
-            "INSERT INTO archive_staging (item_id, seq, data, created_at)"
-            " VALUES (%s, 0, 'x', now() - %s::interval)",
-            (item_id, age),
-        )
-    pending = await vault.upload_ok(b"in progress")
-    redis = vault.client.app[REDIS]
-    await redis.delete(f"arq:job:{archive.job_id(pending['id'])}")
-    await redis.zrem(settings.arq_queue_name, archive.job_id(pending["id"]))
-    query(
-        settings,
-        "UPDATE archive_staging SET created_at = now() - interval '2 hours' WHERE item_id = %s",
-        (pending["id"],),
-    )
-    await vault.work(cron_jobs=[cron(jobs.sweep_archive, run_at_startup=True)])
-    assert {r["item_id"] for r in staging_rows(settings)} == {fresh, pending["id"]}
 
 
 async def test_storage_unset_in_the_worker_fails_honestly(vault: Archive, monkeypatch):

@@ -25,7 +25,9 @@ from core.crypto import (
     ciphertext_size,
     decrypt_stream,
     encrypt_stream,
+    final_segment_span,
     new_data_key,
+    open_final_segment,
 )
 
 S = SEGMENT_SIZE
@@ -644,3 +646,45 @@ def test_open_with_malformed_key_id_does_not_echo_it() -> None:
     with pytest.raises(UnknownKeyError) as info:
         kr.open("claim-token", forged, b"a")
     assert "<script>" not in str(info.value)
+
+
+# ---------------------------------------------------------------- the final segment alone
+
+
+def _final(ct: bytes, size: int) -> tuple[bytes, bytes]:
+    offset, length = final_segment_span(size)
+    assert offset + length == len(ct)
+    return ct[:HEADER], ct[offset:]
+
+
+@pytest.mark.parametrize("size", [0, 1, S - 1, S, S + 1, 3 * S + 7])
+def test_open_final_segment_authenticates_the_end_of_the_stream(size: int) -> None:
+    key, data = new_data_key(), os.urandom(size)
+    ct = encrypt(data, key)
+    header, tail = _final(ct, size)
+    assert open_final_segment(key, OBJECT_ID, header, tail, size) == data[size - size % S :]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["other key", "other object", "flipped tail", "flipped header", "wrong size", "non-final segment"],
+)
+def test_open_final_segment_refuses(damage: str) -> None:
+    key, size = new_data_key(), 2 * S + 100
+    ct = encrypt(os.urandom(size), key)
+    header, tail = _final(ct, size)
+    args: list = [key, OBJECT_ID, header, tail, size]
+    if damage == "other key":
+        args[0] = new_data_key()
+    elif damage == "other object":
+        args[1] = "doc-9999"
+    elif damage == "flipped tail":
+        args[3] = tail[:-1] + bytes([tail[-1] ^ 1])
+    elif damage == "flipped header":
+        args[2] = header[:2] + bytes([header[2] ^ 1]) + header[3:]
+    elif damage == "wrong size":
+        args[4] = size + 1
+    else:  # a full middle segment passed off as the last one of a shorter stream
+        args[3], args[4] = ct[HEADER + CT_SEG : HEADER + 2 * CT_SEG], S - 1 + S
+    with pytest.raises(IntegrityError):
+        open_final_segment(*args)

@@ -18,12 +18,12 @@ async def test_jobs_are_msgpack_and_the_worker_reads_them(settings, run_worker):
     pool = await core_redis.connect(settings.redis_url, settings.arq_queue_name)
     try:
         item_id = str(uuid.uuid4())  # no such item: the job must run and say so
-        job = await pool.enqueue_job("encrypt_archive_item", item_id, _job_id="serialization-test")
+        job = await pool.enqueue_job("verify_archive_item", item_id, _job_id="serialization-test")
         assert job is not None
         raw = await pool.get(job_key_prefix + "serialization-test")
         assert not raw.startswith(b"\x80")  # every pickle protocol >= 2 starts with 0x80
         payload = msgpack.unpackb(raw, timestamp=3)
-        assert payload["f"] == "encrypt_archive_item"
+        assert payload["f"] == "verify_archive_item"
         assert payload["a"] == [item_id]
 
         await run_worker()
@@ -39,6 +39,6 @@ async def test_jobs_are_msgpack_and_the_worker_reads_them(settings, run_worker):
 
 
 def test_a_pickled_job_is_refused():
-    raw = pickle.dumps({"f": "encrypt_archive_item", "a": ["x"]})
+    raw = pickle.dumps({"f": "verify_archive_item", "a": ["x"]})
     with pytest.raises(ValueError):  # msgpack's ExtraData/UnpackValueError: never a job
         core_redis.deserialize(raw)

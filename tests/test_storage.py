@@ -206,6 +206,24 @@ async def test_exists(storage: Storage) -> None:
     assert not await storage.exists(k.rsplit("/", 1)[0])
 
 
+async def test_size_and_read_range(storage: Storage) -> None:
+    k = key()
+    data = os.urandom(PART + 1234)
+    await storage.put_stream(k, chunked(data, [MIB]))
+    assert await storage.size(k) == len(data)
+    assert await storage.read_range(k, 0, 8) == data[:8]
+    assert await storage.read_range(k, PART - 10, 30) == data[PART - 10 : PART + 20]
+    assert await storage.read_range(k, len(data) - 16, 16) == data[-16:]
+    assert await storage.read_range(k, 5, 0) == b""
+    missing = key()
+    with pytest.raises(ObjectNotFound):
+        await storage.size(missing)
+    with pytest.raises(ObjectNotFound):
+        await storage.read_range(missing, 0, 8)
+    with pytest.raises(ValueError):
+        await storage.read_range(k, -1, 8)
+
+
 async def test_list_keys_with_prefix(storage: Storage) -> None:
     keys = ["archive/a/1", "archive/a/2", "archive/ab/1", "archive/b/1", "other/x"]
     for k in keys:

@@ -1,24 +1,21 @@
-"""Archive jobs: encrypt a staged upload into object storage, and the sweepers that keep it honest.
+"""Archive jobs: verify an upload the API sealed into storage, and the sweepers that keep it honest.
 
-`encrypt_archive_item` is enqueued by the API after the item commits (job id
-`archive:<item>`, so a double enqueue runs once). It is idempotent: it only acts on a
-`pending` item, writes the deterministic key `archive/<owner>/<item>` (a rerun overwrites,
-never orphans) and flips the item to `available` with one guarded UPDATE. A fresh data key is
-drawn on every attempt, so no two ciphertexts ever share a key and nonce prefix by accident.
+`verify_archive_item` is enqueued by the API after the item commits (job id `archive:<item>`,
+so a double enqueue runs once). From a worker host it checks that the stored object is whole
+and opens under the recorded key (models.archive.verify_stored), then flips the item
+`pending -> available` with one guarded UPDATE: a rerun changes nothing. Why the API, not the
+worker, encrypts: docs/archive.md.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-from collections.abc import AsyncGenerator
-from contextlib import aclosing
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from arq import Retry
 
-from core.crypto import IntegrityError, encrypt_stream, new_data_key
+from core.crypto import IntegrityError, UnknownKeyError
 from core.db import Pool
 from core.storage import Storage, StorageError
 from models import archive
@@ -31,8 +28,8 @@ RETRY_BASE_SECONDS = 10.0
 RETRY_MAX_SECONDS = 600.0
 # A pending item untouched this long has probably lost its job (enqueue lost, worker died).
 STALE_PENDING_AFTER = timedelta(minutes=5)
-# Aborted uploads' staging and orphaned objects are left alone this long, so nothing still
-# being written is ever mistaken for litter.
+# Objects without an item row are left alone this long, so an upload still being committed is
+# never mistaken for litter.
 ORPHAN_GRACE = timedelta(hours=1)
 ORPHAN_BATCH = 500
 
@@ -44,42 +41,19 @@ def retry_delay(attempt: int) -> float:
 
 def failure_reason(exc: BaseException, attempts: int) -> str:
     """What the owner reads in GET /api/archive: the kind of failure, never internals."""
-    if isinstance(exc, archive.StagingIncomplete):
-        return "The uploaded data is incomplete. Delete this item and upload the file again."
-    what = "Object storage was unavailable" if isinstance(exc, StorageError) else "Encryption failed"
+    if isinstance(exc, archive.VerificationFailed):
+        return "The stored file did not pass its integrity check. Delete this item and upload the file again."
+    if isinstance(exc, UnknownKeyError):
+        what = "The file's encryption key was not available to the service"
+    elif isinstance(exc, StorageError):
+        what = "Object storage was unavailable"
+    else:
+        what = "The stored file could not be checked"
     return f"{what} ({attempts} attempts). Delete this item and upload the file again."
 
 
-async def _encrypt_and_store(
-    pool: Pool, storage: Storage | None, ctx: dict[str, Any], item: dict[str, Any]
-) -> archive.Stored:
-    """Staging -> SHA-256 and size check -> streaming AEAD -> storage, in bounded memory."""
-    if storage is None:
-        raise StorageError("object storage is not configured (STORAGE_URL)")
-    item_id = item["id"]
-    data_key = new_data_key()
-    key_id, wrapped_key = context.key_ring(ctx).wrap_data_key(data_key, item_id)
-    digest = hashlib.sha256()
-
-    async def plaintext() -> AsyncGenerator[bytes, None]:
-        total = 0
-        async with aclosing(archive.staged_chunks(pool, item_id, item["staged_chunks"])) as chunks:
-            async for chunk in chunks:
-                digest.update(chunk)
-                total += len(chunk)
-                yield chunk
-        # Raised before the final segment is sealed, so a short object is never published.
-        if total != item["size_bytes"]:
-            raise archive.StagingIncomplete(f"staged {total} bytes, expected {item['size_bytes']}")
-
-    key = archive.storage_key(item["user_id"], item_id)
-    async with aclosing(plaintext()) as source:
-        stored_bytes = await storage.put_stream(key, encrypt_stream(data_key, item_id, source))
-    return archive.Stored(key, key_id, wrapped_key, stored_bytes, digest.digest())
-
-
-async def encrypt_archive_item(ctx: dict[str, Any], item_id: str) -> str:
-    """Encrypt and store one pending item; retried with backoff, `failed` after MAX_ATTEMPTS."""
+async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
+    """Verify one pending item and make it available; retried with backoff, `failed` at the end."""
     pool = context.db(ctx)
     storage = context.storage(ctx)
     item = await archive.claim_attempt(pool, item_id)
@@ -91,49 +65,49 @@ async def encrypt_archive_item(ctx: dict[str, Any], item_id: str) -> str:
         await archive.mark_failed(pool, item_id, failure_reason(RuntimeError(), attempt - 1))
         return "failed"
     try:
-        stored = await _encrypt_and_store(pool, storage, ctx, item)
+        if storage is None:
+            raise StorageError("object storage is not configured (STORAGE_URL)")
+        await archive.verify_stored(storage, context.key_ring(ctx), item)
     except Exception as exc:
-        permanent = isinstance(exc, archive.StagingIncomplete)
-        error = f"{type(exc).__name__}: {exc}"
-        log.warning("archive encryption attempt failed", extra={**extra, "error": error})
+        permanent = isinstance(exc, archive.VerificationFailed)
+        log.warning(
+            "archive verification attempt failed", extra={**extra, "error": f"{type(exc).__name__}: {exc}"}
+        )
         if permanent or attempt >= MAX_ATTEMPTS:
             await archive.mark_failed(pool, item_id, failure_reason(exc, attempt))
             log.error("archive item failed", extra=extra)
             return "failed"
         raise Retry(defer=retry_delay(attempt)) from exc
-    if await archive.mark_available(pool, item_id, stored):
-        log.info("archive item stored", extra={**extra, "keyId": stored.key_id})
+    if await archive.mark_available(pool, item_id):
+        log.info("archive item available", extra={**extra, "keyId": item["key_id"]})
         return "available"
-    # No longer pending: the owner deleted it while we worked, so the object is litter.
-    if storage is not None and not await archive.exists(pool, item_id):
-        await archive.remove_object(pool, storage, stored.storage_key)
-    return "not pending"
+    return "not pending"  # deleted or failed while we looked
 
 
 async def sweep_archive(ctx: dict[str, Any]) -> dict[str, int]:
-    """Every few minutes: requeue stuck pending items, drop aborted uploads, retry removals."""
+    """Every few minutes: requeue stuck pending items and retry object removals."""
     pool = context.db(ctx)
     storage = context.storage(ctx)
     requeued = 0
     for item_id in await archive.stale_pending(pool, STALE_PENDING_AFTER):
-        if await archive.enqueue_encrypt(context.redis(ctx), item_id):
+        if await archive.enqueue_verify(context.redis(ctx), item_id):
             requeued += 1
-    discarded = await archive.discard_orphan_staging(pool, ORPHAN_GRACE)
     removed = 0
     if storage is not None:
         for key in await archive.pending_deletions(pool):
             if not await archive.remove_object(pool, storage, key):
                 break  # storage is down: the next sweep tries again
             removed += 1
-    result = {"requeued": requeued, "stagingDiscarded": discarded, "objectsRemoved": removed}
+    result = {"requeued": requeued, "objectsRemoved": removed}
     if any(result.values()):
         log.info("archive sweep", extra=result)
     return result
 
 
 async def sweep_archive_orphans(ctx: dict[str, Any]) -> int:
-    """Hourly: delete objects under archive/ whose item row is gone (a job that finished after
-    its item was deleted, an account deletion). Lists the whole prefix, hence the slow cadence."""
+    """Hourly: delete objects under archive/ whose item row is gone (an upload whose commit
+    failed and whose cleanup failed too, an account deletion). Lists the whole prefix, hence
+    the slow cadence."""
     pool = context.db(ctx)
     storage = context.storage(ctx)
     if storage is None:

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 FUNCTIONS: list[Any] = [
     # One spare try: a run killed mid-attempt still counts in the item's own attempt counter.
-    func(archive.encrypt_archive_item, max_tries=archive.MAX_ATTEMPTS + 1),
+    func(archive.verify_archive_item, max_tries=archive.MAX_ATTEMPTS + 1),
 ]
 CRON_JOBS = [
     cron(heartbeat, second=0, run_at_startup=True),
