@@ -202,8 +202,11 @@ class FileStorage:
         buf = bytearray()
         try:
             async for chunk in chunks:
-                buf += chunk
                 total += len(chunk)
+                if not buf and len(chunk) >= _FILE_IO_BLOCK:
+                    await self._run("write", fh.write, chunk)  # big enough: no copy
+                    continue
+                buf += chunk
                 if len(buf) >= _FILE_IO_BLOCK:
                     data, buf = buf, bytearray()
                     await self._run("write", fh.write, data)
