@@ -3,7 +3,7 @@
 For each file size (100 MiB; 1 GiB with --big) and in the same run:
 
 - service upload: multipart POST /api/archive, then poll GET /api/archive/{id} until it is
-  `available` (the API staged it, the worker encrypted and stored it): size / that time;
+  `available` (the API sealed it into storage, the worker verified it): size / that time;
 - service download: GET /api/archive/{id}/download, decrypting, read to the end and hashed;
 - plain put/get: the same multipart body to the ceiling, which streams the `file` part into
   the same storage backend (`Storage.put_stream`), and streams it back (`get_stream`);
@@ -226,7 +226,7 @@ async def run_size(
     finally:
         path.unlink(missing_ok=True)
     peaks = {s.name: s.status()["VmHWM"] for s in (bench.api, bench.worker)}
-    row = {
+    row: dict[str, Any] = {
         "size_mib": size // MiB,
         "repeat": repeat,
         "service_upload_mib_s": _mib_s(size, [r["upload_s"] for r in service_runs]),
@@ -258,7 +258,7 @@ async def run_size(
     return row
 
 
-async def run(bench: Bench, storage_dir: Path) -> dict[str, Any]:
+async def run(bench: Bench, workdir: Path, storage: str) -> dict[str, Any]:
     """Every archive measurement; the API must already serve /api/archive."""
     aes = await asyncio.to_thread(raw_aes_gcm)
     print(
@@ -269,7 +269,6 @@ async def run(bench: Bench, storage_dir: Path) -> dict[str, Any]:
     sizes = [(bench.args.size_mib * MiB, 3)]
     if bench.args.big:
         sizes.append((1024 * MiB, 1))
-    workdir = storage_dir.parent
     rows = []
     async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
         async with session.get(f"{bench.api.base_url}/api/archive") as resp:
@@ -280,7 +279,7 @@ async def run(bench: Bench, storage_dir: Path) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {owner['token']}"}
         for size, repeat in sizes:
             rows.append(await run_size(bench, session, workdir, size, repeat, headers))
-    return {"raw_aes_gcm": aes, "sizes": rows, "storage": "file"}
+    return {"raw_aes_gcm": aes, "sizes": rows, "storage": storage}
 
 
 def print_table(results: dict[str, Any]) -> None:
@@ -317,7 +316,7 @@ def print_table(results: dict[str, Any]) -> None:
             f" {cpu['download_api']:.2f} (plain get {cpu['plain_get']:.2f})"
         )
     print(
-        "up = POST until `available` (API stages to PostgreSQL, then the worker encrypts and stores);"
+        "up = POST until `available` (the API encrypts into storage, then the worker verifies);"
         " 202 s / worker s = its two parts (median);\nRSS = peak MiB over all runs of that size, reset"
         " before them (RSS before the runs in brackets)"
     )

@@ -63,7 +63,7 @@ async def main() -> int:
     env = service_env(
         database_url,
         fresh_redis(os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL),
-        workdir / "objects",
+        {"STORAGE_URL": (workdir / "objects").as_uri()},
         free_port(),
     )
     api = start_server("service", ["core.cli", "serve"], env, workdir)

@@ -47,6 +47,13 @@ if str(ROOT) not in sys.path:
 from bench import archive, loadgen, wrk  # noqa: E402
 from core.crypto import KeyRing  # noqa: E402
 from core.migrate import apply_migrations  # noqa: E402
+from tests.s3server import (  # noqa: E402
+    TEST_ACCESS_KEY_ID,
+    TEST_REGION,
+    TEST_SECRET_ACCESS_KEY,
+    create_bucket,
+    start_moto_server,
+)
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -474,6 +481,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--size-mib", type=int, default=100, help="archive file size in MiB (default 100)")
     parser.add_argument("--big", action="store_true", help="also run the archive with a 1 GiB file")
     parser.add_argument(
+        "--storage",
+        choices=("file", "s3"),
+        default="file",
+        help="archive storage: a directory (default) or S3 on a moto server started for the run",
+    )
+    parser.add_argument(
         "--python-loadgen", action="store_true", help="use bench/loadgen.py even if wrk exists"
     )
     parser.add_argument("--keep", action="store_true", help="keep the bench database and work directory")
@@ -487,8 +500,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def service_env(database_url: str, redis_url: str, storage_dir: Path, port: int) -> dict[str, str]:
+def service_env(database_url: str, redis_url: str, storage: dict[str, str], port: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "AWS_"))}
+    env.update(storage)
     env.update(
         APP_ENV="production",
         HOST="127.0.0.1",
@@ -497,7 +511,6 @@ def service_env(database_url: str, redis_url: str, storage_dir: Path, port: int)
         REDIS_URL=redis_url,
         JWT_SECRET=secrets.token_urlsafe(48),
         ENCRYPTION_KEYS=KeyRing.generate_entry("bench1"),
-        STORAGE_URL=storage_dir.as_uri(),
         # One client address sends every challenge here; the per-wallet limit stays as shipped.
         RATE_LIMIT_CHALLENGE_PER_IP="100000000",
         ARCHIVE_MAX_BYTES=str(2 * 1024**3),
@@ -526,12 +539,24 @@ async def main(argv: Sequence[str] | None = None) -> int:
     database_url = fresh_database(base_db)
     redis_url = fresh_redis(base_redis)
     workdir = Path(tempfile.mkdtemp(prefix="lps-bench-"))
-    storage_dir = workdir / "objects"
-    env = service_env(database_url, redis_url, storage_dir, free_port())
     servers: list[Server] = []
     bench: Bench | None = None
     archive_results: dict[str, Any] | None = None
+    stop_moto = None
     try:
+        if args.storage == "s3":
+            endpoint, stop_moto = start_moto_server()
+            await create_bucket(endpoint, "lps-bench")
+            storage = {
+                "STORAGE_URL": "s3://lps-bench",
+                "S3_ENDPOINT_URL": endpoint,
+                "AWS_REGION": TEST_REGION,
+                "AWS_ACCESS_KEY_ID": TEST_ACCESS_KEY_ID,
+                "AWS_SECRET_ACCESS_KEY": TEST_SECRET_ACCESS_KEY,
+            }
+        else:
+            storage = {"STORAGE_URL": (workdir / "objects").as_uri()}
+        env = service_env(database_url, redis_url, storage, free_port())
         api = start_server("service", ["core.cli", "serve"], env, workdir)
         api.base_url = f"http://127.0.0.1:{env['PORT']}"
         servers.append(api)
@@ -552,12 +577,14 @@ async def main(argv: Sequence[str] | None = None) -> int:
             await bench_beneficiaries(bench)
         if "archive" in args.only:
             assert worker is not None
-            archive_results = await archive.run(bench, storage_dir)
+            archive_results = await archive.run(bench, workdir, args.storage)
         for server in servers:
             server.check_alive()
     finally:
         for server in servers:
             server.stop()
+        if stop_moto is not None:
+            stop_moto()
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
             with contextlib.suppress(psycopg2.Error):
