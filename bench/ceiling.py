@@ -148,7 +148,11 @@ async def health(request: web.Request) -> web.Response:
 async def resources(app: web.Application) -> AsyncIterator[None]:
     app[POOL] = await db.create_pool(os.environ["DATABASE_URL"], int(os.environ.get("DB_POOL_MAX", "20")))
     app[REDIS] = Redis.from_url(os.environ["REDIS_URL"])
-    storage = await open_storage(os.environ.get("STORAGE_URL"))
+    storage = await open_storage(
+        os.environ.get("STORAGE_URL"),
+        s3_endpoint_url=os.environ.get("S3_ENDPOINT_URL") or None,
+        region=os.environ.get("AWS_REGION") or None,
+    )
     app[STORAGE] = storage
     yield
     if storage is not None:
