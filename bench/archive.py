@@ -266,7 +266,7 @@ async def run(bench: Bench, workdir: Path, storage: str) -> dict[str, Any]:
         f" decrypt {aes['decrypt_mib_s']:.0f} MiB/s",
         flush=True,
     )
-    sizes = [(bench.args.size_mib * MiB, 3)]
+    sizes = [(bench.args.size_mib * MiB, bench.args.rounds)]
     if bench.args.big:
         sizes.append((1024 * MiB, 1))
     rows = []
