@@ -59,3 +59,37 @@ def test_badly_named_migration_is_refused(tmp_path):
     (tmp_path / "1_oops.sql").write_text("SELECT 1;")
     with pytest.raises(ValueError, match=r"0001_name\.sql"):
         migration_files(tmp_path)
+
+
+def test_0004_fails_uploads_left_in_staging_honestly(empty_database, tmp_path):
+    """Items still pending under the staging design cannot be encrypted any more: they become
+    `failed` with a reason, and the plaintext staging goes with its table."""
+    for path in migration_files():
+        if path.name < "0004_":
+            (tmp_path / path.name).write_text(path.read_text())
+    apply_migrations(empty_database, tmp_path)
+    with psycopg2.connect(empty_database) as conn, conn.cursor() as cur:
+        cur.execute("INSERT INTO users (wallet_address) VALUES ('GMIGRATIONTEST') RETURNING id")
+        user_id = cur.fetchone()[0]
+        for status in ("pending", "available"):
+            cur.execute(
+                "INSERT INTO archive_items (id, user_id, title, type, category, file_name, content_type,"
+                " size_bytes, staged_chunks, audience_all, status, storage_key, key_id, wrapped_key,"
+                " stored_bytes, sha256) VALUES (gen_random_uuid(), %s, %s, 'document', 'other', 'f', 'x/y',"
+                " 1, 1, true, %s, 'k', 'k1', 'w', 25, sha256('x')) RETURNING id",
+                (user_id, status, status),
+            )
+            if status == "pending":
+                cur.execute(
+                    "INSERT INTO archive_staging (item_id, seq, data) VALUES (%s, 0, 'x')", cur.fetchone()
+                )
+    conn.close()
+
+    assert apply_migrations(empty_database) == ["0004_archive_sealed_on_upload.sql"]
+    with psycopg2.connect(empty_database) as conn, conn.cursor() as cur:
+        cur.execute("SELECT title, status, failure_reason FROM archive_items ORDER BY title")
+        rows = cur.fetchall()
+    conn.close()
+    assert rows[0][:2] == ("available", "available") and rows[0][2] is None
+    assert rows[1][:2] == ("pending", "failed") and "upload the file again" in rows[1][2]
+    assert "archive_staging" not in _tables(empty_database)
