@@ -199,7 +199,7 @@ async def seal_upload(
     written anywhere. If the stream fails (413, the client hangs up, storage errors) the
     backend discards what it wrote and nothing is left behind.
 
-    Sealing runs on the event loop: about 0.7 ms per MiB (SHA-256 ~1.9 GB/s, AES-GCM faster).
+    Sealing runs on the event loop: about 1 ms per MiB (SHA-256 ~1.9 GB/s, AES-GCM ~4 GB/s).
     A thread was measured slower (bench/README.md): the many short GIL-releasing calls of
     hashing and per-segment sealing wait on the busy event loop to get the GIL back.
     """
