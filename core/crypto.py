@@ -360,6 +360,25 @@ class StreamEncryptor:
         return self._emit([tail])
 
 
+def _nonce_prefix(header: BytesLike) -> bytes:
+    """The nonce prefix from a stream header, once its version is known."""
+    if len(header) != _HEADER_SIZE or header[0] != _VERSION:
+        raise IntegrityError("encrypted stream has an unsupported format version")
+    return bytes(header[1:])
+
+
+def _open_segment(
+    aead: AESGCM, prefix: bytes, counter: int, last: bool, segment: BytesLike, aad: bytes
+) -> bytes:
+    """One segment's plaintext, or IntegrityError: the nonce is bound to position and finality."""
+    if counter >= _MAX_SEGMENTS:
+        raise IntegrityError("encrypted stream exceeds the segment limit")
+    try:
+        return aead.decrypt(prefix + _NONCE_TAIL.pack(counter, last), segment, aad)
+    except InvalidTag:
+        raise IntegrityError(f"encrypted stream segment {counter} failed authentication") from None
+
+
 class StreamDecryptor:
     """Inverse of StreamEncryptor that only ever returns authenticated plaintext.
 
@@ -380,14 +399,8 @@ class StreamDecryptor:
         self._done = False
 
     def _open(self, segment: BytesLike, last: bool) -> bytes:
-        if self._counter >= _MAX_SEGMENTS:
-            raise IntegrityError("encrypted stream exceeds the segment limit")
         assert self._prefix is not None
-        nonce = self._prefix + _NONCE_TAIL.pack(self._counter, last)
-        try:
-            plaintext = self._aead.decrypt(nonce, segment, self._aad)
-        except InvalidTag:
-            raise IntegrityError(f"encrypted stream segment {self._counter} failed authentication") from None
+        plaintext = _open_segment(self._aead, self._prefix, self._counter, last, segment, self._aad)
         self._counter += 1
         return plaintext
 
@@ -415,9 +428,7 @@ class StreamDecryptor:
                 buf += view[:pos]
                 if len(buf) < _HEADER_SIZE:
                     return b""
-                if buf[0] != _VERSION:
-                    raise IntegrityError("encrypted stream has an unsupported format version")
-                self._prefix = bytes(buf[1:_HEADER_SIZE])
+                self._prefix = _nonce_prefix(buf)
                 buf.clear()
             if buf:
                 if len(buf) + len(view) - pos <= _CT_SEGMENT_SIZE:
@@ -500,10 +511,10 @@ def ciphertext_size(plaintext_size: int) -> int:
     """Exact stored size, e.g. for Content-Length of uploads and storage quota checks."""
     if plaintext_size < 0:
         raise ValueError("plaintext_size must be >= 0")
-    full_segments, rest = divmod(plaintext_size, SEGMENT_SIZE)
-    if full_segments + 1 > _MAX_SEGMENTS:
+    if plaintext_size // SEGMENT_SIZE + 1 > _MAX_SEGMENTS:
         raise ValueError("plaintext is too large for the archive format")
-    return _HEADER_SIZE + full_segments * _CT_SEGMENT_SIZE + rest + _TAG_SIZE
+    offset, length = final_segment_span(plaintext_size)
+    return offset + length
 
 
 def final_segment_span(plaintext_size: int) -> tuple[int, int]:
@@ -522,15 +533,8 @@ def open_final_segment(
     data key and object id open it. The other segments are authenticated when they are read.
     """
     _check_data_key(data_key)
-    if len(header) != _HEADER_SIZE or header[0] != _VERSION:
-        raise IntegrityError("encrypted stream has an unsupported format version")
-    full_segments, rest = divmod(plaintext_size, SEGMENT_SIZE)
-    if len(segment) != rest + _TAG_SIZE:
+    prefix = _nonce_prefix(header)
+    if len(segment) != final_segment_span(plaintext_size)[1]:
         raise IntegrityError("encrypted stream's final segment has the wrong length")
-    if full_segments >= _MAX_SEGMENTS:
-        raise IntegrityError("encrypted stream exceeds the segment limit")
-    nonce = bytes(header[1:]) + _NONCE_TAIL.pack(full_segments, True)
-    try:
-        return AESGCM(data_key).decrypt(nonce, bytes(segment), _archive_aad(object_id))
-    except InvalidTag:
-        raise IntegrityError("encrypted stream's final segment failed authentication") from None
+    counter = plaintext_size // SEGMENT_SIZE
+    return _open_segment(AESGCM(data_key), prefix, counter, True, segment, _archive_aad(object_id))
