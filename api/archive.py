@@ -159,6 +159,12 @@ def require_storage(request: web.Request) -> Storage:
     return storage
 
 
+def _storage_down(what: str, where: dict[str, str], exc: StorageError) -> ServiceUnavailable:
+    """Log an outage of the store (its error, never file content) and answer 503 for it."""
+    log.warning(what, extra={**where, "error": str(exc)})
+    return ServiceUnavailable("Object storage is unavailable; try again later.")
+
+
 def _too_large(limit: int) -> PayloadTooLarge:
     return PayloadTooLarge(f"The file exceeds the upload limit of {limit} bytes.")
 
@@ -240,8 +246,7 @@ async def _seal_file(
             storage, request.app[SETTINGS].key_ring, request[USER_ID], item_id, batches
         )
     except StorageError as exc:
-        log.warning("archive upload could not be stored", extra={"itemId": item_id, "error": str(exc)})
-        raise ServiceUnavailable("Object storage is unavailable; try again later.") from None
+        raise _storage_down("archive upload could not be stored", {"itemId": item_id}, exc) from None
 
 
 async def _read_form(
@@ -407,8 +412,7 @@ async def send_item(request: web.Request, storage: Storage, item: dict[str, Any]
             log.error("archive object missing from storage", extra=where)
             raise AppError("The stored file is missing.") from None
         except StorageError as exc:
-            log.warning("archive storage read failed", extra={**where, "error": str(exc)})
-            raise ServiceUnavailable("Object storage is unavailable; try again later.") from None
+            raise _storage_down("archive storage read failed", where, exc) from None
         response = web.StreamResponse(
             headers={
                 CONTENT_TYPE: item["content_type"],
