@@ -10,8 +10,9 @@ from aiohttp_apigami.constants import APISPEC_PARSER
 
 from api import activity, archive, assets, auth, beneficiaries, guardians, health, messages, middleware, users
 from api.common import RequestParser
-from api.keys import DB, REDIS, SETTINGS, STORAGE
+from api.keys import CLOCK, DB, REDIS, SETTINGS, STORAGE
 from core import db, redis
+from core.clock import Clock
 from core.settings import Settings
 from core.storage import open_configured_storage
 
@@ -49,7 +50,7 @@ async def _storage(app: web.Application) -> AsyncIterator[None]:
         await storage.close()
 
 
-def create_app(settings: Settings) -> web.Application:
+def create_app(settings: Settings, clock: Clock | None = None) -> web.Application:
     app = web.Application(
         middlewares=[
             middleware.request_context,
@@ -60,6 +61,7 @@ def create_app(settings: Settings) -> web.Application:
         client_max_size=1024 * 1024,
     )
     app[SETTINGS] = settings
+    app[CLOCK] = clock or Clock()
     app.cleanup_ctx.extend([_database, _redis, _storage])
     for module in ROUTE_MODULES:
         app.router.add_routes(module.routes)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from aiohttp import web
 from arq.connections import ArqRedis
 
+from core.clock import Clock
 from core.db import Pool
 from core.settings import Settings
 from core.storage import Storage
 
 SETTINGS = web.AppKey("settings", Settings)
+CLOCK = web.AppKey("clock", Clock)
 DB = web.AppKey("db", Pool)
 REDIS = web.AppKey("redis", ArqRedis)
 # None when STORAGE_URL is unset: archive upload and download then answer 503.

@@ -24,6 +24,7 @@ import redis as redis_sync
 from aiohttp.test_utils import TestClient
 
 from api.app import create_app
+from core.clock import Clock
 from core.crypto import KeyRing
 from core.migrate import apply_migrations
 from core.settings import Settings, load_settings
@@ -134,12 +135,18 @@ def clean_state(request: pytest.FixtureRequest) -> Iterator[None]:
 ClientFactory = Callable[..., Awaitable[TestClient]]
 
 
+@pytest.fixture
+def clock() -> Clock:
+    """The test's clock, shared by its app and worker: real time until the test advances it."""
+    return Clock()
+
+
 @pytest_asyncio.fixture
-async def make_client(aiohttp_client: Any, settings: Settings) -> ClientFactory:
+async def make_client(aiohttp_client: Any, settings: Settings, clock: Clock) -> ClientFactory:
     """Build a client for an app whose settings differ from the defaults (e.g. storage unset)."""
 
     async def factory(**overrides: Any) -> TestClient:
-        app = create_app(dataclasses.replace(settings, **overrides))
+        app = create_app(dataclasses.replace(settings, **overrides), clock)
         client: TestClient = await aiohttp_client(app)
         return client
 
@@ -152,14 +159,14 @@ async def client(make_client: ClientFactory) -> TestClient:
 
 
 @pytest_asyncio.fixture
-async def run_worker(settings: Settings) -> AsyncIterator[Callable[..., Awaitable[Any]]]:
+async def run_worker(settings: Settings, clock: Clock) -> AsyncIterator[Callable[..., Awaitable[Any]]]:
     """Run the real arq worker in burst mode (drain the queue, then stop)."""
     workers = []
 
     async def run(**overrides: Any) -> Any:
         worker_settings = dataclasses.replace(settings, **overrides.pop("settings", {}))
         worker = create_worker(
-            worker_settings, burst=True, poll_delay=0.05, handle_signals=False, **overrides
+            worker_settings, clock, burst=True, poll_delay=0.05, handle_signals=False, **overrides
         )
         workers.append(worker)
         await worker.main()

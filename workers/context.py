@@ -6,12 +6,14 @@ from typing import Any
 
 from arq.connections import ArqRedis
 
+from core.clock import Clock
 from core.crypto import KeyRing
 from core.db import Pool
 from core.settings import Settings
 from core.storage import Storage
 
 SETTINGS = "settings"
+CLOCK = "clock"
 DB = "db"
 STORAGE = "storage"
 KEY_RING = "key_ring"
@@ -41,4 +43,9 @@ def key_ring(ctx: dict[str, Any]) -> KeyRing:
 
 def redis(ctx: dict[str, Any]) -> ArqRedis:
     value: ArqRedis = ctx[REDIS]
+    return value
+
+
+def clock(ctx: dict[str, Any]) -> Clock:
+    value: Clock = ctx[CLOCK]
     return value

@@ -11,6 +11,7 @@ from arq.worker import Worker
 
 from core import db
 from core import logging as app_logging
+from core.clock import Clock
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
 from core.storage import open_configured_storage
@@ -49,8 +50,9 @@ async def shutdown(ctx: dict[str, Any]) -> None:
         await pool.wait_closed()
 
 
-def create_worker(settings: Settings, **overrides: Any) -> Worker:
-    """Build a Worker bound to these settings; tests pass burst=True to drain the queue and stop."""
+def create_worker(settings: Settings, clock: Clock | None = None, **overrides: Any) -> Worker:
+    """Build a Worker bound to these settings; tests pass burst=True to drain the queue and stop,
+    and the clock they move forward."""
     options: dict[str, Any] = {
         "functions": FUNCTIONS,
         # Fresh copies: arq keeps each cron job's next run on the object, so a second Worker in
@@ -62,7 +64,7 @@ def create_worker(settings: Settings, **overrides: Any) -> Worker:
         "queue_name": settings.arq_queue_name,
         "job_serializer": serialize,
         "job_deserializer": deserialize,
-        "ctx": {context.SETTINGS: settings},
+        "ctx": {context.SETTINGS: settings, context.CLOCK: clock or Clock()},
         "max_jobs": 4,
         # How often an idle worker asks Redis for jobs (arq's default is 0.5 s). Verifying an
         # upload takes milliseconds, so the pickup delay is most of the time an owner waits for

@@ -1,0 +1,29 @@
+"""The one source of "now" for domain rules (plan deadlines, release rules, time bounds).
+
+Code that decides by time takes the clock it is handed (`app[CLOCK]` in the API,
+`context.clock(ctx)` in a job) instead of calling `datetime.now()`, so tests and demos can move
+time forward without sleeping. SQL that compares against "now" binds `clock.now()` as a
+parameter rather than calling PostgreSQL's `now()`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+
+class Clock:
+    """Wall-clock time in UTC, shifted by `offset` (zero in production)."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta(0)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+    def advance(self, delta: timedelta | None = None, **kwargs: float) -> datetime:
+        """Move this clock forward (tests, demos); it never runs backward. Returns the new now."""
+        step = delta if delta is not None else timedelta(**kwargs)
+        if step < timedelta(0):
+            raise ValueError("a clock only moves forward")
+        self.offset += step
+        return self.now()
