@@ -1,8 +1,9 @@
-"""PostgreSQL access: one aiopg pool per process and the one transaction helper.
+"""PostgreSQL access: one aiopg pool per process, the one transaction helper and autocommit.
 
 Rows come back as plain dicts (DictCursor) so models can shape records without positional
-indexing. Every write goes through `transaction()`, which is also where activity entries are
-appended, so a change and its timeline entry commit or roll back together.
+indexing. Writes that must commit together (a change and its activity entry, which the model
+records with the same cursor) go through `transaction()`; `autocommit()` runs each statement
+on its own, for reads and for single-statement writes that need no BEGIN/COMMIT round trips.
 """
 
 from __future__ import annotations
@@ -71,8 +72,11 @@ async def transaction(pool: Pool) -> AsyncIterator[Cursor]:
 
 
 @asynccontextmanager
-async def reading(pool: Pool) -> AsyncIterator[Cursor]:
-    """A cursor in autocommit mode for read-only paths: no BEGIN/COMMIT round trips."""
+async def autocommit(pool: Pool) -> AsyncIterator[Cursor]:
+    """A cursor in autocommit mode: each statement commits on its own, no BEGIN/COMMIT round trips.
+
+    For reads, and for a single UPDATE/DELETE that needs no companion write (no activity entry).
+    """
     async with pool.acquire() as conn, conn.cursor() as cur:
         try:
             yield cur
@@ -81,14 +85,14 @@ async def reading(pool: Pool) -> AsyncIterator[Cursor]:
 
 
 async def fetch_one(pool: Pool, sql: str, params: Any = None) -> dict[str, Any] | None:
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         await cur.execute(sql, params)
         row: dict[str, Any] | None = await cur.fetchone()
         return row
 
 
 async def fetch_all(pool: Pool, sql: str, params: Any = None) -> list[dict[str, Any]]:
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         await cur.execute(sql, params)
         rows: list[dict[str, Any]] = await cur.fetchall()
         return rows

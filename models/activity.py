@@ -13,19 +13,27 @@ from typing import Any
 
 from psycopg2.extras import Json
 
-from core.db import Cursor, Pool, reading
+from core.db import Cursor, Pool, autocommit
 from models.pagination import Page, PageRequest, fetch_page
 
 
 async def record(
     cur: Cursor,
+    *,
     user_id: Any,
     kind: str,
-    entity_type: str,
     entity_id: Any,
     summary: str,
     metadata: dict[str, Any] | None = None,
 ) -> None:
+    """Append one entry; `kind` is `<entity>.<verb>` and its prefix is stored as `entity_type`.
+
+    Keyword-only because four of the arguments are ids and strings that a positional call
+    could swap without a type error.
+    """
+    entity_type, dot, verb = kind.partition(".")
+    if not (entity_type and dot and verb):
+        raise ValueError(f"activity kind must be '<entity>.<verb>', got {kind!r}")
     await cur.execute(
         "INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
         " VALUES (%s, %s, %s, %s, %s, %s)",
@@ -66,5 +74,5 @@ async def list_for_user(pool: Pool, user_id: Any, filters: ActivityFilter, page:
     if filters.until:
         sql += " AND created_at < %s"
         params.append(filters.until)
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         return await fetch_page(cur, sql, params, page)

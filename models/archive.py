@@ -42,7 +42,7 @@ from core.crypto import (
     new_data_key,
     open_final_segment,
 )
-from core.db import Cursor, Pool, fetch_all, fetch_one, reading, transaction
+from core.db import Cursor, Pool, autocommit, fetch_all, fetch_one, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.storage import ObjectNotFound, Storage, StorageError
 from models import activity
@@ -285,12 +285,11 @@ async def create(
             )
         await activity.record(
             cur,
-            user_id,
-            "archive_item.created",
-            "archive_item",
-            item_id,
-            f"Archived a {data['type']}",
-            {
+            user_id=user_id,
+            kind="archive_item.created",
+            entity_id=item_id,
+            summary=f"Archived a {data['type']}",
+            metadata={
                 "fields": [f for f in ("title", "type", "category", "description", "audience") if f in data],
                 "sizeBytes": sealed.size,
             },
@@ -323,7 +322,7 @@ async def enqueue_verify(redis: ArqRedis, item_id: str) -> bool:
 
 
 async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         result = await fetch_page(
             cur, f"SELECT {COLUMNS} FROM archive_items i WHERE i.user_id = %s", [user_id], page, "i."
         )
@@ -333,7 +332,7 @@ async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
 async def get(pool: Pool, user_id: str, raw_id: str, sealed: bool = False) -> dict[str, Any]:
     """The owner's item; `sealed` adds storage key, key id and wrapped key (for downloads)."""
     item_id = parse_id(raw_id, "Archive item")
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         return _record(await _get(cur, user_id, item_id, sealed))
 
 
@@ -380,11 +379,10 @@ async def delete(pool: Pool, user_id: str, raw_id: str) -> str:
         )
         await activity.record(
             cur,
-            user_id,
-            "archive_item.deleted",
-            "archive_item",
-            item_id,
-            f"Deleted a {row['type']} from the archive",
+            user_id=user_id,
+            kind="archive_item.deleted",
+            entity_id=item_id,
+            summary=f"Deleted a {row['type']} from the archive",
         )
     return key
 
@@ -394,7 +392,7 @@ async def remove_object(pool: Pool, storage: Storage, key: str) -> bool:
     try:
         await storage.delete(key)
     except StorageError as exc:
-        async with reading(pool) as cur:
+        async with autocommit(pool) as cur:
             await cur.execute(
                 "UPDATE archive_deletions SET attempts = attempts + 1, last_attempt_at = clock_timestamp()"
                 " WHERE storage_key = %s",
@@ -402,7 +400,7 @@ async def remove_object(pool: Pool, storage: Storage, key: str) -> bool:
             )
         log.warning("archive object removal failed; will retry", extra={"key": key, "error": str(exc)})
         return False
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         await cur.execute("DELETE FROM archive_deletions WHERE storage_key = %s", (key,))
     return True
 

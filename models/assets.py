@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.db import Cursor, Pool, reading, transaction
+from core.db import Cursor, Pool, autocommit, transaction
 from models import activity
 from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
@@ -21,13 +21,13 @@ async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> di
 
 
 async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         return await fetch_page(cur, f"SELECT {COLUMNS} FROM assets WHERE user_id = %s", [user_id], page)
 
 
 async def get(pool: Pool, user_id: str, raw_id: str) -> dict[str, Any]:
     row_id = parse_id(raw_id, "Asset")
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         return await _get(cur, user_id, row_id)
 
 
@@ -41,12 +41,11 @@ async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, An
         row: dict[str, Any] = await cur.fetchone()
         await activity.record(
             cur,
-            user_id,
-            "asset.created",
-            "asset",
-            row["id"],
-            "Asset added",
-            {"fields": wire_names(c for c in EDITABLE if c in data)},
+            user_id=user_id,
+            kind="asset.created",
+            entity_id=row["id"],
+            summary="Asset added",
+            metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
         )
     return row
 
@@ -66,7 +65,12 @@ async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any])
         if diff:
             row = await update_row(cur, "assets", row_id, diff, EDITABLE, COLUMNS)
             await activity.record(
-                cur, user_id, "asset.updated", "asset", row_id, "Asset updated", {"fields": wire_names(diff)}
+                cur,
+                user_id=user_id,
+                kind="asset.updated",
+                entity_id=row_id,
+                summary="Asset updated",
+                metadata={"fields": wire_names(diff)},
             )
     return row
 
@@ -75,4 +79,6 @@ async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Asset")
     async with transaction(pool) as cur:
         await delete_owned(cur, "assets", user_id, row_id, "Asset")
-        await activity.record(cur, user_id, "asset.deleted", "asset", row_id, "Asset removed")
+        await activity.record(
+            cur, user_id=user_id, kind="asset.deleted", entity_id=row_id, summary="Asset removed"
+        )

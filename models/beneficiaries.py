@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from core.crypto import IntegrityError, KeyRing
-from core.db import Cursor, Pool, fetch_one, reading, transaction
+from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import NotFound, validation_error
 from models import activity, messages
 from models.common import changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
@@ -103,7 +103,7 @@ async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> di
 
 
 async def list_page(pool: Pool, ring: KeyRing, user_id: str, page: PageRequest) -> Page:
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         result = await fetch_page(
             cur, f"SELECT {COLUMNS} FROM beneficiaries WHERE user_id = %s", [user_id], page
         )
@@ -112,7 +112,7 @@ async def list_page(pool: Pool, ring: KeyRing, user_id: str, page: PageRequest) 
 
 async def get(pool: Pool, ring: KeyRing, user_id: str, raw_id: str) -> dict[str, Any]:
     row_id = parse_id(raw_id, "Beneficiary")
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         return _with_token(ring, await _get(cur, user_id, row_id))
 
 
@@ -140,12 +140,11 @@ async def create(pool: Pool, ring: KeyRing, user_id: str, data: dict[str, Any]) 
         row = await cur.fetchone()
         await activity.record(
             cur,
-            user_id,
-            "beneficiary.created",
-            "beneficiary",
-            beneficiary_id,
-            "Beneficiary added",
-            {"fields": wire_names(c for c in EDITABLE if c in data)},
+            user_id=user_id,
+            kind="beneficiary.created",
+            entity_id=beneficiary_id,
+            summary="Beneficiary added",
+            metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
         )
     return _with_token(ring, row)
 
@@ -166,12 +165,11 @@ async def update(
             row = await update_row(cur, "beneficiaries", row_id, diff, EDITABLE, COLUMNS)
             await activity.record(
                 cur,
-                user_id,
-                "beneficiary.updated",
-                "beneficiary",
-                row_id,
-                "Beneficiary details updated",
-                {"fields": wire_names(diff)},
+                user_id=user_id,
+                kind="beneficiary.updated",
+                entity_id=row_id,
+                summary="Beneficiary details updated",
+                metadata={"fields": wire_names(diff)},
             )
     return _with_token(ring, row)
 
@@ -191,12 +189,11 @@ async def rotate_claim_token(pool: Pool, ring: KeyRing, user_id: str, raw_id: st
             raise NotFound("Beneficiary")
         await activity.record(
             cur,
-            user_id,
-            "beneficiary.claim_token_rotated",
-            "beneficiary",
-            row_id,
-            "Beneficiary's claim link renewed; the previous link no longer works",
-            {"fields": ["claimToken"]},
+            user_id=user_id,
+            kind="beneficiary.claim_token_rotated",
+            entity_id=row_id,
+            summary="Beneficiary's claim link renewed; the previous link no longer works",
+            metadata={"fields": ["claimToken"]},
         )
     return _with_token(ring, row)
 
@@ -214,12 +211,11 @@ async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
             summary += f"; {len(emptied)} message(s) now have no recipients"
         await activity.record(
             cur,
-            user_id,
-            "beneficiary.deleted",
-            "beneficiary",
-            row_id,
-            summary,
-            {"messageIds": affected, "messagesWithoutAudience": emptied},
+            user_id=user_id,
+            kind="beneficiary.deleted",
+            entity_id=row_id,
+            summary=summary,
+            metadata={"messageIds": affected, "messagesWithoutAudience": emptied},
         )
 
 
@@ -248,7 +244,7 @@ async def reseal_claim_tokens(pool: Pool, ring: KeyRing, batch: int = 500) -> tu
     resealed = unopenable = 0
     after = "00000000-0000-0000-0000-000000000000"
     while True:
-        async with reading(pool) as cur:
+        async with autocommit(pool) as cur:
             await cur.execute(
                 "SELECT id, claim_token_sealed FROM beneficiaries"
                 " WHERE NOT starts_with(claim_token_sealed, %s) AND id > %s ORDER BY id LIMIT %s",

@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg2.errors
 
-from core.db import Cursor, Pool, reading, transaction
+from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, validation_error
 from models import activity
 from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
@@ -36,13 +36,13 @@ async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> di
 
 
 async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         return await fetch_page(cur, f"SELECT {COLUMNS} FROM guardians WHERE user_id = %s", [user_id], page)
 
 
 async def get(pool: Pool, user_id: str, raw_id: str) -> dict[str, Any]:
     row_id = parse_id(raw_id, "Guardian")
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         return await _get(cur, user_id, row_id)
 
 
@@ -60,12 +60,11 @@ async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, An
         row: dict[str, Any] = await cur.fetchone()
         await activity.record(
             cur,
-            user_id,
-            "guardian.created",
-            "guardian",
-            row["id"],
-            "Guardian added",
-            {"fields": wire_names(c for c in EDITABLE if c in data)},
+            user_id=user_id,
+            kind="guardian.created",
+            entity_id=row["id"],
+            summary="Guardian added",
+            metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
         )
     return row
 
@@ -85,12 +84,11 @@ async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any])
                 raise Conflict(DUPLICATE) from None
             await activity.record(
                 cur,
-                user_id,
-                "guardian.updated",
-                "guardian",
-                row_id,
-                "Guardian details updated",
-                {"fields": wire_names(diff)},
+                user_id=user_id,
+                kind="guardian.updated",
+                entity_id=row_id,
+                summary="Guardian details updated",
+                metadata={"fields": wire_names(diff)},
             )
     return row
 
@@ -99,4 +97,6 @@ async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Guardian")
     async with transaction(pool) as cur:
         await delete_owned(cur, "guardians", user_id, row_id, "Guardian")
-        await activity.record(cur, user_id, "guardian.deleted", "guardian", row_id, "Guardian removed")
+        await activity.record(
+            cur, user_id=user_id, kind="guardian.deleted", entity_id=row_id, summary="Guardian removed"
+        )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.db import Cursor, Pool, reading, transaction
+from core.db import Cursor, Pool, autocommit, transaction
 from models import activity, archive
 from models.common import (
     changed_values,
@@ -88,7 +88,7 @@ async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> di
 
 
 async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         result = await fetch_page(
             cur, f"SELECT {COLUMNS} FROM messages m WHERE m.user_id = %s", [user_id], page, "m."
         )
@@ -97,7 +97,7 @@ async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
 
 async def get(pool: Pool, user_id: str, raw_id: str) -> dict[str, Any]:
     row_id = parse_id(raw_id, "Message")
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         return _record(await _get(cur, user_id, row_id))
 
 
@@ -125,12 +125,11 @@ async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, An
         await _set_audience(cur, message_id, data["audience"])
         await activity.record(
             cur,
-            user_id,
-            "message.created",
-            "message",
-            message_id,
-            "Message written",
-            {"fields": wire_names(c for c in EDITABLE if c in data)},
+            user_id=user_id,
+            kind="message.created",
+            entity_id=message_id,
+            summary="Message written",
+            metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
         )
         row = await _get(cur, user_id, message_id)
     return _record(row)
@@ -159,12 +158,11 @@ async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any])
         await update_row(cur, "messages", row_id, columns, WRITABLE_COLUMNS)
         await activity.record(
             cur,
-            user_id,
-            "message.updated",
-            "message",
-            row_id,
-            "Message updated",
-            {"fields": wire_names(diff)},
+            user_id=user_id,
+            kind="message.updated",
+            entity_id=row_id,
+            summary="Message updated",
+            metadata={"fields": wire_names(diff)},
         )
         row = await _get(cur, user_id, row_id)
     return _record(row)
@@ -174,7 +172,9 @@ async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Message")
     async with transaction(pool) as cur:
         await delete_owned(cur, "messages", user_id, row_id, "Message")
-        await activity.record(cur, user_id, "message.deleted", "message", row_id, "Message deleted")
+        await activity.record(
+            cur, user_id=user_id, kind="message.deleted", entity_id=row_id, summary="Message deleted"
+        )
 
 
 async def remove_from_audiences(cur: Cursor, beneficiary_id: str) -> tuple[list[str], list[str]]:

@@ -34,11 +34,10 @@ async def sign_in(pool: Pool, wallet_address: str) -> dict[str, Any]:
             )
             await activity.record(
                 cur,
-                created["id"],
-                "user.created",
-                "user",
-                created["id"],
-                "Account created with a Stellar wallet",
+                user_id=created["id"],
+                kind="user.created",
+                entity_id=created["id"],
+                summary="Account created with a Stellar wallet",
             )
     except psycopg2.errors.UniqueViolation:
         pass
@@ -89,7 +88,12 @@ async def update_profile(pool: Pool, user_id: str, changes: dict[str, Any]) -> d
         if await cur.fetchone() is None:
             raise NotFound("User")
         await activity.record(
-            cur, user_id, "user.updated", "user", user_id, "Profile updated", {"fields": columns}
+            cur,
+            user_id=user_id,
+            kind="user.updated",
+            entity_id=user_id,
+            summary="Profile updated",
+            metadata={"fields": columns},
         )
     return await get_with_wallets(pool, user_id)
 
@@ -111,11 +115,10 @@ async def link_wallet(pool: Pool, user_id: str, wallet_address: str) -> dict[str
                 raise Conflict("This wallet is already linked to another account") from None
             await activity.record(
                 cur,
-                user_id,
-                "user.wallet_linked",
-                "user",
-                user_id,
-                "Another Stellar wallet was linked",
-                {"walletAddress": wallet_address},
+                user_id=user_id,
+                kind="user.wallet_linked",
+                entity_id=user_id,
+                summary="Another Stellar wallet was linked",
+                metadata={"walletAddress": wallet_address},
             )
     return await get_with_wallets(pool, user_id)

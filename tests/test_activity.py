@@ -211,3 +211,10 @@ async def test_update_and_delete_failing_at_the_activity_insert_change_nothing(c
         got = await client.get(f"/api/{collection}/{row['id']}", headers=session.headers)
         assert got.status == 200 and await got.json() == before[collection]
     assert activity_rows(settings, session.user["id"]) == entries_before
+
+
+@pytest.mark.parametrize("kind", ["asset", ".created", "asset.", ""])
+async def test_a_kind_without_entity_and_verb_is_refused_before_any_sql(kind):
+    """`entity_type` is derived from the `kind` prefix, so a kind must have both halves."""
+    with pytest.raises(ValueError, match=r"<entity>\.<verb>"):
+        await activity.record(None, user_id="u", kind=kind, entity_id=None, summary="s")
