@@ -70,5 +70,7 @@ async def list_activity(request: web.Request) -> web.Response:
         since=data.get("since"),
         until=data.get("until"),
     )
-    page = await activity.list_for_user(request.app[DB], request[USER_ID], filters, data["page"])
+    page = await activity.list_for_user(
+        request.app[DB], user_id=request[USER_ID], filters=filters, page=data["page"]
+    )
     return list_response(request, page, activity_schema)

@@ -88,7 +88,7 @@ asset_schema = AssetSchema()
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(AssetSchema(many=True), 200)
 async def list_assets(request: web.Request) -> web.Response:
-    page = await assets.list_page(request.app[DB], request[USER_ID], request["data"]["page"])
+    page = await assets.list_page(request.app[DB], user_id=request[USER_ID], page=request["data"]["page"])
     return list_response(request, page, asset_schema)
 
 
@@ -102,7 +102,7 @@ async def list_assets(request: web.Request) -> web.Response:
 @request_schema(AssetCreateSchema, required=True)
 @response_schema(AssetSchema, 201)
 async def create_asset(request: web.Request) -> web.Response:
-    row = await assets.create(request.app[DB], request[USER_ID], request["data"])
+    row = await assets.create(request.app[DB], user_id=request[USER_ID], data=request["data"])
     return json_response(asset_schema.dump(row), status=201)
 
 
@@ -110,7 +110,7 @@ async def create_asset(request: web.Request) -> web.Response:
 @docs(tags=["assets"], summary="Get an asset", responses=error_responses(401, 404))
 @response_schema(AssetSchema, 200)
 async def get_asset(request: web.Request) -> web.Response:
-    row = await assets.get(request.app[DB], request[USER_ID], request.match_info["id"])
+    row = await assets.get(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
     return json_response(asset_schema.dump(row))
 
 
@@ -124,7 +124,9 @@ async def get_asset(request: web.Request) -> web.Response:
 @request_schema(AssetPatchSchema, required=True)
 @response_schema(AssetSchema, 200)
 async def patch_asset(request: web.Request) -> web.Response:
-    row = await assets.update(request.app[DB], request[USER_ID], request.match_info["id"], request["data"])
+    row = await assets.update(
+        request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"], changes=request["data"]
+    )
     return json_response(asset_schema.dump(row))
 
 
@@ -135,5 +137,5 @@ async def patch_asset(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
 )
 async def delete_asset(request: web.Request) -> web.Response:
-    await assets.delete(request.app[DB], request[USER_ID], request.match_info["id"])
+    await assets.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
     return web.Response(status=204)

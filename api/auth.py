@@ -77,7 +77,10 @@ user_schema = UserSchema()
 async def challenge(request: web.Request) -> web.Response:
     data = request["data"]
     message = await auth.request_challenge(
-        request.app[REDIS], request.app[SETTINGS], data["walletAddress"], client_ip(request)
+        request.app[REDIS],
+        request.app[SETTINGS],
+        wallet_address=data["walletAddress"],
+        client_ip=client_ip(request),
     )
     return json_response({"message": message})
 
@@ -94,7 +97,11 @@ async def challenge(request: web.Request) -> web.Response:
 async def verify(request: web.Request) -> web.Response:
     data = request["data"]
     token, user = await auth.sign_in(
-        request.app[DB], request.app[REDIS], request.app[SETTINGS], data["walletAddress"], data["signature"]
+        request.app[DB],
+        request.app[REDIS],
+        request.app[SETTINGS],
+        wallet_address=data["walletAddress"],
+        signature=data["signature"],
     )
     return json_response({"token": token, "user": user_schema.dump(user)})
 
@@ -133,7 +140,11 @@ async def logout(request: web.Request) -> web.Response:
 async def link_wallet(request: web.Request) -> web.Response:
     data = request["data"]
     user = await auth.link_wallet(
-        request.app[DB], request.app[REDIS], request[USER_ID], data["walletAddress"], data["signature"]
+        request.app[DB],
+        request.app[REDIS],
+        user_id=request[USER_ID],
+        wallet_address=data["walletAddress"],
+        signature=data["signature"],
     )
     return json_response(user_schema.dump(user))
 

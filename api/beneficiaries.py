@@ -98,7 +98,9 @@ def _ring(request: web.Request) -> KeyRing:
 @response_schema(BeneficiarySchema(many=True), 200)
 async def list_beneficiaries(request: web.Request) -> web.Response:
     page = request["data"]["page"]
-    result = await beneficiaries.list_page(request.app[DB], _ring(request), request[USER_ID], page)
+    result = await beneficiaries.list_page(
+        request.app[DB], _ring(request), user_id=request[USER_ID], page=page
+    )
     return list_response(request, result, beneficiary_schema)
 
 
@@ -113,7 +115,9 @@ async def list_beneficiaries(request: web.Request) -> web.Response:
 @request_schema(BeneficiaryCreateSchema, required=True)
 @response_schema(BeneficiarySchema, 201)
 async def create_beneficiary(request: web.Request) -> web.Response:
-    row = await beneficiaries.create(request.app[DB], _ring(request), request[USER_ID], request["data"])
+    row = await beneficiaries.create(
+        request.app[DB], _ring(request), user_id=request[USER_ID], data=request["data"]
+    )
     return json_response(beneficiary_schema.dump(row), status=201)
 
 
@@ -121,7 +125,9 @@ async def create_beneficiary(request: web.Request) -> web.Response:
 @docs(tags=["beneficiaries"], summary="Get a beneficiary", responses=error_responses(401, 404))
 @response_schema(BeneficiarySchema, 200)
 async def get_beneficiary(request: web.Request) -> web.Response:
-    row = await beneficiaries.get(request.app[DB], _ring(request), request[USER_ID], request.match_info["id"])
+    row = await beneficiaries.get(
+        request.app[DB], _ring(request), user_id=request[USER_ID], raw_id=request.match_info["id"]
+    )
     return json_response(beneficiary_schema.dump(row))
 
 
@@ -137,7 +143,11 @@ async def get_beneficiary(request: web.Request) -> web.Response:
 @response_schema(BeneficiarySchema, 200)
 async def patch_beneficiary(request: web.Request) -> web.Response:
     row = await beneficiaries.update(
-        request.app[DB], _ring(request), request[USER_ID], request.match_info["id"], request["data"]
+        request.app[DB],
+        _ring(request),
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+        changes=request["data"],
     )
     return json_response(beneficiary_schema.dump(row))
 
@@ -151,7 +161,7 @@ async def patch_beneficiary(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
 )
 async def delete_beneficiary(request: web.Request) -> web.Response:
-    await beneficiaries.delete(request.app[DB], request[USER_ID], request.match_info["id"])
+    await beneficiaries.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
     return web.Response(status=204)
 
 
@@ -165,6 +175,6 @@ async def delete_beneficiary(request: web.Request) -> web.Response:
 @response_schema(BeneficiarySchema, 200)
 async def rotate_claim_token(request: web.Request) -> web.Response:
     row = await beneficiaries.rotate_claim_token(
-        request.app[DB], _ring(request), request[USER_ID], request.match_info["id"]
+        request.app[DB], _ring(request), user_id=request[USER_ID], raw_id=request.match_info["id"]
     )
     return json_response(beneficiary_schema.dump(row))

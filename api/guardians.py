@@ -60,7 +60,7 @@ RULES = (
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(GuardianSchema(many=True), 200)
 async def list_guardians(request: web.Request) -> web.Response:
-    page = await guardians.list_page(request.app[DB], request[USER_ID], request["data"]["page"])
+    page = await guardians.list_page(request.app[DB], user_id=request[USER_ID], page=request["data"]["page"])
     return list_response(request, page, guardian_schema)
 
 
@@ -71,7 +71,7 @@ async def list_guardians(request: web.Request) -> web.Response:
 @request_schema(GuardianCreateSchema, required=True)
 @response_schema(GuardianSchema, 201)
 async def create_guardian(request: web.Request) -> web.Response:
-    row = await guardians.create(request.app[DB], request[USER_ID], request["data"])
+    row = await guardians.create(request.app[DB], user_id=request[USER_ID], data=request["data"])
     return json_response(guardian_schema.dump(row), status=201)
 
 
@@ -79,7 +79,7 @@ async def create_guardian(request: web.Request) -> web.Response:
 @docs(tags=["guardians"], summary="Get a guardian", responses=error_responses(401, 404))
 @response_schema(GuardianSchema, 200)
 async def get_guardian(request: web.Request) -> web.Response:
-    row = await guardians.get(request.app[DB], request[USER_ID], request.match_info["id"])
+    row = await guardians.get(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
     return json_response(guardian_schema.dump(row))
 
 
@@ -93,7 +93,9 @@ async def get_guardian(request: web.Request) -> web.Response:
 @request_schema(GuardianPatchSchema, required=True)
 @response_schema(GuardianSchema, 200)
 async def patch_guardian(request: web.Request) -> web.Response:
-    row = await guardians.update(request.app[DB], request[USER_ID], request.match_info["id"], request["data"])
+    row = await guardians.update(
+        request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"], changes=request["data"]
+    )
     return json_response(guardian_schema.dump(row))
 
 
@@ -104,5 +106,5 @@ async def patch_guardian(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
 )
 async def delete_guardian(request: web.Request) -> web.Response:
-    await guardians.delete(request.app[DB], request[USER_ID], request.match_info["id"])
+    await guardians.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
     return web.Response(status=204)

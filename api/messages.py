@@ -140,7 +140,7 @@ message_schema = MessageSchema()
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(MessageSchema(many=True), 200)
 async def list_messages(request: web.Request) -> web.Response:
-    page = await messages.list_page(request.app[DB], request[USER_ID], request["data"]["page"])
+    page = await messages.list_page(request.app[DB], user_id=request[USER_ID], page=request["data"]["page"])
     return list_response(request, page, message_schema)
 
 
@@ -154,7 +154,7 @@ async def list_messages(request: web.Request) -> web.Response:
 @request_schema(MessageCreateSchema, required=True)
 @response_schema(MessageSchema, 201)
 async def create_message(request: web.Request) -> web.Response:
-    row = await messages.create(request.app[DB], request[USER_ID], request["data"])
+    row = await messages.create(request.app[DB], user_id=request[USER_ID], data=request["data"])
     return json_response(message_schema.dump(row), status=201)
 
 
@@ -162,7 +162,7 @@ async def create_message(request: web.Request) -> web.Response:
 @docs(tags=["messages"], summary="Get a message", responses=error_responses(401, 404))
 @response_schema(MessageSchema, 200)
 async def get_message(request: web.Request) -> web.Response:
-    row = await messages.get(request.app[DB], request[USER_ID], request.match_info["id"])
+    row = await messages.get(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
     return json_response(message_schema.dump(row))
 
 
@@ -176,7 +176,9 @@ async def get_message(request: web.Request) -> web.Response:
 @request_schema(MessagePatchSchema, required=True)
 @response_schema(MessageSchema, 200)
 async def patch_message(request: web.Request) -> web.Response:
-    row = await messages.update(request.app[DB], request[USER_ID], request.match_info["id"], request["data"])
+    row = await messages.update(
+        request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"], changes=request["data"]
+    )
     return json_response(message_schema.dump(row))
 
 
@@ -187,5 +189,5 @@ async def patch_message(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
 )
 async def delete_message(request: web.Request) -> web.Response:
-    await messages.delete(request.app[DB], request[USER_ID], request.match_info["id"])
+    await messages.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
     return web.Response(status=204)

@@ -35,5 +35,5 @@ routes.get("/api/users/me")(auth.me)
 @request_schema(ProfileUpdateSchema)
 @response_schema(UserSchema, 200)
 async def patch_me(request: web.Request) -> web.Response:
-    user = await users.update_profile(request.app[DB], request[USER_ID], request["data"])
+    user = await users.update_profile(request.app[DB], user_id=request[USER_ID], changes=request["data"])
     return json_response(user_schema.dump(user))

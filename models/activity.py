@@ -56,7 +56,7 @@ class ActivityFilter:
     until: datetime | None = None
 
 
-async def list_for_user(pool: Pool, user_id: Any, filters: ActivityFilter, page: PageRequest) -> Page:
+async def list_for_user(pool: Pool, *, user_id: Any, filters: ActivityFilter, page: PageRequest) -> Page:
     sql = (
         "SELECT id, kind, entity_type, entity_id, summary, metadata, created_at"
         " FROM activity WHERE user_id = %s"

@@ -18,7 +18,7 @@ from core.wallet import decode_signature, verify_signature
 from models import users
 
 
-async def request_challenge(redis: Redis, settings: Settings, wallet_address: str, client_ip: str) -> str:
+async def request_challenge(redis: Redis, settings: Settings, *, wallet_address: str, client_ip: str) -> str:
     """Issue a challenge, within 10/min per wallet and a configurable per-IP budget."""
     retry = await ratelimit.hit(redis, f"challenge:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
     if retry:
@@ -33,7 +33,7 @@ async def request_challenge(redis: Redis, settings: Settings, wallet_address: st
     )
 
 
-async def prove_wallet(redis: Redis, wallet_address: str, signature: str) -> None:
+async def prove_wallet(redis: Redis, *, wallet_address: str, signature: str) -> None:
     """Check the signature over the wallet's outstanding challenge and burn the challenge."""
     raw_signature = decode_signature(signature)
     if raw_signature is None:
@@ -51,9 +51,9 @@ async def prove_wallet(redis: Redis, wallet_address: str, signature: str) -> Non
 
 
 async def sign_in(
-    pool: Pool, redis: Redis, settings: Settings, wallet_address: str, signature: str
+    pool: Pool, redis: Redis, settings: Settings, *, wallet_address: str, signature: str
 ) -> tuple[str, dict[str, Any]]:
-    await prove_wallet(redis, wallet_address, signature)
+    await prove_wallet(redis, wallet_address=wallet_address, signature=signature)
     user = await users.sign_in(pool, wallet_address)
     token = tokens.issue(
         settings.jwt_secret,
@@ -66,7 +66,7 @@ async def sign_in(
 
 
 async def link_wallet(
-    pool: Pool, redis: Redis, user_id: str, wallet_address: str, signature: str
+    pool: Pool, redis: Redis, *, user_id: str, wallet_address: str, signature: str
 ) -> dict[str, Any]:
-    await prove_wallet(redis, wallet_address, signature)
-    return await users.link_wallet(pool, user_id, wallet_address)
+    await prove_wallet(redis, wallet_address=wallet_address, signature=signature)
+    return await users.link_wallet(pool, user_id=user_id, wallet_address=wallet_address)

@@ -102,7 +102,7 @@ async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> di
     )
 
 
-async def list_page(pool: Pool, ring: KeyRing, user_id: str, page: PageRequest) -> Page:
+async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page:
     async with autocommit(pool) as cur:
         result = await fetch_page(
             cur, f"SELECT {COLUMNS} FROM beneficiaries WHERE user_id = %s", [user_id], page
@@ -110,13 +110,13 @@ async def list_page(pool: Pool, ring: KeyRing, user_id: str, page: PageRequest) 
     return Page([_with_token(ring, row) for row in result.items], result.next_cursor)
 
 
-async def get(pool: Pool, ring: KeyRing, user_id: str, raw_id: str) -> dict[str, Any]:
+async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> dict[str, Any]:
     row_id = parse_id(raw_id, "Beneficiary")
     async with autocommit(pool) as cur:
         return _with_token(ring, await _get(cur, user_id, row_id))
 
 
-async def create(pool: Pool, ring: KeyRing, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
     beneficiary_id = str(uuid.uuid4())
     token = new_claim_token()
     async with transaction(pool) as cur:
@@ -150,7 +150,7 @@ async def create(pool: Pool, ring: KeyRing, user_id: str, data: dict[str, Any]) 
 
 
 async def update(
-    pool: Pool, ring: KeyRing, user_id: str, raw_id: str, changes: dict[str, Any]
+    pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw_id, "Beneficiary")
@@ -174,7 +174,7 @@ async def update(
     return _with_token(ring, row)
 
 
-async def rotate_claim_token(pool: Pool, ring: KeyRing, user_id: str, raw_id: str) -> dict[str, Any]:
+async def rotate_claim_token(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> dict[str, Any]:
     """Replace the token; the old digest is gone once this commits, so the old link stops working."""
     row_id = parse_id(raw_id, "Beneficiary")
     token = new_claim_token()
@@ -198,7 +198,7 @@ async def rotate_claim_token(pool: Pool, ring: KeyRing, user_id: str, raw_id: st
     return _with_token(ring, row)
 
 
-async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
+async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     """Delete the beneficiary and take it out of every message audience (see docs/plan-contents.md)."""
     row_id = parse_id(raw_id, "Beneficiary")
     async with transaction(pool) as cur:
@@ -233,7 +233,7 @@ async def find_by_claim_token(pool: Pool, token: str) -> dict[str, Any] | None:
     )
 
 
-async def reseal_claim_tokens(pool: Pool, ring: KeyRing, batch: int = 500) -> tuple[int, int]:
+async def reseal_claim_tokens(pool: Pool, ring: KeyRing, *, batch: int = 500) -> tuple[int, int]:
     """Re-seal tokens still sealed under an older ENCRYPTION_KEYS entry with the primary key.
 
     Returns (resealed, unopenable). Once both are 0 no claim token needs the old key, which can

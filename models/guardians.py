@@ -35,18 +35,18 @@ async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> di
     return await fetch_owned(cur, f"SELECT {COLUMNS} FROM guardians", user_id, row_id, "Guardian", lock)
 
 
-async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
+async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page:
     async with autocommit(pool) as cur:
         return await fetch_page(cur, f"SELECT {COLUMNS} FROM guardians WHERE user_id = %s", [user_id], page)
 
 
-async def get(pool: Pool, user_id: str, raw_id: str) -> dict[str, Any]:
+async def get(pool: Pool, *, user_id: str, raw_id: str) -> dict[str, Any]:
     row_id = parse_id(raw_id, "Guardian")
     async with autocommit(pool) as cur:
         return await _get(cur, user_id, row_id)
 
 
-async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
     async with transaction(pool) as cur:
         await _check_not_owner(cur, user_id, data["wallet_address"])
         try:
@@ -69,7 +69,7 @@ async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, An
     return row
 
 
-async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> dict[str, Any]:
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw_id, "Guardian")
     async with transaction(pool) as cur:
@@ -93,7 +93,7 @@ async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any])
     return row
 
 
-async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
+async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Guardian")
     async with transaction(pool) as cur:
         await delete_owned(cur, "guardians", user_id, row_id, "Guardian")

@@ -87,7 +87,7 @@ async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> di
     )
 
 
-async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
+async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page:
     async with autocommit(pool) as cur:
         result = await fetch_page(
             cur, f"SELECT {COLUMNS} FROM messages m WHERE m.user_id = %s", [user_id], page, "m."
@@ -95,13 +95,13 @@ async def list_page(pool: Pool, user_id: str, page: PageRequest) -> Page:
     return Page([_record(row) for row in result.items], result.next_cursor)
 
 
-async def get(pool: Pool, user_id: str, raw_id: str) -> dict[str, Any]:
+async def get(pool: Pool, *, user_id: str, raw_id: str) -> dict[str, Any]:
     row_id = parse_id(raw_id, "Message")
     async with autocommit(pool) as cur:
         return _record(await _get(cur, user_id, row_id))
 
 
-async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
     async with transaction(pool) as cur:
         await check_audience(cur, user_id, data["audience"])
         media_id = await archive.check_media(cur, user_id, data.get("media_id"))
@@ -135,7 +135,7 @@ async def create(pool: Pool, user_id: str, data: dict[str, Any]) -> dict[str, An
     return _record(row)
 
 
-async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> dict[str, Any]:
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw_id, "Message")
     async with transaction(pool) as cur:
@@ -168,7 +168,7 @@ async def update(pool: Pool, user_id: str, raw_id: str, changes: dict[str, Any])
     return _record(row)
 
 
-async def delete(pool: Pool, user_id: str, raw_id: str) -> None:
+async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Message")
     async with transaction(pool) as cur:
         await delete_owned(cur, "messages", user_id, row_id, "Message")

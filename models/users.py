@@ -76,7 +76,7 @@ async def get_with_wallets(pool: Pool, user_id: str) -> dict[str, Any]:
     return row
 
 
-async def update_profile(pool: Pool, user_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+async def update_profile(pool: Pool, *, user_id: str, changes: dict[str, Any]) -> dict[str, Any]:
     """Apply name/email changes; the timeline names the fields, not their values."""
     columns = [c for c in ("name", "email") if c in changes]
     async with transaction(pool) as cur:
@@ -98,7 +98,7 @@ async def update_profile(pool: Pool, user_id: str, changes: dict[str, Any]) -> d
     return await get_with_wallets(pool, user_id)
 
 
-async def link_wallet(pool: Pool, user_id: str, wallet_address: str) -> dict[str, Any]:
+async def link_wallet(pool: Pool, *, user_id: str, wallet_address: str) -> dict[str, Any]:
     """Attach a proven wallet; 409 if another account already signs in with it."""
     async with transaction(pool) as cur:
         await cur.execute("SELECT user_id FROM user_wallets WHERE wallet_address = %s", (wallet_address,))

@@ -66,7 +66,7 @@ async def test_activity_rows_dump_like_marshmallow(client, settings):
     pool = await db.create_pool(settings.database_url, 2)
     try:
         page = await activity.list_for_user(
-            pool, session.user["id"], activity.ActivityFilter(), PageRequest()
+            pool, user_id=session.user["id"], filters=activity.ActivityFilter(), page=PageRequest()
         )
     finally:
         pool.close()
