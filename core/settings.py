@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stellar_sdk import StrKey
+
 from core.crypto import KeyRing
 
 ENVIRONMENTS = ("development", "production", "test")
@@ -52,6 +54,7 @@ class Settings:
     email_from: str = ""
     service_contract_id: str = ""
     soroban_rpc_url: str = ""
+    soroban_rpc_timeout_seconds: int = 10
     stellar_network_passphrase: str = "Test SDF Network ; September 2015"  # noqa: S105 - public
     log_level: str = "INFO"
     arq_queue_name: str = "arq:queue"
@@ -124,8 +127,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError(str(exc)) from None
 
     contract_id = env.get("SERVICE_CONTRACT_ID", "").strip()
-    if contract_id and not CONTRACT_ID_RE.match(contract_id):
-        raise ConfigError("SERVICE_CONTRACT_ID must be a contract id (C followed by 55 base32 characters)")
+    if contract_id and not (CONTRACT_ID_RE.match(contract_id) and StrKey.is_valid_contract(contract_id)):
+        raise ConfigError(
+            "SERVICE_CONTRACT_ID must be a contract id (C followed by 55 base32 characters, valid checksum)"
+        )
+    rpc_url = env.get("SOROBAN_RPC_URL", "").strip()
+    if contract_id and not rpc_url.startswith(("http://", "https://")):
+        raise ConfigError("SOROBAN_RPC_URL (http:// or https://) is required when SERVICE_CONTRACT_ID is set")
 
     storage_url = env.get("STORAGE_URL", "").strip()
     if storage_url and not storage_url.startswith(("s3://", "file://")):
@@ -160,7 +168,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         email_provider_url=env.get("EMAIL_PROVIDER_URL", ""),
         email_from=env.get("EMAIL_FROM", ""),
         service_contract_id=contract_id,
-        soroban_rpc_url=env.get("SOROBAN_RPC_URL", ""),
+        soroban_rpc_url=rpc_url,
+        soroban_rpc_timeout_seconds=_int(env, "SOROBAN_RPC_TIMEOUT_SECONDS", 10, minimum=1),
         stellar_network_passphrase=env.get("STELLAR_NETWORK_PASSPHRASE", "Test SDF Network ; September 2015"),
         log_level=log_level,
         arq_queue_name=env.get("ARQ_QUEUE_NAME", "arq:queue"),

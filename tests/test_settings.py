@@ -38,6 +38,16 @@ def test_production_with_good_secrets_loads(tmp_path):
         ({"JWT_SECRET": GOOD["JWT_SECRET"], "ENCRYPTION_KEYS": "k1:notbase64!"}, "ENCRYPTION_KEYS"),
         ({**GOOD, "PORT": "eighty"}, "PORT"),
         ({**GOOD, "SERVICE_CONTRACT_ID": "GABC"}, "SERVICE_CONTRACT_ID"),
+        # Right shape, wrong checksum (last character changed).
+        (
+            {**GOOD, "SERVICE_CONTRACT_ID": "CA3D5KRYM6CB7OWQ6TWYRR3Z4T7GNZLKERYNZGGA5SOAOPIFY6YQGAXF"},
+            "SERVICE_CONTRACT_ID",
+        ),
+        (
+            {**GOOD, "SERVICE_CONTRACT_ID": "CA3D5KRYM6CB7OWQ6TWYRR3Z4T7GNZLKERYNZGGA5SOAOPIFY6YQGAXE"},
+            "SOROBAN_RPC_URL",
+        ),
+        ({**GOOD, "SOROBAN_RPC_TIMEOUT_SECONDS": "0"}, "SOROBAN_RPC_TIMEOUT_SECONDS"),
         ({**GOOD, "STORAGE_URL": "ftp://x"}, "STORAGE_URL"),
         ({**GOOD, "APP_ENV": "staging"}, "APP_ENV"),
         ({**GOOD, "LOG_LEVEL": "loud"}, "LOG_LEVEL"),
