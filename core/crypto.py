@@ -26,6 +26,7 @@ import os
 import re
 import struct
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import NamedTuple
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -38,15 +39,19 @@ __all__ = [
     "BytesLike",
     "IntegrityError",
     "KeyRing",
+    "RangeDecryptor",
+    "SegmentSpan",
     "StreamDecryptor",
     "StreamEncryptor",
     "UnknownKeyError",
     "ciphertext_size",
+    "decrypt_range",
     "decrypt_stream",
     "encrypt_stream",
     "final_segment_span",
     "new_data_key",
     "open_final_segment",
+    "segment_span",
 ]
 
 SEGMENT_SIZE = 64 * 1024  # plaintext bytes per segment
@@ -538,3 +543,150 @@ def open_final_segment(
         raise IntegrityError("encrypted stream's final segment has the wrong length")
     counter = plaintext_size // SEGMENT_SIZE
     return _open_segment(AESGCM(data_key), prefix, counter, True, segment, _archive_aad(object_id))
+
+
+# --------------------------------------------------------------------------------------------
+# Random access: a plaintext byte range from the segments it touches
+# --------------------------------------------------------------------------------------------
+
+
+class SegmentSpan(NamedTuple):
+    """Where the ciphertext of a plaintext byte range lies, whole segments only."""
+
+    offset: int  # ciphertext offset of the first segment touched
+    length: int  # ciphertext bytes from there to the end of the last segment touched
+    first: int  # index of the first segment touched
+    skip: int  # plaintext bytes of the first segment before the range starts
+
+
+def segment_span(plaintext_size: int, start: int, stop: int) -> SegmentSpan:
+    """The segments holding plaintext[start:stop] of a stream of `plaintext_size` bytes.
+
+    The layout is fixed by the size alone (every segment but the last is full), so the
+    ciphertext to fetch is known without reading anything: random access costs the same at
+    the end of a file as at its start.
+    """
+    if not 0 <= start < stop <= plaintext_size:
+        raise ValueError("need 0 <= start < stop <= plaintext_size")
+    first, skip = divmod(start, SEGMENT_SIZE)
+    last = (stop - 1) // SEGMENT_SIZE
+    offset = _HEADER_SIZE + first * _CT_SEGMENT_SIZE
+    end = min(_HEADER_SIZE + (last + 1) * _CT_SEGMENT_SIZE, ciphertext_size(plaintext_size))
+    return SegmentSpan(offset, end - offset, first, skip)
+
+
+class RangeDecryptor:
+    """Decrypts the segments of a `segment_span`, releasing only plaintext[start:stop].
+
+    Fed the ciphertext from `span.offset` on, in chunks of any size. Each segment is opened
+    as soon as all of its bytes are in, under its own position and finality (both known from
+    the plaintext size, so nothing is held back): a segment moved, swapped, truncated or
+    flipped fails authentication, and nothing of it or after it is released. Any failure
+    poisons the decryptor, as with StreamDecryptor.
+    """
+
+    __slots__ = (
+        "_aad",
+        "_aead",
+        "_buf",
+        "_counter",
+        "_done",
+        "_final",
+        "_final_length",
+        "_prefix",
+        "_remaining",
+        "_skip",
+    )
+
+    def __init__(
+        self, data_key: bytes, object_id: str, header: BytesLike, plaintext_size: int, start: int, stop: int
+    ) -> None:
+        _check_data_key(data_key)
+        span = segment_span(plaintext_size, start, stop)
+        self._aead = AESGCM(data_key)
+        self._aad = _archive_aad(object_id)
+        self._prefix = _nonce_prefix(header)
+        self._final, rest = divmod(plaintext_size, SEGMENT_SIZE)  # index of the final segment
+        self._final_length = rest + _TAG_SIZE
+        self._counter = span.first
+        self._skip = span.skip
+        self._remaining = stop - start  # plaintext bytes still to release
+        self._buf = bytearray()
+        self._done = False
+
+    def _expected(self) -> int:
+        return _CT_SEGMENT_SIZE if self._counter < self._final else self._final_length
+
+    def _open(self, segment: BytesLike) -> bytes:
+        last = self._counter == self._final
+        plaintext = _open_segment(self._aead, self._prefix, self._counter, last, segment, self._aad)
+        self._counter += 1
+        if self._skip or len(plaintext) > self._remaining:
+            plaintext = plaintext[self._skip : self._skip + self._remaining]
+            self._skip = 0
+        self._remaining -= len(plaintext)
+        return plaintext
+
+    def update(self, data: BytesLike) -> bytes:
+        """Authenticated plaintext of the range from every segment that is now complete."""
+        if self._done:
+            raise RuntimeError("RangeDecryptor used after finalize() or a failure")
+        try:
+            return self._update(data)
+        except BaseException:
+            self._done = True
+            self._buf.clear()
+            raise
+
+    def _update(self, data: BytesLike) -> bytes:
+        pieces: list[bytes] = []
+        buf = self._buf
+        with memoryview(data) as view:
+            pos = 0
+            while pos < len(view):
+                if self._remaining == 0:
+                    raise IntegrityError("encrypted range has bytes past its last segment")
+                need = self._expected()
+                if not buf and len(view) - pos >= need:
+                    pieces.append(self._open(view[pos : pos + need]))  # no copy
+                    pos += need
+                    continue
+                take = min(need - len(buf), len(view) - pos)
+                buf += view[pos : pos + take]
+                pos += take
+                if len(buf) == need:
+                    pieces.append(self._open(buf))
+                    buf.clear()
+        return b"".join(pieces)
+
+    def finalize(self) -> None:
+        """Confirm every byte of the range was released: the ciphertext was not cut short."""
+        if self._done:
+            raise RuntimeError("RangeDecryptor used after finalize() or a failure")
+        self._done = True
+        if self._remaining or self._buf:
+            self._buf.clear()
+            raise IntegrityError("encrypted range is truncated")
+
+
+async def decrypt_range(
+    data_key: bytes,
+    object_id: str,
+    header: BytesLike,
+    plaintext_size: int,
+    start: int,
+    stop: int,
+    chunks: AsyncIterable[bytes],
+) -> AsyncIterator[bytes]:
+    """plaintext[start:stop] from the ciphertext of its `segment_span`, streamed.
+
+    As with decrypt_stream, everything yielded is authenticated, and an IntegrityError
+    after the first piece means "abort the response": the rest is missing or forged.
+    """
+    decryptor = RangeDecryptor(data_key, object_id, header, plaintext_size, start, stop)
+    async for chunk in chunks:
+        for piece in _slices(chunk):
+            out = decryptor.update(piece)
+            if out:
+                yield out
+    decryptor.finalize()

@@ -74,7 +74,12 @@ class Storage(Protocol):
 
     async def put_stream(self, key: str, chunks: AsyncIterable[bytes]) -> int: ...
 
-    def get_stream(self, key: str, chunk_size: int = 256 * 1024) -> AsyncIterator[bytes]: ...
+    def get_stream(
+        self, key: str, chunk_size: int = 256 * 1024, *, start: int = 0, length: int | None = None
+    ) -> AsyncIterator[bytes]:
+        """The object's bytes from `start` (`length` of them, or to the end), in chunks of at
+        most `chunk_size`; fewer only past the end. ObjectNotFound if missing."""
+        ...
 
     async def delete(self, key: str) -> None: ...
 
@@ -104,6 +109,13 @@ def validate_key(key: str) -> None:
         raise ValueError("invalid storage key: '..', '//' and a trailing '/' are not allowed")
     if "." in key.split("/"):
         raise ValueError("invalid storage key: '.' path segments are not allowed")
+
+
+def _check_span(chunk_size: int, start: int, length: int | None) -> None:
+    if chunk_size <= 0:
+        raise ValueError("chunk_size must be positive")
+    if start < 0 or (length is not None and length < 0):
+        raise ValueError("start and length must be >= 0")
 
 
 def _validate_prefix(prefix: str) -> None:
@@ -217,9 +229,10 @@ class FileStorage:
             raise
         return total
 
-    async def get_stream(self, key: str, chunk_size: int = 256 * 1024) -> AsyncIterator[bytes]:
-        if chunk_size <= 0:
-            raise ValueError("chunk_size must be positive")
+    async def get_stream(
+        self, key: str, chunk_size: int = 256 * 1024, *, start: int = 0, length: int | None = None
+    ) -> AsyncIterator[bytes]:
+        _check_span(chunk_size, start, length)
         path = self._path(key)
         try:
             fh = await asyncio.to_thread(path.open, "rb")
@@ -228,16 +241,21 @@ class FileStorage:
         except OSError as exc:
             raise StorageError(f"file storage open failed: {exc.strerror}") from exc
         try:
+            if start:
+                fh.seek(start)  # no I/O: the next read starts there
+            left = length
             block = max(chunk_size, _FILE_IO_BLOCK)
-            while True:
-                data = await self._run("read", fh.read, block)
+            while left is None or left > 0:
+                data = await self._run("read", fh.read, block if left is None else min(block, left))
                 if not data:
                     break
+                if left is not None:
+                    left -= len(data)
                 if len(data) <= chunk_size:
                     yield data
                     continue
-                for start in range(0, len(data), chunk_size):
-                    yield data[start : start + chunk_size]
+                for at in range(0, len(data), chunk_size):
+                    yield data[at : at + chunk_size]
         finally:
             fh.close()
 
@@ -430,10 +448,25 @@ class S3Storage:
             raise
         return total
 
-    async def get_stream(self, key: str, chunk_size: int = 256 * 1024) -> AsyncIterator[bytes]:
-        if chunk_size <= 0:
-            raise ValueError("chunk_size must be positive")
-        resp = await self._call("get_object", key, Key=self._full_key(key))
+    async def get_stream(
+        self, key: str, chunk_size: int = 256 * 1024, *, start: int = 0, length: int | None = None
+    ) -> AsyncIterator[bytes]:
+        _check_span(chunk_size, start, length)
+        if length == 0:
+            await self._call("head_object", key, Key=self._full_key(key))  # still: does it exist?
+            return
+        kwargs: dict[str, Any] = {}
+        if start or length is not None:
+            # One ranged GET: the store sends only these bytes, wherever they are in the object.
+            end = "" if length is None else str(start + length - 1)
+            kwargs["Range"] = f"bytes={start}-{end}"
+        try:
+            resp = await self._call("get_object", key, Key=self._full_key(key), **kwargs)
+        except StorageError as exc:
+            cause = exc.__cause__
+            if not (isinstance(cause, ClientError) and _client_error_code(cause) == "InvalidRange"):
+                raise
+            return  # `start` at or past the end: nothing to read, as with the file backend
         body = resp["Body"]
         try:
             while True:

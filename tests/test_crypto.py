@@ -688,3 +688,154 @@ def test_open_final_segment_refuses(damage: str) -> None:
         args[3], args[4] = ct[HEADER + CT_SEG : HEADER + 2 * CT_SEG], S - 1 + S
     with pytest.raises(IntegrityError):
         open_final_segment(*args)
+
+
+# ---------------------------------------------------------------- random access
+
+
+def decrypt_slice(ct: bytes, key: bytes, size: int, start: int, stop: int, strategy: str = "whole") -> bytes:
+    """plaintext[start:stop] from only the ciphertext segment_span names (plus the header)."""
+    span = crypto.segment_span(size, start, stop)
+    dec = crypto.RangeDecryptor(key, OBJECT_ID, ct[:HEADER], size, start, stop)
+    out = bytearray()
+    for piece in chunker(strategy, seed=2)(ct[span.offset : span.offset + span.length]):
+        out += dec.update(piece)
+    dec.finalize()
+    return bytes(out)
+
+
+RANGE_SIZES = [1, S - 1, S, S + 1, 3 * S, 3 * S + 100]
+
+
+def edge_ranges(size: int) -> list[tuple[int, int]]:
+    """At 0, inside one segment, across boundaries, to the last byte, single bytes, whole."""
+    candidates = [
+        (0, 1),
+        (0, size),
+        (size - 1, size),
+        (0, min(size, S)),
+        (min(size - 1, 10), min(size, 20)),
+        (S - 1, S + 1),
+        (S, S + 1),
+        (S - 5, 2 * S + 5),
+        (S + 3, 3 * S),
+        (2 * S, size),
+        (size // 2, size),
+    ]
+    return sorted({(a, b) for a, b in candidates if 0 <= a < b <= size})
+
+
+@pytest.mark.parametrize("size", RANGE_SIZES)
+@pytest.mark.parametrize("strategy", ["whole", "1000", "random"])
+def test_range_decrypt_is_the_slice_of_the_plaintext(size: int, strategy: str, key: bytes) -> None:
+    data = os.urandom(size)
+    ct = encrypt(data, key)
+    for start, stop in edge_ranges(size):
+        assert decrypt_slice(ct, key, size, start, stop, strategy) == data[start:stop], (start, stop)
+
+
+@pytest.mark.parametrize("size", RANGE_SIZES)
+def test_segment_span_reads_only_the_segments_touched(size: int) -> None:
+    for start, stop in edge_ranges(size):
+        span = crypto.segment_span(size, start, stop)
+        first, last = start // S, (stop - 1) // S
+        assert span.first == first and span.skip == start - first * S
+        assert span.offset == HEADER + first * CT_SEG
+        assert span.offset + span.length == min(HEADER + (last + 1) * CT_SEG, ciphertext_size(size))
+    # The last byte of a large file costs one segment, not a scan from the start.
+    big = 100 * MIB
+    span = crypto.segment_span(big, big - 1, big)
+    assert span.length == CT_SEG  # 100 MiB is a multiple of S: its last byte ends the last full segment
+    assert span.offset == ciphertext_size(big) - TAG - CT_SEG  # just before the empty final segment
+
+
+def test_segment_span_refuses_empty_or_out_of_bounds() -> None:
+    for start, stop, size in [(0, 0, 10), (5, 4, 10), (0, 11, 10), (-1, 2, 10), (0, 1, 0)]:
+        with pytest.raises(ValueError):
+            crypto.segment_span(size, start, stop)
+
+
+def test_range_of_the_empty_final_segment_case(key: bytes) -> None:
+    """A size that is a multiple of S ends with an empty final segment the range never needs."""
+    data = os.urandom(2 * S)
+    ct = encrypt(data, key)
+    span = crypto.segment_span(2 * S, S, 2 * S)
+    assert span.offset + span.length == HEADER + 2 * CT_SEG  # stops before the empty final segment
+    assert decrypt_slice(ct, key, 2 * S, S, 2 * S) == data[S:]
+
+
+@pytest.mark.parametrize("bad_segment", [1, 2])
+def test_range_decrypt_releases_nothing_of_a_tampered_segment(bad_segment: int, key: bytes) -> None:
+    size = 3 * S + 100
+    data = os.urandom(size)
+    ct = flip(encrypt(data, key), HEADER + bad_segment * CT_SEG + 7)
+    start, stop = S + 10, size
+    span = crypto.segment_span(size, start, stop)
+    dec = crypto.RangeDecryptor(key, OBJECT_ID, ct[:HEADER], size, start, stop)
+    released = bytearray()
+    with pytest.raises(IntegrityError):
+        for piece in chunker("1000")(ct[span.offset : span.offset + span.length]):
+            released += dec.update(piece)
+    assert bytes(released) == data[start : bad_segment * S]
+    with pytest.raises(RuntimeError):
+        dec.update(b"")
+
+
+RANGE_TAMPERS: dict[str, Callable[[bytes, int], bytes]] = {
+    # (ciphertext of the span, segment index of its first segment) -> forged span
+    "segment from another position": lambda body, first: body[CT_SEG : 2 * CT_SEG] + body[CT_SEG:],
+    "truncated": lambda body, first: body[:-1],
+    "cut on a boundary": lambda body, first: body[:CT_SEG],
+    "extra bytes": lambda body, first: body + b"\x00",
+}
+
+
+@pytest.mark.parametrize("name", list(RANGE_TAMPERS))
+def test_range_decrypt_refuses_moved_truncated_or_padded_segments(name: str, key: bytes) -> None:
+    size = 3 * S + 100
+    data = os.urandom(size)
+    ct = encrypt(data, key)
+    start, stop = S, size
+    span = crypto.segment_span(size, start, stop)
+    body = RANGE_TAMPERS[name](ct[span.offset : span.offset + span.length], span.first)
+    dec = crypto.RangeDecryptor(key, OBJECT_ID, ct[:HEADER], size, start, stop)
+    with pytest.raises(IntegrityError):
+        dec.update(body)
+        dec.finalize()
+
+
+def test_range_decrypt_binds_the_final_flag_and_the_header(key: bytes) -> None:
+    size = 2 * S + 10
+    ct = encrypt(os.urandom(size), key)
+    # Claiming the object is one segment shorter makes segment 1 "final": it must not open.
+    with pytest.raises(IntegrityError):
+        decrypt_slice(ct, key, 2 * S - 1, S, 2 * S - 1)
+    # Another header (another stream's nonce prefix) opens nothing.
+    other = encrypt(os.urandom(size), key)
+    dec = crypto.RangeDecryptor(key, OBJECT_ID, other[:HEADER], size, 0, 10)
+    with pytest.raises(IntegrityError):
+        dec.update(ct[HEADER : HEADER + CT_SEG])
+    with pytest.raises(IntegrityError):
+        crypto.RangeDecryptor(key, OBJECT_ID, b"\x02" + ct[1:HEADER], size, 0, 10)
+
+
+async def test_decrypt_range_streams_and_detects_truncation(key: bytes) -> None:
+    size = 5 * S + 3
+    data = os.urandom(size)
+    ct = encrypt(data, key)
+    start, stop = 2 * S - 7, 4 * S + 9
+    span = crypto.segment_span(size, start, stop)
+    body = ct[span.offset : span.offset + span.length]
+    got = await collect(
+        crypto.decrypt_range(
+            key, OBJECT_ID, ct[:HEADER], size, start, stop, aiter_chunks(chunker("1MiB")(body))
+        )
+    )
+    assert got == data[start:stop]
+    released = bytearray()
+    with pytest.raises(IntegrityError):
+        async for piece in crypto.decrypt_range(
+            key, OBJECT_ID, ct[:HEADER], size, start, stop, aiter_chunks(iter([body[:-5]]))
+        ):
+            released += piece
+    assert bytes(released) == data[start : len(released) + start]

@@ -224,6 +224,32 @@ async def test_size_and_read_range(storage: Storage) -> None:
         await storage.read_range(k, -1, 8)
 
 
+async def test_get_stream_of_a_span(storage: Storage) -> None:
+    """A span is streamed from where it starts (random access), in chunks of at most chunk_size."""
+    k = key()
+    data = os.urandom(3 * MIB + 777)
+    await storage.put_stream(k, chunked(data, [MIB]))
+
+    async def span(start: int, length: int | None, chunk_size: int = 100_003) -> bytes:
+        out = bytearray()
+        async for chunk in storage.get_stream(k, chunk_size, start=start, length=length):
+            assert 0 < len(chunk) <= chunk_size
+            out += chunk
+        return bytes(out)
+
+    assert await span(0, 10) == data[:10]
+    assert await span(2 * MIB + 5, MIB) == data[2 * MIB + 5 : 3 * MIB + 5]
+    assert await span(len(data) - 1, 1) == data[-1:]
+    assert await span(MIB, None) == data[MIB:]
+    assert await span(len(data) - 10, 100) == data[-10:]  # fewer only past the end
+    assert await span(len(data), None) == b""
+    assert await span(5, 0) == b""
+    with pytest.raises(ObjectNotFound):
+        await anext(storage.get_stream(key(), start=10, length=5))
+    with pytest.raises(ValueError):
+        await anext(storage.get_stream(k, start=-1))
+
+
 async def test_list_keys_with_prefix(storage: Storage) -> None:
     keys = ["archive/a/1", "archive/a/2", "archive/ab/1", "archive/b/1", "other/x"]
     for k in keys:
