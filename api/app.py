@@ -11,6 +11,7 @@ from aiohttp_apigami.constants import APISPEC_PARSER
 from api import activity, archive, assets, auth, beneficiaries, guardians, health, messages, middleware, users
 from api.common import RequestParser
 from api.keys import CLOCK, DB, REDIS, SETTINGS, STORAGE
+from api.public import collect_public_routes
 from core import db, redis
 from core.clock import Clock
 from core.settings import Settings
@@ -65,6 +66,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app.cleanup_ctx.extend([_database, _redis, _storage])
     for module in ROUTE_MODULES:
         app.router.add_routes(module.routes)
+    before = set(app.router.routes())
     setup_aiohttp_apispec(
         app,
         title="Legacy Planning Service API",
@@ -80,4 +82,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
         security=[{"bearerAuth": []}],
     )
     app[APISPEC_PARSER] = RequestParser()
+    # The OpenAPI document and its UI are public; every other route needs a session unless
+    # its handler is declared @public.
+    collect_public_routes(app, extra=set(app.router.routes()) - before)
     return app

@@ -8,6 +8,7 @@ from marshmallow import fields
 
 from api.common import client_ip, json_response
 from api.keys import DB, REDIS, SETTINGS, USER_ID
+from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
 from core.errors import Gone
 from models import auth, users
@@ -65,6 +66,7 @@ user_schema = UserSchema()
 
 
 @routes.post("/api/auth/wallet/challenge")
+@public
 @docs(
     tags=["auth"],
     summary="Get a sign-in challenge for a wallet",
@@ -86,6 +88,7 @@ async def challenge(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/auth/wallet/verify")
+@public
 @docs(
     tags=["auth"],
     summary="Exchange a signed challenge for a session token",
@@ -149,6 +152,7 @@ async def link_wallet(request: web.Request) -> web.Response:
     return json_response(user_schema.dump(user))
 
 
+@public
 @docs(
     tags=["auth"],
     summary="Email/password sign-in (disabled)",

@@ -11,6 +11,7 @@ from marshmallow import fields
 
 from api.common import json_response
 from api.keys import DB, REDIS, SETTINGS
+from api.public import public
 from api.schemas import BaseSchema, UtcDateTime
 from core.db import fetch_one
 from core.redis import WORKER_HEARTBEAT_KEY
@@ -46,6 +47,7 @@ async def _worker_alive(request: web.Request) -> bool:
 
 
 @routes.get("/api/health")
+@public
 @docs(tags=["health"], summary="Liveness of the API and its PostgreSQL and Redis")
 @response_schema(HealthSchema, 200)
 @response_schema(HealthSchema, 503, description="A dependency did not answer")

@@ -16,5 +16,7 @@ DB = web.AppKey("db", Pool)
 REDIS = web.AppKey("redis", ArqRedis)
 # None when STORAGE_URL is unset: archive upload and download then answer 503.
 STORAGE: web.AppKey[Storage | None] = web.AppKey("storage")
+# Routes reachable without a session, collected at startup (see api/public.py).
+PUBLIC_ROUTES: web.AppKey[set[web.AbstractRoute]] = web.AppKey("public_routes")
 
 USER_ID = web.RequestKey("user_id", str)

@@ -19,17 +19,13 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
 
 from api.keys import SETTINGS, USER_ID
+from api.public import requires_session
 from core import tokens
 from core.errors import AppError, Unauthorized
 from core.logging import redact_path, request_id_var
 
 log = logging.getLogger("api.access")
 error_log = logging.getLogger("api.errors")
-
-# Routes reachable without a session: health, docs, the capsule (its token is the credential)
-# and sign-in itself. me/logout/link-wallet act on an account, so they need one.
-AUTHENTICATED_AUTH_ROUTES = {"/api/auth/me", "/api/auth/logout", "/api/auth/link-wallet"}
-PUBLIC_PREFIXES = ("/api/health", "/api/docs", "/api/claim/", "/api/auth/")
 
 
 def error_body(status: int, message: str | list[str], details: Any = None, **extra: Any) -> dict[str, Any]:
@@ -97,16 +93,9 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return error_response(500, "Internal server error")
 
 
-def requires_session(request: web.Request) -> bool:
-    path = request.path
-    if path in AUTHENTICATED_AUTH_ROUTES:
-        return True
-    return path.startswith("/api/") and not path.startswith(PUBLIC_PREFIXES)
-
-
 @web.middleware
 async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Require a valid session JWT on every route that is not public; unmatched paths 404 first."""
+    """Require a valid session JWT on every route not declared `@public`; unmatched paths 404 first."""
     if request.match_info.http_exception is not None or not requires_session(request):
         return await handler(request)
     header = request.headers.get("Authorization", "")

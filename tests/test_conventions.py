@@ -10,6 +10,7 @@ import pytest
 from aiohttp import web
 
 from api.app import create_app
+from api.public import public
 from models.pagination import decode_cursor, encode_cursor
 from tests.helpers import assert_error, sign_in
 
@@ -62,6 +63,7 @@ async def test_unknown_fields_are_stripped(client):
 async def test_unexpected_error_is_500_without_internals(aiohttp_client, settings, caplog):
     app = create_app(settings)
 
+    @public
     async def boom(request: web.Request) -> web.Response:
         raise RuntimeError("secret internals: SELECT * FROM users")
 

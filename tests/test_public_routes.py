@@ -1,0 +1,121 @@
+"""Authenticated by default: walk the real router; only routes declared @public skip the JWT."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from aiohttp import web
+
+from api import app as app_module
+from api.keys import PUBLIC_ROUTES
+from api.public import public
+from tests.helpers import assert_error
+
+# The whole anonymous surface. Adding a public route means adding it here, deliberately.
+EXPECTED_PUBLIC = {
+    ("GET", "/api/health"),
+    ("HEAD", "/api/health"),
+    ("POST", "/api/auth/wallet/challenge"),
+    ("POST", "/api/auth/wallet/verify"),
+    ("POST", "/api/auth/register"),
+    ("POST", "/api/auth/login"),
+    ("POST", "/api/auth/forgot-password"),
+    ("POST", "/api/auth/reset-password"),
+    # The OpenAPI document and its UI (added by aiohttp-apigami).
+    ("GET", "/api/docs/openapi.json"),
+    ("HEAD", "/api/docs/openapi.json"),
+    ("GET", "/api/docs"),
+    ("HEAD", "/api/docs"),
+    ("GET", "/api/docs/static"),
+    ("HEAD", "/api/docs/static"),
+}
+
+_VARIABLE = re.compile(r"\{([^}:]+)(?::[^}]*)?\}")
+
+
+def _concrete(canonical: str) -> str:
+    """A path that matches the route: every {variable} becomes a well-formed id."""
+    return _VARIABLE.sub(lambda m: str(uuid.uuid4()), canonical)
+
+
+def _routes(app: web.Application) -> list[tuple[str, str, web.AbstractRoute]]:
+    routes = app.router.routes()
+    return [(route.method, route.resource.canonical, route) for route in routes if route.resource]
+
+
+async def test_declared_public_set_is_exactly_the_expected_one(client):
+    app = client.server.app
+    public_set = {(method, path) for method, path, route in _routes(app) if route in app[PUBLIC_ROUTES]}
+    assert public_set == EXPECTED_PUBLIC
+
+
+async def test_every_route_not_declared_public_answers_401_without_a_token(client):
+    app = client.server.app
+    checked = 0
+    for method, canonical, route in _routes(app):
+        if route in app[PUBLIC_ROUTES]:
+            continue
+        path = _concrete(canonical)
+        for headers in ({}, {"Authorization": "Bearer not.a.jwt"}):
+            kwargs = {} if method in ("GET", "HEAD", "DELETE") else {"json": {}}
+            resp = await client.request(method, path, headers=headers, **kwargs)
+            assert resp.status == 401, (method, canonical, headers)
+            assert resp.headers["WWW-Authenticate"] == "Bearer"
+            if method != "HEAD":
+                assert_error(await resp.json(), 401)
+        checked += 1
+    assert checked >= 30  # the walk really covered the API, not an empty router
+
+
+async def test_openapi_marks_exactly_the_public_operations_as_anonymous(client):
+    spec = await (await client.get("/api/docs/openapi.json")).json()
+    anonymous = {
+        (method.upper(), path)
+        for path, operations in spec["paths"].items()
+        for method, operation in operations.items()
+        if operation.get("security") == []
+    }
+    expected = {(m, p) for m, p in EXPECTED_PUBLIC if not p.startswith("/api/docs")}
+    assert anonymous == expected
+    assert spec["security"] == [{"bearerAuth": []}]
+
+
+@pytest.fixture
+def extra_module(monkeypatch):
+    """A route module a future author might add, with one declared-public and two plain routes."""
+    routes = web.RouteTableDef()
+
+    @routes.get("/api/auth/new-thing")
+    async def new_auth_thing(request: web.Request) -> web.Response:
+        return web.json_response({"anonymous": True})
+
+    @routes.get("/api/claim/{token}/peek")
+    async def claim_without_marker(request: web.Request) -> web.Response:
+        return web.json_response({"anonymous": True})
+
+    @routes.get("/api/claim/{token}")
+    @public
+    async def claim(request: web.Request) -> web.Response:
+        return web.json_response({"anonymous": True})
+
+    module = type("module", (), {"routes": routes})
+    monkeypatch.setattr(app_module, "ROUTE_MODULES", (*app_module.ROUTE_MODULES, module))
+
+
+async def test_a_new_route_is_authenticated_unless_declared_public_whatever_its_path(
+    extra_module, make_client
+):
+    client = await make_client()
+    assert (await client.get("/api/auth/new-thing")).status == 401
+    assert (await client.get("/api/claim/abc/peek")).status == 401
+    resp = await client.get("/api/claim/abc")
+    assert resp.status == 200
+    assert await resp.json() == {"anonymous": True}
+
+
+async def test_unknown_paths_and_methods_are_404_and_405_before_authentication(client):
+    assert (await client.get("/api/nope")).status == 404
+    assert (await client.get("/nope")).status == 404
+    assert (await client.put("/api/health")).status == 405
