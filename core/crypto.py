@@ -47,7 +47,6 @@ __all__ = [
     "ciphertext_size",
     "decrypt_range",
     "decrypt_stream",
-    "encrypt_stream",
     "final_segment_span",
     "new_data_key",
     "open_final_segment",
@@ -478,19 +477,6 @@ def _slices(chunk: BytesLike) -> Iterator[BytesLike]:
     with memoryview(chunk) as view:
         for start in range(0, len(view), _BATCH_SIZE):
             yield view[start : start + _BATCH_SIZE]
-
-
-async def encrypt_stream(
-    data_key: bytes, object_id: str, chunks: AsyncIterable[bytes]
-) -> AsyncIterator[bytes]:
-    """Encrypt an async byte stream (e.g. an upload) without holding it in memory."""
-    encryptor = StreamEncryptor(data_key, object_id)
-    async for chunk in chunks:
-        for piece in _slices(chunk):
-            out = encryptor.update(piece)
-            if out:
-                yield out
-    yield encryptor.finalize()
 
 
 async def decrypt_stream(

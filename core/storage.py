@@ -83,8 +83,6 @@ class Storage(Protocol):
 
     async def delete(self, key: str) -> None: ...
 
-    async def exists(self, key: str) -> bool: ...
-
     async def size(self, key: str) -> int:
         """The stored object's length in bytes; ObjectNotFound if there is none."""
         ...
@@ -275,9 +273,6 @@ class FileStorage:
 
     async def delete(self, key: str) -> None:
         await self._run("delete", self._delete_and_prune, self._path(key))
-
-    async def exists(self, key: str) -> bool:
-        return await self._run("stat", os.path.isfile, self._path(key))
 
     @staticmethod
     def _open_existing(path: Path, key: str) -> IO[bytes]:
@@ -483,13 +478,6 @@ class S3Storage:
     async def delete(self, key: str) -> None:
         with contextlib.suppress(ObjectNotFound):
             await self._call("delete_object", key, Key=self._full_key(key))
-
-    async def exists(self, key: str) -> bool:
-        try:
-            await self._call("head_object", key, Key=self._full_key(key))
-        except ObjectNotFound:
-            return False
-        return True
 
     async def size(self, key: str) -> int:
         resp = await self._call("head_object", key, Key=self._full_key(key))

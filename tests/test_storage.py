@@ -72,6 +72,15 @@ async def read_all(storage: Storage, k: str, chunk_size: int = 256 * 1024) -> by
     return b"".join([c async for c in storage.get_stream(k, chunk_size)])
 
 
+async def stored(storage: Storage, k: str) -> bool:
+    """Whether an object is there, through the public `size()` (the service never asks)."""
+    try:
+        await storage.size(k)
+    except ObjectNotFound:
+        return False
+    return True
+
+
 async def all_keys(storage: Storage, prefix: str = "") -> list[str]:
     return sorted([k async for k, _ in storage.list_keys(prefix)])
 
@@ -129,7 +138,7 @@ async def test_round_trip(storage: Storage, size: int) -> None:
     k = key()
     assert await storage.put_stream(k, chunked(data, [64 * 1024])) == size
     assert await read_all(storage, k) == data
-    assert await storage.exists(k)
+    assert await stored(storage, k)
     assert await leftovers(storage) == []
 
 
@@ -175,7 +184,7 @@ async def test_overwrite_replaces_content(storage: Storage) -> None:
     assert await all_keys(storage) == [k]
 
 
-# ---- missing keys, delete, exists, listing ---------------------------------------------------
+# ---- missing keys, delete, listing ---------------------------------------------------
 
 
 async def test_get_missing_raises_before_yielding(storage: Storage) -> None:
@@ -187,9 +196,9 @@ async def test_get_missing_raises_before_yielding(storage: Storage) -> None:
 async def test_delete_is_idempotent(storage: Storage) -> None:
     k = key()
     await storage.put_stream(k, chunked(b"data"))
-    assert await storage.exists(k)
+    assert await stored(storage, k)
     await storage.delete(k)
-    assert not await storage.exists(k)
+    assert not await stored(storage, k)
     with pytest.raises(ObjectNotFound):
         await read_all(storage, k)
     await storage.delete(k)
@@ -197,13 +206,13 @@ async def test_delete_is_idempotent(storage: Storage) -> None:
     assert await all_keys(storage) == []
 
 
-async def test_exists(storage: Storage) -> None:
+async def test_a_key_prefix_is_not_an_object(storage: Storage) -> None:
     k = key()
-    assert not await storage.exists(k)
+    assert not await stored(storage, k)
     await storage.put_stream(k, chunked(b""))
-    assert await storage.exists(k)
+    assert await stored(storage, k)
     # A "directory" of keys is not itself an object.
-    assert not await storage.exists(k.rsplit("/", 1)[0])
+    assert not await stored(storage, k.rsplit("/", 1)[0])
 
 
 async def test_size_and_read_range(storage: Storage) -> None:
@@ -278,7 +287,7 @@ async def test_failed_put_leaves_no_object(storage: Storage, fail_after: int) ->
     for k in (fresh, existing):
         with pytest.raises(ConnectionResetError):
             await storage.put_stream(k, failing(data, fail_after))
-    assert not await storage.exists(fresh)
+    assert not await stored(storage, fresh)
     assert await read_all(storage, existing) == b"old content"
     assert await all_keys(storage) == [existing]
     assert await leftovers(storage) == []
@@ -300,7 +309,7 @@ async def test_cancelled_put_leaves_no_object(storage: Storage) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert not await storage.exists(k)
+    assert not await stored(storage, k)
     assert await leftovers(storage) == []
 
 
@@ -345,7 +354,7 @@ async def test_storage_refuses_traversal(storage: Storage, tmp_path: Path) -> No
         with pytest.raises(ValueError):
             await storage.put_stream(bad, chunked(b"evil"))
         with pytest.raises(ValueError):
-            await storage.exists(bad)
+            await storage.size(bad)
         with pytest.raises(ValueError):
             await anext(storage.get_stream(bad))
     with pytest.raises(ValueError):
@@ -415,7 +424,7 @@ async def test_open_storage_s3_prefix(s3_endpoint: str) -> None:
         assert sorted(o["Key"] for o in resp["Contents"]) == ["outside-prefix", "tenant/files/archive/1/2"]
         assert await all_keys(storage) == ["archive/1/2"]
         assert await read_all(storage, "archive/1/2") == b"prefixed"
-        assert not await storage.exists("outside-prefix")
+        assert not await stored(storage, "outside-prefix")
     finally:
         await storage.close()
 
@@ -433,7 +442,7 @@ async def test_s3_unreachable_is_storage_error(monkeypatch: pytest.MonkeyPatch) 
     assert storage is not None
     try:
         for attempt in (
-            storage.exists("archive/a/b"),
+            storage.size("archive/a/b"),
             storage.put_stream("archive/a/b", chunked(b"data")),
             read_all(storage, "archive/a/b"),
             storage.delete("archive/a/b"),
