@@ -12,41 +12,33 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
-import unicodedata
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
-from aiohttp import BodyPartReader, MultipartReader, web
+from aiohttp import BodyPartReader, web
 from aiohttp.hdrs import CONTENT_TYPE
-from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate
 from redis.exceptions import RedisError
 
+from api import multipart
 from api.common import json_response, list_response
+from api.files import require_storage, send_file, storage_down
 from api.keys import DB, REDIS, SETTINGS, STORAGE, USER_ID
 from api.schemas import AudienceSchema, BaseSchema, PageQuerySchema, Text, UtcDateTime, error_responses
-from core.crypto import IntegrityError
-from core.errors import AppError, BadRequest, PayloadTooLarge, ServiceUnavailable, validation_error
-from core.logging import request_id_var
-from core.storage import ObjectNotFound, Storage, StorageError
+from core import sealed_files
+from core.errors import validation_error
+from core.storage import StorageError
 from models import archive
+from models.upload_rules import check_content_type, normalize_content_type, sanitize_file_name
 
 routes = web.RouteTableDef()
 log = logging.getLogger(__name__)
 
 TEXT_FIELDS = ("title", "type", "category", "description", "audience")
-MAX_FIELD_BYTES = 16 * 1024
 MAX_PARTS = 16
-READ_SIZE = 256 * 1024  # socket reads; sealed in batches of about UPLOAD_CHUNK_SIZE
 # The multipart body may exceed ARCHIVE_MAX_BYTES by this much: text fields and boundaries.
 FORM_OVERHEAD = 64 * 1024
-MULTIPART_ERRORS = (ValueError, RuntimeError, AssertionError)
 
 LIFECYCLE = (
     "Files are encrypted at rest (AES-256-GCM streaming, a data key per file wrapped under "
@@ -152,143 +144,21 @@ UPLOAD_BODY = {
 # --------------------------------------------------------------------------------------------
 
 
-def require_storage(request: web.Request) -> Storage:
-    storage = request.app[STORAGE]
-    if storage is None:
-        raise ServiceUnavailable("Object storage is not configured (STORAGE_URL); archive files are off.")
-    return storage
-
-
-def _storage_down(what: str, where: dict[str, str], exc: StorageError) -> ServiceUnavailable:
-    """Log an outage of the store (its error, never file content) and answer 503 for it."""
-    log.warning(what, extra={**where, "error": str(exc)})
-    return ServiceUnavailable("Object storage is unavailable; try again later.")
-
-
-def _too_large(limit: int) -> PayloadTooLarge:
-    return PayloadTooLarge(f"The file exceeds the upload limit of {limit} bytes.")
-
-
-@dataclass
-class _Form:
-    values: dict[str, str] = field(default_factory=dict)
-    file: dict[str, str] | None = None
-    sealed: archive.Sealed | None = None  # the ciphertext is in storage: remove it on failure
-
-    def validated(self) -> dict[str, Any]:
-        """Fields + file metadata, checked together (a photo must be an image)."""
-        try:
-            data: dict[str, Any] = upload_fields.load(self.values)
-        except ValidationError as exc:
-            raise validation_error(exc.messages) from None
-        if self.file is not None:
-            data.update(self.file)
-            archive.check_content_type(data["type"], self.file["content_type"])
-        return data
-
-
-async def _read_chunk(part: BodyPartReader, size: int) -> bytes:
+def _validated(values: dict[str, str], file: dict[str, str]) -> dict[str, Any]:
+    """The text fields and the file's name and type, checked together (a photo must be an image)."""
     try:
-        return await part.read_chunk(size)
-    except MULTIPART_ERRORS:
-        raise BadRequest("Malformed multipart body") from None
-    except (ConnectionError, HttpProcessingError):
-        # The client went away or the body ended early: a 400 in the access log, not a 500 trace.
-        raise BadRequest("The upload was interrupted") from None
+        data: dict[str, Any] = upload_fields.load(values)
+    except ValidationError as exc:
+        raise validation_error(exc.messages) from None
+    check_content_type(data["type"], file["content_type"])
+    return {**data, **file}
 
 
-async def _next_part(reader: MultipartReader) -> Any:
-    try:
-        return await reader.next()
-    except MULTIPART_ERRORS:
-        raise BadRequest("Malformed multipart body") from None
-
-
-async def _read_text(part: BodyPartReader, name: str) -> str:
-    data = bytearray()
-    while chunk := await _read_chunk(part, 8192):
-        data += chunk
-        if len(data) > MAX_FIELD_BYTES:
-            raise validation_error({name: [f"Longer than {MAX_FIELD_BYTES} bytes."]})
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise validation_error({name: ["Not valid UTF-8."]}) from None
-
-
-async def _file_batches(part: BodyPartReader, limit: int) -> AsyncIterator[list[bytes]]:
-    """The file part as lists of socket reads of ~UPLOAD_CHUNK_SIZE together (no copying);
-    413 past `limit` bytes, 400 if empty. Both are raised inside the storage write, which then
-    discards what it wrote."""
-    total = 0
-    batch: list[bytes] = []
-    batched = 0
-    while data := await _read_chunk(part, READ_SIZE):
-        total += len(data)
-        if total > limit:
-            raise _too_large(limit)
-        batch.append(data)
-        batched += len(data)
-        if batched >= archive.UPLOAD_CHUNK_SIZE:
-            yield batch
-            batch, batched = [], 0
-    if total == 0:
-        raise validation_error({"file": ["The file is empty."]})
-    if batch:
-        yield batch
-
-
-async def _seal_file(
-    request: web.Request, storage: Storage, item_id: str, batches: AsyncIterator[list[bytes]]
-) -> archive.Sealed:
-    try:
-        return await archive.seal_upload(
-            storage, request.app[SETTINGS].key_ring, request[USER_ID], item_id, batches
-        )
-    except StorageError as exc:
-        raise _storage_down("archive upload could not be stored", {"itemId": item_id}, exc) from None
-
-
-async def _read_form(
-    request: web.Request, form: _Form, storage: Storage, item_id: str, limit: int
-) -> tuple[dict[str, Any], archive.Sealed]:
-    """Stream the multipart body: text fields into memory (bounded), the file sealed into storage.
-
-    Fields sent before the file are validated before a byte of it is read, so a client that
-    puts them first learns of a mistake without uploading the file. Once the file is stored
-    it is recorded in `form.sealed`, for the caller to remove if anything later fails.
-    """
-    if request.content_type != "multipart/form-data":
-        raise BadRequest("Content-Type must be multipart/form-data")
-    try:
-        reader = await request.multipart()
-    except MULTIPART_ERRORS:
-        raise BadRequest("Malformed multipart body") from None
-    for _ in range(MAX_PARTS + 1):
-        part = await _next_part(reader)
-        if part is None:
-            break
-        if not isinstance(part, BodyPartReader):
-            raise BadRequest("Nested multipart bodies are not accepted")
-        if part.name == "file":
-            if form.file is not None:
-                raise validation_error({"file": ["Send one file per upload."]})
-            form.file = {
-                "file_name": archive.sanitize_file_name(part.filename),
-                "content_type": archive.normalize_content_type(part.headers.get(CONTENT_TYPE)),
-            }
-            form.validated()
-            form.sealed = await _seal_file(request, storage, item_id, _file_batches(part, limit))
-        else:
-            text = await _read_text(part, part.name or "field")
-            # HTML forms send every field, blank ones included: blank means "not given".
-            if part.name in TEXT_FIELDS and text.strip():
-                form.values[part.name] = text
-    else:
-        raise BadRequest(f"Too many form fields (at most {MAX_PARTS})")
-    if form.sealed is None:
-        raise validation_error({"file": ["Missing data for required field."]})
-    return form.validated(), form.sealed
+def _file_metadata(part: BodyPartReader) -> dict[str, str]:
+    return {
+        "file_name": sanitize_file_name(part.filename),
+        "content_type": normalize_content_type(part.headers.get(CONTENT_TYPE)),
+    }
 
 
 async def _enqueue(request: web.Request, item_id: str) -> None:
@@ -317,17 +187,37 @@ async def _enqueue(request: web.Request, item_id: str) -> None:
 )
 @response_schema(ArchiveItemSchema, 202)
 async def upload(request: web.Request) -> web.Response:
+    """Read the fields sent before the file and check them; seal the file into storage as it
+    streams in; read the fields after it; commit the item; enqueue its verification."""
     storage = require_storage(request)
     limit = request.app[SETTINGS].archive_max_bytes
-    if (request.content_length or 0) > limit + FORM_OVERHEAD:
-        raise _too_large(limit)
-    form, item_id = _Form(), str(uuid.uuid4())
+    form = await multipart.StreamingForm.open(
+        request, max_body=limit + FORM_OVERHEAD, file_limit=limit, max_parts=MAX_PARTS
+    )
+    values, part = await form.read_fields(TEXT_FIELDS)
+    if part is None:
+        raise validation_error({"file": ["Missing data for required field."]})
+    file = _file_metadata(part)
+    _validated(values, file)  # before a byte of the file is read
+    user_id, item_id = request[USER_ID], str(uuid.uuid4())
     try:
-        data, sealed = await _read_form(request, form, storage, item_id, limit)
-        item = await archive.create(request.app[DB], request[USER_ID], item_id, data, sealed)
+        sealed = await sealed_files.seal(
+            storage,
+            request.app[SETTINGS].key_ring,
+            user_id=user_id,
+            item_id=item_id,
+            batches=multipart.file_batches(part, limit),
+        )
+    except StorageError as exc:
+        raise storage_down("archive upload could not be stored", {"itemId": item_id}, exc) from None
+    try:  # from here on the stored file is removed if anything fails
+        later, _ = await form.read_fields(TEXT_FIELDS)  # a second file part is a 400
+        data = _validated({**values, **later}, file)
+        item = await archive.create(
+            request.app[DB], user_id=user_id, item_id=item_id, data=data, sealed=sealed
+        )
     except BaseException:
-        if form.sealed is not None:
-            await asyncio.shield(archive.discard_upload(storage, form.sealed.storage_key))
+        await asyncio.shield(sealed_files.discard(storage, sealed.storage_key))
         raise
     await _enqueue(request, item_id)
     return json_response(item_schema.dump(item), status=202)
@@ -348,7 +238,7 @@ async def upload(request: web.Request) -> web.Response:
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(ArchiveItemSchema(many=True), 200)
 async def list_items(request: web.Request) -> web.Response:
-    page = await archive.list_page(request.app[DB], request[USER_ID], request["data"]["page"])
+    page = await archive.list_page(request.app[DB], user_id=request[USER_ID], page=request["data"]["page"])
     return list_response(request, page, item_schema)
 
 
@@ -360,7 +250,7 @@ async def list_items(request: web.Request) -> web.Response:
 )
 @response_schema(ArchiveItemSchema, 200)
 async def get_item(request: web.Request) -> web.Response:
-    item = await archive.get(request.app[DB], request[USER_ID], request.match_info["id"])
+    item = await archive.get(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
     return json_response(item_schema.dump(item))
 
 
@@ -374,72 +264,16 @@ async def get_item(request: web.Request) -> web.Response:
 )
 async def delete_item(request: web.Request) -> web.Response:
     pool = request.app[DB]
-    key = await archive.delete(pool, request[USER_ID], request.match_info["id"])
+    key = await archive.delete(pool, user_id=request[USER_ID], raw_id=request.match_info["id"])
     storage = request.app[STORAGE]
     if storage is not None:
-        await archive.remove_object(pool, storage, key)
+        await archive.remove_object(pool, storage, key=key)
     return web.Response(status=204)
 
 
 # --------------------------------------------------------------------------------------------
 # Download
 # --------------------------------------------------------------------------------------------
-
-
-def content_disposition(file_name: str) -> str:
-    """`attachment` with an ASCII fallback and the exact name as RFC 5987/6266 `filename*`."""
-    fallback = unicodedata.normalize("NFKD", file_name).encode("ascii", "ignore").decode("ascii")
-    fallback = re.sub(r'[^\x20-\x7e]|["\\%]', "_", fallback).strip() or "file"
-    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(file_name, safe='')}"
-
-
-async def send_item(request: web.Request, storage: Storage, item: dict[str, Any]) -> web.StreamResponse:
-    """Stream an available item's plaintext to the client (owner and capsule downloads).
-
-    Headers go out only with the first authenticated bytes, so damage found early (wrong
-    key id, a flipped byte in the first segments) is an ordinary 500 error body. Damage found
-    later aborts the connection: the client sees a response shorter than Content-Length,
-    never bytes that failed authentication.
-    """
-    where = {"itemId": str(item["id"]), "keyId": item["key_id"]}
-    async with aclosing(archive.plaintext(storage, request.app[SETTINGS].key_ring, item)) as chunks:
-        try:
-            first = await anext(chunks, b"")
-        except IntegrityError as exc:
-            log.error("archive integrity check failed; nothing sent", extra={**where, "error": str(exc)})
-            raise AppError("The stored file failed its integrity check; nothing was sent.") from None
-        except ObjectNotFound:
-            log.error("archive object missing from storage", extra=where)
-            raise AppError("The stored file is missing.") from None
-        except StorageError as exc:
-            raise _storage_down("archive storage read failed", where, exc) from None
-        response = web.StreamResponse(
-            headers={
-                CONTENT_TYPE: item["content_type"],
-                "Content-Disposition": content_disposition(item["file_name"]),
-                "X-Content-Type-Options": "nosniff",
-                "Cache-Control": "no-store",
-                "Content-Security-Policy": "default-src 'none'; sandbox",
-                "X-Request-Id": request_id_var.get(),
-            }
-        )
-        response.content_length = item["size_bytes"]
-        await response.prepare(request)
-        if request.method == "HEAD":
-            return response  # headers only: no need to read and decrypt the rest
-        try:
-            await response.write(first)
-            async for chunk in chunks:
-                await response.write(chunk)
-        except (IntegrityError, StorageError) as exc:
-            log.error("archive download aborted mid-stream", extra={**where, "error": str(exc)})
-            if request.transport is not None:
-                request.transport.abort()
-            return response
-        except ConnectionError:
-            return response  # the client went away
-    await response.write_eof()
-    return response
 
 
 @routes.get("/api/archive/{id}/download")
@@ -455,6 +289,8 @@ async def send_item(request: web.Request, storage: Storage, item: dict[str, Any]
 )
 async def download(request: web.Request) -> web.StreamResponse:
     storage = require_storage(request)
-    item = await archive.get(request.app[DB], request[USER_ID], request.match_info["id"], sealed=True)
+    item = await archive.get_sealed(
+        request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"]
+    )
     archive.require_available(item)
-    return await send_item(request, storage, item)
+    return await send_file(request, storage, item)

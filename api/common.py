@@ -19,7 +19,7 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
     return web.json_response(data, status=status, headers=headers, dumps=json.dumps)
 
 
-def list_response(request: web.Request, page: Page, schema: Schema) -> web.Response:
+def list_response(request: web.Request, page: Page[Any], schema: Schema) -> web.Response:
     """A bare JSON array; the next page, if any, is announced in `Link: <…>; rel="next"`."""
     headers = {}
     if page.next_cursor:

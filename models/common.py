@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from core.db import Cursor
 from core.errors import NotFound, validation_error
+
+
+class Audience(TypedDict):
+    """Who may see a message or archive item: everyone, or the listed beneficiaries."""
+
+    all: bool
+    beneficiary_ids: list[str]
 
 
 def parse_id(raw: str, what: str) -> str:

@@ -104,7 +104,7 @@ async def get(pool: Pool, *, user_id: str, raw_id: str) -> dict[str, Any]:
 async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
     async with transaction(pool) as cur:
         await check_audience(cur, user_id, data["audience"])
-        media_id = await archive.check_media(cur, user_id, data.get("media_id"))
+        media_id = await archive.check_media(cur, user_id=user_id, media_id=data.get("media_id"))
         rule = _rule_columns(data["release_rule"])
         await cur.execute(
             "INSERT INTO messages (user_id, title, content, release_rule_kind, release_on_date,"
@@ -142,7 +142,10 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
         if "audience" in changes:
             await check_audience(cur, user_id, changes["audience"])
         if changes.get("media_id") is not None:
-            changes = {**changes, "media_id": await archive.check_media(cur, user_id, changes["media_id"])}
+            changes = {
+                **changes,
+                "media_id": await archive.check_media(cur, user_id=user_id, media_id=changes["media_id"]),
+            }
         current = _record(await _get(cur, user_id, row_id, lock=True))
         diff = changed_values(current, {c: changes[c] for c in EDITABLE if c in changes})
         if "audience" in diff and _same_audience(current["audience"], diff["audience"]):

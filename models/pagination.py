@@ -12,7 +12,7 @@ import binascii
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from core.db import Cursor
 
@@ -26,9 +26,12 @@ class PageRequest:
     after: tuple[datetime, str] | None = None
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
-class Page:
-    items: list[dict[str, Any]]
+class Page(Generic[T]):
+    items: list[T]
     next_cursor: str | None
 
 
@@ -51,7 +54,9 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     return created_at, row_id
 
 
-async def fetch_page(cur: Cursor, sql: str, params: list[Any], page: PageRequest, prefix: str = "") -> Page:
+async def fetch_page(
+    cur: Cursor, sql: str, params: list[Any], page: PageRequest, prefix: str = ""
+) -> Page[dict[str, Any]]:
     """Run `sql` (a SELECT ending in a WHERE clause) one page at a time.
 
     `prefix` qualifies created_at/id when the query joins tables (e.g. "b.").

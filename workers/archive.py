@@ -2,7 +2,7 @@
 
 `verify_archive_item` is enqueued by the API after the item commits (job id `archive:<item>`,
 so a double enqueue runs once). From a worker host it checks that the stored object is whole
-and opens under the recorded key (models.archive.verify_stored), then flips the item
+and opens under the recorded key (core.sealed_files.verify), then flips the item
 `pending -> available` with one guarded UPDATE: a rerun changes nothing. Why the API, not the
 worker, encrypts: docs/archive.md.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 from arq import Retry
 
+from core import sealed_files
 from core.crypto import IntegrityError, UnknownKeyError
 from core.db import Pool
 from core.storage import Storage, StorageError
@@ -41,7 +42,7 @@ def retry_delay(attempt: int) -> float:
 
 def failure_reason(exc: BaseException, attempts: int) -> str:
     """What the owner reads in GET /api/archive: the kind of failure, never internals."""
-    if isinstance(exc, archive.VerificationFailed):
+    if isinstance(exc, sealed_files.VerificationFailed):
         return "The stored file did not pass its integrity check. Delete this item and upload the file again."
     if isinstance(exc, UnknownKeyError):
         what = "The file's encryption key was not available to the service"
@@ -62,19 +63,19 @@ async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
     attempt = item["attempts"]
     extra = {"itemId": item_id, "attempt": attempt}
     if attempt > MAX_ATTEMPTS:  # arq gave up on a run that died, and the sweeper requeued it
-        await archive.mark_failed(pool, item_id, failure_reason(RuntimeError(), attempt - 1))
+        await archive.mark_failed(pool, item_id=item_id, reason=failure_reason(RuntimeError(), attempt - 1))
         return "failed"
     try:
         if storage is None:
             raise StorageError("object storage is not configured (STORAGE_URL)")
-        await archive.verify_stored(storage, context.key_ring(ctx), item)
+        await sealed_files.verify(storage, context.key_ring(ctx), item)
     except Exception as exc:
-        permanent = isinstance(exc, archive.VerificationFailed)
+        permanent = isinstance(exc, sealed_files.VerificationFailed)
         log.warning(
             "archive verification attempt failed", extra={**extra, "error": f"{type(exc).__name__}: {exc}"}
         )
         if permanent or attempt >= MAX_ATTEMPTS:
-            await archive.mark_failed(pool, item_id, failure_reason(exc, attempt))
+            await archive.mark_failed(pool, item_id=item_id, reason=failure_reason(exc, attempt))
             log.error("archive item failed", extra=extra)
             return "failed"
         raise Retry(defer=retry_delay(attempt)) from exc
@@ -89,13 +90,13 @@ async def sweep_archive(ctx: dict[str, Any]) -> dict[str, int]:
     pool = context.db(ctx)
     storage = context.storage(ctx)
     requeued = 0
-    for item_id in await archive.stale_pending(pool, STALE_PENDING_AFTER):
+    for item_id in await archive.stale_pending(pool, older_than=STALE_PENDING_AFTER):
         if await archive.enqueue_verify(context.redis(ctx), item_id):
             requeued += 1
     removed = 0
     if storage is not None:
         for key in await archive.pending_deletions(pool):
-            if not await archive.remove_object(pool, storage, key):
+            if not await archive.remove_object(pool, storage, key=key):
                 break  # storage is down: the next sweep tries again
             removed += 1
     result = {"requeued": requeued, "objectsRemoved": removed}
@@ -115,8 +116,8 @@ async def sweep_archive_orphans(ctx: dict[str, Any]) -> int:
     cutoff = datetime.now(UTC) - ORPHAN_GRACE
     removed = 0
     batch: dict[str, str] = {}
-    async for key, modified in storage.list_keys(archive.KEY_PREFIX):
-        item_id = archive.item_id_from_key(key)
+    async for key, modified in storage.list_keys(sealed_files.KEY_PREFIX):
+        item_id = sealed_files.item_id_from_key(key)
         if item_id is None or modified > cutoff:
             continue  # not ours to judge, or too fresh to be sure
         batch[item_id] = key
@@ -134,7 +135,7 @@ async def _remove_orphans(pool: Pool, storage: Storage, batch: dict[str, str]) -
     known = await archive.known_ids(pool, batch)
     removed = 0
     for item_id, key in batch.items():
-        if item_id not in known and await archive.remove_object(pool, storage, key):
+        if item_id not in known and await archive.remove_object(pool, storage, key=key):
             removed += 1
     return removed
 
@@ -151,18 +152,20 @@ async def rewrap_archive_keys(ctx: dict[str, Any]) -> int:
     keys = context.key_ring(ctx)
     rewrapped = 0
     after = "00000000-0000-0000-0000-000000000000"
-    while batch := await archive.wrapped_under_other_keys(pool, keys.primary_id, after):
+    while batch := await archive.wrapped_under_other_keys(pool, key_id=keys.primary_id, after=after):
         for row in batch:
             after = row["id"]
             try:
-                data_key = keys.unwrap_data_key(row["key_id"], bytes(row["wrapped_key"]), row["id"])
+                data_key = keys.unwrap_data_key(row["key_id"], row["wrapped_key"], row["id"])
             except IntegrityError as exc:
                 log.error(
                     "archive data key cannot be unwrapped", extra={"itemId": row["id"], "error": str(exc)}
                 )
                 continue
             key_id, wrapped = keys.wrap_data_key(data_key, row["id"])
-            if await archive.rewrap(pool, row["id"], row["key_id"], key_id, wrapped):
+            if await archive.rewrap(
+                pool, item_id=row["id"], old_key_id=row["key_id"], key_id=key_id, wrapped_key=wrapped
+            ):
                 rewrapped += 1
     if rewrapped:
         log.info("archive data keys re-wrapped", extra={"count": rewrapped, "keyId": keys.primary_id})
