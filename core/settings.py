@@ -20,6 +20,8 @@ from core.crypto import KeyRing
 
 ENVIRONMENTS = ("development", "production", "test")
 CONTRACT_ID_RE = re.compile(r"^C[A-Z2-7]{55}$")
+# Where claim links point when PUBLIC_APP_URL is unset outside production (a local web client).
+DEV_PUBLIC_APP_URL = "http://localhost:5173"
 WEAK_SECRETS = {"change-me", "changeme", "secret", "password"}
 
 
@@ -52,6 +54,10 @@ class Settings:
     email_provider_api_key: str = field(default="", repr=False)
     email_provider_url: str = ""
     email_from: str = ""
+    public_app_url: str = DEV_PUBLIC_APP_URL
+    plan_min_check_in_interval_seconds: int = 7 * 24 * 3600
+    plan_min_cancel_window_seconds: int = 24 * 3600
+    lifecycle_scan_seconds: int = 60
     service_contract_id: str = ""
     soroban_rpc_url: str = ""
     soroban_rpc_timeout_seconds: int = 10
@@ -139,6 +145,16 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if storage_url and not storage_url.startswith(("s3://", "file://")):
         raise ConfigError("STORAGE_URL must start with s3:// or file://")
 
+    public_app_url = env.get("PUBLIC_APP_URL", "").strip().rstrip("/")
+    if not public_app_url:
+        if environment == "production":
+            raise ConfigError(
+                "PUBLIC_APP_URL is required in production (the web client's origin, for claim links)"
+            )
+        public_app_url = DEV_PUBLIC_APP_URL
+    if not public_app_url.startswith(("https://", "http://")):
+        raise ConfigError("PUBLIC_APP_URL must be an http(s) origin, e.g. https://legacy.example.org")
+
     log_level = env.get("LOG_LEVEL", "INFO").upper()
     if log_level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
         raise ConfigError(f"LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {log_level!r}")
@@ -167,6 +183,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         email_provider_api_key=env.get("EMAIL_PROVIDER_API_KEY", ""),
         email_provider_url=env.get("EMAIL_PROVIDER_URL", ""),
         email_from=env.get("EMAIL_FROM", ""),
+        public_app_url=public_app_url,
+        plan_min_check_in_interval_seconds=_int(
+            env, "PLAN_MIN_CHECK_IN_INTERVAL_SECONDS", 7 * 24 * 3600, minimum=1
+        ),
+        plan_min_cancel_window_seconds=_int(env, "PLAN_MIN_CANCEL_WINDOW_SECONDS", 24 * 3600),
+        lifecycle_scan_seconds=_int(env, "LIFECYCLE_SCAN_SECONDS", 60, minimum=1),
         service_contract_id=contract_id,
         soroban_rpc_url=rpc_url,
         soroban_rpc_timeout_seconds=_int(env, "SOROBAN_RPC_TIMEOUT_SECONDS", 10, minimum=1),

@@ -105,6 +105,10 @@ def settings(database_url: str, redis_url: str, tmp_path_factory: pytest.TempPat
             "LOG_LEVEL": "INFO",
             "ARQ_QUEUE_NAME": f"test-queue-{uuid.uuid4().hex[:8]}",
             "DB_POOL_MAX": "10",
+            # Lowered so tests can use short plan settings (the clock fixture moves time anyway).
+            "PLAN_MIN_CHECK_IN_INTERVAL_SECONDS": "60",
+            "PLAN_MIN_CANCEL_WINDOW_SECONDS": "60",
+            "PUBLIC_APP_URL": "https://app.example.test",
         }
     )
 

@@ -14,7 +14,11 @@ from core.crypto import KeyRing
 from core.settings import ConfigError, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
-GOOD = {"JWT_SECRET": secrets.token_urlsafe(48), "ENCRYPTION_KEYS": KeyRing.generate_entry("p1")}
+GOOD = {
+    "JWT_SECRET": secrets.token_urlsafe(48),
+    "ENCRYPTION_KEYS": KeyRing.generate_entry("p1"),
+    "PUBLIC_APP_URL": "https://legacy.example.org",
+}
 
 
 def prod(tmp_path, **env):

@@ -1,0 +1,230 @@
+"""The plan row and its state machine: one plan per owner, Draft → Active →
+PendingVerification → Approved → Released.
+
+Every transition is one guarded UPDATE (`WHERE status = ANY(from)`) run inside the caller's
+transaction, with its transition row; two racing triggers cannot both fire it. The caller
+adds the timeline entry and the outbox rows in the same transaction (models.lifecycle).
+`guard_contents` is the one freeze check every plan-content mutation takes. Decisions:
+docs/lifecycle.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any, Literal, TypedDict
+
+from core.db import Cursor
+from core.errors import Conflict
+
+DRAFT = "Draft"
+ACTIVE = "Active"
+PENDING = "PendingVerification"
+APPROVED = "Approved"
+RELEASED = "Released"
+STATUSES = (DRAFT, ACTIVE, PENDING, APPROVED, RELEASED)
+# While guardians verify, contents wait for the owner's check-in; after release, for good.
+FROZEN = (PENDING, APPROVED)
+
+Actor = Literal["owner", "guardian", "scheduler", "contract"]
+
+DEFAULT_CHECK_IN_INTERVAL = 90 * 24 * 3600
+DEFAULT_GRACE_PERIOD = 14 * 24 * 3600
+DEFAULT_CANCEL_WINDOW = 72 * 3600
+
+# Scheduler stages of one check-in cycle, in order: reminders before the check-in falls due
+# (offsets before it), the grace notice when it falls due, verification when grace ends.
+REMINDER_OFFSETS = (timedelta(days=14), timedelta(days=3), timedelta(days=1))
+STAGE_GRACE = len(REMINDER_OFFSETS)
+STAGE_VERIFY = STAGE_GRACE + 1
+
+COLUMNS = (
+    "id, user_id, status, check_in_interval_seconds, grace_period_seconds, cancel_window_seconds,"
+    " guardian_threshold, activated_at, last_check_in_at, check_in_due_at, stage_done, next_due_at,"
+    " verification_round, verification_started_at, verification_reason, approved_at, release_at,"
+    " released_at, created_at, updated_at"
+)
+SETTINGS_COLUMNS = (
+    "check_in_interval_seconds",
+    "grace_period_seconds",
+    "cancel_window_seconds",
+    "guardian_threshold",
+)
+
+
+class Plan(TypedDict):
+    id: Any
+    user_id: Any
+    status: str
+    check_in_interval_seconds: int
+    grace_period_seconds: int
+    cancel_window_seconds: int
+    guardian_threshold: int | None  # None: a majority of the guardians
+    activated_at: datetime | None
+    last_check_in_at: datetime | None
+    check_in_due_at: datetime | None
+    stage_done: int
+    next_due_at: datetime | None
+    verification_round: int
+    verification_started_at: datetime | None
+    verification_reason: str | None
+    approved_at: datetime | None
+    release_at: datetime | None
+    released_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+def _plan(row: Mapping[str, Any]) -> Plan:
+    return Plan(**row)  # type: ignore[typeddict-item]
+
+
+def majority(guardian_count: int) -> int:
+    return guardian_count // 2 + 1
+
+
+def effective_threshold(plan: Plan, guardian_count: int) -> int:
+    """The approvals needed: the owner's number, or a majority of the guardians when unset."""
+    return plan["guardian_threshold"] or majority(guardian_count)
+
+
+async def get(cur: Cursor, user_id: Any, *, lock: bool = False) -> Plan | None:
+    await cur.execute(
+        f"SELECT {COLUMNS} FROM plans WHERE user_id = %s" + (" FOR UPDATE" if lock else ""), (user_id,)
+    )
+    row = await cur.fetchone()
+    return None if row is None else _plan(row)
+
+
+async def get_by_id(cur: Cursor, plan_id: Any, *, lock: bool = False) -> Plan | None:
+    await cur.execute(
+        f"SELECT {COLUMNS} FROM plans WHERE id = %s" + (" FOR UPDATE" if lock else ""), (plan_id,)
+    )
+    row = await cur.fetchone()
+    return None if row is None else _plan(row)
+
+
+async def get_or_create(cur: Cursor, user_id: Any, *, lock: bool = False) -> Plan:
+    """The owner's plan, created in Draft with the default settings the first time it is needed."""
+    plan = await get(cur, user_id, lock=lock)
+    if plan is not None:
+        return plan
+    await cur.execute("INSERT INTO plans (user_id) VALUES (%s) ON CONFLICT (user_id) DO NOTHING", (user_id,))
+    plan = await get(cur, user_id, lock=lock)
+    assert plan is not None
+    return plan
+
+
+async def guard_contents(cur: Cursor, user_id: Any) -> None:
+    """409 unless the owner's plan contents may change now; call inside the mutation's transaction.
+
+    FOR SHARE holds the plan row until COMMIT, so a transition (an UPDATE of that row) waits for
+    the mutation, and a mutation that starts after a transition sees its new status: a release
+    cannot race a change to what is released. Take it after the allocation lock when both are
+    taken (activation takes them in that order too).
+    """
+    await cur.execute("SELECT status FROM plans WHERE user_id = %s FOR SHARE", (user_id,))
+    row = await cur.fetchone()
+    status = DRAFT if row is None else row["status"]
+    if status in FROZEN:
+        raise Conflict(
+            "Check in first: guardians are verifying this plan, so its contents cannot change until "
+            "you check in (POST /api/legacy/check-in).",
+            details={"status": status},
+        )
+    if status == RELEASED:
+        raise Conflict(
+            "This plan has been released; its contents can no longer change.", details={"status": status}
+        )
+
+
+def stage_times(plan: Plan) -> list[datetime | None]:
+    """When each stage of the current cycle falls; None for a reminder that would precede the cycle."""
+    start, due = plan["last_check_in_at"], plan["check_in_due_at"]
+    if start is None or due is None:
+        return []
+    times: list[datetime | None] = [
+        due - offset if due - offset >= start else None for offset in REMINDER_OFFSETS
+    ]
+    times.append(due)  # the grace notice
+    times.append(due + timedelta(seconds=plan["grace_period_seconds"]))  # verification
+    return times
+
+
+def next_due(plan: Plan) -> datetime | None:
+    """When the scheduler next has something to do for this plan (None: nothing)."""
+    if plan["status"] == ACTIVE:
+        times = stage_times(plan)
+        for stage in range(plan["stage_done"], len(times)):
+            if times[stage] is not None:
+                return times[stage]
+        return None
+    if plan["status"] == APPROVED:
+        return plan["release_at"]
+    return None
+
+
+async def transition(
+    cur: Cursor,
+    *,
+    plan_id: Any,
+    from_statuses: tuple[str, ...],
+    to_status: str,
+    now: datetime,
+    actor: Actor,
+    reason: str,
+    actor_name: str | None = None,
+    values: Mapping[str, Any] | None = None,
+) -> Plan | None:
+    """Move the plan to `to_status` if it is still in one of `from_statuses`; None if it was not.
+
+    The guard is in the UPDATE itself, so of two racing triggers exactly one gets the row back.
+    `values` sets further columns (names are code, never request data); `next_due_at` is then
+    recomputed from the new row. A transition row records who or what caused it.
+    """
+    sets = dict(values or {})
+    unknown = set(sets) - set(COLUMNS.replace(" ", "").split(","))
+    if unknown:
+        raise ValueError(f"not plan columns: {sorted(unknown)}")
+    assignments = "".join(f", {column} = %s" for column in sets)
+    returning = ", ".join(f"plans.{column.strip()}" for column in COLUMNS.split(","))
+    # The CTE locks the row and reads its latest committed status: the one this UPDATE replaces.
+    await cur.execute(
+        "WITH old AS (SELECT id, status FROM plans WHERE id = %s FOR UPDATE)"
+        f" UPDATE plans SET status = %s{assignments}, updated_at = clock_timestamp() FROM old"
+        f" WHERE plans.id = old.id AND old.status = ANY(%s) RETURNING {returning}, old.status AS previous",
+        [plan_id, to_status, *sets.values(), list(from_statuses)],
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    previous = row.pop("previous")
+    plan = _plan(row)
+    due = next_due(plan)
+    if due != plan["next_due_at"]:
+        await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (due, plan_id))
+        plan["next_due_at"] = due
+    await cur.execute(
+        "INSERT INTO plan_transitions (plan_id, from_status, to_status, actor, actor_name, reason, at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        (plan_id, previous, to_status, actor, actor_name, reason, now),
+    )
+    return plan
+
+
+async def update_schedule(cur: Cursor, plan_id: Any, values: Mapping[str, Any]) -> Plan:
+    """Write schedule columns without a status change (a check-in, a stage done) and recompute next_due_at."""
+    allowed = {"last_check_in_at", "check_in_due_at", "stage_done", "release_at", *SETTINGS_COLUMNS}
+    if not values or set(values) - allowed:
+        raise ValueError(f"cannot update plan columns {sorted(set(values) - allowed) or '(none)'}")
+    assignments = ", ".join(f"{column} = %s" for column in values)
+    await cur.execute(
+        f"UPDATE plans SET {assignments}, updated_at = clock_timestamp() WHERE id = %s RETURNING {COLUMNS}",
+        [*values.values(), plan_id],
+    )
+    plan = _plan(await cur.fetchone())
+    due = next_due(plan)
+    if due != plan["next_due_at"]:
+        await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (due, plan_id))
+        plan["next_due_at"] = due
+    return plan
