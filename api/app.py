@@ -8,7 +8,20 @@ from aiohttp import web
 from aiohttp_apigami import setup_aiohttp_apispec, validation_middleware
 from aiohttp_apigami.constants import APISPEC_PARSER
 
-from api import activity, archive, assets, auth, beneficiaries, guardians, health, messages, middleware, users
+from api import (
+    activity,
+    archive,
+    assets,
+    auth,
+    beneficiaries,
+    guardians,
+    guardianships,
+    health,
+    legacy,
+    messages,
+    middleware,
+    users,
+)
 from api.common import RequestParser
 from api.keys import CLOCK, DB, REDIS, SETTINGS, STORAGE
 from api.public import collect_public_routes
@@ -17,7 +30,19 @@ from core.clock import Clock
 from core.settings import Settings
 from core.storage import open_configured_storage
 
-ROUTE_MODULES = (health, auth, users, beneficiaries, guardians, assets, messages, activity, archive)
+ROUTE_MODULES = (
+    health,
+    auth,
+    users,
+    beneficiaries,
+    guardians,
+    assets,
+    messages,
+    activity,
+    archive,
+    legacy,
+    guardianships,
+)
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 
 Every error is `{statusCode, error, message, details?}`. Lists are bare JSON arrays, newest

@@ -7,7 +7,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields
 
 from api.common import client_ip, json_response
-from api.keys import DB, REDIS, SETTINGS, USER_ID
+from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
 from core.errors import Gone
@@ -92,7 +92,8 @@ async def challenge(request: web.Request) -> web.Response:
 @docs(
     tags=["auth"],
     summary="Exchange a signed challenge for a session token",
-    description="Creates the account on first sign-in. A challenge is single use; a replay is 401.",
+    description="Creates the account on first sign-in. A challenge is single use; a replay is 401. "
+    "Signing in counts as a check-in on your legacy plan (and, during verification, as your veto).",
     responses=error_responses(400, 401),
 )
 @request_schema(VerifyRequestSchema)
@@ -105,6 +106,7 @@ async def verify(request: web.Request) -> web.Response:
         request.app[SETTINGS],
         wallet_address=data["walletAddress"],
         signature=data["signature"],
+        now=request.app[CLOCK].now(),
     )
     return json_response({"token": token, "user": user_schema.dump(user)})
 

@@ -53,3 +53,9 @@ async def consume(redis: Redis, wallet_address: str, message: str) -> bool:
     """True for exactly one caller holding this challenge; False if used, replaced or expired."""
     deleted = await redis.eval(_CONSUME, 1, KEY.format(wallet_address), message)  # type: ignore[misc]
     return bool(deleted)
+
+
+async def consume_key(redis: Redis, key: str, message: str) -> bool:
+    """`consume` for any single-use text kept under `key` (e.g. a guardian attestation)."""
+    deleted = await redis.eval(_CONSUME, 1, key, message)  # type: ignore[misc]
+    return bool(deleted)

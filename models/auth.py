@@ -6,8 +6,10 @@ linking a second wallet, and so every rule (rate limits, single use) lives in on
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from arq.connections import ArqRedis
 from redis.asyncio import Redis
 
 from core import challenges, ratelimit, tokens
@@ -15,7 +17,7 @@ from core.db import Pool
 from core.errors import BadRequest, TooManyRequests, Unauthorized
 from core.settings import Settings
 from core.wallet import decode_signature, verify_signature
-from models import users
+from models import lifecycle, users
 
 
 async def request_challenge(redis: Redis, settings: Settings, *, wallet_address: str, client_ip: str) -> str:
@@ -51,10 +53,18 @@ async def prove_wallet(redis: Redis, *, wallet_address: str, signature: str) -> 
 
 
 async def sign_in(
-    pool: Pool, redis: Redis, settings: Settings, *, wallet_address: str, signature: str
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    wallet_address: str,
+    signature: str,
+    now: datetime,
 ) -> tuple[str, dict[str, Any]]:
+    """Prove the wallet, find or create the account; the owner's sign-in counts as a check-in."""
     await prove_wallet(redis, wallet_address=wallet_address, signature=signature)
     user = await users.sign_in(pool, wallet_address)
+    await lifecycle.check_in_on_sign_in(pool, redis, user_id=user["id"], now=now)
     token = tokens.issue(
         settings.jwt_secret,
         str(user["id"]),

@@ -268,3 +268,8 @@ async def reseal_claim_tokens(pool: Pool, ring: KeyRing, *, batch: int = 500) ->
                     (_seal(ring, row["id"], token), row["id"], row["claim_token_sealed"]),
                 )
                 resealed += cur.rowcount
+
+
+def open_claim_token(ring: KeyRing, sealed: str, beneficiary_id: Any) -> str:
+    """The claim token from its sealed column (for the claim-link email, rendered at send time)."""
+    return _open_token(ring, sealed, beneficiary_id)

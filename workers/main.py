@@ -15,7 +15,7 @@ from core.clock import Clock
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
 from core.storage import open_configured_storage
-from workers import archive, context, keys
+from workers import archive, context, email, keys, lifecycle
 from workers.heartbeat import heartbeat
 
 log = logging.getLogger(__name__)
@@ -23,6 +23,9 @@ log = logging.getLogger(__name__)
 FUNCTIONS: list[Any] = [
     # One spare try: a run killed mid-attempt still counts in the item's own attempt counter.
     func(archive.verify_archive_item, max_tries=archive.MAX_ATTEMPTS + 1),
+    # Retries are new attempts scheduled on the outbox row (workers/email.py), not arq retries;
+    # the spare tries cover a run killed mid-attempt.
+    func(email.deliver_email, max_tries=3),
 ]
 CRON_JOBS = [
     cron(heartbeat, second=0, run_at_startup=True),
@@ -33,6 +36,22 @@ CRON_JOBS = [
 ]
 
 
+def every(seconds: int) -> dict[str, Any]:
+    """arq cron fields for "every N seconds" (N < 60 steps through each minute; N >= 60 by minutes)."""
+    if seconds < 60:
+        return {"second": set(range(0, 60, seconds))}
+    return {"minute": set(range(0, 60, max(1, seconds // 60))), "second": 0}
+
+
+def lifecycle_cron_jobs(settings: Settings) -> list[Any]:
+    """The scheduler's crons, every LIFECYCLE_SCAN_SECONDS; both safe with several workers."""
+    period = every(settings.lifecycle_scan_seconds)
+    return [
+        cron(lifecycle.scan_plans, run_at_startup=True, **period),
+        cron(email.sweep_outbox, run_at_startup=True, **period),
+    ]
+
+
 async def startup(ctx: dict[str, Any]) -> None:
     settings = context.settings(ctx)
     ctx[context.DB] = await db.create_pool(settings.database_url, settings.db_pool_max)
@@ -41,6 +60,7 @@ async def startup(ctx: dict[str, Any]) -> None:
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
+    await email.close(ctx)
     storage = context.storage(ctx)
     if storage is not None:
         await storage.close()
@@ -57,7 +77,9 @@ def create_worker(settings: Settings, clock: Clock | None = None, **overrides: A
         "functions": FUNCTIONS,
         # Fresh copies: arq keeps each cron job's next run on the object, so a second Worker in
         # one process (the tests) would otherwise never honour run_at_startup.
-        "cron_jobs": [dataclasses.replace(job, next_run=None) for job in CRON_JOBS],
+        "cron_jobs": [
+            dataclasses.replace(job, next_run=None) for job in [*CRON_JOBS, *lifecycle_cron_jobs(settings)]
+        ],
         "on_startup": startup,
         "on_shutdown": shutdown,
         "redis_settings": redis_settings(settings.redis_url),

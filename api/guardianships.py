@@ -1,0 +1,191 @@
+"""/api/legacy/guardianships: what a guardian's own account sees and does.
+
+A guardian signs in with the wallet the owner recorded for them. Only plans where one of the
+account's wallets is a guardian (and that have left Draft) are visible; any other plan id is
+404. Nothing of a plan's contents is shown. Decisions: docs/lifecycle.md.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import fields, validate
+
+from api.common import json_response
+from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.schemas import BaseSchema, Text, UtcDateTime, error_responses
+from models import guardianships
+
+routes = web.RouteTableDef()
+
+
+class OwnerSchema(BaseSchema):
+    name = fields.String(required=True, allow_none=True)
+    walletAddress = fields.String(required=True)
+
+
+class GuardianshipSchema(BaseSchema):
+    planId = fields.String(required=True)
+    owner = fields.Nested(OwnerSchema, required=True)
+    status = fields.String(required=True)
+    threshold = fields.Integer(required=True, metadata={"description": "Approvals needed."})
+    approvals = fields.Integer(
+        required=True, metadata={"description": "Approvals so far in this verification."}
+    )
+    approvedByMe = fields.Boolean(required=True)
+    reportedByMe = fields.Boolean(required=True)
+    releaseAt = UtcDateTime(
+        required=True, allow_none=True, metadata={"description": "When the owner's veto window ends."}
+    )
+
+
+class ReportSchema(BaseSchema):
+    note = Text(
+        validate=validate.Length(max=2000),
+        allow_none=True,
+        metadata={
+            "description": "Optional words for the record; kept with the report, never in the timeline."
+        },
+    )
+
+
+class AttestationSchema(BaseSchema):
+    message = fields.String(
+        required=True,
+        metadata={
+            "description": "Text to sign with your guardian wallet: names the service, the plan, the "
+            "owner's and "
+            'your wallets, the words "approve the release", a 256-bit nonce and the issue time. Single use, '
+            "valid 10 minutes."
+        },
+    )
+
+
+class ApproveSchema(BaseSchema):
+    signature = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=200),
+        metadata={
+            "description": "ed25519 signature of the attestation message, base64 (88 chars) or hex "
+            "(128 chars), "
+            "over the raw message or its SEP-53 digest, exactly as sign-in accepts."
+        },
+    )
+
+
+class GuardianActionSchema(BaseSchema):
+    ok = fields.Boolean(required=True)
+    status = fields.String(required=True, metadata={"description": "The plan's status afterwards."})
+
+
+guardianship_schema = GuardianshipSchema()
+
+
+async def _status_of(request: web.Request, plan_id: str) -> web.Response:
+    for item in await guardianships.list_for(request.app[DB], request[USER_ID]):
+        if str(item["plan_id"]) == plan_id:
+            return json_response({"ok": True, "status": item["status"]})
+    return json_response({"ok": True, "status": "unknown"})
+
+
+@routes.get("/api/legacy/guardianships")
+@docs(
+    tags=["guardianships"],
+    summary="Plans I guard",
+    description="Plans (past Draft) where one of your wallets is a guardian, with verification progress. "
+    "Nothing of the plans' contents.",
+    responses=error_responses(401),
+)
+@response_schema(GuardianshipSchema(many=True), 200)
+async def list_guardianships(request: web.Request) -> web.Response:
+    items = await guardianships.list_for(request.app[DB], request[USER_ID])
+    return json_response(
+        [
+            guardianship_schema.dump(
+                {
+                    "planId": str(g["plan_id"]),
+                    "owner": {"name": g["owner_name"], "walletAddress": g["owner_wallet"]},
+                    "status": g["status"],
+                    "threshold": g["threshold"],
+                    "approvals": g["approvals"],
+                    "approvedByMe": g["approved_by_me"],
+                    "reportedByMe": g["reported_by_me"],
+                    "releaseAt": g["release_at"],
+                }
+            )
+            for g in items
+        ]
+    )
+
+
+@routes.post("/api/legacy/guardianships/{planId}/report")
+@docs(
+    tags=["guardianships"],
+    summary="Report that the owner has died or cannot act",
+    description="`Active` → `PendingVerification` at once: the owner is emailed that checking in "
+    "stops it, and "
+    "every guardian is asked to verify. During verification the report is recorded without another "
+    "transition. 409 once released; 404 for a plan you do not guard.",
+    responses=error_responses(400, 401, 404, 409),
+)
+@request_schema(ReportSchema)
+@response_schema(GuardianActionSchema, 200)
+async def report(request: web.Request) -> web.Response:
+    plan_id = request.match_info["planId"]
+    await guardianships.report(
+        request.app[DB],
+        request.app[REDIS],
+        user_id=request[USER_ID],
+        raw_plan_id=plan_id,
+        note=(request.get("data") or {}).get("note") or None,
+        now=request.app[CLOCK].now(),
+    )
+    return await _status_of(request, plan_id)
+
+
+@routes.get("/api/legacy/guardianships/{planId}/attestation")
+@docs(
+    tags=["guardianships"],
+    summary="Get the attestation to sign",
+    description="Only while the plan is `PendingVerification` (409 otherwise). Each request replaces your "
+    "previous attestation; each can be used once, within 10 minutes.",
+    responses=error_responses(401, 404, 409),
+)
+@response_schema(AttestationSchema, 200)
+async def attestation(request: web.Request) -> web.Response:
+    message = await guardianships.attestation(
+        request.app[DB],
+        request.app[REDIS],
+        request.app[SETTINGS],
+        user_id=request[USER_ID],
+        raw_plan_id=request.match_info["planId"],
+        now=request.app[CLOCK].now(),
+    )
+    return json_response({"message": message})
+
+
+@routes.post("/api/legacy/guardianships/{planId}/approve")
+@docs(
+    tags=["guardianships"],
+    summary="Approve the release with a signed attestation",
+    description="Valid only in `PendingVerification`. The approval is kept with its message and signature as "
+    "evidence. When approvals reach the threshold the plan becomes `Approved`: the owner has "
+    "`cancelWindowSeconds` to veto, then the plan is released. 401 for a wrong, expired or reused "
+    "attestation; 409 if you already approved or the plan is not being verified. With a Soroban contract "
+    "configured (SERVICE_CONTRACT_ID) this route answers 409: approve on-chain instead.",
+    responses=error_responses(400, 401, 404, 409),
+)
+@request_schema(ApproveSchema, required=True)
+@response_schema(GuardianActionSchema, 200)
+async def approve(request: web.Request) -> web.Response:
+    plan_id = request.match_info["planId"]
+    await guardianships.approve(
+        request.app[DB],
+        request.app[REDIS],
+        request.app[SETTINGS],
+        user_id=request[USER_ID],
+        raw_plan_id=plan_id,
+        signature=request["data"]["signature"],
+        now=request.app[CLOCK].now(),
+    )
+    return await _status_of(request, plan_id)

@@ -1,0 +1,336 @@
+"""/api/legacy: the owner's plan, its settings, activation, check-in and journey.
+
+The state machine and every decision: docs/lifecycle.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import fields, validate
+
+from api.common import json_response
+from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.schemas import BaseSchema, PatchSchema, UtcDateTime, error_responses
+from models import journey, lifecycle
+from models.plans import STATUSES
+
+routes = web.RouteTableDef()
+
+STATES_NOTE = (
+    "States: `Draft` → `Active` → `PendingVerification` → `Approved` → `Released`. A check-in before "
+    "`Released` returns the plan to `Active` (the owner's veto)."
+)
+
+
+class SettingsPatchSchema(PatchSchema):
+    checkInIntervalSeconds = fields.Integer(
+        strict=True,
+        attribute="check_in_interval_seconds",
+        validate=validate.Range(min=1, max=10 * 366 * 24 * 3600),
+        metadata={
+            "description": "How long you may stay silent before the plan starts to worry "
+            "(default 90 days; at least PLAN_MIN_CHECK_IN_INTERVAL_SECONDS)."
+        },
+    )
+    gracePeriodSeconds = fields.Integer(
+        strict=True,
+        attribute="grace_period_seconds",
+        validate=validate.Range(min=0, max=366 * 24 * 3600),
+        metadata={
+            "description": "After a missed check-in, how long before guardians are asked (default 14 days)."
+        },
+    )
+    cancelWindowSeconds = fields.Integer(
+        strict=True,
+        attribute="cancel_window_seconds",
+        validate=validate.Range(min=0, max=366 * 24 * 3600),
+        metadata={
+            "description": "After guardians approve, how long you can still veto by checking in "
+            "(default 72 hours; at least PLAN_MIN_CANCEL_WINDOW_SECONDS)."
+        },
+    )
+    guardianThreshold = fields.Integer(
+        strict=True,
+        allow_none=True,
+        attribute="guardian_threshold",
+        validate=validate.Range(min=1, max=1000),
+        metadata={
+            "description": "Approvals needed, 1 … number of guardians; null: a majority (the default)."
+        },
+    )
+
+
+class SettingsSchema(BaseSchema):
+    checkInIntervalSeconds = fields.Integer(required=True)
+    gracePeriodSeconds = fields.Integer(required=True)
+    cancelWindowSeconds = fields.Integer(required=True)
+    guardianThreshold = fields.Integer(
+        required=True, allow_none=True, metadata={"description": "As set; null: a majority of the guardians."}
+    )
+
+
+class ApprovalGuardianSchema(BaseSchema):
+    guardianId = fields.String(required=True)
+    name = fields.String(required=True)
+    approvedAt = UtcDateTime(
+        required=True, allow_none=True, metadata={"description": "null: not (yet) approved."}
+    )
+
+
+class ApprovalsSchema(BaseSchema):
+    count = fields.Integer(required=True)
+    threshold = fields.Integer(required=True, metadata={"description": "Approvals needed now."})
+    guardians = fields.List(fields.Nested(ApprovalGuardianSchema), required=True)
+
+
+class ReadinessSchema(BaseSchema):
+    ready = fields.Boolean(required=True)
+    problems = fields.List(
+        fields.String(), required=True, metadata={"description": "What blocks activation."}
+    )
+
+
+class CountsSchema(BaseSchema):
+    beneficiaries = fields.Integer(required=True)
+    guardians = fields.Integer(required=True)
+    assets = fields.Integer(required=True)
+    archiveItems = fields.Integer(required=True)
+    messages = fields.Integer(required=True)
+
+
+class NotificationSchema(BaseSchema):
+    id = fields.String(required=True)
+    kind = fields.String(required=True, metadata={"example": "check_in_reminder"})
+    recipient = fields.String(required=True, metadata={"description": "owner, guardian or beneficiary."})
+    status = fields.String(required=True, metadata={"description": "pending, sent, failed or skipped."})
+    createdAt = UtcDateTime(required=True)
+    finishedAt = UtcDateTime(required=True, allow_none=True)
+
+
+class OverviewSchema(BaseSchema):
+    id = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(STATUSES))
+    settings = fields.Nested(SettingsSchema, required=True)
+    lastCheckInAt = UtcDateTime(required=True, allow_none=True)
+    nextCheckInDueAt = UtcDateTime(required=True, allow_none=True)
+    verificationStartedAt = UtcDateTime(required=True, allow_none=True)
+    approvals = fields.Nested(ApprovalsSchema, required=True)
+    approvedAt = UtcDateTime(required=True, allow_none=True)
+    releaseAt = UtcDateTime(
+        required=True, allow_none=True, metadata={"description": "When the cancel window ends."}
+    )
+    releasedAt = UtcDateTime(required=True, allow_none=True)
+    readiness = fields.Nested(ReadinessSchema, required=True)
+    counts = fields.Nested(CountsSchema, required=True)
+    notifications = fields.List(
+        fields.Nested(NotificationSchema),
+        required=True,
+        metadata={"description": "The latest 50 emails about this plan (no bodies, no addresses)."},
+    )
+
+
+class StepSchema(BaseSchema):
+    status = fields.String(required=True)
+    state = fields.String(required=True, metadata={"description": "done, current or upcoming."})
+    at = UtcDateTime(required=True, allow_none=True)
+
+
+class TransitionSchema(BaseSchema):
+    fromStatus = fields.String(required=True)
+    toStatus = fields.String(required=True)
+    actor = fields.String(required=True, metadata={"description": "owner, guardian, scheduler or contract."})
+    actorName = fields.String(
+        required=True, allow_none=True, metadata={"description": "The guardian's name."}
+    )
+    reason = fields.String(required=True)
+    at = UtcDateTime(required=True)
+
+
+class JourneySchema(BaseSchema):
+    status = fields.String(required=True)
+    steps = fields.List(fields.Nested(StepSchema), required=True)
+    transitions = fields.List(fields.Nested(TransitionSchema), required=True)
+    notifications = fields.List(fields.Nested(NotificationSchema), required=True)
+
+
+overview_schema = OverviewSchema()
+journey_schema = JourneySchema()
+
+
+def _notices(items: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": str(n["id"]),
+            "kind": n["kind"],
+            "recipient": n["recipient_type"],
+            "status": n["status"],
+            "createdAt": n["created_at"],
+            "finishedAt": n["finished_at"],
+        }
+        for n in items
+    ]
+
+
+def shape_overview(view: journey.Overview) -> dict[str, Any]:
+    plan, known = view["plan"], view["facts"]
+    return overview_schema.dump(
+        {
+            "id": str(plan["id"]),
+            "status": plan["status"],
+            "settings": {
+                "checkInIntervalSeconds": plan["check_in_interval_seconds"],
+                "gracePeriodSeconds": plan["grace_period_seconds"],
+                "cancelWindowSeconds": plan["cancel_window_seconds"],
+                "guardianThreshold": plan["guardian_threshold"],
+            },
+            "lastCheckInAt": plan["last_check_in_at"],
+            "nextCheckInDueAt": plan["check_in_due_at"],
+            "verificationStartedAt": plan["verification_started_at"],
+            "approvals": {
+                "count": view["approval_count"],
+                "threshold": view["threshold"],
+                "guardians": [
+                    {"guardianId": str(a["guardian_id"]), "name": a["name"], "approvedAt": a["approved_at"]}
+                    for a in view["approvals"]
+                ],
+            },
+            "approvedAt": plan["approved_at"],
+            "releaseAt": plan["release_at"],
+            "releasedAt": plan["released_at"],
+            "readiness": {"ready": not view["problems"], "problems": view["problems"]},
+            "counts": {
+                "beneficiaries": known["beneficiaries"],
+                "guardians": known["guardians"],
+                "assets": known["assets"],
+                "archiveItems": known["archive_items"],
+                "messages": known["messages"],
+            },
+            "notifications": _notices(view["notifications"]),
+        }
+    )
+
+
+async def _overview(request: web.Request) -> web.Response:
+    return json_response(shape_overview(await journey.overview(request.app[DB], request[USER_ID])))
+
+
+@routes.get("/api/legacy")
+@docs(
+    tags=["legacy"],
+    summary="The plan overview",
+    description="Created in `Draft` the first time it is read. " + STATES_NOTE + " `readiness.problems` "
+    "says what blocks activation (empty once the plan is active). `notifications` lists the emails sent "
+    "about the plan and how each ended (sent, failed, skipped), never their content.",
+    responses=error_responses(401),
+)
+@response_schema(OverviewSchema, 200)
+async def get_legacy(request: web.Request) -> web.Response:
+    return await _overview(request)
+
+
+@routes.patch("/api/legacy")
+@docs(
+    tags=["legacy"],
+    summary="Change the plan's settings",
+    description="Allowed in `Draft` and `Active` (409 otherwise). Integers in seconds; the operator's "
+    "lower bounds (PLAN_MIN_CHECK_IN_INTERVAL_SECONDS, PLAN_MIN_CANCEL_WINDOW_SECONDS) and "
+    "`guardianThreshold` ≤ number of guardians are checked (400 naming each field). In `Active`, a new "
+    "interval moves the current check-in's due time (from the last check-in).",
+    responses=error_responses(400, 401, 409),
+)
+@request_schema(SettingsPatchSchema, required=True)
+@response_schema(OverviewSchema, 200)
+async def patch_legacy(request: web.Request) -> web.Response:
+    await lifecycle.update_settings(
+        request.app[DB],
+        request.app[SETTINGS],
+        user_id=request[USER_ID],
+        changes=request["data"],
+        now=request.app[CLOCK].now(),
+    )
+    return await _overview(request)
+
+
+@routes.post("/api/legacy/activate")
+@docs(
+    tags=["legacy"],
+    summary="Activate the plan (Draft → Active)",
+    description="Requires at least one beneficiary, allocations totalling exactly 100, guardians ≥ "
+    "threshold ≥ 1, and an email address on your profile (reminders go there). Otherwise 409 with "
+    "`details.readiness.problems`. Starts the first check-in cycle now.",
+    responses=error_responses(401, 409),
+)
+@response_schema(OverviewSchema, 200)
+async def activate(request: web.Request) -> web.Response:
+    await lifecycle.activate(request.app[DB], user_id=request[USER_ID], now=request.app[CLOCK].now())
+    return await _overview(request)
+
+
+@routes.post("/api/legacy/deactivate")
+@docs(
+    tags=["legacy"],
+    summary="Return the plan to Draft (Active → Draft)",
+    description="Stops check-ins and reminders. 409 in any state other than `Active` (during verification, "
+    "check in instead).",
+    responses=error_responses(401, 409),
+)
+@response_schema(OverviewSchema, 200)
+async def deactivate(request: web.Request) -> web.Response:
+    await lifecycle.deactivate(request.app[DB], user_id=request[USER_ID], now=request.app[CLOCK].now())
+    return await _overview(request)
+
+
+@routes.post("/api/legacy/check-in")
+@docs(
+    tags=["legacy"],
+    summary="Check in (proof of life; the owner's veto)",
+    description="Starts a new check-in cycle. In `PendingVerification` or `Approved` it is the veto: "
+    "the plan "
+    "returns to `Active`, pending approvals are voided (kept as history) and guardians are told it was a "
+    "false alarm. Signing in with your wallet counts as a check-in too. 409 in `Draft` and `Released`.",
+    responses=error_responses(401, 409),
+)
+@response_schema(OverviewSchema, 200)
+async def check_in(request: web.Request) -> web.Response:
+    await lifecycle.check_in(
+        request.app[DB], request.app[REDIS], user_id=request[USER_ID], now=request.app[CLOCK].now()
+    )
+    return await _overview(request)
+
+
+@routes.get("/api/legacy/journey")
+@docs(
+    tags=["legacy"],
+    summary="The plan's story",
+    description="`steps`: the five states in order, each `done`, `current` or `upcoming` with its time "
+    "(for an upcoming release, when it is due). `transitions`: every state change so far, oldest first, "
+    "with who or what caused it (owner, a guardian by name, the scheduler, or the contract). "
+    "`notifications`: the emails sent about the plan (no content).",
+    responses=error_responses(401),
+)
+@response_schema(JourneySchema, 200)
+async def get_journey(request: web.Request) -> web.Response:
+    story = await journey.journey(request.app[DB], request[USER_ID])
+    return json_response(
+        journey_schema.dump(
+            {
+                "status": story["plan"]["status"],
+                "steps": story["steps"],
+                "transitions": [
+                    {
+                        "fromStatus": t["from_status"],
+                        "toStatus": t["to_status"],
+                        "actor": t["actor"],
+                        "actorName": t["actor_name"],
+                        "reason": t["reason"],
+                        "at": t["at"],
+                    }
+                    for t in story["transitions"]
+                ],
+                "notifications": _notices(story["notifications"]),
+            }
+        )
+    )

@@ -1,0 +1,303 @@
+"""The guardian's side: plans where one of the signed-in account's wallets is a guardian.
+
+A guardian account sees only those plans (any other plan id is 404, like a missing one) and
+nothing of their contents. It can report that the owner has died or cannot act, and approve
+a release by signing a single-use attestation with the guardian wallet the owner recorded.
+Decisions: docs/lifecycle.md.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+from typing import Any, TypedDict
+
+import psycopg2.errors
+from arq.connections import ArqRedis
+
+from core import challenges
+from core.db import Cursor, Pool, reading, transaction
+from core.errors import BadRequest, Conflict, NotFound, Unauthorized
+from core.settings import Settings
+from core.wallet import decode_signature, verify_signature
+from models import lifecycle, outbox
+from models.common import parse_id
+from models.plans import ACTIVE, APPROVED, DRAFT, PENDING, RELEASED, Plan, effective_threshold, get_by_id
+
+ATTESTATION_KEY = "legacy:attestation:{}:{}"
+ATTESTATION_TTL = timedelta(minutes=10)
+
+
+class Guardianship(TypedDict):
+    plan_id: Any
+    owner_name: str | None
+    owner_wallet: str
+    status: str
+    threshold: int
+    approvals: int
+    approved_by_me: bool
+    reported_by_me: bool
+    release_at: datetime | None
+
+
+class Membership(TypedDict):
+    """The guardian row (of the plan's owner) that one of the caller's wallets is."""
+
+    guardian_id: Any
+    guardian_name: str
+    wallet_address: str
+    owner_wallet: str
+
+
+_GUARDIAN_OF = (
+    "FROM plans p JOIN guardians g ON g.user_id = p.user_id"
+    " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
+    " JOIN users o ON o.id = p.user_id WHERE p.status <> 'Draft'"
+)
+
+
+async def list_for(pool: Pool, user_id: Any) -> list[Guardianship]:
+    """Every non-draft plan the caller guards, with its verification progress; no contents."""
+    async with reading(pool) as cur:
+        await cur.execute(
+            "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.name AS owner_name, o.wallet_address AS "
+            "owner_wallet,"
+            " p.status, p.guardian_threshold, p.release_at,"
+            " (SELECT count(*) FROM guardians gg WHERE gg.user_id = p.user_id) AS guardians,"
+            " (SELECT count(*) FROM plan_approvals a WHERE a.plan_id = p.id AND a.round = "
+            "p.verification_round"
+            "   AND a.voided_at IS NULL AND p.verification_round > 0) AS approvals,"
+            " EXISTS (SELECT 1 FROM plan_approvals a WHERE a.plan_id = p.id AND a.round = "
+            "p.verification_round"
+            "   AND a.voided_at IS NULL AND a.approver_user_id = %s) AS approved_by_me,"
+            " EXISTS (SELECT 1 FROM plan_reports r WHERE r.plan_id = p.id AND r.round = p.verification_round"
+            "   AND r.reporter_user_id = %s) AS reported_by_me "
+            f"{_GUARDIAN_OF} ORDER BY p.id",
+            (user_id, user_id, user_id),
+        )
+        rows = await cur.fetchall()
+    result = []
+    for row in rows:
+        threshold = row["guardian_threshold"] or row["guardians"] // 2 + 1
+        frozen = row["status"] in (PENDING, APPROVED)
+        result.append(
+            Guardianship(
+                plan_id=row["plan_id"],
+                owner_name=row["owner_name"],
+                owner_wallet=row["owner_wallet"],
+                status=row["status"],
+                threshold=threshold,
+                approvals=row["approvals"],
+                approved_by_me=bool(row["approved_by_me"]) and frozen,
+                reported_by_me=bool(row["reported_by_me"]) and row["status"] != ACTIVE,
+                release_at=row["release_at"],
+            )
+        )
+    return result
+
+
+async def _membership(cur: Cursor, user_id: Any, plan_id: str) -> Membership:
+    await cur.execute(
+        "SELECT g.id AS guardian_id, g.name AS guardian_name, g.wallet_address, o.wallet_address AS "
+        "owner_wallet "
+        f"{_GUARDIAN_OF} AND p.id = %s ORDER BY g.created_at LIMIT 1",
+        (user_id, plan_id),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        raise NotFound("Plan")
+    return Membership(**row)  # type: ignore[typeddict-item]
+
+
+async def _locked(cur: Cursor, user_id: Any, raw_plan_id: str) -> tuple[Plan, Membership]:
+    plan_id = parse_id(raw_plan_id, "Plan")
+    member = await _membership(cur, user_id, plan_id)
+    plan = await get_by_id(cur, plan_id, lock=True)
+    if plan is None or plan["status"] == DRAFT:
+        raise NotFound("Plan")
+    return plan, member
+
+
+async def report(
+    pool: Pool, redis: ArqRedis, *, user_id: Any, raw_plan_id: str, note: str | None, now: datetime
+) -> None:
+    """Active → PendingVerification at once; in verification the report is recorded, no more."""
+    async with transaction(pool) as cur:
+        plan, member = await _locked(cur, user_id, raw_plan_id)
+        if plan["status"] == RELEASED:
+            raise Conflict("This plan has already been released.")
+        row_ids: list[str] = []
+        if plan["status"] == ACTIVE:
+            row_ids = (
+                await lifecycle.start_verification_in(
+                    cur,
+                    plan=plan,
+                    now=now,
+                    actor="guardian",
+                    actor_name=member["guardian_name"],
+                    reason="guardian_report",
+                )
+                or []
+            )
+            round_ = plan["verification_round"] + 1
+        else:
+            round_ = plan["verification_round"]
+        await cur.execute(
+            "INSERT INTO plan_reports (plan_id, round, guardian_id, guardian_name, reporter_user_id, "
+            "note, created_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            (plan["id"], round_, member["guardian_id"], member["guardian_name"], user_id, note, now),
+        )
+        await lifecycle.timeline(
+            cur,
+            user_id=plan["user_id"],
+            kind="guardian.reported",
+            plan_id=plan["id"],
+            summary=f"Guardian {member['guardian_name']} reported that you may have died or cannot act",
+            metadata={"actor": "guardian", "guardianId": str(member["guardian_id"]), "withNote": bool(note)},
+        )
+    await outbox.enqueue(redis, row_ids)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+async def attestation(
+    pool: Pool, redis: ArqRedis, settings: Settings, *, user_id: Any, raw_plan_id: str, now: datetime
+) -> str:
+    """The text the guardian signs to approve; single use, 10 minutes, one outstanding per guardian."""
+    async with reading(pool) as cur:
+        plan, member = await _locked(cur, user_id, raw_plan_id)
+    if plan["status"] != PENDING:
+        raise Conflict(
+            f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
+        )
+    message = (
+        f"{settings.service_name}: guardian attestation\n\n"
+        f"I, the guardian holding wallet {member['wallet_address']}, approve the release of the legacy plan "
+        f"{plan['id']} of the owner with wallet {member['owner_wallet']}.\n"
+        "I have good reason to believe the owner has died or can no longer act.\n\n"
+        f"Nonce: {secrets.token_hex(32)}\n"
+        f"Issued At: {_iso(now)}\n"
+        f"Expiration Time: {_iso(now + ATTESTATION_TTL)}"
+    )
+    key = ATTESTATION_KEY.format(plan["id"], member["guardian_id"])
+    await redis.set(key, message, ex=int(ATTESTATION_TTL.total_seconds()))
+    return message
+
+
+async def record_approval(
+    cur: Cursor,
+    *,
+    plan: Plan,
+    guardian_id: Any,
+    guardian_name: str,
+    wallet_address: str,
+    approver_user_id: Any,
+    now: datetime,
+    source: str = "attestation",
+    message: str | None = None,
+    signature: str | None = None,
+    tx_hash: str | None = None,
+) -> list[str]:
+    """Store one approval of the current round on a locked PendingVerification plan; at the
+    threshold, move to Approved. Returns outbox row ids to enqueue after COMMIT.
+
+    Shared by the attestation route and the on-chain path (source "onchain", tx_hash).
+    """
+    if plan["status"] != PENDING:
+        raise Conflict(
+            f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
+        )
+    try:
+        await cur.execute("SAVEPOINT approval")
+        await cur.execute(
+            "INSERT INTO plan_approvals (plan_id, round, guardian_id, guardian_name, wallet_address,"
+            " approver_user_id, source, message, signature, tx_hash, created_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                plan["id"],
+                plan["verification_round"],
+                guardian_id,
+                guardian_name,
+                wallet_address,
+                approver_user_id,
+                source,
+                message,
+                signature,
+                tx_hash,
+                now,
+            ),
+        )
+        await cur.execute("RELEASE SAVEPOINT approval")
+    except psycopg2.errors.UniqueViolation:
+        await cur.execute("ROLLBACK TO SAVEPOINT approval")
+        raise Conflict("You have already approved this release.") from None
+    await lifecycle.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="guardian.approved",
+        plan_id=plan["id"],
+        summary=f"Guardian {guardian_name} approved the release",
+        metadata={"actor": "guardian", "guardianId": str(guardian_id), "source": source},
+    )
+    await cur.execute(
+        "SELECT count(*) AS approvals, (SELECT count(*) FROM guardians WHERE user_id = %s) AS guardians"
+        " FROM plan_approvals WHERE plan_id = %s AND round = %s AND voided_at IS NULL",
+        (plan["user_id"], plan["id"], plan["verification_round"]),
+    )
+    counts = await cur.fetchone()
+    if counts["approvals"] < effective_threshold(plan, counts["guardians"]):
+        return []
+    return await lifecycle.approve_in(cur, plan=plan, now=now, actor="guardian", last_guardian_id=guardian_id)
+
+
+async def approve(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    user_id: Any,
+    raw_plan_id: str,
+    signature: str,
+    now: datetime,
+) -> None:
+    """Check the signature over the outstanding attestation, burn it, record the approval."""
+    if settings.service_contract_id:
+        raise Conflict(
+            "This service approves releases on-chain: sign approve_guardian with your guardian "
+            "wallet through "
+            "the contract routes (see /api/docs) instead."
+        )
+    raw_signature = decode_signature(signature)
+    if raw_signature is None:
+        raise BadRequest(
+            ["signature: Must be a 64-byte ed25519 signature, base64 (88 chars) or hex (128 chars)."],
+            details={"signature": ["Not a valid signature encoding."]},
+        )
+    async with reading(pool) as cur:
+        plan, member = await _locked(cur, user_id, raw_plan_id)
+    key = ATTESTATION_KEY.format(plan["id"], member["guardian_id"])
+    message = await redis.get(key)
+    message = message.decode() if isinstance(message, bytes) else message
+    if message is None:
+        raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
+    if not verify_signature(member["wallet_address"], message, raw_signature):
+        raise Unauthorized("The signature does not match the attestation for your guardian wallet")
+    if not await challenges.consume_key(redis, key, message):
+        raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
+    async with transaction(pool) as cur:
+        plan, member = await _locked(cur, user_id, raw_plan_id)
+        row_ids = await record_approval(
+            cur,
+            plan=plan,
+            guardian_id=member["guardian_id"],
+            guardian_name=member["guardian_name"],
+            wallet_address=member["wallet_address"],
+            approver_user_id=user_id,
+            now=now,
+            message=message,
+            signature=signature.strip(),
+        )
+    await outbox.enqueue(redis, row_ids)

@@ -1,0 +1,121 @@
+"""What the owner reads about their plan: the overview (GET /api/legacy) and the journey.
+
+Read-only; one autocommit cursor. Email shows as notifications (kind, recipient role, status,
+times), never bodies or addresses.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, TypedDict
+
+from core.db import Pool, reading
+from models import outbox
+from models.lifecycle import Facts, facts, readiness
+from models.plans import (
+    ACTIVE,
+    APPROVED,
+    DRAFT,
+    PENDING,
+    RELEASED,
+    STATUSES,
+    Plan,
+    effective_threshold,
+    get_or_create,
+)
+
+
+class ApprovalEntry(TypedDict):
+    guardian_id: Any
+    name: str
+    approved_at: datetime | None
+
+
+class Overview(TypedDict):
+    plan: Plan
+    facts: Facts
+    threshold: int
+    approvals: list[ApprovalEntry]
+    approval_count: int
+    problems: list[str]
+    notifications: list[outbox.Notice]
+
+
+class Step(TypedDict):
+    status: str
+    state: str  # done | current | upcoming
+    at: datetime | None
+
+
+class Transition(TypedDict):
+    from_status: str
+    to_status: str
+    actor: str
+    actor_name: str | None
+    reason: str
+    at: datetime
+
+
+class Journey(TypedDict):
+    plan: Plan
+    steps: list[Step]
+    transitions: list[Transition]
+    notifications: list[outbox.Notice]
+
+
+async def overview(pool: Pool, user_id: Any) -> Overview:
+    async with reading(pool) as cur:
+        plan = await get_or_create(cur, user_id)
+        known = await facts(cur, user_id)
+        # Every guardian, with the time they approved in the current round (None if not).
+        await cur.execute(
+            "SELECT g.id AS guardian_id, g.name, a.created_at AS approved_at FROM guardians g"
+            " LEFT JOIN plan_approvals a ON a.plan_id = %s AND a.round = %s AND a.voided_at IS NULL"
+            "  AND a.wallet_address = g.wallet_address AND %s > 0"
+            " WHERE g.user_id = %s ORDER BY g.created_at, g.id",
+            (plan["id"], plan["verification_round"], plan["verification_round"], user_id),
+        )
+        approvals = [ApprovalEntry(**row) for row in await cur.fetchall()]  # type: ignore[typeddict-item]
+        notifications = await outbox.notices(cur, plan["id"])
+    return Overview(
+        plan=plan,
+        facts=known,
+        threshold=effective_threshold(plan, known["guardians"]),
+        approvals=approvals,
+        approval_count=sum(1 for a in approvals if a["approved_at"] is not None),
+        problems=readiness(plan, known) if plan["status"] == DRAFT else [],
+        notifications=notifications,
+    )
+
+
+def _step_times(plan: Plan) -> dict[str, datetime | None]:
+    return {
+        DRAFT: plan["created_at"],
+        ACTIVE: plan["activated_at"],
+        PENDING: plan["verification_started_at"],
+        APPROVED: plan["approved_at"],
+        RELEASED: plan["released_at"],
+    }
+
+
+async def journey(pool: Pool, user_id: Any) -> Journey:
+    async with reading(pool) as cur:
+        plan = await get_or_create(cur, user_id)
+        await cur.execute(
+            "SELECT from_status, to_status, actor, actor_name, reason, at FROM plan_transitions"
+            " WHERE plan_id = %s ORDER BY seq",
+            (plan["id"],),
+        )
+        transitions = [Transition(**row) for row in await cur.fetchall()]  # type: ignore[typeddict-item]
+        notifications = await outbox.notices(cur, plan["id"])
+    current = STATUSES.index(plan["status"])
+    times = _step_times(plan)
+    steps = [
+        Step(
+            status=status,
+            state="done" if index < current else "current" if index == current else "upcoming",
+            at=times[status] if index <= current else (plan["release_at"] if status == RELEASED else None),
+        )
+        for index, status in enumerate(STATUSES)
+    ]
+    return Journey(plan=plan, steps=steps, transitions=transitions, notifications=notifications)

@@ -1,0 +1,451 @@
+"""The owner's side of the plan lifecycle and the transitions every trigger shares.
+
+Each public function here is one transaction: the guarded transition (models.plans), its
+Family Timeline entry and its outbox rows commit together, and the delivery jobs are
+enqueued after COMMIT. The `*_in(cur, …)` functions are the transitions themselves, for
+callers that own the transaction (the scheduler, guardian routes, the on-chain path).
+Decisions: docs/lifecycle.md.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, TypedDict
+
+from arq.connections import ArqRedis
+
+from core.db import Cursor, Pool, reading, transaction
+from core.errors import Conflict, validation_error
+from core.settings import Settings
+from models import activity, outbox, plans
+from models.beneficiaries import ALLOCATION_LOCK
+from models.common import lock_owner, wire_names
+from models.plans import (
+    ACTIVE,
+    APPROVED,
+    DRAFT,
+    FROZEN,
+    PENDING,
+    RELEASED,
+    SETTINGS_COLUMNS,
+    Actor,
+    Plan,
+    effective_threshold,
+    get_or_create,
+    transition,
+    update_schedule,
+)
+
+
+class Facts(TypedDict):
+    """What activation checks and the overview counts, read in one statement."""
+
+    beneficiaries: int
+    allocation_total: Any
+    guardians: int
+    assets: int
+    archive_items: int
+    messages: int
+    owner_email: str | None
+
+
+async def timeline(
+    cur: Cursor,
+    *,
+    user_id: Any,
+    kind: str,
+    plan_id: Any,
+    summary: str,
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """The plan's Family Timeline entry, on the owner's timeline; the actor goes in metadata."""
+    await activity.record(cur, user_id, kind, kind.split(".", 1)[0], plan_id, summary, metadata)
+
+
+async def facts(cur: Cursor, user_id: Any) -> Facts:
+    await cur.execute(
+        "SELECT (SELECT count(*) FROM beneficiaries WHERE user_id = u.id) AS beneficiaries,"
+        " (SELECT COALESCE(sum(allocation_percentage), 0) FROM beneficiaries WHERE user_id = u.id)"
+        " AS allocation_total,"
+        " (SELECT count(*) FROM guardians WHERE user_id = u.id) AS guardians,"
+        " (SELECT count(*) FROM assets WHERE user_id = u.id) AS assets,"
+        " (SELECT count(*) FROM archive_items WHERE user_id = u.id) AS archive_items,"
+        " (SELECT count(*) FROM messages WHERE user_id = u.id) AS messages,"
+        " u.email AS owner_email FROM users u WHERE u.id = %s",
+        (user_id,),
+    )
+    return Facts(**await cur.fetchone())  # type: ignore[typeddict-item]
+
+
+def readiness(plan: Plan, known: Facts) -> list[str]:
+    """What blocks activation, in words a person understands; empty when nothing does."""
+    problems = []
+    if known["beneficiaries"] == 0:
+        problems.append("Add at least one beneficiary.")
+    elif known["allocation_total"] != 100:
+        total = format(known["allocation_total"].normalize(), "f")
+        problems.append(f"Your beneficiaries' shares add up to {total}%; they must add up to exactly 100%.")
+    if known["guardians"] == 0:
+        problems.append("Add at least one guardian: someone you trust to confirm a release.")
+    elif effective_threshold(plan, known["guardians"]) > known["guardians"]:
+        problems.append(
+            f"You ask for {plan['guardian_threshold']} guardian approvals but have {known['guardians']} "
+            "guardian(s); add guardians or lower the number of approvals needed."
+        )
+    if not known["owner_email"]:
+        problems.append("Add your email address to your profile, so reminders to check in can reach you.")
+    return problems
+
+
+def _check_settings(settings: Settings, merged: dict[str, Any], guardians: int) -> None:
+    """400 naming each setting out of the operator's bounds."""
+    errors: dict[str, list[str]] = {}
+    if merged["check_in_interval_seconds"] < settings.plan_min_check_in_interval_seconds:
+        errors["checkInIntervalSeconds"] = [
+            f"Must be at least {settings.plan_min_check_in_interval_seconds} seconds."
+        ]
+    if merged["grace_period_seconds"] < 0:
+        errors["gracePeriodSeconds"] = ["Must be at least 0 seconds."]
+    if merged["cancel_window_seconds"] < settings.plan_min_cancel_window_seconds:
+        errors["cancelWindowSeconds"] = [
+            f"Must be at least {settings.plan_min_cancel_window_seconds} seconds."
+        ]
+    threshold = merged["guardian_threshold"]
+    if threshold is not None and not 1 <= threshold <= max(guardians, 1):
+        errors["guardianThreshold"] = [
+            f"Must be between 1 and your number of guardians ({guardians}); null means a majority."
+        ]
+    if errors:
+        raise validation_error(errors)
+
+
+def _fresh_cycle(plan: Plan, now: datetime) -> dict[str, Any]:
+    """Schedule columns of a cycle starting now (activation, check-in)."""
+    return {
+        "last_check_in_at": now,
+        "check_in_due_at": now + timedelta(seconds=plan["check_in_interval_seconds"]),
+        "stage_done": 0,
+    }
+
+
+async def update_settings(
+    pool: Pool, settings: Settings, *, user_id: Any, changes: dict[str, Any], now: datetime
+) -> None:
+    """Settings change in Draft and Active only; in Active the current cycle's due time follows."""
+    async with transaction(pool) as cur:
+        plan = await get_or_create(cur, user_id, lock=True)
+        if plan["status"] not in (DRAFT, ACTIVE):
+            raise Conflict(
+                f"Settings can change only while the plan is Draft or Active; it is {plan['status']}.",
+                details={"status": plan["status"]},
+            )
+        known = await facts(cur, user_id)
+        current: dict[str, Any] = dict(plan)
+        merged: dict[str, Any] = {column: changes.get(column, current[column]) for column in SETTINGS_COLUMNS}
+        _check_settings(settings, merged, known["guardians"])
+        diff = {c: v for c, v in merged.items() if current[c] != v}
+        if not diff:
+            return
+        values = dict(diff)
+        if plan["status"] == ACTIVE and "check_in_interval_seconds" in diff and plan["last_check_in_at"]:
+            values["check_in_due_at"] = plan["last_check_in_at"] + timedelta(
+                seconds=diff["check_in_interval_seconds"]
+            )
+        await update_schedule(cur, plan["id"], values)
+        await timeline(
+            cur,
+            user_id=user_id,
+            kind="plan.updated",
+            plan_id=plan["id"],
+            summary="Plan settings changed",
+            metadata={"fields": wire_names(diff), "actor": "owner"},
+        )
+
+
+async def activate(pool: Pool, *, user_id: Any, now: datetime) -> None:
+    """Draft → Active, if ready: 409 with the problems in `details` otherwise."""
+    async with transaction(pool) as cur:
+        # Same order as the beneficiary routes (allocation lock, then the plan row): no deadlock,
+        # and no allocation can change between this check and COMMIT.
+        await lock_owner(cur, ALLOCATION_LOCK, user_id)
+        plan = await get_or_create(cur, user_id, lock=True)
+        if plan["status"] != DRAFT:
+            raise Conflict(f"Only a Draft plan can be activated; this one is {plan['status']}.")
+        problems = readiness(plan, await facts(cur, user_id))
+        if problems:
+            raise Conflict(
+                "The plan is not ready to activate.",
+                details={"readiness": {"ready": False, "problems": problems}},
+            )
+        await transition(
+            cur,
+            plan_id=plan["id"],
+            from_statuses=(DRAFT,),
+            to_status=ACTIVE,
+            now=now,
+            actor="owner",
+            reason="activated",
+            values={"activated_at": now, **_fresh_cycle(plan, now)},
+        )
+        await timeline(
+            cur,
+            user_id=user_id,
+            kind="plan.activated",
+            plan_id=plan["id"],
+            summary="Plan activated: check-ins are now expected",
+            metadata={"actor": "owner"},
+        )
+
+
+async def deactivate(pool: Pool, *, user_id: Any, now: datetime) -> None:
+    async with transaction(pool) as cur:
+        plan = await get_or_create(cur, user_id, lock=True)
+        moved = await transition(
+            cur,
+            plan_id=plan["id"],
+            from_statuses=(ACTIVE,),
+            to_status=DRAFT,
+            now=now,
+            actor="owner",
+            reason="deactivated",
+            values={"check_in_due_at": None, "stage_done": 0},
+        )
+        if moved is None:
+            raise Conflict(f"Only an Active plan can be deactivated; this one is {plan['status']}.")
+        await timeline(
+            cur,
+            user_id=user_id,
+            kind="plan.deactivated",
+            plan_id=plan["id"],
+            summary="Plan returned to draft: no check-ins expected",
+            metadata={"actor": "owner"},
+        )
+
+
+async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> list[str]:
+    """Proof of life on a locked plan: a new cycle; in verification, the owner's veto.
+
+    Returns the outbox row ids to enqueue after COMMIT.
+    """
+    user_id, plan_id = plan["user_id"], plan["id"]
+    row_ids: list[str] = []
+    if plan["status"] in FROZEN:
+        await transition(
+            cur,
+            plan_id=plan_id,
+            from_statuses=FROZEN,
+            to_status=ACTIVE,
+            now=now,
+            actor="owner",
+            reason="vetoed",
+            values={
+                **_fresh_cycle(plan, now),
+                "verification_started_at": None,
+                "verification_reason": None,
+                "approved_at": None,
+                "release_at": None,
+            },
+        )
+        await cur.execute(
+            "UPDATE plan_approvals SET voided_at = %s WHERE plan_id = %s AND round = %s AND "
+            "voided_at IS NULL",
+            (now, plan_id, plan["verification_round"]),
+        )
+        row_ids += await outbox.add_for_guardians(
+            cur, kind="false_alarm", plan_id=plan_id, owner_id=user_id, now=now
+        )
+        await timeline(
+            cur,
+            user_id=user_id,
+            kind="plan.vetoed",
+            plan_id=plan_id,
+            summary="You checked in: the release was stopped and your guardians were told it was a "
+            "false alarm",
+            metadata={"actor": "owner", "from": plan["status"], "via": via},
+        )
+    else:
+        await update_schedule(cur, plan_id, _fresh_cycle(plan, now))
+    await timeline(
+        cur,
+        user_id=user_id,
+        kind="plan.check_in",
+        plan_id=plan_id,
+        summary="Checked in" + (" by signing in with your wallet" if via == "sign_in" else ""),
+        metadata={"actor": "owner", "via": via},
+    )
+    return row_ids
+
+
+async def check_in(pool: Pool, redis: ArqRedis, *, user_id: Any, now: datetime) -> None:
+    """POST /api/legacy/check-in: 409 in Draft (nothing to reset) and Released (too late)."""
+    async with transaction(pool) as cur:
+        plan = await get_or_create(cur, user_id, lock=True)
+        if plan["status"] == DRAFT:
+            raise Conflict("The plan is a draft: activate it first; there is no check-in to make yet.")
+        if plan["status"] == RELEASED:
+            raise Conflict("The plan has been released; a check-in can no longer stop it.")
+        row_ids = await check_in_in(cur, plan=plan, now=now, via="check_in")
+    await outbox.enqueue(redis, row_ids)
+
+
+async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: Any, now: datetime) -> None:
+    """A wallet sign-in by the owner counts as a check-in; nothing happens in Draft or Released."""
+    live = (ACTIVE, *FROZEN)
+    async with reading(pool) as cur:  # most sign-ins have nothing to do: one cheap read
+        await cur.execute("SELECT status FROM plans WHERE user_id = %s", (user_id,))
+        row = await cur.fetchone()
+    if row is None or row["status"] not in live:
+        return
+    async with transaction(pool) as cur:
+        plan = await plans.get(cur, user_id, lock=True)
+        if plan is None or plan["status"] not in live:
+            return
+        row_ids = await check_in_in(cur, plan=plan, now=now, via="sign_in")
+    await outbox.enqueue(redis, row_ids)
+
+
+async def start_verification_in(
+    cur: Cursor, *, plan: Plan, now: datetime, actor: Actor, actor_name: str | None, reason: str
+) -> list[str] | None:
+    """Active → PendingVerification; owner and every guardian emailed. None if it was not Active."""
+    moved = await transition(
+        cur,
+        plan_id=plan["id"],
+        from_statuses=(ACTIVE,),
+        to_status=PENDING,
+        now=now,
+        actor=actor,
+        actor_name=actor_name,
+        reason=reason,
+        values={
+            "verification_round": plan["verification_round"] + 1,
+            "verification_started_at": now,
+            "verification_reason": reason,
+        },
+    )
+    if moved is None:
+        return None
+    context = {"reason": reason}
+    row_ids = [
+        await outbox.add(
+            cur,
+            kind="verification_started",
+            plan_id=plan["id"],
+            recipient_type="owner",
+            recipient_id=plan["user_id"],
+            now=now,
+            context=context,
+        )
+    ]
+    row_ids += await outbox.add_for_guardians(
+        cur,
+        kind="verification_requested",
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        context=context,
+    )
+    summary = (
+        "A guardian reported that you may have died or cannot act; guardians were asked to verify"
+        if reason == "guardian_report"
+        else "No check-in before the end of the grace period; guardians were asked to verify"
+    )
+    await timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.verification_started",
+        plan_id=plan["id"],
+        summary=summary + ". Check in to stop it.",
+        metadata={"actor": actor, "actorName": actor_name, "reason": reason},
+    )
+    return row_ids
+
+
+async def approve_in(
+    cur: Cursor, *, plan: Plan, now: datetime, actor: Actor, last_guardian_id: Any
+) -> list[str]:
+    """PendingVerification → Approved (threshold reached): the cancel window starts now."""
+    release_at = now + timedelta(seconds=plan["cancel_window_seconds"])
+    moved = await transition(
+        cur,
+        plan_id=plan["id"],
+        from_statuses=(PENDING,),
+        to_status=APPROVED,
+        now=now,
+        actor=actor,
+        reason="threshold_reached",
+        values={"approved_at": now, "release_at": release_at},
+    )
+    if moved is None:
+        return []
+    context = {"releaseAt": release_at.isoformat()}
+    row_ids = [
+        await outbox.add(
+            cur,
+            kind="plan_approved",
+            plan_id=plan["id"],
+            recipient_type="owner",
+            recipient_id=plan["user_id"],
+            now=now,
+            context=context,
+        )
+    ]
+    row_ids += await outbox.add_for_guardians(
+        cur,
+        kind="plan_approved_guardian",
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        context=context,
+        exclude=[last_guardian_id] if last_guardian_id else [],
+    )
+    await timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.approved",
+        plan_id=plan["id"],
+        summary="Guardians approved the release; it happens when the cancel window ends unless you check in",
+        metadata={"actor": actor, "releaseAt": release_at.isoformat()},
+    )
+    return row_ids
+
+
+async def release_in(cur: Cursor, *, plan_id: Any, now: datetime, actor: Actor) -> list[str] | None:
+    """Approved → Released: every beneficiary is emailed their claim link. None if not Approved.
+
+    The scheduler calls this when the cancel window has passed and no contract is configured;
+    the on-chain path calls it once finalize_release is confirmed.
+    """
+    moved = await transition(
+        cur,
+        plan_id=plan_id,
+        from_statuses=(APPROVED,),
+        to_status=RELEASED,
+        now=now,
+        actor=actor,
+        reason="released",
+        values={"released_at": now},
+    )
+    if moved is None:
+        return None
+    row_ids = await outbox.add_for_beneficiaries(
+        cur, kind="claim_link", plan_id=plan_id, owner_id=moved["user_id"], now=now
+    )
+    row_ids += await outbox.add_for_guardians(
+        cur, kind="plan_released_guardian", plan_id=plan_id, owner_id=moved["user_id"], now=now
+    )
+    await timeline(
+        cur,
+        user_id=moved["user_id"],
+        kind="plan.released",
+        plan_id=plan_id,
+        summary="The plan was released; each beneficiary was sent their claim link",
+        metadata={"actor": actor},
+    )
+    return row_ids
+
+
+async def plan_for(pool: Pool, user_id: Any) -> Plan:
+    """The owner's plan (created in Draft on first use; the INSERT is idempotent)."""
+    async with reading(pool) as cur:
+        return await get_or_create(cur, user_id)

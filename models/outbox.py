@@ -1,0 +1,145 @@
+"""The email outbox: rows written in the transaction of the event that causes them.
+
+A row holds references (kind, plan, recipient) and non-secret facts, never a rendered body,
+an address or a claim token: those are read and rendered at send time (models.emails). The
+delivery job is enqueued after COMMIT with a job id made of the row id and its attempt count,
+so a double enqueue runs once; the sweep re-enqueues rows left behind by a crash or a Redis
+outage, and retries whose backoff has elapsed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any, Literal, TypedDict
+
+from arq.connections import ArqRedis
+from psycopg2.extras import Json
+
+from core.db import Cursor, Pool, reading
+
+log = logging.getLogger(__name__)
+
+DELIVER_JOB = "deliver_email"
+RecipientType = Literal["owner", "guardian", "beneficiary"]
+# A pending row older than this without a job has probably lost it (enqueue failed, worker died).
+STALE_AFTER = timedelta(seconds=30)
+
+
+class OutboxRow(TypedDict):
+    id: Any
+    kind: str
+    plan_id: Any
+    recipient_type: str
+    recipient_id: Any
+    context: dict[str, Any]
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str | None
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class Notice(TypedDict):
+    """What the owner sees of an email: that it went out, to whom (by role) and when; no body."""
+
+    id: Any
+    kind: str
+    recipient_type: str
+    status: str
+    created_at: datetime
+    finished_at: datetime | None
+
+
+async def add(
+    cur: Cursor,
+    *,
+    kind: str,
+    plan_id: Any,
+    recipient_type: RecipientType,
+    recipient_id: Any,
+    now: datetime,
+    context: dict[str, Any] | None = None,
+) -> str:
+    await cur.execute(
+        "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at, "
+        "created_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id::text AS id",
+        (kind, plan_id, recipient_type, recipient_id, Json(context or {}), now, now),
+    )
+    row = await cur.fetchone()
+    return str(row["id"])
+
+
+async def add_for_guardians(
+    cur: Cursor,
+    *,
+    kind: str,
+    plan_id: Any,
+    owner_id: Any,
+    now: datetime,
+    context: dict[str, Any] | None = None,
+    exclude: Iterable[Any] = (),
+) -> list[str]:
+    """One row per guardian of the owner (except `exclude`), in one statement."""
+    await cur.execute(
+        "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at, "
+        "created_at)"
+        " SELECT %s, %s, 'guardian', g.id, %s, %s, %s FROM guardians g"
+        " WHERE g.user_id = %s AND NOT (g.id = ANY(%s::uuid[])) RETURNING id::text AS id",
+        (kind, plan_id, Json(context or {}), now, now, owner_id, [str(e) for e in exclude]),
+    )
+    return [str(row["id"]) for row in await cur.fetchall()]
+
+
+async def add_for_beneficiaries(
+    cur: Cursor, *, kind: str, plan_id: Any, owner_id: Any, now: datetime
+) -> list[str]:
+    await cur.execute(
+        "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, next_attempt_at, created_at)"
+        " SELECT %s, %s, 'beneficiary', b.id, %s, %s FROM beneficiaries b WHERE b.user_id = %s"
+        " RETURNING id::text AS id",
+        (kind, plan_id, now, now, owner_id),
+    )
+    return [str(row["id"]) for row in await cur.fetchall()]
+
+
+def job_id(row_id: Any, attempts: int) -> str:
+    return f"email:{row_id}:{attempts}"
+
+
+async def enqueue(redis: ArqRedis, row_ids: Iterable[Any]) -> None:
+    """Enqueue first attempts after COMMIT. A Redis failure is logged, not raised: the change
+    is committed and the sweep will send these rows."""
+    for row_id in row_ids:
+        try:
+            await redis.enqueue_job(DELIVER_JOB, str(row_id), _job_id=job_id(row_id, 0))
+        except Exception as exc:
+            log.warning(
+                "email enqueue failed; the sweep will retry",
+                extra={"outboxId": str(row_id), "error": repr(exc)},
+            )
+            return
+
+
+async def due_for_enqueue(pool: Pool, now: datetime, limit: int = 1000) -> list[tuple[str, int]]:
+    """Pending rows whose next attempt is due and that have waited long enough to be left behind."""
+    async with reading(pool) as cur:
+        await cur.execute(
+            "SELECT id::text AS id, attempts FROM outbox WHERE status = 'pending'"
+            " AND next_attempt_at <= %s AND (attempts > 0 OR created_at <= %s)"
+            " ORDER BY next_attempt_at LIMIT %s",
+            (now, now - STALE_AFTER, limit),
+        )
+        return [(row["id"], row["attempts"]) for row in await cur.fetchall()]
+
+
+async def notices(cur: Cursor, plan_id: Any, limit: int = 50) -> list[Notice]:
+    await cur.execute(
+        "SELECT id, kind, recipient_type, status, created_at, finished_at FROM outbox"
+        " WHERE plan_id = %s ORDER BY created_at DESC, id DESC LIMIT %s",
+        (plan_id, limit),
+    )
+    return [Notice(**row) for row in await cur.fetchall()]  # type: ignore[typeddict-item]

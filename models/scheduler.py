@@ -1,0 +1,135 @@
+"""The lifecycle scan: reminders, the grace notice, verification start and release, for due plans only.
+
+`plans.next_due_at` is when the scheduler next has something to do for a plan; the scan walks
+the partial index on it, so its cost follows the number of due plans, not of all plans. Each
+plan is advanced in its own transaction under `FOR UPDATE SKIP LOCKED`: two workers scanning
+at once never process one plan twice, and a stage moves with its outbox row, so a reminder
+is sent at most once per cycle however often the scan runs.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from core.db import Pool, reading, transaction
+from models import lifecycle, outbox
+from models.plans import (
+    ACTIVE,
+    APPROVED,
+    COLUMNS,
+    REMINDER_OFFSETS,
+    STAGE_GRACE,
+    STAGE_VERIFY,
+    Plan,
+    next_due,
+    stage_times,
+    update_schedule,
+)
+
+BATCH = 500
+
+
+async def due_batch(
+    pool: Pool, now: datetime, after: tuple[datetime, str] | None, limit: int = BATCH
+) -> list[Any]:
+    """(next_due_at, id) of due plans after the keyset `after`, oldest first."""
+    sql = "SELECT next_due_at, id::text AS id FROM plans WHERE next_due_at <= %s"
+    params: list[Any] = [now]
+    if after is not None:
+        sql += " AND (next_due_at, id) > (%s, %s::uuid)"
+        params += list(after)
+    sql += " ORDER BY next_due_at, id LIMIT %s"
+    params.append(limit)
+    async with reading(pool) as cur:
+        await cur.execute(sql, params)
+        return [(row["next_due_at"], row["id"]) for row in await cur.fetchall()]
+
+
+async def advance(
+    pool: Pool, plan_id: str, *, now: datetime, contract_configured: bool
+) -> tuple[str, list[str]]:
+    """Do what is due for one plan; returns (what was done, outbox ids to enqueue)."""
+    async with transaction(pool) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM plans WHERE id = %s AND next_due_at <= %s FOR UPDATE SKIP LOCKED",
+            (plan_id, now),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            return "skipped", []  # another worker has it, or it is no longer due
+        plan = Plan(**row)  # type: ignore[typeddict-item]
+        if plan["status"] == ACTIVE:
+            return await _active(cur, plan, now)
+        if plan["status"] == APPROVED and plan["release_at"] is not None and plan["release_at"] <= now:
+            if contract_configured:
+                # With a contract, only a confirmed finalize_release releases; nothing to do here.
+                await cur.execute("UPDATE plans SET next_due_at = NULL WHERE id = %s", (plan_id,))
+                return "awaiting_contract", []
+            row_ids = await lifecycle.release_in(cur, plan_id=plan_id, now=now, actor="scheduler")
+            return "released", row_ids or []
+        await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (next_due(plan), plan_id))
+        return "rescheduled", []
+
+
+async def _active(cur: Any, plan: Plan, now: datetime) -> tuple[str, list[str]]:
+    times = stage_times(plan)
+    due = [s for s in range(plan["stage_done"], len(times)) if times[s] is not None and times[s] <= now]  # type: ignore[operator]
+    if not due:
+        await update_schedule(cur, plan["id"], {"stage_done": plan["stage_done"]})
+        return "rescheduled", []
+    # Only the latest due stage is acted on: after an outage the owner gets one current
+    # reminder, not three stale ones, and verification supersedes the grace notice.
+    stage = due[-1]
+    if stage == STAGE_VERIFY:
+        row_ids = await lifecycle.start_verification_in(
+            cur, plan=plan, now=now, actor="scheduler", actor_name=None, reason="inactivity"
+        )
+        return "verification_started", row_ids or []
+    due_at = plan["check_in_due_at"]
+    assert due_at is not None
+    if stage == STAGE_GRACE:
+        kind, summary = "grace_started", "Your check-in is overdue: the grace period has started"
+        context = {"dueAt": due_at.isoformat(), "verificationAt": times[STAGE_VERIFY].isoformat()}  # type: ignore[union-attr]
+        label = "grace"
+    else:
+        days = REMINDER_OFFSETS[stage].days
+        kind, summary = "check_in_reminder", f"Reminder sent: your check-in falls due in {days} day(s)"
+        context = {"dueAt": due_at.isoformat(), "daysBefore": days}
+        label = f"{days}d"
+    row_id = await outbox.add(
+        cur,
+        kind=kind,
+        plan_id=plan["id"],
+        recipient_type="owner",
+        recipient_id=plan["user_id"],
+        now=now,
+        context=context,
+    )
+    await update_schedule(cur, plan["id"], {"stage_done": stage + 1})
+    await lifecycle.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.reminder_sent",
+        plan_id=plan["id"],
+        summary=summary,
+        metadata={"actor": "scheduler", "stage": label},
+    )
+    return "reminded", [row_id]
+
+
+async def scan(pool: Pool, *, now: datetime, contract_configured: bool) -> dict[str, Any]:
+    """Advance every plan due at `now`; returns counts by outcome and the outbox ids to enqueue."""
+    counts: dict[str, int] = {}
+    row_ids: list[str] = []
+    after = None
+    while True:
+        batch = await due_batch(pool, now, after)
+        if not batch:
+            break
+        for _due_at, plan_id in batch:
+            done, ids = await advance(pool, plan_id, now=now, contract_configured=contract_configured)
+            counts[done] = counts.get(done, 0) + 1
+            row_ids += ids
+        after = batch[-1]
+    return {"counts": counts, "outbox": row_ids}

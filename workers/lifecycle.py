@@ -1,0 +1,28 @@
+"""The lifecycle cron: advance every due plan (reminders, grace notice, verification, release).
+
+Safe with several workers: each plan is taken under FOR UPDATE SKIP LOCKED and every step is
+a guarded transition (models.scheduler). Release never comes from here when a contract is
+configured: only a confirmed finalize_release releases then.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from models import outbox, scheduler
+from workers import context
+
+log = logging.getLogger(__name__)
+
+
+async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
+    settings = context.settings(ctx)
+    result = await scheduler.scan(
+        context.db(ctx), now=context.clock(ctx).now(), contract_configured=bool(settings.service_contract_id)
+    )
+    await outbox.enqueue(context.redis(ctx), result["outbox"])
+    counts: dict[str, int] = result["counts"]
+    if counts:
+        log.info("lifecycle scan", extra={"counts": counts})
+    return counts
