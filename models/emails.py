@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from core.crypto import KeyRing
-from core.db import Pool, reading
+from core.db import Pool, autocommit
 from core.mailer import Email
 from models.beneficiaries import open_claim_token
 
@@ -37,7 +37,7 @@ class Delivery(TypedDict):
 
 async def load(pool: Pool, row_id: str) -> Delivery | None:
     """The row if it is still pending, with its recipient's address and names; None otherwise."""
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT o.id, o.kind, o.attempts, o.context, o.recipient_type,"
             " COALESCE(g.email, b.email, ru.email) AS address, COALESCE(g.name, b.name, ru.name) AS "
@@ -57,7 +57,7 @@ async def load(pool: Pool, row_id: str) -> Delivery | None:
 
 async def finish(pool: Pool, row_id: str, *, status: str, reason: str, now: datetime) -> bool:
     """pending → sent | failed | skipped, once; False if another run already finished it."""
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         await cur.execute(
             "UPDATE outbox SET status = %s, last_error = %s, finished_at = %s, attempts = attempts + 1"
             " WHERE id = %s AND status = 'pending'",
@@ -67,7 +67,7 @@ async def finish(pool: Pool, row_id: str, *, status: str, reason: str, now: date
 
 
 async def retry_later(pool: Pool, row_id: str, *, reason: str, next_attempt_at: datetime) -> bool:
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         await cur.execute(
             "UPDATE outbox SET attempts = attempts + 1, last_error = %s, next_attempt_at = %s"
             " WHERE id = %s AND status = 'pending'",

@@ -16,7 +16,7 @@ import psycopg2.errors
 from arq.connections import ArqRedis
 
 from core import challenges
-from core.db import Cursor, Pool, reading, transaction
+from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import BadRequest, Conflict, NotFound, Unauthorized
 from core.settings import Settings
 from core.wallet import decode_signature, verify_signature
@@ -58,7 +58,7 @@ _GUARDIAN_OF = (
 
 async def list_for(pool: Pool, user_id: Any) -> list[Guardianship]:
     """Every non-draft plan the caller guards, with its verification progress; no contents."""
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.name AS owner_name, o.wallet_address AS "
             "owner_wallet,"
@@ -167,7 +167,7 @@ async def attestation(
     pool: Pool, redis: ArqRedis, settings: Settings, *, user_id: Any, raw_plan_id: str, now: datetime
 ) -> str:
     """The text the guardian signs to approve; single use, 10 minutes, one outstanding per guardian."""
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         plan, member = await _locked(cur, user_id, raw_plan_id)
     if plan["status"] != PENDING:
         raise Conflict(
@@ -276,7 +276,7 @@ async def approve(
             ["signature: Must be a 64-byte ed25519 signature, base64 (88 chars) or hex (128 chars)."],
             details={"signature": ["Not a valid signature encoding."]},
         )
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         plan, member = await _locked(cur, user_id, raw_plan_id)
     key = ATTESTATION_KEY.format(plan["id"], member["guardian_id"])
     message = await redis.get(key)

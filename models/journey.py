@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, TypedDict
 
-from core.db import Pool, reading
+from core.db import Pool, autocommit
 from models import outbox
 from models.lifecycle import Facts, facts, readiness
 from models.plans import (
@@ -64,7 +64,7 @@ class Journey(TypedDict):
 
 
 async def overview(pool: Pool, user_id: Any) -> Overview:
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         plan = await get_or_create(cur, user_id)
         known = await facts(cur, user_id)
         # Every guardian, with the time they approved in the current round (None if not).
@@ -99,7 +99,7 @@ def _step_times(plan: Plan) -> dict[str, datetime | None]:
 
 
 async def journey(pool: Pool, user_id: Any) -> Journey:
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         plan = await get_or_create(cur, user_id)
         await cur.execute(
             "SELECT from_status, to_status, actor, actor_name, reason, at FROM plan_transitions"

@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 from arq.connections import ArqRedis
 
-from core.db import Cursor, Pool, reading, transaction
+from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, validation_error
 from core.settings import Settings
 from models import activity, outbox, plans
@@ -59,7 +59,9 @@ async def timeline(
     metadata: dict[str, Any] | None = None,
 ) -> None:
     """The plan's Family Timeline entry, on the owner's timeline; the actor goes in metadata."""
-    await activity.record(cur, user_id, kind, kind.split(".", 1)[0], plan_id, summary, metadata)
+    await activity.record(
+        cur, user_id=user_id, kind=kind, entity_id=plan_id, summary=summary, metadata=metadata
+    )
 
 
 async def facts(cur: Cursor, user_id: Any) -> Facts:
@@ -291,7 +293,7 @@ async def check_in(pool: Pool, redis: ArqRedis, *, user_id: Any, now: datetime) 
 async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: Any, now: datetime) -> None:
     """A wallet sign-in by the owner counts as a check-in; nothing happens in Draft or Released."""
     live = (ACTIVE, *FROZEN)
-    async with reading(pool) as cur:  # most sign-ins have nothing to do: one cheap read
+    async with autocommit(pool) as cur:  # most sign-ins have nothing to do: one cheap read
         await cur.execute("SELECT status FROM plans WHERE user_id = %s", (user_id,))
         row = await cur.fetchone()
     if row is None or row["status"] not in live:
@@ -447,5 +449,5 @@ async def release_in(cur: Cursor, *, plan_id: Any, now: datetime, actor: Actor) 
 
 async def plan_for(pool: Pool, user_id: Any) -> Plan:
     """The owner's plan (created in Draft on first use; the INSERT is idempotent)."""
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         return await get_or_create(cur, user_id)

@@ -17,7 +17,7 @@ from typing import Any, Literal, TypedDict
 from arq.connections import ArqRedis
 from psycopg2.extras import Json
 
-from core.db import Cursor, Pool, reading
+from core.db import Cursor, Pool, autocommit
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ async def enqueue(redis: ArqRedis, row_ids: Iterable[Any]) -> None:
 
 async def due_for_enqueue(pool: Pool, now: datetime, limit: int = 1000) -> list[tuple[str, int]]:
     """Pending rows whose next attempt is due and that have waited long enough to be left behind."""
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT id::text AS id, attempts FROM outbox WHERE status = 'pending'"
             " AND next_attempt_at <= %s AND (attempts > 0 OR created_at <= %s)"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.db import Pool, reading, transaction
+from core.db import Pool, autocommit, transaction
 from models import lifecycle, outbox
 from models.plans import (
     ACTIVE,
@@ -41,7 +41,7 @@ async def due_batch(
         params += list(after)
     sql += " ORDER BY next_due_at, id LIMIT %s"
     params.append(limit)
-    async with reading(pool) as cur:
+    async with autocommit(pool) as cur:
         await cur.execute(sql, params)
         return [(row["next_due_at"], row["id"]) for row in await cur.fetchall()]
 
