@@ -16,8 +16,9 @@ import hashlib
 import re
 import secrets
 import uuid
+from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from core.crypto import IntegrityError, KeyRing
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
@@ -34,6 +35,25 @@ MAX_TOTAL = Decimal(100)
 PUBLIC_COLUMNS = "id, user_id, name, relationship, email, allocation_percentage, created_at, updated_at"
 COLUMNS = f"{PUBLIC_COLUMNS}, claim_token_sealed"
 EDITABLE = ("name", "relationship", "email", "allocation_percentage")
+
+
+class BeneficiaryPublic(TypedDict):
+    """A beneficiary without its claim token (what a capsule link finds)."""
+
+    id: uuid.UUID
+    user_id: uuid.UUID
+    name: str
+    relationship: str
+    email: str
+    allocation_percentage: Decimal
+    created_at: datetime
+    updated_at: datetime
+
+
+class Beneficiary(BeneficiaryPublic):
+    """The owner's view: with the claim token, opened from its sealed column."""
+
+    claim_token: str
 
 
 def new_claim_token() -> str:
@@ -64,11 +84,11 @@ def _open_token(ring: KeyRing, sealed: str, beneficiary_id: Any) -> str:
     return ring.open(SEAL_PURPOSE, sealed, _token_aad(beneficiary_id)).decode("ascii")
 
 
-def _with_token(ring: KeyRing, row: dict[str, Any]) -> dict[str, Any]:
+def _with_token(ring: KeyRing, row: dict[str, Any]) -> Beneficiary:
     """The record the owner sees: the sealed column replaced by the opened token."""
     record = dict(row)
     record["claim_token"] = _open_token(ring, record.pop("claim_token_sealed"), record["id"])
-    return record
+    return cast(Beneficiary, record)
 
 
 def _percent(value: Decimal) -> str:
@@ -102,7 +122,7 @@ async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> di
     )
 
 
-async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page:
+async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[Beneficiary]:
     async with autocommit(pool) as cur:
         result = await fetch_page(
             cur, f"SELECT {COLUMNS} FROM beneficiaries WHERE user_id = %s", [user_id], page
@@ -110,13 +130,13 @@ async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageReques
     return Page([_with_token(ring, row) for row in result.items], result.next_cursor)
 
 
-async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> dict[str, Any]:
+async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Beneficiary:
     row_id = parse_id(raw_id, "Beneficiary")
     async with autocommit(pool) as cur:
         return _with_token(ring, await _get(cur, user_id, row_id))
 
 
-async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Beneficiary:
     beneficiary_id = str(uuid.uuid4())
     token = new_claim_token()
     async with transaction(pool) as cur:
@@ -151,7 +171,7 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
 
 async def update(
     pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any]
-) -> dict[str, Any]:
+) -> Beneficiary:
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw_id, "Beneficiary")
     async with transaction(pool) as cur:
@@ -174,7 +194,7 @@ async def update(
     return _with_token(ring, row)
 
 
-async def rotate_claim_token(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> dict[str, Any]:
+async def rotate_claim_token(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Beneficiary:
     """Replace the token; the old digest is gone once this commits, so the old link stops working."""
     row_id = parse_id(raw_id, "Beneficiary")
     token = new_claim_token()
@@ -219,18 +239,19 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
         )
 
 
-async def find_by_claim_token(pool: Pool, token: str) -> dict[str, Any] | None:
+async def find_by_claim_token(pool: Pool, token: str) -> BeneficiaryPublic | None:
     """The beneficiary (with user_id, without the token) a capsule link opens; None if none.
 
     A value that is not 64 lowercase hex characters is never looked up.
     """
     if not isinstance(token, str) or not CLAIM_TOKEN_RE.fullmatch(token):
         return None
-    return await fetch_one(
+    row = await fetch_one(
         pool,
         f"SELECT {PUBLIC_COLUMNS} FROM beneficiaries WHERE claim_token_hash = %s",
         (claim_token_digest(token),),
     )
+    return cast(BeneficiaryPublic | None, row)
 
 
 async def reseal_claim_tokens(pool: Pool, ring: KeyRing, *, batch: int = 500) -> tuple[int, int]:

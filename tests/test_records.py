@@ -1,0 +1,35 @@
+"""Every record a model hands to the API or a job is what its TypedDict declares (keys and
+value types), checked against real rows: mypy checks the code that reads the keys, these
+tests check the declarations themselves."""
+
+from __future__ import annotations
+
+import pytest
+
+from api.keys import DB, SETTINGS
+from models import beneficiaries
+from models.pagination import PageRequest
+from tests.helpers import sign_in
+from tests.plan_helpers import create
+from tests.records import assert_record
+
+
+async def test_beneficiary_records(client):
+    session = await sign_in(client)
+    created = await create(client, session, "beneficiaries")
+    pool, ring = client.app[DB], client.app[SETTINGS].key_ring
+    owner = {"user_id": session.user["id"]}
+    page = await beneficiaries.list_page(pool, ring, page=PageRequest(), **owner)
+    assert [str(row["id"]) for row in page.items] == [created["id"]]
+    assert_record(page.items[0], beneficiaries.Beneficiary)
+    item = await beneficiaries.get(pool, ring, raw_id=created["id"], **owner)
+    assert_record(item, beneficiaries.Beneficiary)
+    rotated = await beneficiaries.rotate_claim_token(pool, ring, raw_id=created["id"], **owner)
+    assert_record(rotated, beneficiaries.Beneficiary)
+    found = await beneficiaries.find_by_claim_token(pool, rotated["claim_token"])
+    assert found is not None
+    assert_record(found, beneficiaries.BeneficiaryPublic)
+    with pytest.raises(AssertionError, match=r"missing \['claim_token'\]"):
+        assert_record(found, beneficiaries.Beneficiary)  # the check can fail
+    with pytest.raises(AssertionError, match="allocation_percentage: str"):
+        assert_record({**found, "allocation_percentage": "10"}, beneficiaries.BeneficiaryPublic)
