@@ -5,7 +5,10 @@ Amounts are Decimals end to end (a decimal string on the wire, NUMERIC in SQL), 
 
 from __future__ import annotations
 
-from typing import Any
+import uuid
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, TypedDict, cast
 
 from core.db import Cursor, Pool, autocommit, transaction
 from models import activity
@@ -16,29 +19,44 @@ COLUMNS = "id, user_id, label, amount, asset_code, description, created_at, upda
 EDITABLE = ("label", "amount", "asset_code", "description")
 
 
-async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
-    return await fetch_owned(cur, f"SELECT {COLUMNS} FROM assets", user_id, row_id, "Asset", lock)
+class Asset(TypedDict):
+    """A row of `assets`, as the owner sees it."""
+
+    id: uuid.UUID
+    user_id: uuid.UUID
+    label: str
+    amount: Decimal  # exact, with the scale the client sent
+    asset_code: str | None
+    description: str | None
+    created_at: datetime
+    updated_at: datetime
 
 
-async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page:
+async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> Asset:
+    row = await fetch_owned(cur, f"SELECT {COLUMNS} FROM assets", user_id, row_id, "Asset", lock)
+    return cast(Asset, row)
+
+
+async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page[Asset]:
     async with autocommit(pool) as cur:
-        return await fetch_page(cur, f"SELECT {COLUMNS} FROM assets WHERE user_id = %s", [user_id], page)
+        result = await fetch_page(cur, f"SELECT {COLUMNS} FROM assets WHERE user_id = %s", [user_id], page)
+    return cast("Page[Asset]", result)
 
 
-async def get(pool: Pool, *, user_id: str, raw_id: str) -> dict[str, Any]:
+async def get(pool: Pool, *, user_id: str, raw_id: str) -> Asset:
     row_id = parse_id(raw_id, "Asset")
     async with autocommit(pool) as cur:
         return await _get(cur, user_id, row_id)
 
 
-async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Asset:
     async with transaction(pool) as cur:
         await cur.execute(
             "INSERT INTO assets (user_id, label, amount, asset_code, description)"
             f" VALUES (%s, %s, %s, %s, %s) RETURNING {COLUMNS}",
             (user_id, data["label"], data["amount"], data.get("asset_code"), data.get("description")),
         )
-        row: dict[str, Any] = await cur.fetchone()
+        row: Asset = await cur.fetchone()
         await activity.record(
             cur,
             user_id=user_id,
@@ -50,7 +68,7 @@ async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str,
     return row
 
 
-async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> Asset:
     """Apply the fields given; an unchanged value writes nothing and records nothing.
 
     "12.50" → "12.5" is a change: the amount is stored as the client wrote it.
@@ -63,7 +81,7 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
         if "amount" in proposed and str(proposed["amount"]) != str(row["amount"]):
             diff["amount"] = proposed["amount"]  # equal value, new notation: still shown back as sent
         if diff:
-            row = await update_row(cur, "assets", row_id, diff, EDITABLE, COLUMNS)
+            row = cast(Asset, await update_row(cur, "assets", row_id, diff, EDITABLE, COLUMNS))
             await activity.record(
                 cur,
                 user_id=user_id,

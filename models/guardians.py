@@ -6,7 +6,9 @@ a guardian exists to confirm, independently of the owner, that a release is warr
 
 from __future__ import annotations
 
-from typing import Any
+import uuid
+from datetime import datetime
+from typing import Any, TypedDict, cast
 
 import psycopg2.errors
 
@@ -21,6 +23,19 @@ EDITABLE = ("name", "email", "wallet_address", "relationship")
 DUPLICATE = "This wallet is already one of your guardians"
 
 
+class Guardian(TypedDict):
+    """A row of `guardians`, as the owner sees it."""
+
+    id: uuid.UUID
+    user_id: uuid.UUID
+    name: str
+    email: str
+    wallet_address: str
+    relationship: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
 async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str) -> None:
     await cur.execute(
         "SELECT 1 FROM user_wallets WHERE user_id = %s AND wallet_address = %s", (user_id, wallet_address)
@@ -31,22 +46,24 @@ async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str) -> No
         )
 
 
-async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
-    return await fetch_owned(cur, f"SELECT {COLUMNS} FROM guardians", user_id, row_id, "Guardian", lock)
+async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> Guardian:
+    row = await fetch_owned(cur, f"SELECT {COLUMNS} FROM guardians", user_id, row_id, "Guardian", lock)
+    return cast(Guardian, row)
 
 
-async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page:
+async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page[Guardian]:
     async with autocommit(pool) as cur:
-        return await fetch_page(cur, f"SELECT {COLUMNS} FROM guardians WHERE user_id = %s", [user_id], page)
+        result = await fetch_page(cur, f"SELECT {COLUMNS} FROM guardians WHERE user_id = %s", [user_id], page)
+    return cast("Page[Guardian]", result)
 
 
-async def get(pool: Pool, *, user_id: str, raw_id: str) -> dict[str, Any]:
+async def get(pool: Pool, *, user_id: str, raw_id: str) -> Guardian:
     row_id = parse_id(raw_id, "Guardian")
     async with autocommit(pool) as cur:
         return await _get(cur, user_id, row_id)
 
 
-async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Guardian:
     async with transaction(pool) as cur:
         await _check_not_owner(cur, user_id, data["wallet_address"])
         try:
@@ -57,7 +74,7 @@ async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str,
             )
         except psycopg2.errors.UniqueViolation:
             raise Conflict(DUPLICATE) from None
-        row: dict[str, Any] = await cur.fetchone()
+        row: Guardian = await cur.fetchone()
         await activity.record(
             cur,
             user_id=user_id,
@@ -69,7 +86,7 @@ async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str,
     return row
 
 
-async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> Guardian:
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw_id, "Guardian")
     async with transaction(pool) as cur:
@@ -79,7 +96,7 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
             await _check_not_owner(cur, user_id, diff["wallet_address"])
         if diff:
             try:
-                row = await update_row(cur, "guardians", row_id, diff, EDITABLE, COLUMNS)
+                row = cast(Guardian, await update_row(cur, "guardians", row_id, diff, EDITABLE, COLUMNS))
             except psycopg2.errors.UniqueViolation:
                 raise Conflict(DUPLICATE) from None
             await activity.record(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from api.keys import DB, SETTINGS
-from models import beneficiaries
+from models import assets, beneficiaries, guardians
 from models.pagination import PageRequest
 from tests.helpers import sign_in
 from tests.plan_helpers import create
@@ -33,3 +33,19 @@ async def test_beneficiary_records(client):
         assert_record(found, beneficiaries.Beneficiary)  # the check can fail
     with pytest.raises(AssertionError, match="allocation_percentage: str"):
         assert_record({**found, "allocation_percentage": "10"}, beneficiaries.BeneficiaryPublic)
+
+
+async def test_guardian_and_asset_records(client):
+    session = await sign_in(client)
+    pool, owner = client.app[DB], {"user_id": session.user["id"]}
+    for module, collection, record_type, change in (
+        (guardians, "guardians", guardians.Guardian, {"relationship": "cousin"}),
+        (assets, "assets", assets.Asset, {"description": "Joint account"}),
+    ):
+        created = await create(client, session, collection)
+        page = await module.list_page(pool, page=PageRequest(), **owner)
+        assert [str(row["id"]) for row in page.items] == [created["id"]]
+        assert_record(page.items[0], record_type, collection)
+        assert_record(await module.get(pool, raw_id=created["id"], **owner), record_type, collection)
+        updated = await module.update(pool, raw_id=created["id"], changes=change, **owner)
+        assert_record(updated, record_type, collection)
