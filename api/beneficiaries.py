@@ -37,6 +37,8 @@ class Percentage(fields.Number):
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Decimal:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValidationError("Must be a number, e.g. 25.5.")
+        if isinstance(value, int) and not 0 < value <= 100:  # before float(): 10**400 overflows it
+            raise ValidationError("Must be greater than 0 and at most 100.")
         if not math.isfinite(value) or not 0 < value <= 100:
             raise ValidationError("Must be greater than 0 and at most 100.")
         # repr() of a float is its shortest round-trip form, so 33.33 stays 33.33.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -79,7 +80,12 @@ class RequestParser(AIOHTTPParser):
     async def load_json(self, req: web.Request, schema: Schema) -> Any:
         if req.body_exists and not is_json_request(req):
             raise BadRequest("Content-Type must be application/json")
-        return await super().load_json(req, schema)
+        try:
+            return await super().load_json(req, schema)
+        except RecursionError:
+            raise BadRequest("JSON nested too deeply") from None
+        except ValueError:  # e.g. an integer literal past Python's 4300-digit conversion limit
+            raise BadRequest("Malformed JSON body") from None
 
     def _handle_invalid_json_error(
         self, error: Exception, req: web.Request, *args: Any, **kwargs: Any
@@ -98,10 +104,16 @@ class RequestParser(AIOHTTPParser):
 
 
 def client_ip(request: web.Request) -> str:
-    """The socket peer, or the address a trusted proxy chain reports (TRUSTED_PROXY_HOPS)."""
+    """The socket peer, or the address a trusted proxy chain reports (TRUSTED_PROXY_HOPS).
+
+    Only a well-formed IP address is taken from the header (it becomes a Redis key).
+    """
     hops = request.app[SETTINGS].trusted_proxy_hops
     if hops > 0:
         forwarded = [p.strip() for p in request.headers.get("X-Forwarded-For", "").split(",") if p.strip()]
         if len(forwarded) >= hops:
-            return forwarded[-hops]
+            try:
+                return str(ipaddress.ip_address(forwarded[-hops]))
+            except ValueError:
+                pass
     return request.remote or "unknown"

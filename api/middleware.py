@@ -18,11 +18,12 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
 
-from api.keys import SETTINGS, USER_ID
+from api.keys import CLOCK, DB, SETTINGS, USER_ID
 from api.public import requires_session
 from core import tokens
 from core.errors import AppError, Unauthorized
 from core.logging import redact_path, request_id_var
+from models import users
 
 log = logging.getLogger("api.access")
 error_log = logging.getLogger("api.errors")
@@ -100,12 +101,16 @@ async def authenticate(request: web.Request, handler: Handler) -> web.StreamResp
         return await handler(request)
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    # Header bytes that are not ASCII arrive as surrogate escapes: never a valid token.
+    if scheme.lower() != "bearer" or not token.strip() or not header.isascii():
         raise Unauthorized("Missing bearer token", headers={"WWW-Authenticate": "Bearer"})
     settings = request.app[SETTINGS]
     try:
         claims = tokens.verify(settings.jwt_secret, token.strip(), settings.jwt_issuer, settings.jwt_audience)
     except tokens.InvalidToken:
         raise Unauthorized("Invalid or expired token", headers={"WWW-Authenticate": "Bearer"}) from None
-    request[USER_ID] = claims["sub"]
+    user_id = claims["sub"]
+    if not await users.exists(request.app[DB], user_id, request.app[CLOCK].now().timestamp()):
+        raise Unauthorized("This account no longer exists", headers={"WWW-Authenticate": "Bearer"})
+    request[USER_ID] = user_id
     return await handler(request)

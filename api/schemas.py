@@ -32,21 +32,50 @@ class BaseSchema(Schema):
         ordered = True
 
     @pre_load(pass_many=True)
-    def refuse_nul(self, data: Any, **kwargs: Any) -> Any:
-        """PostgreSQL text cannot hold NUL: refuse it here, for every field, as a 400."""
-        if _contains_nul(data):
-            raise ValidationError("Text may not contain NUL (U+0000) characters.")
+    def refuse_unstorable(self, data: Any, **kwargs: Any) -> Any:
+        """Refuse, for every field and key, what PostgreSQL text cannot hold (NUL, unpaired
+        UTF-16 surrogates) and nesting no request needs, as a 400 rather than a 500 later."""
+        problem = unstorable(data)
+        if problem:
+            raise ValidationError(problem)
         return data
 
 
-def _contains_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, Mapping):
-        return any(_contains_nul(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_contains_nul(v) for v in value)
-    return False
+MAX_DEPTH = 16
+NUL_MESSAGE = "Text may not contain NUL (U+0000) characters."
+SURROGATE_MESSAGE = "Text may not contain unpaired UTF-16 surrogates (not valid Unicode)."
+
+
+def bad_text(text: str) -> str | None:
+    """Why PostgreSQL would refuse this string, or None (ASCII is checked without encoding)."""
+    if "\x00" in text:
+        return NUL_MESSAGE
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return SURROGATE_MESSAGE
+    return None
+
+
+def unstorable(data: Any) -> str | None:
+    """The first problem found walking `data` (iteratively, so depth cannot blow the stack)."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            problem = bad_text(value)
+            if problem:
+                return problem
+        elif isinstance(value, Mapping | list | tuple):
+            if depth >= MAX_DEPTH:
+                return f"Nested more than {MAX_DEPTH} levels deep."
+            if isinstance(value, Mapping):
+                stack.extend((k, depth + 1) for k in value)
+                stack.extend((v, depth + 1) for v in value.values())
+            else:
+                stack.extend((v, depth + 1) for v in value)
+    return None
 
 
 class PatchSchema(BaseSchema):

@@ -13,7 +13,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import aiopg
+import psycopg2.errors
 import psycopg2.extensions
+
+from core.errors import Unauthorized
 
 Cursor = aiopg.Cursor
 Pool = aiopg.Pool
@@ -55,6 +58,14 @@ def _unlink(cur: Cursor) -> None:
     cur._transaction = None  # type: ignore[assignment]
 
 
+def _account_gone(exc: psycopg2.errors.ForeignKeyViolation) -> Unauthorized | None:
+    """A write that names a user id nobody has: the session outlived its account (401, not 500)."""
+    constraint = exc.diag.constraint_name or ""
+    if constraint.endswith("_user_id_fkey"):
+        return Unauthorized("This account no longer exists", headers={"WWW-Authenticate": "Bearer"})
+    return None
+
+
 @asynccontextmanager
 async def transaction(pool: Pool) -> AsyncIterator[Cursor]:
     """BEGIN … COMMIT on one connection; any exception rolls back everything done inside."""
@@ -63,8 +74,10 @@ async def transaction(pool: Pool) -> AsyncIterator[Cursor]:
             await cur.execute("BEGIN")
             try:
                 yield cur
-            except BaseException:
+            except BaseException as exc:
                 await cur.execute("ROLLBACK")
+                if isinstance(exc, psycopg2.errors.ForeignKeyViolation) and (gone := _account_gone(exc)):
+                    raise gone from None
                 raise
             await cur.execute("COMMIT")
         finally:
@@ -80,6 +93,10 @@ async def autocommit(pool: Pool) -> AsyncIterator[Cursor]:
     async with pool.acquire() as conn, conn.cursor() as cur:
         try:
             yield cur
+        except psycopg2.errors.ForeignKeyViolation as exc:
+            if gone := _account_gone(exc):
+                raise gone from None
+            raise
         finally:
             _unlink(cur)
 

@@ -11,7 +11,7 @@ import base64
 import binascii
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from core.db import Cursor
@@ -51,7 +51,10 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         raise ValueError("Invalid cursor.") from None
     if created_at.tzinfo is None:
         raise ValueError("Invalid cursor.")
-    return created_at, row_id
+    try:  # PostgreSQL refuses offsets past ±15:59 that Python accepts: compare in UTC
+        return created_at.astimezone(UTC), row_id
+    except OverflowError:
+        raise ValueError("Invalid cursor.") from None
 
 
 async def fetch_page(

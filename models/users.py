@@ -122,3 +122,30 @@ async def link_wallet(pool: Pool, *, user_id: str, wallet_address: str) -> dict[
                 metadata={"walletAddress": wallet_address},
             )
     return await get_with_wallets(pool, user_id)
+
+
+# user id -> monotonic expiry. Positive answers only, so a deleted account stops
+# authenticating within EXISTS_TTL on every instance (and at once on writes: see core.db).
+_known: dict[str, float] = {}
+EXISTS_TTL = 30.0
+_KNOWN_MAX = 50_000
+
+
+async def exists(pool: Pool, user_id: str, now: float) -> bool:
+    """Whether the account behind a session still exists; `now` is a monotonic reading."""
+    expiry = _known.get(user_id)
+    if expiry is not None and expiry > now:
+        return True
+    row = await fetch_one(pool, "SELECT 1 AS found FROM users WHERE id = %s", (user_id,))
+    if row is None:
+        _known.pop(user_id, None)
+        return False
+    if len(_known) >= _KNOWN_MAX:
+        _known.clear()
+    _known[user_id] = now + EXISTS_TTL
+    return True
+
+
+def forget(user_id: str) -> None:
+    """Call when an account is deleted, so this process stops accepting its sessions at once."""
+    _known.pop(user_id, None)

@@ -10,13 +10,16 @@ import time
 import uuid
 
 import jwt
+import psycopg2
 import pytest
 import redis.asyncio as aioredis
 from stellar_sdk import Keypair
 
 from core import tokens
 from core.challenges import KEY as CHALLENGE_KEY
+from models import users
 from tests.helpers import assert_error, challenge, sign, sign_in
+from tests.plan_helpers import body_for
 
 VERIFY = "/api/auth/wallet/verify"
 CHALLENGE = "/api/auth/wallet/challenge"
@@ -413,3 +416,26 @@ def test_a_verified_token_still_expires_while_remembered(monkeypatch):
     monkeypatch.setattr(tokens.time, "time", lambda: now + 61)
     with pytest.raises(tokens.InvalidToken):
         tokens.verify(secret, token, "iss", "aud")
+
+
+async def test_a_token_whose_account_is_gone_is_401_on_reads_and_writes(client, settings, clock):
+    session = await sign_in(client)
+    assert (await client.get("/api/assets", headers=session.headers)).status == 200  # now remembered
+    with psycopg2.connect(settings.database_url) as conn, conn.cursor() as cur:
+        cur.execute("DELETE FROM users WHERE id = %s", (session.user["id"],))
+    conn.close()
+    # Within the existence cache's lifetime, a write still fails cleanly (no foreign-key 500)...
+    for collection in ("assets", "beneficiaries", "guardians", "messages"):
+        resp = await client.post(f"/api/{collection}", headers=session.headers, json=body_for(collection))
+        assert resp.status == 401, (collection, await resp.text())
+        assert_error(await resp.json(), 401)
+    # ...and once it expires every route refuses the session.
+    clock.advance(seconds=users.EXISTS_TTL + 1)
+    for method, path in (("GET", "/api/assets"), ("GET", "/api/auth/me"), ("PATCH", "/api/users/me")):
+        resp = await client.request(method, path, headers=session.headers, json={"name": "x"})
+        assert resp.status == 401, (path, await resp.text())
+        assert (await resp.json())["message"] == "This account no longer exists"
+    # A fresh sign-in with the same wallet creates a new account and works.
+    again = await sign_in(client, session.keypair)
+    assert again.user["id"] != session.user["id"]
+    assert (await client.get("/api/assets", headers=again.headers)).status == 200
