@@ -1,28 +1,40 @@
 """Configuration from environment variables only (12-factor), validated once at start-up.
 
-Every variable is listed in `.env.example` and the README's configuration table. A bad value
-raises `ConfigError` naming the variable, so an operator sees what to fix before any traffic.
+Each variable is declared once, as a field of `Settings` built by `setting()`: its name, default,
+bounds or allowed values, one-line doc and secret flag; the type is the field's annotation.
+`load_settings()` reads every variable from that declaration, the README's configuration table
+is generated from it (`python -m core.settings_docs` rewrites it) and a test checks both the table and
+`.env.example` against it. A bad value raises `ConfigError` naming the variable, so an operator
+sees what to fix before any traffic. Why not pydantic-settings: docs/configuration.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import secrets
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from stellar_sdk import StrKey
 
 from core.crypto import KeyRing
 
 ENVIRONMENTS = ("development", "production", "test")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 CONTRACT_ID_RE = re.compile(r"^C[A-Z2-7]{55}$")
 # Where claim links point when PUBLIC_APP_URL is unset outside production (a local web client).
 DEV_PUBLIC_APP_URL = "http://localhost:5173"
 WEAK_SECRETS = {"change-me", "changeme", "secret", "password"}
+TESTNET_PASSPHRASE = "Test SDF Network ; September 2015"  # noqa: S105 - public network name
+SECRETS_GENERATED_IN_DEV = ("JWT_SECRET", "ENCRYPTION_KEYS")
+_VARIABLE = "variable"
 
 
 class ConfigError(ValueError):
@@ -30,41 +42,194 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class Variable:
+    """How one environment variable is read, checked and documented."""
+
+    name: str
+    doc: str
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    upper: bool = False  # compare and store upper-cased (LOG_LEVEL=debug is fine)
+    check: Callable[[str], str | None] | None = None  # says what is wrong with a value, or None
+    secret: bool = False  # never printed, never given a value in .env.example
+    shown_default: str | None = None  # README default column when the literal one says too little
+    example: str | None = None  # .env.example value when it is not the default
+
+
+def setting(name: str, default: Any, doc: str, **options: Any) -> Any:
+    """A `Settings` field read from the environment variable `name`."""
+    variable = Variable(name, doc, **options)
+    return dataclasses.field(default=default, repr=not variable.secret, metadata={_VARIABLE: variable})
+
+
+def _storage_url(value: str) -> str | None:
+    return None if value.startswith(("s3://", "file://")) else "must start with s3:// or file://"
+
+
+def _contract_id(value: str) -> str | None:
+    if CONTRACT_ID_RE.match(value) and StrKey.is_valid_contract(value):
+        return None
+    return "must be a contract id (C followed by 55 base32 characters, valid checksum)"
+
+
+def _http_url(value: str) -> str | None:
+    return None if value.startswith(("http://", "https://")) else "must start with http:// or https://"
+
+
+def _http_origin(value: str) -> str | None:
+    if value.startswith(("https://", "http://")):
+        return None
+    return "must be an http(s) origin, e.g. https://legacy.example.org"
+
+
+def _strong_secret(value: str) -> str | None:
+    if len(value.encode()) < 32 or value.lower() in WEAK_SECRETS or len(set(value)) < 8:
+        return "must be at least 32 random bytes (e.g. `openssl rand -base64 48`)"
+    return None
+
+
+@dataclass(frozen=True)
 class Settings:
-    environment: str = "development"
-    service_name: str = "legacy-planning-service"
-    host: str = "0.0.0.0"  # noqa: S104 - a server binds all interfaces unless HOST says otherwise
-    port: int = 8080
-    database_url: str = ""
-    redis_url: str = ""
-    data_dir: Path = Path(".data")
-    jwt_secret: str = field(default="", repr=False)
-    jwt_issuer: str = "legacy-planning-service"
-    jwt_audience: str = "legacy-planning-web"
-    jwt_ttl_seconds: int = 7 * 24 * 3600
-    challenge_ttl_seconds: int = 300
-    encryption_keys: KeyRing | None = field(default=None, repr=False)
-    rate_limit_challenge_per_wallet: int = 10
-    rate_limit_challenge_per_ip: int = 60
-    trusted_proxy_hops: int = 0
-    storage_url: str = ""
-    s3_endpoint_url: str = ""
-    aws_region: str = "us-east-1"
-    archive_max_bytes: int = 100 * 1024 * 1024
-    email_provider_api_key: str = field(default="", repr=False)
-    email_provider_url: str = ""
-    email_from: str = ""
-    public_app_url: str = DEV_PUBLIC_APP_URL
-    plan_min_check_in_interval_seconds: int = 7 * 24 * 3600
-    plan_min_cancel_window_seconds: int = 24 * 3600
-    lifecycle_scan_seconds: int = 60
-    service_contract_id: str = ""
-    soroban_rpc_url: str = ""
-    soroban_rpc_timeout_seconds: int = 10
-    stellar_network_passphrase: str = "Test SDF Network ; September 2015"  # noqa: S105 - public
-    log_level: str = "INFO"
-    arq_queue_name: str = "arq:queue"
-    db_pool_max: int = 20
+    environment: str = setting(
+        "APP_ENV",
+        "development",
+        "`production` refuses to start without `JWT_SECRET` (≥ 32 random bytes) and `ENCRYPTION_KEYS`",
+        choices=ENVIRONMENTS,
+    )
+    service_name: str = setting(
+        "SERVICE_NAME", "legacy-planning-service", "Named in sign-in challenges and `/api/health`"
+    )
+    # A server binds all interfaces unless HOST says otherwise.
+    host: str = setting("HOST", "0.0.0.0", "Where the API listens (interface)")  # noqa: S104
+    port: int = setting("PORT", 8080, "Where the API listens (TCP port)", minimum=1, maximum=65535)
+    database_url: str = setting(
+        "DATABASE_URL",
+        "",
+        "PostgreSQL URL; required by `serve`, `worker`, `migrate`",
+        shown_default="(embedded in dev)",
+        example="postgresql://postgres@127.0.0.1:5432/legacy",
+    )
+    redis_url: str = setting(
+        "REDIS_URL",
+        "",
+        "Redis URL (`redis://`, `rediss://`, `unix://`) for jobs, challenges, rate limits",
+        shown_default="(embedded in dev)",
+        example="redis://127.0.0.1:6379/0",
+    )
+    db_pool_max: int = setting("DB_POOL_MAX", 20, "PostgreSQL connections per process", minimum=1)
+    data_dir: Path = setting(
+        "DATA_DIR", Path(".data"), "Dev state: embedded databases, generated secrets, file storage"
+    )
+    log_level: str = setting(
+        "LOG_LEVEL", "INFO", "`DEBUG`, `INFO`, `WARNING`, `ERROR`", choices=LOG_LEVELS, upper=True
+    )
+    jwt_secret: str = setting(
+        "JWT_SECRET",
+        "",
+        "HS256 secret, ≥ 32 random bytes",
+        check=_strong_secret,
+        secret=True,
+        shown_default="(generated in dev)",
+    )
+    jwt_issuer: str = setting("JWT_ISSUER", "legacy-planning-service", "Checked on every token (`iss`)")
+    jwt_audience: str = setting("JWT_AUDIENCE", "legacy-planning-web", "Checked on every token (`aud`)")
+    jwt_ttl_seconds: int = setting(
+        "JWT_TTL_SECONDS", 7 * 24 * 3600, "Session lifetime (7 days, per spec)", minimum=60
+    )
+    challenge_ttl_seconds: int = setting(
+        "CHALLENGE_TTL_SECONDS", 300, "Sign-in challenge lifetime", minimum=10
+    )
+    encryption_keys: KeyRing | None = setting(
+        "ENCRYPTION_KEYS",
+        None,
+        "`id:base64key[,id:base64key…]`, 32-byte keys, primary first",
+        secret=True,
+        shown_default="(generated in dev)",
+    )
+    rate_limit_challenge_per_wallet: int = setting(
+        "RATE_LIMIT_CHALLENGE_PER_WALLET", 10, "Challenges per wallet per minute", minimum=1
+    )
+    rate_limit_challenge_per_ip: int = setting(
+        "RATE_LIMIT_CHALLENGE_PER_IP", 60, "Challenges per client IP per minute", minimum=1
+    )
+    trusted_proxy_hops: int = setting(
+        "TRUSTED_PROXY_HOPS",
+        0,
+        "Reverse proxies to trust for `X-Forwarded-For`; 0 uses the socket peer",
+        minimum=0,
+    )
+    storage_url: str = setting(
+        "STORAGE_URL",
+        "",
+        "`s3://bucket[/prefix]` or `file:///path`; unset: archive routes answer 503",
+        check=_storage_url,
+        shown_default="(dev: `file://.data/objects`)",
+    )
+    s3_endpoint_url: str = setting("S3_ENDPOINT_URL", "", "S3-compatible endpoint (MinIO…); unset: AWS")
+    aws_region: str = setting("AWS_REGION", "us-east-1", "S3 region")
+    archive_max_bytes: int = setting(
+        "ARCHIVE_MAX_BYTES", 100 * 1024 * 1024, "Largest upload (100 MiB); larger is 413", minimum=1
+    )
+    email_provider_api_key: str = setting(
+        "EMAIL_PROVIDER_API_KEY",
+        "",
+        "Email (JSON HTTP provider, see `docs/lifecycle.md`); unset: each email is `skipped` and logged",
+        secret=True,
+    )
+    email_provider_url: str = setting("EMAIL_PROVIDER_URL", "", "Email provider endpoint")
+    email_from: str = setting("EMAIL_FROM", "", "Sender address of the service's email")
+    public_app_url: str = setting(
+        "PUBLIC_APP_URL",
+        DEV_PUBLIC_APP_URL,
+        "The web client's origin; claim links are `$PUBLIC_APP_URL/claim/<token>`",
+        check=_http_origin,
+        shown_default=f"(required in production; dev: `{DEV_PUBLIC_APP_URL}`)",
+        example="",
+    )
+    plan_min_check_in_interval_seconds: int = setting(
+        "PLAN_MIN_CHECK_IN_INTERVAL_SECONDS",
+        7 * 24 * 3600,
+        "Shortest check-in interval an owner may choose (7 days); lower it for demos",
+        minimum=1,
+    )
+    plan_min_cancel_window_seconds: int = setting(
+        "PLAN_MIN_CANCEL_WINDOW_SECONDS",
+        24 * 3600,
+        "Shortest veto window after guardians approve (24 h); lower it for demos",
+        minimum=0,
+    )
+    lifecycle_scan_seconds: int = setting(
+        "LIFECYCLE_SCAN_SECONDS",
+        60,
+        "How often the scheduler scans due plans and left-behind email",
+        minimum=1,
+    )
+    service_contract_id: str = setting(
+        "SERVICE_CONTRACT_ID",
+        "",
+        "Soroban contract (`C…`, checksum-checked); unset: transaction routes answer 503."
+        " See [docs/soroban.md](docs/soroban.md)",
+        check=_contract_id,
+    )
+    soroban_rpc_url: str = setting(
+        "SOROBAN_RPC_URL",
+        "",
+        "Soroban RPC node (`http(s)://`); required with `SERVICE_CONTRACT_ID`",
+        check=_http_url,
+    )
+    soroban_rpc_timeout_seconds: int = setting(
+        "SOROBAN_RPC_TIMEOUT_SECONDS",
+        10,
+        "Longest wait for one RPC call; past it, build routes answer 503 and the relay retries",
+        minimum=1,
+    )
+    stellar_network_passphrase: str = setting(
+        "STELLAR_NETWORK_PASSPHRASE", TESTNET_PASSPHRASE, "Stellar network the contract lives on"
+    )
+    arq_queue_name: str = setting(
+        "ARQ_QUEUE_NAME", "arq:queue", "Job queue name (one per deployment sharing a Redis)"
+    )
 
     @property
     def is_production(self) -> bool:
@@ -77,17 +242,62 @@ class Settings:
         return self.encryption_keys
 
 
-def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
-    if value < minimum:
-        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
-    return value
+# Read from the environment by a library (botocore's credential chain), not by Settings;
+# declared here so the README table and .env.example are checked for them too.
+LIBRARY_VARIABLES = (
+    Variable(
+        "AWS_ACCESS_KEY_ID",
+        "S3 / MinIO access key (read by botocore; unset: the standard AWS chain)",
+        secret=True,
+    ),
+    Variable("AWS_SECRET_ACCESS_KEY", "S3 / MinIO secret key, set together with the key id", secret=True),
+)
+
+
+def _declared() -> list[tuple[str, type, Variable]]:
+    hints = typing.get_type_hints(Settings)
+    out = []
+    for f in dataclasses.fields(Settings):
+        kind = hints[f.name]
+        if isinstance(kind, types.UnionType):  # `KeyRing | None`
+            kind = next(arg for arg in typing.get_args(kind) if arg is not type(None))
+        out.append((f.name, kind, f.metadata[_VARIABLE]))
+    return out
+
+
+FIELDS = _declared()
+VARIABLES: tuple[Variable, ...] = tuple(v for _, _, v in FIELDS) + LIBRARY_VARIABLES
+
+
+def _parse(kind: type, var: Variable, raw: str) -> Any:
+    """One variable's value from its text; raw is never echoed for secrets."""
+    if kind is int:
+        try:
+            number = int(raw)
+        except ValueError:
+            shown = "" if var.secret else f", got {raw!r}"
+            raise ConfigError(f"{var.name} must be an integer{shown}") from None
+        if var.minimum is not None and number < var.minimum:
+            raise ConfigError(f"{var.name} must be >= {var.minimum}, got {number}")
+        if var.maximum is not None and number > var.maximum:
+            raise ConfigError(f"{var.name} must be <= {var.maximum}, got {number}")
+        return number
+    if kind is Path:
+        return Path(raw).resolve()
+    if kind is KeyRing:
+        try:
+            return KeyRing.parse(raw)
+        except ValueError as exc:  # KeyRing's messages name ENCRYPTION_KEYS and never the key
+            raise ConfigError(str(exc)) from None
+    text = raw if var.secret else raw.strip()
+    if var.upper:
+        text = text.upper()
+    if var.choices and text not in var.choices:
+        raise ConfigError(f"{var.name} must be one of {', '.join(var.choices)}, got {text!r}")
+    problem = var.check(text) if var.check else None
+    if problem:
+        raise ConfigError(f"{var.name} {problem}")
+    return text
 
 
 def _dev_secrets(data_dir: Path) -> dict[str, str]:
@@ -108,92 +318,43 @@ def _dev_secrets(data_dir: Path) -> dict[str, str]:
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
-    """Build Settings from the environment; raise ConfigError naming the offending variable."""
+    """Build Settings from the environment; raise ConfigError naming the offending variable.
+
+    An unset or empty variable takes its declared default. Outside production a missing
+    JWT_SECRET or ENCRYPTION_KEYS is generated once under DATA_DIR; production requires both.
+    """
     env = os.environ if env is None else env
-    environment = env.get("APP_ENV", "development").strip() or "development"
-    if environment not in ENVIRONMENTS:
-        raise ConfigError(f"APP_ENV must be one of {', '.join(ENVIRONMENTS)}, got {environment!r}")
-    data_dir = Path(env.get("DATA_DIR", ".data")).resolve()
-
-    jwt_secret = env.get("JWT_SECRET", "")
-    keys_raw = env.get("ENCRYPTION_KEYS", "")
-    if environment != "production" and (not jwt_secret or not keys_raw):
-        dev = _dev_secrets(data_dir)
-        jwt_secret = jwt_secret or dev["JWT_SECRET"]
-        keys_raw = keys_raw or dev["ENCRYPTION_KEYS"]
-    if not jwt_secret:
+    raw = {var.name: env.get(var.name, "") for _, _, var in FIELDS}
+    values: dict[str, Any] = {}
+    for attr, kind, var in FIELDS:
+        if var.name in SECRETS_GENERATED_IN_DEV:
+            continue  # parsed below, once APP_ENV and DATA_DIR say where they may come from
+        if raw[var.name].strip():
+            values[attr] = _parse(kind, var, raw[var.name])
+        elif kind is Path:
+            values[attr] = _parse(kind, var, str(declared_default(attr)))  # resolved against the cwd
+    environment = values.get("environment", "development")
+    if environment != "production" and not (raw["JWT_SECRET"] and raw["ENCRYPTION_KEYS"]):
+        dev = _dev_secrets(values["data_dir"])
+        raw["JWT_SECRET"] = raw["JWT_SECRET"] or dev["JWT_SECRET"]
+        raw["ENCRYPTION_KEYS"] = raw["ENCRYPTION_KEYS"] or dev["ENCRYPTION_KEYS"]
+    if not raw["JWT_SECRET"]:
         raise ConfigError("JWT_SECRET is required in production (at least 32 random bytes)")
-    if len(jwt_secret.encode()) < 32 or jwt_secret.lower() in WEAK_SECRETS or len(set(jwt_secret)) < 8:
-        raise ConfigError("JWT_SECRET must be at least 32 random bytes (e.g. `openssl rand -base64 48`)")
-    if not keys_raw:
+    if not raw["ENCRYPTION_KEYS"]:
         raise ConfigError("ENCRYPTION_KEYS is required in production (id:base64key[,id:base64key...])")
-    try:
-        key_ring = KeyRing.parse(keys_raw)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-
-    contract_id = env.get("SERVICE_CONTRACT_ID", "").strip()
-    if contract_id and not (CONTRACT_ID_RE.match(contract_id) and StrKey.is_valid_contract(contract_id)):
+    for attr, kind, var in FIELDS:
+        if var.name in SECRETS_GENERATED_IN_DEV:
+            values[attr] = _parse(kind, var, raw[var.name])
+    if "public_app_url" in values:
+        values["public_app_url"] = values["public_app_url"].rstrip("/")
+    elif environment == "production":
         raise ConfigError(
-            "SERVICE_CONTRACT_ID must be a contract id (C followed by 55 base32 characters, valid checksum)"
+            "PUBLIC_APP_URL is required in production (the web client's origin, for claim links)"
         )
-    rpc_url = env.get("SOROBAN_RPC_URL", "").strip()
-    if contract_id and not rpc_url.startswith(("http://", "https://")):
+    if values.get("service_contract_id") and not values.get("soroban_rpc_url"):
         raise ConfigError("SOROBAN_RPC_URL (http:// or https://) is required when SERVICE_CONTRACT_ID is set")
+    return Settings(**values)
 
-    storage_url = env.get("STORAGE_URL", "").strip()
-    if storage_url and not storage_url.startswith(("s3://", "file://")):
-        raise ConfigError("STORAGE_URL must start with s3:// or file://")
 
-    public_app_url = env.get("PUBLIC_APP_URL", "").strip().rstrip("/")
-    if not public_app_url:
-        if environment == "production":
-            raise ConfigError(
-                "PUBLIC_APP_URL is required in production (the web client's origin, for claim links)"
-            )
-        public_app_url = DEV_PUBLIC_APP_URL
-    if not public_app_url.startswith(("https://", "http://")):
-        raise ConfigError("PUBLIC_APP_URL must be an http(s) origin, e.g. https://legacy.example.org")
-
-    log_level = env.get("LOG_LEVEL", "INFO").upper()
-    if log_level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
-        raise ConfigError(f"LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {log_level!r}")
-
-    return Settings(
-        environment=environment,
-        service_name=env.get("SERVICE_NAME", "legacy-planning-service"),
-        host=env.get("HOST", "0.0.0.0"),  # noqa: S104
-        port=_int(env, "PORT", 8080, minimum=1),
-        database_url=env.get("DATABASE_URL", ""),
-        redis_url=env.get("REDIS_URL", ""),
-        data_dir=data_dir,
-        jwt_secret=jwt_secret,
-        jwt_issuer=env.get("JWT_ISSUER", "legacy-planning-service"),
-        jwt_audience=env.get("JWT_AUDIENCE", "legacy-planning-web"),
-        jwt_ttl_seconds=_int(env, "JWT_TTL_SECONDS", 7 * 24 * 3600, minimum=60),
-        challenge_ttl_seconds=_int(env, "CHALLENGE_TTL_SECONDS", 300, minimum=10),
-        encryption_keys=key_ring,
-        rate_limit_challenge_per_wallet=_int(env, "RATE_LIMIT_CHALLENGE_PER_WALLET", 10, minimum=1),
-        rate_limit_challenge_per_ip=_int(env, "RATE_LIMIT_CHALLENGE_PER_IP", 60, minimum=1),
-        trusted_proxy_hops=_int(env, "TRUSTED_PROXY_HOPS", 0),
-        storage_url=storage_url,
-        s3_endpoint_url=env.get("S3_ENDPOINT_URL", ""),
-        aws_region=env.get("AWS_REGION", "us-east-1"),
-        archive_max_bytes=_int(env, "ARCHIVE_MAX_BYTES", 100 * 1024 * 1024, minimum=1),
-        email_provider_api_key=env.get("EMAIL_PROVIDER_API_KEY", ""),
-        email_provider_url=env.get("EMAIL_PROVIDER_URL", ""),
-        email_from=env.get("EMAIL_FROM", ""),
-        public_app_url=public_app_url,
-        plan_min_check_in_interval_seconds=_int(
-            env, "PLAN_MIN_CHECK_IN_INTERVAL_SECONDS", 7 * 24 * 3600, minimum=1
-        ),
-        plan_min_cancel_window_seconds=_int(env, "PLAN_MIN_CANCEL_WINDOW_SECONDS", 24 * 3600),
-        lifecycle_scan_seconds=_int(env, "LIFECYCLE_SCAN_SECONDS", 60, minimum=1),
-        service_contract_id=contract_id,
-        soroban_rpc_url=rpc_url,
-        soroban_rpc_timeout_seconds=_int(env, "SOROBAN_RPC_TIMEOUT_SECONDS", 10, minimum=1),
-        stellar_network_passphrase=env.get("STELLAR_NETWORK_PASSPHRASE", "Test SDF Network ; September 2015"),
-        log_level=log_level,
-        arq_queue_name=env.get("ARQ_QUEUE_NAME", "arq:queue"),
-        db_pool_max=_int(env, "DB_POOL_MAX", 20, minimum=1),
-    )
+def declared_default(attr: str) -> Any:
+    return next(f.default for f in dataclasses.fields(Settings) if f.name == attr)

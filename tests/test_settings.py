@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import core.settings as settings_module
+from core import settings_docs
 from core.crypto import KeyRing
 from core.settings import ConfigError, load_settings
 
@@ -88,3 +90,65 @@ def test_serve_refuses_to_start_in_production_without_secret(tmp_path):
     )
     assert proc.returncode == 2
     assert "JWT_SECRET" in proc.stderr
+
+
+# The declaration in core/settings.py is the one source: the README table and .env.example follow it.
+
+
+def env_example() -> dict[str, str]:
+    values: dict[str, str] = {}
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            assert name not in values, f".env.example lists {name} twice"
+            values[name] = value
+    return values
+
+
+def test_readme_table_is_the_declaration():
+    readme = (ROOT / "README.md").read_text()
+    assert readme == settings_docs.rewrite_readme(readme), (
+        "README's configuration table disagrees with core/settings.py;"
+        " run `.venv/bin/python -m core.settings_docs` to regenerate it"
+    )
+
+
+def test_env_example_lists_every_declared_variable_with_its_default():
+    listed = env_example()
+    declared = {var.name: settings_docs.example_value(var) for var in settings_module.VARIABLES}
+    assert sorted(listed) == sorted(declared), (
+        "add or remove the variable in .env.example or core/settings.py"
+    )
+    assert listed == declared, "a value in .env.example is not the declared default (or example)"
+
+
+def test_each_variable_is_declared_once_and_secrets_stay_out_of_repr(tmp_path):
+    names = [var.name for var in settings_module.VARIABLES]
+    assert len(names) == len(set(names))
+    loaded = load_settings({"APP_ENV": "test", "DATA_DIR": str(tmp_path), **GOOD})
+    for attr, _, var in settings_module.FIELDS:
+        if var.secret:
+            assert f"{attr}=" not in repr(loaded)
+    assert GOOD["JWT_SECRET"] not in repr(loaded)
+
+
+@pytest.mark.parametrize(
+    "variable", [var for _, kind, var in settings_module.FIELDS if kind is int], ids=lambda var: var.name
+)
+def test_every_integer_is_checked_against_its_bounds(tmp_path, variable):
+    base = {"APP_ENV": "test", "DATA_DIR": str(tmp_path), **GOOD}
+    for bad in ["ten", str((variable.minimum or 0) - 1)] + (
+        [str(variable.maximum + 1)] if variable.maximum else []
+    ):
+        with pytest.raises(ConfigError, match=variable.name):
+            load_settings({**base, variable.name: bad})
+    attr = next(a for a, _, v in settings_module.FIELDS if v is variable)
+    lowest = variable.minimum or 0
+    assert getattr(load_settings({**base, variable.name: str(lowest)}), attr) == lowest
+
+
+def test_unset_or_empty_takes_the_declared_default(tmp_path):
+    base = {"APP_ENV": "test", "DATA_DIR": str(tmp_path), **GOOD}
+    empty = load_settings({**base, "PORT": "", "LOG_LEVEL": " ", "HOST": ""})
+    assert (empty.port, empty.log_level, empty.host) == (8080, "INFO", "0.0.0.0")
+    assert load_settings({**base, "LOG_LEVEL": "debug"}).log_level == "DEBUG"
