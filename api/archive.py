@@ -183,7 +183,7 @@ async def _enqueue(request: web.Request, item_id: str) -> None:
     " image/*, `video` a video/* and `voice` an audio/* content type. Storage not configured or"
     " unreachable: 503.",
     requestBody=UPLOAD_BODY,
-    responses=error_responses(400, 401, 413, 503),
+    responses=error_responses(400, 401, 409, 413, 503),
 )
 @response_schema(ArchiveItemSchema, 202)
 async def upload(request: web.Request) -> web.Response:

@@ -97,7 +97,7 @@ async def list_assets(request: web.Request) -> web.Response:
     tags=["assets"],
     summary="Add an asset",
     description='`amount` is a decimal string such as "1250.50"; a JSON number is a 400.',
-    responses=error_responses(400, 401),
+    responses=error_responses(400, 401, 409),
 )
 @request_schema(AssetCreateSchema, required=True)
 @response_schema(AssetSchema, 201)
@@ -119,7 +119,7 @@ async def get_asset(request: web.Request) -> web.Response:
     tags=["assets"],
     summary="Change an asset",
     description="Validated like create, for the fields given; an empty body is a 400.",
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 409),
 )
 @request_schema(AssetPatchSchema, required=True)
 @response_schema(AssetSchema, 200)
@@ -134,7 +134,7 @@ async def patch_asset(request: web.Request) -> web.Response:
 @docs(
     tags=["assets"],
     summary="Remove an asset",
-    responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
+    responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_asset(request: web.Request) -> web.Response:
     await assets.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])

@@ -112,7 +112,7 @@ async def list_beneficiaries(request: web.Request) -> web.Response:
     summary="Add a beneficiary",
     description="The total `allocationPercentage` over your beneficiaries may not exceed 100 "
     "(400 naming the current total). " + CLAIM_LINK_NOTE,
-    responses=error_responses(400, 401),
+    responses=error_responses(400, 401, 409),
 )
 @request_schema(BeneficiaryCreateSchema, required=True)
 @response_schema(BeneficiarySchema, 201)
@@ -139,7 +139,7 @@ async def get_beneficiary(request: web.Request) -> web.Response:
     summary="Change a beneficiary",
     description="Validated like create, for the fields given; an empty body is a 400. "
     "A `claimToken` in the body is ignored: use the rotate route.",
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 409),
 )
 @request_schema(BeneficiaryPatchSchema, required=True)
 @response_schema(BeneficiarySchema, 200)
@@ -160,7 +160,7 @@ async def patch_beneficiary(request: web.Request) -> web.Response:
     summary="Remove a beneficiary",
     description="Also removes them from every message audience; a message left with no recipient "
     "stays, addressed to nobody, until you re-address it. Their claim link stops working.",
-    responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
+    responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_beneficiary(request: web.Request) -> web.Response:
     await beneficiaries.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
@@ -172,7 +172,7 @@ async def delete_beneficiary(request: web.Request) -> web.Response:
     tags=["beneficiaries"],
     summary="Issue a new claim token",
     description="The previous token stops opening the capsule at once; share the new one.",
-    responses=error_responses(401, 404),
+    responses=error_responses(401, 404, 409),
 )
 @response_schema(BeneficiarySchema, 200)
 async def rotate_claim_token(request: web.Request) -> web.Response:

@@ -103,7 +103,7 @@ async def patch_guardian(request: web.Request) -> web.Response:
 @docs(
     tags=["guardians"],
     summary="Remove a guardian",
-    responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
+    responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_guardian(request: web.Request) -> web.Response:
     await guardians.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])

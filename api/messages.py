@@ -149,7 +149,7 @@ async def list_messages(request: web.Request) -> web.Response:
     tags=["messages"],
     summary="Write a message",
     description=RELEASE_RULES,
-    responses=error_responses(400, 401),
+    responses=error_responses(400, 401, 409),
 )
 @request_schema(MessageCreateSchema, required=True)
 @response_schema(MessageSchema, 201)
@@ -171,7 +171,7 @@ async def get_message(request: web.Request) -> web.Response:
     tags=["messages"],
     summary="Change a message",
     description="Validated like create, for the fields given; an empty body is a 400. " + RELEASE_RULES,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 409),
 )
 @request_schema(MessagePatchSchema, required=True)
 @response_schema(MessageSchema, 200)
@@ -186,7 +186,7 @@ async def patch_message(request: web.Request) -> web.Response:
 @docs(
     tags=["messages"],
     summary="Delete a message",
-    responses={204: {"description": "Deleted"}, **error_responses(401, 404)},
+    responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_message(request: web.Request) -> web.Response:
     await messages.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])

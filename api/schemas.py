@@ -229,7 +229,7 @@ def error_responses(*statuses: int) -> dict[int, dict[str, Any]]:
         400: "Validation failed",
         401: "Missing or invalid bearer token",
         404: "Not found (or owned by another account)",
-        409: "Conflict with the current state",
+        409: "Conflict with the current state (plan contents: frozen during verification and after release)",
         413: "Payload too large",
         429: "Rate limit exceeded (see Retry-After)",
         503: "Integration not configured or unavailable",

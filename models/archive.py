@@ -24,7 +24,7 @@ from core.db import Cursor, Pool, autocommit, fetch_all, fetch_one, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.sealed_files import Sealed, object_key
 from core.storage import Storage, StorageError
-from models import activity
+from models import activity, plans
 from models.common import Audience, check_audience, fetch_owned, parse_id
 from models.pagination import Page, PageRequest, fetch_page
 from models.upload_rules import MEDIA_FAMILIES
@@ -151,6 +151,7 @@ async def create(
     """
     audience = data["audience"]
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         await cur.execute(
             "INSERT INTO archive_items (id, user_id, title, type, category, description, file_name,"
             " content_type, size_bytes, audience_all, storage_key, key_id, wrapped_key, stored_bytes,"
@@ -251,6 +252,7 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> str:
     """
     item_id = parse_id(raw_id, "Archive item")
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         await cur.execute(
             "SELECT m.id::text AS id FROM messages m WHERE m.media_id = %s AND m.user_id = %s ORDER BY m.id",
             (item_id, user_id),

@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any, TypedDict, cast
 
 from core.db import Cursor, Pool, autocommit, transaction
-from models import activity
+from models import activity, plans
 from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
@@ -51,6 +51,7 @@ async def get(pool: Pool, *, user_id: str, raw_id: str) -> Asset:
 
 async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Asset:
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         await cur.execute(
             "INSERT INTO assets (user_id, label, amount, asset_code, description)"
             f" VALUES (%s, %s, %s, %s, %s) RETURNING {COLUMNS}",
@@ -75,6 +76,7 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
     """
     row_id = parse_id(raw_id, "Asset")
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         row = await _get(cur, user_id, row_id, lock=True)
         proposed = {c: changes[c] for c in EDITABLE if c in changes}
         diff = changed_values(row, proposed)
@@ -96,6 +98,7 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
 async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Asset")
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         await delete_owned(cur, "assets", user_id, row_id, "Asset")
         await activity.record(
             cur, user_id=user_id, kind="asset.deleted", entity_id=row_id, summary="Asset removed"

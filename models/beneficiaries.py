@@ -23,7 +23,7 @@ from typing import Any, TypedDict, cast
 from core.crypto import IntegrityError, KeyRing
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import NotFound, validation_error
-from models import activity, messages
+from models import activity, messages, plans
 from models.common import changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
@@ -141,6 +141,7 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
     token = new_claim_token()
     async with transaction(pool) as cur:
         await lock_owner(cur, ALLOCATION_LOCK, user_id)
+        await plans.guard_contents(cur, user_id)
         await _check_allocation(cur, user_id, data["allocation_percentage"])
         await cur.execute(
             "INSERT INTO beneficiaries (id, user_id, name, relationship, email, allocation_percentage,"
@@ -177,6 +178,7 @@ async def update(
     async with transaction(pool) as cur:
         if "allocation_percentage" in changes:
             await lock_owner(cur, ALLOCATION_LOCK, user_id)
+        await plans.guard_contents(cur, user_id)
         row = await _get(cur, user_id, row_id, lock=True)
         diff = changed_values(row, {c: changes[c] for c in EDITABLE if c in changes})
         if "allocation_percentage" in diff:
@@ -199,6 +201,7 @@ async def rotate_claim_token(pool: Pool, ring: KeyRing, *, user_id: str, raw_id:
     row_id = parse_id(raw_id, "Beneficiary")
     token = new_claim_token()
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         await cur.execute(
             "UPDATE beneficiaries SET claim_token_hash = %s, claim_token_sealed = %s,"
             f" updated_at = clock_timestamp() WHERE id = %s AND user_id = %s RETURNING {COLUMNS}",
@@ -223,9 +226,11 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Beneficiary")
     async with transaction(pool) as cur:
         await lock_owner(cur, ALLOCATION_LOCK, user_id)
+        await plans.guard_contents(cur, user_id)
         await _get(cur, user_id, row_id, lock=True)
         affected, emptied = await messages.remove_from_audiences(cur, row_id)
         await cur.execute("DELETE FROM beneficiaries WHERE id = %s AND user_id = %s", (row_id, user_id))
+        await plans.guard_removal(cur, user_id, table="beneficiaries")
         summary = "Beneficiary removed"
         if emptied:
             summary += f"; {len(emptied)} message(s) now have no recipients"

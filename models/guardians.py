@@ -14,7 +14,7 @@ import psycopg2.errors
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, validation_error
-from models import activity
+from models import activity, plans
 from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
@@ -65,6 +65,7 @@ async def get(pool: Pool, *, user_id: str, raw_id: str) -> Guardian:
 
 async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Guardian:
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         await _check_not_owner(cur, user_id, data["wallet_address"])
         try:
             await cur.execute(
@@ -90,6 +91,7 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw_id, "Guardian")
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         row = await _get(cur, user_id, row_id, lock=True)
         diff = changed_values(row, {c: changes[c] for c in EDITABLE if c in changes})
         if "wallet_address" in diff:
@@ -113,7 +115,9 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
 async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Guardian")
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         await delete_owned(cur, "guardians", user_id, row_id, "Guardian")
+        await plans.guard_removal(cur, user_id, table="guardians")
         await activity.record(
             cur, user_id=user_id, kind="guardian.deleted", entity_id=row_id, summary="Guardian removed"
         )

@@ -83,7 +83,7 @@ async def overview(pool: Pool, user_id: Any) -> Overview:
         threshold=effective_threshold(plan, known["guardians"]),
         approvals=approvals,
         approval_count=sum(1 for a in approvals if a["approved_at"] is not None),
-        problems=readiness(plan, known) if plan["status"] == DRAFT else [],
+        problems=readiness(plan, known) if plan["status"] in (DRAFT, ACTIVE) else [],
         notifications=notifications,
     )
 

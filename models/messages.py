@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.db import Cursor, Pool, autocommit, transaction
-from models import activity, archive
+from models import activity, archive, plans
 from models.common import (
     changed_values,
     check_audience,
@@ -103,6 +103,7 @@ async def get(pool: Pool, *, user_id: str, raw_id: str) -> dict[str, Any]:
 
 async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         await check_audience(cur, user_id, data["audience"])
         media_id = await archive.check_media(cur, user_id=user_id, media_id=data.get("media_id"))
         rule = _rule_columns(data["release_rule"])
@@ -139,6 +140,7 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw_id, "Message")
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         if "audience" in changes:
             await check_audience(cur, user_id, changes["audience"])
         if changes.get("media_id") is not None:
@@ -174,6 +176,7 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
 async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Message")
     async with transaction(pool) as cur:
+        await plans.guard_contents(cur, user_id)
         await delete_owned(cur, "messages", user_id, row_id, "Message")
         await activity.record(
             cur, user_id=user_id, kind="message.deleted", entity_id=row_id, summary="Message deleted"

@@ -138,6 +138,30 @@ async def guard_contents(cur: Cursor, user_id: Any) -> None:
         )
 
 
+async def guard_removal(cur: Cursor, user_id: Any, *, table: str) -> None:
+    """409 if a removal just made (DELETE already run, same transaction) leaves an Active plan
+    unable to release: no beneficiary, or fewer guardians than the approvals it asks for.
+
+    The plan row is already held FOR SHARE by `guard_contents`. In Draft anything goes:
+    activation checks readiness again.
+    """
+    await cur.execute("SELECT status, guardian_threshold FROM plans WHERE user_id = %s", (user_id,))
+    row = await cur.fetchone()
+    if row is None or row["status"] != ACTIVE:
+        return
+    await cur.execute(f"SELECT count(*) AS n FROM {table} WHERE user_id = %s", (user_id,))
+    remaining = (await cur.fetchone())["n"]
+    if table == "beneficiaries" and remaining < 1:
+        raise Conflict(
+            "An active plan needs at least one beneficiary: add another first, or deactivate the plan."
+        )
+    if table == "guardians" and remaining < (row["guardian_threshold"] or 1):
+        raise Conflict(
+            "An active plan needs at least as many guardians as the approvals it asks for: add another "
+            "guardian or lower the threshold first, or deactivate the plan."
+        )
+
+
 def stage_times(plan: Plan) -> list[datetime | None]:
     """When each stage of the current cycle falls; None for a reminder that would precede the cycle."""
     start, due = plan["last_check_in_at"], plan["check_in_due_at"]

@@ -1,10 +1,21 @@
-"""The plan lifecycle end to end through HTTP, with the real worker and a test clock."""
+"""The plan lifecycle end to end through HTTP, with the real worker, a local email provider
+and a test clock moved forward instead of sleeping."""
 
 from __future__ import annotations
 
 from tests.helpers import assert_error, sign_in
-from tests.lifecycle_helpers import get_overview, release_plan
-from tests.plan_helpers import activity_rows, query
+from tests.lifecycle_helpers import (
+    activate_plan,
+    approve,
+    approve_plan,
+    get_overview,
+    guardian_session,
+    release_plan,
+    report,
+)
+from tests.plan_helpers import activity_rows, create, query
+
+DAY = 86400
 
 
 async def test_a_new_plan_is_a_draft_that_says_what_blocks_activation(client):
@@ -12,8 +23,8 @@ async def test_a_new_plan_is_a_draft_that_says_what_blocks_activation(client):
     body = await get_overview(client, owner)
     assert body["status"] == "Draft"
     assert body["settings"] == {
-        "checkInIntervalSeconds": 90 * 86400,
-        "gracePeriodSeconds": 14 * 86400,
+        "checkInIntervalSeconds": 90 * DAY,
+        "gracePeriodSeconds": 14 * DAY,
         "cancelWindowSeconds": 72 * 3600,
         "guardianThreshold": None,
     }
@@ -26,15 +37,216 @@ async def test_a_new_plan_is_a_draft_that_says_what_blocks_activation(client):
     assert error["details"]["readiness"]["problems"] == body["readiness"]["problems"]
 
 
-async def test_release_plan_reaches_released_through_http(client, clock, run_worker, settings):
+async def test_activation_needs_allocations_of_exactly_100(client):
+    owner = await sign_in(client)
+    resp = await client.patch("/api/users/me", json={"email": "o@example.org"}, headers=owner.headers)
+    assert resp.status == 200
+    await create(client, owner, "beneficiaries", allocationPercentage=90)
+    await create(client, owner, "guardians")
+    resp = await client.post("/api/legacy/activate", headers=owner.headers)
+    assert resp.status == 409
+    problems = (await resp.json())["details"]["readiness"]["problems"]
+    assert problems == ["Your beneficiaries' shares add up to 90%; they must add up to exactly 100%."]
+
+
+async def test_settings_are_bounded_and_change_only_in_draft_and_active(client, settings):
+    owner = await sign_in(client)
+    resp = await client.patch(
+        "/api/legacy",
+        json={"checkInIntervalSeconds": 59, "cancelWindowSeconds": 1, "gracePeriodSeconds": 0},
+        headers=owner.headers,
+    )
+    assert resp.status == 400
+    body = await resp.json()
+    assert_error(body, 400)
+    assert set(body["details"]) == {"checkInIntervalSeconds", "cancelWindowSeconds"}  # below PLAN_MIN_*
+    resp = await client.patch("/api/legacy", json={"gracePeriodSeconds": -1}, headers=owner.headers)
+    assert resp.status == 400 and "gracePeriodSeconds" in (await resp.json())["details"]
+    resp = await client.patch("/api/legacy", json={"guardianThreshold": 2}, headers=owner.headers)
+    assert resp.status == 400  # no guardians yet
+    resp = await client.patch("/api/legacy", json={"checkInIntervalSeconds": "60"}, headers=owner.headers)
+    assert resp.status == 400  # seconds are integers, not strings
+    resp = await client.patch("/api/legacy", json={"gracePeriodSeconds": 0}, headers=owner.headers)
+    assert resp.status == 200 and (await resp.json())["settings"]["gracePeriodSeconds"] == 0
+
+
+async def test_the_whole_story_by_inactivity(client, clock, run_worker, email_provider, settings):
+    """Activate, stay silent: reminder, grace notice, verification, approvals, release, claim links."""
+    owner = await sign_in(client)
+    setup = await activate_plan(
+        client, owner, settings={"checkInIntervalSeconds": 2 * DAY, "gracePeriodSeconds": DAY}
+    )
+    work = email_provider.settings
+    due = setup.overview["nextCheckInDueAt"]
+    assert due is not None
+
+    await run_worker(settings=work)  # nothing due yet
+    assert email_provider.requests == []
+
+    clock.advance(days=1, seconds=1)  # one day before due: the only reminder that fits a 2-day cycle
+    await run_worker(settings=work)
+    await run_worker(settings=work)  # a second scan sends nothing more
+    [reminder] = email_provider.requests
+    assert reminder.to == "owner@example.org" and "check in" in reminder.body["subject"].lower()
+
+    clock.advance(days=1)  # due: the grace period starts
+    await run_worker(settings=work)
+    assert len(email_provider.to("owner@example.org")) == 2
+    assert (await get_overview(client, owner))["status"] == "Active"
+
+    clock.advance(days=1)  # grace over: guardians are asked
+    await run_worker(settings=work)
+    overview = await get_overview(client, owner)
+    assert overview["status"] == "PendingVerification" and overview["verificationStartedAt"]
+    for index in range(2):
+        [asked] = email_provider.to(f"guardian{index}@example.org")
+        assert "approve the release" in asked.body["text"]
+
+    for guardian in setup.guardians:
+        resp = await approve(client, setup, guardian)
+        assert resp.status == 200, await resp.text()
+    overview = await get_overview(client, owner)
+    assert overview["status"] == "Approved" and overview["approvals"]["count"] == 2
+    assert overview["releaseAt"] is not None
+
+    clock.advance(seconds=59)  # the cancel window (60 s) is not over: nothing is released early
+    await run_worker(settings=work)
+    assert (await get_overview(client, owner))["status"] == "Approved"
+
+    clock.advance(seconds=2)
+    await run_worker(settings=work)
+    overview = await get_overview(client, owner)
+    assert overview["status"] == "Released" and overview["releasedAt"]
+    for heir in setup.beneficiaries:
+        [mail] = email_provider.to(heir["email"])
+        link = f"https://app.example.test/claim/{heir['claimToken']}"
+        assert link in mail.body["text"] and f'href="{link}"' in mail.body["html"]
+
+    resp = await client.get("/api/legacy/journey", headers=owner.headers)
+    story = await resp.json()
+    assert [(t["fromStatus"], t["toStatus"], t["actor"]) for t in story["transitions"]] == [
+        ("Draft", "Active", "owner"),
+        ("Active", "PendingVerification", "scheduler"),
+        ("PendingVerification", "Approved", "guardian"),
+        ("Approved", "Released", "scheduler"),
+    ]
+    assert [s["state"] for s in story["steps"]] == ["done", "done", "done", "done", "current"]
+    sent = [n for n in overview["notifications"] if n["status"] == "sent"]
+    assert len(sent) == len(email_provider.requests)
+    kinds = [
+        r["kind"]
+        for r in activity_rows(settings, owner.user["id"])
+        if r["entity_type"] == "plan" or r["kind"] in ("guardian.reported", "guardian.approved")
+    ]
+    assert kinds[:2] == ["plan.updated", "plan.activated"]
+    assert kinds.count("guardian.approved") == 2 and "plan.verification_started" in kinds
+    assert kinds.count("plan.reminder_sent") == 2 and kinds[-1] == "plan.released"
+    # No secrets or addresses on the timeline.
+    timeline = str(activity_rows(settings, owner.user["id"]))
+    assert "@example.org" not in timeline and setup.beneficiaries[0]["claimToken"] not in timeline
+
+
+async def test_release_plan_helper_reaches_released(client, clock, run_worker, settings):
     owner = await sign_in(client)
     setup = await release_plan(client, owner, clock, run_worker)
     assert setup.overview["releasedAt"] is not None
-    kinds = [
-        row["kind"]
-        for row in activity_rows(settings, owner.user["id"])
-        if row["entity_type"] in ("plan", "guardian")
-    ]
-    assert "plan.activated" in kinds and "plan.released" in kinds and kinds.count("guardian.approved") == 2
     claim_rows = query(settings, "SELECT status FROM outbox WHERE kind = 'claim_link'")
     assert [r["status"] for r in claim_rows] == ["skipped", "skipped"]  # no provider configured
+
+
+async def test_refused_transitions_in_each_state(client, clock, run_worker):
+    owner = await sign_in(client)
+    # Draft: nothing to deactivate or check in for; guardians cannot see the plan.
+    for path in ("/api/legacy/deactivate", "/api/legacy/check-in"):
+        resp = await client.post(path, headers=owner.headers)
+        assert resp.status == 409, path
+    setup = await activate_plan(client, owner, threshold=1)
+    plan = setup.plan_id
+    # Active: no second activation; approvals wait for verification.
+    resp = await client.post("/api/legacy/activate", headers=owner.headers)
+    assert resp.status == 409
+    guardian = setup.guardians[0]
+    resp = await approve_attempt(client, setup, guardian)
+    assert resp.status == 409
+    # PendingVerification: settings, activation and deactivation refused; another report is recorded.
+    assert (await report(client, setup, guardian)).status == 200
+    for method, path, body in (
+        ("patch", "/api/legacy", {"gracePeriodSeconds": 0}),
+        ("post", "/api/legacy/activate", None),
+        ("post", "/api/legacy/deactivate", None),
+    ):
+        resp = await getattr(client, method)(path, json=body, headers=owner.headers)
+        assert resp.status == 409, path
+    assert (await report(client, setup, setup.guardians[1])).status == 200
+    # Approved: no more approvals.
+    assert (await approve(client, setup, guardian)).status == 200
+    assert (await get_overview(client, owner))["status"] == "Approved"
+    resp = await approve_attempt(client, setup, setup.guardians[1])
+    assert resp.status == 409
+    # Released: no check-in, report or settings change can undo it.
+    clock.advance(seconds=61)
+    await run_worker()
+    assert (await get_overview(client, owner))["status"] == "Released"
+    resp = await client.post("/api/legacy/check-in", headers=owner.headers)
+    assert resp.status == 409
+    assert (await report(client, setup, guardian)).status == 409
+    resp = await client.patch("/api/legacy", json={"gracePeriodSeconds": 0}, headers=owner.headers)
+    assert resp.status == 409
+    assert plan == (await get_overview(client, owner))["id"]
+
+
+async def approve_attempt(client, setup, guardian):
+    """The attestation request itself is refused outside verification."""
+    session = await guardian_session(client, guardian)
+    return await client.get(f"/api/legacy/guardianships/{setup.plan_id}/attestation", headers=session.headers)
+
+
+async def test_deactivate_returns_to_draft_and_stops_the_schedule(client, clock, run_worker, settings):
+    owner = await sign_in(client)
+    await activate_plan(client, owner)
+    resp = await client.post("/api/legacy/deactivate", headers=owner.headers)
+    assert resp.status == 200
+    body = await resp.json()
+    assert body["status"] == "Draft" and body["nextCheckInDueAt"] is None
+    clock.advance(days=30)
+    await run_worker()
+    assert (await get_overview(client, owner))["status"] == "Draft"
+    assert query(settings, "SELECT count(*) AS n FROM outbox")[0]["n"] == 0
+
+
+async def test_veto_in_verification_and_after_approval(client, clock, run_worker, settings):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner)
+    # Veto during verification.
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    assert (await approve(client, setup, setup.guardians[0])).status == 200
+    resp = await client.post("/api/legacy/check-in", headers=owner.headers)
+    assert resp.status == 200
+    body = await resp.json()
+    assert body["status"] == "Active" and body["approvals"]["count"] == 0
+    voided = query(settings, "SELECT voided_at FROM plan_approvals")
+    assert len(voided) == 1 and voided[0]["voided_at"] is not None  # kept as history
+    # A new round: the old approval does not count.
+    await approve_plan(client, setup)
+    # Veto after approval, by signing in with the owner's wallet.
+    await sign_in(client, owner.keypair)
+    body = await get_overview(client, owner)
+    assert body["status"] == "Active" and body["releaseAt"] is None
+    clock.advance(seconds=120)  # past the old release time: nothing is released
+    await run_worker()
+    assert (await get_overview(client, owner))["status"] == "Active"
+    kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
+    assert kinds.count("plan.vetoed") == 2
+    false_alarms = query(settings, "SELECT count(*) AS n FROM outbox WHERE kind = 'false_alarm'")
+    assert false_alarms[0]["n"] == 4  # two vetoes, two guardians each
+
+
+async def test_check_in_starts_a_new_cycle(client, clock):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner)
+    before = setup.overview["nextCheckInDueAt"]
+    clock.advance(minutes=10)
+    resp = await client.post("/api/legacy/check-in", headers=owner.headers)
+    body = await resp.json()
+    assert body["nextCheckInDueAt"] > before
+    assert body["lastCheckInAt"] > setup.overview["lastCheckInAt"]

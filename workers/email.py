@@ -34,10 +34,13 @@ def retry_delay(attempt: int, retry_after: float | None) -> float:
 
 
 def session(ctx: dict[str, Any]) -> aiohttp.ClientSession:
-    value: aiohttp.ClientSession | None = ctx.get(SESSION)
-    if value is None or value.closed:
-        value = ctx[SESSION] = mailer.open_session()
+    value: aiohttp.ClientSession = ctx[SESSION]
     return value
+
+
+async def open_session(ctx: dict[str, Any]) -> None:
+    """At worker start-up: arq hands each job a copy of ctx, so shared objects go in first."""
+    ctx[SESSION] = mailer.open_session()
 
 
 async def close(ctx: dict[str, Any]) -> None:

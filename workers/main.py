@@ -57,6 +57,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx[context.DB] = await db.create_pool(settings.database_url, settings.db_pool_max)
     ctx[context.KEY_RING] = settings.key_ring
     ctx[context.STORAGE] = await open_configured_storage(settings)
+    await email.open_session(ctx)
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:

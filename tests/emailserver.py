@@ -1,0 +1,72 @@
+"""A local HTTP server standing in for the email provider: it records every request and
+answers with scripted statuses (default 202), like a provider's JSON API would.
+
+Use the `email_provider` fixture; `email_provider.settings` are the overrides that point a
+worker at it (`run_worker(settings=email_provider.settings)`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest_asyncio
+from aiohttp import web
+
+API_KEY = "test-provider-key"
+
+
+@dataclass
+class Captured:
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def to(self) -> str:
+        return str(self.body["to"][0])
+
+
+@dataclass
+class CaptureServer:
+    url: str = ""
+    requests: list[Captured] = field(default_factory=list)
+    # Scripted answers, used in order: (status, headers); then 202.
+    script: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {
+            "email_provider_url": self.url,
+            "email_provider_api_key": API_KEY,
+            "email_from": "Legacy <no-reply@example.test>",
+        }
+
+    def to(self, address: str) -> list[Captured]:
+        return [r for r in self.requests if r.to == address]
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.requests.append(Captured(dict(request.headers), json.loads(await request.read())))
+        status, headers = self.script.pop(0) if self.script else (202, {})
+        return web.json_response({"id": f"msg-{len(self.requests)}"}, status=status, headers=headers)
+
+
+async def start_capture_server(port: int = 0) -> tuple[CaptureServer, web.AppRunner]:
+    server = CaptureServer()
+    app = web.Application()
+    app.router.add_post("/emails", server.handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    bound = runner.addresses[0][1]
+    server.url = f"http://127.0.0.1:{bound}/emails"
+    return server, runner
+
+
+@pytest_asyncio.fixture
+async def email_provider() -> AsyncIterator[CaptureServer]:
+    server, runner = await start_capture_server()
+    yield server
+    await runner.cleanup()
