@@ -106,7 +106,7 @@ class ArchiveItemSchema(BaseSchema):
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")
 
-    def dump_audience(self, record: dict[str, Any]) -> dict[str, Any]:
+    def dump_audience(self, record: archive.ArchiveItem) -> dict[str, Any]:
         audience = record["audience"]
         return {"all": True} if audience["all"] else {"beneficiaryIds": audience["beneficiary_ids"]}
 

@@ -120,14 +120,14 @@ class MessageSchema(BaseSchema):
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")
 
-    def dump_rule(self, record: dict[str, Any]) -> dict[str, Any]:
+    def dump_rule(self, record: messages.Message) -> dict[str, Any]:
         value = record["release_rule"]["value"]
         return {
             "kind": record["release_rule"]["kind"],
             "value": value.isoformat() if isinstance(value, date) else value,
         }
 
-    def dump_audience(self, record: dict[str, Any]) -> dict[str, Any]:
+    def dump_audience(self, record: messages.Message) -> dict[str, Any]:
         audience = record["audience"]
         return {"all": True} if audience["all"] else {"beneficiaryIds": audience["beneficiary_ids"]}
 

@@ -12,11 +12,14 @@ Lock order, to rule out deadlocks with beneficiary deletion: audience beneficiar
 
 from __future__ import annotations
 
-from typing import Any
+import uuid
+from datetime import date, datetime
+from typing import Any, TypedDict, cast
 
 from core.db import Cursor, Pool, autocommit, transaction
 from models import activity, archive, plans
 from models.common import (
+    Audience,
     changed_values,
     check_audience,
     delete_owned,
@@ -46,7 +49,26 @@ COLUMNS = (
 )
 
 
-def _record(row: dict[str, Any]) -> dict[str, Any]:
+class ReleaseRule(TypedDict):
+    kind: str  # one of RELEASE_KINDS
+    value: date | int | None  # on_date: the date; after_release: days; on_release: None
+
+
+class Message(TypedDict):
+    """The owner's view of a message (content included: it never goes anywhere else)."""
+
+    id: uuid.UUID
+    user_id: uuid.UUID
+    title: str | None
+    content: str
+    media_id: str | None  # an archive item's id
+    created_at: datetime
+    updated_at: datetime
+    release_rule: ReleaseRule
+    audience: Audience
+
+
+def _record(row: dict[str, Any]) -> Message:
     """Row → domain record: release_rule {kind, value} and audience {all, beneficiary_ids}."""
     record = dict(row)
     kind = record.pop("release_rule_kind")
@@ -56,10 +78,10 @@ def _record(row: dict[str, Any]) -> dict[str, Any]:
     audience_all = record.pop("audience_all")
     ids = record.pop("audience_ids")
     record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
-    return record
+    return cast(Message, record)
 
 
-def _rule_columns(rule: dict[str, Any]) -> dict[str, Any]:
+def _rule_columns(rule: ReleaseRule) -> dict[str, Any]:
     kind, value = rule["kind"], rule["value"]
     return {
         "release_rule_kind": kind,
@@ -68,11 +90,11 @@ def _rule_columns(rule: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _same_audience(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def _same_audience(a: Audience, b: Audience) -> bool:
     return a["all"] == b["all"] and set(a["beneficiary_ids"]) == set(b["beneficiary_ids"])
 
 
-async def _set_audience(cur: Cursor, message_id: str, audience: dict[str, Any]) -> None:
+async def _set_audience(cur: Cursor, message_id: str, audience: Audience) -> None:
     await cur.execute("DELETE FROM message_audience WHERE message_id = %s", (message_id,))
     if not audience["all"]:
         await cur.execute(
@@ -87,7 +109,7 @@ async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> di
     )
 
 
-async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page:
+async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page[Message]:
     async with autocommit(pool) as cur:
         result = await fetch_page(
             cur, f"SELECT {COLUMNS} FROM messages m WHERE m.user_id = %s", [user_id], page, "m."
@@ -95,13 +117,13 @@ async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page:
     return Page([_record(row) for row in result.items], result.next_cursor)
 
 
-async def get(pool: Pool, *, user_id: str, raw_id: str) -> dict[str, Any]:
+async def get(pool: Pool, *, user_id: str, raw_id: str) -> Message:
     row_id = parse_id(raw_id, "Message")
     async with autocommit(pool) as cur:
         return _record(await _get(cur, user_id, row_id))
 
 
-async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Message:
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         await check_audience(cur, user_id, data["audience"])
@@ -136,7 +158,7 @@ async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> dict[str,
     return _record(row)
 
 
-async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> Message:
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw_id, "Message")
     async with transaction(pool) as cur:

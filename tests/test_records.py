@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from api.keys import DB, SETTINGS
-from models import assets, beneficiaries, guardians
+from models import assets, beneficiaries, guardians, messages
 from models.pagination import PageRequest
 from tests.helpers import sign_in
 from tests.plan_helpers import create
@@ -49,3 +49,25 @@ async def test_guardian_and_asset_records(client):
         assert_record(await module.get(pool, raw_id=created["id"], **owner), record_type, collection)
         updated = await module.update(pool, raw_id=created["id"], changes=change, **owner)
         assert_record(updated, record_type, collection)
+
+
+async def test_message_records(client):
+    session = await sign_in(client)
+    pool, owner = client.app[DB], {"user_id": session.user["id"]}
+    ada = await create(client, session, "beneficiaries")
+    created = await create(
+        client,
+        session,
+        "messages",
+        releaseRule={"kind": "on_date", "value": "2031-01-02"},
+        audience={"beneficiaryIds": [ada["id"]]},
+    )
+    page = await messages.list_page(pool, page=PageRequest(), **owner)
+    assert_record(page.items[0], messages.Message)
+    item = await messages.get(pool, raw_id=created["id"], **owner)
+    assert_record(item, messages.Message)
+    assert item["audience"] == {"all": False, "beneficiary_ids": [ada["id"]]}
+    rule = {"kind": "after_release", "value": 30}
+    updated = await messages.update(pool, raw_id=created["id"], changes={"release_rule": rule}, **owner)
+    assert_record(updated, messages.Message)
+    assert updated["release_rule"] == rule
