@@ -4,11 +4,14 @@ tests check the declarations themselves."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from api.keys import DB, SETTINGS
-from models import assets, beneficiaries, guardians, messages
+from models import archive, assets, beneficiaries, guardians, messages
 from models.pagination import PageRequest
+from tests.archive_helpers import Archive
 from tests.helpers import sign_in
 from tests.plan_helpers import create
 from tests.records import assert_record
@@ -71,3 +74,20 @@ async def test_message_records(client):
     updated = await messages.update(pool, raw_id=created["id"], changes={"release_rule": rule}, **owner)
     assert_record(updated, messages.Message)
     assert updated["release_rule"] == rule
+
+
+async def test_archive_records(vault: Archive):
+    pool, owner = vault.client.app[DB], {"user_id": vault.session.user["id"]}
+    created = await vault.upload_ok(b"x" * 1000, type="photo", filename="a.png", content_type="image/png")
+    page = await archive.list_page(pool, page=PageRequest(), **owner)
+    assert_record(page.items[0], archive.ArchiveItem)
+    assert_record(await archive.get(pool, raw_id=created["id"], **owner), archive.ArchiveItem)
+    sealed = await archive.get_sealed(pool, raw_id=created["id"], **owner)
+    assert_record(sealed, archive.SealedArchiveItem)
+    claimed = await archive.claim_attempt(pool, created["id"])  # what the verify job reads
+    assert claimed is not None
+    assert_record(claimed, archive.ClaimedItem)
+    (wrapped,) = await archive.wrapped_under_other_keys(
+        pool, key_id="not-the-key", after=str(uuid.UUID(int=0))
+    )
+    assert_record(wrapped, archive.WrappedKey)
