@@ -7,9 +7,10 @@ when they are private (message content, emails, tokens).
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from psycopg2.extras import Json
 
@@ -48,6 +49,18 @@ async def record(
     )
 
 
+class ActivityEntry(TypedDict):
+    """One timeline entry, as the owner reads it (GET /api/activity)."""
+
+    id: uuid.UUID
+    kind: str
+    entity_type: str
+    entity_id: str | None
+    summary: str
+    metadata: dict[str, Any]  # names of changed fields, ids; never private values
+    created_at: datetime
+
+
 @dataclass(frozen=True)
 class ActivityFilter:
     entity_type: str | None = None
@@ -56,7 +69,9 @@ class ActivityFilter:
     until: datetime | None = None
 
 
-async def list_for_user(pool: Pool, *, user_id: Any, filters: ActivityFilter, page: PageRequest) -> Page:
+async def list_for_user(
+    pool: Pool, *, user_id: Any, filters: ActivityFilter, page: PageRequest
+) -> Page[ActivityEntry]:
     sql = (
         "SELECT id, kind, entity_type, entity_id, summary, metadata, created_at"
         " FROM activity WHERE user_id = %s"
@@ -75,4 +90,5 @@ async def list_for_user(pool: Pool, *, user_id: Any, filters: ActivityFilter, pa
         sql += " AND created_at < %s"
         params.append(filters.until)
     async with autocommit(pool) as cur:
-        return await fetch_page(cur, sql, params, page)
+        result = await fetch_page(cur, sql, params, page)
+    return cast("Page[ActivityEntry]", result)

@@ -7,7 +7,6 @@ linking a second wallet, and so every rule (rate limits, single use) lives in on
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from arq.connections import ArqRedis
 from redis.asyncio import Redis
@@ -60,7 +59,7 @@ async def sign_in(
     wallet_address: str,
     signature: str,
     now: datetime,
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, users.User]:
     """Prove the wallet, find or create the account; the owner's sign-in counts as a check-in."""
     await prove_wallet(redis, wallet_address=wallet_address, signature=signature)
     user = await users.sign_in(pool, wallet_address)
@@ -77,6 +76,6 @@ async def sign_in(
 
 async def link_wallet(
     pool: Pool, redis: Redis, *, user_id: str, wallet_address: str, signature: str
-) -> dict[str, Any]:
+) -> users.UserWithWallets:
     await prove_wallet(redis, wallet_address=wallet_address, signature=signature)
     return await users.link_wallet(pool, user_id=user_id, wallet_address=wallet_address)

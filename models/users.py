@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import uuid
+from datetime import datetime
+from typing import Any, TypedDict, cast
 
 import psycopg2.errors
 
@@ -13,7 +15,22 @@ from models import activity
 USER_COLUMNS = "u.id, u.wallet_address, u.name, u.email, u.created_at, u.updated_at"
 
 
-async def sign_in(pool: Pool, wallet_address: str) -> dict[str, Any]:
+class User(TypedDict):
+    """An account; `wallet_address` is the wallet it was created with."""
+
+    id: uuid.UUID
+    wallet_address: str
+    name: str | None
+    email: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class UserWithWallets(User):
+    wallets: list[str]  # every wallet that signs in to the account, oldest first
+
+
+async def sign_in(pool: Pool, wallet_address: str) -> User:
     """Return the account owning this wallet, creating it (name null) on first sign-in.
 
     If a concurrent link or sign-in claims the wallet first, the unique constraint stops this
@@ -47,23 +64,24 @@ async def sign_in(pool: Pool, wallet_address: str) -> dict[str, Any]:
     return user
 
 
-async def get_by_wallet(pool: Pool, wallet_address: str) -> dict[str, Any] | None:
-    return await fetch_one(
+async def get_by_wallet(pool: Pool, wallet_address: str) -> User | None:
+    row = await fetch_one(
         pool,
         f"SELECT {USER_COLUMNS} FROM user_wallets w JOIN users u ON u.id = w.user_id"
         " WHERE w.wallet_address = %s",
         (wallet_address,),
     )
+    return cast(User | None, row)
 
 
-async def get(pool: Pool, user_id: str) -> dict[str, Any]:
+async def get(pool: Pool, user_id: str) -> User:
     row = await fetch_one(pool, f"SELECT {USER_COLUMNS} FROM users u WHERE u.id = %s", (user_id,))
     if row is None:
         raise NotFound("User")
-    return row
+    return cast(User, row)
 
 
-async def get_with_wallets(pool: Pool, user_id: str) -> dict[str, Any]:
+async def get_with_wallets(pool: Pool, user_id: str) -> UserWithWallets:
     """The account and every wallet that signs in to it (oldest first), in one round trip."""
     row = await fetch_one(
         pool,
@@ -73,10 +91,10 @@ async def get_with_wallets(pool: Pool, user_id: str) -> dict[str, Any]:
     )
     if row is None:
         raise NotFound("User")
-    return row
+    return cast(UserWithWallets, row)
 
 
-async def update_profile(pool: Pool, *, user_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+async def update_profile(pool: Pool, *, user_id: str, changes: dict[str, Any]) -> UserWithWallets:
     """Apply name/email changes; the timeline names the fields, not their values."""
     columns = [c for c in ("name", "email") if c in changes]
     async with transaction(pool) as cur:
@@ -98,7 +116,7 @@ async def update_profile(pool: Pool, *, user_id: str, changes: dict[str, Any]) -
     return await get_with_wallets(pool, user_id)
 
 
-async def link_wallet(pool: Pool, *, user_id: str, wallet_address: str) -> dict[str, Any]:
+async def link_wallet(pool: Pool, *, user_id: str, wallet_address: str) -> UserWithWallets:
     """Attach a proven wallet; 409 if another account already signs in with it."""
     async with transaction(pool) as cur:
         await cur.execute("SELECT user_id FROM user_wallets WHERE wallet_address = %s", (wallet_address,))

@@ -9,7 +9,8 @@ import uuid
 import pytest
 
 from api.keys import DB, SETTINGS
-from models import archive, assets, beneficiaries, guardians, messages
+from models import activity, archive, assets, beneficiaries, guardians, messages, users
+from models.activity import ActivityFilter
 from models.pagination import PageRequest
 from tests.archive_helpers import Archive
 from tests.helpers import sign_in
@@ -91,3 +92,19 @@ async def test_archive_records(vault: Archive):
         pool, key_id="not-the-key", after=str(uuid.UUID(int=0))
     )
     assert_record(wrapped, archive.WrappedKey)
+
+
+async def test_user_and_activity_records(client):
+    session = await sign_in(client)
+    pool, user_id = client.app[DB], session.user["id"]
+    user = await users.get_by_wallet(pool, session.keypair.public_key)
+    assert user is not None
+    assert_record(user, users.User)
+    updated = await users.update_profile(pool, user_id=user_id, changes={"name": "Ada"})
+    assert_record(updated, users.UserWithWallets)
+    assert updated["wallets"] == [session.keypair.public_key]
+    await create(client, session, "assets")  # an entry with metadata
+    page = await activity.list_for_user(pool, user_id=user_id, filters=ActivityFilter(), page=PageRequest())
+    assert [entry["kind"] for entry in page.items] == ["asset.created", "user.updated", "user.created"]
+    for entry in page.items:
+        assert_record(entry, activity.ActivityEntry, entry["kind"])
