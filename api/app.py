@@ -14,6 +14,7 @@ from api import (
     assets,
     auth,
     beneficiaries,
+    capsule,
     guardians,
     guardianships,
     health,
@@ -42,6 +43,7 @@ ROUTE_MODULES = (
     archive,
     legacy,
     guardianships,
+    capsule,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 
@@ -91,6 +93,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app.cleanup_ctx.extend([_database, _redis, _storage])
     for module in ROUTE_MODULES:
         app.router.add_routes(module.routes)
+    app.on_response_prepare.append(capsule.capsule_headers)
     before = set(app.router.routes())
     setup_aiohttp_apispec(
         app,

@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 
 from api import multipart
 from api.common import json_response, list_response
-from api.files import require_storage, send_file, storage_down
+from api.files import RANGE_NOTE, require_storage, send_file, storage_down
 from api.keys import DB, REDIS, SETTINGS, STORAGE, USER_ID
 from api.schemas import AudienceSchema, BaseSchema, PageQuerySchema, Text, UtcDateTime, error_responses
 from core import sealed_files
@@ -283,9 +283,13 @@ async def delete_item(request: web.Request) -> web.Response:
     description="Streams the plaintext with Content-Type from the upload, `Content-Disposition: "
     "attachment` (RFC 6266 `filename*`), `X-Content-Type-Options: nosniff`, `Cache-Control: "
     "no-store`. `pending` or `failed`: 409 with `itemStatus`. A failed integrity check before the "
-    "first byte is a 500; later, the connection is cut short (never unauthenticated bytes).",
+    "first byte is a 500; later, the connection is cut short (never unauthenticated bytes)." + RANGE_NOTE,
     produces=["application/octet-stream"],
-    responses={200: {"description": "The file"}, **error_responses(401, 404, 409, 503)},
+    responses={
+        200: {"description": "The file"},
+        206: {"description": "The range asked for"},
+        **error_responses(401, 404, 409, 416, 503),
+    },
 )
 async def download(request: web.Request) -> web.StreamResponse:
     storage = require_storage(request)

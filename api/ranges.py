@@ -36,7 +36,7 @@ class ByteRange:
         return f"bytes {self.start}-{self.stop - 1}/{self.size}"
 
 
-class RangeNotSatisfiable(Exception):
+class Unsatisfiable(Exception):
     """The range parses but selects nothing of the representation (416)."""
 
     def __init__(self, size: int) -> None:
@@ -47,7 +47,7 @@ class RangeNotSatisfiable(Exception):
 def parse_range(header: str | None, size: int) -> ByteRange | None:
     """The one range to serve as 206, or None to serve the whole body as 200.
 
-    Raises RangeNotSatisfiable for a well-formed single range that selects nothing.
+    Raises Unsatisfiable for a well-formed single range that selects nothing.
     """
     if header is None:
         return None
@@ -66,7 +66,7 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
     if not first:  # suffix range: the last N bytes
         suffix = int(last)
         if suffix == 0:
-            raise RangeNotSatisfiable(size)
+            raise Unsatisfiable(size)
         if size == 0:
             return None  # §14.1.1: satisfiable, but the whole (empty) body is all there is
         return ByteRange(max(0, size - suffix), size, size)
@@ -74,7 +74,7 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
     if last and int(last) < start:
         return None  # first > last is an invalid range: ignored (§14.1.1)
     if start >= size:
-        raise RangeNotSatisfiable(size)
+        raise Unsatisfiable(size)
     stop = size if not last else min(int(last) + 1, size)
     return ByteRange(start, stop, size)
 

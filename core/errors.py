@@ -60,6 +60,12 @@ class PayloadTooLarge(AppError):
     status = 413
 
 
+class RangeNotSatisfiable(AppError):
+    """416: pass `Content-Range: bytes */<size>` in `headers` (RFC 9110 §15.5.17)."""
+
+    status = 416
+
+
 class TooManyRequests(AppError):
     status = 429
 

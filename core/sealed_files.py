@@ -6,6 +6,7 @@ SQL: the row that records where a file is and under which wrapped key lives in
 
 - `seal` (the API, on upload): encrypt an upload as it streams in, straight into storage;
 - `open_plaintext` (owner and capsule downloads): decrypt a stored file segment by segment;
+- `open_range` (their HTTP Range requests): decrypt only the segments a byte range touches;
 - `verify` (the worker, after upload): check the stored object is whole and opens.
 
 Objects live at the deterministic key `archive/<owner>/<item>`, so the orphan sweeper can tell
@@ -29,10 +30,12 @@ from core.crypto import (
     StreamEncryptor,
     UnknownKeyError,
     ciphertext_size,
+    decrypt_range,
     decrypt_stream,
     final_segment_span,
     new_data_key,
     open_final_segment,
+    segment_span,
 )
 from core.storage import ObjectNotFound, Storage, StorageError
 
@@ -51,6 +54,13 @@ class SealedFile(TypedDict):
     wrapped_key: bytes
     size_bytes: int  # plaintext
     stored_bytes: int  # ciphertext
+
+
+class ServedFile(SealedFile):
+    """A stored file as a download sends it: what opens it, and how it is named and typed."""
+
+    file_name: str
+    content_type: str
 
 
 @dataclass(frozen=True)
@@ -162,6 +172,31 @@ async def open_plaintext(storage: Storage, keys: KeyRing, file: SealedFile) -> A
     source = cast(AsyncGenerator[bytes, None], storage.get_stream(file["storage_key"], DOWNLOAD_CHUNK_SIZE))
     async with aclosing(source):
         async for chunk in decrypt_stream(data_key, item_id, source):
+            yield chunk
+
+
+async def open_range(
+    storage: Storage, keys: KeyRing, file: SealedFile, *, start: int, stop: int
+) -> AsyncGenerator[bytes, None]:
+    """plaintext[start:stop] of a stored file, reading only the segments that hold it.
+
+    The stored size fixes the segment layout, so the header (for the nonce prefix) and the
+    touched segments are fetched in one ranged read, wherever they are in the object: the last
+    MiB of a large file costs what the first does. Each segment is authenticated under its
+    position and finality before any of it is yielded; the file's end was proven by `verify`.
+    Failure semantics as for `open_plaintext` (the first `anext` fails on a bad key, a missing
+    object or a damaged first batch; a later error means: abort the response).
+    """
+    item_id, key, size = file["id"], file["storage_key"], file["size_bytes"]
+    data_key = keys.unwrap_data_key(file["key_id"], file["wrapped_key"], item_id)
+    span = segment_span(size, start, stop)
+    header = await storage.read_range(key, 0, HEADER_SIZE)
+    source = cast(
+        AsyncGenerator[bytes, None],
+        storage.get_stream(key, DOWNLOAD_CHUNK_SIZE, start=span.offset, length=span.length),
+    )
+    async with aclosing(source):
+        async for chunk in decrypt_range(data_key, item_id, header, size, start, stop, source):
             yield chunk
 
 

@@ -153,6 +153,13 @@ class Settings:
     rate_limit_challenge_per_ip: int = setting(
         "RATE_LIMIT_CHALLENGE_PER_IP", 60, "Challenges per client IP per minute", minimum=1
     )
+    rate_limit_claim_misses_per_ip: int = setting(
+        "RATE_LIMIT_CLAIM_MISSES_PER_IP",
+        30,
+        "Unknown claim tokens per client IP per minute before `/api/claim/*` answers 429 (valid tokens"
+        " are never limited)",
+        minimum=1,
+    )
     trusted_proxy_hops: int = setting(
         "TRUSTED_PROXY_HOPS",
         0,

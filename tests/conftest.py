@@ -31,7 +31,13 @@ from core.settings import Settings, load_settings
 from tests.helpers import scratch_database
 from workers.main import create_worker
 
-pytest_plugins = ["tests.s3server", "tests.archive_helpers", "tests.soroban_rpc", "tests.emailserver"]
+pytest_plugins = [
+    "tests.s3server",
+    "tests.archive_helpers",
+    "tests.capsule_helpers",
+    "tests.soroban_rpc",
+    "tests.emailserver",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_LOCK_KEY = "legacy-planning:test-lock"

@@ -23,6 +23,13 @@ EXPECTED_PUBLIC = {
     ("POST", "/api/auth/login"),
     ("POST", "/api/auth/forgot-password"),
     ("POST", "/api/auth/reset-password"),
+    # The beneficiary's capsule: the claim token in the path is the credential (docs/capsule.md).
+    ("GET", "/api/claim/{token}"),
+    ("HEAD", "/api/claim/{token}"),
+    ("GET", "/api/claim/{token}/documents/{id}/download"),
+    ("HEAD", "/api/claim/{token}/documents/{id}/download"),
+    ("GET", "/api/claim/{token}/messages/{id}/media"),
+    ("HEAD", "/api/claim/{token}/messages/{id}/media"),
     # The OpenAPI document and its UI (added by aiohttp-apigami).
     ("GET", "/api/docs/openapi.json"),
     ("HEAD", "/api/docs/openapi.json"),
@@ -95,7 +102,7 @@ def extra_module(monkeypatch):
     async def claim_without_marker(request: web.Request) -> web.Response:
         return web.json_response({"anonymous": True})
 
-    @routes.get("/api/claim/{token}")
+    @routes.get("/api/claim/{token}/hello")
     @public
     async def claim(request: web.Request) -> web.Response:
         return web.json_response({"anonymous": True})
@@ -110,7 +117,7 @@ async def test_a_new_route_is_authenticated_unless_declared_public_whatever_its_
     client = await make_client()
     assert (await client.get("/api/auth/new-thing")).status == 401
     assert (await client.get("/api/claim/abc/peek")).status == 401
-    resp = await client.get("/api/claim/abc")
+    resp = await client.get("/api/claim/abc/hello")
     assert resp.status == 200
     assert await resp.json() == {"anonymous": True}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.ranges import ByteRange, RangeNotSatisfiable, parse_range
+from api.ranges import ByteRange, Unsatisfiable, parse_range
 
 SIZE = 1000
 
@@ -57,17 +57,17 @@ def test_anything_else_is_the_whole_body(header: str | None) -> None:
 
 @pytest.mark.parametrize("header", ["bytes=1000-", "bytes=1000-1000", "bytes=5000-6000", "bytes=-0"])
 def test_unsatisfiable_ranges_raise(header: str) -> None:
-    with pytest.raises(RangeNotSatisfiable) as info:
+    with pytest.raises(Unsatisfiable) as info:
         parse_range(header, SIZE)
     assert info.value.size == SIZE
 
 
 def test_empty_and_one_byte_representations() -> None:
-    with pytest.raises(RangeNotSatisfiable):
+    with pytest.raises(Unsatisfiable):
         parse_range("bytes=0-", 0)
     assert parse_range("bytes=-1", 0) is None  # satisfiable, but there is nothing to slice
     assert parse_range("bytes=0-", 1) == ByteRange(0, 1, 1)
     assert parse_range("bytes=-1", 1) == ByteRange(0, 1, 1)
     assert parse_range("bytes=0-0", 1) == ByteRange(0, 1, 1)
-    with pytest.raises(RangeNotSatisfiable):
+    with pytest.raises(Unsatisfiable):
         parse_range("bytes=1-", 1)

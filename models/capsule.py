@@ -1,0 +1,312 @@
+"""The beneficiary's capsule: what a claim token opens, and when each part of it opens.
+
+`open_by_token` is the one lookup behind every `/api/claim/:token/...` route (the capsule, its
+downloads, and the on-chain claim routes built on top): the token's digest, the beneficiary,
+the owner and the plan state, in one query. Whatever the token looks like, it is hashed and
+looked up, so a malformed token and an unknown one take the same path.
+
+Release rules (docs/capsule.md), with `released_at` the plan's release instant:
+`on_release` opens at `released_at`; `on_date` at 00:00 UTC of its date, never before
+`released_at`; `after_release` N * 24 h after `released_at`. A message is shown when its
+audience includes the beneficiary (`all`, which covers beneficiaries added later, or an
+explicit list) and it has opened; addressed but not yet opened, only its id, title and opening
+time are read. Documents are the `available` archive items addressed to the beneficiary,
+except messages' media, which come with their message.
+
+The owner's rehearsal (`preview`) runs the same queries with `released_at` = now, so it is
+the payload the beneficiary would get if the plan were released at this moment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any, TypedDict, cast
+
+from core.db import Cursor, Pool, autocommit, fetch_one, transaction
+from core.errors import NotFound
+from core.sealed_files import ServedFile
+from models import activity
+from models.common import parse_id
+from models.plans import RELEASED
+
+
+class Capsule(TypedDict):
+    """What a claim token opens: the beneficiary, the owner and the plan's state."""
+
+    beneficiary_id: str
+    owner_id: str
+    name: str
+    relationship: str
+    allocation_percentage: Decimal
+    owner_name: str | None
+    plan_status: str | None  # None: the owner has no plan yet
+    released_at: datetime | None
+
+
+class Media(TypedDict):
+    type: str
+    content_type: str
+    size: int
+
+
+class OpenedMessage(TypedDict):
+    id: str
+    title: str | None
+    content: str
+    created_at: datetime
+    media: Media | None
+
+
+class SealedMessage(TypedDict):
+    id: str
+    title: str | None
+    opens_at: datetime
+
+
+class Document(TypedDict):
+    id: str
+    title: str
+    type: str
+    category: str
+    file_name: str
+    content_type: str
+    size: int
+    sha256: str
+
+
+class Contents(TypedDict):
+    released_at: datetime
+    owner_name: str | None
+    name: str
+    relationship: str
+    allocation_percentage: Decimal
+    messages: list[OpenedMessage]
+    sealed_messages: list[SealedMessage]
+    documents: list[Document]
+
+
+# The three queries of a capsule GET (bench/ceiling.py runs the same ones, imported from here).
+CAPSULE_SQL = (
+    "SELECT b.id::text AS beneficiary_id, b.user_id::text AS owner_id, b.name, b.relationship,"
+    " b.allocation_percentage, u.name AS owner_name, p.status AS plan_status, p.released_at"
+    " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"
+)
+
+# A message addressed to the beneficiary: to everyone, or to an explicit list that names them.
+_ADDRESSED = (
+    "(m.audience_all OR EXISTS (SELECT 1 FROM message_audience a"
+    " WHERE a.message_id = m.id AND a.beneficiary_id = %(beneficiary)s))"
+)
+# When a message opens, from its release rule and the release instant (timestamptz + hours is
+# exact, unlike + days, which follows the session time zone across DST changes).
+_OPENS_AT = (
+    "CASE m.release_rule_kind"
+    " WHEN 'on_release' THEN %(released)s::timestamptz"
+    " WHEN 'on_date'"
+    " THEN GREATEST(m.release_on_date::timestamp AT TIME ZONE 'UTC', %(released)s::timestamptz)"
+    " ELSE %(released)s::timestamptz + m.release_after_days * interval '24 hours' END"
+)
+# Content is read only for messages that have opened: a sealed one's never leaves the database.
+MESSAGES_SQL = (
+    "SELECT m.id::text AS id, m.title, m.created_at, o.opens_at,"
+    " CASE WHEN o.opens_at <= %(now)s THEN m.content END AS content,"
+    " CASE WHEN o.opens_at <= %(now)s THEN i.type END AS media_type,"
+    " CASE WHEN o.opens_at <= %(now)s THEN i.content_type END AS media_content_type,"
+    " CASE WHEN o.opens_at <= %(now)s THEN i.size_bytes END AS media_size"
+    f" FROM messages m CROSS JOIN LATERAL (SELECT {_OPENS_AT} AS opens_at) o"
+    " LEFT JOIN archive_items i ON i.id = m.media_id AND i.status = 'available'"
+    f" WHERE m.user_id = %(owner)s AND {_ADDRESSED} ORDER BY m.created_at, m.id"
+)
+# A message's media is delivered with its message (its audience, its release rule), never as a
+# document: a sealed birthday video must not turn up in the document list before its day.
+_DOCUMENT_FILTER = (
+    "i.user_id = %(owner)s AND i.status = 'available' AND (i.audience_all OR EXISTS"
+    " (SELECT 1 FROM archive_item_audience a WHERE a.item_id = i.id AND a.beneficiary_id = %(beneficiary)s))"
+    " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.media_id = i.id)"
+)
+DOCUMENTS_SQL = (
+    "SELECT i.id::text AS id, i.title, i.type, i.category, i.file_name, i.content_type,"
+    " i.size_bytes AS size, encode(i.sha256, 'hex') AS sha256"
+    f" FROM archive_items i WHERE {_DOCUMENT_FILTER} ORDER BY i.created_at, i.id"
+)
+# What a download needs to stream an item (a core.sealed_files.ServedFile; never shown).
+_SERVED_COLUMNS = (
+    "i.id::text AS id, i.storage_key, i.key_id, i.wrapped_key, i.size_bytes, i.stored_bytes,"
+    " i.file_name, i.content_type"
+)
+
+
+def token_digest(token: str) -> bytes:
+    """SHA-256 of whatever came in the path, so every value takes the same lookup.
+
+    A stored digest is always that of a 64-hex token, so nothing else can match.
+    """
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+
+
+async def open_by_token(pool: Pool, token: str) -> Capsule | None:
+    """The capsule a claim token opens, in any plan state; None for an unknown token."""
+    row = await fetch_one(pool, f"{CAPSULE_SQL} WHERE b.claim_token_hash = %s", (token_digest(token),))
+    return None if row is None else Capsule(**row)  # type: ignore[typeddict-item]
+
+
+def is_released(capsule: Capsule) -> bool:
+    return capsule["plan_status"] == RELEASED and capsule["released_at"] is not None
+
+
+async def _read_contents(cur: Cursor, capsule: Capsule, released_at: datetime, now: datetime) -> Contents:
+    params = {
+        "owner": capsule["owner_id"],
+        "beneficiary": capsule["beneficiary_id"],
+        "released": released_at,
+        "now": now,
+    }
+    await cur.execute(MESSAGES_SQL, params)
+    opened: list[OpenedMessage] = []
+    sealed: list[SealedMessage] = []
+    for row in await cur.fetchall():
+        message_id = row["id"]
+        if row["opens_at"] > now:
+            sealed.append({"id": message_id, "title": row["title"], "opens_at": row["opens_at"]})
+            continue
+        media: Media | None = None
+        if row["media_type"] is not None:
+            media = {
+                "type": row["media_type"],
+                "content_type": row["media_content_type"],
+                "size": row["media_size"],
+            }
+        opened.append(
+            {
+                "id": message_id,
+                "title": row["title"],
+                "content": row["content"],
+                "created_at": row["created_at"],
+                "media": media,
+            }
+        )
+    sealed.sort(key=lambda m: (m["opens_at"], m["id"]))
+    await cur.execute(DOCUMENTS_SQL, params)
+    documents: list[Document] = await cur.fetchall()
+    return {
+        "released_at": released_at,
+        "owner_name": capsule["owner_name"],
+        "name": capsule["name"],
+        "relationship": capsule["relationship"],
+        "allocation_percentage": capsule["allocation_percentage"],
+        "messages": opened,
+        "sealed_messages": sealed,
+        "documents": documents,
+    }
+
+
+# (beneficiary id, UTC day) pairs this process has already put on the timeline: after the
+# first open of the day a capsule GET writes nothing. The table is the rule across processes.
+_OPENED_TODAY: OrderedDict[tuple[str, date], None] = OrderedDict()
+_OPENED_TODAY_MAX = 65536
+
+
+async def _record_open(pool: Pool, capsule: Capsule, day: date) -> None:
+    """`capsule.opened` on the owner's timeline, at most once per beneficiary per UTC day."""
+    key = (capsule["beneficiary_id"], day)
+    if key in _OPENED_TODAY:
+        return
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "INSERT INTO capsule_opens (beneficiary_id, day) VALUES (%s, %s)"
+            " ON CONFLICT DO NOTHING RETURNING beneficiary_id",
+            key,
+        )
+        if await cur.fetchone() is not None:
+            await activity.record(
+                cur,
+                user_id=capsule["owner_id"],
+                kind="capsule.opened",
+                entity_id=capsule["beneficiary_id"],
+                summary="A beneficiary opened their capsule",
+            )
+    _OPENED_TODAY[key] = None
+    if len(_OPENED_TODAY) > _OPENED_TODAY_MAX:
+        _OPENED_TODAY.popitem(last=False)
+
+
+async def contents(pool: Pool, capsule: Capsule, now: datetime) -> Contents:
+    """A released capsule's contents as of `now`; the open goes on the owner's timeline."""
+    released_at = capsule["released_at"]
+    if not is_released(capsule) or released_at is None:
+        raise ValueError("the capsule is locked")
+    async with autocommit(pool) as cur:
+        result = await _read_contents(cur, capsule, released_at, now)
+    await _record_open(pool, capsule, now.astimezone(UTC).date())
+    return result
+
+
+async def preview(pool: Pool, owner_id: str, raw_beneficiary_id: str, now: datetime) -> Contents:
+    """The owner's rehearsal: this beneficiary's capsule as if the plan were released at `now`."""
+    beneficiary_id = parse_id(raw_beneficiary_id, "Beneficiary")
+    async with autocommit(pool) as cur:
+        await cur.execute(f"{CAPSULE_SQL} WHERE b.id = %s AND b.user_id = %s", (beneficiary_id, owner_id))
+        row = await cur.fetchone()
+        if row is None:
+            raise NotFound("Beneficiary")
+        capsule = Capsule(**row)  # type: ignore[typeddict-item]
+        return await _read_contents(cur, capsule, now, now)
+
+
+def _served(row: dict[str, Any]) -> ServedFile:
+    return cast(ServedFile, {**row, "wrapped_key": bytes(row["wrapped_key"])})
+
+
+async def document_for_download(pool: Pool, capsule: Capsule, raw_id: str) -> ServedFile:
+    """One of the documents the capsule lists, with what streaming it needs; 404 otherwise."""
+    item_id = parse_id(raw_id, "Document")
+    if not is_released(capsule):
+        raise NotFound("Document")
+    row = await fetch_one(
+        pool,
+        f"SELECT {_SERVED_COLUMNS} FROM archive_items i WHERE i.id = %(id)s AND {_DOCUMENT_FILTER}",
+        {"id": item_id, "owner": capsule["owner_id"], "beneficiary": capsule["beneficiary_id"]},
+    )
+    if row is None:
+        raise NotFound("Document")
+    return _served(row)
+
+
+async def media_for_message(pool: Pool, capsule: Capsule, raw_id: str, now: datetime) -> ServedFile:
+    """The media of a message the capsule shows as opened; a sealed one's is 404, like a stranger's."""
+    message_id = parse_id(raw_id, "Media")
+    released_at = capsule["released_at"]
+    if not is_released(capsule) or released_at is None:
+        raise NotFound("Media")
+    row = await fetch_one(
+        pool,
+        f"SELECT {_SERVED_COLUMNS} FROM messages m JOIN archive_items i ON i.id = m.media_id"
+        f" WHERE m.id = %(id)s AND m.user_id = %(owner)s AND {_ADDRESSED}"
+        f" AND i.status = 'available' AND {_OPENS_AT} <= %(now)s",
+        {
+            "id": message_id,
+            "owner": capsule["owner_id"],
+            "beneficiary": capsule["beneficiary_id"],
+            "released": released_at,
+            "now": now,
+        },
+    )
+    if row is None:
+        raise NotFound("Media")
+    return _served(row)
+
+
+async def record_download(pool: Pool, capsule: Capsule, document_id: str) -> None:
+    """`capsule.document_downloaded` on the owner's timeline: ids only, no names or titles."""
+    async with transaction(pool) as cur:
+        await activity.record(
+            cur,
+            user_id=capsule["owner_id"],
+            kind="capsule.document_downloaded",
+            entity_id=capsule["beneficiary_id"],
+            summary="A beneficiary downloaded a document from their capsule",
+            metadata={"documentId": document_id},
+        )
