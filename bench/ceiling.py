@@ -16,6 +16,7 @@ import os
 import secrets
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
@@ -23,6 +24,7 @@ from redis.asyncio import Redis
 
 from core import db
 from core.storage import Storage, open_storage
+from models.capsule import CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
 
 # The piece sizes the service uses: 256 KiB multipart reads, 1 MiB storage reads on download.
 UPLOAD_CHUNK = 256 * 1024
@@ -105,6 +107,30 @@ async def create_beneficiary(request: web.Request) -> web.Response:
     return web.json_response(row, status=201, dumps=dumps)
 
 
+async def capsule(request: web.Request) -> web.Response:
+    """GET /api/claim/:token: the same three queries (token lookup with the plan's state, the
+    messages addressed to the beneficiary with their opening time, the documents), rows as
+    read, on one pooled connection; no schemas, no timeline, no privacy headers."""
+    async with db.autocommit(request.app[POOL]) as cur:
+        await cur.execute(
+            f"{CAPSULE_SQL} WHERE b.claim_token_hash = %s", (token_digest(request.match_info["token"]),)
+        )
+        found = await cur.fetchone()
+        if found is None:
+            raise web.HTTPNotFound()
+        params = {
+            "owner": found["owner_id"],
+            "beneficiary": found["beneficiary_id"],
+            "released": found["released_at"],
+            "now": datetime.now(UTC),
+        }
+        await cur.execute(MESSAGES_SQL, params)
+        messages = await cur.fetchall()
+        await cur.execute(DOCUMENTS_SQL, params)
+        documents = await cur.fetchall()
+    return web.json_response({"capsule": found, "messages": messages, "documents": documents}, dumps=dumps)
+
+
 async def upload(request: web.Request) -> web.Response:
     """A plain streamed put: the multipart `file` part straight into storage, no crypto."""
     storage: Storage = request.app[STORAGE]  # type: ignore[assignment]
@@ -171,6 +197,7 @@ def create_app() -> web.Application:
     app.router.add_post("/verify", verify)
     app.router.add_get("/beneficiaries/{user_id}", list_beneficiaries)
     app.router.add_post("/beneficiaries/{user_id}", create_beneficiary)
+    app.router.add_get("/capsule/{token}", capsule)
     app.router.add_post("/upload", upload)
     app.router.add_get("/download/{key:.+}", download)
     app.router.add_delete("/objects/{key:.+}", delete)

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import archive, loadgen, wrk  # noqa: E402
+from bench import archive, capsule, loadgen, wrk  # noqa: E402
 from core.crypto import KeyRing  # noqa: E402
 from core.migrate import apply_migrations  # noqa: E402
 from tests.s3server import (  # noqa: E402
@@ -60,7 +60,7 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 BENCH_DATABASE = "lps_bench"
 BENCH_REDIS_DB = 14
 RESULTS_DIR = ROOT / "bench" / "results"
-SCENARIOS = ("auth", "beneficiaries", "archive")
+SCENARIOS = ("auth", "beneficiaries", "archive", "capsule")
 # Sign-in wallets, used round-robin: each stays below 10 challenges a minute (sign_in_wallets).
 SIGN_IN_WALLETS = 4096
 SIGN_IN_RATE_BOUND = 2000
@@ -465,7 +465,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         default=",".join(SCENARIOS),
-        help="comma-separated scenarios to run: auth, beneficiaries, archive (default: all)",
+        help="comma-separated scenarios to run: auth, beneficiaries, archive, capsule (default: all)",
     )
     parser.add_argument("--duration", type=float, default=5, help="seconds per timed run (default 5)")
     parser.add_argument(
@@ -542,6 +542,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
     servers: list[Server] = []
     bench: Bench | None = None
     archive_results: dict[str, Any] | None = None
+    capsule_results: dict[str, Any] | None = None
     stop_moto = None
     try:
         if args.storage == "s3":
@@ -565,7 +566,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
         ceiling.base_url = f"http://127.0.0.1:{ceiling_env['PORT']}"
         servers.append(ceiling)
         worker = None
-        if "archive" in args.only:
+        if {"archive", "capsule"} & set(args.only):
             worker = start_server("worker", ["core.cli", "worker"], env, workdir)
             servers.append(worker)
         await wait_ready(api, "/api/health")
@@ -578,6 +579,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
         if "archive" in args.only:
             assert worker is not None
             archive_results = await archive.run(bench, workdir, args.storage)
+        if "capsule" in args.only:
+            capsule_results = await capsule.run(bench, workdir)
         for server in servers:
             server.check_alive()
     finally:
@@ -606,6 +609,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
                 "requests": results,
                 "ratios": ratios(results),
                 "archive": archive_results,
+                "capsule": capsule_results,
             },
             indent=2,
             default=str,
