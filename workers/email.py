@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 
 from core import mailer
+from core.queue import enqueue_once
 from models import emails, outbox
 from workers import context
 
@@ -92,5 +93,5 @@ async def sweep_outbox(ctx: dict[str, Any]) -> int:
     due = await outbox.due_for_enqueue(context.db(ctx), context.clock(ctx).now())
     redis = context.redis(ctx)
     for row_id, attempts in due:
-        await redis.enqueue_job(outbox.DELIVER_JOB, row_id, _job_id=outbox.job_id(row_id, attempts))
+        await enqueue_once(redis, outbox.DELIVER_JOB, row_id, job_id=outbox.job_id(row_id, attempts))
     return len(due)

@@ -1,0 +1,136 @@
+"""Email delivery through the outbox to a local stand-in provider: sent once at the provider
+(Idempotency-Key), retried on 429/5xx honouring Retry-After, failed on other 4xx, skipped
+without a key, recovered after a lost job; nothing private in logs."""
+
+from __future__ import annotations
+
+import logging
+
+import redis as redis_sync
+
+from tests.emailserver import API_KEY
+from tests.helpers import sign_in
+from tests.lifecycle_helpers import activate_plan, report
+from tests.plan_helpers import query
+
+OWNER = "owner@example.org"
+GUARDIAN = "guardian0@example.org"
+
+
+async def _two_emails(client):
+    """A plan with one guardian, reported: one email to the owner, one to the guardian."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=1)
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    return owner, setup
+
+
+def rows(settings):
+    return query(
+        settings, "SELECT id::text AS id, kind, status, attempts, last_error FROM outbox ORDER BY kind"
+    )
+
+
+async def test_sent_with_the_providers_json_shape_and_idempotency_key(
+    client, run_worker, email_provider, settings
+):
+    await _two_emails(client)
+    await run_worker(settings=email_provider.settings)
+    outbox = rows(settings)
+    assert [r["status"] for r in outbox] == ["sent", "sent"]
+    assert {r.headers["Idempotency-Key"] for r in email_provider.requests} == {r["id"] for r in outbox}
+    for captured in email_provider.requests:
+        assert captured.headers["Authorization"] == f"Bearer {API_KEY}"
+        assert captured.headers["Content-Type"] == "application/json"
+        assert set(captured.body) == {"from", "to", "subject", "text", "html"}
+        assert captured.body["from"] == "Legacy <no-reply@example.test>"
+    assert {r.to for r in email_provider.requests} == {OWNER, GUARDIAN}
+
+
+async def test_retried_on_503_after_retry_after_with_the_same_key(
+    client, clock, run_worker, email_provider, settings
+):
+    await _two_emails(client)
+    email_provider.script = [(503, {"Retry-After": "120"})] * 2
+    await run_worker(settings=email_provider.settings)
+    assert [(r["status"], r["attempts"]) for r in rows(settings)] == [("pending", 1)] * 2
+    assert all("503" in r["last_error"] for r in rows(settings))
+    clock.advance(seconds=119)  # Retry-After (120 s) beats the 30 s backoff
+    await run_worker(settings=email_provider.settings)
+    assert len(email_provider.requests) == 2
+    clock.advance(seconds=2)
+    await run_worker(settings=email_provider.settings)
+    assert [r["status"] for r in rows(settings)] == ["sent", "sent"]
+    keys = [r.headers["Idempotency-Key"] for r in email_provider.requests]
+    assert len(keys) == 4 and all(keys.count(k) == 2 for k in keys)  # each email, same key twice
+    await run_worker(settings=email_provider.settings)
+    assert len(email_provider.requests) == 4  # sent rows are never sent again
+
+
+async def test_failed_on_400_without_retry(client, clock, run_worker, email_provider, settings):
+    owner, _ = await _two_emails(client)
+    email_provider.script = [(400, {})] * 2
+    await run_worker(settings=email_provider.settings)
+    clock.advance(hours=2)
+    await run_worker(settings=email_provider.settings)
+    assert len(email_provider.requests) == 2
+    assert [(r["status"], r["last_error"]) for r in rows(settings)] == [
+        ("failed", "provider refused the email (HTTP 400)")
+    ] * 2
+    body = await (await client.get("/api/legacy", headers=owner.headers)).json()
+    assert {n["status"] for n in body["notifications"]} == {"failed"}
+
+
+async def test_gives_up_after_the_last_attempt(client, clock, run_worker, email_provider, settings):
+    await _two_emails(client)
+    email_provider.script = [(500, {})] * 100
+    for _ in range(8):
+        await run_worker(settings=email_provider.settings)
+        clock.advance(hours=1, seconds=1)
+    assert [(r["status"], r["attempts"]) for r in rows(settings)] == [("failed", 8)] * 2
+    assert len(email_provider.requests) == 16
+
+
+async def test_skipped_without_a_provider_key_and_logged_without_private_data(
+    client, run_worker, settings, caplog
+):
+    await _two_emails(client)
+    with caplog.at_level(logging.INFO):
+        await run_worker()
+    assert [r["status"] for r in rows(settings)] == ["skipped", "skipped"]
+    skipped = [r for r in caplog.records if r.getMessage().startswith("email skipped")]
+    assert len(skipped) == 2 and {r.kind for r in skipped} == {
+        "verification_started",
+        "verification_requested",
+    }
+    assert OWNER not in caplog.text and GUARDIAN not in caplog.text
+
+
+async def test_a_lost_job_is_sent_by_the_sweep(client, clock, run_worker, email_provider, settings):
+    await _two_emails(client)
+    conn = redis_sync.Redis.from_url(settings.redis_url)
+    # The enqueued jobs are lost (the enqueue failed after COMMIT, or Redis lost its data).
+    conn.delete(settings.arq_queue_name, *conn.scan_iter("arq:job:email:*"))
+    conn.close()
+    await run_worker(settings=email_provider.settings)
+    assert email_provider.requests == []  # too fresh to be called lost
+    clock.advance(seconds=31)
+    await run_worker(settings=email_provider.settings)
+    assert [r["status"] for r in rows(settings)] == ["sent", "sent"]
+
+
+async def test_names_are_escaped_and_logs_carry_no_bodies(
+    client, run_worker, email_provider, settings, caplog
+):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=1)
+    resp = await client.patch("/api/users/me", json={"name": "<b>Olive</b> & co"}, headers=owner.headers)
+    assert resp.status == 200
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    with caplog.at_level(logging.DEBUG):
+        await run_worker(settings=email_provider.settings)
+    [guardian_mail] = email_provider.to(GUARDIAN)
+    assert "&lt;b&gt;Olive&lt;/b&gt; &amp; co" in guardian_mail.body["html"]
+    assert "<b>Olive</b>" not in guardian_mail.body["html"]
+    assert "<b>Olive</b> & co" in guardian_mail.body["text"]
+    assert guardian_mail.body["subject"] not in caplog.text and GUARDIAN not in caplog.text
