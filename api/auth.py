@@ -70,8 +70,11 @@ user_schema = UserSchema()
 @docs(
     tags=["auth"],
     summary="Get a sign-in challenge for a wallet",
-    description="Rate limited: 10 per minute per wallet and RATE_LIMIT_CHALLENGE_PER_IP per client address "
-    "(429 with Retry-After). The challenge expires after 5 minutes and can be used once.",
+    description="Rate limited per client address (RATE_LIMIT_CHALLENGE_PER_IP a minute) and per client "
+    "address and wallet (RATE_LIMIT_CHALLENGE_PER_WALLET a minute), 429 with Retry-After; nobody else's "
+    "requests count against you. A challenge expires after CHALLENGE_TTL_SECONDS (5 minutes), is used "
+    "once, and must be verified from the client address that asked for it. Up to 5 stay live per "
+    "wallet and address (a new one past that retires the oldest), so a second tab does not break the first.",
     responses=error_responses(400, 429),
 )
 @request_schema(ChallengeRequestSchema)
@@ -83,6 +86,7 @@ async def challenge(request: web.Request) -> web.Response:
         request.app[SETTINGS],
         wallet_address=data["walletAddress"],
         client_ip=client_ip(request),
+        now=request.app[CLOCK].now(),
     )
     return json_response({"message": message})
 
@@ -106,6 +110,7 @@ async def verify(request: web.Request) -> web.Response:
         request.app[SETTINGS],
         wallet_address=data["walletAddress"],
         signature=data["signature"],
+        client_ip=client_ip(request),
         now=request.app[CLOCK].now(),
     )
     return json_response({"token": token, "user": user_schema.dump(user)})
@@ -150,6 +155,8 @@ async def link_wallet(request: web.Request) -> web.Response:
         user_id=request[USER_ID],
         wallet_address=data["walletAddress"],
         signature=data["signature"],
+        client_ip=client_ip(request),
+        now=request.app[CLOCK].now(),
     )
     return json_response(user_schema.dump(user))
 

@@ -1,17 +1,21 @@
-"""Sign-in challenges: one outstanding per wallet in Redis, single use, short-lived.
+"""Sign-in challenges in Redis: several live per wallet, each single use and short-lived.
 
-Consumption is compare-and-delete in one Lua call, so two verifies racing with the same
-signature cannot both succeed, and a captured signature is worthless once used.
+Challenges are kept per (wallet, client address), at most `CAP` live in each: a stranger who
+asks for challenges for someone else's wallet fills only their own slot and can never
+replace or exhaust the owner's. Verify tries the live challenges of the caller's slot (the
+signature says which one was signed: they differ by nonce) and burns the one that matches
+with ZREM, so two verifies racing with the same signature cannot both succeed.
 """
 
 from __future__ import annotations
 
 import secrets
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from redis.asyncio import Redis
 
-KEY = "auth:challenge:{}"
+KEY = "auth:challenges:{}:{}"  # wallet, client address -> zset(message, expiry epoch)
+CAP = 5
 _CONSUME = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -35,24 +39,32 @@ def build_message(service: str, wallet_address: str, nonce: str, issued: datetim
     )
 
 
-async def issue(redis: Redis, service: str, wallet_address: str, ttl_seconds: int) -> str:
-    """Store and return a fresh challenge; it replaces any earlier one for the wallet."""
-    issued = datetime.now(UTC)
+async def issue(
+    redis: Redis, *, service: str, wallet_address: str, client: str, ttl_seconds: int, now: datetime
+) -> str:
+    """Store and return a fresh challenge; the oldest of this client's live ones goes past CAP."""
     nonce = secrets.token_hex(32)  # 256 bits
-    message = build_message(service, wallet_address, nonce, issued, issued + timedelta(seconds=ttl_seconds))
-    await redis.set(KEY.format(wallet_address), message, ex=ttl_seconds)
+    expires = now + timedelta(seconds=ttl_seconds)
+    message = build_message(service, wallet_address, nonce, now, expires)
+    key = KEY.format(wallet_address, client)
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.zremrangebyscore(key, "-inf", now.timestamp())
+        pipe.zadd(key, {message: expires.timestamp()})
+        pipe.zremrangebyrank(key, 0, -(CAP + 1))
+        pipe.expire(key, ttl_seconds)
+        await pipe.execute()
     return message
 
 
-async def current(redis: Redis, wallet_address: str) -> str | None:
-    raw = await redis.get(KEY.format(wallet_address))
-    return raw.decode() if isinstance(raw, bytes) else raw
+async def live(redis: Redis, *, wallet_address: str, client: str, now: datetime) -> list[str]:
+    """This client's unexpired challenges for the wallet, newest first (at most CAP)."""
+    raw = await redis.zrevrangebyscore(KEY.format(wallet_address, client), "+inf", f"({now.timestamp()}")
+    return [m.decode() if isinstance(m, bytes) else m for m in raw]
 
 
-async def consume(redis: Redis, wallet_address: str, message: str) -> bool:
-    """True for exactly one caller holding this challenge; False if used, replaced or expired."""
-    deleted = await redis.eval(_CONSUME, 1, KEY.format(wallet_address), message)  # type: ignore[misc]
-    return bool(deleted)
+async def consume(redis: Redis, *, wallet_address: str, client: str, message: str) -> bool:
+    """True for exactly one caller holding this challenge; False if already used or evicted."""
+    return bool(await redis.zrem(KEY.format(wallet_address, client), message))
 
 
 async def consume_key(redis: Redis, key: str, message: str) -> bool:

@@ -19,35 +19,49 @@ from core.wallet import decode_signature, verify_signature
 from models import lifecycle, users
 
 
-async def request_challenge(redis: Redis, settings: Settings, *, wallet_address: str, client_ip: str) -> str:
-    """Issue a challenge, within 10/min per wallet and a configurable per-IP budget."""
+async def request_challenge(
+    redis: Redis, settings: Settings, *, wallet_address: str, client_ip: str, now: datetime
+) -> str:
+    """Issue a challenge within the per-address budget and the per-(address, wallet) budget.
+
+    Nothing is counted per wallet alone: that budget could be spent by anyone, locking the
+    owner out of sign-in.
+    """
     retry = await ratelimit.hit(redis, f"challenge:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
     if retry:
         raise TooManyRequests("Too many sign-in challenges from this address; try again later", retry)
     retry = await ratelimit.hit(
-        redis, f"challenge:wallet:{wallet_address}", settings.rate_limit_challenge_per_wallet
+        redis, f"challenge:ip-wallet:{client_ip}:{wallet_address}", settings.rate_limit_challenge_per_wallet
     )
     if retry:
         raise TooManyRequests("Too many sign-in challenges for this wallet; try again later", retry)
     return await challenges.issue(
-        redis, settings.service_name, wallet_address, settings.challenge_ttl_seconds
+        redis,
+        service=settings.service_name,
+        wallet_address=wallet_address,
+        client=client_ip,
+        ttl_seconds=settings.challenge_ttl_seconds,
+        now=now,
     )
 
 
-async def prove_wallet(redis: Redis, *, wallet_address: str, signature: str) -> None:
-    """Check the signature over the wallet's outstanding challenge and burn the challenge."""
+async def prove_wallet(
+    redis: Redis, *, wallet_address: str, signature: str, client_ip: str, now: datetime
+) -> None:
+    """Find the live challenge this signature signs (from this client) and burn it."""
     raw_signature = decode_signature(signature)
     if raw_signature is None:
         raise BadRequest(
             ["signature: Must be a 64-byte ed25519 signature, base64 (88 chars) or hex (128 chars)."],
             details={"signature": ["Not a valid signature encoding."]},
         )
-    message = await challenges.current(redis, wallet_address)
-    if message is None:
+    candidates = await challenges.live(redis, wallet_address=wallet_address, client=client_ip, now=now)
+    if not candidates:
         raise Unauthorized("No valid challenge for this wallet (expired or already used); request a new one")
-    if not verify_signature(wallet_address, message, raw_signature):
-        raise Unauthorized("Signature does not match the challenge for this wallet")
-    if not await challenges.consume(redis, wallet_address, message):
+    signed = next((m for m in candidates if verify_signature(wallet_address, m, raw_signature)), None)
+    if signed is None:
+        raise Unauthorized("Signature does not match a challenge for this wallet")
+    if not await challenges.consume(redis, wallet_address=wallet_address, client=client_ip, message=signed):
         raise Unauthorized("No valid challenge for this wallet (expired or already used); request a new one")
 
 
@@ -58,10 +72,13 @@ async def sign_in(
     *,
     wallet_address: str,
     signature: str,
+    client_ip: str,
     now: datetime,
 ) -> tuple[str, users.User]:
     """Prove the wallet, find or create the account; the owner's sign-in counts as a check-in."""
-    await prove_wallet(redis, wallet_address=wallet_address, signature=signature)
+    await prove_wallet(
+        redis, wallet_address=wallet_address, signature=signature, client_ip=client_ip, now=now
+    )
     user = await users.sign_in(pool, wallet_address)
     await lifecycle.check_in_on_sign_in(pool, redis, user_id=user["id"], now=now)
     token = tokens.issue(
@@ -75,7 +92,16 @@ async def sign_in(
 
 
 async def link_wallet(
-    pool: Pool, redis: Redis, *, user_id: str, wallet_address: str, signature: str
+    pool: Pool,
+    redis: Redis,
+    *,
+    user_id: str,
+    wallet_address: str,
+    signature: str,
+    client_ip: str,
+    now: datetime,
 ) -> users.UserWithWallets:
-    await prove_wallet(redis, wallet_address=wallet_address, signature=signature)
+    await prove_wallet(
+        redis, wallet_address=wallet_address, signature=signature, client_ip=client_ip, now=now
+    )
     return await users.link_wallet(pool, user_id=user_id, wallet_address=wallet_address)

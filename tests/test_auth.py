@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import re
@@ -16,6 +15,7 @@ import redis.asyncio as aioredis
 from stellar_sdk import Keypair
 
 from core import tokens
+from core.challenges import CAP as CHALLENGE_CAP
 from core.challenges import KEY as CHALLENGE_KEY
 from models import users
 from tests.helpers import assert_error, challenge, sign, sign_in
@@ -36,7 +36,7 @@ async def test_challenge_message_names_service_wallet_nonce_and_times(client, se
     expires = re.search(r"Expiration Time: (\S+Z)", message)
     assert issued and expires
     r = aioredis.from_url(settings.redis_url)
-    ttl = await r.ttl(CHALLENGE_KEY.format(kp.public_key))
+    ttl = await r.ttl(CHALLENGE_KEY.format(kp.public_key, "127.0.0.1"))
     await r.aclose()
     assert 290 <= ttl <= 300
 
@@ -112,12 +112,52 @@ async def test_replayed_signature_is_rejected(client):
     assert_error(await replay.json(), 401)
 
 
-async def test_new_challenge_invalidates_the_previous_one(client):
+async def test_several_live_challenges_each_verify_once(client):
     kp = Keypair.random()
-    old = await challenge(client, kp.public_key)
-    await challenge(client, kp.public_key)
-    resp = await client.post(VERIFY, json={"walletAddress": kp.public_key, "signature": sign(kp, old)})
-    assert resp.status == 401
+    messages = [await challenge(client, kp.public_key) for _ in range(3)]
+    for message in (messages[1], messages[0], messages[2]):  # any order: matched by what was signed
+        body = {"walletAddress": kp.public_key, "signature": sign(kp, message)}
+        assert (await client.post(VERIFY, json=body)).status == 200
+        assert (await client.post(VERIFY, json=body)).status == 401  # single use
+
+
+async def test_past_the_cap_a_new_challenge_retires_the_oldest_of_that_client(client):
+    kp = Keypair.random()
+    messages = [await challenge(client, kp.public_key) for _ in range(CHALLENGE_CAP + 1)]
+    oldest = {"walletAddress": kp.public_key, "signature": sign(kp, messages[0])}
+    assert (await client.post(VERIFY, json=oldest)).status == 401
+    for message in messages[1:]:
+        body = {"walletAddress": kp.public_key, "signature": sign(kp, message)}
+        assert (await client.post(VERIFY, json=body)).status == 200
+
+
+async def test_a_stranger_cannot_lock_a_wallet_out_of_sign_in(make_client):
+    client = await make_client(trusted_proxy_hops=1)
+    owner = Keypair.random()
+    at_home, elsewhere = {"X-Forwarded-For": "198.51.100.7"}, {"X-Forwarded-For": "203.0.113.66"}
+    message = await challenge(client, owner.public_key, headers=at_home)
+    # A stranger asks for the owner's wallet until their own budget runs out...
+    statuses = [
+        (await client.post(CHALLENGE, json={"walletAddress": owner.public_key}, headers=elsewhere)).status
+        for _ in range(15)
+    ]
+    assert statuses.count(200) == 10 and statuses[-1] == 429
+    # ...yet the owner's outstanding challenge still verifies, and the owner can ask for more.
+    body = {"walletAddress": owner.public_key, "signature": sign(owner, message)}
+    assert (await client.post(VERIFY, json=body, headers=at_home)).status == 200
+    for _ in range(9):  # the rest of the owner's own budget (one was used above)
+        await challenge(client, owner.public_key, headers=at_home)
+
+
+async def test_a_challenge_verifies_only_from_the_client_that_asked(make_client):
+    client = await make_client(trusted_proxy_hops=1)
+    kp = Keypair.random()
+    message = await challenge(client, kp.public_key, headers={"X-Forwarded-For": "198.51.100.7"})
+    body = {"walletAddress": kp.public_key, "signature": sign(kp, message)}
+    other = await client.post(VERIFY, json=body, headers={"X-Forwarded-For": "198.51.100.8"})
+    assert other.status == 401
+    same = await client.post(VERIFY, json=body, headers={"X-Forwarded-For": "198.51.100.7"})
+    assert same.status == 200
 
 
 async def test_signature_by_another_key_is_rejected_and_challenge_survives(client):
@@ -142,13 +182,10 @@ async def test_signature_over_other_text_is_rejected(client):
     assert resp.status == 401
 
 
-async def test_expired_challenge_is_rejected(client, settings):
+async def test_expired_challenge_is_rejected(client, settings, clock):
     kp = Keypair.random()
     message = await challenge(client, kp.public_key)
-    r = aioredis.from_url(settings.redis_url)
-    await r.pexpire(CHALLENGE_KEY.format(kp.public_key), 1)
-    await r.aclose()
-    await asyncio.sleep(0.01)
+    clock.advance(seconds=settings.challenge_ttl_seconds + 1)
     resp = await client.post(VERIFY, json={"walletAddress": kp.public_key, "signature": sign(kp, message)})
     assert resp.status == 401
     assert "expired" in (await resp.json())["message"]
@@ -352,7 +389,7 @@ async def test_link_own_wallet_again_is_harmless(client):
 # --- rate limits ----------------------------------------------------------------------------
 
 
-async def test_challenge_rate_limit_per_wallet(client):
+async def test_challenge_rate_limit_per_address_and_wallet(client):
     kp = Keypair.random()
     for _ in range(10):
         assert (await client.post(CHALLENGE, json={"walletAddress": kp.public_key})).status == 200
