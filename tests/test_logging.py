@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 
+from aiohttp import web
 from stellar_sdk import Keypair
 
-from core.logging import JsonFormatter, redact_path
+from api.app import create_app
+from api.public import public
+from core.logging import JsonFormatter, redact, redact_path
 from tests.helpers import challenge, sign
 
 
@@ -53,3 +57,76 @@ def test_redact_path():
     assert redact_path("/api/claim/abc123/submit") == "/api/claim/<redacted>/submit"
     assert redact_path("/api/claim/abc123") == "/api/claim/<redacted>"
     assert redact_path("/api/beneficiaries/1") == "/api/beneficiaries/1"
+
+
+JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3OCJ9.c2lnbmF0dXJlLXBhcnQtb2YtdGhlLWp3dA"
+CLAIM = "c1" * 32
+SIGNATURE = "Q" * 86 + "=="
+
+
+async def _send_raw(client, payload: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    writer.write(payload)
+    await writer.drain()
+    data = await asyncio.wait_for(reader.read(65536), 10)
+    writer.close()
+    return data
+
+
+MALFORMED = [
+    # an invalid header line after the Authorization header
+    f"GET /api/claim/{CLAIM} HTTP/1.1\r\nAuthorization: Bearer {JWT}\r\nBad Header Line\r\n\r\n",
+    # a control character in the path
+    f"GET /api/claim/{CLAIM}\x01 HTTP/1.1\r\nAuthorization: Bearer {JWT}\r\n\r\n",
+    # an invalid method, an invalid version
+    f"G(E)T /api/claim/{CLAIM}?s={SIGNATURE} HTTP/1.1\r\nAuthorization: Bearer {JWT}\r\n\r\n",
+    f"GET /api/claim/{CLAIM} HTTP/9.9\r\nAuthorization: Bearer {JWT}\r\n\r\n",
+    # a bad Content-Length, a header and a request line too long (echoed truncated)
+    f"GET /api/claim/{CLAIM} HTTP/1.1\r\nAuthorization: Bearer {JWT}\r\nContent-Length: x{JWT}\r\n\r\n",
+    f"GET /api/x HTTP/1.1\r\nAuthorization: Bearer {JWT}" + "x" * 9000 + "\r\n\r\n",
+    f"GET /api/claim/{CLAIM}" + "y" * 9000 + " HTTP/1.1\r\n\r\n",
+    # a bad chunk carrying a token
+    f"POST /api/auth/wallet/verify HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz{JWT}\r\n",
+]
+
+
+async def test_malformed_requests_never_put_secrets_in_any_log(client, caplog):
+    with caplog.at_level(logging.DEBUG):
+        for payload in MALFORMED:
+            reply = await _send_raw(client, payload.encode("latin-1"))
+            assert reply.startswith(b"HTTP/1.") and b" 400 " in reply.split(b"\r\n", 1)[0]
+        await asyncio.sleep(0.05)
+    text = _formatted(caplog)
+    assert "aiohttp.server" in text  # the parser errors were logged...
+    for secret in (JWT, JWT[:40], JWT.split(".")[1], JWT.split(".")[2], CLAIM, CLAIM[:40], SIGNATURE):
+        assert secret not in text, secret  # ...without any secret, even truncated
+    # A handler that stays on the formatter's default path sees the redacted text too.
+    plain = logging.Formatter("%(message)s %(exc_text)s")
+    assert all(JWT not in plain.format(r) and CLAIM not in plain.format(r) for r in caplog.records)
+
+
+async def test_exception_text_and_extras_are_redacted(aiohttp_client, settings, caplog):
+    app = create_app(settings)
+
+    @public
+    async def boom(request: web.Request) -> web.Response:
+        raise RuntimeError(
+            f"upstream said: Authorization: Bearer {JWT} for /api/claim/{CLAIM} sig {SIGNATURE}"
+        )
+
+    app.router.add_get("/api/boom", boom)
+    client = await aiohttp_client(app)
+    with caplog.at_level(logging.INFO):
+        assert (await client.get("/api/boom")).status == 500
+        logging.getLogger("test").warning("token %s", JWT, extra={"detail": f"Bearer {JWT}"})
+    text = _formatted(caplog)
+    assert "RuntimeError" in text and "upstream said" in text
+    for secret in (JWT, CLAIM, SIGNATURE, JWT.split(".")[2]):
+        assert secret not in text
+
+
+def test_redact_keeps_ordinary_text():
+    ordinary = "GET /api/assets/123e4567-e89b-12d3-a456-426614174000 request " + "a" * 32
+    assert redact(ordinary) == ordinary
+    assert redact(f"Bearer {JWT}") == "Bearer <redacted>"
+    assert redact(f"/api/claim/{CLAIM}/documents") == "/api/claim/<redacted>/documents"
