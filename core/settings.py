@@ -148,7 +148,10 @@ class Settings:
         shown_default="(generated in dev)",
     )
     rate_limit_challenge_per_wallet: int = setting(
-        "RATE_LIMIT_CHALLENGE_PER_WALLET", 10, "Challenges per wallet per minute", minimum=1
+        "RATE_LIMIT_CHALLENGE_PER_WALLET",
+        10,
+        "Challenges per wallet per minute from one client address (nobody else spends it)",
+        minimum=1,
     )
     rate_limit_challenge_per_ip: int = setting(
         "RATE_LIMIT_CHALLENGE_PER_IP", 60, "Challenges per client IP per minute", minimum=1
