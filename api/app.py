@@ -24,11 +24,12 @@ from api import (
     users,
 )
 from api.common import RequestParser
-from api.keys import CLOCK, DB, REDIS, SETTINGS, STORAGE
+from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN, STORAGE
 from api.public import collect_public_routes
 from core import db, redis
 from core.clock import Clock
 from core.settings import Settings
+from core.soroban import open_soroban
 from core.storage import open_configured_storage
 
 ROUTE_MODULES = (
@@ -78,6 +79,15 @@ async def _storage(app: web.Application) -> AsyncIterator[None]:
         await storage.close()
 
 
+async def _soroban(app: web.Application) -> AsyncIterator[None]:
+    """None when no contract is configured; the RPC node is contacted only when a route needs it."""
+    gateway = open_soroban(app[SETTINGS])
+    app[SOROBAN] = gateway
+    yield
+    if gateway is not None:
+        await gateway.close()
+
+
 def create_app(settings: Settings, clock: Clock | None = None) -> web.Application:
     app = web.Application(
         middlewares=[
@@ -90,7 +100,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     )
     app[SETTINGS] = settings
     app[CLOCK] = clock or Clock()
-    app.cleanup_ctx.extend([_database, _redis, _storage])
+    app.cleanup_ctx.extend([_database, _redis, _storage, _soroban])
     for module in ROUTE_MODULES:
         app.router.add_routes(module.routes)
     app.on_response_prepare.append(capsule.capsule_headers)

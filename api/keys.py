@@ -8,6 +8,7 @@ from arq.connections import ArqRedis
 from core.clock import Clock
 from core.db import Pool
 from core.settings import Settings
+from core.soroban import SorobanGateway
 from core.storage import Storage
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -18,5 +19,7 @@ REDIS = web.AppKey("redis", ArqRedis)
 STORAGE: web.AppKey[Storage | None] = web.AppKey("storage")
 # Routes reachable without a session, collected at startup (see api/public.py).
 PUBLIC_ROUTES: web.AppKey[set[web.AbstractRoute]] = web.AppKey("public_routes")
+# None when SERVICE_CONTRACT_ID is unset: build, submit and status routes then answer 503.
+SOROBAN: web.AppKey[SorobanGateway | None] = web.AppKey("soroban")
 
 USER_ID = web.RequestKey("user_id", str)

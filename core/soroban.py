@@ -41,6 +41,7 @@ from stellar_sdk.soroban_rpc import GetTransactionStatus, SendTransactionStatus
 
 import core.wallet  # noqa: F401 - restores aiohttp's StreamReader.readline after stellar_sdk's patch
 from core.errors import AppError, BadRequest, Conflict, ServiceUnavailable
+from core.settings import Settings
 
 # (function, name of its second argument): the first is always the plan owner's wallet, the
 # second the signer's own wallet, which must also be the transaction's source account.
@@ -298,11 +299,42 @@ class SorobanGateway:
         )
 
 
+def open_soroban(settings: Settings) -> SorobanGateway | None:
+    """The process's gateway, or None when no contract is configured (routes answer 503)."""
+    if not settings.service_contract_id:
+        return None
+    return SorobanGateway(
+        rpc_url=settings.soroban_rpc_url,
+        contract_id=settings.service_contract_id,
+        passphrase=settings.stellar_network_passphrase,
+        timeout=settings.soroban_rpc_timeout_seconds,
+    )
+
+
 def _address_of(value: stellar_xdr.SCVal) -> str | None:
     try:
         return scval.from_address(value).address
     except Exception:
         return None
+
+
+def peek(envelope_xdr: str, passphrase: str) -> tuple[str, str]:
+    """(function called, source account) of an envelope, to pick the checks that apply; 400 if
+    it is not an envelope. Nothing here is trusted yet: check_signed decides."""
+    try:
+        envelope = TransactionEnvelope.from_xdr(envelope_xdr.strip(), passphrase)
+    except Exception:
+        raise BadRequest(
+            "signedXdr: not a Stellar transaction envelope (fee-bump envelopes are not relayed)"
+        ) from None
+    ops = envelope.transaction.operations
+    invoke = (
+        ops[0].host_function.invoke_contract
+        if len(ops) == 1 and isinstance(ops[0], InvokeHostFunction)
+        else None
+    )
+    function = invoke.function_name.sc_symbol.decode(errors="replace") if invoke is not None else ""
+    return function, envelope.transaction.source.account_id
 
 
 def check_signed(

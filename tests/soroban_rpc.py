@@ -13,6 +13,7 @@ few polls, timeouts, HTTP 500 and garbage JSON.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import secrets
 import socket
@@ -126,6 +127,7 @@ class SorobanRpcEmulator:
     ledger: int = BASE_LEDGER
     url: str = ""
     _runner: web.AppRunner | None = None
+    _stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
     # Test controls --------------------------------------------------------------------------
     def fund(self, address: str, sequence: int | None = None) -> None:
@@ -150,6 +152,7 @@ class SorobanRpcEmulator:
         return self.url
 
     async def stop(self) -> None:
+        self._stopping.set()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -174,8 +177,9 @@ class SorobanRpcEmulator:
         method, params, req_id = body.get("method"), body.get("params") or {}, body.get("id")
         self.calls.append((method, params))
         fault = self._take_fault(method)
-        if fault == "timeout":
-            await asyncio.sleep(self.timeout_seconds)
+        if fault == "timeout":  # hang, but let stop() end it at once
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.timeout_seconds)
         elif fault == "http500":
             return web.Response(status=500, text="<html>upstream exploded</html>")
         elif fault == "garbage":

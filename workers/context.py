@@ -10,6 +10,7 @@ from core.clock import Clock
 from core.crypto import KeyRing
 from core.db import Pool
 from core.settings import Settings
+from core.soroban import SorobanGateway
 from core.storage import Storage
 
 SETTINGS = "settings"
@@ -17,6 +18,7 @@ CLOCK = "clock"
 DB = "db"
 STORAGE = "storage"
 KEY_RING = "key_ring"
+SOROBAN = "soroban"
 REDIS = "redis"  # set by arq itself: the worker's own pool, for enqueueing follow-up jobs
 
 
@@ -48,4 +50,10 @@ def redis(ctx: dict[str, Any]) -> ArqRedis:
 
 def clock(ctx: dict[str, Any]) -> Clock:
     value: Clock = ctx[CLOCK]
+    return value
+
+
+def soroban(ctx: dict[str, Any]) -> SorobanGateway | None:
+    """None when SERVICE_CONTRACT_ID is unset: nothing is relayed, nothing pretends."""
+    value: SorobanGateway | None = ctx.get(SOROBAN)
     return value

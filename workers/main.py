@@ -14,8 +14,9 @@ from core import logging as app_logging
 from core.clock import Clock
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
+from core.soroban import open_soroban
 from core.storage import open_configured_storage
-from workers import archive, context, email, keys, lifecycle
+from workers import archive, context, email, keys, lifecycle, soroban
 from workers.heartbeat import heartbeat
 
 log = logging.getLogger(__name__)
@@ -26,6 +27,8 @@ FUNCTIONS: list[Any] = [
     # Retries are new attempts scheduled on the outbox row (workers/email.py), not arq retries;
     # the spare tries cover a run killed mid-attempt.
     func(email.deliver_email, max_tries=3),
+    # A short timeout: a run killed mid-relay frees its job for another worker within a minute.
+    func(soroban.relay_transaction, max_tries=soroban.MAX_TRIES, timeout=60),
 ]
 CRON_JOBS = [
     cron(heartbeat, second=0, run_at_startup=True),
@@ -33,6 +36,7 @@ CRON_JOBS = [
     cron(archive.sweep_archive_orphans, minute=17, second=45),
     cron(archive.rewrap_archive_keys, minute=47, second=15),
     cron(keys.reseal_claim_tokens, minute=52, second=15),
+    cron(soroban.sweep_transactions, second={10, 40}, run_at_startup=True),
 ]
 
 
@@ -58,10 +62,14 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx[context.KEY_RING] = settings.key_ring
     ctx[context.STORAGE] = await open_configured_storage(settings)
     await email.open_session(ctx)
+    ctx[context.SOROBAN] = open_soroban(settings)
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
     await email.close(ctx)
+    gateway = context.soroban(ctx)
+    if gateway is not None:
+        await gateway.close()
     storage = context.storage(ctx)
     if storage is not None:
         await storage.close()

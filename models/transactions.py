@@ -1,0 +1,298 @@
+"""Contract transactions: the rows behind submit, the relay's state changes, and their effects.
+
+A row is written only for an envelope `core.soroban.check_signed` accepted, with the hash
+computed from it; it stays `pending` until the RPC node reports the transaction SUCCESS
+(`confirmed`, and its effect applied in the same database transaction: an approval counted,
+the plan released, a claim recorded) or FAILED / rejected / expired (`failed`, with the
+reason and the contract's error code when there is one). Every state change is guarded
+(`WHERE status = 'pending'`), so a relay that runs twice applies the effect once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, TypedDict
+
+from arq.connections import ArqRedis
+
+from core.db import Cursor, Pool, autocommit, fetch_one, transaction
+from core.errors import Conflict
+from core.soroban import CheckedTransaction, contract_error_message
+from models import activity
+
+RELAY_JOB = "relay_transaction"
+PUBLIC_COLUMNS = "id, hash, function, status, ledger, confirmed_at, contract_error_code, reason"
+RELAY_COLUMNS = (
+    f"{PUBLIC_COLUMNS}, user_id, plan_id, guardian_id, signer_user_id, beneficiary_id, signer,"
+    " accepted, attempts, valid_until, xdr"
+)
+WHAT = {
+    "approve_guardian": "guardian approval",
+    "finalize_release": "release",
+    "claim_assets": "claim",
+}
+
+
+class Transaction(TypedDict):
+    """What the status routes show: no envelope, no signature."""
+
+    id: Any
+    hash: str
+    function: str
+    status: str
+    ledger: int | None
+    confirmed_at: datetime | None
+    contract_error_code: int | None
+    reason: str | None
+
+
+class RelayRow(Transaction):
+    user_id: Any
+    plan_id: Any
+    guardian_id: Any
+    signer_user_id: Any
+    beneficiary_id: Any
+    signer: str
+    accepted: bool
+    attempts: int
+    valid_until: datetime
+    xdr: str
+
+
+def relay_job_id(tx_hash: str) -> str:
+    return f"soroban:{tx_hash}"
+
+
+async def enqueue_relay(redis: ArqRedis, tx_hash: str, defer: float | None = None) -> bool:
+    """Enqueue after COMMIT; the job id is the hash, so a double enqueue runs once."""
+    job = await redis.enqueue_job(RELAY_JOB, tx_hash, _job_id=relay_job_id(tx_hash), _defer_by=defer)
+    return job is not None
+
+
+async def _timeline(
+    cur: Cursor, row: RelayRow | Transaction, *, owner_id: Any, verb: str, summary: str
+) -> None:
+    await activity.record(
+        cur,
+        user_id=owner_id,
+        kind=f"transaction.{verb}",
+        entity_id=row["id"],
+        summary=summary,
+        metadata={"function": row["function"], "hash": row["hash"], "status": row["status"]},
+    )
+
+
+async def submit(
+    pool: Pool,
+    *,
+    checked: CheckedTransaction,
+    xdr: str,
+    owner_id: Any,
+    plan_id: Any,
+    now: datetime,
+    guardian_id: Any = None,
+    signer_user_id: Any = None,
+    beneficiary_id: Any = None,
+) -> tuple[Transaction, bool]:
+    """Store a checked envelope as `pending` (True), or return the row of the same hash (False)."""
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "INSERT INTO transactions (hash, function, user_id, plan_id, guardian_id, signer_user_id,"
+            " beneficiary_id, signer, valid_until, xdr, created_at, updated_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            f" ON CONFLICT (hash) DO NOTHING RETURNING {PUBLIC_COLUMNS}",
+            (
+                checked["hash"],
+                checked["function"],
+                owner_id,
+                plan_id,
+                guardian_id,
+                signer_user_id,
+                beneficiary_id,
+                checked["source"],
+                checked["valid_until"],
+                xdr,
+                now,
+                now,
+            ),
+        )
+        row: Transaction | None = await cur.fetchone()
+        if row is not None:
+            await _timeline(
+                cur,
+                row,
+                owner_id=owner_id,
+                verb="submitted",
+                summary=f"A signed {WHAT[row['function']]} ({row['function']}) was sent to the network; "
+                "waiting for it to be confirmed",
+            )
+            return row, True
+        await cur.execute(
+            f"SELECT {PUBLIC_COLUMNS}, user_id, signer FROM transactions WHERE hash = %s", (checked["hash"],)
+        )
+        existing = await cur.fetchone()
+    if existing is None or existing.pop("user_id") != owner_id or existing.pop("signer") != checked["source"]:
+        raise Conflict("This transaction was already submitted for another plan")
+    return existing, False
+
+
+async def get(pool: Pool, *, tx_id: str, owner_id: Any, signer: str) -> Transaction | None:
+    """One transaction of this plan signed by this wallet (the guardian or beneficiary asking)."""
+    return await fetch_one(
+        pool,
+        f"SELECT {PUBLIC_COLUMNS} FROM transactions WHERE id = %s AND user_id = %s AND signer = %s",
+        (tx_id, owner_id, signer),
+    )  # type: ignore[return-value]
+
+
+async def get_for_beneficiary(pool: Pool, *, tx_id: str, beneficiary_id: Any) -> Transaction | None:
+    return await fetch_one(
+        pool,
+        f"SELECT {PUBLIC_COLUMNS} FROM transactions WHERE id = %s AND beneficiary_id = %s",
+        (tx_id, beneficiary_id),
+    )  # type: ignore[return-value]
+
+
+# The relay (workers/soroban.py) -------------------------------------------------------------
+
+
+async def start_attempt(pool: Pool, tx_hash: str, now: datetime) -> RelayRow | None:
+    """The pending row for this hash with its attempt counted; None when it is no longer pending."""
+    async with autocommit(pool) as cur:
+        await cur.execute(
+            "UPDATE transactions SET attempts = attempts + 1, updated_at = %s"
+            f" WHERE hash = %s AND status = 'pending' RETURNING {RELAY_COLUMNS}",
+            (now, tx_hash),
+        )
+        row: RelayRow | None = await cur.fetchone()
+        return row
+
+
+async def mark_accepted(pool: Pool, row: RelayRow, now: datetime) -> None:
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE transactions SET accepted = true, updated_at = %s"
+            " WHERE id = %s AND status = 'pending' AND NOT accepted RETURNING id",
+            (now, row["id"]),
+        )
+        if await cur.fetchone() is not None:
+            await _timeline(
+                cur,
+                row,
+                owner_id=row["user_id"],
+                verb="accepted",
+                summary=f"The network accepted the {WHAT[row['function']]} transaction; waiting for a ledger",
+            )
+
+
+async def touch(pool: Pool, row: RelayRow, now: datetime) -> None:
+    """Still waiting: the sweeper leaves a row alone while its relay keeps touching it."""
+    async with autocommit(pool) as cur:
+        await cur.execute(
+            "UPDATE transactions SET updated_at = %s WHERE id = %s AND status = 'pending'", (now, row["id"])
+        )
+
+
+async def fail(
+    pool: Pool, row: RelayRow, *, reason: str, now: datetime, contract_error_code: int | None = None
+) -> bool:
+    """pending → failed with the reason (and the contract's code); False if it was not pending."""
+    if contract_error_code is not None:
+        reason = f"{reason}: {contract_error_message(contract_error_code)}"
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE transactions SET status = 'failed', reason = %s, contract_error_code = %s,"
+            f" updated_at = %s WHERE id = %s AND status = 'pending' RETURNING {PUBLIC_COLUMNS}",
+            (reason, contract_error_code, now, row["id"]),
+        )
+        failed: Transaction | None = await cur.fetchone()
+        if failed is None:
+            return False
+        await _timeline(
+            cur,
+            failed,
+            owner_id=row["user_id"],
+            verb="failed",
+            summary=f"The {WHAT[row['function']]} transaction failed: {reason}",
+        )
+    return True
+
+
+async def confirm(
+    pool: Pool, row: RelayRow, *, ledger: int, closed_at: datetime | None, now: datetime
+) -> list[str] | None:
+    """pending → confirmed and its effect, in one transaction; None if it was not pending.
+
+    Returns the outbox row ids the effect wrote (emails), to enqueue after COMMIT.
+    """
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE transactions SET status = 'confirmed', ledger = %s, confirmed_at = %s, reason = NULL,"
+            f" updated_at = %s WHERE id = %s AND status = 'pending' RETURNING {PUBLIC_COLUMNS}",
+            (ledger, closed_at or now, now, row["id"]),
+        )
+        confirmed: Transaction | None = await cur.fetchone()
+        if confirmed is None:
+            return None
+        await _timeline(
+            cur,
+            confirmed,
+            owner_id=row["user_id"],
+            verb="confirmed",
+            summary=f"The {WHAT[row['function']]} transaction was confirmed on-chain in ledger {ledger}",
+        )
+        return await apply_effect(cur, row, now)
+
+
+async def apply_effect(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+    """What a confirmed call means for the plan. The chain has spoken, so a plan whose state
+    disagrees (e.g. the owner checked in meanwhile) keeps the confirmation and records why the
+    effect was not applied, instead of rolling the confirmation back."""
+    await cur.execute("SAVEPOINT effect")
+    try:
+        outbox_ids = await EFFECTS[row["function"]](cur, row, now)
+    except Conflict as exc:
+        await cur.execute("ROLLBACK TO SAVEPOINT effect")
+        await activity.record(
+            cur,
+            user_id=row["user_id"],
+            kind="transaction.not_applied",
+            entity_id=row["id"],
+            summary=f"Confirmed on-chain, but not applied to the plan: {exc.message}",
+            metadata={"function": row["function"], "hash": row["hash"]},
+        )
+        return []
+    await cur.execute("RELEASE SAVEPOINT effect")
+    return outbox_ids
+
+
+async def _claim_recorded(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+    """The beneficiary's claim is the confirmed row itself; its wallet is bound if it was open."""
+    await cur.execute(
+        "UPDATE beneficiaries SET wallet_address = %s, updated_at = clock_timestamp()"
+        " WHERE id = %s AND wallet_address IS NULL",
+        (row["signer"], row["beneficiary_id"]),
+    )
+    await activity.record(
+        cur,
+        user_id=row["user_id"],
+        kind="beneficiary.claimed",
+        entity_id=row["beneficiary_id"],
+        summary="A beneficiary claimed their share on-chain",
+        metadata={"hash": row["hash"], "walletBound": cur.rowcount == 1},
+    )
+    return []
+
+
+EFFECTS: dict[str, Any] = {"claim_assets": _claim_recorded}
+
+
+async def stale_pending(pool: Pool, *, older_than: timedelta, now: datetime, limit: int = 500) -> list[str]:
+    """Hashes of pending rows nobody has touched for a while: their relay job was lost."""
+    async with autocommit(pool) as cur:
+        await cur.execute(
+            "SELECT hash FROM transactions WHERE status = 'pending' AND updated_at < %s"
+            " ORDER BY updated_at LIMIT %s",
+            (now - older_than, limit),
+        )
+        return [r["hash"] for r in await cur.fetchall()]

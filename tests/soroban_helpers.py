@@ -1,0 +1,60 @@
+"""Helpers for the on-chain tests: settings pointing at the emulator, signing like a wallet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stellar_sdk import Keypair, TransactionEnvelope
+
+from core.clock import Clock
+from core.settings import Settings
+from core.soroban import CheckedTransaction, SorobanGateway, check_signed
+from tests.soroban_rpc import SorobanRpcEmulator
+
+
+def contract_overrides(rpc: SorobanRpcEmulator) -> dict[str, Any]:
+    """Settings overrides that point the API and the worker at the emulator's contract."""
+    return {
+        "service_contract_id": rpc.contract_id,
+        "soroban_rpc_url": rpc.url,
+        "stellar_network_passphrase": rpc.passphrase,
+        "soroban_rpc_timeout_seconds": 2,
+    }
+
+
+def gateway_for(rpc: SorobanRpcEmulator) -> SorobanGateway:
+    assert rpc.contract_id is not None
+    return SorobanGateway(rpc_url=rpc.url, contract_id=rpc.contract_id, passphrase=rpc.passphrase, timeout=2)
+
+
+def sign_xdr(xdr: str, keypair: Keypair, passphrase: str) -> str:
+    """What a wallet does with a built transaction: sign its hash for the network, return the XDR."""
+    envelope = TransactionEnvelope.from_xdr(xdr, passphrase)
+    envelope.sign(keypair)
+    return envelope.to_xdr()
+
+
+async def signed_call(
+    rpc: SorobanRpcEmulator, clock: Clock, *, function: str, owner: str, signer: Keypair
+) -> tuple[str, CheckedTransaction]:
+    """Build through the service's gateway, sign with the signer's key, check like submit does."""
+    gateway = gateway_for(rpc)
+    try:
+        built = await gateway.build(function=function, owner=owner, signer=signer.public_key, now=clock.now())
+    finally:
+        await gateway.close()
+    xdr = sign_xdr(built["xdr"], signer, rpc.passphrase)
+    checked = check_signed(
+        xdr,
+        contract_id=gateway.contract_id,
+        passphrase=rpc.passphrase,
+        function=function,
+        owner=owner,
+        signer=signer.public_key,
+        now=clock.now(),
+    )
+    return xdr, checked
+
+
+def worker_settings(settings: Settings, rpc: SorobanRpcEmulator) -> dict[str, Any]:
+    return {"settings": contract_overrides(rpc)}

@@ -1,0 +1,205 @@
+"""The relay job against the RPC emulator: real worker, real PostgreSQL and Redis, real keypairs.
+
+Rows are stored with models.transactions.submit from envelopes the service built and a wallet
+key signed, as the submit routes do; the routes themselves are tested in test_onchain.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from arq import Retry
+from stellar_sdk import Keypair
+
+from core import db
+from core import redis as core_redis
+from core.clock import Clock
+from core.settings import Settings
+from models import transactions
+from tests.helpers import sign_in
+from tests.plan_helpers import create, query
+from tests.soroban_helpers import contract_overrides, gateway_for, signed_call
+from tests.soroban_rpc import SorobanRpcEmulator
+from workers import context
+from workers.soroban import relay_transaction
+
+
+@pytest_asyncio.fixture
+async def relay_ctx(
+    settings: Settings, clock: Clock, soroban_rpc: SorobanRpcEmulator
+) -> AsyncIterator[dict[str, Any]]:
+    """What arq hands the job, built by hand so a test can run (and kill) one relay run."""
+    configured = dataclasses.replace(settings, **contract_overrides(soroban_rpc))
+    pool = await db.create_pool(settings.database_url, 2)
+    redis = await core_redis.connect(settings.redis_url, settings.arq_queue_name)
+    gateway = gateway_for(soroban_rpc)
+    yield {
+        context.SETTINGS: configured,
+        context.CLOCK: clock,
+        context.DB: pool,
+        context.REDIS: redis,
+        context.SOROBAN: gateway,
+        "job_try": 1,
+    }
+    await gateway.close()
+    await redis.aclose()
+    pool.close()
+    await pool.wait_closed()
+
+
+async def claim_row(
+    client: Any, settings: Settings, clock: Clock, rpc: SorobanRpcEmulator, relay_ctx: dict[str, Any]
+) -> dict[str, Any]:
+    """An owner with a beneficiary whose wallet signed claim_assets; the row stored pending."""
+    owner = await sign_in(client)
+    beneficiary = await create(client, owner, "beneficiaries")
+    wallet = Keypair.random()
+    rpc.fund(wallet.public_key)
+    xdr, checked = await signed_call(
+        rpc, clock, function="claim_assets", owner=owner.keypair.public_key, signer=wallet
+    )
+    row, created = await transactions.submit(
+        relay_ctx[context.DB],
+        checked=checked,
+        xdr=xdr,
+        owner_id=owner.user["id"],
+        plan_id=None,
+        beneficiary_id=beneficiary["id"],
+        now=clock.now(),
+    )
+    assert created and row["status"] == "pending"
+    return {"row": row, "owner": owner, "beneficiary": beneficiary, "wallet": wallet, "xdr": xdr}
+
+
+def state(settings: Settings, tx_id: Any) -> dict[str, Any]:
+    return query(settings, "SELECT * FROM transactions WHERE id = %s", (tx_id,))[0]
+
+
+def kinds(settings: Settings, user_id: str) -> list[str]:
+    rows = query(settings, "SELECT kind FROM activity WHERE user_id = %s ORDER BY created_at, id", (user_id,))
+    return [r["kind"] for r in rows]
+
+
+async def test_try_again_later_then_success_confirms_and_applies_once(
+    client, settings, clock, soroban_rpc, relay_ctx, run_worker
+):
+    made = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
+    soroban_rpc.send_script = ["TRY_AGAIN_LATER"]
+    soroban_rpc.not_found_polls = 2
+    assert await transactions.enqueue_relay(relay_ctx[context.REDIS], made["row"]["hash"])
+    await run_worker(settings=contract_overrides(soroban_rpc))
+
+    row = state(settings, made["row"]["id"])
+    assert row["status"] == "confirmed" and row["ledger"] == soroban_rpc.sent[row["hash"]].ledger
+    assert row["confirmed_at"] is not None and row["contract_error_code"] is None
+    sends = soroban_rpc.calls_to("sendTransaction")
+    assert len(sends) == 2 and all(p["transaction"] == made["xdr"] for p in sends)
+    bound = query(
+        settings, "SELECT wallet_address FROM beneficiaries WHERE id = %s", (made["beneficiary"]["id"],)
+    )
+    assert bound[0]["wallet_address"] == made["wallet"].public_key
+    owner_id = made["owner"].user["id"]
+    timeline = kinds(settings, owner_id)
+    assert [k for k in timeline if k.startswith(("transaction.", "beneficiary.claimed"))] == [
+        "transaction.submitted",
+        "transaction.accepted",
+        "transaction.confirmed",
+        "beneficiary.claimed",
+    ]
+
+    # A second relay of the same hash (double enqueue, re-drive) changes nothing.
+    await transactions.enqueue_relay(relay_ctx[context.REDIS], made["row"]["hash"])
+    await relay_transaction(relay_ctx, made["row"]["hash"])
+    assert kinds(settings, owner_id) == timeline
+    assert len(soroban_rpc.calls_to("sendTransaction")) == 2
+
+
+async def test_contract_failure_carries_the_code_and_meaning(client, settings, clock, soroban_rpc, relay_ctx):
+    made = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
+    soroban_rpc.execution_errors["claim_assets"] = 10
+    assert await relay_transaction(relay_ctx, made["row"]["hash"]) == "failed"
+    row = state(settings, made["row"]["id"])
+    assert row["status"] == "failed" and row["contract_error_code"] == 10
+    assert "already claimed" in row["reason"] and "txFAILED" in row["reason"]
+    bound = query(
+        settings, "SELECT wallet_address FROM beneficiaries WHERE id = %s", (made["beneficiary"]["id"],)
+    )
+    assert bound[0]["wallet_address"] is None
+
+
+async def test_send_error_fails_with_the_decoded_result(client, settings, clock, soroban_rpc, relay_ctx):
+    made = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
+    soroban_rpc.send_script = ["ERROR"]
+    assert await relay_transaction(relay_ctx, made["row"]["hash"]) == "rejected"
+    row = state(settings, made["row"]["id"])
+    assert row["status"] == "failed" and "txINTERNAL_ERROR" in row["reason"]
+
+
+async def test_not_found_until_the_time_bound_then_expired(client, settings, clock, soroban_rpc, relay_ctx):
+    made = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
+    soroban_rpc.not_found_polls = 10**6  # accepted, never included
+    with pytest.raises(Retry):
+        await relay_transaction(relay_ctx, made["row"]["hash"])
+    row = state(settings, made["row"]["id"])
+    assert row["status"] == "pending" and row["accepted"]
+    clock.advance(minutes=6)
+    assert await relay_transaction(relay_ctx, made["row"]["hash"]) == "expired"
+    row = state(settings, made["row"]["id"])
+    assert row["status"] == "failed" and "Expired" in row["reason"] and row["ledger"] is None
+
+
+async def test_never_accepted_and_past_its_bound_is_not_sent(client, settings, clock, soroban_rpc, relay_ctx):
+    made = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
+    clock.advance(minutes=6)
+    assert await relay_transaction(relay_ctx, made["row"]["hash"]) == "expired"
+    assert soroban_rpc.calls_to("sendTransaction") == []
+    assert state(settings, made["row"]["id"])["status"] == "failed"
+
+
+async def test_rpc_down_at_relay_keeps_pending_then_confirms(
+    client, settings, clock, soroban_rpc, relay_ctx, run_worker
+):
+    made = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
+    for kind in ("http500", "garbage", "timeout"):
+        soroban_rpc.timeout_seconds = 3  # past the 2 s client timeout
+        soroban_rpc.fail_next(kind)
+        with pytest.raises(Retry):
+            await relay_transaction(relay_ctx, made["row"]["hash"])
+        row = state(settings, made["row"]["id"])
+        assert row["status"] == "pending" and row["reason"] is None
+    await transactions.enqueue_relay(relay_ctx[context.REDIS], made["row"]["hash"])
+    await run_worker(settings=contract_overrides(soroban_rpc))
+    assert state(settings, made["row"]["id"])["status"] == "confirmed"
+
+
+async def test_worker_killed_between_send_and_confirm_resumes_and_applies_once(
+    client, settings, clock, soroban_rpc, relay_ctx, run_worker
+):
+    made = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
+    soroban_rpc.timeout_seconds = 30
+    soroban_rpc.fail_next("timeout", method="getTransaction")  # the first poll hangs ...
+    run = asyncio.ensure_future(relay_transaction(relay_ctx, made["row"]["hash"]))
+    for _ in range(200):
+        if soroban_rpc.calls_to("getTransaction"):
+            break
+        await asyncio.sleep(0.01)
+    run.cancel()  # ... and the worker dies there: sent, accepted, not confirmed
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert made["row"]["hash"] in soroban_rpc.sent
+    row = state(settings, made["row"]["id"])
+    assert row["status"] == "pending" and row["accepted"]
+
+    clock.advance(minutes=3)  # the sweeper sees a pending row nobody touched
+    await run_worker(settings=contract_overrides(soroban_rpc))
+    row = state(settings, made["row"]["id"])
+    assert row["status"] == "confirmed"
+    assert len(soroban_rpc.calls_to("sendTransaction")) == 1  # asked the node, did not resend
+    await run_worker(settings=contract_overrides(soroban_rpc))
+    timeline = kinds(settings, made["owner"].user["id"])
+    assert timeline.count("transaction.confirmed") == 1 and timeline.count("beneficiary.claimed") == 1

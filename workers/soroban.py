@@ -1,0 +1,163 @@
+"""The relay: send a signed contract transaction to the RPC node and wait for its verdict.
+
+`relay_transaction` is enqueued by the submit routes after the row commits (job id from the
+hash). It is safe to run any number of times: the node is asked first whenever the row may
+already have been sent, a resend of a known envelope is harmless (DUPLICATE), and the row's
+guarded state changes apply a confirmation's effect once. Nothing is marked confirmed before
+the node says SUCCESS; NOT_FOUND means "not yet" until the envelope's time bound has passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from typing import Any
+
+from arq import Retry
+
+from core.soroban import RpcUnavailable, SorobanGateway, TransactionStatus
+from models import transactions
+from models.transactions import RelayRow
+from workers import context
+
+log = logging.getLogger(__name__)
+
+MAX_TRIES = 60
+# Quick polls inside one run (a ledger closes every ~5 s), then the job is deferred instead of
+# holding a worker slot.
+INLINE_POLLS = (0.05, 0.1, 0.25, 0.5, 1.0)
+RETRY_BASE_SECONDS = 1.0
+RETRY_MAX_SECONDS = 60.0
+# After the time bound, allow for the ledger that may still close with it before saying "expired".
+EXPIRY_GRACE = timedelta(seconds=30)
+STALE_PENDING_AFTER = timedelta(minutes=2)
+
+
+def retry_delay(job_try: int) -> float:
+    return float(min(RETRY_BASE_SECONDS * 2 ** max(0, job_try - 1), RETRY_MAX_SECONDS))
+
+
+def _rejected_reason(result_code: str | None) -> str:
+    return f"The network rejected the transaction ({result_code or 'no result code'})"
+
+
+async def relay_transaction(ctx: dict[str, Any], tx_hash: str) -> str:
+    pool = context.db(ctx)
+    clock = context.clock(ctx)
+    gateway = context.soroban(ctx)
+    if gateway is None:  # rows exist only when a contract was configured: this worker is not
+        log.error(
+            "relay skipped: SERVICE_CONTRACT_ID is not configured on this worker", extra={"hash": tx_hash}
+        )
+        raise Retry(defer=RETRY_MAX_SECONDS)
+    row = await transactions.start_attempt(pool, tx_hash, clock.now())
+    if row is None:
+        return "not pending"
+    try:
+        return await _relay(ctx, gateway, row)
+    except RpcUnavailable as exc:
+        # The row stays pending: the node is down, not the transaction refused.
+        delay = retry_delay(ctx.get("job_try", 1))
+        log.warning(
+            "relay: RPC unavailable, retrying", extra={"hash": tx_hash, "error": exc.message, "in": delay}
+        )
+        await transactions.touch(pool, row, clock.now())
+        raise Retry(defer=delay) from None
+
+
+async def _relay(ctx: dict[str, Any], gateway: SorobanGateway, row: RelayRow) -> str:
+    pool = context.db(ctx)
+    clock = context.clock(ctx)
+    extra = {"hash": row["hash"], "function": row["function"], "attempt": row["attempts"]}
+    if row["accepted"] or row["attempts"] > 1:
+        # It may be on the ledger already (a run died after sending): ask before sending again.
+        found = await gateway.status(row["hash"])
+        if found.status != "NOT_FOUND":
+            return await _settle(ctx, row, found)
+    if not row["accepted"]:
+        if clock.now() > row["valid_until"]:
+            await transactions.fail(
+                pool, row, reason="Expired before the network accepted it", now=clock.now()
+            )
+            return "expired"
+        sent = await gateway.send(row["xdr"])
+        log.info("relay: sent", extra={**extra, "status": sent.status})
+        if sent.status == "TRY_AGAIN_LATER":
+            await transactions.touch(pool, row, clock.now())
+            raise Retry(defer=retry_delay(ctx.get("job_try", 1)))
+        if sent.status == "ERROR":
+            # A resend of an envelope already on the ledger is refused (its sequence is used):
+            # believe the ledger over the refusal.
+            found = await gateway.status(row["hash"])
+            if found.status != "NOT_FOUND":
+                return await _settle(ctx, row, found)
+            await transactions.fail(
+                pool,
+                row,
+                reason=_rejected_reason(sent.result_code),
+                contract_error_code=sent.contract_error_code,
+                now=clock.now(),
+            )
+            return "rejected"
+        await transactions.mark_accepted(pool, row, clock.now())
+    for delay in INLINE_POLLS:
+        await asyncio.sleep(delay)
+        found = await gateway.status(row["hash"])
+        if found.status != "NOT_FOUND":
+            return await _settle(ctx, row, found)
+        if clock.now() > row["valid_until"] + EXPIRY_GRACE:
+            await transactions.fail(
+                pool,
+                row,
+                reason="Expired: the network did not include it before its time bound",
+                now=clock.now(),
+            )
+            return "expired"
+    await transactions.touch(pool, row, clock.now())
+    raise Retry(defer=retry_delay(ctx.get("job_try", 1)))
+
+
+async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) -> str:
+    pool = context.db(ctx)
+    now = context.clock(ctx).now()
+    if found.status == "SUCCESS":
+        assert found.ledger is not None
+        outbox_ids = await transactions.confirm(
+            pool, row, ledger=found.ledger, closed_at=found.closed_at, now=now
+        )
+        if outbox_ids:
+            await enqueue_outbox(ctx, outbox_ids)
+        log.info("relay: confirmed", extra={"hash": row["hash"], "ledger": found.ledger})
+        return "confirmed" if outbox_ids is not None else "not pending"
+    await transactions.fail(
+        pool,
+        row,
+        reason=f"Failed on-chain ({found.result_code or 'no result code'})",
+        contract_error_code=found.contract_error_code,
+        now=now,
+    )
+    log.info("relay: failed", extra={"hash": row["hash"], "code": found.contract_error_code})
+    return "failed"
+
+
+async def enqueue_outbox(ctx: dict[str, Any], row_ids: list[str]) -> None:
+    """Emails a confirmed effect wrote (claim links, approvals): delivered by the outbox jobs."""
+    return None  # no effect writes outbox rows until the lifecycle's approve/release are wired
+
+
+async def sweep_transactions(ctx: dict[str, Any]) -> int:
+    """Re-drive pending rows whose relay was lost (enqueue failed, a worker died for good)."""
+    if context.soroban(ctx) is None:
+        return 0
+    pool = context.db(ctx)
+    requeued = 0
+    stale = await transactions.stale_pending(
+        pool, older_than=STALE_PENDING_AFTER, now=context.clock(ctx).now()
+    )
+    for tx_hash in stale:
+        if await transactions.enqueue_relay(context.redis(ctx), tx_hash):
+            requeued += 1
+    if requeued:
+        log.info("transactions sweep", extra={"requeued": requeued})
+    return requeued
