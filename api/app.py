@@ -15,12 +15,14 @@ from api import (
     auth,
     beneficiaries,
     capsule,
+    claims,
     guardians,
     guardianships,
     health,
     legacy,
     messages,
     middleware,
+    onchain,
     users,
 )
 from api.common import RequestParser
@@ -45,6 +47,8 @@ ROUTE_MODULES = (
     legacy,
     guardianships,
     capsule,
+    onchain,
+    claims,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 

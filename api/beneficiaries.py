@@ -12,7 +12,15 @@ from marshmallow import ValidationError, fields, validate
 
 from api.common import json_response, list_response
 from api.keys import DB, SETTINGS, USER_ID
-from api.schemas import BaseSchema, PageQuerySchema, PatchSchema, Text, UtcDateTime, error_responses
+from api.schemas import (
+    BaseSchema,
+    PageQuerySchema,
+    PatchSchema,
+    Text,
+    UtcDateTime,
+    WalletAddress,
+    error_responses,
+)
 from core.crypto import KeyRing
 from models import beneficiaries
 
@@ -65,6 +73,14 @@ class BeneficiaryCreateSchema(BaseSchema):
         attribute="allocation_percentage",
         metadata={"description": "Share of the plan; one owner's beneficiaries total at most 100."},
     )
+    walletAddress = WalletAddress(
+        allow_none=True,
+        attribute="wallet_address",
+        metadata={
+            "description": "Optional: the Stellar wallet this beneficiary claims with (unique among your "
+            "beneficiaries, 409 otherwise). Left empty, the first confirmed on-chain claim records it."
+        },
+    )
 
 
 class BeneficiaryPatchSchema(PatchSchema, BeneficiaryCreateSchema):
@@ -78,6 +94,7 @@ class BeneficiarySchema(BaseSchema):
     relationship = fields.String(required=True)
     email = fields.String(required=True)
     allocationPercentage = Percentage(required=True, attribute="allocation_percentage")
+    walletAddress = fields.String(allow_none=True, attribute="wallet_address")
     claimToken = fields.String(
         required=True,
         attribute="claim_token",

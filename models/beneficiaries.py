@@ -11,18 +11,22 @@ the owner's advisory lock first, so concurrent creates cannot both pass the chec
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import re
 import secrets
 import uuid
+from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypedDict, cast
 
+import psycopg2.errors
+
 from core.crypto import IntegrityError, KeyRing
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
-from core.errors import NotFound, validation_error
+from core.errors import Conflict, NotFound, validation_error
 from models import activity, messages, plans
 from models.common import changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
@@ -32,9 +36,12 @@ CLAIM_TOKEN_RE = re.compile(r"[0-9a-f]{64}")
 ALLOCATION_LOCK = "allocations"
 MAX_TOTAL = Decimal(100)
 
-PUBLIC_COLUMNS = "id, user_id, name, relationship, email, allocation_percentage, created_at, updated_at"
+PUBLIC_COLUMNS = (
+    "id, user_id, name, relationship, email, allocation_percentage, wallet_address, created_at, updated_at"
+)
 COLUMNS = f"{PUBLIC_COLUMNS}, claim_token_sealed"
-EDITABLE = ("name", "relationship", "email", "allocation_percentage")
+EDITABLE = ("name", "relationship", "email", "allocation_percentage", "wallet_address")
+WALLET_TAKEN = "This wallet is already recorded for another of your beneficiaries"
 
 
 class BeneficiaryPublic(TypedDict):
@@ -46,6 +53,8 @@ class BeneficiaryPublic(TypedDict):
     relationship: str
     email: str
     allocation_percentage: Decimal
+    # The wallet that claims on-chain: set by the owner, or bound by the first confirmed claim.
+    wallet_address: str | None
     created_at: datetime
     updated_at: datetime
 
@@ -54,6 +63,17 @@ class Beneficiary(BeneficiaryPublic):
     """The owner's view: with the claim token, opened from its sealed column."""
 
     claim_token: str
+
+
+@contextlib.contextmanager
+def _wallet_unique() -> Iterator[None]:
+    """One wallet per beneficiary within a plan (the unique index decides, race-free): 409."""
+    try:
+        yield
+    except psycopg2.errors.UniqueViolation as exc:
+        if exc.diag.constraint_name == "beneficiaries_wallet_idx":
+            raise Conflict(WALLET_TAKEN) from None
+        raise
 
 
 def new_claim_token() -> str:
@@ -143,21 +163,23 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
         await lock_owner(cur, ALLOCATION_LOCK, user_id)
         await plans.guard_contents(cur, user_id)
         await _check_allocation(cur, user_id, data["allocation_percentage"])
-        await cur.execute(
-            "INSERT INTO beneficiaries (id, user_id, name, relationship, email, allocation_percentage,"
-            " claim_token_hash, claim_token_sealed) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-            f" RETURNING {COLUMNS}",
-            (
-                beneficiary_id,
-                user_id,
-                data["name"],
-                data["relationship"],
-                data["email"],
-                data["allocation_percentage"],
-                claim_token_digest(token),
-                _seal(ring, beneficiary_id, token),
-            ),
-        )
+        with _wallet_unique():
+            await cur.execute(
+                "INSERT INTO beneficiaries (id, user_id, name, relationship, email, allocation_percentage,"
+                " wallet_address, claim_token_hash, claim_token_sealed)"
+                f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
+                (
+                    beneficiary_id,
+                    user_id,
+                    data["name"],
+                    data["relationship"],
+                    data["email"],
+                    data["allocation_percentage"],
+                    data.get("wallet_address"),
+                    claim_token_digest(token),
+                    _seal(ring, beneficiary_id, token),
+                ),
+            )
         row = await cur.fetchone()
         await activity.record(
             cur,
@@ -184,7 +206,8 @@ async def update(
         if "allocation_percentage" in diff:
             await _check_allocation(cur, user_id, diff["allocation_percentage"], row_id)
         if diff:
-            row = await update_row(cur, "beneficiaries", row_id, diff, EDITABLE, COLUMNS)
+            with _wallet_unique():
+                row = await update_row(cur, "beneficiaries", row_id, diff, EDITABLE, COLUMNS)
             await activity.record(
                 cur,
                 user_id=user_id,

@@ -266,9 +266,9 @@ async def approve(
     """Check the signature over the outstanding attestation, burn it, record the approval."""
     if settings.service_contract_id:
         raise Conflict(
-            "This service approves releases on-chain: sign approve_guardian with your guardian "
-            "wallet through "
-            "the contract routes (see /api/docs) instead."
+            "This service approves releases on-chain: POST /api/legacy/guardianships/{planId}/approve/build, "
+            "sign the returned approve_guardian transaction with your guardian wallet, and POST it to "
+            "/api/legacy/guardianships/{planId}/submit."
         )
     raw_signature = decode_signature(signature)
     if raw_signature is None:

@@ -17,8 +17,9 @@ from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import Conflict
+from core.queue import enqueue_once
 from core.soroban import CheckedTransaction, contract_error_message
-from models import activity
+from models import activity, guardianships, lifecycle, plans
 
 RELAY_JOB = "relay_transaction"
 PUBLIC_COLUMNS = "id, hash, function, status, ledger, confirmed_at, contract_error_code, reason"
@@ -63,10 +64,10 @@ def relay_job_id(tx_hash: str) -> str:
     return f"soroban:{tx_hash}"
 
 
-async def enqueue_relay(redis: ArqRedis, tx_hash: str, defer: float | None = None) -> bool:
-    """Enqueue after COMMIT; the job id is the hash, so a double enqueue runs once."""
-    job = await redis.enqueue_job(RELAY_JOB, tx_hash, _job_id=relay_job_id(tx_hash), _defer_by=defer)
-    return job is not None
+async def enqueue_relay(redis: ArqRedis, tx_hash: str) -> bool:
+    """Enqueue after COMMIT, for a row still pending; the job id is the hash, so a double
+    enqueue runs once and a re-drive after a finished run is not refused."""
+    return await enqueue_once(redis, RELAY_JOB, tx_hash, job_id=relay_job_id(tx_hash))
 
 
 async def _timeline(
@@ -284,7 +285,40 @@ async def _claim_recorded(cur: Cursor, row: RelayRow, now: datetime) -> list[str
     return []
 
 
-EFFECTS: dict[str, Any] = {"claim_assets": _claim_recorded}
+async def _approval_counted(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+    """The guardian's on-chain approval counts like an attested one (threshold → Approved)."""
+    plan = await plans.get_by_id(cur, row["plan_id"], lock=True)
+    await cur.execute("SELECT name FROM guardians WHERE id = %s", (row["guardian_id"],))
+    guardian = await cur.fetchone()
+    if plan is None or guardian is None:
+        raise Conflict("the plan or the guardian no longer exists")
+    return await guardianships.record_approval(
+        cur,
+        plan=plan,
+        guardian_id=row["guardian_id"],
+        guardian_name=guardian["name"],
+        wallet_address=row["signer"],
+        approver_user_id=row["signer_user_id"],
+        now=now,
+        source="onchain",
+        tx_hash=row["hash"],
+    )
+
+
+async def _plan_released(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+    """Released, with the claim-link emails: only ever from a confirmed finalize_release."""
+    outbox_ids = await lifecycle.release_in(cur, plan_id=row["plan_id"], now=now, actor="contract")
+    if outbox_ids is None:
+        plan = await plans.get_by_id(cur, row["plan_id"])
+        raise Conflict(f"the plan is {plan['status'] if plan else 'gone'}, not Approved")
+    return outbox_ids
+
+
+EFFECTS: dict[str, Any] = {
+    "approve_guardian": _approval_counted,
+    "finalize_release": _plan_released,
+    "claim_assets": _claim_recorded,
+}
 
 
 async def stale_pending(pool: Pool, *, older_than: timedelta, now: datetime, limit: int = 500) -> list[str]:

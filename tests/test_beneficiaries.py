@@ -23,6 +23,7 @@ FIELDS = {
     "relationship",
     "email",
     "allocationPercentage",
+    "walletAddress",  # optional (null until set or bound by a claim): docs/soroban.md
     "claimToken",
     "createdAt",
     "updatedAt",

@@ -30,6 +30,12 @@ EXPECTED_PUBLIC = {
     ("HEAD", "/api/claim/{token}/documents/{id}/download"),
     ("GET", "/api/claim/{token}/messages/{id}/media"),
     ("HEAD", "/api/claim/{token}/messages/{id}/media"),
+    # The beneficiary's on-chain calls: the claim token in the path is the credential.
+    ("POST", "/api/claim/{token}/release/build"),
+    ("POST", "/api/claim/{token}/claim/build"),
+    ("POST", "/api/claim/{token}/submit"),
+    ("GET", "/api/claim/{token}/transactions/{id}"),
+    ("HEAD", "/api/claim/{token}/transactions/{id}"),
     # The OpenAPI document and its UI (added by aiohttp-apigami).
     ("GET", "/api/docs/openapi.json"),
     ("HEAD", "/api/docs/openapi.json"),

@@ -17,7 +17,7 @@ from typing import Any
 from arq import Retry
 
 from core.soroban import RpcUnavailable, SorobanGateway, TransactionStatus
-from models import transactions
+from models import outbox, transactions
 from models.transactions import RelayRow
 from workers import context
 
@@ -127,7 +127,7 @@ async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) 
             pool, row, ledger=found.ledger, closed_at=found.closed_at, now=now
         )
         if outbox_ids:
-            await enqueue_outbox(ctx, outbox_ids)
+            await outbox.enqueue(context.redis(ctx), outbox_ids)  # emails the effect wrote
         log.info("relay: confirmed", extra={"hash": row["hash"], "ledger": found.ledger})
         return "confirmed" if outbox_ids is not None else "not pending"
     await transactions.fail(
@@ -139,11 +139,6 @@ async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) 
     )
     log.info("relay: failed", extra={"hash": row["hash"], "code": found.contract_error_code})
     return "failed"
-
-
-async def enqueue_outbox(ctx: dict[str, Any], row_ids: list[str]) -> None:
-    """Emails a confirmed effect wrote (claim links, approvals): delivered by the outbox jobs."""
-    return None  # no effect writes outbox rows until the lifecycle's approve/release are wired
 
 
 async def sweep_transactions(ctx: dict[str, Any]) -> int:

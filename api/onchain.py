@@ -1,0 +1,292 @@
+"""On-chain calls: build the unsigned contract transaction, take back the signed one, show its status.
+
+Guardians (JWT) approve with `approve_guardian`; beneficiaries (claim token) finalise the
+release with `finalize_release` and claim with `claim_assets`. The service signs nothing: it
+builds what the signer's wallet must sign, checks what comes back (core.soroban.check_signed),
+stores it `pending` and relays it through the worker. Flow and decisions: docs/soroban.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import fields, validate
+
+from api.common import json_response
+from api.keys import CLOCK, DB, REDIS, SOROBAN, USER_ID
+from api.public import public
+from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
+from core import soroban
+from core.errors import BadRequest, NotFound
+from core.soroban import SorobanGateway
+from models import onchain, transactions
+from models.common import parse_id
+from models.onchain import Target
+
+routes = web.RouteTableDef()
+
+# What every capsule response carries (the token in the path is a credential).
+CAPSULE_HEADERS = {
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Robots-Tag": "noindex, nofollow",
+}
+FLOW = (
+    "The response is the unsigned transaction: sign `xdr` with the wallet named in `args` for "
+    "`networkPassphrase` before `validUntil`, then POST it to the matching submit route. "
+    "A wallet that does not exist on the network is a 409 (fund it first); a call the contract "
+    "would refuse is a 409 with `contractErrorCode`; an unreachable RPC node is a 503 with "
+    "`Retry-After`; no contract configured is a 503."
+)
+SUBMIT = (
+    "Checks the signed envelope (this network, one call of the service's contract with the "
+    "function and arguments this route allows, source = the signer, source signature valid, "
+    "time bound not passed: 400 otherwise), stores it `pending` and relays it. 202 with the "
+    "status object; the same envelope again returns the same row. Poll the transactions route: "
+    "`confirmed` only once the network says so."
+)
+
+
+class ArgSchema(BaseSchema):
+    name = fields.String(required=True)
+    type = fields.String(required=True)
+    value = fields.String(required=True)
+
+
+class BuiltSchema(BaseSchema):
+    xdr = fields.String(required=True, metadata={"description": "Unsigned TransactionEnvelope, base64"})
+    networkPassphrase = fields.String(required=True, attribute="network_passphrase")
+    contractId = fields.String(required=True, attribute="contract_id")
+    function = fields.String(required=True)
+    args = fields.List(fields.Nested(ArgSchema), required=True)
+    fee = fields.Integer(
+        required=True, metadata={"description": "Maximum fee in stroops (inclusion + resources)"}
+    )
+    validUntil = UtcDateTime(required=True, attribute="valid_until")
+
+
+class TransactionSchema(BaseSchema):
+    id = fields.String(required=True)
+    hash = fields.String(required=True)
+    function = fields.String(required=True)
+    status = fields.String(required=True, metadata={"enum": ["pending", "confirmed", "failed"]})
+    ledger = fields.Integer(allow_none=True)
+    confirmedAt = UtcDateTime(allow_none=True, attribute="confirmed_at")
+    contractErrorCode = fields.Integer(allow_none=True, attribute="contract_error_code")
+    reason = fields.String(allow_none=True)
+
+
+class WalletBodySchema(BaseSchema):
+    walletAddress = WalletAddress(
+        required=True, attribute="wallet_address", metadata={"description": "The wallet that will sign"}
+    )
+
+
+class SubmitSchema(BaseSchema):
+    signedXdr = fields.String(
+        required=True, attribute="signed_xdr", validate=validate.Length(min=1, max=20_000)
+    )
+
+
+built_schema = BuiltSchema()
+transaction_schema = TransactionSchema()
+
+
+def _gateway(request: web.Request) -> SorobanGateway:
+    gateway = request.app[SOROBAN]
+    if gateway is None:
+        raise soroban.not_configured()
+    return gateway
+
+
+async def _build(request: web.Request, target: Target, headers: dict[str, str] | None = None) -> web.Response:
+    built = await _gateway(request).build(
+        function=target["function"],
+        owner=target["owner_wallet"],
+        signer=target["signer"],
+        now=request.app[CLOCK].now(),
+    )
+    return json_response(built_schema.dump(built), headers=headers)
+
+
+async def _submit(
+    request: web.Request, target: Target, headers: dict[str, str] | None = None, signer_user_id: Any = None
+) -> web.Response:
+    gateway = _gateway(request)
+    now = request.app[CLOCK].now()
+    envelope = request["data"]["signed_xdr"].strip()
+    checked = soroban.check_signed(
+        envelope,
+        contract_id=gateway.contract_id,
+        passphrase=gateway.passphrase,
+        function=target["function"],
+        owner=target["owner_wallet"],
+        signer=target["signer"],
+        now=now,
+    )
+    row, _created = await transactions.submit(
+        request.app[DB],
+        checked=checked,
+        xdr=envelope,
+        owner_id=target["owner_id"],
+        plan_id=target["plan_id"],
+        guardian_id=target["guardian_id"],
+        signer_user_id=signer_user_id,
+        beneficiary_id=target["beneficiary_id"],
+        now=now,
+    )
+    if row["status"] == "pending":  # the job id is the hash: a repeat enqueue is a no-op
+        await transactions.enqueue_relay(request.app[REDIS], row["hash"])
+    return json_response(transaction_schema.dump(row), status=202, headers=headers)
+
+
+# Guardian (JWT of the guardian's wallet) ----------------------------------------------------
+
+
+@routes.post("/api/legacy/guardianships/{planId}/approve/build")
+@docs(
+    tags=["on-chain"],
+    summary="Build approve_guardian(owner, guardian) for the guardian's wallet to sign",
+    description="Allowed while the plan is PendingVerification (409 otherwise). " + FLOW,
+    responses=error_responses(401, 404, 409, 503),
+)
+@response_schema(BuiltSchema, 200)
+async def guardian_build(request: web.Request) -> web.Response:
+    _gateway(request)
+    target = await onchain.guardian_approval_target(
+        request.app[DB], user_id=request[USER_ID], raw_plan_id=request.match_info["planId"]
+    )
+    return await _build(request, target)
+
+
+@routes.post("/api/legacy/guardianships/{planId}/submit")
+@docs(
+    tags=["on-chain"],
+    summary="Relay the guardian's signed approve_guardian",
+    description=SUBMIT,
+    responses=error_responses(400, 401, 404, 409, 503),
+)
+@request_schema(SubmitSchema, required=True)
+@response_schema(TransactionSchema, 202)
+async def guardian_submit(request: web.Request) -> web.Response:
+    _gateway(request)
+    target = await onchain.guardian_approval_target(
+        request.app[DB], user_id=request[USER_ID], raw_plan_id=request.match_info["planId"]
+    )
+    return await _submit(request, target, signer_user_id=request[USER_ID])
+
+
+@routes.get("/api/legacy/guardianships/{planId}/transactions/{id}")
+@docs(
+    tags=["on-chain"],
+    summary="Status of a transaction this guardian submitted",
+    description="`pending` until the network confirms or fails it; `contractErrorCode` when the "
+    "contract refused.",
+    responses=error_responses(401, 404, 503),
+)
+@response_schema(TransactionSchema, 200)
+async def guardian_transaction(request: web.Request) -> web.Response:
+    _gateway(request)
+    target = await onchain.guardian_target(
+        request.app[DB], user_id=request[USER_ID], raw_plan_id=request.match_info["planId"]
+    )
+    row = await transactions.get(
+        request.app[DB],
+        tx_id=parse_id(request.match_info["id"], "Transaction"),
+        owner_id=target["owner_id"],
+        signer=target["signer"],
+    )
+    if row is None:
+        raise NotFound("Transaction")
+    return json_response(transaction_schema.dump(row))
+
+
+# Beneficiary (claim token) ------------------------------------------------------------------
+
+
+@routes.post("/api/claim/{token}/release/build")
+@docs(
+    tags=["on-chain"],
+    summary="Build finalize_release(owner, caller) for the beneficiary's wallet to sign",
+    description="Allowed once the plan is Approved and its cancel window has passed (409 otherwise, "
+    "saying when). If the owner recorded your wallet it must be this one (409). " + FLOW,
+    responses=error_responses(400, 404, 409, 503),
+)
+@request_schema(WalletBodySchema, required=True)
+@response_schema(BuiltSchema, 200)
+@public
+async def release_build(request: web.Request) -> web.Response:
+    return await _beneficiary_build(request, "finalize_release")
+
+
+@routes.post("/api/claim/{token}/claim/build")
+@docs(
+    tags=["on-chain"],
+    summary="Build claim_assets(owner, beneficiary) for the beneficiary's wallet to sign",
+    description="Allowed once the plan is Released and this beneficiary has not claimed (409 "
+    "otherwise). The first confirmed claim binds the wallet when the owner set none. " + FLOW,
+    responses=error_responses(400, 404, 409, 503),
+)
+@request_schema(WalletBodySchema, required=True)
+@response_schema(BuiltSchema, 200)
+@public
+async def claim_build(request: web.Request) -> web.Response:
+    return await _beneficiary_build(request, "claim_assets")
+
+
+async def _beneficiary_build(request: web.Request, function: str) -> web.Response:
+    _gateway(request)
+    target = await onchain.beneficiary_target(
+        request.app[DB],
+        token=request.match_info["token"],
+        function=function,
+        wallet_address=request["data"]["wallet_address"],
+        now=request.app[CLOCK].now(),
+    )
+    return await _build(request, target, CAPSULE_HEADERS)
+
+
+@routes.post("/api/claim/{token}/submit")
+@docs(
+    tags=["on-chain"],
+    summary="Relay the beneficiary's signed finalize_release or claim_assets",
+    description=SUBMIT,
+    responses=error_responses(400, 404, 409, 503),
+)
+@request_schema(SubmitSchema, required=True)
+@response_schema(TransactionSchema, 202)
+@public
+async def claim_submit(request: web.Request) -> web.Response:
+    gateway = _gateway(request)
+    function, source = soroban.peek(request["data"]["signed_xdr"], gateway.passphrase)
+    if function not in onchain.BENEFICIARY_FUNCTIONS:
+        raise BadRequest("This route relays only finalize_release or claim_assets")
+    target = await onchain.beneficiary_target(
+        request.app[DB],
+        token=request.match_info["token"],
+        function=function,
+        wallet_address=source,
+        now=request.app[CLOCK].now(),
+    )
+    return await _submit(request, target, CAPSULE_HEADERS)
+
+
+@routes.get("/api/claim/{token}/transactions/{id}")
+@docs(
+    tags=["on-chain"],
+    summary="Status of a transaction this beneficiary submitted",
+    responses=error_responses(404, 503),
+)
+@response_schema(TransactionSchema, 200)
+@public
+async def claim_transaction(request: web.Request) -> web.Response:
+    _gateway(request)
+    person = await onchain.beneficiary(request.app[DB], request.match_info["token"])
+    row = await transactions.get_for_beneficiary(
+        request.app[DB], tx_id=parse_id(request.match_info["id"], "Transaction"), beneficiary_id=person["id"]
+    )
+    if row is None:
+        raise NotFound("Transaction")
+    return json_response(transaction_schema.dump(row), headers=CAPSULE_HEADERS)
