@@ -14,6 +14,7 @@ from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
+from api.capsule import open_capsule
 from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SOROBAN, USER_ID
 from api.public import public
@@ -27,12 +28,6 @@ from models.onchain import Target
 
 routes = web.RouteTableDef()
 
-# What every capsule response carries (the token in the path is a credential).
-CAPSULE_HEADERS = {
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-    "X-Robots-Tag": "noindex, nofollow",
-}
 FLOW = (
     "The response is the unsigned transaction: sign `xdr` with the wallet named in `args` for "
     "`networkPassphrase` before `validUntil`, then POST it to the matching submit route. "
@@ -101,19 +96,17 @@ def _gateway(request: web.Request) -> SorobanGateway:
     return gateway
 
 
-async def _build(request: web.Request, target: Target, headers: dict[str, str] | None = None) -> web.Response:
+async def _build(request: web.Request, target: Target) -> web.Response:
     built = await _gateway(request).build(
         function=target["function"],
         owner=target["owner_wallet"],
         signer=target["signer"],
         now=request.app[CLOCK].now(),
     )
-    return json_response(built_schema.dump(built), headers=headers)
+    return json_response(built_schema.dump(built))
 
 
-async def _submit(
-    request: web.Request, target: Target, headers: dict[str, str] | None = None, signer_user_id: Any = None
-) -> web.Response:
+async def _submit(request: web.Request, target: Target, signer_user_id: Any = None) -> web.Response:
     gateway = _gateway(request)
     now = request.app[CLOCK].now()
     envelope = request["data"]["signed_xdr"].strip()
@@ -139,7 +132,7 @@ async def _submit(
     )
     if row["status"] == "pending":  # the job id is the hash: a repeat enqueue is a no-op
         await transactions.enqueue_relay(request.app[REDIS], row["hash"])
-    return json_response(transaction_schema.dump(row), status=202, headers=headers)
+    return json_response(transaction_schema.dump(row), status=202)
 
 
 # Guardian (JWT of the guardian's wallet) ----------------------------------------------------
@@ -238,14 +231,15 @@ async def claim_build(request: web.Request) -> web.Response:
 
 async def _beneficiary_build(request: web.Request, function: str) -> web.Response:
     _gateway(request)
+    capsule = await open_capsule(request)
     target = await onchain.beneficiary_target(
         request.app[DB],
-        token=request.match_info["token"],
+        beneficiary_id=capsule["beneficiary_id"],
         function=function,
         wallet_address=request["data"]["wallet_address"],
         now=request.app[CLOCK].now(),
     )
-    return await _build(request, target, CAPSULE_HEADERS)
+    return await _build(request, target)
 
 
 @routes.post("/api/claim/{token}/submit")
@@ -263,14 +257,15 @@ async def claim_submit(request: web.Request) -> web.Response:
     function, source = soroban.peek(request["data"]["signed_xdr"], gateway.passphrase)
     if function not in onchain.BENEFICIARY_FUNCTIONS:
         raise BadRequest("This route relays only finalize_release or claim_assets")
+    capsule = await open_capsule(request)
     target = await onchain.beneficiary_target(
         request.app[DB],
-        token=request.match_info["token"],
+        beneficiary_id=capsule["beneficiary_id"],
         function=function,
         wallet_address=source,
         now=request.app[CLOCK].now(),
     )
-    return await _submit(request, target, CAPSULE_HEADERS)
+    return await _submit(request, target)
 
 
 @routes.get("/api/claim/{token}/transactions/{id}")
@@ -283,10 +278,12 @@ async def claim_submit(request: web.Request) -> web.Response:
 @public
 async def claim_transaction(request: web.Request) -> web.Response:
     _gateway(request)
-    person = await onchain.beneficiary(request.app[DB], request.match_info["token"])
+    capsule = await open_capsule(request)
     row = await transactions.get_for_beneficiary(
-        request.app[DB], tx_id=parse_id(request.match_info["id"], "Transaction"), beneficiary_id=person["id"]
+        request.app[DB],
+        tx_id=parse_id(request.match_info["id"], "Transaction"),
+        beneficiary_id=capsule["beneficiary_id"],
     )
     if row is None:
         raise NotFound("Transaction")
-    return json_response(transaction_schema.dump(row), headers=CAPSULE_HEADERS)
+    return json_response(transaction_schema.dump(row))

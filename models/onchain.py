@@ -14,7 +14,6 @@ from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, autocommit
 from core.errors import Conflict, NotFound
-from models.beneficiaries import find_by_claim_token
 from models.common import parse_id
 from models.plans import APPROVED, RELEASED
 from models.plans import PENDING as PENDING_VERIFICATION
@@ -88,23 +87,18 @@ async def guardian_approval_target(pool: Pool, *, user_id: Any, raw_plan_id: str
     return target
 
 
-async def beneficiary(pool: Pool, token: str) -> dict[str, Any]:
-    """The beneficiary a claim token opens (404 otherwise), with their wallet."""
-    found = await find_by_claim_token(pool, token)
-    if found is None:
-        raise NotFound("Claim")
-    async with autocommit(pool) as cur:
-        await cur.execute("SELECT wallet_address FROM beneficiaries WHERE id = %s", (found["id"],))
-        row = await cur.fetchone()
-    return {**found, "wallet_address": row["wallet_address"] if row else None}
-
-
 async def beneficiary_target(
-    pool: Pool, *, token: str, function: str, wallet_address: str, now: datetime
+    pool: Pool, *, beneficiary_id: str, function: str, wallet_address: str, now: datetime
 ) -> Target:
-    """The call this beneficiary may make now with this wallet; 409 saying why not otherwise."""
-    person = await beneficiary(pool, token)
+    """The call this beneficiary (found by their claim token) may make now with this wallet;
+    409 saying why not otherwise."""
     async with autocommit(pool) as cur:
+        await cur.execute(
+            "SELECT id, user_id, wallet_address FROM beneficiaries WHERE id = %s", (beneficiary_id,)
+        )
+        person = await cur.fetchone()
+        if person is None:
+            raise NotFound("Capsule")
         plan = await _plan(cur, person["user_id"])
         bound = person["wallet_address"]
         if bound is not None and bound != wallet_address:

@@ -112,6 +112,11 @@ async def test_guardians_approve_on_chain_a_beneficiary_finalizes_another_claims
     resp = await onchain.post(release, json={"walletAddress": heir_wallet.public_key})
     body = await resp.json()
     assert resp.status == 409 and "cancel window" in body["message"]
+    assert resp.headers["Referrer-Policy"] == "no-referrer"  # the capsule's headers, errors too
+    unknown = await onchain.post(
+        f"/api/claim/{'0' * 64}/release/build", json={"walletAddress": heir_wallet.public_key}
+    )
+    assert unknown.status == 404
     clock.advance(seconds=overview["settings"]["cancelWindowSeconds"] + 1)
     await run(run_worker, soroban_rpc)  # the scheduler does not release when a contract decides
     assert (await get_overview(onchain, setup.owner))["status"] == "Approved"
