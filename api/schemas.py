@@ -29,7 +29,6 @@ from models.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageRequest, decode_curs
 class BaseSchema(Schema):
     class Meta:
         unknown = EXCLUDE
-        ordered = True
 
     @pre_load(pass_many=True)
     def refuse_unstorable(self, data: Any, **kwargs: Any) -> Any:

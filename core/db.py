@@ -53,7 +53,9 @@ def _unlink(cur: Cursor) -> None:
 
     Left alone, each cursor (and the psycopg2 cursor with its last query text, parameters
     included, which can be megabytes) waits for the cyclic GC, so memory grows with
-    the bytes written between full collections.
+    the bytes written between full collections. aiopg has no public way to drop the link, so
+    its private `Cursor._transaction` is touched here and nowhere else;
+    tests/test_library_seams.py fails if aiopg renames it.
     """
     cur._transaction = None  # type: ignore[assignment]
 

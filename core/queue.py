@@ -18,7 +18,7 @@ from arq.jobs import Job, JobStatus
 
 def result_key(job_id: str) -> str:
     """Where arq keeps a finished job's result. arq has no public call to drop one, so its key
-    layout is known here and nowhere else (tests/test_archive_worker.py pins it)."""
+    layout is known here and nowhere else (tests/test_library_seams.py pins it)."""
     return result_key_prefix + job_id
 
 

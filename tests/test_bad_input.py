@@ -168,7 +168,9 @@ async def test_surrogates_and_raw_bytes_in_multipart_fields_are_400(client):
     session = await sign_in(client)
     for title in ("\ud800", "x\x00"):
         form = FormData()
-        form.add_field("title", title.encode("utf-8", "surrogatepass"), content_type="text/plain")
+        form.add_field(
+            "title", title.encode("utf-8", "surrogatepass"), content_type="text/plain", filename="title"
+        )
         form.add_field("file", b"hello", filename="a.txt", content_type="text/plain")
         resp = await _send(client, "POST", "/api/archive", session, data=form)
         assert resp.status == 400, (title, await resp.text())

@@ -8,10 +8,10 @@ import uuid
 from decimal import Decimal
 
 import pytest
-from marshmallow import fields
+from marshmallow import fields, post_dump
 
 from api.activity import ActivitySchema
-from api.common import dump_many
+from api.common import dump_many, has_dump_hooks
 from api.schemas import BaseSchema, UtcDateTime
 from core import db
 from models import activity
@@ -76,3 +76,30 @@ async def test_activity_rows_dump_like_marshmallow(client, settings):
     assert dump_many(schema, page.items) == schema.dump(page.items, many=True)
     listed = await (await client.get("/api/activity", headers=session.headers)).json()
     assert listed == schema.dump(page.items, many=True)
+
+
+def test_dump_hooks_are_seen_and_such_schemas_dump_through_marshmallow():
+    """`has_dump_hooks` reads marshmallow's private hook registry: this fails if it moves."""
+
+    class Plain(BaseSchema):
+        id = fields.String()
+
+    class Hooked(Plain):
+        @post_dump
+        def shout(self, data, **kwargs):
+            return {k: v.upper() for k, v in data.items()}
+
+    class Computed(Plain):
+        twice = fields.Method("double")
+        fixed = fields.Constant("c")
+        defaulted = fields.String(dump_default="d")
+
+        def double(self, row):
+            return row["id"] * 2
+
+    assert not has_dump_hooks(Plain()) and has_dump_hooks(Hooked())
+    rows = [{"id": "ab"}, {"id": "c", "defaulted": None}]
+    for schema in (Plain(), Hooked(), Computed()):
+        assert dump_many(schema, rows) == schema.dump(rows, many=True)
+    assert dump_many(Hooked(), rows)[0] == {"id": "AB"}
+    assert dump_many(Computed(), rows)[0] == {"id": "ab", "twice": "abab", "fixed": "c", "defaulted": "d"}

@@ -1,0 +1,65 @@
+"""The two places that lean on a library's private details, each isolated in one function
+(core.db._unlink, core.queue.result_key); these tests fail loudly when the library changes.
+(The third, marshmallow's hook registry in api.common.has_dump_hooks, is tested with dump_many.)"""
+
+from __future__ import annotations
+
+import gc
+import uuid
+import weakref
+
+from arq.jobs import Job
+
+from core import db, queue
+from core import redis as core_redis
+
+
+async def _cursor_freed_without_gc(pool, use_helper: bool) -> bool:
+    gc.collect()
+    gc.disable()
+    try:
+        if use_helper:
+            async with db.autocommit(pool) as cur:
+                await cur.execute("SELECT 1")
+                ref = weakref.ref(cur)
+        else:
+            async with pool.acquire() as conn, conn.cursor() as cur:
+                await cur.execute("SELECT 1")
+                ref = weakref.ref(cur)
+        del cur
+        return ref() is None
+    finally:
+        gc.enable()
+
+
+async def test_cursors_are_freed_by_refcount_once_unlinked(settings):
+    """aiopg's Cursor and its Transaction point at each other; `_unlink` breaks that through
+    aiopg's private `Cursor._transaction`. If aiopg renames it, the helper's cursor is no
+    longer freed without the cycle collector and this fails (the control shows the cycle)."""
+    pool = await db.create_pool(settings.database_url, 2)
+    try:
+        assert not await _cursor_freed_without_gc(pool, use_helper=False)  # the cycle aiopg makes
+        assert await _cursor_freed_without_gc(pool, use_helper=True)
+    finally:
+        pool.close()
+        await pool.wait_closed()
+
+
+async def test_result_key_is_where_arq_keeps_a_finished_result(settings, run_worker):
+    """core.queue.result_key knows arq's key layout (no public call drops a kept result); if arq
+    moves it, enqueue_once could no longer re-queue a finished job and this fails."""
+    pool = await core_redis.connect(settings.redis_url, settings.arq_queue_name)
+    try:
+        job_id = f"seam-{uuid.uuid4().hex}"
+        missing_item = str(uuid.uuid4())  # the job runs and reports "not pending"
+        assert await queue.enqueue_once(pool, "verify_archive_item", missing_item, job_id=job_id)
+        await run_worker()
+        job = Job(job_id, pool, _queue_name=settings.arq_queue_name, _deserializer=core_redis.deserialize)
+        assert await job.result_info() is not None
+        assert await pool.exists(queue.result_key(job_id)) == 1
+        # A plain enqueue is refused while arq keeps the result; enqueue_once drops it and queues.
+        assert await pool.enqueue_job("verify_archive_item", missing_item, _job_id=job_id) is None
+        assert await queue.enqueue_once(pool, "verify_archive_item", missing_item, job_id=job_id)
+        assert await job.result_info() is None
+    finally:
+        await pool.aclose()
