@@ -18,6 +18,7 @@ from core.redis import WORKER_HEARTBEAT_KEY
 
 routes = web.RouteTableDef()
 CHECK_TIMEOUT = 2.0
+HEALTH_PROBE_KEY = "health:probe"
 
 
 class HealthSchema(BaseSchema):
@@ -39,6 +40,19 @@ async def _check(coro: object) -> str:
     return "ok"
 
 
+async def _database_writable(request: web.Request) -> None:
+    """A primary, not a read-only standby (which would answer SELECT 1 and refuse every write)."""
+    row = await fetch_one(request.app[DB], "SELECT pg_is_in_recovery() AS standby")
+    if row is None or row["standby"]:
+        raise RuntimeError("database is read-only")
+
+
+async def _redis_writable(request: web.Request) -> None:
+    """A real write: a Redis that answers PING but refuses writes (read-only replica, MISCONF
+    after a failed save, OOM) would fail every sign-in and enqueue."""
+    await request.app[REDIS].set(HEALTH_PROBE_KEY, "1", ex=60)
+
+
 async def _worker_alive(request: web.Request) -> bool:
     try:
         return bool(await asyncio.wait_for(request.app[REDIS].exists(WORKER_HEARTBEAT_KEY), CHECK_TIMEOUT))
@@ -48,12 +62,17 @@ async def _worker_alive(request: web.Request) -> bool:
 
 @routes.get("/api/health")
 @public
-@docs(tags=["health"], summary="Liveness of the API and its PostgreSQL and Redis")
+@docs(
+    tags=["health"],
+    summary="Liveness of the API and its PostgreSQL and Redis",
+    description="200 only when both accept writes: PostgreSQL is a primary, and Redis takes a SET "
+    "(a Redis answering PING but refusing writes is `unavailable`). `worker` is informational.",
+)
 @response_schema(HealthSchema, 200)
 @response_schema(HealthSchema, 503, description="A dependency did not answer")
 async def health(request: web.Request) -> web.Response:
     database, redis = await asyncio.gather(
-        _check(fetch_one(request.app[DB], "SELECT 1")), _check(request.app[REDIS].ping())
+        _check(_database_writable(request)), _check(_redis_writable(request))
     )
     checks = {"database": database, "redis": redis}
     ok = all(v == "ok" for v in checks.values())

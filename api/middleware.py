@@ -14,9 +14,11 @@ import uuid
 from http import HTTPStatus
 from typing import Any
 
+import psycopg2
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
+from redis.exceptions import RedisError
 
 from api.keys import CLOCK, DB, SETTINGS, USER_ID
 from api.public import requires_session
@@ -26,6 +28,7 @@ from core.logging import redact_path, request_id_var
 from models import users
 
 log = logging.getLogger("api.access")
+RETRY_SOON = {"Retry-After": "5"}
 error_log = logging.getLogger("api.errors")
 
 
@@ -89,6 +92,19 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         message = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
         headers = {k: v for k, v in exc.headers.items() if k in ("Allow", "Retry-After")}
         return error_response(exc.status, message, headers=headers)
+    except RedisError as exc:
+        # Down, stalled past REDIS_TIMEOUT_SECONDS, or refusing writes (read-only, MISCONF, OOM).
+        error_log.warning("redis unavailable", extra={"path": redact_path(request.path), "error": repr(exc)})
+        return error_response(
+            503, "Temporarily unavailable: Redis did not answer; try again shortly", headers=RETRY_SOON
+        )
+    except (psycopg2.OperationalError, psycopg2.InterfaceError) as exc:
+        error_log.warning(
+            "database unavailable", extra={"path": redact_path(request.path), "error": repr(exc)}
+        )
+        return error_response(
+            503, "Temporarily unavailable: the database did not answer; try again shortly", headers=RETRY_SOON
+        )
     except Exception:
         error_log.exception("unhandled error", extra={"path": redact_path(request.path)})
         return error_response(500, "Internal server error")

@@ -6,11 +6,13 @@ Redis run code inside the worker.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgpack
-from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
+from redis.asyncio import ConnectionPool
+from redis.exceptions import RedisError
 
 # Written by the worker's heartbeat cron, read by /api/health (the API never imports workers).
 WORKER_HEARTBEAT_KEY = "worker:heartbeat"
@@ -30,10 +32,23 @@ def redis_settings(url: str) -> RedisSettings:
     return RedisSettings.from_dsn(url)
 
 
-async def connect(url: str, queue_name: str) -> ArqRedis:
-    return await create_pool(
-        redis_settings(url),
-        job_serializer=serialize,
-        job_deserializer=deserialize,
-        default_queue_name=queue_name,
-    )
+async def connect(url: str, queue_name: str, timeout: float = 2.0) -> ArqRedis:
+    """The pool, every command and connect bounded by `timeout` (a stalled Redis must not hold
+    a request longer than that: the caller answers 503). Retries the first connect briefly,
+    as arq does, so a Redis that starts alongside the API is waited for."""
+    for attempt in range(6):
+        pool = ArqRedis(
+            ConnectionPool.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout),
+            job_serializer=serialize,
+            job_deserializer=deserialize,
+            default_queue_name=queue_name,
+        )
+        try:
+            await pool.ping()
+            return pool
+        except (RedisError, OSError):
+            await pool.aclose()
+            if attempt == 5:
+                raise
+            await asyncio.sleep(1)
+    raise AssertionError("unreachable")

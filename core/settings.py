@@ -83,6 +83,16 @@ def _http_origin(value: str) -> str | None:
     return "must be an http(s) origin, e.g. https://legacy.example.org"
 
 
+_ORIGIN_RE = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")
+
+
+def _origins(value: str) -> str | None:
+    for origin in (o.strip() for o in value.split(",")):
+        if not _ORIGIN_RE.match(origin):
+            return f"each origin must be exact, like https://app.example.org (no path, no *), got {origin!r}"
+    return None
+
+
 def _strong_secret(value: str) -> str | None:
     if len(value.encode()) < 32 or value.lower() in WEAK_SECRETS or len(set(value)) < 8:
         return "must be at least 32 random bytes (e.g. `openssl rand -base64 48`)"
@@ -118,6 +128,30 @@ class Settings:
         example="redis://127.0.0.1:6379/0",
     )
     db_pool_max: int = setting("DB_POOL_MAX", 20, "PostgreSQL connections per process", minimum=1)
+    redis_timeout_seconds: int = setting(
+        "REDIS_TIMEOUT_SECONDS",
+        2,
+        "Longest wait for one Redis command or connect; past it the request answers 503",
+        minimum=1,
+    )
+    request_body_timeout_seconds: int = setting(
+        "REQUEST_BODY_TIMEOUT_SECONDS",
+        30,
+        "Longest wait for a JSON body to arrive in full; past it, 408 (uploads: between reads)",
+        minimum=1,
+    )
+    cors_allowed_origins: str = setting(
+        "CORS_ALLOWED_ORIGINS",
+        "",
+        "Comma-separated exact origins allowed by CORS (bearer tokens, no cookies); unset: no CORS",
+        check=_origins,
+    )
+    metrics_token: str = setting(
+        "METRICS_TOKEN",
+        "",
+        "Bearer token for `GET /api/metrics` (Prometheus); unset: the route answers 404",
+        secret=True,
+    )
     data_dir: Path = setting(
         "DATA_DIR", Path(".data"), "Dev state: embedded databases, generated secrets, file storage"
     )
