@@ -69,7 +69,7 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
 async def _redis(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     app[REDIS] = await redis.connect(
-        settings.redis_url, settings.arq_queue_name, timeout=settings.redis_timeout_seconds
+        settings.redis_url, settings.arq_queue_name, command_timeout=settings.redis_timeout_seconds
     )
     yield
     await app[REDIS].aclose()

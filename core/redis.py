@@ -32,13 +32,15 @@ def redis_settings(url: str) -> RedisSettings:
     return RedisSettings.from_dsn(url)
 
 
-async def connect(url: str, queue_name: str, timeout: float = 2.0) -> ArqRedis:
-    """The pool, every command and connect bounded by `timeout` (a stalled Redis must not hold
+async def connect(url: str, queue_name: str, command_timeout: float = 2.0) -> ArqRedis:
+    """The pool, every command and connect bounded by `command_timeout` (a stalled Redis must not hold
     a request longer than that: the caller answers 503). Retries the first connect briefly,
     as arq does, so a Redis that starts alongside the API is waited for."""
     for attempt in range(6):
         pool = ArqRedis(
-            ConnectionPool.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout),
+            ConnectionPool.from_url(
+                url, socket_timeout=command_timeout, socket_connect_timeout=command_timeout
+            ),
             job_serializer=serialize,
             job_deserializer=deserialize,
             default_queue_name=queue_name,

@@ -42,7 +42,7 @@ class PrivateRedis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        self.process = subprocess.Popen(  # noqa: S603 - our own arguments
+        self.process = subprocess.Popen(
             [
                 _executable(),
                 "--port",
