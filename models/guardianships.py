@@ -79,7 +79,7 @@ async def list_for(pool: Pool, user_id: Any) -> list[Guardianship]:
     result = []
     for row in rows:
         threshold = row["guardian_threshold"] or row["guardians"] // 2 + 1
-        frozen = row["status"] in (PENDING, APPROVED)
+        verified = row["status"] in (PENDING, APPROVED, RELEASED)  # the round's approvals still stand
         result.append(
             Guardianship(
                 plan_id=row["plan_id"],
@@ -88,7 +88,7 @@ async def list_for(pool: Pool, user_id: Any) -> list[Guardianship]:
                 status=row["status"],
                 threshold=threshold,
                 approvals=row["approvals"],
-                approved_by_me=bool(row["approved_by_me"]) and frozen,
+                approved_by_me=bool(row["approved_by_me"]) and verified,
                 reported_by_me=bool(row["reported_by_me"]) and row["status"] != ACTIVE,
                 release_at=row["release_at"],
             )

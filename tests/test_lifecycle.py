@@ -250,3 +250,19 @@ async def test_check_in_starts_a_new_cycle(client, clock):
     body = await resp.json()
     assert body["nextCheckInDueAt"] > before
     assert body["lastCheckInAt"] > setup.overview["lastCheckInAt"]
+
+
+async def test_guardianships_show_progress_and_what_i_did(client):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=2)
+    first, second = [await guardian_session(client, g) for g in setup.guardians]
+    resp = await client.post(f"/api/legacy/guardianships/{setup.plan_id}/report", headers=first.headers)
+    assert resp.status == 200 and (await resp.json())["status"] == "PendingVerification"  # no body at all
+    assert (await approve(client, setup, setup.guardians[0])).status == 200
+    views = []
+    for session in (first, second):
+        resp = await client.get("/api/legacy/guardianships", headers=session.headers)
+        [item] = await resp.json()
+        views.append((item["approvals"], item["threshold"], item["approvedByMe"], item["reportedByMe"]))
+    assert views == [(1, 2, True, True), (1, 2, False, False)]
+    assert (await get_overview(client, owner))["approvals"]["guardians"][0]["approvedAt"] is not None
