@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 MiB = 1024 * 1024
 MESSAGES = 100
 DOCUMENTS = 50
-RANGE_SAMPLES = 20
-SCENARIO = f"GET /api/claim/:token ({MESSAGES} msgs, {DOCUMENTS} docs)"
+RANGE_SAMPLES = 50
+SCENARIO = f"GET /api/claim/:token ({MESSAGES}m, {DOCUMENTS}d)"
 
 
 async def _json(resp: aiohttp.ClientResponse, expect: int) -> Any:
@@ -110,7 +110,7 @@ async def ttfb(
     started = time.perf_counter()
     async with session.get(url, headers=headers) as resp:
         if resp.status != 206:
-            raise RuntimeError(f"range GET {url} answered {resp.status}")
+            raise RuntimeError(f"range GET {url} answered {resp.status}: {await resp.text()}")
         first = await resp.content.readany()
         first_at = time.perf_counter()
         rest = await resp.content.read()

@@ -513,6 +513,8 @@ def service_env(database_url: str, redis_url: str, storage: dict[str, str], port
         ENCRYPTION_KEYS=KeyRing.generate_entry("bench1"),
         # One client address sends every challenge here; the per-wallet limit stays as shipped.
         RATE_LIMIT_CHALLENGE_PER_IP="100000000",
+        # Required in production (claim links in emails); the bench sends no email.
+        PUBLIC_APP_URL="http://127.0.0.1:5173",
         ARCHIVE_MAX_BYTES=str(2 * 1024**3),
         LOG_LEVEL="INFO",
         PYTHONUNBUFFERED="0",
