@@ -18,6 +18,7 @@ from api import (
     claims,
     guardians,
     guardianships,
+    headers,
     health,
     legacy,
     messages,
@@ -26,7 +27,7 @@ from api import (
     users,
 )
 from api.common import RequestParser
-from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN, STORAGE
+from api.keys import CLOCK, CORS_ORIGINS, DB, REDIS, SETTINGS, SOROBAN, STORAGE
 from api.public import collect_public_routes
 from core import db, redis
 from core.clock import Clock
@@ -98,11 +99,12 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app = web.Application(
         middlewares=[
             middleware.request_context,
+            headers.cors_preflight,
             middleware.errors,
             middleware.authenticate,
             validation_middleware,
         ],
-        client_max_size=1024 * 1024,
+        client_max_size=middleware.MAX_BODY,
     )
     app[SETTINGS] = settings
     app[CLOCK] = clock or Clock()
@@ -110,6 +112,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     for module in ROUTE_MODULES:
         app.router.add_routes(module.routes)
     app.on_response_prepare.append(capsule.capsule_headers)
+    app.on_response_prepare.append(headers.response_headers)
+    app[CORS_ORIGINS] = headers.allowed_origins(settings)
     before = set(app.router.routes())
     setup_aiohttp_apispec(
         app,

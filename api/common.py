@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from marshmallow import Schema, ValidationError, fields, missing
 from webargs.aiohttpparser import AIOHTTPParser, is_json_request
 
 from api.keys import SETTINGS
-from core.errors import BadRequest, validation_error
+from core.errors import BadRequest, RequestTimeout, validation_error
 from models.pagination import Page
 
 
@@ -97,6 +98,14 @@ class RequestParser(AIOHTTPParser):
     async def load_json(self, req: web.Request, schema: Schema) -> Any:
         if req.body_exists and not is_json_request(req):
             raise BadRequest("Content-Type must be application/json")
+        if req.body_exists:
+            # Read the whole body first, within a deadline: a body that never finishes must not
+            # hold the request (and a connection) forever. aiohttp keeps it for the parser.
+            try:
+                async with asyncio.timeout(req.app[SETTINGS].request_body_timeout_seconds):
+                    await req.read()
+            except TimeoutError:
+                raise RequestTimeout("The request body did not arrive in time") from None
         try:
             return await super().load_json(req, schema)
         except RecursionError:

@@ -18,6 +18,8 @@ REDIS = web.AppKey("redis", ArqRedis)
 # None when STORAGE_URL is unset: archive upload and download then answer 503.
 STORAGE: web.AppKey[Storage | None] = web.AppKey("storage")
 # Routes reachable without a session, collected at startup (see api/public.py).
+# Exact origins CORS allows (CORS_ALLOWED_ORIGINS), parsed once.
+CORS_ORIGINS: web.AppKey[frozenset[str]] = web.AppKey("cors_origins")
 PUBLIC_ROUTES: web.AppKey[set[web.AbstractRoute]] = web.AppKey("public_routes")
 # None when SERVICE_CONTRACT_ID is unset: build, submit and status routes then answer 503.
 SOROBAN: web.AppKey[SorobanGateway | None] = web.AppKey("soroban")

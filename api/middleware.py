@@ -8,6 +8,7 @@ the shape a route expects.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -29,6 +30,8 @@ from models import users
 
 log = logging.getLogger("api.access")
 RETRY_SOON = {"Retry-After": "5"}
+# Largest non-multipart body (JSON); uploads stream under their own limit (ARCHIVE_MAX_BYTES).
+MAX_BODY = 1024 * 1024
 error_log = logging.getLogger("api.errors")
 
 
@@ -62,6 +65,9 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         status = response.status
         response.headers["X-Request-Id"] = request_id
         return response
+    except asyncio.CancelledError:
+        status = 499  # the client went away and aiohttp cancelled the handler: not a server error
+        raise
     finally:
         log.info(
             "request",
@@ -75,13 +81,32 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         request_id_var.reset(token)
 
 
+def _streamed(request: web.Request) -> bool:
+    """Multipart uploads are streamed and check their own (larger) limit up front."""
+    return request.content_type == "multipart/form-data"
+
+
 @web.middleware
 async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Every failure leaves as the standard error body; internals are logged, never returned."""
     try:
+        declared = request.content_length
+        if declared is not None and declared > MAX_BODY and not _streamed(request):
+            # Refused before a byte of the body is read (aiohttp would read up to the limit first).
+            response = error_response(413, f"Request body too large (at most {MAX_BODY} bytes)")
+            response.force_close()  # the unread body is not drained: the connection ends here
+            return response
         return await handler(request)
+    except ConnectionResetError:
+        # The client hung up mid-body: nobody is left to answer. One quiet line, no traceback;
+        # 499 ("client closed request", as nginx logs it) in the access log, not a 500.
+        log.info("client disconnected before the request was read", extra={"path": redact_path(request.path)})
+        return web.Response(status=499, reason="Client Closed Request")
     except AppError as exc:
-        return error_response(exc.status, exc.message, exc.details, exc.headers, **exc.extra)
+        response = error_response(exc.status, exc.message, exc.details, exc.headers, **exc.extra)
+        if exc.status == 408:
+            response.force_close()  # the rest of the body may never come
+        return response
     except HttpProcessingError as exc:
         # Malformed bytes found while a handler reads the body (e.g. a bad multipart header).
         status = exc.code if 400 <= exc.code < 500 else 400

@@ -7,17 +7,20 @@ HttpProcessingError; every one of them becomes a 400 here, so callers see only c
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 from aiohttp import BodyPartReader, MultipartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from core.errors import BadRequest, PayloadTooLarge, validation_error
+from core.errors import BadRequest, PayloadTooLarge, RequestTimeout, validation_error
 
 MULTIPART_ERRORS = (ValueError, RuntimeError, AssertionError)
 MAX_FIELD_BYTES = 16 * 1024
 READ_SIZE = 256 * 1024  # one socket read
+# A client may upload slowly, but not stall: no single read waits longer than this (then 408).
+IDLE_READ_SECONDS = 30
 BATCH_SIZE = 1024 * 1024  # reads are handed on in lists of about this much (sealed together)
 
 
@@ -107,7 +110,10 @@ async def file_batches(part: BodyPartReader, limit: int) -> AsyncIterator[list[b
 
 async def _read_chunk(part: BodyPartReader, size: int) -> bytes:
     try:
-        return await part.read_chunk(size)
+        async with asyncio.timeout(IDLE_READ_SECONDS):
+            return await part.read_chunk(size)
+    except TimeoutError:
+        raise RequestTimeout(f"The upload stalled (nothing received for {IDLE_READ_SECONDS} s)") from None
     except MULTIPART_ERRORS:
         raise BadRequest("Malformed multipart body") from None
     except (ConnectionError, HttpProcessingError):
@@ -117,7 +123,10 @@ async def _read_chunk(part: BodyPartReader, size: int) -> bytes:
 
 async def _next_part(reader: MultipartReader) -> Any:
     try:
-        return await reader.next()
+        async with asyncio.timeout(IDLE_READ_SECONDS):
+            return await reader.next()
+    except TimeoutError:
+        raise RequestTimeout(f"The upload stalled (nothing received for {IDLE_READ_SECONDS} s)") from None
     except MULTIPART_ERRORS:
         raise BadRequest("Malformed multipart body") from None
 

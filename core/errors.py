@@ -48,6 +48,12 @@ class NotFound(AppError):
         super().__init__(f"{what} not found")
 
 
+class RequestTimeout(AppError):
+    """408: the body did not arrive in time; the API closes the connection after the answer."""
+
+    status = 408
+
+
 class Conflict(AppError):
     status = 409
 

@@ -137,7 +137,7 @@ class Settings:
     request_body_timeout_seconds: int = setting(
         "REQUEST_BODY_TIMEOUT_SECONDS",
         30,
-        "Longest wait for a JSON body to arrive in full; past it, 408 (uploads: between reads)",
+        "Longest wait for a JSON request body to arrive in full; past it, 408",
         minimum=1,
     )
     cors_allowed_origins: str = setting(
