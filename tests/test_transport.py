@@ -64,7 +64,7 @@ async def test_a_declared_length_past_the_limit_is_413_before_the_body_is_read(c
 
 async def test_a_client_hanging_up_mid_body_leaves_one_quiet_line_not_a_500(client, caplog):
     with caplog.at_level(logging.INFO):
-        reader, writer = await _open(client)
+        _, writer = await _open(client)
         writer.write(_post_head(CHALLENGE, 1000) + b'{"walletAddress": "G')
         await writer.drain()
         await asyncio.sleep(0.05)
