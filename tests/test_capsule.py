@@ -25,7 +25,14 @@ def midnight_after(moment: datetime, days: int) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
-async def test_locked_until_released_then_the_contents(fam: Family):
+@pytest.fixture
+async def fam_on(make_client, run_worker, settings, backend, clock) -> Family:
+    """A family on each storage backend in turn."""
+    return await family(make_client, run_worker, settings, backend, clock)
+
+
+async def test_locked_until_released_then_the_contents(fam_on: Family):
+    fam = fam_on
     ada = await fam.add_heir("Ada", 60)
     await fam.add_heir("Ben", 40)
     letter = await fam.message(f"Dear Ada, {SECRET}", title="A letter")
@@ -72,6 +79,9 @@ async def test_locked_until_released_then_the_contents(fam: Family):
             "sha256": fam.vault.row(doc["id"])["sha256"].hex(),
         }
     ]
+    resp = await fam.open(ada["claimToken"], f"/documents/{doc['id']}/download")
+    assert resp.status == 200 and await resp.read() == b"%PDF-1.7 will"
+    assert resp.headers["Content-Disposition"].startswith("attachment;")
 
 
 async def test_release_rules_open_at_their_edges(fam: Family):
@@ -147,6 +157,23 @@ async def test_audiences_all_explicit_and_nobody(fam: Family):
     cy_text = await cy_resp.text()
     assert seen(json.loads(cy_text)) == ([everyone["id"]], [doc_all["id"]])
     assert SECRET not in cy_text and "ada.txt" not in cy_text
+
+
+async def test_a_beneficiary_in_no_audience_gets_nothing(fam: Family):
+    ada = await fam.add_heir("Ada", 50)
+    dee = await fam.add_heir("Dee", 50)
+    await fam.message(f"only Ada {SECRET}", to=[ada])
+    await fam.message("Ada, later", to=[ada], rule=("after_release", 3))
+    await fam.document(b"for ada", filename="ada.txt", content_type="text/plain", to=[ada])
+    await fam.vault.work()
+    rehearsal = await fam.preview(dee)
+    assert (rehearsal["messages"], rehearsal["sealedMessages"], rehearsal["documents"]) == ([], [], [])
+    await fam.release()
+    resp = await fam.open(dee["claimToken"])
+    text = await resp.text()
+    body = json.loads(text)
+    assert (body["messages"], body["sealedMessages"], body["documents"]) == ([], [], [])
+    assert SECRET not in text and "ada.txt" not in text
 
 
 async def test_sealed_messages_leak_nothing(fam: Family):
