@@ -1,7 +1,8 @@
 """`legacy-planning serve|worker|migrate|dev`: the one entry point for every process.
 
 `dev` is what `make run` calls: it starts embedded PostgreSQL/Redis when DATABASE_URL /
-REDIS_URL are unset, migrates, then runs one API and one worker process until Ctrl-C.
+REDIS_URL are unset, migrates, then runs one API and one worker process until Ctrl-C; a worker
+that exits is restarted with backoff (core.supervise) while the API stays up.
 (This module imports api/workers lazily: it is the composition root, not a shared library.)
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from core import logging as app_logging
 from core.settings import ConfigError, Settings, load_settings
+from core.supervise import Restarting
 
 log = logging.getLogger("legacy_planning")
 
@@ -76,10 +78,12 @@ def cmd_dev(settings: Settings) -> None:
         env["STORAGE_URL"] = Path(settings.data_dir, "objects").resolve().as_uri()
         log.info("STORAGE_URL unset: storing archive objects under %s", env["STORAGE_URL"])
     apply_migrations(env["DATABASE_URL"])
-    procs = [
-        subprocess.Popen([sys.executable, "-m", "core.cli", name], env=env)  # noqa: S603
-        for name in ("serve", "worker")
-    ]
+
+    def spawn(name: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-m", "core.cli", name], env=env)  # noqa: S603
+
+    api = spawn("serve")
+    worker = Restarting("worker", lambda: spawn("worker"))
     stopping = False
 
     def stop_all(*_: object) -> None:
@@ -89,17 +93,18 @@ def cmd_dev(settings: Settings) -> None:
     signal.signal(signal.SIGINT, stop_all)
     signal.signal(signal.SIGTERM, stop_all)
     try:
-        while not stopping and all(p.poll() is None for p in procs):
+        # The API is the service: if it exits, dev stops. The worker is restarted with backoff.
+        while not stopping and api.poll() is None:
+            worker.poll(time.monotonic())
             time.sleep(0.2)
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-        for proc in procs:
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        if api.poll() is None:
+            api.send_signal(signal.SIGINT)
+        worker.stop()
+        try:
+            api.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            api.kill()
         for stop in reversed(stops):
             stop()
         log.info("stopped")

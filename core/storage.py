@@ -93,6 +93,11 @@ class Storage(Protocol):
 
     def list_keys(self, prefix: str = "") -> AsyncIterator[tuple[str, datetime]]: ...
 
+    async def sweep_partial(self, older_than: datetime) -> int:
+        """Remove writes a crashed process left unfinished, idle since before `older_than`
+        (temp files; S3 multipart uploads begun before it). Returns how many."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -338,6 +343,23 @@ class FileStorage:
             for item in batch:
                 yield item
 
+    async def sweep_partial(self, older_than: datetime) -> int:
+        cutoff = older_than.timestamp()
+
+        def sweep() -> int:
+            removed = 0
+            if not self._tmp.is_dir():
+                return 0
+            with os.scandir(self._tmp) as entries:
+                for entry in entries:
+                    with contextlib.suppress(OSError):
+                        if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
+                            os.unlink(entry.path)
+                            removed += 1
+            return removed
+
+        return await self._run("sweep", sweep)
+
     async def close(self) -> None:
         """Nothing to release; present for the Storage protocol."""
 
@@ -510,6 +532,22 @@ class S3Storage:
             if not page.get("IsTruncated"):
                 return
             kwargs["ContinuationToken"] = page["NextContinuationToken"]
+
+    async def sweep_partial(self, older_than: datetime) -> int:
+        """Abort multipart uploads under our prefix begun before `older_than` (S3 keeps their
+        parts, and bills for them, until someone does)."""
+        kwargs: dict[str, Any] = {"Prefix": self._prefix}
+        removed = 0
+        while True:
+            page = await self._call("list_multipart_uploads", **kwargs)
+            for upload in page.get("Uploads", []):
+                if upload["Initiated"].astimezone(UTC) < older_than:
+                    await self._abort(upload["Key"], upload["UploadId"])
+                    removed += 1
+            if not page.get("IsTruncated"):
+                return removed
+            kwargs["KeyMarker"] = page.get("NextKeyMarker", "")
+            kwargs["UploadIdMarker"] = page.get("NextUploadIdMarker", "")
 
     async def close(self) -> None:
         await self._exit_stack.aclose()

@@ -33,6 +33,9 @@ STALE_PENDING_AFTER = timedelta(minutes=5)
 # never mistaken for litter.
 ORPHAN_GRACE = timedelta(hours=1)
 ORPHAN_BATCH = 500
+# An unfinished write (temp file, S3 multipart upload) a crash left behind is removed once idle
+# this long. Uploads stream in ~1 MiB writes and stall out after 30 s, so an hour is generous.
+PARTIAL_UPLOAD_GRACE = timedelta(hours=1)
 
 
 def retry_delay(attempt: int) -> float:
@@ -103,6 +106,18 @@ async def sweep_archive(ctx: dict[str, Any]) -> dict[str, int]:
     if any(result.values()):
         log.info("archive sweep", extra=result)
     return result
+
+
+async def sweep_partial_uploads(ctx: dict[str, Any]) -> int:
+    """Every 10 min: drop unfinished writes a crashed API left in storage (they have no key
+    under archive/ yet, so the orphan sweeper never sees them)."""
+    storage = context.storage(ctx)
+    if storage is None:
+        return 0
+    removed = await storage.sweep_partial(context.clock(ctx).now() - PARTIAL_UPLOAD_GRACE)
+    if removed:
+        log.info("partial uploads removed", extra={"removed": removed})
+    return removed
 
 
 async def sweep_archive_orphans(ctx: dict[str, Any]) -> int:

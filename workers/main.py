@@ -34,6 +34,7 @@ CRON_JOBS = [
     cron(heartbeat, second=0, run_at_startup=True),
     cron(archive.sweep_archive, minute=set(range(0, 60, 5)), second=30, run_at_startup=True),
     cron(archive.sweep_archive_orphans, minute=17, second=45),
+    cron(archive.sweep_partial_uploads, minute=set(range(3, 60, 10)), second=50, run_at_startup=True),
     cron(archive.rewrap_archive_keys, minute=47, second=15),
     cron(keys.reseal_claim_tokens, minute=52, second=15),
     cron(soroban.sweep_transactions, second={10, 40}, run_at_startup=True),
