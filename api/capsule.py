@@ -11,6 +11,7 @@ timeline): docs/capsule.md.
 from __future__ import annotations
 
 import logging
+from typing import NoReturn
 
 from aiohttp import web
 from aiohttp_apigami import docs, response_schema
@@ -159,6 +160,12 @@ async def open_capsule(request: web.Request) -> capsules.Capsule:
     capsule = await capsules.open_by_token(request.app[DB], request.match_info["token"])
     if capsule is not None:
         return capsule
+    await refuse_miss(request)
+
+
+async def refuse_miss(request: web.Request) -> NoReturn:
+    """404 for a token that opens nothing, or 429 past the per-IP miss limit (shared by the
+    routes that look the token up themselves, e.g. the on-chain ones)."""
     limit = request.app[SETTINGS].rate_limit_claim_misses_per_ip
     try:
         retry = await ratelimit.hit(

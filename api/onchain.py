@@ -14,12 +14,12 @@ from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
-from api.capsule import open_capsule
+from api.capsule import open_capsule, refuse_miss
 from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SOROBAN, USER_ID
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
-from core import soroban
+from core import soroban, soroban_check
 from core.errors import BadRequest, NotFound
 from core.soroban import SorobanGateway
 from models import onchain, transactions
@@ -106,12 +106,17 @@ async def _build(request: web.Request, target: Target) -> web.Response:
     return json_response(built_schema.dump(built))
 
 
-async def _submit(request: web.Request, target: Target, signer_user_id: Any = None) -> web.Response:
+async def _submit(
+    request: web.Request,
+    target: Target,
+    signer_user_id: Any = None,
+    decoded: soroban_check.Envelope | None = None,
+) -> web.Response:
     gateway = _gateway(request)
     now = request.app[CLOCK].now()
     envelope = request["data"]["signed_xdr"].strip()
-    checked = soroban.check_signed(
-        envelope,
+    checked = soroban_check.check_signed(
+        decoded or envelope,
         contract_id=gateway.contract_id,
         passphrase=gateway.passphrase,
         function=target["function"],
@@ -231,14 +236,15 @@ async def claim_build(request: web.Request) -> web.Response:
 
 async def _beneficiary_build(request: web.Request, function: str) -> web.Response:
     _gateway(request)
-    capsule = await open_capsule(request)
     target = await onchain.beneficiary_target(
         request.app[DB],
-        beneficiary_id=capsule["beneficiary_id"],
+        token=request.match_info["token"],
         function=function,
         wallet_address=request["data"]["wallet_address"],
         now=request.app[CLOCK].now(),
     )
+    if target is None:
+        await refuse_miss(request)
     return await _build(request, target)
 
 
@@ -253,19 +259,20 @@ async def _beneficiary_build(request: web.Request, function: str) -> web.Respons
 @response_schema(TransactionSchema, 202)
 @public
 async def claim_submit(request: web.Request) -> web.Response:
-    gateway = _gateway(request)
-    function, source = soroban.peek(request["data"]["signed_xdr"], gateway.passphrase)
+    _gateway(request)
+    decoded, function, source = soroban_check.peek(request["data"]["signed_xdr"])
     if function not in onchain.BENEFICIARY_FUNCTIONS:
         raise BadRequest("This route relays only finalize_release or claim_assets")
-    capsule = await open_capsule(request)
     target = await onchain.beneficiary_target(
         request.app[DB],
-        beneficiary_id=capsule["beneficiary_id"],
+        token=request.match_info["token"],
         function=function,
         wallet_address=source,
         now=request.app[CLOCK].now(),
     )
-    return await _submit(request, target)
+    if target is None:
+        await refuse_miss(request)
+    return await _submit(request, target, decoded=decoded)
 
 
 @routes.get("/api/claim/{token}/transactions/{id}")

@@ -21,7 +21,9 @@ from typing import Any
 
 from aiohttp import web
 from redis.asyncio import Redis
+from stellar_sdk import TransactionEnvelope
 
+import core.wallet  # noqa: F401 - undoes stellar_sdk's aiohttp readline patch (multipart uploads)
 from core import db
 from core.storage import Storage, open_storage
 from models.capsule import CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
@@ -33,6 +35,7 @@ DOWNLOAD_CHUNK = 1024 * 1024
 POOL = web.AppKey("pool", db.Pool)
 REDIS = web.AppKey("redis", Redis)
 STORAGE = web.AppKey("storage", object)
+NETWORK_PASSPHRASE = os.environ.get("STELLAR_NETWORK_PASSPHRASE", "Test SDF Network ; September 2015")
 
 USER_SQL = "SELECT id, wallet_address, name, email, created_at, updated_at FROM users WHERE id = %s"
 USER_BY_WALLET_SQL = (
@@ -167,6 +170,40 @@ async def delete(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+TRANSACTION_INSERT = (
+    "INSERT INTO transactions (hash, function, user_id, beneficiary_id, signer, valid_until, xdr,"
+    " created_at, updated_at) VALUES (%s, 'claim_assets', %s, %s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (hash) DO NOTHING"
+    " RETURNING id, hash, function, status, ledger, confirmed_at, contract_error_code, reason"
+)
+
+
+async def soroban_submit(request: web.Request) -> web.Response:
+    """POST /soroban/submit/{owner}/{beneficiary}: decode the signed XDR (stellar-sdk, hash for
+    the network) and insert the same row the service's submit inserts; no checks, no job."""
+    body = await request.json()
+    envelope = TransactionEnvelope.from_xdr(body["signedXdr"], NETWORK_PASSPHRASE)
+    tx = envelope.transaction
+    now = datetime.now(UTC)
+    valid_until = datetime.fromtimestamp(tx.preconditions.time_bounds.max_time, UTC)  # type: ignore[union-attr]
+    async with db.autocommit(request.app[POOL]) as cur:
+        await cur.execute(
+            TRANSACTION_INSERT,
+            (
+                envelope.hash_hex(),
+                request.match_info["owner"],
+                request.match_info["beneficiary"],
+                tx.source.account_id,
+                valid_until,
+                body["signedXdr"],
+                now,
+                now,
+            ),
+        )
+        row = await cur.fetchone()
+    return web.Response(text=dumps(row), status=202, content_type="application/json")
+
+
 async def health(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
@@ -198,6 +235,7 @@ def create_app() -> web.Application:
     app.router.add_get("/beneficiaries/{user_id}", list_beneficiaries)
     app.router.add_post("/beneficiaries/{user_id}", create_beneficiary)
     app.router.add_get("/capsule/{token}", capsule)
+    app.router.add_post("/soroban/submit/{owner}/{beneficiary}", soroban_submit)
     app.router.add_post("/upload", upload)
     app.router.add_get("/download/{key:.+}", download)
     app.router.add_delete("/objects/{key:.+}", delete)

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import archive, capsule, loadgen, wrk  # noqa: E402
+from bench import archive, capsule, loadgen, soroban, wrk  # noqa: E402
 from core.crypto import KeyRing  # noqa: E402
 from core.migrate import apply_migrations  # noqa: E402
 from tests.s3server import (  # noqa: E402
@@ -54,13 +54,14 @@ from tests.s3server import (  # noqa: E402
     create_bucket,
     start_moto_server,
 )
+from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 BENCH_DATABASE = "lps_bench"
 BENCH_REDIS_DB = 14
 RESULTS_DIR = ROOT / "bench" / "results"
-SCENARIOS = ("auth", "beneficiaries", "archive", "capsule")
+SCENARIOS = ("auth", "beneficiaries", "archive", "capsule", "soroban")
 # Sign-in wallets, used round-robin: each stays below 10 challenges a minute (sign_in_wallets).
 SIGN_IN_WALLETS = 4096
 SIGN_IN_RATE_BOUND = 2000
@@ -221,6 +222,8 @@ class Bench:
     ceiling: Server
     worker: Server | None = None
     database_url: str = ""
+    redis_url: str = ""
+    soroban_rpc: SorobanRpcEmulator | None = None
     results: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -465,7 +468,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         default=",".join(SCENARIOS),
-        help="comma-separated scenarios to run: auth, beneficiaries, archive, capsule (default: all)",
+        help="comma-separated scenarios: auth, beneficiaries, archive, capsule, soroban (default: all)",
     )
     parser.add_argument("--duration", type=float, default=5, help="seconds per timed run (default 5)")
     parser.add_argument(
@@ -545,6 +548,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
     bench: Bench | None = None
     archive_results: dict[str, Any] | None = None
     capsule_results: dict[str, Any] | None = None
+    soroban_results: dict[str, Any] | None = None
+    soroban_rpc: SorobanRpcEmulator | None = None
     stop_moto = None
     try:
         if args.storage == "s3":
@@ -560,6 +565,11 @@ async def main(argv: Sequence[str] | None = None) -> int:
         else:
             storage = {"STORAGE_URL": (workdir / "objects").as_uri()}
         env = service_env(database_url, redis_url, storage, free_port())
+        if "soroban" in args.only:
+            # The RPC node is the emulator from tests/, served from this process on loopback.
+            soroban_rpc = SorobanRpcEmulator(contract_id=random_contract_id())
+            await soroban_rpc.start()
+            env.update(SERVICE_CONTRACT_ID=str(soroban_rpc.contract_id), SOROBAN_RPC_URL=soroban_rpc.url)
         api = start_server("service", ["core.cli", "serve"], env, workdir)
         api.base_url = f"http://127.0.0.1:{env['PORT']}"
         servers.append(api)
@@ -573,7 +583,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
             servers.append(worker)
         await wait_ready(api, "/api/health")
         await wait_ready(ceiling, "/health")
-        bench = Bench(args, api, ceiling, worker, database_url)
+        bench = Bench(args, api, ceiling, worker, database_url, redis_url, soroban_rpc)
         if "auth" in args.only:
             await bench_auth(bench)
         if "beneficiaries" in args.only:
@@ -583,6 +593,12 @@ async def main(argv: Sequence[str] | None = None) -> int:
             archive_results = await archive.run(bench, workdir, args.storage)
         if "capsule" in args.only:
             capsule_results = await capsule.run(bench, workdir)
+        if "soroban" in args.only:
+
+            def start_worker(name: str) -> Server:
+                return start_server(name, ["core.cli", "worker"], env, workdir)
+
+            soroban_results = await soroban.run(bench, workdir, start_worker)
         for server in servers:
             server.check_alive()
     finally:
@@ -590,6 +606,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
             server.stop()
         if stop_moto is not None:
             stop_moto()
+        if soroban_rpc is not None:
+            await soroban_rpc.stop()
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
             with contextlib.suppress(psycopg2.Error):
@@ -612,6 +630,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
                 "ratios": ratios(results),
                 "archive": archive_results,
                 "capsule": capsule_results,
+                "soroban": soroban_results,
             },
             indent=2,
             default=str,

@@ -19,28 +19,24 @@ from typing import Any, TypedDict
 
 import pydantic
 from stellar_sdk import (
-    Keypair,
     Network,
     SorobanServerAsync,
     StrKey,
     TransactionBuilder,
-    TransactionEnvelope,
     scval,
 )
 from stellar_sdk import xdr as stellar_xdr
 from stellar_sdk.client.aiohttp_client import AiohttpClient
 from stellar_sdk.exceptions import (
     AccountNotFoundException,
-    BadSignatureError,
     BaseRequestError,
     PrepareTransactionException,
     SorobanRpcErrorResponse,
 )
-from stellar_sdk.operation import InvokeHostFunction
 from stellar_sdk.soroban_rpc import GetTransactionStatus, SendTransactionStatus
 
 import core.wallet  # noqa: F401 - restores aiohttp's StreamReader.readline after stellar_sdk's patch
-from core.errors import AppError, BadRequest, Conflict, ServiceUnavailable
+from core.errors import AppError, Conflict, ServiceUnavailable
 from core.settings import Settings
 
 # (function, name of its second argument): the first is always the plan owner's wallet, the
@@ -309,122 +305,3 @@ def open_soroban(settings: Settings) -> SorobanGateway | None:
         passphrase=settings.stellar_network_passphrase,
         timeout=settings.soroban_rpc_timeout_seconds,
     )
-
-
-def _address_of(value: stellar_xdr.SCVal) -> str | None:
-    try:
-        return scval.from_address(value).address
-    except Exception:
-        return None
-
-
-def peek(envelope_xdr: str, passphrase: str) -> tuple[str, str]:
-    """(function called, source account) of an envelope, to pick the checks that apply; 400 if
-    it is not an envelope. Nothing here is trusted yet: check_signed decides."""
-    try:
-        envelope = TransactionEnvelope.from_xdr(envelope_xdr.strip(), passphrase)
-    except Exception:
-        raise BadRequest(
-            "signedXdr: not a Stellar transaction envelope (fee-bump envelopes are not relayed)"
-        ) from None
-    ops = envelope.transaction.operations
-    invoke = (
-        ops[0].host_function.invoke_contract
-        if len(ops) == 1 and isinstance(ops[0], InvokeHostFunction)
-        else None
-    )
-    function = invoke.function_name.sc_symbol.decode(errors="replace") if invoke is not None else ""
-    return function, envelope.transaction.source.account_id
-
-
-def check_signed(
-    envelope_xdr: str,
-    *,
-    contract_id: str,
-    passphrase: str,
-    function: str,
-    owner: str,
-    signer: str,
-    now: datetime,
-) -> CheckedTransaction:
-    """Refuse (400) anything the service would not have built for this signer, or that cannot land.
-
-    Checked before anything is stored: one envelope for this network, one invoke of our
-    contract's allowed function with this plan's owner and this signer as arguments, the
-    signer as source, a valid source signature over the hash, a time bound not yet passed.
-    """
-    if not isinstance(envelope_xdr, str) or not envelope_xdr.strip():
-        raise BadRequest("signedXdr: a base64 transaction envelope is required")
-    try:
-        envelope = TransactionEnvelope.from_xdr(envelope_xdr.strip(), passphrase)
-    except Exception:
-        raise BadRequest(
-            "signedXdr: not a Stellar transaction envelope (fee-bump envelopes are not relayed)"
-        ) from None
-    tx = envelope.transaction
-    ops = tx.operations
-    if len(ops) != 1 or not isinstance(ops[0], InvokeHostFunction):
-        raise BadRequest("The transaction must contain exactly one contract call (invoke host function)")
-    op = ops[0]
-    invoke = op.host_function.invoke_contract
-    if invoke is None or invoke.contract_address.contract_id is None:
-        raise BadRequest("The operation must call the service's contract")
-    called = StrKey.encode_contract(invoke.contract_address.contract_id.contract_id.hash)
-    if called != contract_id:
-        raise BadRequest(f"The transaction calls contract {called}, not the service's contract {contract_id}")
-    name = invoke.function_name.sc_symbol.decode(errors="replace")
-    if name != function:
-        raise BadRequest(f"This route relays only {function}, not {name}")
-    args = [_address_of(arg) for arg in invoke.args]
-    first, second = FUNCTIONS[function]
-    if len(args) != 2:
-        raise BadRequest(f"{function} takes two arguments ({first}, {second}); got {len(args)}")
-    if args[0] != owner:
-        raise BadRequest(f"The {first} argument must be this plan's owner {owner}")
-    if args[1] != signer:
-        raise BadRequest(f"The {second} argument must be your wallet {signer}")
-    source = tx.source.account_id
-    if source != signer or (op.source is not None and op.source.account_id != signer):
-        raise BadRequest(f"The transaction's source account must be your wallet {signer}")
-    if tx.soroban_data is None:
-        raise BadRequest("The transaction was not prepared (no Soroban resources); use the build route")
-    for entry in op.auth:
-        if entry.credentials.type != stellar_xdr.SorobanCredentialsType.SOROBAN_CREDENTIALS_SOURCE_ACCOUNT:
-            raise BadRequest("The transaction carries authorisations for other accounts")
-    _check_signature(envelope, signer, envelope_xdr.strip())
-    bounds = tx.preconditions.time_bounds if tx.preconditions else None
-    if bounds is None or bounds.max_time == 0:
-        raise BadRequest("The transaction has no time bound; use the build route")
-    valid_until = datetime.fromtimestamp(bounds.max_time, UTC)
-    if valid_until <= now:
-        raise BadRequest("The transaction's time bound has passed; build and sign it again")
-    if valid_until > now + MAX_VALIDITY:
-        raise BadRequest(
-            "The transaction's time bound is further away than the service allows; use the build route"
-        )
-    return {"hash": envelope.hash_hex(), "function": function, "source": source, "valid_until": valid_until}
-
-
-def _check_signature(envelope: TransactionEnvelope, signer: str, envelope_xdr: str) -> None:
-    keypair = Keypair.from_public_key(signer)
-    mine = [s for s in envelope.signatures if s.signature_hint == keypair.signature_hint()]
-    if not mine:
-        raise BadRequest("The transaction is not signed by your wallet")
-    if any(_verifies(keypair, envelope.hash(), s.signature) for s in mine):
-        return
-    # The hash covers the network passphrase: say which network it was signed for, if known.
-    for other, label in KNOWN_NETWORKS.items():
-        if other == envelope.network_passphrase:
-            continue
-        again = TransactionEnvelope.from_xdr(envelope_xdr, other)
-        if any(_verifies(keypair, again.hash(), s.signature) for s in mine):
-            raise BadRequest(f"The transaction was signed for {label}, not this service's network")
-    raise BadRequest("The signature does not match the transaction (signed for another network, or altered)")
-
-
-def _verifies(keypair: Keypair, data: bytes, signature: bytes) -> bool:
-    try:
-        keypair.verify(data, signature)
-        return True
-    except BadSignatureError:
-        return False

@@ -227,7 +227,7 @@ class SorobanRpcEmulator:
             key = x.LedgerKey.from_xdr(key_xdr)
             if key.type != x.LedgerEntryType.ACCOUNT:
                 continue
-            assert key.account is not None
+            assert key.account is not None and key.account.account_id.account_id.ed25519 is not None
             address = StrKey.encode_ed25519_public_key(key.account.account_id.account_id.ed25519.uint256)
             if address in self.accounts:
                 data = account_entry(address, self.accounts[address])
@@ -310,7 +310,10 @@ class SorobanRpcEmulator:
             credentials = x.SorobanCredentials(
                 x.SorobanCredentialsType.SOROBAN_CREDENTIALS_ADDRESS,
                 address=x.SorobanAddressCredentials(
-                    args[1].address, x.Int64(7), x.Uint32(self.ledger + 100), scval.to_void()
+                    scval.from_address(args[1]).to_xdr_sc_address(),
+                    x.Int64(7),
+                    x.Uint32(self.ledger + 100),
+                    scval.to_void(),
                 ),
             )
         auth = x.SorobanAuthorizationEntry(

@@ -11,7 +11,7 @@ from stellar_sdk import xdr as x
 from stellar_sdk.exceptions import AccountNotFoundException, BadResponseError, SorobanRpcErrorResponse
 from stellar_sdk.soroban_rpc import GetTransactionStatus, SendTransactionStatus
 
-from core import soroban
+from core import soroban, soroban_check
 from core.clock import Clock
 from core.errors import BadRequest, Conflict
 from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id
@@ -178,7 +178,7 @@ async def test_build_answers_honestly(soroban_rpc: SorobanRpcEmulator, clock: Cl
     assert envelope.transaction.fee == built["fee"] and not envelope.signatures
     assert timedelta(minutes=4) < built["valid_until"] - clock.now() <= timedelta(minutes=5)
     envelope.sign(signer)
-    checked = soroban.check_signed(
+    checked = soroban_check.check_signed(
         envelope.to_xdr(),
         contract_id=gw.contract_id,
         passphrase=soroban_rpc.passphrase,
@@ -201,7 +201,7 @@ def test_contract_ids_are_checksum_checked() -> None:
 def test_check_signed_refuses_garbage() -> None:
     for bad in ("", "not base64!", "AAAA"):
         with pytest.raises(BadRequest):
-            soroban.check_signed(
+            soroban_check.check_signed(
                 bad,
                 contract_id=random_contract_id(),
                 passphrase=Network.TESTNET_NETWORK_PASSPHRASE,
