@@ -207,7 +207,7 @@ async def get_capsule(request: web.Request) -> web.Response:
     capsule = await open_capsule(request)
     if not capsules.is_released(capsule):
         return json_response({"status": "locked"})
-    contents = await capsules.contents(request.app[DB], capsule, request.app[CLOCK].now())
+    contents = await capsules.contents(request.app[DB], capsule=capsule, now=request.app[CLOCK].now())
     return json_response(released_body(contents))
 
 
@@ -230,11 +230,13 @@ async def get_capsule(request: web.Request) -> web.Response:
 async def download_document(request: web.Request) -> web.StreamResponse:
     capsule = await open_capsule(request)
     storage = require_storage(request)
-    item = await capsules.document_for_download(request.app[DB], capsule, request.match_info["id"])
+    item = await capsules.document_for_download(
+        request.app[DB], capsule=capsule, raw_id=request.match_info["id"]
+    )
 
     async def started(wanted: ByteRange | None) -> None:
         if wanted is None or wanted.start == 0:  # a resume or a seek is not a new download
-            await capsules.record_download(request.app[DB], capsule, item["id"])
+            await capsules.record_download(request.app[DB], capsule=capsule, document_id=item["id"])
 
     return await send_file(request, storage, item, on_start=started)
 
@@ -258,7 +260,7 @@ async def message_media(request: web.Request) -> web.StreamResponse:
     capsule = await open_capsule(request)
     storage = require_storage(request)
     item = await capsules.media_for_message(
-        request.app[DB], capsule, request.match_info["id"], request.app[CLOCK].now()
+        request.app[DB], capsule=capsule, raw_id=request.match_info["id"], now=request.app[CLOCK].now()
     )
     return await send_file(request, storage, item, inline=True)
 
@@ -275,6 +277,9 @@ async def message_media(request: web.Request) -> web.StreamResponse:
 @response_schema(CapsuleSchema, 200)
 async def preview(request: web.Request) -> web.Response:
     contents = await capsules.preview(
-        request.app[DB], request[USER_ID], request.match_info["beneficiaryId"], request.app[CLOCK].now()
+        request.app[DB],
+        owner_id=request[USER_ID],
+        raw_beneficiary_id=request.match_info["beneficiaryId"],
+        now=request.app[CLOCK].now(),
     )
     return json_response(released_body(contents))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import re
 import secrets
 import uuid
 from collections.abc import Iterator
@@ -25,14 +24,13 @@ from typing import Any, TypedDict, cast
 import psycopg2.errors
 
 from core.crypto import IntegrityError, KeyRing
-from core.db import Cursor, Pool, autocommit, fetch_one, transaction
+from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, NotFound, validation_error
 from models import activity, messages, plans
 from models.common import changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 
 SEAL_PURPOSE = "claim-token"
-CLAIM_TOKEN_RE = re.compile(r"[0-9a-f]{64}")
 ALLOCATION_LOCK = "allocations"
 MAX_TOTAL = Decimal(100)
 
@@ -265,21 +263,6 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
             summary=summary,
             metadata={"messageIds": affected, "messagesWithoutAudience": emptied},
         )
-
-
-async def find_by_claim_token(pool: Pool, token: str) -> BeneficiaryPublic | None:
-    """The beneficiary (with user_id, without the token) a capsule link opens; None if none.
-
-    A value that is not 64 lowercase hex characters is never looked up.
-    """
-    if not isinstance(token, str) or not CLAIM_TOKEN_RE.fullmatch(token):
-        return None
-    row = await fetch_one(
-        pool,
-        f"SELECT {PUBLIC_COLUMNS} FROM beneficiaries WHERE claim_token_hash = %s",
-        (claim_token_digest(token),),
-    )
-    return cast(BeneficiaryPublic | None, row)
 
 
 async def reseal_claim_tokens(pool: Pool, ring: KeyRing, *, batch: int = 500) -> tuple[int, int]:

@@ -144,7 +144,7 @@ def token_digest(token: str) -> bytes:
 
     A stored digest is always that of a 64-hex token, so nothing else can match.
     """
-    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
 async def open_by_token(pool: Pool, token: str) -> Capsule | None:
@@ -209,7 +209,7 @@ _OPENED_TODAY: OrderedDict[tuple[str, date], None] = OrderedDict()
 _OPENED_TODAY_MAX = 65536
 
 
-async def _record_open(pool: Pool, capsule: Capsule, day: date) -> None:
+async def _record_open(pool: Pool, *, capsule: Capsule, day: date) -> None:
     """`capsule.opened` on the owner's timeline, at most once per beneficiary per UTC day."""
     key = (capsule["beneficiary_id"], day)
     if key in _OPENED_TODAY:
@@ -233,18 +233,18 @@ async def _record_open(pool: Pool, capsule: Capsule, day: date) -> None:
         _OPENED_TODAY.popitem(last=False)
 
 
-async def contents(pool: Pool, capsule: Capsule, now: datetime) -> Contents:
+async def contents(pool: Pool, *, capsule: Capsule, now: datetime) -> Contents:
     """A released capsule's contents as of `now`; the open goes on the owner's timeline."""
     released_at = capsule["released_at"]
     if not is_released(capsule) or released_at is None:
         raise ValueError("the capsule is locked")
     async with autocommit(pool) as cur:
-        result = await _read_contents(cur, capsule, released_at, now)
-    await _record_open(pool, capsule, now.astimezone(UTC).date())
+        result = await _read_contents(cur, capsule=capsule, released_at=released_at, now=now)
+    await _record_open(pool, capsule=capsule, day=now.astimezone(UTC).date())
     return result
 
 
-async def preview(pool: Pool, owner_id: str, raw_beneficiary_id: str, now: datetime) -> Contents:
+async def preview(pool: Pool, *, owner_id: str, raw_beneficiary_id: str, now: datetime) -> Contents:
     """The owner's rehearsal: this beneficiary's capsule as if the plan were released at `now`."""
     beneficiary_id = parse_id(raw_beneficiary_id, "Beneficiary")
     async with autocommit(pool) as cur:
@@ -253,14 +253,14 @@ async def preview(pool: Pool, owner_id: str, raw_beneficiary_id: str, now: datet
         if row is None:
             raise NotFound("Beneficiary")
         capsule = Capsule(**row)  # type: ignore[typeddict-item]
-        return await _read_contents(cur, capsule, now, now)
+        return await _read_contents(cur, capsule=capsule, released_at=now, now=now)
 
 
 def _served(row: dict[str, Any]) -> ServedFile:
     return cast(ServedFile, {**row, "wrapped_key": bytes(row["wrapped_key"])})
 
 
-async def document_for_download(pool: Pool, capsule: Capsule, raw_id: str) -> ServedFile:
+async def document_for_download(pool: Pool, *, capsule: Capsule, raw_id: str) -> ServedFile:
     """One of the documents the capsule lists, with what streaming it needs; 404 otherwise."""
     item_id = parse_id(raw_id, "Document")
     if not is_released(capsule):
@@ -275,7 +275,7 @@ async def document_for_download(pool: Pool, capsule: Capsule, raw_id: str) -> Se
     return _served(row)
 
 
-async def media_for_message(pool: Pool, capsule: Capsule, raw_id: str, now: datetime) -> ServedFile:
+async def media_for_message(pool: Pool, *, capsule: Capsule, raw_id: str, now: datetime) -> ServedFile:
     """The media of a message the capsule shows as opened; a sealed one's is 404, like a stranger's."""
     message_id = parse_id(raw_id, "Media")
     released_at = capsule["released_at"]
@@ -299,7 +299,7 @@ async def media_for_message(pool: Pool, capsule: Capsule, raw_id: str, now: date
     return _served(row)
 
 
-async def record_download(pool: Pool, capsule: Capsule, document_id: str) -> None:
+async def record_download(pool: Pool, *, capsule: Capsule, document_id: str) -> None:
     """`capsule.document_downloaded` on the owner's timeline: ids only, no names or titles."""
     async with transaction(pool) as cur:
         await activity.record(

@@ -9,9 +9,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from api.keys import DB
+from core.sealed_files import ServedFile
+from models import capsule as capsules
 from tests.capsule_helpers import Family, assert_private, family
 from tests.helpers import assert_error
 from tests.plan_helpers import query
+from tests.records import assert_record
 
 SECRET = "the-key-is-under-the-blue-pot"
 
@@ -390,3 +394,31 @@ async def test_opens_and_downloads_on_the_owners_timeline(fam: Family):
     text = json.dumps(query(fam.settings, "SELECT * FROM activity WHERE kind LIKE 'capsule.%%'"), default=str)
     for secret in (ada["claimToken"], "Ada", "Secret title", "secret-name"):
         assert secret not in text
+
+
+async def test_records_match_their_types(fam: Family):
+    """The TypedDicts of models/capsule.py hold what the SQL really returns."""
+    ada = await fam.add_heir("Ada", 100)
+    voice = await fam.vault.upload_ok(b"RIFF", filename="v.ogg", content_type="audio/ogg", type="voice")
+    await fam.vault.work()
+    message = await fam.message("hello", mediaId=voice["id"])
+    await fam.message("later", rule=("after_release", 2))
+    doc = await fam.document(b"doc", filename="d.txt", content_type="text/plain")
+    await fam.release()
+    pool, now = fam.client.app[DB], fam.clock.now()
+    found = await capsules.open_by_token(pool, ada["claimToken"])
+    assert found is not None
+    assert_record(found, capsules.Capsule)
+    contents = await capsules.contents(pool, capsule=found, now=now)
+    assert_record(contents, capsules.Contents)
+    assert (
+        contents["messages"][0]["media"] is not None and contents["sealed_messages"] and contents["documents"]
+    )
+    assert_record(await capsules.document_for_download(pool, capsule=found, raw_id=doc["id"]), ServedFile)
+    assert_record(
+        await capsules.media_for_message(pool, capsule=found, raw_id=message["id"], now=now), ServedFile
+    )
+    assert_record(
+        await capsules.preview(pool, owner_id=fam.owner.user["id"], raw_beneficiary_id=ada["id"], now=now),
+        capsules.Contents,
+    )
