@@ -22,12 +22,13 @@ from api import (
     health,
     legacy,
     messages,
+    metrics,
     middleware,
     onchain,
     users,
 )
 from api.common import RequestParser
-from api.keys import CLOCK, CORS_ORIGINS, DB, REDIS, SETTINGS, SOROBAN, STORAGE
+from api.keys import CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
 from api.public import collect_public_routes
 from core import db, redis
 from core.clock import Clock
@@ -50,6 +51,7 @@ ROUTE_MODULES = (
     capsule,
     onchain,
     claims,
+    metrics,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 
@@ -114,6 +116,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app.on_response_prepare.append(capsule.capsule_headers)
     app.on_response_prepare.append(headers.response_headers)
     app[CORS_ORIGINS] = headers.allowed_origins(settings)
+    app[METRICS] = metrics.Metrics()
     before = set(app.router.routes())
     setup_aiohttp_apispec(
         app,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 from arq.connections import ArqRedis
 
@@ -18,6 +20,8 @@ REDIS = web.AppKey("redis", ArqRedis)
 # None when STORAGE_URL is unset: archive upload and download then answer 503.
 STORAGE: web.AppKey[Storage | None] = web.AppKey("storage")
 # Routes reachable without a session, collected at startup (see api/public.py).
+# Prometheus registry and request counters (api/metrics.py); typed loosely to keep keys import-light.
+METRICS: web.AppKey[Any] = web.AppKey("metrics")
 # Exact origins CORS allows (CORS_ALLOWED_ORIGINS), parsed once.
 CORS_ORIGINS: web.AppKey[frozenset[str]] = web.AppKey("cors_origins")
 PUBLIC_ROUTES: web.AppKey[set[web.AbstractRoute]] = web.AppKey("public_routes")

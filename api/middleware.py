@@ -21,7 +21,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
 from redis.exceptions import RedisError
 
-from api.keys import CLOCK, DB, SETTINGS, USER_ID
+from api.keys import CLOCK, DB, METRICS, SETTINGS, USER_ID
 from api.public import requires_session
 from core import tokens
 from core.errors import AppError, Unauthorized
@@ -69,13 +69,15 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         status = 499  # the client went away and aiohttp cancelled the handler: not a server error
         raise
     finally:
+        elapsed = time.perf_counter() - started
+        request.app[METRICS].observe(request, status, elapsed)
         log.info(
             "request",
             extra={
                 "method": request.method,
                 "path": redact_path(request.path),
                 "status": status,
-                "durationMs": round((time.perf_counter() - started) * 1000, 2),
+                "durationMs": round(elapsed * 1000, 2),
             },
         )
         request_id_var.reset(token)

@@ -17,6 +17,9 @@ from tests.helpers import assert_error
 EXPECTED_PUBLIC = {
     ("GET", "/api/health"),
     ("HEAD", "/api/health"),
+    # Its own bearer token (METRICS_TOKEN), not a session; 404 when unset.
+    ("GET", "/api/metrics"),
+    ("HEAD", "/api/metrics"),
     ("POST", "/api/auth/wallet/challenge"),
     ("POST", "/api/auth/wallet/verify"),
     ("POST", "/api/auth/register"),

@@ -7,9 +7,9 @@ import logging
 from typing import Any
 
 from arq import cron, func
-from arq.worker import Worker
+from arq.worker import Function, Worker
 
-from core import db
+from core import db, jobstats
 from core import logging as app_logging
 from core.clock import Clock
 from core.redis import deserialize, redis_settings, serialize
@@ -107,7 +107,19 @@ def create_worker(settings: Settings, clock: Clock | None = None, **overrides: A
         "handle_signals": True,
     }
     options.update(overrides)
+    options["functions"] = [_counted(f) for f in options["functions"]]
+    options["cron_jobs"] = [
+        dataclasses.replace(job, coroutine=jobstats.instrument(job.name, job.coroutine))
+        for job in options["cron_jobs"] or []
+    ]
     return Worker(**options)
+
+
+def _counted(function: Any) -> Any:
+    """Every job's runs, failures and durations go to /api/metrics (core.jobstats)."""
+    if isinstance(function, Function):
+        return dataclasses.replace(function, coroutine=jobstats.instrument(function.name, function.coroutine))
+    return func(jobstats.instrument(function.__qualname__, function), name=function.__qualname__)
 
 
 def run(settings: Settings) -> None:

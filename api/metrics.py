@@ -1,0 +1,151 @@
+"""GET /api/metrics: Prometheus text for the operator (METRICS_TOKEN; unset, the route is 404).
+
+Requests are counted by route template (never the raw path: ids and claim tokens stay out of
+label values and the series count stays bounded), method and status, with a latency
+histogram. Job figures come from Redis (workers are other processes, see core.jobstats);
+backlogs are counted at scrape time, in one query and two Redis calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from collections.abc import Iterator
+from typing import Any
+
+from aiohttp import web
+from aiohttp_apigami import docs
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from api.keys import DB, METRICS, REDIS, SETTINGS
+from api.public import public
+from api.schemas import error_responses
+from core import jobstats
+from core.errors import NotFound, Unauthorized
+from models import archive
+from models import metrics as counts
+
+routes = web.RouteTableDef()
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class _Jobs(Collector):
+    """Job counters as read from Redis just before the scrape renders them."""
+
+    def __init__(self) -> None:
+        self.snapshot: dict[str, dict[str, float]] = {}
+
+    def collect(self) -> Iterator[Metric]:
+        runs = CounterMetricFamily("lps_job_runs", "Job runs (each try), by job name", labels=["job"])
+        failures = CounterMetricFamily("lps_job_failures", "Job runs that raised", labels=["job"])
+        durations = HistogramMetricFamily("lps_job_duration_seconds", "Job run time", labels=["job"])
+        for name, stats in self.snapshot.items():
+            runs.add_metric([name], stats.get("runs", 0.0))
+            failures.add_metric([name], stats.get("failures", 0.0))
+            cumulative, buckets = 0.0, []
+            for bound in (*map(str, jobstats.BUCKETS), "+Inf"):
+                cumulative += stats.get(f"le:{bound}", 0.0)
+                buckets.append((bound, cumulative))
+            durations.add_metric([name], buckets, sum_value=stats.get("sum", 0.0))
+        yield runs
+        yield failures
+        yield durations
+
+
+class Metrics:
+    """One registry per app (tests build many apps in one process)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "lps_http_requests",
+            "HTTP requests by route template, method and status",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "lps_http_request_duration_seconds",
+            "HTTP request latency by route template and method",
+            ["route", "method"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.queue_depth = Gauge("lps_queue_depth", "Jobs waiting in the arq queue", registry=self.registry)
+        self.outbox = Gauge("lps_outbox_backlog", "Emails pending delivery", registry=self.registry)
+        self.transactions = Gauge(
+            "lps_transactions_pending", "Soroban transactions not yet final", registry=self.registry
+        )
+        self.archive = Gauge(
+            "lps_archive_items", "Archive items by status", ["status"], registry=self.registry
+        )
+        self.jobs = _Jobs()
+        self.registry.register(self.jobs)
+        self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+        self._scrape = asyncio.Lock()
+
+    def observe(self, request: web.Request, status: int, seconds: float) -> None:
+        """Per request: one dict lookup and two child updates once the label set is known."""
+        resource = request.match_info.route.resource
+        route = resource.canonical if resource is not None else "unmatched"
+        key = (route, request.method, status)
+        children = self._children.get(key)
+        if children is None:
+            children = (
+                self.requests.labels(route, request.method, str(status)),
+                self.latency.labels(route, request.method),
+            )
+            self._children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
+
+    async def render(self, app: web.Application) -> bytes:
+        async with self._scrape:
+            backlog, depth, jobs = await asyncio.gather(
+                counts.backlog(app[DB]),
+                app[REDIS].zcard(app[SETTINGS].arq_queue_name),
+                jobstats.read(app[REDIS]),
+            )
+            self.queue_depth.set(depth)
+            self.outbox.set(backlog["outbox_pending"])
+            self.transactions.set(backlog["transactions_pending"])
+            for status in archive.STATUSES:
+                self.archive.labels(status).set(backlog["archive_items"].get(status, 0))
+            self.jobs.snapshot = jobs
+            return generate_latest(self.registry)
+
+
+def _authorized(request: web.Request, expected: str) -> bool:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not header.isascii():
+        return False
+    return hmac.compare_digest(token.strip().encode(), expected.encode())
+
+
+@routes.get("/api/metrics")
+@public  # not a session: its own bearer token, METRICS_TOKEN
+@docs(
+    tags=["operations"],
+    summary="Prometheus metrics (for the operator's scraper)",
+    description="`Authorization: Bearer $METRICS_TOKEN` (compared in constant time). 404 when "
+    "METRICS_TOKEN is unset. Text exposition format; see README, Operations.",
+    responses=error_responses(401, 404),
+)
+async def metrics_text(request: web.Request) -> web.Response:
+    expected = request.app[SETTINGS].metrics_token
+    if not expected:
+        raise NotFound()
+    if not _authorized(request, expected):
+        raise Unauthorized("Missing or wrong metrics token", headers={"WWW-Authenticate": "Bearer"})
+    body = await request.app[METRICS].render(request.app)
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
