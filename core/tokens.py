@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import time
 import uuid
-from typing import Any
+from typing import TypedDict, cast
 
 import jwt
 
@@ -21,6 +21,18 @@ REQUIRED_CLAIMS = ["sub", "iat", "exp", "jti", "iss", "aud", "typ"]
 
 class InvalidToken(Exception):
     pass
+
+
+class Claims(TypedDict):
+    """A verified session token's claims (all of REQUIRED_CLAIMS, checked)."""
+
+    sub: str  # the user id
+    iat: int
+    exp: int | float
+    jti: str
+    iss: str
+    aud: str
+    typ: str
 
 
 def issue(secret: str, user_id: str, issuer: str, audience: str, ttl_seconds: int) -> str:
@@ -37,21 +49,21 @@ def issue(secret: str, user_id: str, issuer: str, audience: str, ttl_seconds: in
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
 
-def verify(secret: str, token: str, issuer: str, audience: str) -> dict[str, Any]:
+def verify(secret: str, token: str, issuer: str, audience: str) -> Claims:
     claims = _verified(secret, token, issuer, audience)
     # Checked on every call: a cached token must still stop working when it expires.
     if claims["exp"] <= time.time():
         raise InvalidToken("ExpiredSignatureError")
-    return dict(claims)
+    return claims.copy()
 
 
 @functools.lru_cache(maxsize=4096)
-def _verified(secret: str, token: str, issuer: str, audience: str) -> dict[str, Any]:
+def _verified(secret: str, token: str, issuer: str, audience: str) -> Claims:
     """Full verification, remembered per token: the same session token arrives on every request
     of a client, and PyJWT's decode is a tenth of a light request's CPU. Only tokens that
     passed are cached (a failure raises), so forged tokens cannot fill the cache."""
     try:
-        claims: dict[str, Any] = jwt.decode(
+        decoded = jwt.decode(
             token,
             secret,
             algorithms=[ALGORITHM],
@@ -61,7 +73,8 @@ def _verified(secret: str, token: str, issuer: str, audience: str) -> dict[str, 
         )
     except jwt.PyJWTError as exc:
         raise InvalidToken(type(exc).__name__) from None
-    if claims.get("typ") != SESSION_TYPE:
+    claims = cast(Claims, decoded)  # REQUIRED_CLAIMS present; their values checked below
+    if claims["typ"] != SESSION_TYPE:
         raise InvalidToken("wrong token type")
     try:
         uuid.UUID(str(claims["sub"]))

@@ -10,7 +10,7 @@ is sent at most once per cycle however often the scan runs.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from core.db import Pool, autocommit, transaction
 from models import lifecycle, outbox
@@ -118,7 +118,12 @@ async def _active(cur: Any, plan: Plan, now: datetime) -> tuple[str, list[str]]:
     return "reminded", [row_id]
 
 
-async def scan(pool: Pool, *, now: datetime, contract_configured: bool) -> dict[str, Any]:
+class ScanResult(TypedDict):
+    counts: dict[str, int]  # plans by outcome ("reminded", …)
+    outbox: list[str]  # outbox row ids to enqueue, once committed
+
+
+async def scan(pool: Pool, *, now: datetime, contract_configured: bool) -> ScanResult:
     """Advance every plan due at `now`; returns counts by outcome and the outbox ids to enqueue."""
     counts: dict[str, int] = {}
     row_ids: list[str] = []

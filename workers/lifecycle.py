@@ -22,7 +22,7 @@ async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
         context.db(ctx), now=context.clock(ctx).now(), contract_configured=bool(settings.service_contract_id)
     )
     await outbox.enqueue(context.redis(ctx), result["outbox"])
-    counts: dict[str, int] = result["counts"]
+    counts = result["counts"]
     if counts:
         log.info("lifecycle scan", extra={"counts": counts})
     return counts
