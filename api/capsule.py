@@ -207,7 +207,9 @@ async def get_capsule(request: web.Request) -> web.Response:
     capsule = await open_capsule(request)
     if not capsules.is_released(capsule):
         return json_response({"status": "locked"})
-    contents = await capsules.contents(request.app[DB], capsule=capsule, now=request.app[CLOCK].now())
+    contents = await capsules.contents(
+        request.app[DB], capsule=capsule, now=request.app[CLOCK].now(), opened=request.method != "HEAD"
+    )
     return json_response(released_body(contents))
 
 

@@ -233,14 +233,16 @@ async def _record_open(pool: Pool, *, capsule: Capsule, day: date) -> None:
         _OPENED_TODAY.popitem(last=False)
 
 
-async def contents(pool: Pool, *, capsule: Capsule, now: datetime) -> Contents:
-    """A released capsule's contents as of `now`; the open goes on the owner's timeline."""
+async def contents(pool: Pool, *, capsule: Capsule, now: datetime, opened: bool = True) -> Contents:
+    """A released capsule's contents as of `now`; `opened` puts the open on the owner's
+    timeline (not for a HEAD, which receives nothing)."""
     released_at = capsule["released_at"]
     if not is_released(capsule) or released_at is None:
         raise ValueError("the capsule is locked")
     async with autocommit(pool) as cur:
         result = await _read_contents(cur, capsule=capsule, released_at=released_at, now=now)
-    await _record_open(pool, capsule=capsule, day=now.astimezone(UTC).date())
+    if opened:
+        await _record_open(pool, capsule=capsule, day=now.astimezone(UTC).date())
     return result
 
 

@@ -372,6 +372,8 @@ async def test_opens_and_downloads_on_the_owners_timeline(fam: Family):
     ada = await fam.add_heir("Ada", 100)
     doc = await fam.document(b"x" * 200_000, filename="secret-name.bin", title="Secret title")
     await fam.release()
+    resp = await fam.client.head(f"/api/claim/{ada['claimToken']}")  # a link checker: receives nothing
+    assert resp.status == 200 and fam.timeline() == []
     for _ in range(3):
         await fam.capsule(ada)
     assert [(e["kind"], e["entity_type"], e["entity_id"]) for e in fam.timeline()] == [
