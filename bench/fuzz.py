@@ -1,8 +1,8 @@
 """Property-based fuzzing of every documented route with schemathesis, against a real server.
 
 Not a benchmark: it lives here because it reuses the bench's process and datastore helpers.
-`make fuzz` installs schemathesis into the venv, starts the API on a fresh `lps_bench`
-database (so not at the same time as `make bench`), signs in a wallet, and fails if any
+`make fuzz` installs schemathesis into the venv, starts the API on a fresh `lps_bench_<pid>`
+database and a free Redis db index (so it can run beside `make bench`), signs in a wallet, and fails if any
 generated request gets a 5xx. It found the NUL-character, time-zone and multipart-header
 500s fixed on 2026-11-25.
 """
@@ -31,6 +31,7 @@ from bench.run import (
     free_port,
     fresh_database,
     fresh_redis,
+    release_redis,
     service_env,
     start_server,
     wait_ready,
@@ -60,9 +61,10 @@ async def main() -> int:
     base_db = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
     database_url = fresh_database(base_db)
     workdir = Path(tempfile.mkdtemp(prefix="lps-fuzz-"))
+    redis_url = fresh_redis(os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL)
     env = service_env(
         database_url,
-        fresh_redis(os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL),
+        redis_url,
         {"STORAGE_URL": (workdir / "objects").as_uri()},
         free_port(),
     )
@@ -92,6 +94,7 @@ async def main() -> int:
     finally:
         api.stop()
         drop_database(base_db)
+        release_redis(redis_url)
         shutil.rmtree(workdir, ignore_errors=True)
 
 

@@ -3,8 +3,8 @@
     .venv/bin/python bench/run.py [--only auth,beneficiaries,archive] [--duration 10]
                                   [--connections 32] [--big]
 
-Starts a fresh `lps_bench` database (migrated) and Redis db 14 (flushed) on DATABASE_URL /
-REDIS_URL (default: this machine's), the real API (`python -m core.cli serve`, production
+Starts a fresh `lps_bench_<pid>` database (migrated) and a free Redis db index (flushed) on
+DATABASE_URL / REDIS_URL (default: this machine's), the real API (`python -m core.cli serve`, production
 mode, generated secrets), the real worker when the archive runs, and the ceiling
 (`python -m bench.ceiling`). Plain request scenarios use wrk when installed (else
 bench/loadgen.py); sign-in always uses bench/loadgen.py since each challenge must be signed.
@@ -58,8 +58,11 @@ from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E4
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
-BENCH_DATABASE = "lps_bench"
-BENCH_REDIS_DB = 14
+# Per run: several people bench and fuzz on one machine, and each run drops its database at the end.
+BENCH_DATABASE = f"lps_bench_{os.getpid()}"
+# The test suite's claim on a Redis database index (tests/conftest.py): a bench run takes a free
+# index the same way, so it never flushes a test session's (or another bench's) data.
+REDIS_CLAIM_KEY = "legacy-planning:test-lock"
 RESULTS_DIR = ROOT / "bench" / "results"
 SCENARIOS = ("auth", "beneficiaries", "archive", "capsule", "soroban")
 # Sign-in wallets, used round-robin: each stays below 10 challenges a minute (sign_in_wallets).
@@ -158,7 +161,7 @@ async def wait_ready(server: Server, path: str, within: float = 60) -> None:
 
 
 def fresh_database(base_url: str) -> str:
-    """Drop and recreate `lps_bench` next to the base database, then apply every migration."""
+    """Drop and recreate `lps_bench_<pid>` next to the base database, then apply every migration."""
     admin = psycopg2.connect(base_url)
     admin.autocommit = True
     with admin.cursor() as cur:
@@ -184,12 +187,25 @@ def drop_database(base_url: str) -> None:
 
 
 def fresh_redis(base_url: str) -> str:
+    """Claim a Redis database index nobody else uses (as the tests do), flushed for this run."""
     parts = urlsplit(base_url)
-    url = urlunsplit(parts._replace(path=f"/{BENCH_REDIS_DB}"))
+    for index in range(15, 0, -1):
+        url = urlunsplit(parts._replace(path=f"/{index}"))
+        client = redis_sync.Redis.from_url(url)
+        try:
+            if client.set(REDIS_CLAIM_KEY, f"bench-{os.getpid()}", nx=True, ex=3600):
+                client.flushdb()
+                client.set(REDIS_CLAIM_KEY, f"bench-{os.getpid()}", ex=3600)
+                return url
+        finally:
+            client.close()
+    raise RuntimeError("no free Redis database index for the bench")
+
+
+def release_redis(url: str) -> None:
     client = redis_sync.Redis.from_url(url)
     client.flushdb()
     client.close()
-    return url
 
 
 def add_users(database_url: str, addresses: Sequence[str]) -> None:
@@ -612,6 +628,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
             with contextlib.suppress(psycopg2.Error):
                 drop_database(base_db)
+            release_redis(redis_url)
         else:
             print(f"bench: kept {workdir} and database {BENCH_DATABASE}")
 
