@@ -103,7 +103,6 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
             middleware.request_context,
             headers.cors_preflight,
             middleware.errors,
-            middleware.authenticate,
             validation_middleware,
         ],
         client_max_size=middleware.MAX_BODY,

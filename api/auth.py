@@ -6,7 +6,7 @@ from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields
 
-from api.common import client_ip, json_response
+from api.common import client_ip, dump_one, json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
@@ -120,7 +120,8 @@ async def verify(request: web.Request) -> web.Response:
 @docs(tags=["auth"], summary="The signed-in account", responses=error_responses(401))
 @response_schema(UserSchema, 200)
 async def me(request: web.Request) -> web.Response:
-    return json_response(user_schema.dump(await users.get_with_wallets(request.app[DB], request[USER_ID])))
+    user = await users.get_with_wallets(request.app[DB], request[USER_ID])
+    return json_response(dump_one(user_schema, user))
 
 
 @routes.post("/api/auth/logout")

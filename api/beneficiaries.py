@@ -55,11 +55,16 @@ class Percentage(fields.Number):
             raise ValidationError("At most 2 decimal places.")
         return number
 
-    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> int | float | None:
+    @staticmethod
+    def to_wire(value: Any) -> int | float | None:
+        """The JSON value for a stored one (`api.common.dump_many` calls it directly)."""
         if value is None:
             return None
         number = Decimal(value)
         return int(number) if number == number.to_integral_value() else float(number)
+
+    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> int | float | None:
+        return self.to_wire(value)
 
 
 class BeneficiaryCreateSchema(BaseSchema):

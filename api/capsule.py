@@ -130,19 +130,18 @@ _beneficiary = CapsuleBeneficiarySchema()
 _message = CapsuleMessageSchema()
 _sealed = SealedMessageSchema()
 _document = CapsuleDocumentSchema()
-_released_at = UtcDateTime()
 
 
 def released_body(contents: capsules.Contents) -> dict[str, object]:
     """The released capsule on the wire (lists dumped by `dump_many`, the schemas' fast path)."""
     return {
         "status": "released",
-        "releasedAt": _released_at._serialize(contents["released_at"], None, None),
+        "releasedAt": UtcDateTime.to_wire(contents["released_at"]),
         "owner": _owner.dump({"name": contents["owner_name"]}),
         "beneficiary": _beneficiary.dump(contents),
-        "messages": dump_many(_message, contents["messages"]),  # type: ignore[arg-type]
-        "sealedMessages": dump_many(_sealed, contents["sealed_messages"]),  # type: ignore[arg-type]
-        "documents": dump_many(_document, contents["documents"]),  # type: ignore[arg-type]
+        "messages": dump_many(_message, contents["messages"]),
+        "sealedMessages": dump_many(_sealed, contents["sealed_messages"]),
+        "documents": dump_many(_document, contents["documents"]),
     }
 
 

@@ -2,16 +2,16 @@
 
 Order matters (outermost first): the request-id/log middleware sees the final status of
 every request, the error mapper turns anything raised below it into the standard body, and
-authentication runs before body validation so an anonymous caller learns nothing about
-the shape a route expects.
+authentication (called by the error mapper, not a middleware of its own) runs before body
+validation so an anonymous caller learns nothing about the shape a route expects.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import time
-import uuid
 from http import HTTPStatus
 from typing import Any
 
@@ -56,7 +56,7 @@ def error_response(
 @web.middleware
 async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Tag the request with an id (echoed as X-Request-Id) and log one line when it ends."""
-    request_id = uuid.uuid4().hex
+    request_id = secrets.token_hex(16)  # 32 hex characters, like uuid4().hex, in a third of the time
     token = request_id_var.set(request_id)
     started = time.perf_counter()
     status = 500
@@ -90,7 +90,11 @@ def _streamed(request: web.Request) -> bool:
 
 @web.middleware
 async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every failure leaves as the standard error body; internals are logged, never returned."""
+    """Every failure leaves as the standard error body; internals are logged, never returned.
+
+    Authentication runs inside it (a function, not one more middleware: each layer is a
+    coroutine frame on every request; bench/README.md), before body validation.
+    """
     try:
         declared = request.content_length
         if declared is not None and declared > MAX_BODY and not _streamed(request):
@@ -98,6 +102,8 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
             response = error_response(413, f"Request body too large (at most {MAX_BODY} bytes)")
             response.force_close()  # the unread body is not drained: the connection ends here
             return response
+        if request.match_info.http_exception is None and requires_session(request):
+            await authenticate(request)
         return await handler(request)
     except ConnectionResetError:
         # The client hung up mid-body: nobody is left to answer. One quiet line, no traceback;
@@ -137,11 +143,9 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return error_response(500, "Internal server error")
 
 
-@web.middleware
-async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Require a valid session JWT on every route not declared `@public`; unmatched paths 404 first."""
-    if request.match_info.http_exception is not None or not requires_session(request):
-        return await handler(request)
+async def authenticate(request: web.Request) -> None:
+    """Require a valid session JWT (every route not declared `@public`; unmatched paths 404
+    first); sets request[USER_ID]."""
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
     # Header bytes that are not ASCII arrive as surrogate escapes: never a valid token.
@@ -156,4 +160,3 @@ async def authenticate(request: web.Request, handler: Handler) -> web.StreamResp
     if not await users.exists(request.app[DB], user_id, request.app[CLOCK].now().timestamp()):
         raise Unauthorized("This account no longer exists", headers={"WWW-Authenticate": "Bearer"})
     request[USER_ID] = user_id
-    return await handler(request)

@@ -98,12 +98,17 @@ class PatchSchema(BaseSchema):
 class UtcDateTime(fields.DateTime):
     """ISO 8601 in UTC with a trailing Z, the one time format on the wire."""
 
-    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> str | None:
+    @staticmethod
+    def to_wire(value: Any) -> str | None:
+        """The JSON value for a stored one (`api.common.dump_many` calls it directly)."""
         if value is None:
             return None
         if not isinstance(value, datetime):
             return str(value)
         return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> str | None:
+        return self.to_wire(value)
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> datetime:
         parsed: datetime = super()._deserialize(value, attr, data, **kwargs)
@@ -150,10 +155,15 @@ class DecimalString(fields.String):
         kwargs.setdefault("metadata", {}).update({"pattern": pattern, "example": "1250.50"})
         super().__init__(**kwargs)
 
-    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> str | None:
+    @staticmethod
+    def to_wire(value: Any) -> str | None:
+        """The JSON value for a stored one (`api.common.dump_many` calls it directly)."""
         if value is None:
             return None
         return format(value, "f") if isinstance(value, Decimal) else str(value)
+
+    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> str | None:
+        return self.to_wire(value)
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Decimal:
         if not isinstance(value, str):
