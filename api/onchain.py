@@ -15,7 +15,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
 from api.capsule import open_capsule, refuse_miss
-from api.common import json_response
+from api.common import dump_many, json_response
 from api.keys import CLOCK, DB, REDIS, SOROBAN, USER_ID
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
@@ -106,17 +106,12 @@ async def _build(request: web.Request, target: Target) -> web.Response:
     return json_response(built_schema.dump(built))
 
 
-async def _submit(
-    request: web.Request,
-    target: Target,
-    signer_user_id: Any = None,
-    decoded: soroban_check.Envelope | None = None,
-) -> web.Response:
+async def _submit(request: web.Request, target: Target, signer_user_id: Any = None) -> web.Response:
     gateway = _gateway(request)
     now = request.app[CLOCK].now()
     envelope = request["data"]["signed_xdr"].strip()
     checked = soroban_check.check_signed(
-        decoded or envelope,
+        envelope,
         contract_id=gateway.contract_id,
         passphrase=gateway.passphrase,
         function=target["function"],
@@ -135,9 +130,14 @@ async def _submit(
         beneficiary_id=target["beneficiary_id"],
         now=now,
     )
-    if row["status"] == "pending":  # the job id is the hash: a repeat enqueue is a no-op
+    return await _accepted(request, row)
+
+
+async def _accepted(request: web.Request, row: transactions.Transaction) -> web.Response:
+    """202 with the status object, once the relay is enqueued (job id = hash: a repeat is a no-op)."""
+    if row["status"] == "pending":
         await transactions.enqueue_relay(request.app[REDIS], row["hash"])
-    return json_response(transaction_schema.dump(row), status=202)
+    return json_response(dump_many(transaction_schema, [dict(row)])[0], status=202)
 
 
 # Guardian (JWT of the guardian's wallet) ----------------------------------------------------
@@ -260,19 +260,23 @@ async def _beneficiary_build(request: web.Request, function: str) -> web.Respons
 @public
 async def claim_submit(request: web.Request) -> web.Response:
     _gateway(request)
-    decoded, function, source = soroban_check.peek(request["data"]["signed_xdr"])
-    if function not in onchain.BENEFICIARY_FUNCTIONS:
+    gateway = _gateway(request)
+    xdr = request["data"]["signed_xdr"].strip()
+    envelope = soroban_check.decode(xdr)
+    if envelope.function not in onchain.BENEFICIARY_FUNCTIONS:
         raise BadRequest("This route relays only finalize_release or claim_assets")
-    target = await onchain.beneficiary_target(
+    stored = await onchain.beneficiary_submit(
         request.app[DB],
         token=request.match_info["token"],
-        function=function,
-        wallet_address=source,
+        envelope=envelope,
+        xdr=xdr,
+        contract_id=gateway.contract_id,
+        passphrase=gateway.passphrase,
         now=request.app[CLOCK].now(),
     )
-    if target is None:
+    if stored is None:
         await refuse_miss(request)
-    return await _submit(request, target, decoded=decoded)
+    return await _accepted(request, stored[0])
 
 
 @routes.get("/api/claim/{token}/transactions/{id}")

@@ -12,12 +12,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, TypedDict
 
-from core.db import Cursor, Pool, autocommit, fetch_one
+from core.db import Cursor, Pool, autocommit
 from core.errors import Conflict, NotFound
+from core.soroban_check import Envelope, check_signed
+from models import transactions
 from models.capsule import token_digest
 from models.common import parse_id
 from models.plans import APPROVED, RELEASED
 from models.plans import PENDING as PENDING_VERIFICATION
+from models.transactions import Transaction
 
 BENEFICIARY_FUNCTIONS = ("finalize_release", "claim_assets")
 
@@ -106,9 +109,49 @@ async def beneficiary_target(
 ) -> Target | None:
     """The call the beneficiary of this claim token may make now with this wallet; 409 saying
     why not otherwise; None when the token opens nothing (the caller answers the miss)."""
-    person = await fetch_one(
-        pool, _BENEFICIARY_SQL, {"digest": token_digest(token), "wallet": wallet_address}
-    )
+    async with autocommit(pool) as cur:
+        return await _beneficiary_target(
+            cur, token=token, function=function, wallet_address=wallet_address, now=now
+        )
+
+
+async def beneficiary_submit(
+    pool: Pool, *, token: str, envelope: Envelope, xdr: str, contract_id: str, passphrase: str, now: datetime
+) -> tuple[Transaction, bool] | None:
+    """Check a beneficiary's signed call against their token's rules and store it `pending`,
+    on one connection (a measured hot path); None when the token opens nothing."""
+    function, source = envelope.function, envelope.source or ""
+    async with autocommit(pool) as cur:
+        target = await _beneficiary_target(
+            cur, token=token, function=function, wallet_address=source, now=now
+        )
+        if target is None:
+            return None
+        checked = check_signed(
+            envelope,
+            contract_id=contract_id,
+            passphrase=passphrase,
+            function=function,
+            owner=target["owner_wallet"],
+            signer=source,
+            now=now,
+        )
+        return await transactions.insert(
+            cur,
+            checked=checked,
+            xdr=xdr,
+            owner_id=target["owner_id"],
+            plan_id=target["plan_id"],
+            beneficiary_id=target["beneficiary_id"],
+            now=now,
+        )
+
+
+async def _beneficiary_target(
+    cur: Cursor, *, token: str, function: str, wallet_address: str, now: datetime
+) -> Target | None:
+    await cur.execute(_BENEFICIARY_SQL, {"digest": token_digest(token), "wallet": wallet_address})
+    person = await cur.fetchone()
     if person is None:
         return None
     if person["plan_id"] is None:

@@ -100,43 +100,69 @@ async def submit(
     The row and its timeline entry go in one statement (one round trip, one transaction):
     submit is a measured hot path.
     """
+    async with autocommit(pool) as cur:
+        return await insert(
+            cur,
+            checked=checked,
+            xdr=xdr,
+            owner_id=owner_id,
+            plan_id=plan_id,
+            now=now,
+            guardian_id=guardian_id,
+            signer_user_id=signer_user_id,
+            beneficiary_id=beneficiary_id,
+        )
+
+
+async def insert(
+    cur: Cursor,
+    *,
+    checked: CheckedTransaction,
+    xdr: str,
+    owner_id: Any,
+    plan_id: Any,
+    now: datetime,
+    guardian_id: Any = None,
+    signer_user_id: Any = None,
+    beneficiary_id: Any = None,
+) -> tuple[Transaction, bool]:
+    """submit() on the caller's connection (autocommit: the statement is its own transaction)."""
     function = checked["function"]
     summary = (
         f"A signed {WHAT[function]} ({function}) was sent to the network; waiting for it to be confirmed"
     )
-    async with autocommit(pool) as cur:
-        await cur.execute(
-            "WITH t AS (INSERT INTO transactions (hash, function, user_id, plan_id, guardian_id,"
-            " signer_user_id, beneficiary_id, signer, valid_until, xdr, created_at, updated_at)"
-            " VALUES (%(hash)s, %(function)s, %(owner)s, %(plan)s, %(guardian)s, %(signer_user)s,"
-            " %(beneficiary)s, %(signer)s, %(valid_until)s, %(xdr)s, %(now)s, %(now)s)"
-            f" ON CONFLICT (hash) DO NOTHING RETURNING {PUBLIC_COLUMNS}),"
-            " a AS (INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
-            " SELECT %(owner)s, 'transaction.submitted', 'transaction', t.id::text, %(summary)s,"
-            " jsonb_build_object('function', t.function, 'hash', t.hash, 'status', t.status) FROM t)"
-            " SELECT * FROM t",
-            {
-                "hash": checked["hash"],
-                "function": function,
-                "owner": owner_id,
-                "plan": plan_id,
-                "guardian": guardian_id,
-                "signer_user": signer_user_id,
-                "beneficiary": beneficiary_id,
-                "signer": checked["source"],
-                "valid_until": checked["valid_until"],
-                "xdr": xdr,
-                "now": now,
-                "summary": summary,
-            },
-        )
-        row: Transaction | None = await cur.fetchone()
-        if row is not None:
-            return row, True
-        await cur.execute(
-            f"SELECT {PUBLIC_COLUMNS}, user_id, signer FROM transactions WHERE hash = %s", (checked["hash"],)
-        )
-        existing = await cur.fetchone()
+    await cur.execute(
+        "WITH t AS (INSERT INTO transactions (hash, function, user_id, plan_id, guardian_id,"
+        " signer_user_id, beneficiary_id, signer, valid_until, xdr, created_at, updated_at)"
+        " VALUES (%(hash)s, %(function)s, %(owner)s, %(plan)s, %(guardian)s, %(signer_user)s,"
+        " %(beneficiary)s, %(signer)s, %(valid_until)s, %(xdr)s, %(now)s, %(now)s)"
+        f" ON CONFLICT (hash) DO NOTHING RETURNING {PUBLIC_COLUMNS}),"
+        " a AS (INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
+        " SELECT %(owner)s, 'transaction.submitted', 'transaction', t.id::text, %(summary)s,"
+        " jsonb_build_object('function', t.function, 'hash', t.hash, 'status', t.status) FROM t)"
+        " SELECT * FROM t",
+        {
+            "hash": checked["hash"],
+            "function": function,
+            "owner": owner_id,
+            "plan": plan_id,
+            "guardian": guardian_id,
+            "signer_user": signer_user_id,
+            "beneficiary": beneficiary_id,
+            "signer": checked["source"],
+            "valid_until": checked["valid_until"],
+            "xdr": xdr,
+            "now": now,
+            "summary": summary,
+        },
+    )
+    row: Transaction | None = await cur.fetchone()
+    if row is not None:
+        return row, True
+    await cur.execute(
+        f"SELECT {PUBLIC_COLUMNS}, user_id, signer FROM transactions WHERE hash = %s", (checked["hash"],)
+    )
+    existing = await cur.fetchone()
     if (
         existing is None
         or str(existing.pop("user_id")) != str(owner_id)

@@ -3,6 +3,7 @@ emulator, real keypairs signing like wallets, and the test clock for the cancel 
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -242,6 +243,8 @@ async def test_submit_refuses_what_the_service_would_not_have_built(onchain, sor
         "signed by someone else": signed(envelope(), Keypair.random()),
         "past its time bound": signed(envelope(max_time=now - 1)),
         "no time bound": signed(envelope(max_time=0)),
+        "a time bound too far away": signed(envelope(max_time=now + 3600)),
+        "trailing bytes": base64.b64encode(base64.b64decode(signed(envelope())) + b"\0\0\0\0").decode(),
     }
     for label, xdr in cases.items():
         resp = await onchain.post(submit, json={"signedXdr": xdr}, headers=session.headers)

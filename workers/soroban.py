@@ -23,10 +23,15 @@ from workers import context
 
 log = logging.getLogger(__name__)
 
-MAX_TRIES = 60
-# Quick polls inside one run (a ledger closes every ~5 s), then the job is deferred instead of
-# holding a worker slot.
-INLINE_POLLS = (0.05, 0.1, 0.25, 0.5, 1.0)
+# Enough runs to outlast a transaction's time bound (5 min) at the polling pace below; past
+# them the sweeper re-drives the row.
+MAX_TRIES = 200
+# Polls inside one run right after sending (the first at once), then the job is deferred so it
+# does not hold one of the worker's few job slots while a ledger closes (~5 s).
+INLINE_POLLS = (0.0, 0.1, 0.25)
+POLL_BASE_SECONDS = 0.5
+POLL_MAX_SECONDS = 5.0
+# TRY_AGAIN_LATER and an unreachable node back off further.
 RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_SECONDS = 60.0
 # After the time bound, allow for the ledger that may still close with it before saying "expired".
@@ -36,6 +41,11 @@ STALE_PENDING_AFTER = timedelta(minutes=2)
 
 def retry_delay(job_try: int) -> float:
     return float(min(RETRY_BASE_SECONDS * 2 ** max(0, job_try - 1), RETRY_MAX_SECONDS))
+
+
+def poll_delay(job_try: int) -> float:
+    """Waiting for a ledger: 0.5 s, 1 s, 2 s, 4 s, then every 5 s."""
+    return float(min(POLL_BASE_SECONDS * 2 ** max(0, job_try - 1), POLL_MAX_SECONDS))
 
 
 def _rejected_reason(result_code: str | None) -> str:
@@ -70,7 +80,8 @@ async def _relay(ctx: dict[str, Any], gateway: SorobanGateway, row: RelayRow) ->
     pool = context.db(ctx)
     clock = context.clock(ctx)
     extra = {"hash": row["hash"], "function": row["function"], "attempt": row["attempts"]}
-    if row["accepted"] or row["attempts"] > 1:
+    asked = row["accepted"] or row["attempts"] > 1
+    if asked:
         # It may be on the ledger already (a run died after sending): ask before sending again.
         found = await gateway.status(row["hash"])
         if found.status != "NOT_FOUND":
@@ -101,8 +112,12 @@ async def _relay(ctx: dict[str, Any], gateway: SorobanGateway, row: RelayRow) ->
             )
             return "rejected"
         await transactions.mark_accepted(pool, row, clock.now())
+        asked = False
     for delay in INLINE_POLLS:
-        await asyncio.sleep(delay)
+        if delay:
+            await asyncio.sleep(delay)
+        elif asked:
+            continue  # just asked above
         found = await gateway.status(row["hash"])
         if found.status != "NOT_FOUND":
             return await _settle(ctx, row, found)
@@ -115,7 +130,7 @@ async def _relay(ctx: dict[str, Any], gateway: SorobanGateway, row: RelayRow) ->
             )
             return "expired"
     await transactions.touch(pool, row, clock.now())
-    raise Retry(defer=retry_delay(ctx.get("job_try", 1)))
+    raise Retry(defer=poll_delay(ctx.get("job_try", 1)))
 
 
 async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) -> str:
