@@ -170,7 +170,10 @@ def reset(database_url: str, redis_url: str) -> None:
         cur.execute("DELETE FROM transactions")
     conn.close()
     client = redis_sync.Redis.from_url(redis_url)
-    client.flushdb()
+    # arq's keys only (queue, jobs, results, retries): the run's claim on this index stays.
+    for key in client.scan_iter(match="arq:*", count=1000):
+        client.delete(key)
+    client.delete("worker:heartbeat")
     client.close()
 
 
