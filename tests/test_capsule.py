@@ -282,7 +282,20 @@ async def test_a_rotated_token_stops_working_at_once(fam: Family):
 
 @pytest.mark.parametrize(
     "token",
-    ["0" * 64, "A" * 64, "abc", "g" * 64, "0" * 63, "0" * 65, "%E2%80%AE" + "0" * 60, "..%2F..%2Fetc"],
+    [
+        "0" * 64,
+        "A" * 64,
+        "abc",
+        "g" * 64,
+        "0" * 63,
+        "0" * 65,
+        "%E2%80%AE" + "0" * 60,
+        "..%2F..%2Fetc",
+        "%00",
+        "%FF%FE",
+        "%ED%A0%80",
+        "x" * 4000,
+    ],
 )
 async def test_unknown_or_malformed_tokens_are_404_with_the_headers(fam: Family, token: str):
     resp = await fam.open(token)
