@@ -37,7 +37,7 @@ bench: install
 ## Fuzz every documented route (schemathesis) against a real server; fails on any 5xx.
 fuzz: install
 	$(BIN)/pip install --quiet 'schemathesis>=4,<5'
-	$(BIN)/python bench/fuzz.py
+	$(BIN)/python bench/fuzz.py --max-examples $(or $(FUZZ_EXAMPLES),100) --max-time $(or $(FUZZ_SECONDS),0)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

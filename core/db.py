@@ -69,9 +69,32 @@ def _account_gone(exc: psycopg2.errors.ForeignKeyViolation) -> Unauthorized | No
 
 
 @asynccontextmanager
+async def _connection(pool: Pool) -> AsyncIterator[aiopg.Connection]:
+    """`pool.acquire()`, surviving a connection the server killed while it sat in the pool.
+
+    aiopg asserts that the connection it hands out is open; one killed a moment earlier (a
+    PostgreSQL restart, pg_terminate_backend) trips that assertion and is dropped from the pool.
+    Asking again gets a live one; if the server is really gone, that is an OperationalError,
+    which the API answers with a 503.
+    """
+    for attempt in range(3):
+        try:
+            conn = await pool.acquire()
+        except AssertionError:
+            if attempt == 2:
+                raise psycopg2.InterfaceError("the pool kept handing out closed connections") from None
+            continue
+        try:
+            yield conn
+        finally:
+            await pool.release(conn)
+        return
+
+
+@asynccontextmanager
 async def transaction(pool: Pool) -> AsyncIterator[Cursor]:
     """BEGIN … COMMIT on one connection; any exception rolls back everything done inside."""
-    async with pool.acquire() as conn, conn.cursor() as cur:
+    async with _connection(pool) as conn, conn.cursor() as cur:
         try:
             await cur.execute("BEGIN")
             try:
@@ -92,7 +115,7 @@ async def autocommit(pool: Pool) -> AsyncIterator[Cursor]:
 
     For reads, and for a single UPDATE/DELETE that needs no companion write (no activity entry).
     """
-    async with pool.acquire() as conn, conn.cursor() as cur:
+    async with _connection(pool) as conn, conn.cursor() as cur:
         try:
             yield cur
         except psycopg2.errors.ForeignKeyViolation as exc:

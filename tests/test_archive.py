@@ -321,6 +321,7 @@ async def test_delete_removes_row_and_object_and_records_it(vault: Archive, sett
     assert vault.stored_files() == [] and query(settings, "SELECT id FROM archive_items") == []
 
 
+@pytest.mark.fault
 async def test_delete_while_storage_is_down_is_finished_by_the_sweeper(
     make_client, run_worker, settings, s3_backend, monkeypatch
 ):
@@ -451,6 +452,7 @@ async def test_an_invalid_field_after_the_file_removes_the_stored_file(vault: Ar
     assert vault.stored_files() == [] and query(settings, "SELECT id FROM archive_items") == []
 
 
+@pytest.mark.fault
 async def test_unreachable_storage_during_upload_is_503_and_commits_nothing(
     make_client, settings, s3_backend, monkeypatch, caplog
 ):

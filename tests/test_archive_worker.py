@@ -37,6 +37,7 @@ async def s3_vault(make_client, run_worker, settings, s3_backend, monkeypatch) -
     return await harness(make_client, run_worker, settings, s3_backend)
 
 
+@pytest.mark.fault
 async def test_failed_attempt_is_retried_after_storage_recovers(s3_vault: Archive):
     data = os.urandom(100_000)
     item = await s3_vault.upload_ok(data)
@@ -145,6 +146,7 @@ async def test_a_stored_object_that_does_not_verify_fails_at_once(
     assert (await vault.download(item["id"])).status == 409
 
 
+@pytest.mark.fault
 async def test_sweeper_requeues_a_lost_enqueue(vault: Archive, settings):
     data = b"lost in transit"
     item = await vault.upload_ok(data)

@@ -15,6 +15,8 @@ from stellar_sdk import Keypair
 from tests.helpers import assert_error, scratch_database, sign_in
 from tests.private_services import private_redis
 
+pytestmark = pytest.mark.fault
+
 CHALLENGE = "/api/auth/wallet/challenge"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 
+import pytest
 import redis as redis_sync
 
 from tests.emailserver import API_KEY
@@ -106,6 +107,7 @@ async def test_skipped_without_a_provider_key_and_logged_without_private_data(
     assert OWNER not in caplog.text and GUARDIAN not in caplog.text
 
 
+@pytest.mark.fault
 async def test_a_lost_job_is_sent_by_the_sweep(client, clock, run_worker, email_provider, settings):
     await _two_emails(client)
     conn = redis_sync.Redis.from_url(settings.redis_url)

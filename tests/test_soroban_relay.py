@@ -161,6 +161,7 @@ async def test_never_accepted_and_past_its_bound_is_not_sent(client, settings, c
     assert state(settings, made["row"]["id"])["status"] == "failed"
 
 
+@pytest.mark.fault
 async def test_rpc_down_at_relay_keeps_pending_then_confirms(
     client, settings, clock, soroban_rpc, relay_ctx, run_worker
 ):

@@ -1,0 +1,97 @@
+"""Fault suite (`-m fault`): dependencies fail while traffic flows; every test states what was lost.
+
+Redis and PostgreSQL faults hit servers of the test's own (a private redis-server, a scratch
+database), never the ones other tests share. Storage outages, a lost enqueue (the API gone
+between COMMIT and enqueue) and a worker dying mid-job are covered next to their features and
+carry this marker too: tests/test_archive.py, test_archive_worker.py, test_email_outbox.py,
+test_dependencies.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import closing
+
+import psycopg2
+import pytest
+from stellar_sdk import Keypair
+
+from core.migrate import apply_migrations
+from tests.helpers import scratch_database, sign_in
+from tests.private_services import private_redis
+
+pytestmark = pytest.mark.fault
+
+CHALLENGE = "/api/auth/wallet/challenge"
+
+
+async def test_redis_restarted_under_traffic(make_client, tmp_path):
+    """Lost: challenges issued before the restart (this Redis keeps nothing on disk); a client
+    asks again. Never a 500 or a hang; sign-in works again as soon as Redis is back."""
+    with private_redis(tmp_path) as redis_server:
+        client = await make_client(
+            redis_url=redis_server.url, redis_timeout_seconds=1, rate_limit_challenge_per_ip=10_000
+        )
+        statuses: list[int] = []
+        stop = asyncio.Event()
+
+        async def traffic() -> None:
+            while not stop.is_set():
+                resp = await client.post(CHALLENGE, json={"walletAddress": Keypair.random().public_key})
+                statuses.append(resp.status)
+
+        workers = [asyncio.create_task(traffic()) for _ in range(4)]
+        await asyncio.sleep(0.3)
+        redis_server.stop()
+        await asyncio.sleep(0.5)
+        redis_server.start()
+        await asyncio.sleep(0.5)
+        stop.set()
+        await asyncio.gather(*workers)
+        assert set(statuses) <= {200, 503}, sorted(set(statuses))
+        assert 503 in statuses and statuses.count(200) > 10
+        session = await sign_in(client)  # recovered: a whole sign-in goes through
+        assert (await client.get("/api/auth/me", headers=session.headers)).status == 200
+
+
+async def test_postgresql_connections_killed_under_traffic(make_client, service_urls):
+    """Lost: nothing. Every 201 is a stored row; a request cut with its connection is a 503
+    (at most it committed just before the cut, so rows >= 201s, never fewer)."""
+    with (
+        scratch_database(service_urls[0], "lps_fault") as (name, url),
+        closing(psycopg2.connect(service_urls[0])) as admin,
+    ):
+        apply_migrations(url)
+        admin.autocommit = True
+        client = await make_client(database_url=url)
+        session = await sign_in(client)
+        statuses: list[int] = []
+
+        async def create(i: int) -> None:
+            resp = await client.post(
+                "/api/assets", headers=session.headers, json={"label": f"asset {i}", "amount": "1"}
+            )
+            statuses.append(resp.status)
+
+        async def killer() -> None:
+            for _ in range(5):
+                await asyncio.sleep(0.05)
+                with admin.cursor() as cur:
+                    cur.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        " WHERE datname = %s AND pid <> pg_backend_pid()",
+                        (name,),
+                    )
+
+        await asyncio.gather(killer(), *(create(i) for i in range(60)))
+        assert set(statuses) <= {201, 503}, sorted(set(statuses))
+        with closing(psycopg2.connect(url)) as conn, conn.cursor() as cur:
+            cur.execute("SELECT count(*) FROM assets")
+            stored = cur.fetchone()[0]
+        assert statuses.count(201) <= stored <= len(statuses)
+        # Recovered: the pool replaces dead connections on its own.
+        resp = await client.post(
+            "/api/assets", headers=session.headers, json={"label": "after", "amount": "1"}
+        )
+        assert resp.status == 201
+        await client.close()
