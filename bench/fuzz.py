@@ -37,6 +37,7 @@ from bench.run import (
     start_server,
     wait_ready,
 )
+from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id
 
 CONTRACT_ROUTES = r"(/transactions/|/build$|/submit$)"
 
@@ -87,12 +88,17 @@ async def main() -> int:
         {"STORAGE_URL": (workdir / "objects").as_uri()},
         free_port(),
     )
+    # The contract routes talk to the RPC emulator, so they are fuzzed past their 503.
+    soroban_rpc = SorobanRpcEmulator(contract_id=random_contract_id())
+    await soroban_rpc.start()
+    env.update(SERVICE_CONTRACT_ID=str(soroban_rpc.contract_id), SOROBAN_RPC_URL=soroban_rpc.url)
     api = start_server("service", ["core.cli", "serve"], env, workdir)
     api.base_url = f"http://127.0.0.1:{env['PORT']}"
     try:
         await wait_ready(api, "/api/health")
         token = await session_token(api.base_url)
-        result = subprocess.run(  # noqa: ASYNC221 - the server runs in its own process
+        result = await asyncio.to_thread(
+            subprocess.run,
             [
                 schemathesis,
                 "run",
@@ -120,6 +126,7 @@ async def main() -> int:
         return verdict(result.returncode, workdir / "junit.xml")
     finally:
         api.stop()
+        await soroban_rpc.stop()
         drop_database(base_db)
         release_redis(redis_url)
         shutil.rmtree(workdir, ignore_errors=True)
