@@ -41,6 +41,12 @@ CRON_JOBS = [
 ]
 
 
+# Jobs one worker runs at once. arq (0.26) starts at most this many per poll of the queue, so
+# it also caps throughput at MAX_JOBS / poll_delay jobs a second: with 4, a release emailing
+# many heirs went out at 80 emails/s however fast the provider answered (bench/lifecycle.py).
+MAX_JOBS = 16
+
+
 def every(seconds: int) -> dict[str, Any]:
     """arq cron fields for "every N seconds" (N < 60 steps through each minute; N >= 60 by minutes)."""
     if seconds < 60:
@@ -97,7 +103,7 @@ def create_worker(settings: Settings, clock: Clock | None = None, **overrides: A
         "job_serializer": serialize,
         "job_deserializer": deserialize,
         "ctx": {context.SETTINGS: settings, context.CLOCK: clock or Clock()},
-        "max_jobs": 4,
+        "max_jobs": MAX_JOBS,
         # How often an idle worker asks Redis for jobs (arq's default is 0.5 s). Verifying an
         # upload takes milliseconds, so the pickup delay is most of the time an owner waits for
         # `available`; twenty cheap ZRANGEBYSCOREs a second per idle worker is a fair price.
