@@ -1,0 +1,94 @@
+"""What a confirmed contract call means for the plan, applied in the confirmation's transaction.
+
+`models.transactions.confirm` flips a row `pending -> confirmed` and calls `apply` on the same
+cursor, so the effect commits with the confirmation or not at all, and a second relay of the
+same hash (whose guarded UPDATE finds nothing pending) never applies it again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from core.db import Cursor
+from core.errors import Conflict
+from models import activity, guardianships, lifecycle, plans
+
+if TYPE_CHECKING:
+    from models.transactions import RelayRow
+
+
+async def apply(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+    """What a confirmed call means for the plan. The chain has spoken, so a plan whose state
+    disagrees (e.g. the owner checked in meanwhile) keeps the confirmation and records why the
+    effect was not applied, instead of rolling the confirmation back."""
+    await cur.execute("SAVEPOINT effect")
+    try:
+        outbox_ids = await EFFECTS[row["function"]](cur, row, now)
+    except Conflict as exc:
+        await cur.execute("ROLLBACK TO SAVEPOINT effect")
+        await activity.record(
+            cur,
+            user_id=row["user_id"],
+            kind="transaction.not_applied",
+            entity_id=row["id"],
+            summary=f"Confirmed on-chain, but not applied to the plan: {exc.message}",
+            metadata={"function": row["function"], "hash": row["hash"]},
+        )
+        return []
+    await cur.execute("RELEASE SAVEPOINT effect")
+    return outbox_ids
+
+
+async def _claim_recorded(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+    """The beneficiary's claim is the confirmed row itself; its wallet is bound if it was open."""
+    await cur.execute(
+        "UPDATE beneficiaries SET wallet_address = %s, updated_at = clock_timestamp()"
+        " WHERE id = %s AND wallet_address IS NULL",
+        (row["signer"], row["beneficiary_id"]),
+    )
+    await activity.record(
+        cur,
+        user_id=row["user_id"],
+        kind="beneficiary.claimed",
+        entity_id=row["beneficiary_id"],
+        summary="A beneficiary claimed their share on-chain",
+        metadata={"hash": row["hash"], "walletBound": cur.rowcount == 1},
+    )
+    return []
+
+
+async def _approval_counted(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+    """The guardian's on-chain approval counts like an attested one (threshold → Approved)."""
+    plan = await plans.get_by_id(cur, row["plan_id"], lock=True)
+    await cur.execute("SELECT name FROM guardians WHERE id = %s", (row["guardian_id"],))
+    guardian = await cur.fetchone()
+    if plan is None or guardian is None:
+        raise Conflict("the plan or the guardian no longer exists")
+    return await guardianships.record_approval(
+        cur,
+        plan=plan,
+        guardian_id=row["guardian_id"],
+        guardian_name=guardian["name"],
+        wallet_address=row["signer"],
+        approver_user_id=row["signer_user_id"],
+        now=now,
+        source="onchain",
+        tx_hash=row["hash"],
+    )
+
+
+async def _plan_released(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+    """Released, with the claim-link emails: only ever from a confirmed finalize_release."""
+    outbox_ids = await lifecycle.release_in(cur, plan_id=row["plan_id"], now=now, actor="contract")
+    if outbox_ids is None:
+        plan = await plans.get_by_id(cur, row["plan_id"])
+        raise Conflict(f"the plan is {plan['status'] if plan else 'gone'}, not Approved")
+    return outbox_ids
+
+
+EFFECTS: dict[str, Any] = {
+    "approve_guardian": _approval_counted,
+    "finalize_release": _plan_released,
+    "claim_assets": _claim_recorded,
+}
