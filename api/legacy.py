@@ -14,7 +14,7 @@ from marshmallow import fields, validate
 from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, PatchSchema, UtcDateTime, error_responses
-from models import journey, lifecycle
+from models import journey, lifecycle, plan_settings
 from models.plans import STATUSES
 
 routes = web.RouteTableDef()
@@ -244,7 +244,7 @@ async def get_legacy(request: web.Request) -> web.Response:
 @request_schema(SettingsPatchSchema, required=True)
 @response_schema(OverviewSchema, 200)
 async def patch_legacy(request: web.Request) -> web.Response:
-    await lifecycle.update_settings(
+    await plan_settings.update_settings(
         request.app[DB],
         request.app[SETTINGS],
         user_id=request[USER_ID],

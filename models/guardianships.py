@@ -20,7 +20,7 @@ from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import BadRequest, Conflict, NotFound, Unauthorized
 from core.settings import Settings
 from core.wallet import decode_signature, verify_signature
-from models import lifecycle, outbox
+from models import lifecycle, outbox, plans
 from models.common import parse_id
 from models.plans import ACTIVE, APPROVED, DRAFT, PENDING, RELEASED, Plan, effective_threshold, get_by_id
 
@@ -148,7 +148,7 @@ async def report(
             " VALUES (%s, %s, %s, %s, %s, %s, %s)",
             (plan["id"], round_, member["guardian_id"], member["guardian_name"], user_id, note, now),
         )
-        await lifecycle.timeline(
+        await plans.timeline(
             cur,
             user_id=plan["user_id"],
             kind="guardian.reported",
@@ -234,7 +234,7 @@ async def record_approval(
     except psycopg2.errors.UniqueViolation:
         await cur.execute("ROLLBACK TO SAVEPOINT approval")
         raise Conflict("You have already approved this release.") from None
-    await lifecycle.timeline(
+    await plans.timeline(
         cur,
         user_id=plan["user_id"],
         kind="guardian.approved",

@@ -11,7 +11,7 @@ from typing import Any, TypedDict
 
 from core.db import Pool, autocommit
 from models import outbox
-from models.lifecycle import Facts, facts, readiness
+from models.plan_settings import Facts, facts, readiness
 from models.plans import (
     ACTIVE,
     APPROVED,

@@ -10,16 +10,16 @@ Decisions: docs/lifecycle.md.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any
 
 from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, autocommit, transaction
-from core.errors import Conflict, validation_error
-from core.settings import Settings
-from models import activity, outbox, plans
+from core.errors import Conflict
+from models import outbox, plans
 from models.beneficiaries import ALLOCATION_LOCK
-from models.common import lock_owner, wire_names
+from models.common import lock_owner
+from models.plan_settings import facts, readiness
 from models.plans import (
     ACTIVE,
     APPROVED,
@@ -27,98 +27,12 @@ from models.plans import (
     FROZEN,
     PENDING,
     RELEASED,
-    SETTINGS_COLUMNS,
     Actor,
     Plan,
-    effective_threshold,
     get_or_create,
     transition,
     update_schedule,
 )
-
-
-class Facts(TypedDict):
-    """What activation checks and the overview counts, read in one statement."""
-
-    beneficiaries: int
-    allocation_total: Any
-    guardians: int
-    assets: int
-    archive_items: int
-    messages: int
-    owner_email: str | None
-
-
-async def timeline(
-    cur: Cursor,
-    *,
-    user_id: Any,
-    kind: str,
-    plan_id: Any,
-    summary: str,
-    metadata: dict[str, Any] | None = None,
-) -> None:
-    """The plan's Family Timeline entry, on the owner's timeline; the actor goes in metadata."""
-    await activity.record(
-        cur, user_id=user_id, kind=kind, entity_id=plan_id, summary=summary, metadata=metadata
-    )
-
-
-async def facts(cur: Cursor, user_id: Any) -> Facts:
-    await cur.execute(
-        "SELECT (SELECT count(*) FROM beneficiaries WHERE user_id = u.id) AS beneficiaries,"
-        " (SELECT COALESCE(sum(allocation_percentage), 0) FROM beneficiaries WHERE user_id = u.id)"
-        " AS allocation_total,"
-        " (SELECT count(*) FROM guardians WHERE user_id = u.id) AS guardians,"
-        " (SELECT count(*) FROM assets WHERE user_id = u.id) AS assets,"
-        " (SELECT count(*) FROM archive_items WHERE user_id = u.id) AS archive_items,"
-        " (SELECT count(*) FROM messages WHERE user_id = u.id) AS messages,"
-        " u.email AS owner_email FROM users u WHERE u.id = %s",
-        (user_id,),
-    )
-    return Facts(**await cur.fetchone())  # type: ignore[typeddict-item]
-
-
-def readiness(plan: Plan, known: Facts) -> list[str]:
-    """What blocks activation, in words a person understands; empty when nothing does."""
-    problems = []
-    if known["beneficiaries"] == 0:
-        problems.append("Add at least one beneficiary.")
-    elif known["allocation_total"] != 100:
-        total = format(known["allocation_total"].normalize(), "f")
-        problems.append(f"Your beneficiaries' shares add up to {total}%; they must add up to exactly 100%.")
-    if known["guardians"] == 0:
-        problems.append("Add at least one guardian: someone you trust to confirm a release.")
-    elif effective_threshold(plan, known["guardians"]) > known["guardians"]:
-        problems.append(
-            f"You ask for {plan['guardian_threshold']} guardian approvals but have {known['guardians']} "
-            "guardian(s); add guardians or lower the number of approvals needed."
-        )
-    if not known["owner_email"]:
-        problems.append("Add your email address to your profile, so reminders to check in can reach you.")
-    return problems
-
-
-def _check_settings(settings: Settings, merged: dict[str, Any], guardians: int) -> None:
-    """400 naming each setting out of the operator's bounds."""
-    errors: dict[str, list[str]] = {}
-    if merged["check_in_interval_seconds"] < settings.plan_min_check_in_interval_seconds:
-        errors["checkInIntervalSeconds"] = [
-            f"Must be at least {settings.plan_min_check_in_interval_seconds} seconds."
-        ]
-    if merged["grace_period_seconds"] < 0:
-        errors["gracePeriodSeconds"] = ["Must be at least 0 seconds."]
-    if merged["cancel_window_seconds"] < settings.plan_min_cancel_window_seconds:
-        errors["cancelWindowSeconds"] = [
-            f"Must be at least {settings.plan_min_cancel_window_seconds} seconds."
-        ]
-    threshold = merged["guardian_threshold"]
-    if threshold is not None and not 1 <= threshold <= max(guardians, 1):
-        errors["guardianThreshold"] = [
-            f"Must be between 1 and your number of guardians ({guardians}); null means a majority."
-        ]
-    if errors:
-        raise validation_error(errors)
 
 
 def _fresh_cycle(plan: Plan, now: datetime) -> dict[str, Any]:
@@ -128,40 +42,6 @@ def _fresh_cycle(plan: Plan, now: datetime) -> dict[str, Any]:
         "check_in_due_at": now + timedelta(seconds=plan["check_in_interval_seconds"]),
         "stage_done": 0,
     }
-
-
-async def update_settings(
-    pool: Pool, settings: Settings, *, user_id: Any, changes: dict[str, Any], now: datetime
-) -> None:
-    """Settings change in Draft and Active only; in Active the current cycle's due time follows."""
-    async with transaction(pool) as cur:
-        plan = await get_or_create(cur, user_id, lock=True)
-        if plan["status"] not in (DRAFT, ACTIVE):
-            raise Conflict(
-                f"Settings can change only while the plan is Draft or Active; it is {plan['status']}.",
-                details={"status": plan["status"]},
-            )
-        known = await facts(cur, user_id)
-        current: dict[str, Any] = dict(plan)
-        merged: dict[str, Any] = {column: changes.get(column, current[column]) for column in SETTINGS_COLUMNS}
-        _check_settings(settings, merged, known["guardians"])
-        diff = {c: v for c, v in merged.items() if current[c] != v}
-        if not diff:
-            return
-        values = dict(diff)
-        if plan["status"] == ACTIVE and "check_in_interval_seconds" in diff and plan["last_check_in_at"]:
-            values["check_in_due_at"] = plan["last_check_in_at"] + timedelta(
-                seconds=diff["check_in_interval_seconds"]
-            )
-        await update_schedule(cur, plan["id"], values)
-        await timeline(
-            cur,
-            user_id=user_id,
-            kind="plan.updated",
-            plan_id=plan["id"],
-            summary="Plan settings changed",
-            metadata={"fields": wire_names(diff), "actor": "owner"},
-        )
 
 
 async def activate(pool: Pool, *, user_id: Any, now: datetime) -> None:
@@ -189,7 +69,7 @@ async def activate(pool: Pool, *, user_id: Any, now: datetime) -> None:
             reason="activated",
             values={"activated_at": now, **_fresh_cycle(plan, now)},
         )
-        await timeline(
+        await plans.timeline(
             cur,
             user_id=user_id,
             kind="plan.activated",
@@ -214,7 +94,7 @@ async def deactivate(pool: Pool, *, user_id: Any, now: datetime) -> None:
         )
         if moved is None:
             raise Conflict(f"Only an Active plan can be deactivated; this one is {plan['status']}.")
-        await timeline(
+        await plans.timeline(
             cur,
             user_id=user_id,
             kind="plan.deactivated",
@@ -256,7 +136,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
         row_ids += await outbox.add_for_guardians(
             cur, kind="false_alarm", plan_id=plan_id, owner_id=user_id, now=now
         )
-        await timeline(
+        await plans.timeline(
             cur,
             user_id=user_id,
             kind="plan.vetoed",
@@ -267,7 +147,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
         )
     else:
         await update_schedule(cur, plan_id, _fresh_cycle(plan, now))
-    await timeline(
+    await plans.timeline(
         cur,
         user_id=user_id,
         kind="plan.check_in",
@@ -352,7 +232,7 @@ async def start_verification_in(
         if reason == "guardian_report"
         else "No check-in before the end of the grace period; guardians were asked to verify"
     )
-    await timeline(
+    await plans.timeline(
         cur,
         user_id=plan["user_id"],
         kind="plan.verification_started",
@@ -401,7 +281,7 @@ async def approve_in(
         context=context,
         exclude=[last_guardian_id] if last_guardian_id else [],
     )
-    await timeline(
+    await plans.timeline(
         cur,
         user_id=plan["user_id"],
         kind="plan.approved",
@@ -436,7 +316,7 @@ async def release_in(cur: Cursor, *, plan_id: Any, now: datetime, actor: Actor) 
     row_ids += await outbox.add_for_guardians(
         cur, kind="plan_released_guardian", plan_id=plan_id, owner_id=moved["user_id"], now=now
     )
-    await timeline(
+    await plans.timeline(
         cur,
         user_id=moved["user_id"],
         kind="plan.released",
@@ -445,9 +325,3 @@ async def release_in(cur: Cursor, *, plan_id: Any, now: datetime, actor: Actor) 
         metadata={"actor": actor},
     )
     return row_ids
-
-
-async def plan_for(pool: Pool, user_id: Any) -> Plan:
-    """The owner's plan (created in Draft on first use; the INSERT is idempotent)."""
-    async with autocommit(pool) as cur:
-        return await get_or_create(cur, user_id)

@@ -3,7 +3,7 @@ PendingVerification → Approved → Released.
 
 Every transition is one guarded UPDATE (`WHERE status = ANY(from)`) run inside the caller's
 transaction, with its transition row; two racing triggers cannot both fire it. The caller
-adds the timeline entry and the outbox rows in the same transaction (models.lifecycle).
+adds the timeline entry (`timeline`) and the outbox rows in the same transaction (models.lifecycle).
 `guard_contents` is the one freeze check every plan-content mutation takes. Decisions:
 docs/lifecycle.md.
 """
@@ -16,6 +16,7 @@ from typing import Any, Literal, TypedDict
 
 from core.db import Cursor
 from core.errors import Conflict
+from models import activity
 
 DRAFT = "Draft"
 ACTIVE = "Active"
@@ -86,6 +87,21 @@ def majority(guardian_count: int) -> int:
 def effective_threshold(plan: Plan, guardian_count: int) -> int:
     """The approvals needed: the owner's number, or a majority of the guardians when unset."""
     return plan["guardian_threshold"] or majority(guardian_count)
+
+
+async def timeline(
+    cur: Cursor,
+    *,
+    user_id: Any,
+    kind: str,
+    plan_id: Any,
+    summary: str,
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """The plan's Family Timeline entry, on the owner's timeline; the actor goes in metadata."""
+    await activity.record(
+        cur, user_id=user_id, kind=kind, entity_id=plan_id, summary=summary, metadata=metadata
+    )
 
 
 async def get(cur: Cursor, user_id: Any, *, lock: bool = False) -> Plan | None:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from core.db import Pool, autocommit, transaction
-from models import lifecycle, outbox
+from models import lifecycle, outbox, plans
 from models.plans import (
     ACTIVE,
     APPROVED,
@@ -107,7 +107,7 @@ async def _active(cur: Any, plan: Plan, now: datetime) -> tuple[str, list[str]]:
         context=context,
     )
     await update_schedule(cur, plan["id"], {"stage_done": stage + 1})
-    await lifecycle.timeline(
+    await plans.timeline(
         cur,
         user_id=plan["user_id"],
         kind="plan.reminder_sent",
