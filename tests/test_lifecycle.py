@@ -3,7 +3,7 @@ and a test clock moved forward instead of sleeping."""
 
 from __future__ import annotations
 
-from tests.helpers import assert_error, sign_in
+from tests.helpers import assert_error, sign, sign_in
 from tests.lifecycle_helpers import (
     activate_plan,
     approve,
@@ -268,3 +268,29 @@ async def test_guardianships_show_progress_and_what_i_did(client):
         views.append((item["approvals"], item["threshold"], item["approvedByMe"], item["reportedByMe"]))
     assert views == [(1, 2, True, True), (1, 2, False, False)]
     assert (await get_overview(client, owner))["approvals"]["guardians"][0]["approvedAt"] is not None
+
+
+async def test_attestations_are_single_use_and_bound_to_the_guardian_wallet(client, settings):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=3)  # majority: 2
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    first, second = setup.guardians[0], setup.guardians[1]
+    session = await guardian_session(client, first)
+    url = f"/api/legacy/guardianships/{setup.plan_id}"
+    message = (await (await client.get(f"{url}/attestation", headers=session.headers)).json())["message"]
+    for words in ("approve the release", setup.plan_id, owner.keypair.public_key, first.keypair.public_key):
+        assert words in message
+    wrong = await client.post(
+        f"{url}/approve", json={"signature": sign(second.keypair, message)}, headers=session.headers
+    )
+    assert wrong.status == 401  # signed by another wallet than the guardian's
+    signature = sign(first.keypair, message, encoding="hex", sep53=True)  # as newer Freighter signs
+    resp = await client.post(f"{url}/approve", json={"signature": signature}, headers=session.headers)
+    assert resp.status == 200
+    replay = await client.post(f"{url}/approve", json={"signature": signature}, headers=session.headers)
+    assert replay.status == 401  # the attestation is burnt
+    assert (await approve(client, setup, first)).status == 409  # one approval per guardian
+    bad = await client.post(f"{url}/approve", json={"signature": "not a signature"}, headers=session.headers)
+    assert bad.status == 400
+    evidence = query(settings, "SELECT message, signature FROM plan_approvals")
+    assert evidence == [{"message": message, "signature": signature}]
