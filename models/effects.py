@@ -65,6 +65,10 @@ async def _approval_counted(cur: Cursor, row: RelayRow, now: datetime) -> list[s
     guardian = await cur.fetchone()
     if plan is None or guardian is None:
         raise Conflict("the plan or the guardian no longer exists")
+    started = plan["verification_started_at"]
+    if started is not None and row["created_at"] < started:
+        # Signed in a round the owner's check-in ended: a veto voids it, however late it lands.
+        raise Conflict("it was signed for an earlier verification, which the owner's check-in stopped")
     return await guardianships.record_approval(
         cur,
         plan=plan,
@@ -79,7 +83,16 @@ async def _approval_counted(cur: Cursor, row: RelayRow, now: datetime) -> list[s
 
 
 async def _plan_released(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
-    """Released, with the claim-link emails: only ever from a confirmed finalize_release."""
+    """Released, with the claim-link emails: only ever from a confirmed finalize_release, and
+    only one submitted after the current approval once its cancel window has passed (a call
+    from before a veto can be confirmed minutes later, in a new round whose window is open)."""
+    plan = await plans.get_by_id(cur, row["plan_id"], lock=True)
+    if plan is not None and plan["status"] == plans.APPROVED:
+        approved_at, release_at = plan["approved_at"], plan["release_at"]
+        if release_at is None or release_at > now:
+            raise Conflict("the owner's cancel window is still open")
+        if approved_at is not None and row["created_at"] < approved_at:
+            raise Conflict("it was signed before the current approval, after the owner's check-in")
     outbox_ids = await lifecycle.release_in(cur, plan_id=row["plan_id"], now=now, actor="contract")
     if outbox_ids is None:
         plan = await plans.get_by_id(cur, row["plan_id"])

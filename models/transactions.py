@@ -25,7 +25,7 @@ RELAY_JOB = "relay_transaction"
 PUBLIC_COLUMNS = "id, hash, function, status, ledger, confirmed_at, contract_error_code, reason"
 RELAY_COLUMNS = (
     f"{PUBLIC_COLUMNS}, user_id, plan_id, guardian_id, signer_user_id, beneficiary_id, signer,"
-    " accepted, attempts, valid_until, xdr"
+    " accepted, attempts, valid_until, xdr, created_at"
 )
 WHAT = {
     "approve_guardian": "guardian approval",
@@ -58,6 +58,7 @@ class RelayRow(Transaction):
     attempts: int
     valid_until: datetime
     xdr: str
+    created_at: datetime  # when submit stored it: which verification round it was signed in
 
 
 def relay_job_id(tx_hash: str) -> str:
