@@ -53,6 +53,8 @@ _GUARDIAN_OF = (
     "FROM plans p JOIN guardians g ON g.user_id = p.user_id"
     " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
     " JOIN users o ON o.id = p.user_id WHERE p.status <> 'Draft'"
+    # Never the owner's own account, even through a guardian wallet it linked later.
+    " AND w.user_id <> p.user_id"
 )
 
 

@@ -59,7 +59,8 @@ async def guardian_target(pool: Pool, *, user_id: Any, raw_plan_id: str) -> Targ
             "SELECT g.id AS guardian_id, g.wallet_address, p.user_id, p.status"
             " FROM plans p JOIN guardians g ON g.user_id = p.user_id"
             " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
-            " WHERE p.id = %s AND p.status <> 'Draft' ORDER BY g.created_at LIMIT 1",
+            " WHERE p.id = %s AND p.status <> 'Draft' AND w.user_id <> p.user_id"
+            " ORDER BY g.created_at LIMIT 1",
             (user_id, plan_id),
         )
         member = await cur.fetchone()
