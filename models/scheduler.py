@@ -9,7 +9,7 @@ is sent at most once per cycle however often the scan runs.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
 from core.db import Pool, autocommit, transaction
@@ -28,6 +28,8 @@ from models.plans import (
 )
 
 BATCH = 500
+# How often an Approved plan past its window is looked at again while a contract decides.
+CONTRACT_RECHECK = timedelta(hours=1)
 
 
 async def due_batch(
@@ -63,8 +65,12 @@ async def advance(
             return await _active(cur, plan, now)
         if plan["status"] == APPROVED and plan["release_at"] is not None and plan["release_at"] <= now:
             if contract_configured:
-                # With a contract, only a confirmed finalize_release releases; nothing to do here.
-                await cur.execute("UPDATE plans SET next_due_at = NULL WHERE id = %s", (plan_id,))
+                # With a contract, only a confirmed finalize_release releases; nothing to do here
+                # now, but look again later: if the operator removes the contract, no
+                # finalize_release can ever come, and the release falls back to this scan.
+                await cur.execute(
+                    "UPDATE plans SET next_due_at = %s WHERE id = %s", (now + CONTRACT_RECHECK, plan_id)
+                )
                 return "awaiting_contract", []
             row_ids = await lifecycle.release_in(cur, plan_id=plan_id, now=now, actor="scheduler")
             return "released", row_ids or []
