@@ -7,6 +7,7 @@ worker at it (`run_worker(settings=email_provider.settings)`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -34,6 +35,10 @@ class CaptureServer:
     requests: list[Captured] = field(default_factory=list)
     # Scripted answers, used in order: (status, headers); then 202.
     script: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    # Set `hold` to keep each request open (recorded, unanswered) until the event is set, like a
+    # provider that accepted the email but whose answer never reached the sender.
+    hold: asyncio.Event | None = None
+    received: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -48,6 +53,9 @@ class CaptureServer:
 
     async def handle(self, request: web.Request) -> web.Response:
         self.requests.append(Captured(dict(request.headers), json.loads(await request.read())))
+        self.received.set()
+        if self.hold is not None:
+            await self.hold.wait()
         status, headers = self.script.pop(0) if self.script else (202, {})
         return web.json_response({"id": f"msg-{len(self.requests)}"}, status=status, headers=headers)
 

@@ -21,13 +21,23 @@ from workers.heartbeat import heartbeat
 
 log = logging.getLogger(__name__)
 
+# Timeouts fit each job's real cost, and they matter beyond cancelling a stuck run: arq (0.26)
+# marks a started job in progress for one lease, the LONGEST timeout of any job or cron this
+# worker runs + 10 s, and while that mark stands nobody reruns the job. A worker SIGKILLed
+# mid-job therefore delays that job by up to JOB_TIMEOUT_SECONDS + 10 s (5 min), after which
+# any worker picks it up again (it never left the queue); the sweepers re-enqueue what did
+# leave it. Raising one timeout raises that delay for every job (tests/test_worker_kill.py).
+JOB_TIMEOUT_SECONDS = 300
+
 FUNCTIONS: list[Any] = [
+    # Reads a header and the final segment (milliseconds); 60 s covers a slow storage call.
     # One spare try: a run killed mid-attempt still counts in the item's own attempt counter.
-    func(archive.verify_archive_item, max_tries=archive.MAX_ATTEMPTS + 1),
+    func(archive.verify_archive_item, max_tries=archive.MAX_ATTEMPTS + 1, timeout=60),
+    # One provider request, itself bounded at 20 s (core.mailer.TIMEOUT), plus two small queries.
     # Retries are new attempts scheduled on the outbox row (workers/email.py), not arq retries;
     # the spare tries cover a run killed mid-attempt.
-    func(email.deliver_email, max_tries=3),
-    # A short timeout: a run killed mid-relay frees its job for another worker within a minute.
+    func(email.deliver_email, max_tries=3, timeout=60),
+    # A few RPC calls of at most SOROBAN_RPC_TIMEOUT_SECONDS each; longer waits are deferrals.
     func(soroban.relay_transaction, max_tries=soroban.MAX_TRIES, timeout=60),
 ]
 CRON_JOBS = [
@@ -108,7 +118,9 @@ def create_worker(settings: Settings, clock: Clock | None = None, **overrides: A
         # upload takes milliseconds, so the pickup delay is most of the time an owner waits for
         # `available`; twenty cheap ZRANGEBYSCOREs a second per idle worker is a fair price.
         "poll_delay": 0.05,
-        "job_timeout": 3600,
+        # Crons without their own timeout (scans, sweeps, re-wraps) get this; each commits its
+        # work in small steps, so a run cut short leaves the rest to the next one.
+        "job_timeout": JOB_TIMEOUT_SECONDS,
         "keep_result": 60,
         "handle_signals": True,
     }
