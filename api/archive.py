@@ -214,7 +214,12 @@ async def upload(request: web.Request) -> web.Response:
         later, _ = await form.read_fields(TEXT_FIELDS)  # a second file part is a 400
         data = _validated({**values, **later}, file)
         item = await archive.create(
-            request.app[DB], user_id=user_id, item_id=item_id, data=data, sealed=sealed
+            request.app[DB],
+            request.app[SETTINGS].key_ring,
+            user_id=user_id,
+            item_id=item_id,
+            data=data,
+            sealed=sealed,
         )
     except BaseException:
         await asyncio.shield(sealed_files.discard(storage, sealed.storage_key))
@@ -238,7 +243,12 @@ async def upload(request: web.Request) -> web.Response:
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(ArchiveItemSchema(many=True), 200)
 async def list_items(request: web.Request) -> web.Response:
-    page = await archive.list_page(request.app[DB], user_id=request[USER_ID], page=request["data"]["page"])
+    page = await archive.list_page(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        page=request["data"]["page"],
+    )
     return list_response(request, page, item_schema)
 
 
@@ -250,7 +260,12 @@ async def list_items(request: web.Request) -> web.Response:
 )
 @response_schema(ArchiveItemSchema, 200)
 async def get_item(request: web.Request) -> web.Response:
-    item = await archive.get(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
+    item = await archive.get(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+    )
     return json_response(item_schema.dump(item))
 
 
@@ -294,7 +309,10 @@ async def delete_item(request: web.Request) -> web.Response:
 async def download(request: web.Request) -> web.StreamResponse:
     storage = require_storage(request)
     item = await archive.get_sealed(
-        request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"]
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
     )
     archive.require_available(item)
     return await send_file(request, storage, item)

@@ -207,7 +207,11 @@ async def get_capsule(request: web.Request) -> web.Response:
     if not capsules.is_released(capsule):
         return json_response({"status": "locked"})
     contents = await capsules.contents(
-        request.app[DB], capsule=capsule, now=request.app[CLOCK].now(), opened=request.method != "HEAD"
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        capsule=capsule,
+        now=request.app[CLOCK].now(),
+        opened=request.method != "HEAD",
     )
     return json_response(released_body(contents))
 
@@ -232,7 +236,7 @@ async def download_document(request: web.Request) -> web.StreamResponse:
     capsule = await open_capsule(request)
     storage = require_storage(request)
     item = await capsules.document_for_download(
-        request.app[DB], capsule=capsule, raw_id=request.match_info["id"]
+        request.app[DB], request.app[SETTINGS].key_ring, capsule=capsule, raw_id=request.match_info["id"]
     )
 
     async def started(wanted: ByteRange | None) -> None:
@@ -261,7 +265,11 @@ async def message_media(request: web.Request) -> web.StreamResponse:
     capsule = await open_capsule(request)
     storage = require_storage(request)
     item = await capsules.media_for_message(
-        request.app[DB], capsule=capsule, raw_id=request.match_info["id"], now=request.app[CLOCK].now()
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        capsule=capsule,
+        raw_id=request.match_info["id"],
+        now=request.app[CLOCK].now(),
     )
     return await send_file(request, storage, item, inline=True)
 
@@ -279,6 +287,7 @@ async def message_media(request: web.Request) -> web.StreamResponse:
 async def preview(request: web.Request) -> web.Response:
     contents = await capsules.preview(
         request.app[DB],
+        request.app[SETTINGS].key_ring,
         owner_id=request[USER_ID],
         raw_beneficiary_id=request.match_info["beneficiaryId"],
         now=request.app[CLOCK].now(),

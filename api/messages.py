@@ -11,7 +11,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, post_load, validate
 
 from api.common import json_response, list_response
-from api.keys import DB, USER_ID
+from api.keys import DB, SETTINGS, USER_ID
 from api.schemas import (
     AudienceSchema,
     BaseSchema,
@@ -140,7 +140,12 @@ message_schema = MessageSchema()
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(MessageSchema(many=True), 200)
 async def list_messages(request: web.Request) -> web.Response:
-    page = await messages.list_page(request.app[DB], user_id=request[USER_ID], page=request["data"]["page"])
+    page = await messages.list_page(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        page=request["data"]["page"],
+    )
     return list_response(request, page, message_schema)
 
 
@@ -154,7 +159,9 @@ async def list_messages(request: web.Request) -> web.Response:
 @request_schema(MessageCreateSchema, required=True)
 @response_schema(MessageSchema, 201)
 async def create_message(request: web.Request) -> web.Response:
-    row = await messages.create(request.app[DB], user_id=request[USER_ID], data=request["data"])
+    row = await messages.create(
+        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID], data=request["data"]
+    )
     return json_response(message_schema.dump(row), status=201)
 
 
@@ -162,7 +169,12 @@ async def create_message(request: web.Request) -> web.Response:
 @docs(tags=["messages"], summary="Get a message", responses=error_responses(401, 404))
 @response_schema(MessageSchema, 200)
 async def get_message(request: web.Request) -> web.Response:
-    row = await messages.get(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
+    row = await messages.get(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+    )
     return json_response(message_schema.dump(row))
 
 
@@ -177,7 +189,11 @@ async def get_message(request: web.Request) -> web.Response:
 @response_schema(MessageSchema, 200)
 async def patch_message(request: web.Request) -> web.Response:
     row = await messages.update(
-        request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"], changes=request["data"]
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+        changes=request["data"],
     )
     return json_response(message_schema.dump(row))
 

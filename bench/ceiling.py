@@ -27,6 +27,7 @@ import core.wallet  # noqa: F401 - undoes stellar_sdk's aiohttp readline patch (
 from core import db
 from core.storage import Storage, open_storage
 from models.capsule import CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
+from models.messages import COLUMNS as MESSAGE_COLUMNS
 
 # The piece sizes the service uses: 256 KiB multipart reads, 1 MiB storage reads on download.
 UPLOAD_CHUNK = 256 * 1024
@@ -88,6 +89,18 @@ async def list_beneficiaries(request: web.Request) -> web.Response:
         request.app[POOL],
         f"SELECT {BENEFICIARY_COLUMNS} FROM beneficiaries WHERE user_id = %s"
         " ORDER BY created_at DESC, id DESC LIMIT 51",
+        (request.match_info["user_id"],),
+    )
+    return web.json_response(rows[:50], dumps=dumps)
+
+
+async def list_messages(request: web.Request) -> web.Response:
+    """GET /api/messages: the same keyset page query (imported from models/messages.py), rows as
+    read (sealed texts as stored, not opened)."""
+    rows = await db.fetch_all(
+        request.app[POOL],
+        f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.user_id = %s"
+        " ORDER BY m.created_at DESC, m.id DESC LIMIT 51",
         (request.match_info["user_id"],),
     )
     return web.json_response(rows[:50], dumps=dumps)
@@ -233,6 +246,7 @@ def create_app() -> web.Application:
     app.router.add_post("/challenge", challenge)
     app.router.add_post("/verify", verify)
     app.router.add_get("/beneficiaries/{user_id}", list_beneficiaries)
+    app.router.add_get("/messages/{user_id}", list_messages)
     app.router.add_post("/beneficiaries/{user_id}", create_beneficiary)
     app.router.add_get("/capsule/{token}", capsule)
     app.router.add_post("/soroban/submit/{owner}/{beneficiary}", soroban_submit)

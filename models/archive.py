@@ -20,11 +20,12 @@ import psycopg2.errors
 from arq.connections import ArqRedis
 
 from core import queue
+from core.crypto import KeyRing
 from core.db import Cursor, Pool, autocommit, fetch_all, fetch_one, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.sealed_files import Sealed, object_key
 from core.storage import Storage, StorageError
-from models import activity, plans
+from models import activity, plans, sealed_text
 from models.common import Audience, check_audience, fetch_owned, parse_id
 from models.pagination import Page, PageRequest, fetch_page
 from models.upload_rules import MEDIA_FAMILIES
@@ -48,9 +49,11 @@ MESSAGE_MEDIA_TYPES = tuple(MEDIA_FAMILIES)
 VERIFY_JOB = "verify_archive_item"
 MEDIA_IN_USE = "The file is the media of a message; remove it from the message first."
 
+# Title, description and file name are sealed at rest (models/sealed_text.py): `_record` opens them.
 COLUMNS = (
-    "i.id::text AS id, i.user_id::text AS user_id, i.title, i.type, i.category, i.description,"
-    " i.file_name, i.content_type, i.size_bytes, i.audience_all, i.status, i.failure_reason, i.sha256,"
+    "i.id::text AS id, i.user_id::text AS user_id, i.type, i.category,"
+    f" {sealed_text.select_list('archive_items', 'i')}, i.content_type, i.size_bytes, i.audience_all,"
+    " i.status, i.failure_reason, i.sha256,"
     " i.created_at, i.updated_at, i.stored_at,"
     " ARRAY(SELECT a.beneficiary_id::text FROM archive_item_audience a"
     " WHERE a.item_id = i.id ORDER BY a.beneficiary_id) AS audience_ids"
@@ -116,10 +119,10 @@ def job_id(item_id: str) -> str:
     return f"archive:{item_id}"
 
 
-def _record(row: dict[str, Any]) -> ArchiveItem:
-    """Row -> the owner's view: audience {all, beneficiary_ids}, sha256 as hex (and, with the
-    sealed columns, the wrapped key as bytes rather than the driver's memoryview)."""
-    record = dict(row)
+def _record(ring: KeyRing, row: dict[str, Any]) -> ArchiveItem:
+    """Row -> the owner's view: texts opened, audience {all, beneficiary_ids}, sha256 as hex (and,
+    with the sealed columns, the wrapped key as bytes rather than the driver's memoryview)."""
+    record = sealed_text.open_row(ring, "archive_items", row)
     audience_all = record.pop("audience_all")
     ids = record.pop("audience_ids")
     record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
@@ -143,28 +146,39 @@ async def _get(cur: Cursor, user_id: str, item_id: str, sealed: bool = False) ->
 
 
 async def create(
-    pool: Pool, *, user_id: str, item_id: str, data: dict[str, Any], sealed: Sealed
+    pool: Pool, ring: KeyRing, *, user_id: str, item_id: str, data: dict[str, Any], sealed: Sealed
 ) -> ArchiveItem:
     """Commit the item `pending` with its audience and activity entry, in one transaction.
 
     `data` holds the validated fields plus `file_name` and `content_type`.
     """
     audience = data["audience"]
+    texts = sealed_text.sealed_values(
+        ring,
+        "archive_items",
+        item_id,
+        {
+            "title": data.get("title") or data["file_name"],
+            "description": data.get("description"),
+            "file_name": data["file_name"],
+        },
+    )
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         await cur.execute(
-            "INSERT INTO archive_items (id, user_id, title, type, category, description, file_name,"
+            "INSERT INTO archive_items (id, user_id, title_sealed, type, category, description_sealed,"
+            " file_name_sealed,"
             " content_type, size_bytes, audience_all, storage_key, key_id, wrapped_key, stored_bytes,"
             " sha256, stored_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
             " clock_timestamp())",
             (
                 item_id,
                 user_id,
-                data.get("title") or data["file_name"],
+                texts["title_sealed"],
                 data["type"],
                 data["category"],
-                data.get("description"),
-                data["file_name"],
+                texts["description_sealed"],
+                texts["file_name_sealed"],
                 data["content_type"],
                 sealed.size,
                 audience["all"],
@@ -193,7 +207,7 @@ async def create(
             },
         )
         row = await _get(cur, user_id, item_id)
-    return _record(row)
+    return _record(ring, row)
 
 
 async def enqueue_verify(redis: ArqRedis, item_id: str) -> bool:
@@ -210,25 +224,25 @@ async def enqueue_verify(redis: ArqRedis, item_id: str) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page[ArchiveItem]:
+async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[ArchiveItem]:
     async with autocommit(pool) as cur:
         result = await fetch_page(
             cur, f"SELECT {COLUMNS} FROM archive_items i WHERE i.user_id = %s", [user_id], page, "i."
         )
-    return Page([_record(row) for row in result.items], result.next_cursor)
+    return Page([_record(ring, row) for row in result.items], result.next_cursor)
 
 
-async def get(pool: Pool, *, user_id: str, raw_id: str) -> ArchiveItem:
+async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> ArchiveItem:
     item_id = parse_id(raw_id, "Archive item")
     async with autocommit(pool) as cur:
-        return _record(await _get(cur, user_id, item_id))
+        return _record(ring, await _get(cur, user_id, item_id))
 
 
-async def get_sealed(pool: Pool, *, user_id: str, raw_id: str) -> SealedArchiveItem:
+async def get_sealed(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> SealedArchiveItem:
     """The owner's item with storage key, key id and wrapped key (for downloads)."""
     item_id = parse_id(raw_id, "Archive item")
     async with autocommit(pool) as cur:
-        return cast(SealedArchiveItem, _record(await _get(cur, user_id, item_id, sealed=True)))
+        return cast(SealedArchiveItem, _record(ring, await _get(cur, user_id, item_id, sealed=True)))
 
 
 def require_available(item: ArchiveItem) -> None:

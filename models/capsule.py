@@ -25,10 +25,11 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, TypedDict, cast
 
+from core.crypto import KeyRing
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import NotFound
 from core.sealed_files import ServedFile
-from models import activity
+from models import activity, sealed_text
 from models.common import parse_id
 from models.plans import RELEASED
 
@@ -109,10 +110,12 @@ _OPENS_AT = (
     " THEN GREATEST(m.release_on_date::timestamp AT TIME ZONE 'UTC', %(released)s::timestamptz)"
     " ELSE %(released)s::timestamptz + m.release_after_days * interval '24 hours' END"
 )
-# Content is read only for messages that have opened: a sealed one's never leaves the database.
+# Content is read only for messages that have opened: a sealed one's never leaves the database
+# (not even sealed). Texts are sealed at rest (models/sealed_text.py): `_read_contents` opens them.
 MESSAGES_SQL = (
-    "SELECT m.id::text AS id, m.title, m.created_at, o.opens_at,"
+    "SELECT m.id::text AS id, m.title, m.title_sealed, m.created_at, o.opens_at,"
     " CASE WHEN o.opens_at <= %(now)s THEN m.content END AS content,"
+    " CASE WHEN o.opens_at <= %(now)s THEN m.content_sealed END AS content_sealed,"
     " CASE WHEN o.opens_at <= %(now)s THEN i.type END AS media_type,"
     " CASE WHEN o.opens_at <= %(now)s THEN i.content_type END AS media_content_type,"
     " CASE WHEN o.opens_at <= %(now)s THEN i.size_bytes END AS media_size"
@@ -128,14 +131,15 @@ _DOCUMENT_FILTER = (
     " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.media_id = i.id)"
 )
 DOCUMENTS_SQL = (
-    "SELECT i.id::text AS id, i.title, i.type, i.category, i.file_name, i.content_type,"
+    "SELECT i.id::text AS id, i.title, i.title_sealed, i.type, i.category, i.file_name,"
+    " i.file_name_sealed, i.content_type,"
     " i.size_bytes AS size, encode(i.sha256, 'hex') AS sha256"
     f" FROM archive_items i WHERE {_DOCUMENT_FILTER} ORDER BY i.created_at, i.id"
 )
 # What a download needs to stream an item (a core.sealed_files.ServedFile; never shown).
 _SERVED_COLUMNS = (
     "i.id::text AS id, i.storage_key, i.key_id, i.wrapped_key, i.size_bytes, i.stored_bytes,"
-    " i.file_name, i.content_type"
+    " i.file_name, i.file_name_sealed, i.content_type"
 )
 
 
@@ -157,7 +161,9 @@ def is_released(capsule: Capsule) -> bool:
     return capsule["plan_status"] == RELEASED and capsule["released_at"] is not None
 
 
-async def _read_contents(cur: Cursor, capsule: Capsule, released_at: datetime, now: datetime) -> Contents:
+async def _read_contents(
+    cur: Cursor, ring: KeyRing, *, capsule: Capsule, released_at: datetime, now: datetime
+) -> Contents:
     params = {
         "owner": capsule["owner_id"],
         "beneficiary": capsule["beneficiary_id"],
@@ -167,7 +173,8 @@ async def _read_contents(cur: Cursor, capsule: Capsule, released_at: datetime, n
     await cur.execute(MESSAGES_SQL, params)
     opened: list[OpenedMessage] = []
     sealed: list[SealedMessage] = []
-    for row in await cur.fetchall():
+    for sealed_row in await cur.fetchall():
+        row = sealed_text.open_row(ring, "messages", sealed_row)
         message_id = row["id"]
         if row["opens_at"] > now:
             sealed.append({"id": message_id, "title": row["title"], "opens_at": row["opens_at"]})
@@ -190,7 +197,9 @@ async def _read_contents(cur: Cursor, capsule: Capsule, released_at: datetime, n
         )
     sealed.sort(key=lambda m: (m["opens_at"], m["id"]))
     await cur.execute(DOCUMENTS_SQL, params)
-    documents: list[Document] = await cur.fetchall()
+    documents = [
+        cast(Document, sealed_text.open_row(ring, "archive_items", row)) for row in await cur.fetchall()
+    ]
     return {
         "released_at": released_at,
         "owner_name": capsule["owner_name"],
@@ -233,20 +242,24 @@ async def _record_open(pool: Pool, *, capsule: Capsule, day: date) -> None:
         _OPENED_TODAY.popitem(last=False)
 
 
-async def contents(pool: Pool, *, capsule: Capsule, now: datetime, opened: bool = True) -> Contents:
+async def contents(
+    pool: Pool, ring: KeyRing, *, capsule: Capsule, now: datetime, opened: bool = True
+) -> Contents:
     """A released capsule's contents as of `now`; `opened` puts the open on the owner's
     timeline (not for a HEAD, which receives nothing)."""
     released_at = capsule["released_at"]
     if not is_released(capsule) or released_at is None:
         raise ValueError("the capsule is locked")
     async with autocommit(pool) as cur:
-        result = await _read_contents(cur, capsule=capsule, released_at=released_at, now=now)
+        result = await _read_contents(cur, ring, capsule=capsule, released_at=released_at, now=now)
     if opened:
         await _record_open(pool, capsule=capsule, day=now.astimezone(UTC).date())
     return result
 
 
-async def preview(pool: Pool, *, owner_id: str, raw_beneficiary_id: str, now: datetime) -> Contents:
+async def preview(
+    pool: Pool, ring: KeyRing, *, owner_id: str, raw_beneficiary_id: str, now: datetime
+) -> Contents:
     """The owner's rehearsal: this beneficiary's capsule as if the plan were released at `now`."""
     beneficiary_id = parse_id(raw_beneficiary_id, "Beneficiary")
     async with autocommit(pool) as cur:
@@ -255,14 +268,15 @@ async def preview(pool: Pool, *, owner_id: str, raw_beneficiary_id: str, now: da
         if row is None:
             raise NotFound("Beneficiary")
         capsule = Capsule(**row)  # type: ignore[typeddict-item]
-        return await _read_contents(cur, capsule=capsule, released_at=now, now=now)
+        return await _read_contents(cur, ring, capsule=capsule, released_at=now, now=now)
 
 
-def _served(row: dict[str, Any]) -> ServedFile:
-    return cast(ServedFile, {**row, "wrapped_key": bytes(row["wrapped_key"])})
+def _served(ring: KeyRing, row: dict[str, Any]) -> ServedFile:
+    record = sealed_text.open_row(ring, "archive_items", row)
+    return cast(ServedFile, {**record, "wrapped_key": bytes(row["wrapped_key"])})
 
 
-async def document_for_download(pool: Pool, *, capsule: Capsule, raw_id: str) -> ServedFile:
+async def document_for_download(pool: Pool, ring: KeyRing, *, capsule: Capsule, raw_id: str) -> ServedFile:
     """One of the documents the capsule lists, with what streaming it needs; 404 otherwise."""
     item_id = parse_id(raw_id, "Document")
     if not is_released(capsule):
@@ -274,10 +288,12 @@ async def document_for_download(pool: Pool, *, capsule: Capsule, raw_id: str) ->
     )
     if row is None:
         raise NotFound("Document")
-    return _served(row)
+    return _served(ring, row)
 
 
-async def media_for_message(pool: Pool, *, capsule: Capsule, raw_id: str, now: datetime) -> ServedFile:
+async def media_for_message(
+    pool: Pool, ring: KeyRing, *, capsule: Capsule, raw_id: str, now: datetime
+) -> ServedFile:
     """The media of a message the capsule shows as opened; a sealed one's is 404, like a stranger's."""
     message_id = parse_id(raw_id, "Media")
     released_at = capsule["released_at"]
@@ -298,7 +314,7 @@ async def media_for_message(pool: Pool, *, capsule: Capsule, raw_id: str, now: d
     )
     if row is None:
         raise NotFound("Media")
-    return _served(row)
+    return _served(ring, row)
 
 
 async def record_download(pool: Pool, *, capsule: Capsule, document_id: str) -> None:

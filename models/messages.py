@@ -16,8 +16,9 @@ import uuid
 from datetime import date, datetime
 from typing import Any, TypedDict, cast
 
+from core.crypto import KeyRing
 from core.db import Cursor, Pool, autocommit, transaction
-from models import activity, archive, plans
+from models import activity, archive, plans, sealed_text
 from models.common import (
     Audience,
     changed_values,
@@ -32,17 +33,22 @@ from models.pagination import Page, PageRequest, fetch_page
 
 RELEASE_KINDS = ("on_release", "on_date", "after_release")
 EDITABLE = ("title", "content", "release_rule", "audience", "media_id")
-WRITABLE_COLUMNS = (
-    "title",
-    "content",
-    "release_rule_kind",
-    "release_on_date",
-    "release_after_days",
-    "audience_all",
-    "media_id",
+WRITABLE_COLUMNS = sealed_text.writable(
+    "messages",
+    (
+        "title",
+        "content",
+        "release_rule_kind",
+        "release_on_date",
+        "release_after_days",
+        "audience_all",
+        "media_id",
+    ),
 )
+# Title and content are sealed at rest (models/sealed_text.py): `_record` opens them.
 COLUMNS = (
-    "m.id, m.user_id, m.title, m.content, m.release_rule_kind, m.release_on_date, m.release_after_days,"
+    f"m.id, m.user_id, {sealed_text.select_list('messages', 'm')}, m.release_rule_kind,"
+    " m.release_on_date, m.release_after_days,"
     " m.audience_all, m.media_id::text AS media_id, m.created_at, m.updated_at,"
     " ARRAY(SELECT a.beneficiary_id::text FROM message_audience a WHERE a.message_id = m.id"
     " ORDER BY a.beneficiary_id) AS audience_ids"
@@ -68,9 +74,10 @@ class Message(TypedDict):
     audience: Audience
 
 
-def _record(row: dict[str, Any]) -> Message:
-    """Row → domain record: release_rule {kind, value} and audience {all, beneficiary_ids}."""
-    record = dict(row)
+def _record(ring: KeyRing, row: dict[str, Any]) -> Message:
+    """Row → domain record: title and content opened, release_rule {kind, value} and audience
+    {all, beneficiary_ids}."""
+    record = sealed_text.open_row(ring, "messages", row)
     kind = record.pop("release_rule_kind")
     on_date = record.pop("release_on_date")
     days = record.pop("release_after_days")
@@ -109,34 +116,39 @@ async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> di
     )
 
 
-async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page[Message]:
+async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[Message]:
     async with autocommit(pool) as cur:
         result = await fetch_page(
             cur, f"SELECT {COLUMNS} FROM messages m WHERE m.user_id = %s", [user_id], page, "m."
         )
-    return Page([_record(row) for row in result.items], result.next_cursor)
+    return Page([_record(ring, row) for row in result.items], result.next_cursor)
 
 
-async def get(pool: Pool, *, user_id: str, raw_id: str) -> Message:
+async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Message:
     row_id = parse_id(raw_id, "Message")
     async with autocommit(pool) as cur:
-        return _record(await _get(cur, user_id, row_id))
+        return _record(ring, await _get(cur, user_id, row_id))
 
 
-async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Message:
+async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Message:
+    message_id = str(uuid.uuid4())
+    texts = sealed_text.sealed_values(
+        ring, "messages", message_id, {"title": data.get("title"), "content": data["content"]}
+    )
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         await check_audience(cur, user_id, data["audience"])
         media_id = await archive.check_media(cur, user_id=user_id, media_id=data.get("media_id"))
         rule = _rule_columns(data["release_rule"])
         await cur.execute(
-            "INSERT INTO messages (user_id, title, content, release_rule_kind, release_on_date,"
-            " release_after_days, audience_all, media_id)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            "INSERT INTO messages (id, user_id, title_sealed, content_sealed, release_rule_kind,"
+            " release_on_date, release_after_days, audience_all, media_id)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
+                message_id,
                 user_id,
-                data.get("title"),
-                data["content"],
+                texts["title_sealed"],
+                texts["content_sealed"],
                 rule["release_rule_kind"],
                 rule["release_on_date"],
                 rule["release_after_days"],
@@ -144,7 +156,6 @@ async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Message:
                 media_id,
             ),
         )
-        message_id = (await cur.fetchone())["id"]
         await _set_audience(cur, message_id, data["audience"])
         await activity.record(
             cur,
@@ -155,10 +166,10 @@ async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Message:
             metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
         )
         row = await _get(cur, user_id, message_id)
-    return _record(row)
+    return _record(ring, row)
 
 
-async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> Message:
+async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> Message:
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw_id, "Message")
     async with transaction(pool) as cur:
@@ -170,13 +181,15 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
                 **changes,
                 "media_id": await archive.check_media(cur, user_id=user_id, media_id=changes["media_id"]),
             }
-        current = _record(await _get(cur, user_id, row_id, lock=True))
+        current = _record(ring, await _get(cur, user_id, row_id, lock=True))
         diff = changed_values(current, {c: changes[c] for c in EDITABLE if c in changes})
         if "audience" in diff and _same_audience(current["audience"], diff["audience"]):
             del diff["audience"]
         if not diff:
             return current
-        columns: dict[str, Any] = {c: diff[c] for c in ("title", "content", "media_id") if c in diff}
+        columns = sealed_text.sealed_values(
+            ring, "messages", row_id, {c: diff[c] for c in ("title", "content", "media_id") if c in diff}
+        )
         if "release_rule" in diff:
             columns.update(_rule_columns(diff["release_rule"]))
         if "audience" in diff:
@@ -192,7 +205,7 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
             metadata={"fields": wire_names(diff)},
         )
         row = await _get(cur, user_id, row_id)
-    return _record(row)
+    return _record(ring, row)
 
 
 async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:

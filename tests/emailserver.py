@@ -78,31 +78,3 @@ async def email_provider() -> AsyncIterator[CaptureServer]:
     server, runner = await start_capture_server()
     yield server
     await runner.cleanup()
-
-
-async def _serve(port: int) -> None:
-    import asyncio
-
-    server, runner = await start_capture_server(port)
-    server.requests = _Counter()  # type: ignore[assignment]
-    print(f"email capture server on {server.url}", flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await runner.cleanup()
-
-
-class _Counter(list):  # type: ignore[type-arg]
-    """Long benchmark runs only count requests; the bodies are not kept."""
-
-    count = 0
-
-    def append(self, item: Any) -> None:
-        self.count += 1
-
-
-if __name__ == "__main__":  # the benchmarks run it as its own process: python -m tests.emailserver PORT
-    import asyncio
-    import sys
-
-    asyncio.run(_serve(int(sys.argv[1])))

@@ -20,6 +20,7 @@ from models import archive
 from tests.archive_helpers import CT_SEGMENT, HEADER, Archive, harness
 from tests.plan_helpers import query
 from workers import archive as jobs
+from workers import keys as key_jobs
 
 STORAGE_DOWN = "Object storage was unavailable"
 INTEGRITY = "The stored file did not pass its integrity check"
@@ -211,7 +212,11 @@ async def test_key_rotation_and_rewrap(make_client, run_worker, settings, file_b
     blob = after.object_path(old["id"]).read_bytes()
     await after.work(
         settings={"encryption_keys": new_ring},
-        cron_jobs=[cron(jobs.rewrap_archive_keys, run_at_startup=True)],
+        # With the texts' re-seal: both must have run before k1 leaves the ring (docs/archive.md).
+        cron_jobs=[
+            cron(jobs.rewrap_archive_keys, run_at_startup=True),
+            cron(key_jobs.reseal_private_texts, run_at_startup=True),
+        ],
     )
     assert after.row(old["id"])["key_id"] == "k2"
     assert after.object_path(old["id"]).read_bytes() == blob  # only the wrapped key changed

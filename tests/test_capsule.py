@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from api.keys import DB
+from api.keys import DB, SETTINGS
 from core.sealed_files import ServedFile
 from models import capsule as capsules
 from tests.capsule_helpers import Family, assert_private, family
@@ -420,20 +420,24 @@ async def test_records_match_their_types(fam: Family):
     await fam.message("later", rule=("after_release", 2))
     doc = await fam.document(b"doc", filename="d.txt", content_type="text/plain")
     await fam.release()
-    pool, now = fam.client.app[DB], fam.clock.now()
+    pool, ring, now = fam.client.app[DB], fam.client.app[SETTINGS].key_ring, fam.clock.now()
     found = await capsules.open_by_token(pool, ada["claimToken"])
     assert found is not None
     assert_record(found, capsules.Capsule)
-    contents = await capsules.contents(pool, capsule=found, now=now)
+    contents = await capsules.contents(pool, ring, capsule=found, now=now)
     assert_record(contents, capsules.Contents)
     assert (
         contents["messages"][0]["media"] is not None and contents["sealed_messages"] and contents["documents"]
     )
-    assert_record(await capsules.document_for_download(pool, capsule=found, raw_id=doc["id"]), ServedFile)
     assert_record(
-        await capsules.media_for_message(pool, capsule=found, raw_id=message["id"], now=now), ServedFile
+        await capsules.document_for_download(pool, ring, capsule=found, raw_id=doc["id"]), ServedFile
     )
     assert_record(
-        await capsules.preview(pool, owner_id=fam.owner.user["id"], raw_beneficiary_id=ada["id"], now=now),
+        await capsules.media_for_message(pool, ring, capsule=found, raw_id=message["id"], now=now), ServedFile
+    )
+    assert_record(
+        await capsules.preview(
+            pool, ring, owner_id=fam.owner.user["id"], raw_beneficiary_id=ada["id"], now=now
+        ),
         capsules.Contents,
     )

@@ -111,7 +111,9 @@ async def test_archive_is_frozen_after_release(vault, clock, run_worker, setting
     assert resp.status == 409
     resp = await vault.client.delete(f"/api/archive/{item['id']}", headers=vault.session.headers)
     assert resp.status == 409
-    assert [r["title"] for r in query(settings, "SELECT title FROM archive_items")] == ["kept"]
+    listed = await (await vault.client.get("/api/archive", headers=vault.session.headers)).json()
+    assert [i["title"] for i in listed] == ["kept"]
+    assert len(query(settings, "SELECT id FROM archive_items")) == 1
     assert len(vault.stored_files()) == 1  # the refused upload left no object behind
 
 

@@ -58,7 +58,7 @@ async def test_guardian_and_asset_records(client):
 
 async def test_message_records(client):
     session = await sign_in(client)
-    pool, owner = client.app[DB], {"user_id": session.user["id"]}
+    pool, ring, owner = client.app[DB], client.app[SETTINGS].key_ring, {"user_id": session.user["id"]}
     ada = await create(client, session, "beneficiaries")
     created = await create(
         client,
@@ -67,24 +67,25 @@ async def test_message_records(client):
         releaseRule={"kind": "on_date", "value": "2031-01-02"},
         audience={"beneficiaryIds": [ada["id"]]},
     )
-    page = await messages.list_page(pool, page=PageRequest(), **owner)
+    page = await messages.list_page(pool, ring, page=PageRequest(), **owner)
     assert_record(page.items[0], messages.Message)
-    item = await messages.get(pool, raw_id=created["id"], **owner)
+    item = await messages.get(pool, ring, raw_id=created["id"], **owner)
     assert_record(item, messages.Message)
     assert item["audience"] == {"all": False, "beneficiary_ids": [ada["id"]]}
     rule = {"kind": "after_release", "value": 30}
-    updated = await messages.update(pool, raw_id=created["id"], changes={"release_rule": rule}, **owner)
+    updated = await messages.update(pool, ring, raw_id=created["id"], changes={"release_rule": rule}, **owner)
     assert_record(updated, messages.Message)
     assert updated["release_rule"] == rule
 
 
 async def test_archive_records(vault: Archive):
-    pool, owner = vault.client.app[DB], {"user_id": vault.session.user["id"]}
+    pool, ring = vault.client.app[DB], vault.client.app[SETTINGS].key_ring
+    owner = {"user_id": vault.session.user["id"]}
     created = await vault.upload_ok(b"x" * 1000, type="photo", filename="a.png", content_type="image/png")
-    page = await archive.list_page(pool, page=PageRequest(), **owner)
+    page = await archive.list_page(pool, ring, page=PageRequest(), **owner)
     assert_record(page.items[0], archive.ArchiveItem)
-    assert_record(await archive.get(pool, raw_id=created["id"], **owner), archive.ArchiveItem)
-    sealed = await archive.get_sealed(pool, raw_id=created["id"], **owner)
+    assert_record(await archive.get(pool, ring, raw_id=created["id"], **owner), archive.ArchiveItem)
+    sealed = await archive.get_sealed(pool, ring, raw_id=created["id"], **owner)
     assert_record(sealed, archive.SealedArchiveItem)
     claimed = await archive.claim_attempt(pool, created["id"])  # what the verify job reads
     assert claimed is not None

@@ -47,14 +47,10 @@ CRON_JOBS = [
     cron(archive.sweep_partial_uploads, minute=set(range(3, 60, 10)), second=50, run_at_startup=True),
     cron(archive.rewrap_archive_keys, minute=47, second=15),
     cron(keys.reseal_claim_tokens, minute=52, second=15),
+    # At startup too: it seals the plaintext rows written before migration 0012.
+    cron(keys.reseal_private_texts, minute=57, second=15, run_at_startup=True),
     cron(soroban.sweep_transactions, second={10, 40}, run_at_startup=True),
 ]
-
-
-# Jobs one worker runs at once. arq (0.26) starts at most this many per poll of the queue, so
-# it also caps throughput at MAX_JOBS / poll_delay jobs a second: with 4, a release emailing
-# many heirs went out at 80 emails/s however fast the provider answered (bench/lifecycle.py).
-MAX_JOBS = 16
 
 
 def every(seconds: int) -> dict[str, Any]:
@@ -113,7 +109,7 @@ def create_worker(settings: Settings, clock: Clock | None = None, **overrides: A
         "job_serializer": serialize,
         "job_deserializer": deserialize,
         "ctx": {context.SETTINGS: settings, context.CLOCK: clock or Clock()},
-        "max_jobs": MAX_JOBS,
+        "max_jobs": 4,
         # How often an idle worker asks Redis for jobs (arq's default is 0.5 s). Verifying an
         # upload takes milliseconds, so the pickup delay is most of the time an owner waits for
         # `available`; twenty cheap ZRANGEBYSCOREs a second per idle worker is a fair price.

@@ -1,0 +1,149 @@
+"""Private text at rest: message titles and content, archive titles, descriptions and file names.
+
+Each such column `c` has a sibling `c_sealed` holding `KeyRing.seal("private-text", text, aad)`
+with aad = "<table>.<column>|" + the row's uuid bytes, so a value copied onto another row, or
+into another column of the same row, fails authentication instead of showing the wrong text.
+New writes fill `c_sealed` and leave `c` NULL; `c` still holds the text of rows written before
+migration 0012 (the database has no key, so SQL alone could not seal them) until
+`reseal` (the worker's `reseal_private_texts` cron) seals it and clears it. Nothing the service
+filters or sorts by is among these columns. Decisions: docs/sealed-text.md.
+
+An open that fails is a `SealedTextError` (an IntegrityError): the request answers 500 and the
+error log names the table, column and row, never a text.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from core.crypto import IntegrityError, KeyRing
+from core.db import Pool, autocommit, transaction
+
+PURPOSE = "private-text"
+# Sealed values up to this many characters are remembered once opened (titles, names, short
+# letters); longer ones are opened each time, so the cache stays a few tens of MiB at most.
+_CACHE_MAX_SEALED_CHARS = 2048
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "messages": ("title", "content"),
+    "archive_items": ("title", "description", "file_name"),
+}
+
+
+class SealedTextError(IntegrityError):
+    """A sealed text did not open for its row and column (tampered, moved, or its key retired)."""
+
+
+def select_list(table: str, alias: str) -> str:
+    """The legacy and sealed columns of `table`, for a SELECT (open with `open_row`)."""
+    return ", ".join(f"{alias}.{c}, {alias}.{c}_sealed" for c in COLUMNS[table])
+
+
+def _aad(table: str, column: str, row_id: Any) -> bytes:
+    raw = row_id.bytes if isinstance(row_id, uuid.UUID) else uuid.UUID(str(row_id)).bytes
+    return f"{table}.{column}|".encode() + raw
+
+
+def seal(ring: KeyRing, *, table: str, column: str, row_id: Any, text: str | None) -> str | None:
+    if text is None:
+        return None
+    return ring.seal(PURPOSE, text.encode("utf-8"), _aad(table, column, row_id))
+
+
+@functools.lru_cache(maxsize=8192)
+def _open_cached(ring: KeyRing, table: str, column: str, sealed: str, row_id: Any) -> str:
+    return ring.open(PURPOSE, sealed, _aad(table, column, row_id)).decode("utf-8")
+
+
+def open_text(
+    ring: KeyRing, *, table: str, column: str, row_id: Any, sealed: str | None, legacy: str | None
+) -> str | None:
+    """The text of one column: opened from `sealed`, or the pre-0012 plaintext if not sealed yet."""
+    if sealed is None:
+        return legacy
+    try:
+        if len(sealed) <= _CACHE_MAX_SEALED_CHARS:
+            return _open_cached(ring, table, column, sealed, row_id)
+        return ring.open(PURPOSE, sealed, _aad(table, column, row_id)).decode("utf-8")
+    except IntegrityError as exc:
+        raise SealedTextError(f"{table}.{column} of row {row_id} does not open: {exc}") from None
+
+
+def open_row(ring: KeyRing, table: str, row: Mapping[str, Any], *, id_key: str = "id") -> dict[str, Any]:
+    """A copy of `row` with each `c`/`c_sealed` pair present replaced by the text as `c`."""
+    record = dict(row)
+    row_id = record[id_key]
+    for column in COLUMNS[table]:
+        if f"{column}_sealed" in record:
+            sealed = record.pop(f"{column}_sealed")
+            record[column] = open_text(
+                ring, table=table, column=column, row_id=row_id, sealed=sealed, legacy=record.get(column)
+            )
+    return record
+
+
+def sealed_values(ring: KeyRing, table: str, row_id: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Column values to write: each private text becomes `c_sealed` (and `c` = NULL)."""
+    out: dict[str, Any] = {}
+    for column, value in values.items():
+        if column in COLUMNS[table]:
+            out[column] = None
+            out[f"{column}_sealed"] = seal(ring, table=table, column=column, row_id=row_id, text=value)
+        else:
+            out[column] = value
+    return out
+
+
+def writable(table: str, columns: tuple[str, ...]) -> tuple[str, ...]:
+    """`columns` plus the sealed sibling of each private text among them (for update_row)."""
+    return columns + tuple(f"{c}_sealed" for c in columns if c in COLUMNS[table])
+
+
+async def reseal(pool: Pool, ring: KeyRing, *, batch: int = 200) -> tuple[int, int]:
+    """Seal every private text not yet sealed under the primary key (or not sealed at all).
+
+    Returns (rows rewritten, rows that could not be opened). Once both are 0 no text needs an
+    older key, and no plaintext is left from before 0012. The guarded UPDATE skips a row that
+    was edited meanwhile (the next run takes it). updated_at is left alone: nothing changed.
+    """
+    prefix = f"{ring.primary_id}."
+    resealed = unopenable = 0
+    for table, columns in COLUMNS.items():
+        stale = " OR ".join(
+            f"{c} IS NOT NULL OR ({c}_sealed IS NOT NULL AND NOT starts_with({c}_sealed, %(prefix)s))"
+            for c in columns
+        )
+        pairs = ", ".join(f"{c}, {c}_sealed" for c in columns)
+        after = "00000000-0000-0000-0000-000000000000"
+        while True:
+            async with autocommit(pool) as cur:
+                await cur.execute(
+                    f"SELECT id, {pairs} FROM {table} WHERE ({stale}) AND id > %(after)s ORDER BY id"
+                    " LIMIT %(batch)s",
+                    {"prefix": prefix, "after": after, "batch": batch},
+                )
+                rows = await cur.fetchall()
+            if not rows:
+                break
+            for row in rows:
+                after = str(row["id"])
+                try:
+                    texts = open_row(ring, table, row)
+                except SealedTextError:
+                    unopenable += 1
+                    continue
+                new = sealed_values(ring, table, row["id"], {c: texts[c] for c in columns})
+                assignments = ", ".join(f"{c} = %(new_{c})s" for c in new)
+                guard = " AND ".join(f"{c} IS NOT DISTINCT FROM %(old_{c})s" for c in new)
+                params = {f"new_{c}": v for c, v in new.items()}
+                params.update({f"old_{c}": row[c] for c in new})
+                params["id"] = row["id"]
+                async with transaction(pool) as cur:
+                    await cur.execute(
+                        f"UPDATE {table} SET {assignments} WHERE id = %(id)s AND {guard}", params
+                    )
+                    resealed += cur.rowcount
+    return resealed, unopenable
