@@ -24,7 +24,9 @@ from models import lifecycle, outbox, plans
 from models.common import parse_id
 from models.plans import ACTIVE, APPROVED, DRAFT, PENDING, RELEASED, Plan, effective_threshold, get_by_id
 
-ATTESTATION_KEY = "legacy:attestation:{}:{}"
+# Plan, verification round, guardian: an attestation issued before the owner's veto is not
+# found in the next round, so it cannot approve a release the guardian never saw.
+ATTESTATION_KEY = "legacy:attestation:{}:{}:{}"
 ATTESTATION_TTL = timedelta(minutes=10)
 
 
@@ -184,7 +186,7 @@ async def attestation(
         f"Issued At: {_iso(now)}\n"
         f"Expiration Time: {_iso(now + ATTESTATION_TTL)}"
     )
-    key = ATTESTATION_KEY.format(plan["id"], member["guardian_id"])
+    key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
     await redis.set(key, message, ex=int(ATTESTATION_TTL.total_seconds()))
     return message
 
@@ -280,7 +282,7 @@ async def approve(
         )
     async with autocommit(pool) as cur:
         plan, member = await _locked(cur, user_id, raw_plan_id)
-    key = ATTESTATION_KEY.format(plan["id"], member["guardian_id"])
+    key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
     message = await redis.get(key)
     message = message.decode() if isinstance(message, bytes) else message
     if message is None:
@@ -290,7 +292,10 @@ async def approve(
     if not await challenges.consume_key(redis, key, message):
         raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
     async with transaction(pool) as cur:
+        signed_round = plan["verification_round"]
         plan, member = await _locked(cur, user_id, raw_plan_id)
+        if plan["verification_round"] != signed_round:
+            raise Unauthorized("The attestation was for an earlier verification; request a new one")
         row_ids = await record_approval(
             cur,
             plan=plan,
