@@ -44,9 +44,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import archive, capsule, loadgen, soroban, wrk  # noqa: E402
+from bench import archive, capsule, lifecycle, loadgen, soroban, wrk  # noqa: E402
 from core.crypto import KeyRing  # noqa: E402
 from core.migrate import apply_migrations  # noqa: E402
+from core.settings import load_settings  # noqa: E402
 from tests.s3server import (  # noqa: E402
     TEST_ACCESS_KEY_ID,
     TEST_REGION,
@@ -64,7 +65,7 @@ BENCH_DATABASE = f"lps_bench_{os.getpid()}"
 # index the same way, so it never flushes a test session's (or another bench's) data.
 REDIS_CLAIM_KEY = "legacy-planning:test-lock"
 RESULTS_DIR = ROOT / "bench" / "results"
-SCENARIOS = ("auth", "beneficiaries", "messages", "archive", "capsule", "soroban")
+SCENARIOS = ("auth", "beneficiaries", "messages", "archive", "capsule", "soroban", "lifecycle")
 # Sign-in wallets, used round-robin: each stays below 10 challenges a minute (sign_in_wallets).
 SIGN_IN_WALLETS = 4096
 SIGN_IN_RATE_BOUND = 2000
@@ -508,7 +509,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         default=",".join(SCENARIOS),
-        help="comma-separated: auth, beneficiaries, messages, archive, capsule, soroban (default: all)",
+        help="comma-separated: auth, beneficiaries, messages, archive, capsule, soroban, lifecycle"
+        " (default: all)",
     )
     parser.add_argument("--duration", type=float, default=5, help="seconds per timed run (default 5)")
     parser.add_argument(
@@ -556,10 +558,13 @@ def service_env(database_url: str, redis_url: str, storage: dict[str, str], port
         ENCRYPTION_KEYS=KeyRing.generate_entry("bench1"),
         # One client address sends every challenge here; the per-wallet limit stays as shipped.
         RATE_LIMIT_CHALLENGE_PER_IP="100000000",
-        # Required in production (claim links in emails); the bench sends no email.
-        PUBLIC_APP_URL="http://127.0.0.1:5173",
+        # Required in production (claim links in emails).
         ARCHIVE_MAX_BYTES=str(2 * 1024**3),
+        PUBLIC_APP_URL="http://127.0.0.1:5173",
+        # The lifecycle bench times the scan itself: the worker's own scan stays out of its way.
+        LIFECYCLE_SCAN_SECONDS="3600",
         LOG_LEVEL="INFO",
+        ARQ_QUEUE_NAME=f"bench-queue-{os.getpid()}",
         PYTHONUNBUFFERED="0",
     )
     return env
@@ -590,6 +595,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
     capsule_results: dict[str, Any] | None = None
     soroban_results: dict[str, Any] | None = None
     soroban_rpc: SorobanRpcEmulator | None = None
+    lifecycle_results: dict[str, Any] | None = None
     stop_moto = None
     try:
         if args.storage == "s3":
@@ -610,6 +616,15 @@ async def main(argv: Sequence[str] | None = None) -> int:
             soroban_rpc = SorobanRpcEmulator(contract_id=random_contract_id())
             await soroban_rpc.start()
             env.update(SERVICE_CONTRACT_ID=str(soroban_rpc.contract_id), SOROBAN_RPC_URL=soroban_rpc.url)
+        if "lifecycle" in args.only:  # a local stand-in for the email provider
+            email_port = free_port()
+            email = start_server("email", ["tests.emailserver", str(email_port)], env, workdir)
+            servers.append(email)
+            env.update(
+                EMAIL_PROVIDER_URL=f"http://127.0.0.1:{email_port}/emails",
+                EMAIL_PROVIDER_API_KEY="bench-provider-key",
+                EMAIL_FROM="bench@example.test",
+            )
         api = start_server("service", ["core.cli", "serve"], env, workdir)
         api.base_url = f"http://127.0.0.1:{env['PORT']}"
         servers.append(api)
@@ -618,7 +633,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
         ceiling.base_url = f"http://127.0.0.1:{ceiling_env['PORT']}"
         servers.append(ceiling)
         worker = None
-        if {"archive", "capsule"} & set(args.only):
+        if {"archive", "capsule", "lifecycle"} & set(args.only):
             worker = start_server("worker", ["core.cli", "worker"], env, workdir)
             servers.append(worker)
         await wait_ready(api, "/api/health")
@@ -641,6 +656,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
                 return start_server(name, ["core.cli", "worker"], env, workdir)
 
             soroban_results = await soroban.run(bench, workdir, start_worker)
+        if "lifecycle" in args.only:
+            lifecycle_results = await lifecycle.run(bench, load_settings(env))
         for server in servers:
             server.check_alive()
     finally:
@@ -674,6 +691,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
                 "archive": archive_results,
                 "capsule": capsule_results,
                 "soroban": soroban_results,
+                "lifecycle": lifecycle_results,
             },
             indent=2,
             default=str,

@@ -35,6 +35,9 @@ class CaptureServer:
     requests: list[Captured] = field(default_factory=list)
     # Scripted answers, used in order: (status, headers); then 202.
     script: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    # Scripted answers by recipient address, used before `script` (concurrent requests of one
+    # batch arrive in any order, so a test scripting several outcomes names the recipient).
+    script_to: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
     # Set `hold` to keep each request open (recorded, unanswered) until the event is set, like a
     # provider that accepted the email but whose answer never reached the sender.
     hold: asyncio.Event | None = None
@@ -52,11 +55,13 @@ class CaptureServer:
         return [r for r in self.requests if r.to == address]
 
     async def handle(self, request: web.Request) -> web.Response:
-        self.requests.append(Captured(dict(request.headers), json.loads(await request.read())))
+        captured = Captured(dict(request.headers), json.loads(await request.read()))
+        self.requests.append(captured)
         self.received.set()
         if self.hold is not None:
             await self.hold.wait()
-        status, headers = self.script.pop(0) if self.script else (202, {})
+        scripted = self.script_to.get(captured.to) or self.script
+        status, headers = scripted.pop(0) if scripted else (202, {})
         return web.json_response({"id": f"msg-{len(self.requests)}"}, status=status, headers=headers)
 
 
@@ -78,3 +83,31 @@ async def email_provider() -> AsyncIterator[CaptureServer]:
     server, runner = await start_capture_server()
     yield server
     await runner.cleanup()
+
+
+async def _serve(port: int) -> None:
+    import asyncio
+
+    server, runner = await start_capture_server(port)
+    server.requests = _Counter()  # type: ignore[assignment]
+    print(f"email capture server on {server.url}", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+class _Counter(list):  # type: ignore[type-arg]
+    """Long benchmark runs only count requests; the bodies are not kept."""
+
+    count = 0
+
+    def append(self, item: Any) -> None:
+        self.count += 1
+
+
+if __name__ == "__main__":  # the benchmarks run it as its own process: python -m tests.emailserver PORT
+    import asyncio
+    import sys
+
+    asyncio.run(_serve(int(sys.argv[1])))

@@ -4,11 +4,15 @@ without a key, recovered after a lost job; nothing private in logs."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
 import redis as redis_sync
 
+from core import queue
+from core.redis import connect
+from models import outbox
 from tests.emailserver import API_KEY
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, report
@@ -56,10 +60,10 @@ async def test_retried_on_503_after_retry_after_with_the_same_key(
     await run_worker(settings=email_provider.settings)
     assert [(r["status"], r["attempts"]) for r in rows(settings)] == [("pending", 1)] * 2
     assert all("503" in r["last_error"] for r in rows(settings))
-    clock.advance(seconds=119)  # Retry-After (120 s) beats the 30 s backoff
+    clock.advance(seconds=100)  # past the 30 s backoff, not past Retry-After (120 s); margin for real time
     await run_worker(settings=email_provider.settings)
     assert len(email_provider.requests) == 2
-    clock.advance(seconds=2)
+    clock.advance(seconds=21)
     await run_worker(settings=email_provider.settings)
     assert [r["status"] for r in rows(settings)] == ["sent", "sent"]
     keys = [r.headers["Idempotency-Key"] for r in email_provider.requests]
@@ -136,3 +140,86 @@ async def test_names_are_escaped_and_logs_carry_no_bodies(
     assert "<b>Olive</b>" not in guardian_mail.body["html"]
     assert "<b>Olive</b> & co" in guardian_mail.body["text"]
     assert guardian_mail.body["subject"] not in caplog.text and GUARDIAN not in caplog.text
+
+
+async def test_a_batch_with_mixed_outcomes_records_each_row(
+    client, clock, run_worker, email_provider, settings
+):
+    """One job carries the event's three rows: 503 → retried at Retry-After, 400 → failed,
+    2xx → sent, each recorded on its own row; every key reaches the provider once per attempt."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=2)
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    outbox = rows(settings)
+    assert len(outbox) == 3
+    conn = redis_sync.Redis.from_url(settings.redis_url)
+    assert len(list(conn.scan_iter("arq:job:email:*"))) == 1  # one job for the event's rows
+    conn.close()
+    addresses = sorted([OWNER, GUARDIAN, "guardian1@example.org"])
+    retried, refused, sent = addresses
+    email_provider.script_to = {retried: [(503, {"Retry-After": "300"})], refused: [(400, {})]}
+    await run_worker(settings=email_provider.settings)
+    by_to = {r.to: r.headers["Idempotency-Key"] for r in email_provider.requests}
+    assert sorted(by_to) == addresses and len(email_provider.requests) == 3
+    state = {
+        r["id"]: r
+        for r in query(
+            settings,
+            "SELECT id::text AS id, status, attempts, last_error, finished_at,"
+            " extract(epoch FROM next_attempt_at - created_at) AS wait FROM outbox",
+        )
+    }
+    assert state[by_to[retried]]["status"] == "pending" and state[by_to[retried]]["attempts"] == 1
+    assert "503" in state[by_to[retried]]["last_error"] and state[by_to[retried]]["wait"] >= 300
+    assert state[by_to[refused]]["status"] == "failed" and "400" in state[by_to[refused]]["last_error"]
+    assert state[by_to[sent]]["status"] == "sent" and state[by_to[sent]]["last_error"] is None
+    assert all(r["finished_at"] is not None for k, r in state.items() if k != by_to[retried])
+
+    clock.advance(seconds=240)  # the sweep runs: nothing is due before Retry-After
+    await run_worker(settings=email_provider.settings)
+    assert len(email_provider.requests) == 3
+    clock.advance(seconds=70)
+    await run_worker(settings=email_provider.settings)
+    keys = [r.headers["Idempotency-Key"] for r in email_provider.requests]
+    assert sorted(keys) == sorted([by_to[retried], *by_to.values()])  # only the retried row again
+    final = {r["id"]: (r["status"], r["attempts"]) for r in rows(settings)}
+    assert final == {by_to[retried]: ("sent", 2), by_to[refused]: ("failed", 1), by_to[sent]: ("sent", 1)}
+
+
+@pytest.mark.fault
+async def test_two_jobs_holding_the_same_rows_send_each_once(
+    client, run_worker, email_provider, settings, caplog
+):
+    """Jobs are at least once and the sweep may queue rows another job is sending: the rows are
+    claimed (locked) by one job until it records them, so a second job carrying the same rows
+    while the first waits on the provider sends nothing."""
+    await _two_emails(client)
+    ids = [r["id"] for r in rows(settings)]
+    conn = redis_sync.Redis.from_url(settings.redis_url)
+    queued = {k.decode().removeprefix("arq:job:") for k in conn.scan_iter("arq:job:email:*")}
+    assert len(queued) == 1
+    (first,) = queued
+    second = outbox.job_id(next(i for i in ids if f":{i}:" not in first), 0)
+    arq = await connect(settings.redis_url, settings.arq_queue_name)
+    try:
+        batch = [next(i for i in ids if f":{i}:" not in first), *[i for i in ids if f":{i}:" in first]]
+        assert await queue.enqueue(arq, outbox.DELIVER_JOB, batch, job_id=second)
+    finally:
+        await arq.aclose()
+    email_provider.hold = asyncio.Event()
+    worker = asyncio.create_task(run_worker(settings=email_provider.settings))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while len(email_provider.requests) < 2:  # one job holds both rows at the provider
+        assert loop.time() < deadline and not worker.done(), "the rows never reached the provider"
+        await asyncio.sleep(0.02)
+    while not any(conn.exists(queue.result_key(j)) for j in (first, second)):  # the other returned
+        assert loop.time() < deadline and not worker.done(), "no job finished while the other was held"
+        await asyncio.sleep(0.02)
+    assert len(email_provider.requests) == 2  # it sent nothing: the rows were claimed
+    email_provider.hold.set()
+    await worker
+    conn.close()
+    assert "deserializing" not in caplog.text and "failed" not in caplog.text  # both jobs ran
+    assert sorted(r.headers["Idempotency-Key"] for r in email_provider.requests) == sorted(ids)
+    assert [(r["status"], r["attempts"]) for r in rows(settings)] == [("sent", 1)] * 2

@@ -33,7 +33,8 @@ FUNCTIONS: list[Any] = [
     # Reads a header and the final segment (milliseconds); 60 s covers a slow storage call.
     # One spare try: a run killed mid-attempt still counts in the item's own attempt counter.
     func(archive.verify_archive_item, max_tries=archive.MAX_ATTEMPTS + 1, timeout=60),
-    # One provider request, itself bounded at 20 s (core.mailer.TIMEOUT), plus two small queries.
+    # A batch of up to 32 rows sent 16 at a time, each request bounded at 20 s
+    # (core.mailer.TIMEOUT): two waves at worst, plus two small queries.
     # Retries are new attempts scheduled on the outbox row (workers/email.py), not arq retries;
     # the spare tries cover a run killed mid-attempt.
     func(email.deliver_email, max_tries=3, timeout=60),
@@ -51,6 +52,12 @@ CRON_JOBS = [
     cron(keys.reseal_private_texts, minute=57, second=15, run_at_startup=True),
     cron(soroban.sweep_transactions, second={10, 40}, run_at_startup=True),
 ]
+
+
+# Jobs one worker runs at once. arq (0.26) starts at most this many per poll of the queue, so
+# it also caps throughput at MAX_JOBS / poll_delay jobs a second: with 4, a release emailing
+# many heirs went out at 80 emails/s however fast the provider answered (bench/lifecycle.py).
+MAX_JOBS = 16
 
 
 def every(seconds: int) -> dict[str, Any]:
@@ -109,7 +116,7 @@ def create_worker(settings: Settings, clock: Clock | None = None, **overrides: A
         "job_serializer": serialize,
         "job_deserializer": deserialize,
         "ctx": {context.SETTINGS: settings, context.CLOCK: clock or Clock()},
-        "max_jobs": 4,
+        "max_jobs": MAX_JOBS,
         # How often an idle worker asks Redis for jobs (arq's default is 0.5 s). Verifying an
         # upload takes milliseconds, so the pickup delay is most of the time an owner waits for
         # `available`; twenty cheap ZRANGEBYSCOREs a second per idle worker is a fair price.

@@ -1,0 +1,303 @@
+"""The lifecycle: the scheduler's scan against idle plans, and email delivery from the outbox.
+
+- **Scan**: 100 000 Active plans of which 1 000 are due (their grace period ended: each scan
+  starts verification, writing its transition, timeline entry and outbox row), then the same
+  with 10 000 plans, same 1 000 due. Both times come from `models.scheduler.scan`, the
+  function the cron runs, against the bench database; the due plans are reset between runs
+  (SCAN_ROUNDS each, median kept). The two should be within 25 %: the scan reads due plans
+  through the partial index on `next_due_at`, so idle plans cost nothing. The plan's
+  `EXPLAIN (ANALYZE, BUFFERS)` is printed for both sizes.
+- **Outbox delivery**: EMAILS outbox rows enqueued to the real worker as the API does
+  (`outbox.enqueue`: one `deliver_email` job per batch of 32 rows; each claims its rows in one
+  query, renders text + HTML, POSTs them concurrently with Idempotency-Key, records them in
+  one statement) against a local capture server (`python -m tests.emailserver`), timed until
+  the last row is `sent`; the ceiling is a bare aiohttp client posting the same bodies to the
+  same server, at 16 concurrent requests (arq `max_jobs`, what the worker had with one job per
+  row) and at 32 (the worker's connection pool, what it has now), the better of the two kept.
+  Target ≥ 0.5. BENCH_OUTBOX_ROUNDS (default SCAN_ROUNDS) rounds, medians.
+
+Data is generated in SQL (`INSERT … SELECT generate_series`), so setting up 100 000 plans
+takes seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+import psycopg2
+import psycopg2.extensions
+from arq.connections import ArqRedis
+
+from core import db, mailer
+from core.crypto import KeyRing
+from core.migrate import apply_migrations
+from core.redis import connect
+from core.settings import Settings
+from models import emails, outbox, scheduler
+from workers.main import MAX_JOBS
+
+if TYPE_CHECKING:
+    from bench.run import Bench
+
+BIG, SMALL, DUE = 100_000, 10_000, 1_000
+SCAN_ROUNDS = 5
+EMAILS = 2_000
+BARE_CONCURRENCY = (MAX_JOBS, 32)
+
+DUE_SQL = "SELECT next_due_at, id FROM plans WHERE next_due_at <= %s ORDER BY next_due_at, id LIMIT 500"
+
+
+def _execute(database_url: str, *statements: str, params: Any = None) -> list[Any]:
+    conn = psycopg2.connect(database_url)
+    conn.autocommit = True
+    rows: list[Any] = []
+    with conn.cursor() as cur:
+        for sql in statements:
+            cur.execute(sql, params)
+            if cur.description:
+                rows = cur.fetchall()
+    conn.close()
+    return rows
+
+
+def make_plans(database_url: str, total: int, due: int) -> None:
+    """`total` owners with Active plans; the first `due` are past their grace period."""
+    _execute(
+        database_url,
+        "INSERT INTO users (wallet_address, name, email)"
+        " SELECT 'GBENCHPLAN' || g, 'Owner ' || g, 'owner' || g || '@example.test'"
+        " FROM generate_series(1, %(total)s) g",
+        # Idle plans: checked in within the last 30 days, next stage spread over the coming weeks.
+        "INSERT INTO plans (user_id, status, activated_at, last_check_in_at, check_in_due_at, next_due_at)"
+        " SELECT u.id, 'Active', now() - interval '100 days', now() - mod(n, 30) * interval '1 day',"
+        "  now() + (90 - mod(n, 30)) * interval '1 day', now() + (76 - mod(n, 30)) * interval '1 day'"
+        " FROM (SELECT id, row_number() OVER (ORDER BY wallet_address) AS n FROM users"
+        "       WHERE wallet_address LIKE 'GBENCHPLAN%%') u",
+        "UPDATE plans SET last_check_in_at = now() - interval '120 days',"
+        " check_in_due_at = now() - interval '30 days', stage_done = 4,"
+        " next_due_at = now() - interval '16 days'"
+        " WHERE id IN (SELECT id FROM plans ORDER BY id LIMIT %(due)s)",
+        "VACUUM ANALYZE plans",
+        "VACUUM ANALYZE users",
+        params={"total": total, "due": due},
+    )
+
+
+def reset_due(database_url: str, due: int) -> None:
+    """Put the due plans back as they were before a scan, and drop what the scan wrote."""
+    _execute(
+        database_url,
+        "UPDATE plans SET status = 'Active', verification_round = 0, verification_started_at = NULL,"
+        " verification_reason = NULL, next_due_at = now() - interval '16 days'"
+        " WHERE id IN (SELECT id FROM plans ORDER BY id LIMIT %(due)s)",
+        "TRUNCATE outbox, plan_transitions, activity",
+        "VACUUM ANALYZE plans",
+        params={"due": due},
+    )
+
+
+def explain(database_url: str) -> str:
+    rows = _execute(database_url, "EXPLAIN (ANALYZE, BUFFERS) " + DUE_SQL, params=(datetime.now(UTC),))
+    return "\n".join(r[0] for r in rows)
+
+
+async def scan_once(pool: db.Pool, database_url: str, due: int) -> float:
+    reset_due(database_url, due)
+    started = time.perf_counter()
+    result = await scheduler.scan(pool, now=datetime.now(UTC), contract_configured=False)
+    elapsed = time.perf_counter() - started
+    if result["counts"] != {"verification_started": due}:
+        raise RuntimeError(f"scan did not process exactly the due plans: {result['counts']}")
+    return elapsed
+
+
+def sibling_database(database_url: str, suffix: str) -> str:
+    """A second migrated database next to the bench one (dropped by `drop_sibling`)."""
+    name = psycopg2.extensions.parse_dsn(database_url)["dbname"] + suffix
+    _execute(database_url, f'DROP DATABASE IF EXISTS "{name}"', f'CREATE DATABASE "{name}"')
+    url = psycopg2.extensions.make_dsn(database_url, dbname=name)
+    apply_migrations(url)
+    return url
+
+
+def drop_sibling(database_url: str, sibling_url: str) -> None:
+    name = psycopg2.extensions.parse_dsn(sibling_url)["dbname"]
+    _execute(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def bench_scan(database_url: str) -> dict[str, Any]:
+    """100k plans in the bench database, 10k in a sibling; rounds alternate between the two so
+    load from elsewhere on the machine falls on both alike."""
+    small_url = sibling_database(database_url, "_small")
+    try:
+        _execute(database_url, "TRUNCATE users CASCADE")
+        make_plans(database_url, BIG, DUE)
+        make_plans(small_url, SMALL, DUE)
+        reset_due(database_url, DUE)
+        reset_due(small_url, DUE)
+        big_plan, small_plan = explain(database_url), explain(small_url)  # with the due plans in place
+        times: dict[str, list[float]] = {"big": [], "small": []}
+        pools = {"big": await db.create_pool(database_url, 10), "small": await db.create_pool(small_url, 10)}
+        urls = {"big": database_url, "small": small_url}
+        try:
+            for _ in range(SCAN_ROUNDS):
+                for size in ("big", "small"):
+                    times[size].append(await scan_once(pools[size], urls[size], DUE))
+        finally:
+            for pool in pools.values():
+                pool.close()
+                await pool.wait_closed()
+    finally:
+        drop_sibling(database_url, small_url)
+    medians = {size: statistics.median(runs) for size, runs in times.items()}
+    ratio = medians["big"] / medians["small"]
+    for size, n in (("big", BIG), ("small", SMALL)):
+        print(
+            f"  lifecycle scan, {n:>7} plans, {DUE} due   {medians[size] * 1000:8.1f} ms"
+            f"  ({DUE / medians[size]:.0f} plans/s; rounds {[round(t, 3) for t in times[size]]})",
+            flush=True,
+        )
+    print(f"  lifecycle scan 100k / 10k time ratio {ratio:.2f} (target within 1.25)")
+    print("  EXPLAIN (100k):\n    " + big_plan.replace("\n", "\n    "))
+    print("  EXPLAIN (10k):\n    " + small_plan.replace("\n", "\n    "))
+    return {
+        "plans_100k": {"median_s": medians["big"], "rounds_s": times["big"]},
+        "plans_10k": {"median_s": medians["small"], "rounds_s": times["small"]},
+        "ratio": ratio,
+        "explain_100k": big_plan,
+        "explain_10k": small_plan,
+    }
+
+
+def make_outbox(database_url: str, count: int) -> list[str]:
+    if _execute(database_url, "SELECT count(*) FROM plans")[0][0] < count:  # outbox bench alone
+        make_plans(database_url, count, 0)
+    rows = _execute(
+        database_url,
+        "TRUNCATE outbox",
+        "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at,"
+        " created_at) SELECT 'check_in_reminder', p.id, 'owner', p.user_id,"
+        " jsonb_build_object('dueAt', p.check_in_due_at, 'daysBefore', 3), now(), now()"
+        " FROM plans p ORDER BY p.id LIMIT %(count)s RETURNING id::text",
+        params={"count": count},
+    )
+    return [r[0] for r in rows]
+
+
+async def worker_rate(database_url: str, redis: ArqRedis, ids: list[str]) -> float:
+    """Enqueue every row as the API would, time until the last one is `sent` (polled every 20 ms)."""
+    conn = psycopg2.connect(database_url)
+    conn.autocommit = True
+    cur = conn.cursor()
+
+    def sent() -> int:
+        cur.execute("SELECT count(*) FROM outbox WHERE status = 'sent'")
+        return int(cur.fetchone()[0])
+
+    try:
+        started = time.perf_counter()
+        await outbox.enqueue(redis, ids)
+        while sent() < len(ids):
+            if time.perf_counter() - started > 300:
+                raise RuntimeError(f"the worker sent {sent()} of {len(ids)} emails in 300 s")
+            await asyncio.sleep(0.02)
+        return len(ids) / (time.perf_counter() - started)
+    finally:
+        conn.close()
+
+
+async def bodies(
+    database_url: str, settings: Settings, ring: KeyRing, ids: list[str]
+) -> list[tuple[str, bytes]]:
+    """The very requests the worker sends (rendered the same way), for the bare client."""
+    pool = await db.create_pool(database_url, 4)
+    out = []
+    try:
+        for row_id in ids:
+            row = await emails.load(pool, row_id)
+            assert row is not None
+            message = emails.render(row, ring=ring, public_app_url=settings.public_app_url)
+            out.append((row_id, mailer.body(settings, message)))
+    finally:
+        pool.close()
+        await pool.wait_closed()
+    return out
+
+
+async def bare_rate(settings: Settings, requests: list[tuple[str, bytes]], concurrency: int) -> float:
+    queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
+    for item in requests:
+        queue.put_nowait(item)
+
+    async def post_all(session: aiohttp.ClientSession) -> None:
+        while not queue.empty():
+            row_id, data = queue.get_nowait()
+            headers = {
+                "Authorization": f"Bearer {settings.email_provider_api_key}",
+                "Content-Type": "application/json",
+                "Idempotency-Key": row_id,
+            }
+            async with session.post(settings.email_provider_url, data=data, headers=headers) as resp:
+                await resp.read()
+                if resp.status >= 300:
+                    raise RuntimeError(f"capture server answered {resp.status}")
+
+    async with mailer.open_session() as session:
+        started = time.perf_counter()
+        await asyncio.gather(*(post_all(session) for _ in range(concurrency)))
+        return len(requests) / (time.perf_counter() - started)
+
+
+async def bench_outbox(
+    database_url: str, redis_url: str, settings: Settings, ring: KeyRing
+) -> dict[str, Any]:
+    redis = await connect(redis_url, settings.arq_queue_name)
+    worker: list[float] = []
+    bare: dict[int, list[float]] = {c: [] for c in BARE_CONCURRENCY}
+    try:
+        for _ in range(int(os.environ.get("BENCH_OUTBOX_ROUNDS", SCAN_ROUNDS))):
+            ids = make_outbox(database_url, EMAILS)
+            same = await bodies(database_url, settings, ring, ids)  # rendered while still pending
+            worker.append(await worker_rate(database_url, redis, ids))
+            for concurrency in BARE_CONCURRENCY:
+                bare[concurrency].append(await bare_rate(settings, same, concurrency))
+    finally:
+        await redis.aclose()
+    worker_per_s = statistics.median(worker)
+    bare_by = {c: statistics.median(r) for c, r in bare.items()}
+    bare_per_s = max(bare_by.values())
+    result: dict[str, Any] = {
+        "emails": EMAILS,
+        "worker_per_s": worker_per_s,
+        "bare_per_s": bare_per_s,
+        "bare_per_s_by_concurrency": bare_by,
+        "ratio": worker_per_s / bare_per_s,
+        "rounds_worker": [round(r) for r in worker],
+        "rounds_bare": {c: [round(x) for x in r] for c, r in bare.items()},
+    }
+    print(
+        f"  outbox delivery ({EMAILS} emails)        worker {result['worker_per_s']:7.0f}/s"
+        f"  bare client {result['bare_per_s']:7.0f}/s (best of "
+        + ", ".join(f"{c}: {v:.0f}/s" for c, v in bare_by.items())
+        + f")  ratio {result['ratio']:.2f} (target >= 0.5)"
+        f"  rounds {result['rounds_worker']} / {result['rounds_bare']}",
+        flush=True,
+    )
+    return result
+
+
+async def run(bench: Bench, settings: Settings) -> dict[str, Any]:
+    """Both measurements; `settings` are the service's (database, Redis, email provider)."""
+    print("lifecycle:", flush=True)
+    parts = os.environ.get("BENCH_LIFECYCLE_PARTS", "scan,outbox").split(",")
+    scan = await bench_scan(bench.database_url) if "scan" in parts else None
+    if "outbox" not in parts:
+        return {"scan": scan, "outbox": None}
+    delivery = await bench_outbox(bench.database_url, settings.redis_url, settings, settings.key_ring)
+    return {"scan": scan, "outbox": delivery}
