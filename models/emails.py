@@ -96,10 +96,13 @@ async def claim(pool: Pool, row_ids: list[str], *, now: datetime) -> AsyncIterat
     query (`FOR UPDATE SKIP LOCKED`), and keep them locked until the batch is recorded and
     committed. Two jobs holding the same row id never both send it; a worker killed mid-batch
     drops its connection, so PostgreSQL rolls back and releases the rows at once, still pending
-    with no attempt counted, for the rerun of the job (or the sweep)."""
+    with no attempt counted, for the rerun of the job (or the sweep). A first attempt is always
+    due (its time was written by the API's clock, which may run ahead of this host's); a retry
+    waits for the time this worker's side set from the backoff and Retry-After."""
     async with transaction(pool) as cur:
         await cur.execute(
-            _SELECT + " WHERE o.id = ANY(%s::uuid[]) AND o.status = 'pending' AND o.next_attempt_at <= %s"
+            _SELECT + " WHERE o.id = ANY(%s::uuid[]) AND o.status = 'pending'"
+            " AND (o.attempts = 0 OR o.next_attempt_at <= %s)"
             " ORDER BY o.id FOR UPDATE OF o SKIP LOCKED",
             (list(row_ids), now),
         )
