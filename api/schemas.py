@@ -105,7 +105,18 @@ class UtcDateTime(fields.DateTime):
             return None
         if not isinstance(value, datetime):
             return str(value)
-        return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        utc = value.astimezone(UTC)
+        # = utc.isoformat(timespec="milliseconds") with Z for +00:00, at half the cost (every
+        # row has two or three times; tests/test_list_dump.py checks it against marshmallow).
+        return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (  # noqa: UP031 - the fastest formatting here
+            utc.year,
+            utc.month,
+            utc.day,
+            utc.hour,
+            utc.minute,
+            utc.second,
+            utc.microsecond // 1000,
+        )
 
     def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> str | None:
         return self.to_wire(value)

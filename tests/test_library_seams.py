@@ -46,8 +46,9 @@ async def test_cursors_are_freed_by_refcount_once_unlinked(settings):
 
 
 async def test_result_key_is_where_arq_keeps_a_finished_result(settings, run_worker):
-    """core.queue.result_key knows arq's key layout (no public call drops a kept result); if arq
-    moves it, enqueue_once could no longer re-queue a finished job and this fails."""
+    """core.queue knows arq's key layout: result_key (no public call drops a kept result) and
+    enqueue (arq's enqueue_job as one Lua script: job key, result key, queue score). If arq moves
+    either, the worker no longer finds the job or enqueue_once no longer re-queues, and this fails."""
     pool = await core_redis.connect(settings.redis_url, settings.arq_queue_name)
     try:
         job_id = f"seam-{uuid.uuid4().hex}"

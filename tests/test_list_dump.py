@@ -103,3 +103,17 @@ def test_dump_hooks_are_seen_and_such_schemas_dump_through_marshmallow():
         assert dump_many(schema, rows) == schema.dump(rows, many=True)
     assert dump_many(Hooked(), rows)[0] == {"id": "AB"}
     assert dump_many(Computed(), rows)[0] == {"id": "ab", "twice": "abab", "fixed": "c", "defaulted": "d"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime.datetime(1, 1, 1, tzinfo=datetime.UTC),
+        datetime.datetime(2026, 12, 31, 23, 59, 59, 999999, tzinfo=datetime.UTC),
+        datetime.datetime(2026, 3, 1, 0, 30, 0, 1000, tzinfo=datetime.timezone(-datetime.timedelta(hours=3))),
+        datetime.datetime(9999, 12, 31, 13, 0, 0, 999, tzinfo=datetime.timezone(datetime.timedelta(hours=9))),
+    ],
+)
+def test_utc_times_are_iso_8601_milliseconds_with_z(value):
+    expected = value.astimezone(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    assert UtcDateTime.to_wire(value) == expected
