@@ -3,6 +3,12 @@ and a test clock moved forward instead of sleeping."""
 
 from __future__ import annotations
 
+import asyncio
+import re
+from datetime import datetime, timedelta
+
+import redis as redis_sync
+
 from tests.helpers import assert_error, sign, sign_in
 from tests.lifecycle_helpers import (
     activate_plan,
@@ -294,3 +300,37 @@ async def test_attestations_are_single_use_and_bound_to_the_guardian_wallet(clie
     assert bad.status == 400
     evidence = query(settings, "SELECT message, signature FROM plan_approvals")
     assert evidence == [{"message": message, "signature": signature}]
+
+
+async def test_an_attestation_expires_after_ten_minutes(client, settings):
+    """The attestation lives in Redis with a 10-minute TTL (Redis keeps real time, which the test
+    clock cannot move): the TTL is checked, then Redis is made to expire the key for real, and a
+    signature over the expired text is refused."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=3)
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    guardian = setup.guardians[0]
+    session = await guardian_session(client, guardian)
+    url = f"/api/legacy/guardianships/{setup.plan_id}"
+    message = (await (await client.get(f"{url}/attestation", headers=session.headers)).json())["message"]
+    issued = re.search(r"Issued At: (\S+)", message)
+    expires = re.search(r"Expiration Time: (\S+)", message)
+    assert issued and expires
+    lifetime = datetime.fromisoformat(expires[1]) - datetime.fromisoformat(issued[1])
+    assert lifetime == timedelta(minutes=10)
+    redis = redis_sync.Redis.from_url(settings.redis_url)
+    try:
+        keys = redis.keys("legacy:attestation:*")
+        assert len(keys) == 1
+        assert 590 <= redis.ttl(keys[0]) <= 600
+        redis.pexpire(keys[0], 1)
+        await asyncio.sleep(0.05)
+        assert redis.exists(keys[0]) == 0
+    finally:
+        redis.close()
+    resp = await client.post(
+        f"{url}/approve", json={"signature": sign(guardian.keypair, message)}, headers=session.headers
+    )
+    assert resp.status == 401
+    assert "expired" in (await resp.json())["message"]
+    assert query(settings, "SELECT id FROM plan_approvals") == []
