@@ -208,20 +208,10 @@ async def start_verification_in(
     if moved is None:
         return None
     context = {"reason": reason}
-    row_ids = [
-        await outbox.add(
-            cur,
-            kind="verification_started",
-            plan_id=plan["id"],
-            recipient_type="owner",
-            recipient_id=plan["user_id"],
-            now=now,
-            context=context,
-        )
-    ]
-    row_ids += await outbox.add_for_guardians(
+    row_ids = await outbox.add_for_owner_and_guardians(
         cur,
-        kind="verification_requested",
+        owner_kind="verification_started",
+        guardian_kind="verification_requested",
         plan_id=plan["id"],
         owner_id=plan["user_id"],
         now=now,
@@ -261,20 +251,10 @@ async def approve_in(
     if moved is None:
         return []
     context = {"releaseAt": release_at.isoformat()}
-    row_ids = [
-        await outbox.add(
-            cur,
-            kind="plan_approved",
-            plan_id=plan["id"],
-            recipient_type="owner",
-            recipient_id=plan["user_id"],
-            now=now,
-            context=context,
-        )
-    ]
-    row_ids += await outbox.add_for_guardians(
+    row_ids = await outbox.add_for_owner_and_guardians(
         cur,
-        kind="plan_approved_guardian",
+        owner_kind="plan_approved",
+        guardian_kind="plan_approved_guardian",
         plan_id=plan["id"],
         owner_id=plan["user_id"],
         now=now,
