@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from aiohttp import web
-from aiohttp_apigami import setup_aiohttp_apispec, validation_middleware
+from aiohttp_apigami import setup_aiohttp_apispec
 from aiohttp_apigami.constants import APISPEC_PARSER
 
 from api import (
@@ -98,12 +98,13 @@ async def _soroban(app: web.Application) -> AsyncIterator[None]:
 
 
 def create_app(settings: Settings, clock: Clock | None = None) -> web.Application:
+    origins = headers.allowed_origins(settings)
     app = web.Application(
         middlewares=[
             middleware.request_context,
-            headers.cors_preflight,
+            # Preflights only matter when some origin is allowed; otherwise OPTIONS is a 405.
+            *([headers.cors_preflight] if origins else []),
             middleware.errors,
-            validation_middleware,
         ],
         client_max_size=middleware.MAX_BODY,
     )
@@ -114,7 +115,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
         app.router.add_routes(module.routes)
     app.on_response_prepare.append(capsule.capsule_headers)
     app.on_response_prepare.append(headers.response_headers)
-    app[CORS_ORIGINS] = headers.allowed_origins(settings)
+    app[CORS_ORIGINS] = origins
     app[METRICS] = metrics.Metrics()
     before = set(app.router.routes())
     setup_aiohttp_apispec(

@@ -19,6 +19,8 @@ import psycopg2
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
+from aiohttp_apigami import validation_middleware
+from aiohttp_apigami.constants import SCHEMAS_ATTR
 from redis.exceptions import RedisError
 
 from api.keys import CLOCK, DB, METRICS, SETTINGS, USER_ID
@@ -92,8 +94,8 @@ def _streamed(request: web.Request) -> bool:
 async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Every failure leaves as the standard error body; internals are logged, never returned.
 
-    Authentication runs inside it (a function, not one more middleware: each layer is a
-    coroutine frame on every request; bench/README.md), before body validation.
+    Authentication and body validation run inside it (functions, not more middlewares: each
+    layer is a coroutine frame on every request; bench/README.md), authentication first.
     """
     try:
         declared = request.content_length
@@ -104,6 +106,10 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
             return response
         if request.match_info.http_exception is None and requires_session(request):
             await authenticate(request)
+        if getattr(request.match_info.handler, SCHEMAS_ATTR, None):
+            # Body and query validation (aiohttp-apigami), called here for the routes that
+            # declare a request schema rather than as one more layer every request crosses.
+            return await validation_middleware(request, handler)
         return await handler(request)
     except ConnectionResetError:
         # The client hung up mid-body: nobody is left to answer. One quiet line, no traceback;

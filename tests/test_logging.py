@@ -130,3 +130,55 @@ def test_redact_keeps_ordinary_text():
     assert redact(ordinary) == ordinary
     assert redact(f"Bearer {JWT}") == "Bearer <redacted>"
     assert redact(f"/api/claim/{CLAIM}/documents") == "/api/claim/<redacted>/documents"
+
+
+def test_redact_shortcut_agrees_with_the_full_pattern():
+    """Short texts skip the regex unless a stem it needs is there: the same answer either way,
+    including the non-ASCII letters that (?i) matches to i, k and s."""
+    from core.logging import _SECRETS, _replace
+
+    samples = [
+        "GET",
+        "/api/auth/me",
+        "a" * 32,
+        "Bearer abc",
+        "BEARER%20xyz",
+        "bearer+t0ken",
+        "authorization: secret",
+        "AUTHORIZATION=secret",
+        "Author\u0131zation: secret",  # dotless i: (?i) matches it to i
+        "Author\u0130zation: secret",
+        "eyJhbGciOiJIUzI1NiJ9.e30",
+        "/api/claim/abc/submit",
+        "f" * 63,
+        "f" * 64,
+        "A" * 86 + "==",
+        "x" * 70 + "bearer y",
+        "ordinary message with spaces",
+    ]
+    for text in samples:
+        assert redact(text) == _SECRETS.sub(_replace, text), text
+
+
+def test_log_time_is_utc_iso_with_microseconds():
+    import random
+    from datetime import UTC, datetime
+
+    from core.logging import utc_time
+
+    rng = random.Random(7)
+    for created in [0.0, 1.5, 1_764_000_000.999_999_6, *(rng.uniform(0, 4e9) for _ in range(2000))]:
+        stamp = utc_time(created)
+        assert stamp.endswith("Z") and len(stamp) == len("2026-11-26T03:22:37.123456Z"), stamp
+        parsed = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        assert abs(parsed.timestamp() - created) <= 1e-6 + abs(created) * 1e-15, (created, stamp)
+
+
+def test_log_lines_fall_back_to_the_standard_encoder_for_what_orjson_refuses():
+    from core.logging import _encode
+
+    assert json.loads(_encode({"n": 2**70})) == {"n": 2**70}
+    assert _encode({"s": "\ud800"}) == '{"s": "\\ud800"}'  # a lone surrogate, escaped
+    assert _encode({"s": "caf\u00e9"}) == '{"s": "caf\\u00e9"}'  # ASCII lines whatever the stream
+    assert json.loads(_encode({"when": object})) == {"when": str(object)}
+    assert _encode({"a": 1, "b": "x"}) == '{"a":1,"b":"x"}'

@@ -79,3 +79,26 @@ async def test_jobs_queue_depth_and_archive_backlog(make_client, run_worker, set
     assert _value(text, "lps_job_failures_total", job="verify_archive_item") == 0
     assert _value(text, "lps_job_duration_seconds_count", job="verify_archive_item") == 1
     assert (_value(text, "lps_job_runs_total", job="cron:heartbeat") or 0) >= 1
+
+
+def test_latency_buckets_are_cumulative_and_a_bound_counts_in_its_own_bucket():
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from api.metrics import _Requests
+
+    requests = _Requests()
+    registry = CollectorRegistry()
+    registry.register(requests)
+    for seconds in (0.001, 0.005, 0.0051, 0.3, 31.0):
+        requests.observe("/api/x", "GET", 200, seconds)
+    requests.observe("/api/x", "GET", 404, 0.002)
+    text = generate_latest(registry).decode()
+    series = {"route": "/api/x", "method": "GET"}
+    assert _value(text, "lps_http_requests_total", status="200", **series) == 5
+    assert _value(text, "lps_http_requests_total", status="404", **series) == 1
+    expected = {"0.005": 3, "0.01": 4, "0.25": 4, "0.5": 5, "30.0": 5, "+Inf": 6}
+    for bound, count in expected.items():
+        assert _value(text, "lps_http_request_duration_seconds_bucket", le=bound, **series) == count, bound
+    assert _value(text, "lps_http_request_duration_seconds_count", **series) == 6
+    total = 0.001 + 0.005 + 0.0051 + 0.3 + 31.0 + 0.002
+    assert _value(text, "lps_http_request_duration_seconds_sum", **series) == total
