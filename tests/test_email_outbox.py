@@ -5,6 +5,7 @@ without a key, recovered after a lost job; nothing private in logs."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 
 import pytest
@@ -223,3 +224,36 @@ async def test_two_jobs_holding_the_same_rows_send_each_once(
     assert "deserializing" not in caplog.text and "failed" not in caplog.text  # both jobs ran
     assert sorted(r.headers["Idempotency-Key"] for r in email_provider.requests) == sorted(ids)
     assert [(r["status"], r["attempts"]) for r in rows(settings)] == [("sent", 1)] * 2
+
+
+async def test_senders_keep_at_most_their_number_of_requests_open_and_drop_cancelled_emails(
+    email_provider, settings
+):
+    """core.mailer.Senders: a fixed set of senders shared by a worker's jobs. With the provider
+    holding every request, exactly `concurrency` are in flight; an email whose job was
+    cancelled before a sender took it is never posted; every other one gets its own outcome."""
+    from core import mailer
+
+    email_provider.hold = asyncio.Event()
+    senders = mailer.Senders(dataclasses.replace(settings, **email_provider.settings), 3)
+    try:
+
+        def message(n: int) -> mailer.Email:
+            return mailer.Email(to=f"r{n}@example.org", subject="s", text="t", html="<p>t</p>")
+
+        futures = [senders.submit(f"key-{n}", message(n)) for n in range(6)]
+        futures[4].cancel()  # its job went away while it queued
+        for _ in range(100):
+            if len(email_provider.requests) == 3:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.1)
+        assert len(email_provider.requests) == 3  # the other three wait for a free sender
+        email_provider.hold.set()
+        outcomes = await asyncio.gather(*(f for n, f in enumerate(futures) if n != 4))
+        assert [o.result for o in outcomes] == ["sent"] * 5
+        keys = sorted(r.headers["Idempotency-Key"] for r in email_provider.requests)
+        assert keys == ["key-0", "key-1", "key-2", "key-3", "key-5"]
+    finally:
+        await senders.close()
+    assert all(task.done() for task in senders.tasks)

@@ -18,8 +18,6 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-import aiohttp
-
 from core import mailer
 from models import emails, outbox
 from workers import context
@@ -29,11 +27,8 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 8
 RETRY_BASE_SECONDS = 30.0
 RETRY_MAX_SECONDS = 3600.0
-SESSION = "email_session"
-LIMIT = "email_limit"
-# Requests the whole worker has at the provider at once, shared by its jobs: the session's
-# connection pool (core.mailer). Taken before a request starts, so its 20 s timeout never
-# counts time spent queueing behind other jobs' requests.
+SENDERS = "email_senders"
+# Requests the whole worker has at the provider at once, shared by its jobs (core.mailer.Senders).
 CONCURRENCY = 32
 
 
@@ -43,27 +38,21 @@ def retry_delay(attempt: int, retry_after: float | None) -> float:
     return max(backoff, min(retry_after or 0.0, 6 * RETRY_MAX_SECONDS))
 
 
-def session(ctx: dict[str, Any]) -> aiohttp.ClientSession:
-    value: aiohttp.ClientSession = ctx[SESSION]
-    return value
-
-
 async def open_session(ctx: dict[str, Any]) -> None:
     """At worker start-up: arq hands each job a copy of ctx, so shared objects go in first."""
-    ctx[SESSION] = mailer.open_session()
-    ctx[LIMIT] = asyncio.Semaphore(CONCURRENCY)
+    ctx[SENDERS] = mailer.Senders(context.settings(ctx), CONCURRENCY)
 
 
 async def close(ctx: dict[str, Any]) -> None:
-    value = ctx.pop(SESSION, None)
-    if value is not None:
-        await value.close()
+    senders = ctx.pop(SENDERS, None)
+    if senders is not None:
+        await senders.close()
 
 
 async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[str, int]:
     """Send a batch of outbox rows: claim the pending ones in one query (locked until recorded,
-    so no other job sends them meanwhile), POST them concurrently over the shared session, each
-    under its own Idempotency-Key, and record every result in one statement.
+    so no other job sends them meanwhile), hand them to the worker's senders, which POST them
+    concurrently, each under its own Idempotency-Key, and record every result in one statement.
 
     Rows another job holds, already finished, or not yet due are left out: rerunning a job
     (at least once) sends nothing twice that was recorded. Returns counts by result."""
@@ -71,43 +60,56 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     ids = [row_ids] if isinstance(row_ids, str) else list(row_ids)  # a job queued before batches
     configured = bool(settings.email_provider_api_key and settings.email_provider_url)
     ring, app_url = context.key_ring(ctx), settings.public_app_url
-    limit: asyncio.Semaphore = ctx.get(LIMIT) or asyncio.Semaphore(CONCURRENCY)
-
-    async def attempt(row: emails.Delivery) -> emails.Result:
-        extra = {"outboxId": row["id"], "kind": row["kind"]}
-        if not configured:
-            log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
-            return _result(row, "skipped", "email provider not configured")
-        if not row["address"]:
-            log.warning("email failed: no address for the recipient", extra=extra)
-            return _result(row, "failed", "the recipient has no email address")
-        try:
-            message = emails.render(row, ring=ring, public_app_url=app_url)
-        except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
-            result = mailer.Outcome("retry", f"could not render the email ({type(exc).__name__})")
-        else:
-            async with limit:
-                result = await mailer.send(session(ctx), settings, idempotency_key=row["id"], message=message)
-        tries = row["attempts"] + 1
-        if result.result == "retry" and tries < MAX_ATTEMPTS:
-            log.warning(
-                "email attempt failed; will retry", extra={**extra, "attempt": tries, "reason": result.reason}
-            )
-            delay = timedelta(seconds=retry_delay(tries, result.retry_after))
-            return _result(row, "pending", result.reason, next_attempt_at=now + delay)
-        if result.result == "sent":
-            return _result(row, "sent", "")
-        log.warning("email failed", extra={**extra, "attempt": tries, "reason": result.reason})
-        return _result(row, "failed", result.reason)
+    senders: mailer.Senders = ctx[SENDERS]
 
     async with emails.claim(pool, ids, now=now) as batch:
-        results = await asyncio.gather(*(attempt(row) for row in batch.rows))
-        await batch.record(list(results))
+        results: list[emails.Result] = []
+        sending: list[tuple[emails.Delivery, asyncio.Future[mailer.Outcome]]] = []
+        for row in batch.rows:
+            extra = {"outboxId": row["id"], "kind": row["kind"]}
+            if not configured:
+                log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
+                results.append(_result(row, "skipped", "email provider not configured"))
+            elif not row["address"]:
+                log.warning("email failed: no address for the recipient", extra=extra)
+                results.append(_result(row, "failed", "the recipient has no email address"))
+            else:
+                try:
+                    message = emails.render(row, ring=ring, public_app_url=app_url)
+                except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
+                    reason = f"could not render the email ({type(exc).__name__})"
+                    results.append(_settle(row, mailer.Outcome("retry", reason), now))
+                else:
+                    sending.append((row, senders.submit(row["id"], message)))
+        try:
+            outcomes = await asyncio.gather(*(future for _, future in sending))
+        except BaseException:
+            for _, future in sending:  # not yet taken by a sender: never sent
+                future.cancel()
+            raise
+        results += [_settle(row, outcome, now) for (row, _), outcome in zip(sending, outcomes, strict=True)]
+        await batch.record(results)
     counts: dict[str, int] = {}
     for r in results:
         key = "retry" if r["status"] == "pending" else r["status"]
         counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def _settle(row: emails.Delivery, outcome: mailer.Outcome, now: datetime) -> emails.Result:
+    """What one provider answer (or a failure to render) makes of the row."""
+    extra = {"outboxId": row["id"], "kind": row["kind"]}
+    tries = row["attempts"] + 1
+    if outcome.result == "retry" and tries < MAX_ATTEMPTS:
+        log.warning(
+            "email attempt failed; will retry", extra={**extra, "attempt": tries, "reason": outcome.reason}
+        )
+        delay = timedelta(seconds=retry_delay(tries, outcome.retry_after))
+        return _result(row, "pending", outcome.reason, next_attempt_at=now + delay)
+    if outcome.result == "sent":
+        return _result(row, "sent", "")
+    log.warning("email failed", extra={**extra, "attempt": tries, "reason": outcome.reason})
+    return _result(row, "failed", outcome.reason)
 
 
 def _result(
