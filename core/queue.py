@@ -9,6 +9,8 @@ re-enqueueing a row whose job died before finishing its bookkeeping.
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from typing import Any
 
 from arq.connections import ArqRedis
@@ -18,12 +20,23 @@ from arq.utils import timestamp_ms
 from redis.commands.core import AsyncScript
 
 # arq's enqueue_job (WATCH, EXISTS, MULTI/PSETEX/ZADD/EXEC: three round trips) as one atomic
-# script: a hot path (contract submit) enqueues once per request.
+# script, for every job enqueued in the same turn of the event loop: a hot path (contract
+# submit) enqueues once per request, and under load several requests get there together.
+# KEYS: the queue, then each job's key and result key; ARGV: the expiry, then each job's
+# serialized bytes, id and score. Returns 1 or 0 per job, as arq's own refusal would.
 _ENQUEUE = """
-if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then return 0 end
-redis.call('PSETEX', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
-return 1
+local queued = {}
+for n = 1, (#KEYS - 1) / 2 do
+  local job_key, result_key = KEYS[2 * n], KEYS[2 * n + 1]
+  if redis.call('EXISTS', job_key, result_key) > 0 then
+    queued[n] = 0
+  else
+    redis.call('PSETEX', job_key, ARGV[1], ARGV[3 * n - 1])
+    redis.call('ZADD', KEYS[1], ARGV[3 * n + 1], ARGV[3 * n])
+    queued[n] = 1
+  end
+end
+return queued
 """
 _scripts: dict[int, AsyncScript] = {}
 
@@ -51,13 +64,56 @@ async def enqueue_once(redis: ArqRedis, function: str, *args: Any, job_id: str) 
 
 
 async def enqueue(redis: ArqRedis, function: str, *args: Any, job_id: str) -> bool:
-    """What `redis.enqueue_job(function, *args, _job_id=job_id)` does, in one round trip:
-    False when that id is queued, running or keeps a result (arq's own refusal)."""
+    """What `redis.enqueue_job(function, *args, _job_id=job_id)` does, in one round trip shared
+    with every other enqueue of this turn of the event loop: False when that id is queued,
+    running or keeps a result (arq's own refusal)."""
+    now = timestamp_ms()
+    job = serialize_job(function, args, {}, None, now, serializer=redis.job_serializer)
+    loop = asyncio.get_running_loop()
+    queued: asyncio.Future[bool] = loop.create_future()
+    turn = _waiting.get(redis)
+    if turn is None or turn[0] is not loop:  # (a loop that closed before its flush left one)
+        turn = _waiting[redis] = (loop, [])
+        loop.call_soon(_flush, redis)
+    turn[1].append((job, job_id, now, queued))
+    return await queued
+
+
+# Per Redis client: its loop and the (job bytes, job id, score, caller's future) enqueued this
+# turn. Weak keys: a client goes away with its last reference.
+_Job = tuple[bytes, str, int, asyncio.Future[bool]]
+_waiting: weakref.WeakKeyDictionary[ArqRedis, tuple[asyncio.AbstractEventLoop, list[_Job]]] = (
+    weakref.WeakKeyDictionary()
+)
+_flushing: set[asyncio.Task[None]] = set()
+
+
+def _flush(redis: ArqRedis) -> None:
+    task = asyncio.get_running_loop().create_task(_send(redis, _waiting.pop(redis)[1]))
+    _flushing.add(task)  # the loop keeps only a weak reference to a task
+    task.add_done_callback(_flushing.discard)
+
+
+async def _send(redis: ArqRedis, jobs: list[_Job]) -> None:
     script = _scripts.get(id(redis))
     if script is None:
         script = _scripts[id(redis)] = redis.register_script(_ENQUEUE)
-    now = timestamp_ms()
-    job = serialize_job(function, args, {}, None, now, serializer=redis.job_serializer)
-    keys = [job_key_prefix + job_id, result_key(job_id), redis.default_queue_name]
-    done = await script(keys=keys, args=[redis.expires_extra_ms, job, now, job_id], client=redis)
-    return bool(done)
+    keys: list[str] = [redis.default_queue_name]
+    args: list[Any] = [redis.expires_extra_ms]
+    for job, job_id, now, _ in jobs:
+        keys += [job_key_prefix + job_id, result_key(job_id)]
+        args += [job, job_id, now]
+    try:
+        queued = await script(keys=keys, args=args, client=redis)
+    except asyncio.CancelledError:
+        for *_, future in jobs:
+            future.cancel()
+        raise
+    except Exception as exc:  # Redis down or stalled: every caller of this turn hears it
+        for *_, future in jobs:
+            if not future.done():  # a caller that went away (cancelled) needs no answer
+                future.set_exception(exc)
+        return
+    for (*_, future), done in zip(jobs, queued, strict=True):
+        if not future.done():
+            future.set_result(bool(done))

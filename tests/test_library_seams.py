@@ -64,3 +64,44 @@ async def test_result_key_is_where_arq_keeps_a_finished_result(settings, run_wor
         assert await job.result_info() is None
     finally:
         await pool.aclose()
+
+
+async def test_enqueues_of_one_turn_share_a_round_trip_and_keep_arqs_refusals(redis_url):
+    """core.queue.enqueue: several callers in one turn of the event loop, one script call;
+    each hears its own answer (a repeated id is refused, as arq's enqueue_job would), and the
+    jobs are arq's own (readable by arq's Job)."""
+    import asyncio
+
+    from arq.jobs import Job, JobStatus
+
+    from core import queue
+    from core.redis import connect
+
+    redis = await connect(redis_url, "seams-queue")
+    try:
+        await redis.delete("seams-queue")
+        ids = [f"seams-job-{n}" for n in range(5)]
+        await redis.delete(*(queue.job_key_prefix + i for i in ids), *(queue.result_key(i) for i in ids))
+        calls = 0
+        original = redis.evalsha
+
+        async def counting(*args, **kwargs):
+            nonlocal calls
+            calls += 1
+            return await original(*args, **kwargs)
+
+        redis.evalsha = counting  # type: ignore[method-assign]
+        answers = await asyncio.gather(
+            *(queue.enqueue(redis, "relay", n, job_id=job_id) for n, job_id in enumerate(ids)),
+            queue.enqueue(redis, "relay", 99, job_id=ids[0]),
+        )
+        assert answers == [True] * 5 + [False]
+        assert calls == 1
+        assert await redis.zcard("seams-queue") == 5
+        job = Job(ids[3], redis, _queue_name="seams-queue", _deserializer=redis.job_deserializer)
+        assert await job.status() is JobStatus.queued
+        assert list((await job.info()).args) == [3]  # type: ignore[union-attr]
+        assert await queue.enqueue(redis, "relay", 3, job_id=ids[3]) is False  # a later turn too
+    finally:
+        await redis.delete("seams-queue")
+        await redis.aclose()
