@@ -120,6 +120,7 @@ class SorobanRpcEmulator:
     send_script: list[str] = field(default_factory=list)  # statuses for the next sendTransactions
     not_found_polls: int = 0  # getTransaction says NOT_FOUND this many times before the outcome
     timeout_seconds: float = 30.0  # how long a "timeout" fault keeps the caller waiting
+    latency_seconds: float = 0.0  # every answer waits this long, as a node across a network would
     # Observations ---------------------------------------------------------------------------
     calls: list[tuple[str, Any]] = field(default_factory=list)
     sent: dict[str, Sent] = field(default_factory=dict)
@@ -176,6 +177,8 @@ class SorobanRpcEmulator:
             )
         method, params, req_id = body.get("method"), body.get("params") or {}, body.get("id")
         self.calls.append((method, params))
+        if self.latency_seconds:
+            await asyncio.sleep(self.latency_seconds)
         fault = self._take_fault(method)
         if fault == "timeout":  # hang, but let stop() end it at once
             with contextlib.suppress(TimeoutError):
