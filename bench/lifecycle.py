@@ -191,23 +191,30 @@ def make_outbox(database_url: str, count: int) -> list[str]:
 
 
 async def worker_rate(database_url: str, redis: ArqRedis, ids: list[str]) -> float:
-    """Enqueue every row as the API would, time until the last one is `sent` (polled every 20 ms)."""
+    """Enqueue every row as the API would, time until none is pending (polled every 20 ms
+    through the pending-rows partial index: a count(*) over the whole outbox every 20 ms was a
+    tenth of a core of PostgreSQL's time taken from the worker), then check all were sent."""
     conn = psycopg2.connect(database_url)
     conn.autocommit = True
     cur = conn.cursor()
 
-    def sent() -> int:
-        cur.execute("SELECT count(*) FROM outbox WHERE status = 'sent'")
-        return int(cur.fetchone()[0])
+    def pending() -> bool:
+        cur.execute("SELECT EXISTS (SELECT 1 FROM outbox WHERE status = 'pending')")
+        return bool(cur.fetchone()[0])
 
     try:
         started = time.perf_counter()
         await outbox.enqueue(redis, ids)
-        while sent() < len(ids):
+        while pending():
             if time.perf_counter() - started > 300:
-                raise RuntimeError(f"the worker sent {sent()} of {len(ids)} emails in 300 s")
+                raise RuntimeError(f"the worker left emails pending after 300 s (of {len(ids)})")
             await asyncio.sleep(0.02)
-        return len(ids) / (time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        cur.execute("SELECT count(*) FROM outbox WHERE status = 'sent'")
+        sent = int(cur.fetchone()[0])
+        if sent != len(ids):
+            raise RuntimeError(f"the worker sent {sent} of {len(ids)} emails")
+        return len(ids) / elapsed
     finally:
         conn.close()
 
