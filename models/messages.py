@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import Any, TypedDict, cast
+from typing import Any, Literal, TypedDict, cast, get_args
 
 from core.crypto import KeyRing
 from core.db import Cursor, Pool, autocommit, transaction
@@ -31,7 +31,8 @@ from models.common import (
 )
 from models.pagination import Page, PageRequest, fetch_page
 
-RELEASE_KINDS = ("on_release", "on_date", "after_release")
+ReleaseKind = Literal["on_release", "on_date", "after_release"]
+RELEASE_KINDS: tuple[ReleaseKind, ...] = get_args(ReleaseKind)
 EDITABLE = ("title", "content", "release_rule", "audience", "media_id")
 WRITABLE_COLUMNS = sealed_text.writable(
     "messages",
@@ -56,7 +57,7 @@ COLUMNS = (
 
 
 class ReleaseRule(TypedDict):
-    kind: str  # one of RELEASE_KINDS
+    kind: ReleaseKind
     value: date | int | None  # on_date: the date; after_release: days; on_release: None
 
 

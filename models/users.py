@@ -74,13 +74,6 @@ async def get_by_wallet(pool: Pool, wallet_address: str) -> User | None:
     return cast(User | None, row)
 
 
-async def get(pool: Pool, user_id: str) -> User:
-    row = await fetch_one(pool, f"SELECT {USER_COLUMNS} FROM users u WHERE u.id = %s", (user_id,))
-    if row is None:
-        raise NotFound("User")
-    return cast(User, row)
-
-
 async def get_with_wallets(pool: Pool, user_id: str) -> UserWithWallets:
     """The account and every wallet that signs in to it (oldest first), in one round trip."""
     row = await fetch_one(

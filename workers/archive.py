@@ -129,6 +129,8 @@ async def sweep_archive_orphans(ctx: dict[str, Any]) -> int:
     storage = context.storage(ctx)
     if storage is None:
         return 0
+    # The storage's own clock stamps `modified`, so the cutoff is the host's time, not the
+    # service clock (which tests, and an operator, may run ahead).
     cutoff = datetime.now(UTC) - ORPHAN_GRACE
     removed = 0
     batch: dict[str, str] = {}
