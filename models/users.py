@@ -137,6 +137,7 @@ async def link_wallet(pool: Pool, *, user_id: str, wallet_address: str) -> UserW
 
 # user id -> monotonic expiry. Positive answers only, so a deleted account stops
 # authenticating within EXISTS_TTL on every instance (and at once on writes: see core.db).
+# No route deletes an account; an operator does, in SQL (tests/test_auth.py deletes one so).
 _known: dict[str, float] = {}
 EXISTS_TTL = 30.0
 _KNOWN_MAX = 50_000
@@ -155,8 +156,3 @@ async def exists(pool: Pool, user_id: str, now: float) -> bool:
         _known.clear()
     _known[user_id] = now + EXISTS_TTL
     return True
-
-
-def forget(user_id: str) -> None:
-    """Call when an account is deleted, so this process stops accepting its sessions at once."""
-    _known.pop(user_id, None)
