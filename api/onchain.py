@@ -259,7 +259,6 @@ async def _beneficiary_build(request: web.Request, function: str) -> web.Respons
 @response_schema(TransactionSchema, 202)
 @public
 async def claim_submit(request: web.Request) -> web.Response:
-    _gateway(request)
     gateway = _gateway(request)
     xdr = request["data"]["signed_xdr"].strip()
     envelope = soroban_check.decode(xdr)
