@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from aiohttp import web
 from aiohttp_apigami import docs
@@ -32,6 +32,16 @@ routes = web.RouteTableDef()
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
+def _cumulative(bounds: Iterable[float], counts: Iterable[float]) -> list[tuple[str, float]]:
+    """Prometheus histogram rows (`le` label, running total) from per-bucket counts, the last
+    count being +Inf's."""
+    rows, total = [], 0.0
+    for label, count in zip((*map(str, bounds), "+Inf"), counts, strict=True):
+        total += count
+        rows.append((label, total))
+    return rows
+
+
 class _Jobs(Collector):
     """Job counters as read from Redis just before the scrape renders them."""
 
@@ -45,10 +55,8 @@ class _Jobs(Collector):
         for name, stats in self.snapshot.items():
             runs.add_metric([name], stats.get("runs", 0.0))
             failures.add_metric([name], stats.get("failures", 0.0))
-            cumulative, buckets = 0.0, []
-            for bound in (*map(str, jobstats.BUCKETS), "+Inf"):
-                cumulative += stats.get(f"le:{bound}", 0.0)
-                buckets.append((bound, cumulative))
+            counts = [stats.get(f"le:{bound}", 0.0) for bound in (*map(str, jobstats.BUCKETS), "+Inf")]
+            buckets = _cumulative(jobstats.BUCKETS, counts)
             durations.add_metric([name], buckets, sum_value=stats.get("sum", 0.0))
         yield runs
         yield failures
@@ -91,12 +99,9 @@ class _Requests(Collector):
             "HTTP request latency by route template and method",
             labels=["route", "method"],
         )
-        for (route, method), buckets in self.buckets.items():
-            cumulative, rows = 0, []
-            for bound, count in zip((*map(str, LATENCY_BUCKETS), "+Inf"), buckets, strict=True):
-                cumulative += count
-                rows.append((bound, cumulative))
-            latency.add_metric([route, method], rows, sum_value=self.sums[(route, method)])
+        for series, buckets in self.buckets.items():
+            rows = _cumulative(LATENCY_BUCKETS, buckets)
+            latency.add_metric(list(series), rows, sum_value=self.sums[series])
         yield requests
         yield latency
 
