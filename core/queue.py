@@ -38,7 +38,10 @@ for n = 1, (#KEYS - 1) / 2 do
 end
 return queued
 """
-_scripts: dict[int, AsyncScript] = {}
+# One script object for every client: given bytes, redis-py hashes the script without asking a
+# client for its encoding, and each call names its client (`client=`), so nothing per client is
+# kept (a script registered per client held that client for the life of the process).
+_SCRIPT = AsyncScript(None, _ENQUEUE.encode())  # type: ignore[arg-type]
 
 
 def result_key(job_id: str) -> str:
@@ -79,8 +82,8 @@ async def enqueue(redis: ArqRedis, function: str, *args: Any, job_id: str) -> bo
     return await queued
 
 
-# Per Redis client: its loop and the (job bytes, job id, score, caller's future) enqueued this
-# turn. Weak keys: a client goes away with its last reference.
+# Per Redis client, weakly: its loop and the (job bytes, job id, score, caller's future)
+# enqueued this turn.
 _Job = tuple[bytes, str, int, asyncio.Future[bool]]
 _waiting: weakref.WeakKeyDictionary[ArqRedis, tuple[asyncio.AbstractEventLoop, list[_Job]]] = (
     weakref.WeakKeyDictionary()
@@ -95,16 +98,13 @@ def _flush(redis: ArqRedis) -> None:
 
 
 async def _send(redis: ArqRedis, jobs: list[_Job]) -> None:
-    script = _scripts.get(id(redis))
-    if script is None:
-        script = _scripts[id(redis)] = redis.register_script(_ENQUEUE)
     keys: list[str] = [redis.default_queue_name]
     args: list[Any] = [redis.expires_extra_ms]
     for job, job_id, now, _ in jobs:
         keys += [job_key_prefix + job_id, result_key(job_id)]
         args += [job, job_id, now]
     try:
-        queued = await script(keys=keys, args=args, client=redis)
+        queued = await _SCRIPT(keys=keys, args=args, client=redis)
     except asyncio.CancelledError:
         for *_, future in jobs:
             future.cancel()
