@@ -8,8 +8,6 @@ stores it `pending` and relays it through the worker. Flow and decisions: docs/s
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
@@ -106,33 +104,6 @@ async def _build(request: web.Request, target: Target) -> web.Response:
     return json_response(built_schema.dump(built))
 
 
-async def _submit(request: web.Request, target: Target, signer_user_id: Any = None) -> web.Response:
-    gateway = _gateway(request)
-    now = request.app[CLOCK].now()
-    envelope = request["data"]["signed_xdr"].strip()
-    checked = soroban_check.check_signed(
-        envelope,
-        contract_id=gateway.contract_id,
-        passphrase=gateway.passphrase,
-        function=target["function"],
-        owner=target["owner_wallet"],
-        signer=target["signer"],
-        now=now,
-    )
-    row, _created = await transactions.submit(
-        request.app[DB],
-        checked=checked,
-        xdr=envelope,
-        owner_id=target["owner_id"],
-        plan_id=target["plan_id"],
-        guardian_id=target["guardian_id"],
-        signer_user_id=signer_user_id,
-        beneficiary_id=target["beneficiary_id"],
-        now=now,
-    )
-    return await _accepted(request, row)
-
-
 async def _accepted(request: web.Request, row: transactions.Transaction) -> web.Response:
     """202 with the status object, once the relay is enqueued (job id = hash: a repeat is a no-op)."""
     if row["status"] == "pending":
@@ -169,11 +140,17 @@ async def guardian_build(request: web.Request) -> web.Response:
 @request_schema(SubmitSchema, required=True)
 @response_schema(TransactionSchema, 202)
 async def guardian_submit(request: web.Request) -> web.Response:
-    _gateway(request)
-    target = await onchain.guardian_approval_target(
-        request.app[DB], user_id=request[USER_ID], raw_plan_id=request.match_info["planId"]
+    gateway = _gateway(request)
+    row, _created = await onchain.guardian_submit(
+        request.app[DB],
+        user_id=request[USER_ID],
+        raw_plan_id=request.match_info["planId"],
+        xdr=request["data"]["signed_xdr"].strip(),
+        contract_id=gateway.contract_id,
+        passphrase=gateway.passphrase,
+        now=request.app[CLOCK].now(),
     )
-    return await _submit(request, target, signer_user_id=request[USER_ID])
+    return await _accepted(request, row)
 
 
 @routes.get("/api/legacy/guardianships/{planId}/transactions/{id}")

@@ -116,36 +116,73 @@ async def beneficiary_target(
         )
 
 
+async def guardian_submit(
+    pool: Pool, *, user_id: Any, raw_plan_id: str, xdr: str, contract_id: str, passphrase: str, now: datetime
+) -> tuple[Transaction, bool]:
+    """Check a guardian's signed approve_guardian against the plan and store it `pending`."""
+    target = await guardian_approval_target(pool, user_id=user_id, raw_plan_id=raw_plan_id)
+    async with autocommit(pool) as cur:
+        return await _store_signed(
+            cur,
+            target,
+            xdr,
+            xdr=xdr,
+            contract_id=contract_id,
+            passphrase=passphrase,
+            now=now,
+            signer_user_id=user_id,
+        )
+
+
 async def beneficiary_submit(
     pool: Pool, *, token: str, envelope: Envelope, xdr: str, contract_id: str, passphrase: str, now: datetime
 ) -> tuple[Transaction, bool] | None:
     """Check a beneficiary's signed call against their token's rules and store it `pending`,
     on one connection (a measured hot path); None when the token opens nothing."""
-    function, source = envelope.function, envelope.source or ""
     async with autocommit(pool) as cur:
         target = await _beneficiary_target(
-            cur, token=token, function=function, wallet_address=source, now=now
+            cur, token=token, function=envelope.function, wallet_address=envelope.source or "", now=now
         )
         if target is None:
             return None
-        checked = check_signed(
-            envelope,
-            contract_id=contract_id,
-            passphrase=passphrase,
-            function=function,
-            owner=target["owner_wallet"],
-            signer=source,
-            now=now,
+        return await _store_signed(
+            cur, target, envelope, xdr=xdr, contract_id=contract_id, passphrase=passphrase, now=now
         )
-        return await transactions.insert(
-            cur,
-            checked=checked,
-            xdr=xdr,
-            owner_id=target["owner_id"],
-            plan_id=target["plan_id"],
-            beneficiary_id=target["beneficiary_id"],
-            now=now,
-        )
+
+
+async def _store_signed(
+    cur: Cursor,
+    target: Target,
+    envelope: Envelope | str,
+    *,
+    xdr: str,
+    contract_id: str,
+    passphrase: str,
+    now: datetime,
+    signer_user_id: Any = None,
+) -> tuple[Transaction, bool]:
+    """The signed envelope checked against what this target may sign (400 otherwise), then its
+    row and timeline entry stored, or the row of the same hash returned."""
+    checked = check_signed(
+        envelope,
+        contract_id=contract_id,
+        passphrase=passphrase,
+        function=target["function"],
+        owner=target["owner_wallet"],
+        signer=target["signer"],
+        now=now,
+    )
+    return await transactions.insert(
+        cur,
+        checked=checked,
+        xdr=xdr,
+        owner_id=target["owner_id"],
+        plan_id=target["plan_id"],
+        guardian_id=target["guardian_id"],
+        signer_user_id=signer_user_id,
+        beneficiary_id=target["beneficiary_id"],
+        now=now,
+    )
 
 
 async def _beneficiary_target(

@@ -84,37 +84,6 @@ async def _timeline(
     )
 
 
-async def submit(
-    pool: Pool,
-    *,
-    checked: CheckedTransaction,
-    xdr: str,
-    owner_id: Any,
-    plan_id: Any,
-    now: datetime,
-    guardian_id: Any = None,
-    signer_user_id: Any = None,
-    beneficiary_id: Any = None,
-) -> tuple[Transaction, bool]:
-    """Store a checked envelope as `pending` (True), or return the row of the same hash (False).
-
-    The row and its timeline entry go in one statement (one round trip, one transaction):
-    submit is a measured hot path.
-    """
-    async with autocommit(pool) as cur:
-        return await insert(
-            cur,
-            checked=checked,
-            xdr=xdr,
-            owner_id=owner_id,
-            plan_id=plan_id,
-            now=now,
-            guardian_id=guardian_id,
-            signer_user_id=signer_user_id,
-            beneficiary_id=beneficiary_id,
-        )
-
-
 async def insert(
     cur: Cursor,
     *,
@@ -127,7 +96,9 @@ async def insert(
     signer_user_id: Any = None,
     beneficiary_id: Any = None,
 ) -> tuple[Transaction, bool]:
-    """submit() on the caller's connection (autocommit: the statement is its own transaction)."""
+    """Store a checked envelope as `pending` (True), or return the row of the same hash (False),
+    on the caller's connection. The row and its timeline entry go in one statement (one round
+    trip; in autocommit, its own transaction): submit is a measured hot path."""
     function = checked["function"]
     summary = (
         f"A signed {WHAT[function]} ({function}) was sent to the network; waiting for it to be confirmed"

@@ -1,6 +1,6 @@
 """The relay job against the RPC emulator: real worker, real PostgreSQL and Redis, real keypairs.
 
-Rows are stored with models.transactions.submit from envelopes the service built and a wallet
+Rows are stored with models.transactions.insert from envelopes the service built and a wallet
 key signed, as the submit routes do; the routes themselves are tested in test_onchain.py.
 """
 
@@ -63,15 +63,16 @@ async def claim_row(
     xdr, checked = await signed_call(
         rpc, clock, function="claim_assets", owner=owner.keypair.public_key, signer=wallet
     )
-    row, created = await transactions.submit(
-        relay_ctx[context.DB],
-        checked=checked,
-        xdr=xdr,
-        owner_id=owner.user["id"],
-        plan_id=None,
-        beneficiary_id=beneficiary["id"],
-        now=clock.now(),
-    )
+    async with db.autocommit(relay_ctx[context.DB]) as cur:
+        row, created = await transactions.insert(
+            cur,
+            checked=checked,
+            xdr=xdr,
+            owner_id=owner.user["id"],
+            plan_id=None,
+            beneficiary_id=beneficiary["id"],
+            now=clock.now(),
+        )
     assert created and row["status"] == "pending"
     return {"row": row, "owner": owner, "beneficiary": beneficiary, "wallet": wallet, "xdr": xdr}
 
