@@ -29,8 +29,8 @@ from api.schemas import AudienceSchema, BaseSchema, PageQuerySchema, Text, UtcDa
 from core import sealed_files
 from core.errors import validation_error
 from core.storage import StorageError
-from models import archive
-from models.upload_rules import check_content_type, normalize_content_type, sanitize_file_name
+from models.archive import items as archive
+from models.archive.upload_rules import check_content_type, normalize_content_type, sanitize_file_name
 
 routes = web.RouteTableDef()
 log = logging.getLogger(__name__)

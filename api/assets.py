@@ -22,7 +22,7 @@ from api.schemas import (
     error_responses,
 )
 from core.wallet import is_valid_address
-from models import assets
+from models.contents import assets
 
 routes = web.RouteTableDef()
 

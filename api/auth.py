@@ -11,7 +11,7 @@ from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
 from core.errors import Gone
-from models import auth, users
+from models.account import auth, users
 
 routes = web.RouteTableDef()
 

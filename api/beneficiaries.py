@@ -22,7 +22,7 @@ from api.schemas import (
     error_responses,
 )
 from core.crypto import KeyRing
-from models import beneficiaries
+from models.contents import beneficiaries
 
 routes = web.RouteTableDef()
 

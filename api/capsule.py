@@ -27,7 +27,7 @@ from api.ranges import ByteRange
 from api.schemas import BaseSchema, UtcDateTime, error_responses
 from core import ratelimit
 from core.errors import NotFound, TooManyRequests
-from models import capsule as capsules
+from models.claim import capsule as capsules
 
 routes = web.RouteTableDef()
 log = logging.getLogger(__name__)

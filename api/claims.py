@@ -10,7 +10,7 @@ from api.beneficiaries import Percentage
 from api.common import json_response
 from api.keys import DB, USER_ID
 from api.schemas import BaseSchema, UtcDateTime, error_responses
-from models import claims
+from models.chain import claims
 
 routes = web.RouteTableDef()
 

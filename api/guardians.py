@@ -17,7 +17,7 @@ from api.schemas import (
     WalletAddress,
     error_responses,
 )
-from models import guardians
+from models.contents import guardians
 
 routes = web.RouteTableDef()
 

@@ -14,7 +14,7 @@ from marshmallow import fields, validate
 from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, Text, UtcDateTime, error_responses
-from models import guardianships
+from models.plan import guardianships
 
 routes = web.RouteTableDef()
 

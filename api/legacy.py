@@ -14,8 +14,8 @@ from marshmallow import fields, validate
 from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, PatchSchema, UtcDateTime, error_responses
-from models import journey, lifecycle, plan_settings
-from models.plans import STATUSES
+from models.plan import journey, lifecycle, plan_settings
+from models.plan.plans import STATUSES
 
 routes = web.RouteTableDef()
 

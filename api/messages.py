@@ -21,8 +21,8 @@ from api.schemas import (
     UtcDateTime,
     error_responses,
 )
-from models import messages
-from models.messages import RELEASE_KINDS
+from models.contents import messages
+from models.contents.messages import RELEASE_KINDS
 
 routes = web.RouteTableDef()
 

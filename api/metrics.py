@@ -24,8 +24,8 @@ from api.public import public
 from api.schemas import error_responses
 from core import jobstats
 from core.errors import NotFound, Unauthorized
-from models import archive
 from models import metrics as counts
+from models.archive import items as archive
 
 routes = web.RouteTableDef()
 

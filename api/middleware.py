@@ -28,7 +28,7 @@ from api.public import requires_session
 from core import tokens
 from core.errors import AppError, Unauthorized
 from core.logging import redact_path, request_id_var
-from models import users
+from models.account import users
 
 log = logging.getLogger("api.access")
 RETRY_SOON = {"Retry-After": "5"}

@@ -20,9 +20,9 @@ from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
 from core import soroban, soroban_check
 from core.errors import BadRequest, NotFound
 from core.soroban import SorobanGateway
-from models import onchain, transactions
+from models.chain import onchain, transactions
+from models.chain.onchain import Target
 from models.common import parse_id
-from models.onchain import Target
 
 routes = web.RouteTableDef()
 

@@ -11,7 +11,7 @@ from api.auth import UserSchema, user_schema
 from api.common import json_response
 from api.keys import DB, USER_ID
 from api.schemas import PatchSchema, Text, error_responses
-from models import users
+from models.account import users
 
 routes = web.RouteTableDef()
 

@@ -26,8 +26,8 @@ from stellar_sdk import TransactionEnvelope
 import core.wallet  # noqa: F401 - undoes stellar_sdk's aiohttp readline patch (multipart uploads)
 from core import db
 from core.storage import Storage, open_storage
-from models.capsule import CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
-from models.messages import COLUMNS as MESSAGE_COLUMNS
+from models.claim.capsule import CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
+from models.contents.messages import COLUMNS as MESSAGE_COLUMNS
 
 # The piece sizes the service uses: 256 KiB multipart reads, 1 MiB storage reads on download.
 UPLOAD_CHUNK = 256 * 1024
@@ -43,7 +43,7 @@ USER_BY_WALLET_SQL = (
     "SELECT u.id, u.wallet_address, u.name, u.email, u.created_at, u.updated_at"
     " FROM user_wallets w JOIN users u ON u.id = w.user_id WHERE w.wallet_address = %s"
 )
-# The columns models/beneficiaries.py reads (the sealed claim token is returned as stored).
+# The columns models/contents/beneficiaries.py reads (the sealed claim token is returned as stored).
 BENEFICIARY_COLUMNS = (
     "id, user_id, name, relationship, email, allocation_percentage, created_at, updated_at,"
     " claim_token_sealed"
@@ -95,7 +95,7 @@ async def list_beneficiaries(request: web.Request) -> web.Response:
 
 
 async def list_messages(request: web.Request) -> web.Response:
-    """GET /api/messages: the same keyset page query (imported from models/messages.py), rows as
+    """GET /api/messages: the same keyset page query (imported from models/contents/messages.py), rows as
     read (sealed texts as stored, not opened)."""
     rows = await db.fetch_all(
         request.app[POOL],

@@ -2,7 +2,7 @@
 
 This is the pipeline over `core.storage` and `core.crypto` (format: docs/archive.md), with no
 SQL: the row that records where a file is and under which wrapped key lives in
-`models/archive.py`, and is handed in here as a `SealedFile`. Three uses:
+`models/archive/items.py`, and is handed in here as a `SealedFile`. Three uses:
 
 - `seal` (the API, on upload): encrypt an upload as it streams in, straight into storage;
 - `open_plaintext` (owner and capsule downloads): decrypt a stored file segment by segment;
@@ -46,7 +46,7 @@ DOWNLOAD_CHUNK_SIZE = 1024 * 1024
 
 
 class SealedFile(TypedDict):
-    """What opening or checking a stored file needs (a row of models.archive has these keys)."""
+    """What opening or checking a stored file needs (a row of models.archive.items has these keys)."""
 
     id: str  # the item id: bound into every segment and into the wrapped key
     storage_key: str

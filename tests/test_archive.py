@@ -17,7 +17,7 @@ import pytest
 from aiobotocore.session import get_session
 
 from core.crypto import ciphertext_size
-from models.upload_rules import sanitize_file_name
+from models.archive.upload_rules import sanitize_file_name
 from tests.archive_helpers import MIB, SEGMENT, Archive, harness
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import activity_rows, body_for, create, query

@@ -16,7 +16,7 @@ from arq import cron
 
 from api.keys import REDIS
 from core.crypto import KeyRing
-from models import archive
+from models.archive import items as archive
 from tests.archive_helpers import CT_SEGMENT, HEADER, Archive, harness
 from tests.plan_helpers import query
 from workers import archive as jobs

@@ -17,7 +17,7 @@ from stellar_sdk import Keypair
 from core import tokens
 from core.challenges import CAP as CHALLENGE_CAP
 from core.challenges import KEY as CHALLENGE_KEY
-from models import users
+from models.account import users
 from tests.helpers import assert_error, challenge, sign, sign_in
 from tests.plan_helpers import body_for
 

@@ -13,7 +13,7 @@ import redis as redis_sync
 
 from core import queue
 from core.redis import connect
-from models import outbox
+from models.delivery import outbox
 from tests.emailserver import API_KEY
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, report

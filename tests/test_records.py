@@ -9,9 +9,13 @@ import uuid
 import pytest
 
 from api.keys import DB, SETTINGS
-from models import activity, archive, archive_upkeep, assets, beneficiaries, guardians, messages, users
-from models import capsule as capsules
+from models import activity
+from models.account import users
 from models.activity import ActivityFilter
+from models.archive import items as archive
+from models.archive import upkeep as archive_upkeep
+from models.claim import capsule as capsules
+from models.contents import assets, beneficiaries, guardians, messages
 from models.pagination import PageRequest
 from tests.archive_helpers import Archive
 from tests.helpers import sign_in

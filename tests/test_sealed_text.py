@@ -13,7 +13,8 @@ from arq import cron
 from core.crypto import KeyRing
 from core.db import create_pool
 from core.migrate import apply_migrations, migration_files
-from models import messages, sealed_text
+from models import sealed_text
+from models.contents import messages
 from tests.capsule_helpers import Family, family
 from tests.helpers import scratch_database, sign_in
 from tests.plan_helpers import create, query

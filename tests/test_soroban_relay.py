@@ -1,6 +1,6 @@
 """The relay job against the RPC emulator: real worker, real PostgreSQL and Redis, real keypairs.
 
-Rows are stored with models.transactions.insert from envelopes the service built and a wallet
+Rows are stored with models.chain.transactions.insert from envelopes the service built and a wallet
 key signed, as the submit routes do; the routes themselves are tested in test_onchain.py.
 """
 
@@ -20,7 +20,7 @@ from core import db
 from core import redis as core_redis
 from core.clock import Clock
 from core.settings import Settings
-from models import transactions
+from models.chain import transactions
 from tests.helpers import sign_in
 from tests.plan_helpers import create, query
 from tests.soroban_helpers import contract_overrides, gateway_for, signed_call

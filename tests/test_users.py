@@ -9,7 +9,7 @@ import pytest
 from stellar_sdk import Keypair
 
 from core import db
-from models import users
+from models.account import users
 from tests.helpers import assert_error, sign_in
 
 

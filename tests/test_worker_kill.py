@@ -33,7 +33,7 @@ import redis as redis_sync
 
 from core.crypto import KeyRing
 from core.settings import FIELDS, Settings
-from models import transactions
+from models.chain import transactions
 from tests.emailserver import CaptureServer
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, report

@@ -19,8 +19,8 @@ from core import sealed_files
 from core.crypto import IntegrityError, UnknownKeyError
 from core.db import Pool
 from core.storage import Storage, StorageError
-from models import archive
-from models import archive_upkeep as upkeep
+from models.archive import items as archive
+from models.archive import upkeep
 from workers import context
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core import mailer
-from models import emails, outbox
+from models.delivery import emails, outbox
 from workers import context
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from models import beneficiaries, sealed_text
+from models import sealed_text
+from models.contents import beneficiaries
 from workers import context
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The lifecycle cron: advance every due plan (reminders, grace notice, verification, release).
 
 Safe with several workers: each plan is taken under FOR UPDATE SKIP LOCKED and every step is
-a guarded transition (models.scheduler). Release never comes from here when a contract is
+a guarded transition (models.plan.scheduler). Release never comes from here when a contract is
 configured: only a confirmed finalize_release releases then.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from models import outbox, scheduler
+from models.delivery import outbox
+from models.plan import scheduler
 from workers import context
 
 log = logging.getLogger(__name__)

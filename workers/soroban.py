@@ -17,8 +17,9 @@ from typing import Any
 from arq import Retry
 
 from core.soroban import RpcUnavailable, SorobanGateway, TransactionStatus
-from models import outbox, transactions
-from models.transactions import RelayRow
+from models.chain import transactions
+from models.chain.transactions import RelayRow
+from models.delivery import outbox
 from workers import context
 
 log = logging.getLogger(__name__)

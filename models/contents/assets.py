@@ -11,9 +11,10 @@ from decimal import Decimal
 from typing import Any, TypedDict, cast
 
 from core.db import Cursor, Pool, autocommit, transaction
-from models import activity, plans
+from models import activity
 from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
+from models.plan import plans
 
 COLUMNS = "id, user_id, label, amount, asset_code, description, created_at, updated_at"
 EDITABLE = ("label", "amount", "asset_code", "description")

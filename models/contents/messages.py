@@ -18,7 +18,8 @@ from typing import Any, Literal, TypedDict, cast, get_args
 
 from core.crypto import KeyRing
 from core.db import Cursor, Pool, autocommit, transaction
-from models import activity, archive, plans, sealed_text
+from models import activity, sealed_text
+from models.archive import items as archive
 from models.common import (
     Audience,
     changed_values,
@@ -30,6 +31,7 @@ from models.common import (
     wire_names,
 )
 from models.pagination import Page, PageRequest, fetch_page
+from models.plan import plans
 
 ReleaseKind = Literal["on_release", "on_date", "after_release"]
 RELEASE_KINDS: tuple[ReleaseKind, ...] = get_args(ReleaseKind)

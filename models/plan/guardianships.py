@@ -20,9 +20,10 @@ from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import BadRequest, Conflict, NotFound, Unauthorized
 from core.settings import Settings
 from core.wallet import decode_signature, verify_signature
-from models import lifecycle, outbox, plans
 from models.common import parse_id
-from models.plans import ACTIVE, APPROVED, DRAFT, PENDING, RELEASED, Plan, effective_threshold, get_by_id
+from models.delivery import outbox
+from models.plan import lifecycle, plans
+from models.plan.plans import ACTIVE, APPROVED, DRAFT, PENDING, RELEASED, Plan, effective_threshold, get_by_id
 
 # Plan, verification round, guardian: an attestation issued before the owner's veto is not
 # found in the next round, so it cannot approve a release the guardian never saw.

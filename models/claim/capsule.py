@@ -31,7 +31,7 @@ from core.errors import NotFound
 from core.sealed_files import ServedFile
 from models import activity, sealed_text
 from models.common import parse_id
-from models.plans import RELEASED
+from models.plan.plans import RELEASED
 
 
 class Capsule(TypedDict):

@@ -1,7 +1,7 @@
 """Archive items as the worker sees them: the verify job's bookkeeping, the sweepers' queries,
 and re-wrapping data keys after a key rotation (workers/archive.py; docs/archive.md).
 
-Separate from models/archive.py (the owner's rows) because it changes with the worker's
+Separate from models/archive/items.py (the owner's rows) because it changes with the worker's
 policies (retries, sweeps, rotation), not with what an owner can do. Every state change is one
 UPDATE guarded by the state it expects, so a rerun or a late job never moves an item backwards.
 """

@@ -17,7 +17,7 @@ from typing import Any, Literal, TypedDict
 from core.crypto import KeyRing
 from core.db import Cursor, Pool, autocommit, transaction
 from core.mailer import Email
-from models.beneficiaries import open_claim_token
+from models.contents.beneficiaries import open_claim_token
 
 
 class Delivery(TypedDict):

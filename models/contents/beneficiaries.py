@@ -26,9 +26,11 @@ import psycopg2.errors
 from core.crypto import IntegrityError, KeyRing
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, NotFound, validation_error
-from models import activity, messages, plans
+from models import activity
 from models.common import changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
+from models.contents import messages
 from models.pagination import Page, PageRequest, fetch_page
+from models.plan import plans
 
 SEAL_PURPOSE = "claim-token"
 ALLOCATION_LOCK = "allocations"

@@ -16,7 +16,8 @@ from core.db import Pool
 from core.errors import BadRequest, TooManyRequests, Unauthorized
 from core.settings import Settings
 from core.wallet import decode_signature, verify_signature
-from models import lifecycle, users
+from models.account import users
+from models.plan import lifecycle
 
 
 async def request_challenge(

@@ -10,9 +10,9 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from core.db import Pool, autocommit
-from models import outbox
-from models.plan_settings import Facts, facts, readiness
-from models.plans import (
+from models.delivery import outbox
+from models.plan.plan_settings import Facts, facts, readiness
+from models.plan.plans import (
     ACTIVE,
     APPROVED,
     DRAFT,

@@ -1,6 +1,6 @@
 """The owner's side of the plan lifecycle and the transitions every trigger shares.
 
-Each public function here is one transaction: the guarded transition (models.plans), its
+Each public function here is one transaction: the guarded transition (models.plan.plans), its
 Family Timeline entry and its outbox rows commit together, and the delivery jobs are
 enqueued after COMMIT. The `*_in(cur, …)` functions are the transitions themselves, for
 callers that own the transaction (the scheduler, guardian routes, the on-chain path).
@@ -16,11 +16,12 @@ from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict
-from models import outbox, plans
-from models.beneficiaries import ALLOCATION_LOCK
 from models.common import lock_owner
-from models.plan_settings import facts, readiness
-from models.plans import (
+from models.contents.beneficiaries import ALLOCATION_LOCK
+from models.delivery import outbox
+from models.plan import plans
+from models.plan.plan_settings import facts, readiness
+from models.plan.plans import (
     ACTIVE,
     APPROVED,
     DRAFT,

@@ -19,7 +19,8 @@ from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import Conflict
 from core.queue import enqueue_once
 from core.soroban import CheckedTransaction, contract_error_message
-from models import activity, effects
+from models import activity
+from models.chain import effects
 
 RELAY_JOB = "relay_transaction"
 PUBLIC_COLUMNS = "id, hash, function, status, ledger, confirmed_at, contract_error_code, reason"

@@ -13,8 +13,9 @@ from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
 from core.db import Pool, autocommit, transaction
-from models import lifecycle, outbox, plans
-from models.plans import (
+from models.delivery import outbox
+from models.plan import lifecycle, plans
+from models.plan.plans import (
     ACTIVE,
     APPROVED,
     COLUMNS,

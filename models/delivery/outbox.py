@@ -1,7 +1,7 @@
 """The email outbox: rows written in the transaction of the event that causes them.
 
 A row holds references (kind, plan, recipient) and non-secret facts, never a rendered body,
-an address or a claim token: those are read and rendered at send time (models.emails). The
+an address or a claim token: those are read and rendered at send time (models.delivery.emails). The
 delivery jobs are enqueued after COMMIT, one per batch of up to BATCH rows, with a job id made
 of the batch's first row id and its attempt count, so a double enqueue runs once; the sweep
 re-enqueues, in batches too, rows left behind by a crash or a Redis outage, and retries whose

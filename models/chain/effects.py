@@ -1,6 +1,6 @@
 """What a confirmed contract call means for the plan, applied in the confirmation's transaction.
 
-`models.transactions.confirm` flips a row `pending -> confirmed` and calls `apply` on the same
+`models.chain.transactions.confirm` flips a row `pending -> confirmed` and calls `apply` on the same
 cursor, so the effect commits with the confirmation or not at all, and a second relay of the
 same hash (whose guarded UPDATE finds nothing pending) never applies it again.
 """
@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from core.db import Cursor
 from core.errors import Conflict
-from models import activity, guardianships, lifecycle, plans
+from models import activity
+from models.plan import guardianships, lifecycle, plans
 
 if TYPE_CHECKING:
-    from models.transactions import RelayRow
+    from models.chain.transactions import RelayRow
 
 
 async def apply(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:

@@ -1,6 +1,6 @@
 """What the owner configures (settings, within the operator's bounds) and what blocks activation.
 
-Kept apart from the transitions (models.lifecycle): these change with the plan's settings
+Kept apart from the transitions (models.plan.lifecycle): these change with the plan's settings
 and readiness rules, the transitions with the state machine. Decisions: docs/lifecycle.md.
 """
 
@@ -12,9 +12,9 @@ from typing import Any, TypedDict
 from core.db import Cursor, Pool, transaction
 from core.errors import Conflict, validation_error
 from core.settings import Settings
-from models import plans
 from models.common import wire_names
-from models.plans import (
+from models.plan import plans
+from models.plan.plans import (
     ACTIVE,
     DRAFT,
     SETTINGS_COLUMNS,

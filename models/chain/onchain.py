@@ -15,12 +15,12 @@ from typing import Any, TypedDict
 from core.db import Cursor, Pool, autocommit
 from core.errors import Conflict, NotFound
 from core.soroban_check import Envelope, check_signed
-from models import transactions
-from models.capsule import token_digest
+from models.chain import transactions
+from models.chain.transactions import Transaction
+from models.claim.capsule import token_digest
 from models.common import parse_id
-from models.plans import APPROVED, RELEASED
-from models.plans import PENDING as PENDING_VERIFICATION
-from models.transactions import Transaction
+from models.plan.plans import APPROVED, RELEASED
+from models.plan.plans import PENDING as PENDING_VERIFICATION
 
 BENEFICIARY_FUNCTIONS = ("finalize_release", "claim_assets")
 

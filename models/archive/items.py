@@ -5,7 +5,7 @@ then commits the item `pending` with its activity entry here; the `verify_archiv
 (workers/archive.py) checks the stored object and marks it `available`, or `failed` with a
 reason. Every state change after the upload is one guarded UPDATE, so a rerun, a late job or a
 concurrent delete can never move an item backwards. File-name and content-type rules are in
-models/upload_rules.py; what the worker's jobs read and write is in models/archive_upkeep.py.
+models/archive/upload_rules.py; what the worker's jobs read and write is in models/archive/upkeep.py.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.sealed_files import Sealed, object_key
 from core.storage import Storage, StorageError
-from models import activity, plans, sealed_text
+from models import activity, sealed_text
+from models.archive.upload_rules import MEDIA_FAMILIES
 from models.common import Audience, check_audience, fetch_owned, parse_id
 from models.pagination import Page, PageRequest, fetch_page
-from models.upload_rules import MEDIA_FAMILIES
+from models.plan import plans
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,10 @@ import psycopg2.errors
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, validation_error
-from models import activity, plans
+from models import activity
 from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
+from models.plan import plans
 
 COLUMNS = "id, user_id, name, email, wallet_address, relationship, created_at, updated_at"
 EDITABLE = ("name", "email", "wallet_address", "relationship")

@@ -1,0 +1,1 @@
+"""Accounts: users and their wallets, wallet sign-in."""

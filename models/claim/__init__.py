@@ -1,0 +1,1 @@
+"""The heir's side: the capsule a claim token opens."""

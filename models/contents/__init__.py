@@ -1,0 +1,1 @@
+"""What the owner records in a plan: beneficiaries, guardians, assets, messages."""
