@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck check bench fuzz clean
+.PHONY: install browser run test lint typecheck check bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -13,6 +13,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## Debian's Chromium for the browser tests (tests/browser.py) when it is missing; needs root.
+## Nothing downloads a browser build: playwright drives /usr/bin/chromium.
+browser:
+	test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
 ## Serve the API on $$PORT (default 8080) plus one worker; embedded PostgreSQL/Redis if unset.
 run: install

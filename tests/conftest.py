@@ -37,6 +37,7 @@ pytest_plugins = [
     "tests.capsule_helpers",
     "tests.soroban_rpc",
     "tests.emailserver",
+    "tests.browser",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,0 +1,107 @@
+"""A real browser for the tests: Debian's headless Chromium driven by playwright's Python package.
+
+Nothing here downloads a browser build: playwright launches `/usr/bin/chromium` (`.ci/run`
+installs it with apt-get). Where that browser is missing the browser tests skip with a message
+saying how to get it, except under CI (`CI=true`), where a missing browser fails them: CI must
+never pass by skipping. axe-core comes from the npm registry into `.data/npm` (gitignored) the
+first time a test asks for it; screenshots go to `.data/screenshots` for a person to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+# What this machine's closed network needs (no background fetches, no QUIC, no first-run or
+# component updates); playwright adds a new empty --user-data-dir of its own for each launch.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+AXE_VERSION = "4.14.1"
+AXE_DIR = ROOT / ".data" / "npm"
+SCREENSHOTS = ROOT / ".data" / "screenshots"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI must run the browser tests, but {reason}", pytrace=False)
+    pytest.skip(f"browser tests skipped: {reason} (`apt-get install chromium` as .ci/run does)")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        _unavailable(f"{CHROMIUM} is missing")
+    return CHROMIUM
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def browser(chromium: Path) -> AsyncIterator[Any]:
+    """One headless Chromium for the session; each test opens its own context (see `context`)."""
+    try:
+        from playwright.async_api import async_playwright
+    except ImportError:  # pragma: no cover - the dev extras install it
+        _unavailable("playwright is not installed (`make install`)")
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        await chromium.close()
+
+
+@pytest_asyncio.fixture
+async def context(browser: Any) -> AsyncIterator[Any]:
+    """A fresh browser profile for one test (no cookies, cache or storage from another)."""
+    ctx = await browser.new_context()
+    yield ctx
+    await ctx.close()
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """axe-core's script, installed from the npm registry once per machine, pinned."""
+    script = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
+    package = AXE_DIR / "node_modules" / "axe-core" / "package.json"
+    if not (script.exists() and f'"version": "{AXE_VERSION}"' in package.read_text()):
+        npm = shutil.which("npm")
+        if npm is None:
+            _unavailable("npm is missing, so axe-core cannot be installed")
+            raise AssertionError("unreachable")
+        AXE_DIR.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                npm,
+                "install",
+                "--no-save",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(AXE_DIR),
+                f"axe-core@{AXE_VERSION}",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+    return script.read_text()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
