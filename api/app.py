@@ -32,9 +32,9 @@ from api.keys import CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN,
 from api.public import collect_public_routes
 from core import db, redis
 from core.clock import Clock
+from core.files.storage import open_configured_storage
 from core.settings import Settings
-from core.soroban import open_soroban
-from core.storage import open_configured_storage
+from core.stellar.soroban import open_soroban
 
 ROUTE_MODULES = (
     health,

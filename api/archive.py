@@ -26,9 +26,9 @@ from api.common import json_response, list_response
 from api.files import RANGE_NOTE, require_storage, send_file, storage_down
 from api.keys import DB, REDIS, SETTINGS, STORAGE, USER_ID
 from api.schemas import AudienceSchema, BaseSchema, PageQuerySchema, Text, UtcDateTime, error_responses
-from core import sealed_files
 from core.errors import validation_error
-from core.storage import StorageError
+from core.files import sealed_files
+from core.files.storage import StorageError
 from models.archive import items as archive
 from models.archive.upload_rules import check_content_type, normalize_content_type, sanitize_file_name
 

@@ -21,7 +21,7 @@ from api.schemas import (
     UtcDateTime,
     error_responses,
 )
-from core.wallet import is_valid_address
+from core.stellar.wallet import is_valid_address
 from models.contents import assets
 
 routes = web.RouteTableDef()

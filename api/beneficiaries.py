@@ -21,7 +21,7 @@ from api.schemas import (
     WalletAddress,
     error_responses,
 )
-from core.crypto import KeyRing
+from core.files.crypto import KeyRing
 from models.contents import beneficiaries
 
 routes = web.RouteTableDef()

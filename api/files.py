@@ -3,7 +3,7 @@ whether storage is there, and streaming a stored file's plaintext to the client,
 byte range of it (RFC 9110 §14: 206 with `Content-Range`, 416, `Accept-Ranges: bytes`, a
 strong `ETag`, `If-Range`), so a video seeks in a browser's player and a download resumes.
 
-The decrypting readers underneath are `core.sealed_files.open_plaintext` and `open_range`.
+The decrypting readers underneath are `core.files.sealed_files.open_plaintext` and `open_range`.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from aiohttp.hdrs import CONTENT_TYPE
 
 from api.keys import SETTINGS, STORAGE
 from api.ranges import ByteRange, Unsatisfiable, if_range_allows, parse_range
-from core.crypto import IntegrityError
 from core.errors import AppError, RangeNotSatisfiable, ServiceUnavailable
+from core.files.crypto import IntegrityError
+from core.files.sealed_files import SealedFile, ServedFile, open_plaintext, open_range
+from core.files.storage import ObjectNotFound, Storage, StorageError
 from core.logging import request_id_var
-from core.sealed_files import SealedFile, ServedFile, open_plaintext, open_range
-from core.storage import ObjectNotFound, Storage, StorageError
 
 log = logging.getLogger(__name__)
 

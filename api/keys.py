@@ -9,9 +9,9 @@ from arq.connections import ArqRedis
 
 from core.clock import Clock
 from core.db import Pool
+from core.files.storage import Storage
 from core.settings import Settings
-from core.soroban import SorobanGateway
-from core.storage import Storage
+from core.stellar.soroban import SorobanGateway
 
 SETTINGS = web.AppKey("settings", Settings)
 CLOCK = web.AppKey("clock", Clock)

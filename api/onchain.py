@@ -2,7 +2,7 @@
 
 Guardians (JWT) approve with `approve_guardian`; beneficiaries (claim token) finalise the
 release with `finalize_release` and claim with `claim_assets`. The service signs nothing: it
-builds what the signer's wallet must sign, checks what comes back (core.soroban.check_signed),
+builds what the signer's wallet must sign, checks what comes back (core.stellar.soroban.check_signed),
 stores it `pending` and relays it through the worker. Flow and decisions: docs/soroban.md.
 """
 
@@ -17,9 +17,9 @@ from api.common import dump_many, json_response
 from api.keys import CLOCK, DB, REDIS, SOROBAN, USER_ID
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
-from core import soroban, soroban_check
 from core.errors import BadRequest, NotFound
-from core.soroban import SorobanGateway
+from core.stellar import soroban, soroban_check
+from core.stellar.soroban import SorobanGateway
 from models.chain import onchain, transactions
 from models.chain.onchain import Target
 from models.common import parse_id

@@ -22,7 +22,7 @@ from marshmallow import (
     validates_schema,
 )
 
-from core.wallet import is_valid_address
+from core.stellar.wallet import is_valid_address
 from models.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageRequest, decode_cursor
 
 

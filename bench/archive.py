@@ -7,7 +7,7 @@ For each file size (100 MiB; 1 GiB with --big) and in the same run:
 - service download: GET /api/archive/{id}/download, decrypting, read to the end and hashed;
 - plain put/get: the same multipart body to the ceiling, which streams the `file` part into
   the same storage backend (`Storage.put_stream`), and streams it back (`get_stream`);
-- raw AES-GCM: core.crypto StreamEncryptor/StreamDecryptor over 256 MiB in memory.
+- raw AES-GCM: core.files.crypto StreamEncryptor/StreamDecryptor over 256 MiB in memory.
 
 Peak RSS (VmHWM) of the API and the worker is reset before each size and read after it, so a
 flat peak across sizes shows memory does not grow with the file.
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from bench import loadgen
-from core.crypto import StreamDecryptor, StreamEncryptor, new_data_key
+from core.files.crypto import StreamDecryptor, StreamEncryptor, new_data_key
 
 if TYPE_CHECKING:
     from bench.run import Bench

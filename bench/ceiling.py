@@ -23,9 +23,9 @@ from aiohttp import web
 from redis.asyncio import Redis
 from stellar_sdk import TransactionEnvelope
 
-import core.wallet  # noqa: F401 - undoes stellar_sdk's aiohttp readline patch (multipart uploads)
+import core.stellar.wallet  # noqa: F401 - undoes stellar_sdk's aiohttp readline patch (multipart uploads)
 from core import db
-from core.storage import Storage, open_storage
+from core.files.storage import Storage, open_storage
 from models.claim.capsule import CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
 from models.contents.messages import COLUMNS as MESSAGE_COLUMNS
 

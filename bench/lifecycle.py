@@ -35,8 +35,8 @@ import psycopg2.extensions
 from arq.connections import ArqRedis
 
 from core import db, mailer
-from core.crypto import KeyRing
-from core.migrate import apply_migrations
+from core.files.crypto import KeyRing
+from core.process.migrate import apply_migrations
 from core.redis import connect
 from core.settings import Settings
 from models.delivery import emails, outbox

@@ -4,9 +4,9 @@
                                   [--connections 32] [--big]
 
 Starts a fresh `lps_bench_<pid>` database (migrated) and a free Redis db index (flushed) on
-DATABASE_URL / REDIS_URL (default: this machine's), the real API (`python -m core.cli serve`, production
-mode, generated secrets), the real worker when the archive runs, and the ceiling
-(`python -m bench.ceiling`). Plain request scenarios use wrk when installed (else
+DATABASE_URL / REDIS_URL (default: this machine's), the real API (`python -m core.process.cli
+serve`, production mode, generated secrets), the real worker when the archive runs, and the
+ceiling (`python -m bench.ceiling`). Plain request scenarios use wrk when installed (else
 bench/loadgen.py); sign-in always uses bench/loadgen.py since each challenge must be signed.
 Prints a table and writes bench/results/bench-<time>.json. See bench/README.md.
 """
@@ -45,8 +45,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import archive, capsule, lifecycle, loadgen, soroban, wrk  # noqa: E402
-from core.crypto import KeyRing  # noqa: E402
-from core.migrate import apply_migrations  # noqa: E402
+from core.files.crypto import KeyRing  # noqa: E402
+from core.process.migrate import apply_migrations  # noqa: E402
 from core.settings import load_settings  # noqa: E402
 from tests.s3server import (  # noqa: E402
     TEST_ACCESS_KEY_ID,
@@ -625,7 +625,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
                 EMAIL_PROVIDER_API_KEY="bench-provider-key",
                 EMAIL_FROM="bench@example.test",
             )
-        api = start_server("service", ["core.cli", "serve"], env, workdir)
+        api = start_server("service", ["core.process.cli", "serve"], env, workdir)
         api.base_url = f"http://127.0.0.1:{env['PORT']}"
         servers.append(api)
         ceiling_env = {**env, "PORT": str(free_port())}
@@ -634,7 +634,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
         servers.append(ceiling)
         worker = None
         if {"archive", "capsule", "lifecycle"} & set(args.only):
-            worker = start_server("worker", ["core.cli", "worker"], env, workdir)
+            worker = start_server("worker", ["core.process.cli", "worker"], env, workdir)
             servers.append(worker)
         await wait_ready(api, "/api/health")
         await wait_ready(ceiling, "/health")
@@ -653,7 +653,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
         if "soroban" in args.only:
 
             def start_worker(name: str) -> Server:
-                return start_server(name, ["core.cli", "worker"], env, workdir)
+                return start_server(name, ["core.process.cli", "worker"], env, workdir)
 
             soroban_results = await soroban.run(bench, workdir, start_worker)
         if "lifecycle" in args.only:

@@ -202,7 +202,7 @@ async def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="lps-soak-"))
     env = service_env(database_url, redis_url, {"STORAGE_URL": (workdir / "objects").as_uri()}, free_port())
     env["DB_POOL_MAX"] = "20"
-    api = start_server("service", ["core.cli", "serve"], env, workdir)
+    api = start_server("service", ["core.process.cli", "serve"], env, workdir)
     api.base_url = f"http://127.0.0.1:{env['PORT']}"
     try:
         await wait_ready(api, "/api/health")

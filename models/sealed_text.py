@@ -19,8 +19,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from core.crypto import IntegrityError, KeyRing
 from core.db import Pool, autocommit, transaction
+from core.files.crypto import IntegrityError, KeyRing
 
 PURPOSE = "private-text"
 # Sealed values up to this many characters are remembered once opened (titles, names, short

@@ -25,8 +25,8 @@ from aiohttp.test_utils import TestClient
 
 from api.app import create_app
 from core.clock import Clock
-from core.crypto import KeyRing
-from core.migrate import apply_migrations
+from core.files.crypto import KeyRing
+from core.process.migrate import apply_migrations
 from core.settings import Settings, load_settings
 from tests.helpers import scratch_database
 from workers.main import create_worker
@@ -54,7 +54,7 @@ def _with_redis_db(url: str, index: int) -> str:
 @pytest.fixture(scope="session")
 def service_urls() -> Iterator[tuple[str, str]]:
     """Base URLs of PostgreSQL and Redis: from the environment, else embedded under .data/test."""
-    from core.embedded import start_postgres, start_redis
+    from core.process.embedded import start_postgres, start_redis
 
     stops = []
     database_url = os.environ.get("DATABASE_URL", "")

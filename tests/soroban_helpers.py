@@ -8,8 +8,8 @@ from stellar_sdk import Keypair, TransactionEnvelope
 
 from core.clock import Clock
 from core.settings import Settings
-from core.soroban import CheckedTransaction, SorobanGateway
-from core.soroban_check import check_signed
+from core.stellar.soroban import CheckedTransaction, SorobanGateway
+from core.stellar.soroban_check import check_signed
 from tests.soroban_rpc import SorobanRpcEmulator
 
 

@@ -16,7 +16,7 @@ import psycopg2
 import pytest
 from aiobotocore.session import get_session
 
-from core.crypto import ciphertext_size
+from core.files.crypto import ciphertext_size
 from models.archive.upload_rules import sanitize_file_name
 from tests.archive_helpers import MIB, SEGMENT, Archive, harness
 from tests.helpers import assert_error, sign_in

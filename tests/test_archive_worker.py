@@ -15,7 +15,7 @@ import pytest_asyncio
 from arq import cron
 
 from api.keys import REDIS
-from core.crypto import KeyRing
+from core.files.crypto import KeyRing
 from models.archive import items as archive
 from tests.archive_helpers import CT_SEGMENT, HEADER, Archive, harness
 from tests.plan_helpers import query

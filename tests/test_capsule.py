@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from api.keys import DB, SETTINGS
-from core.sealed_files import ServedFile
+from core.files.sealed_files import ServedFile
 from models.claim import capsule as capsules
 from tests.capsule_helpers import Family, assert_private, family
 from tests.helpers import assert_error

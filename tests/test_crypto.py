@@ -1,4 +1,4 @@
-"""Tests for core.crypto: the archive stream format, the key ring and sealed secrets."""
+"""Tests for core.files.crypto: the archive stream format, the key ring and sealed secrets."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-import core.crypto as crypto
-from core.crypto import (
+import core.files.crypto as crypto
+from core.files.crypto import (
     SEGMENT_SIZE,
     IntegrityError,
     KeyRing,
@@ -202,7 +202,7 @@ def test_decryptor_holds_back_a_full_segment_until_more_data(key: bytes) -> None
 
 
 def _manual_stream(key: bytes, prefix: bytes, segments: list[tuple[bytes, int]]) -> bytes:
-    """Builds a stream straight from the documented format, independent of core.crypto."""
+    """Builds a stream straight from the documented format, independent of core.files.crypto."""
     aead = AESGCM(key)
     aad = b"legacy-planning/archive/v1|" + OBJECT_ID.encode()
     out = bytearray(b"\x01" + prefix)

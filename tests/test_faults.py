@@ -16,7 +16,7 @@ import psycopg2
 import pytest
 from stellar_sdk import Keypair
 
-from core.migrate import apply_migrations
+from core.process.migrate import apply_migrations
 from tests.helpers import scratch_database, sign_in
 from tests.private_services import private_redis
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg2
 from arq import cron
 
-from core.crypto import KeyRing
+from core.files.crypto import KeyRing
 from tests.helpers import sign_in
 from workers import keys as key_jobs
 

@@ -8,7 +8,7 @@ import psycopg2
 import psycopg2.extensions
 import pytest
 
-from core.migrate import apply_migrations, migration_files
+from core.process.migrate import apply_migrations, migration_files
 from tests.helpers import scratch_database
 
 

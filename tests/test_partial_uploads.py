@@ -6,7 +6,7 @@ import dataclasses
 
 from arq import cron
 
-from core.storage import open_configured_storage
+from core.files.storage import open_configured_storage
 from tests.archive_helpers import Archive, harness
 from workers import archive as jobs
 

@@ -10,9 +10,9 @@ from urllib.parse import quote
 import psycopg2
 from arq import cron
 
-from core.crypto import KeyRing
 from core.db import create_pool
-from core.migrate import apply_migrations, migration_files
+from core.files.crypto import KeyRing
+from core.process.migrate import apply_migrations, migration_files
 from models import sealed_text
 from models.contents import messages
 from tests.capsule_helpers import Family, family

@@ -1,4 +1,5 @@
-"""The RPC emulator against stellar-sdk's own client, and core.soroban's build/check/send/status on it."""
+"""The RPC emulator against stellar-sdk's own client, and core.stellar.soroban's
+build/check/send/status on it."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from stellar_sdk import xdr as x
 from stellar_sdk.exceptions import AccountNotFoundException, BadResponseError, SorobanRpcErrorResponse
 from stellar_sdk.soroban_rpc import GetTransactionStatus, SendTransactionStatus
 
-from core import soroban, soroban_check
 from core.clock import Clock
 from core.errors import BadRequest, Conflict
+from core.stellar import soroban, soroban_check
 from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id
 
 

@@ -19,7 +19,7 @@ from uuid import uuid4
 import pytest
 from aiobotocore.session import get_session
 
-from core.storage import (
+from core.files.storage import (
     FileStorage,
     ObjectNotFound,
     S3Storage,

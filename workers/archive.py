@@ -2,7 +2,7 @@
 
 `verify_archive_item` is enqueued by the API after the item commits (job id `archive:<item>`,
 so a double enqueue runs once). From a worker host it checks that the stored object is whole
-and opens under the recorded key (core.sealed_files.verify), then flips the item
+and opens under the recorded key (core.files.sealed_files.verify), then flips the item
 `pending -> available` with one guarded UPDATE: a rerun changes nothing. Why the API, not the
 worker, encrypts: docs/archive.md.
 """
@@ -15,10 +15,10 @@ from typing import Any
 
 from arq import Retry
 
-from core import sealed_files
-from core.crypto import IntegrityError, UnknownKeyError
 from core.db import Pool
-from core.storage import Storage, StorageError
+from core.files import sealed_files
+from core.files.crypto import IntegrityError, UnknownKeyError
+from core.files.storage import Storage, StorageError
 from models.archive import items as archive
 from models.archive import upkeep
 from workers import context

@@ -7,11 +7,11 @@ from typing import Any
 from arq.connections import ArqRedis
 
 from core.clock import Clock
-from core.crypto import KeyRing
 from core.db import Pool
+from core.files.crypto import KeyRing
+from core.files.storage import Storage
 from core.settings import Settings
-from core.soroban import SorobanGateway
-from core.storage import Storage
+from core.stellar.soroban import SorobanGateway
 
 SETTINGS = "settings"
 CLOCK = "clock"

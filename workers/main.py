@@ -12,10 +12,10 @@ from arq.worker import Function, Worker
 from core import db, jobstats
 from core import logging as app_logging
 from core.clock import Clock
+from core.files.storage import open_configured_storage
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
-from core.soroban import open_soroban
-from core.storage import open_configured_storage
+from core.stellar.soroban import open_soroban
 from workers import archive, context, email, keys, lifecycle, soroban
 from workers.heartbeat import heartbeat
 

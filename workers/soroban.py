@@ -16,7 +16,7 @@ from typing import Any
 
 from arq import Retry
 
-from core.soroban import RpcUnavailable, SorobanGateway, TransactionStatus
+from core.stellar.soroban import RpcUnavailable, SorobanGateway, TransactionStatus
 from models.chain import transactions
 from models.chain.transactions import RelayRow
 from models.delivery import outbox

@@ -15,7 +15,7 @@ from core import challenges, ratelimit, tokens
 from core.db import Pool
 from core.errors import BadRequest, TooManyRequests, Unauthorized
 from core.settings import Settings
-from core.wallet import decode_signature, verify_signature
+from core.stellar.wallet import decode_signature, verify_signature
 from models.account import users
 from models.plan import lifecycle
 

@@ -1,6 +1,6 @@
 """Archive items: their rows, and the lifecycle of a row from upload to delete.
 
-Lifecycle (docs/archive.md): the API seals the upload into storage (core/sealed_files.py) and
+Lifecycle (docs/archive.md): the API seals the upload into storage (core/files/sealed_files.py) and
 then commits the item `pending` with its activity entry here; the `verify_archive_item` job
 (workers/archive.py) checks the stored object and marks it `available`, or `failed` with a
 reason. Every state change after the upload is one guarded UPDATE, so a rerun, a late job or a
@@ -19,11 +19,11 @@ import psycopg2.errors
 from arq.connections import ArqRedis
 
 from core import queue
-from core.crypto import KeyRing
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, NotFound, validation_error
-from core.sealed_files import Sealed, object_key
-from core.storage import Storage, StorageError
+from core.files.crypto import KeyRing
+from core.files.sealed_files import Sealed, object_key
+from core.files.storage import Storage, StorageError
 from models import activity, sealed_text
 from models.archive.upload_rules import MEDIA_FAMILIES
 from models.common import Audience, check_audience, fetch_owned, parse_id
@@ -58,7 +58,7 @@ COLUMNS = (
     " ARRAY(SELECT a.beneficiary_id::text FROM archive_item_audience a"
     " WHERE a.item_id = i.id ORDER BY a.beneficiary_id) AS audience_ids"
 )
-# What opening the stored file needs beyond the public record (a core.sealed_files.SealedFile):
+# What opening the stored file needs beyond the public record (a core.files.sealed_files.SealedFile):
 # never shown to the owner.
 SEALED_COLUMNS = "i.storage_key, i.key_id, i.wrapped_key, i.stored_bytes"
 
@@ -85,7 +85,7 @@ class ArchiveItem(TypedDict):
 
 
 class SealedArchiveItem(ArchiveItem):
-    """An item with what opening its file needs: a core.sealed_files.SealedFile.
+    """An item with what opening its file needs: a core.files.sealed_files.SealedFile.
 
     The sealed columns are NULL only on items failed by migration 0004, which are never
     opened (`require_available` first).

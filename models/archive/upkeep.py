@@ -18,7 +18,7 @@ from core.db import Pool, fetch_all, fetch_one
 
 
 class ClaimedItem(TypedDict):
-    """A pending item the verify job counted an attempt at: a core.sealed_files.SealedFile."""
+    """A pending item the verify job counted an attempt at: a core.files.sealed_files.SealedFile."""
 
     id: str
     size_bytes: int

@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, autocommit
 from core.errors import Conflict, NotFound
-from core.soroban_check import Envelope, check_signed
+from core.stellar.soroban_check import Envelope, check_signed
 from models.chain import transactions
 from models.chain.transactions import Transaction
 from models.claim.capsule import token_digest

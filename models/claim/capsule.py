@@ -25,10 +25,10 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, TypedDict, cast
 
-from core.crypto import KeyRing
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import NotFound
-from core.sealed_files import ServedFile
+from core.files.crypto import KeyRing
+from core.files.sealed_files import ServedFile
 from models import activity, sealed_text
 from models.common import parse_id
 from models.plan.plans import RELEASED
@@ -136,7 +136,7 @@ DOCUMENTS_SQL = (
     " i.size_bytes AS size, encode(i.sha256, 'hex') AS sha256"
     f" FROM archive_items i WHERE {_DOCUMENT_FILTER} ORDER BY i.created_at, i.id"
 )
-# What a download needs to stream an item (a core.sealed_files.ServedFile; never shown).
+# What a download needs to stream an item (a core.files.sealed_files.ServedFile; never shown).
 _SERVED_COLUMNS = (
     "i.id::text AS id, i.storage_key, i.key_id, i.wrapped_key, i.size_bytes, i.stored_bytes,"
     " i.file_name, i.file_name_sealed, i.content_type"

@@ -23,9 +23,9 @@ from typing import Any, TypedDict, cast
 
 import psycopg2.errors
 
-from core.crypto import IntegrityError, KeyRing
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, NotFound, validation_error
+from core.files.crypto import IntegrityError, KeyRing
 from models import activity
 from models.common import changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
 from models.contents import messages

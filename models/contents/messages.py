@@ -16,8 +16,8 @@ import uuid
 from datetime import date, datetime
 from typing import Any, Literal, TypedDict, cast, get_args
 
-from core.crypto import KeyRing
 from core.db import Cursor, Pool, autocommit, transaction
+from core.files.crypto import KeyRing
 from models import activity, sealed_text
 from models.archive import items as archive
 from models.common import (

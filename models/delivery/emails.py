@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, Literal, TypedDict
 
-from core.crypto import KeyRing
 from core.db import Cursor, Pool, autocommit, transaction
+from core.files.crypto import KeyRing
 from core.mailer import Email
 from models.contents.beneficiaries import open_claim_token
 

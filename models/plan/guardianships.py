@@ -19,7 +19,7 @@ from core import challenges
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import BadRequest, Conflict, NotFound, Unauthorized
 from core.settings import Settings
-from core.wallet import decode_signature, verify_signature
+from core.stellar.wallet import decode_signature, verify_signature
 from models.common import parse_id
 from models.delivery import outbox
 from models.plan import lifecycle, plans

@@ -1,6 +1,6 @@
 """The archive's files in object storage: sealed as they stream in, opened as they stream out.
 
-This is the pipeline over `core.storage` and `core.crypto` (format: docs/archive.md), with no
+This is the pipeline over `core.files.storage` and `core.files.crypto` (format: docs/archive.md), with no
 SQL: the row that records where a file is and under which wrapped key lives in
 `models/archive/items.py`, and is handed in here as a `SealedFile`. Three uses:
 
@@ -23,7 +23,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TypedDict, cast
 
-from core.crypto import (
+from core.files.crypto import (
     HEADER_SIZE,
     IntegrityError,
     KeyRing,
@@ -37,7 +37,7 @@ from core.crypto import (
     open_final_segment,
     segment_span,
 )
-from core.storage import ObjectNotFound, Storage, StorageError
+from core.files.storage import ObjectNotFound, Storage, StorageError
 
 log = logging.getLogger(__name__)
 

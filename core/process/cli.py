@@ -2,7 +2,7 @@
 
 `dev` is what `make run` calls: it starts embedded PostgreSQL/Redis when DATABASE_URL /
 REDIS_URL are unset, migrates, then runs one API and one worker process until Ctrl-C; a worker
-that exits is restarted with backoff (core.supervise) while the API stays up.
+that exits is restarted with backoff (core.process.supervise) while the API stays up.
 (This module imports api/workers lazily: it is the composition root, not a shared library.)
 """
 
@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from core import logging as app_logging
+from core.process.supervise import Restarting
 from core.settings import ConfigError, Settings, load_settings
-from core.supervise import Restarting
 
 log = logging.getLogger("legacy_planning")
 
@@ -50,7 +50,7 @@ def cmd_worker(settings: Settings) -> None:
 
 
 def cmd_migrate(settings: Settings) -> None:
-    from core.migrate import apply_migrations
+    from core.process.migrate import apply_migrations
 
     if not settings.database_url:
         raise ConfigError("DATABASE_URL is required")
@@ -59,8 +59,8 @@ def cmd_migrate(settings: Settings) -> None:
 
 
 def cmd_dev(settings: Settings) -> None:
-    from core.embedded import start_postgres, start_redis
-    from core.migrate import apply_migrations
+    from core.process.embedded import start_postgres, start_redis
+    from core.process.migrate import apply_migrations
 
     env = dict(os.environ)
     stops = []
@@ -80,7 +80,7 @@ def cmd_dev(settings: Settings) -> None:
     apply_migrations(env["DATABASE_URL"])
 
     def spawn(name: str) -> subprocess.Popen[bytes]:
-        return subprocess.Popen([sys.executable, "-m", "core.cli", name], env=env)  # noqa: S603
+        return subprocess.Popen([sys.executable, "-m", "core.process.cli", name], env=env)  # noqa: S603
 
     api = spawn("serve")
     worker = Restarting("worker", lambda: spawn("worker"))

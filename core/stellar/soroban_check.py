@@ -21,7 +21,7 @@ from stellar_sdk.exceptions import BadSignatureError
 from xdrlib3 import Unpacker
 
 from core.errors import BadRequest
-from core.soroban import FUNCTIONS, KNOWN_NETWORKS, MAX_VALIDITY, CheckedTransaction
+from core.stellar.soroban import FUNCTIONS, KNOWN_NETWORKS, MAX_VALIDITY, CheckedTransaction
 
 NOT_AN_ENVELOPE = "signedXdr: not a Stellar transaction envelope (fee-bump envelopes are not relayed)"
 _TAG_TX = x.EnvelopeType.ENVELOPE_TYPE_TX.value.to_bytes(4, "big")

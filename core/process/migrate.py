@@ -14,7 +14,7 @@ import psycopg2
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 LOCK_KEY = 727_001  # arbitrary, fixed: identifies "schema migration" among advisory locks
 FILE_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 

@@ -31,7 +31,9 @@ def example_value(var: Variable) -> str:
     return "" if value is None else str(value)
 
 
-README_BEGIN = "<!-- settings-table: generated from core/settings.py by `python -m core.settings_docs` -->"
+README_BEGIN = (
+    "<!-- settings-table: generated from core/settings.py by `python -m core.process.settings_docs` -->"
+)
 README_END = "<!-- /settings-table -->"
 
 

@@ -1,0 +1,1 @@
+"""Files at rest: the key ring and streaming AEAD, sealed objects, object storage (S3 or filesystem)."""

@@ -1,0 +1,1 @@
+"""Stellar: wallet signatures and StrKeys, the Soroban RPC gateway, checking signed envelopes."""
