@@ -8,27 +8,15 @@ from aiohttp import web
 from aiohttp_apigami import setup_aiohttp_apispec
 from aiohttp_apigami.constants import APISPEC_PARSER
 
-from api import (
-    activity,
-    archive,
-    assets,
-    auth,
-    beneficiaries,
-    capsule,
-    claims,
-    guardians,
-    guardianships,
-    headers,
-    health,
-    legacy,
-    messages,
-    metrics,
-    middleware,
-    onchain,
-    users,
-)
+from api import activity, headers, health, metrics, middleware
+from api.account import auth, users
+from api.archive import routes as archive
+from api.chain import claims, onchain
+from api.claim import capsule
 from api.common import RequestParser
+from api.contents import assets, beneficiaries, guardians, messages
 from api.keys import CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
+from api.plan import guardianships, legacy
 from api.public import collect_public_routes
 from core import db, redis
 from core.clock import Clock

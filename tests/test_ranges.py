@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.ranges import ByteRange, Unsatisfiable, parse_range
+from api.archive.ranges import ByteRange, Unsatisfiable, parse_range
 
 SIZE = 1000
 

@@ -21,9 +21,9 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate
 from redis.exceptions import RedisError
 
-from api import multipart
+from api.archive import multipart
+from api.archive.files import RANGE_NOTE, require_storage, send_file, storage_down
 from api.common import json_response, list_response
-from api.files import RANGE_NOTE, require_storage, send_file, storage_down
 from api.keys import DB, REDIS, SETTINGS, STORAGE, USER_ID
 from api.schemas import AudienceSchema, BaseSchema, PageQuerySchema, Text, UtcDateTime, error_responses
 from core.errors import validation_error

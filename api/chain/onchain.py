@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
-from api.capsule import open_capsule, refuse_miss
+from api.claim.capsule import open_capsule, refuse_miss
 from api.common import dump_many, json_response
 from api.keys import CLOCK, DB, REDIS, SOROBAN, USER_ID
 from api.public import public

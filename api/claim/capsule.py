@@ -18,12 +18,12 @@ from aiohttp_apigami import docs, response_schema
 from marshmallow import fields
 from redis.exceptions import RedisError
 
-from api.beneficiaries import Percentage
+from api.archive.files import RANGE_NOTE, require_storage, send_file
+from api.archive.ranges import ByteRange
 from api.common import client_ip, dump_many, json_response
-from api.files import RANGE_NOTE, require_storage, send_file
+from api.contents.beneficiaries import Percentage
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.public import public
-from api.ranges import ByteRange
 from api.schemas import BaseSchema, UtcDateTime, error_responses
 from core import ratelimit
 from core.errors import NotFound, TooManyRequests

@@ -6,8 +6,8 @@ from aiohttp import web
 from aiohttp_apigami import docs, response_schema
 from marshmallow import fields
 
-from api.beneficiaries import Percentage
 from api.common import json_response
+from api.contents.beneficiaries import Percentage
 from api.keys import DB, USER_ID
 from api.schemas import BaseSchema, UtcDateTime, error_responses
 from models.chain import claims

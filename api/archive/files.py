@@ -19,8 +19,8 @@ from urllib.parse import quote
 from aiohttp import web
 from aiohttp.hdrs import CONTENT_TYPE
 
+from api.archive.ranges import ByteRange, Unsatisfiable, if_range_allows, parse_range
 from api.keys import SETTINGS, STORAGE
-from api.ranges import ByteRange, Unsatisfiable, if_range_allows, parse_range
 from core.errors import AppError, RangeNotSatisfiable, ServiceUnavailable
 from core.files.crypto import IntegrityError
 from core.files.sealed_files import SealedFile, ServedFile, open_plaintext, open_range
@@ -95,7 +95,7 @@ async def send_file(
     on_start: OnStart | None = None,
 ) -> web.StreamResponse:
     """Stream an available item's plaintext (owner and capsule downloads): whole, or the one
-    byte range asked for (api/ranges.py; only the segments it touches are read).
+    byte range asked for (api/archive/ranges.py; only the segments it touches are read).
 
     Headers go out only with the first authenticated bytes, so damage found early (wrong
     key id, a flipped byte in the first segments sent) is an ordinary 500 error body. Damage

@@ -6,8 +6,8 @@ from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
-from api import auth
-from api.auth import UserSchema, user_schema
+from api.account import auth
+from api.account.auth import UserSchema, user_schema
 from api.common import json_response
 from api.keys import DB, USER_ID
 from api.schemas import PatchSchema, Text, error_responses

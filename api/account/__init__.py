@@ -1,0 +1,1 @@
+"""Sign-in, sessions and the account: /api/auth/*, /api/users/me."""

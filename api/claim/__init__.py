@@ -1,0 +1,1 @@
+"""The heir's side: /api/claim/{token} and the routes under it."""

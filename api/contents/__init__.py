@@ -1,0 +1,1 @@
+"""What the owner records: /api/beneficiaries, /api/guardians, /api/assets, /api/messages."""
