@@ -163,3 +163,32 @@ async def test_a_tampered_segment_inside_the_range_cuts_the_response(released, c
     for first, last in ((0, DAMAGED * SEGMENT - 1), ((DAMAGED + 1) * SEGMENT, SIZE - 1)):
         resp = await fam.open(token, path, headers={"Range": f"bytes={first}-{last}"})
         assert resp.status == 206 and await resp.read() == data[first : last + 1]
+
+
+@pytest.mark.parametrize("who", ["capsule", "owner"])
+async def test_positions_are_ascii_digits_and_huge_ends_are_clamped(released, who: str):
+    """#18: `\\d` matched Arabic-Indic and fullwidth digits (206 for Arabic-Indic one to 2), and an end past
+    19 digits answered 200. ASCII digits only (anything else: a header to ignore, 200 with the
+    whole body); an end past the size, however long, is clamped (206); a start past it is 416."""
+    fam, token, data, doc, _, _ = released
+    get = getter(fam, token, who)
+    for header in ("bytes=\u0661-2", "bytes=\uff10-2", "bytes=0-\u0662", "bytes=-\uff15", "bytes=\u00a00-2"):
+        resp = await get(doc["id"], {"Range": header})
+        assert resp.status == 200, header
+        assert await resp.read() == data
+        assert "Content-Range" not in resp.headers
+    for header, start in (
+        ("bytes=0-99999999999999999999", 0),
+        (f"bytes={SIZE - 3}-18446744073709551616", SIZE - 3),
+        ("bytes=7-" + "9" * 400, 7),
+        ("bytes=-99999999999999999999", 0),
+    ):
+        resp = await get(doc["id"], {"Range": header})
+        assert resp.status == 206, header
+        assert resp.headers["Content-Range"] == f"bytes {start}-{SIZE - 1}/{SIZE}"
+        assert await resp.read() == data[start:]
+    for header in ("bytes=99999999999999999999-", "bytes=18446744073709551616-18446744073709551620"):
+        resp = await get(doc["id"], {"Range": header})
+        assert resp.status == 416, header
+        assert resp.headers["Content-Range"] == f"bytes */{SIZE}"
+        assert_error(await resp.json(), 416)

@@ -5,6 +5,12 @@ resumers send. A multi-range request is answered with the whole body (200), whic
 allows and which spares clients a multipart/byteranges body nobody here needs. A Range
 header that does not parse is ignored (200), as §14.2 says; one that parses but cannot be
 satisfied is 416 with `Content-Range: bytes */<size>`.
+
+The grammar is ASCII: positions are `DIGIT` (0-9 only; the regex digit class and `int()` also take
+Arabic-Indic, fullwidth and other Unicode digits) and whitespace is SP/HTAB. A header with
+any other character does not parse, so it is ignored. A position of any length is read; one
+past 19 significant digits is larger than any size stored (a bigint), so it is taken as that
+bound instead of being converted: an end past the size is clamped, a start past it is 416.
 """
 
 from __future__ import annotations
@@ -14,9 +20,12 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-_RANGE_SPEC = re.compile(r"(\d*)-(\d*)")
-# Digits beyond this are not a file size anyone stores; refusing them keeps int() cheap.
+_RANGE_SPEC = re.compile(r"([0-9]*)-([0-9]*)")
+_OWS = " \t"
+# A position with more significant digits than this is past any size a bigint holds (2**63 - 1
+# has 19 digits, and 10**19 exceeds it): it is read as BEYOND rather than converted.
 _MAX_DIGITS = 19
+BEYOND = 10**_MAX_DIGITS
 
 
 @dataclass(frozen=True)
@@ -49,34 +58,44 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
 
     Raises Unsatisfiable for a well-formed single range that selects nothing.
     """
-    if header is None:
-        return None
+    if header is None or not header.isascii():
+        return None  # non-ASCII (a Unicode digit or space) is outside the grammar: ignored
     unit, sep, spec = header.partition("=")
-    if not sep or unit.strip().lower() != "bytes":
+    if not sep or unit.strip(_OWS).lower() != "bytes":
         return None  # an unknown range unit is ignored (§14.2)
-    parts = [p.strip() for p in spec.split(",")]
+    parts = [p.strip(_OWS) for p in spec.split(",")]
     if len(parts) != 1:
         return None  # multi-range (or an empty list element): the whole body
     match = _RANGE_SPEC.fullmatch(parts[0])
     if match is None:
         return None
     first, last = match.groups()
-    if len(first) > _MAX_DIGITS or len(last) > _MAX_DIGITS or not (first or last):
+    if not (first or last):
         return None
     if not first:  # suffix range: the last N bytes
-        suffix = int(last)
+        suffix = _position(last)
         if suffix == 0:
             raise Unsatisfiable(size)
         if size == 0:
             return None  # §14.1.1: satisfiable, but the whole (empty) body is all there is
         return ByteRange(max(0, size - suffix), size, size)
-    start = int(first)
-    if last and int(last) < start:
+    start = _position(first)
+    end = _position(last) if last else None
+    if end is not None and end < start:
         return None  # first > last is an invalid range: ignored (§14.1.1)
     if start >= size:
         raise Unsatisfiable(size)
-    stop = size if not last else min(int(last) + 1, size)
+    stop = size if end is None else min(end + 1, size)  # an end past the size is clamped
     return ByteRange(start, stop, size)
+
+
+def _position(digits: str) -> int:
+    """ASCII digits as a byte position, or BEYOND (past any stored size) without converting
+    a long run of digits: leading zeros are allowed and do not count."""
+    significant = digits.lstrip("0")
+    if len(significant) > _MAX_DIGITS:
+        return BEYOND
+    return int(significant) if significant else 0
 
 
 def if_range_allows(request: web.Request, etag: str) -> bool:
