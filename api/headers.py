@@ -13,7 +13,6 @@ authentication walk would then have to special-case; this is one dict lookup per
 
 from __future__ import annotations
 
-import aiohttp.web_response
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
@@ -21,8 +20,6 @@ from api.keys import CORS_ORIGINS
 from core.settings import Settings
 
 SERVER = "legacy-planning"
-# aiohttp's own answers to unparseable requests never reach the app's hooks; they read this.
-aiohttp.web_response.SERVER_SOFTWARE = SERVER
 
 ALLOWED_HEADERS = "Authorization, Content-Type, Range, If-Range, If-None-Match"
 EXPOSED_HEADERS = ", ".join(

@@ -140,6 +140,20 @@ class Settings:
         "Longest wait for a JSON request body to arrive in full; past it, 408",
         minimum=1,
     )
+    request_head_timeout_seconds: int = setting(
+        "REQUEST_HEAD_TIMEOUT_SECONDS",
+        10,
+        "Longest wait for a request line and headers to arrive in full (from the connection's "
+        "start, or from the first byte of a later request on it); past it, the connection is closed",
+        minimum=1,
+    )
+    keepalive_timeout_seconds: int = setting(
+        "KEEPALIVE_TIMEOUT_SECONDS",
+        75,
+        "How long an idle keep-alive connection is kept; set it above the idle timeout of the "
+        "proxy in front (nginx 60 s, AWS ALB 60 s by default) so the proxy, not the API, closes first",
+        minimum=1,
+    )
     cors_allowed_origins: str = setting(
         "CORS_ALLOWED_ORIGINS",
         "",

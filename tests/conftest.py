@@ -21,9 +21,11 @@ import psycopg2.extensions
 import pytest
 import pytest_asyncio
 import redis as redis_sync
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.web_runner import BaseRunner
 
 from api.app import create_app
+from api.server import ServiceRunner
 from core.clock import Clock
 from core.files.crypto import KeyRing
 from core.process.migrate import apply_migrations
@@ -146,6 +148,13 @@ def clean_state(request: pytest.FixtureRequest) -> Iterator[None]:
 ClientFactory = Callable[..., Awaitable[TestClient]]
 
 
+class ServiceTestServer(TestServer):
+    """aiohttp's test server running the app as `legacy-planning serve` does (api.server)."""
+
+    async def _make_runner(self, **kwargs: Any) -> BaseRunner:
+        return ServiceRunner(self.app, **kwargs)
+
+
 @pytest.fixture
 def clock() -> Clock:
     """The test's clock, shared by its app and worker: real time until the test advances it."""
@@ -158,7 +167,7 @@ async def make_client(aiohttp_client: Any, settings: Settings, clock: Clock) -> 
 
     async def factory(**overrides: Any) -> TestClient:
         app = create_app(dataclasses.replace(settings, **overrides), clock)
-        client: TestClient = await aiohttp_client(app)
+        client: TestClient = await aiohttp_client(ServiceTestServer(app))
         return client
 
     return factory

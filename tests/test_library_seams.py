@@ -1,9 +1,11 @@
-"""The two places that lean on a library's private details, each isolated in one function
-(core.db._unlink, core.queue.result_key); these tests fail loudly when the library changes.
-(The third, marshmallow's hook registry in api.common.has_dump_hooks, is tested with dump_many.)"""
+"""The places that lean on a library's private details, each isolated in one module or function
+(core.db._unlink, core.queue.result_key, api.server); these tests fail loudly when the library
+changes. (marshmallow's hook registry in api.common.has_dump_hooks is tested with dump_many.)
+docs/conventions.md, "Library internals", lists them all."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import uuid
 import weakref
@@ -105,3 +107,63 @@ async def test_enqueues_of_one_turn_share_a_round_trip_and_keep_arqs_refusals(re
     finally:
         await redis.delete("seams-queue")
         await redis.aclose()
+
+
+async def _only_connection(client):
+    """The server side of the one open connection (aiohttp's public Server.connections)."""
+    server = client.server.runner.server
+    for _ in range(200):
+        if server.connections:
+            return server.connections[0]
+        await asyncio.sleep(0.01)
+    raise AssertionError("the server never saw the connection")
+
+
+async def test_aiohttp_protocol_seams_that_api_server_relies_on(make_client):
+    """api.server subclasses aiohttp's RequestHandler: AppRunner._make_server builds the server
+    asyncio calls for each connection; `_waiter` is pending exactly while aiohttp waits for a
+    head (the head deadline reads it); handle_error is what aiohttp calls for a request it cannot
+    parse. If aiohttp renames or reshapes any of these, this fails before production does."""
+    import asyncio
+
+    from api.server import ServiceRequestHandler, ServiceServer
+
+    client = await make_client(request_head_timeout_seconds=30)
+    assert isinstance(client.server.runner.server, ServiceServer)
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    try:
+        protocol = await _only_connection(client)
+        assert isinstance(protocol, ServiceRequestHandler)
+        assert protocol._waiter is not None and not protocol._waiter.done()  # waiting for a head
+        assert protocol._head_deadline is not None  # armed from the connection's start
+        writer.write(b"GET /api/health HTTP/1.1\r\nHost: x\r\n")
+        await writer.drain()
+        writer.write(b"\r\n")
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 15)
+        assert head.split(b" ")[1] in (b"200", b"503")
+        length = next(
+            int(v)
+            for k, _, v in (h.partition(b":") for h in head.split(b"\r\n"))
+            if k.lower() == b"content-length"
+        )
+        await reader.readexactly(length)
+        for _ in range(200):  # the response is out; aiohttp waits for the next head again
+            if protocol._waiter is not None and not protocol._waiter.done():
+                break
+            await asyncio.sleep(0.01)
+        assert protocol._head_deadline is None  # disarmed by the complete head, not re-armed idle
+        writer.write(b"GET /api/he")  # part of a later head: armed from its first byte
+        await writer.drain()
+        for _ in range(200):
+            if protocol._head_deadline is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert protocol._head_deadline is not None
+        writer.write(b"alth\x01 HTTP/1.1\r\n\r\n")  # finished, but malformed: handle_error
+        await writer.drain()
+        reply = await asyncio.wait_for(reader.read(65536), 15)
+        assert reply.startswith(b"HTTP/1.0 400 ") and b"application/json" in reply
+        assert reply.endswith(b'"message": "Malformed HTTP request"}')
+    finally:
+        writer.close()

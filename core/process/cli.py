@@ -31,15 +31,14 @@ def _require_urls(settings: Settings) -> None:
 
 
 def cmd_serve(settings: Settings) -> None:
-    from aiohttp import web
-
     from api.app import create_app
+    from api.server import run
 
     _require_urls(settings)
     log.info(
         "api starting", extra={"host": settings.host, "port": settings.port, "env": settings.environment}
     )
-    web.run_app(create_app(settings), host=settings.host, port=settings.port, access_log=None, print=None)
+    run(create_app(settings), host=settings.host, port=settings.port)
 
 
 def cmd_worker(settings: Settings) -> None:
