@@ -8,7 +8,13 @@ status, or a transport failure), p50/p99 latency, and the API's RSS sampled ever
 the soak, so a leak shows as a slope. One process generates the load on the same two cores
 as the API, PostgreSQL and Redis: figures are for this machine, read them as such.
 
+A worker (`core.process.cli worker`, production settings, its cron jobs at their shipped
+intervals) runs beside the API, and both RSS are sampled every `--sample-seconds` (default 60)
+with the requests served so far; each sample is printed as a JSON line when taken (a run cut
+short still says what it saw), and the summary gives the slope of each half of the run.
+
     .venv/bin/python bench/soak.py --clients 64 --load-seconds 60 --soak-seconds 600
+    nice -n 19 .venv/bin/python bench/soak.py --load-seconds 0 --soak-seconds 3600   # an hour
 """
 
 from __future__ import annotations
@@ -132,8 +138,24 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] * 1000 if ordered else 0.0
 
 
+def sample(phase: str, began: float, served: int, errors: int, processes: list[Server]) -> dict[str, Any]:
+    row: dict[str, Any] = {"phase": phase, "t_s": round(time.monotonic() - began, 1)}
+    row["requests"] = served
+    row["errors"] = errors
+    for process in processes:
+        process.check_alive()
+        row[f"{process.name}_rss_kib"] = process.status()["VmRSS"]
+    print(json.dumps(row), flush=True)
+    return row
+
+
 async def run(
-    base_url: str, api: Server, clients: int, load_seconds: float, soak_seconds: float
+    base_url: str,
+    processes: list[Server],
+    clients: int,
+    load_seconds: float,
+    soak_seconds: float,
+    every: float,
 ) -> dict[str, Any]:
     connector = aiohttp.TCPConnector(limit=clients)
     timeout = aiohttp.ClientTimeout(total=30)
@@ -142,7 +164,6 @@ async def run(
         for start in range(0, clients, 8):  # sign in in small groups (a challenge and a verify each)
             await asyncio.gather(*(o.sign_in() for o in owners[start : start + 8]))
         phases = {}
-        rss: list[tuple[float, int]] = []
         for name, seconds in (("load", load_seconds), ("soak", soak_seconds)):
             if seconds <= 0:
                 continue
@@ -151,10 +172,10 @@ async def run(
             began = time.monotonic()
             until = began + seconds
             tasks = [asyncio.create_task(client_loop(o, until, samples, errors)) for o in owners]
-            while time.monotonic() < until:
-                await asyncio.sleep(1)
-                api.check_alive()
-                rss.append((round(time.monotonic() - began, 1), api.status()["VmRSS"]))
+            rows = [sample(name, began, 0, 0, processes)]
+            while (left := until - time.monotonic()) > 0:
+                await asyncio.sleep(min(every, left))
+                rows.append(sample(name, began, len(samples), len(errors), processes))
             await asyncio.gather(*tasks)
             elapsed = time.monotonic() - began
             phases[name] = {
@@ -167,26 +188,35 @@ async def run(
                 "p99_ms": round(percentile(samples, 99), 2),
                 "mean_ms": round(statistics.fmean(samples) * 1000, 2) if samples else 0.0,
             }
-            if name == "soak":
-                phases[name]["rss_kib"] = rss_summary(rss)
-            rss = []
+            for process in processes:
+                key = f"{process.name}_rss_kib"
+                phases[name][key] = rss_summary([(r["t_s"], r[key]) for r in rows])
+            phases[name]["samples"] = rows
         return phases
 
 
+def slope_per_minute(points: list[tuple[float, int]]) -> float:
+    """Least-squares slope of (seconds, KiB) points, in KiB per minute."""
+    xs = [t for t, _ in points]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(v for _, v in points)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    return 60 * sum((x - mean_x) * (y - mean_y) for x, y in points) / spread if spread else 0.0
+
+
 def rss_summary(rss: list[tuple[float, int]]) -> dict[str, Any]:
-    """First/last minute averages and the least-squares slope (KiB per minute) of the RSS samples."""
+    """First and last sample, peak, and the slope over the whole run and over each half: a
+    curve that levels off has a second-half slope near zero, a leak keeps its slope."""
     if len(rss) < 4:
         return {"samples": rss}
-    xs = [t for t, _ in rss]
+    half = len(rss) // 2
     ys = [v for _, v in rss]
-    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in rss) / sum((x - mean_x) ** 2 for x in xs)
-    window = max(1, min(60, len(rss) // 4))
     return {
-        "start_avg": round(statistics.fmean(ys[:window])),
-        "end_avg": round(statistics.fmean(ys[-window:])),
+        "first": ys[0],
+        "last": ys[-1],
         "max": max(ys),
-        "slope_kib_per_min": round(slope * 60, 1),
+        "slope_kib_per_min": round(slope_per_minute(rss), 1),
+        "first_half_slope_kib_per_min": round(slope_per_minute(rss[: half + 1]), 1),
+        "second_half_slope_kib_per_min": round(slope_per_minute(rss[half:]), 1),
     }
 
 
@@ -195,6 +225,7 @@ async def main() -> int:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--load-seconds", type=float, default=60)
     parser.add_argument("--soak-seconds", type=float, default=600)
+    parser.add_argument("--sample-seconds", type=float, default=60, help="RSS and request count sampling")
     args = parser.parse_args()
     base_db = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
     database_url = fresh_database(base_db)
@@ -202,16 +233,26 @@ async def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="lps-soak-"))
     env = service_env(database_url, redis_url, {"STORAGE_URL": (workdir / "objects").as_uri()}, free_port())
     env["DB_POOL_MAX"] = "20"
-    api = start_server("service", ["core.process.cli", "serve"], env, workdir)
+    env.pop("LIFECYCLE_SCAN_SECONDS")  # the worker's crons at their shipped intervals
+    api = start_server("api", ["core.process.cli", "serve"], env, workdir)
     api.base_url = f"http://127.0.0.1:{env['PORT']}"
+    worker = start_server("worker", ["core.process.cli", "worker"], env, workdir)
     try:
         await wait_ready(api, "/api/health")
-        phases = await run(api.base_url, api, args.clients, args.load_seconds, args.soak_seconds)
+        phases = await run(
+            api.base_url,
+            [api, worker],
+            args.clients,
+            args.load_seconds,
+            args.soak_seconds,
+            args.sample_seconds,
+        )
         report = {"clients": args.clients, "cpus": os.cpu_count(), "phases": phases}
         print(json.dumps(report, indent=2))
         failed = any(p["errors"] for p in phases.values())
         return 1 if failed else 0
     finally:
+        worker.stop()
         api.stop()
         drop_database(base_db)
         release_redis(redis_url)
