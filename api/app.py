@@ -15,7 +15,7 @@ from api.chain import claims, onchain
 from api.claim import capsule
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, guardians, messages
-from api.keys import CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
+from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
 from api.plan import guardianships, legacy
 from api.public import collect_public_routes
 from core import db, redis
@@ -23,6 +23,7 @@ from core.clock import Clock
 from core.files.storage import open_configured_storage
 from core.settings import Settings
 from core.stellar.soroban import open_soroban
+from models.account.users import AccountCheck
 
 ROUTE_MODULES = (
     health,
@@ -105,6 +106,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app.on_response_prepare.append(headers.response_headers)
     app[CORS_ORIGINS] = origins
     app[METRICS] = metrics.Metrics()
+    app[ACCOUNTS] = AccountCheck()  # per process: see models.account.users.ACCOUNT_CHECK_SECONDS
     before = set(app.router.routes())
     setup_aiohttp_apispec(
         app,

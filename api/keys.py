@@ -12,6 +12,7 @@ from core.db import Pool
 from core.files.storage import Storage
 from core.settings import Settings
 from core.stellar.soroban import SorobanGateway
+from models.account.users import AccountCheck
 
 SETTINGS = web.AppKey("settings", Settings)
 CLOCK = web.AppKey("clock", Clock)
@@ -27,5 +28,7 @@ CORS_ORIGINS: web.AppKey[frozenset[str]] = web.AppKey("cors_origins")
 PUBLIC_ROUTES: web.AppKey[set[web.AbstractRoute]] = web.AppKey("public_routes")
 # None when SERVICE_CONTRACT_ID is unset: build, submit and status routes then answer 503.
 SOROBAN: web.AppKey[SorobanGateway | None] = web.AppKey("soroban")
+# This process's memory of which accounts exist and their session generation (models.account.users).
+ACCOUNTS = web.AppKey("accounts", AccountCheck)
 
 USER_ID = web.RequestKey("user_id", str)

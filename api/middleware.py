@@ -23,12 +23,11 @@ from aiohttp_apigami import validation_middleware
 from aiohttp_apigami.constants import SCHEMAS_ATTR
 from redis.exceptions import RedisError
 
-from api.keys import CLOCK, DB, METRICS, SETTINGS, USER_ID
+from api.keys import ACCOUNTS, CLOCK, DB, METRICS, SETTINGS, USER_ID
 from api.public import requires_session
 from core import tokens
 from core.errors import AppError, Unauthorized
 from core.logging import redact_path, request_id_var
-from models.account import users
 
 log = logging.getLogger("api.access")
 RETRY_SOON = {"Retry-After": "5"}
@@ -163,6 +162,19 @@ async def authenticate(request: web.Request) -> None:
     except tokens.InvalidToken:
         raise Unauthorized("Invalid or expired token", headers={"WWW-Authenticate": "Bearer"}) from None
     user_id = claims["sub"]
-    if not await users.exists(request.app[DB], user_id, request.app[CLOCK].now().timestamp()):
+    check = request.app[ACCOUNTS]
+    now = request.app[CLOCK].now().timestamp()
+    current = await check.generation(request.app[DB], user_id, now)
+    if current is None:
         raise Unauthorized("This account no longer exists", headers={"WWW-Authenticate": "Bearer"})
+    issued = tokens.generation(claims)
+    if issued != current:
+        if issued < current:
+            raise Unauthorized(
+                "This session was ended (signed out everywhere); sign in again",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        # A token we signed with a later generation: another process ended the sessions
+        # since this one last read the account. Learn it now (older tokens are refused from here).
+        check.remember(user_id, issued, now)
     request[USER_ID] = user_id

@@ -3,6 +3,9 @@
 Pinning the algorithm on decode shuts out `alg: none` and key-confusion tricks; `aud`/`iss`
 stop a token minted for another service (sharing a secret by accident) from being accepted.
 `typ` separates session tokens from any other token type signed with the same secret later.
+`gen` is the account's session generation when the token was issued (absent: 0, as in tokens
+issued before it existed); `POST /api/auth/logout-all` raises the account's, which ends every
+token carrying a lower one (api/middleware.py `authenticate`).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import functools
 import time
 import uuid
-from typing import TypedDict, cast
+from typing import NotRequired, TypedDict, cast
 
 import jwt
 
@@ -33,9 +36,12 @@ class Claims(TypedDict):
     iss: str
     aud: str
     typ: str
+    gen: NotRequired[int]  # the session generation (absent in tokens issued before it existed: 0)
 
 
-def issue(secret: str, user_id: str, issuer: str, audience: str, ttl_seconds: int) -> str:
+def issue(
+    secret: str, user_id: str, issuer: str, audience: str, ttl_seconds: int, *, generation: int = 0
+) -> str:
     now = int(time.time())
     claims = {
         "sub": str(user_id),
@@ -45,8 +51,13 @@ def issue(secret: str, user_id: str, issuer: str, audience: str, ttl_seconds: in
         "iss": issuer,
         "aud": audience,
         "typ": SESSION_TYPE,
+        "gen": generation,
     }
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
+
+
+def generation(claims: Claims) -> int:
+    return claims.get("gen", 0)
 
 
 def verify(secret: str, token: str, issuer: str, audience: str) -> Claims:
@@ -82,4 +93,7 @@ def _verified(secret: str, token: str, issuer: str, audience: str) -> Claims:
         raise InvalidToken("malformed subject") from None
     if not isinstance(claims["exp"], int | float):
         raise InvalidToken("malformed expiry")
+    gen = claims.get("gen", 0)
+    if type(gen) is not int or gen < 0:  # bool is an int subclass: refused too
+        raise InvalidToken("malformed session generation")
     return claims

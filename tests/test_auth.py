@@ -255,7 +255,8 @@ async def test_token_lifetime_is_seven_days_and_claims_complete(client, settings
         session.token, settings.jwt_secret, algorithms=["HS256"], audience=settings.jwt_audience
     )
     assert claims["exp"] - claims["iat"] == 7 * 24 * 3600
-    assert set(claims) == {"sub", "iat", "exp", "jti", "iss", "aud", "typ"}
+    assert set(claims) == {"sub", "iat", "exp", "jti", "iss", "aud", "typ", "gen"}
+    assert claims["gen"] == 0  # the session generation of an account never signed out everywhere
     assert jwt.get_unverified_header(session.token)["alg"] == "HS256"
 
 
@@ -467,7 +468,7 @@ async def test_a_token_whose_account_is_gone_is_401_on_reads_and_writes(client, 
         assert resp.status == 401, (collection, await resp.text())
         assert_error(await resp.json(), 401)
     # ...and once it expires every route refuses the session.
-    clock.advance(seconds=users.EXISTS_TTL + 1)
+    clock.advance(seconds=users.ACCOUNT_CHECK_SECONDS + 1)
     for method, path in (("GET", "/api/assets"), ("GET", "/api/auth/me"), ("PATCH", "/api/users/me")):
         resp = await client.request(method, path, headers=session.headers, json={"name": "x"})
         assert resp.status == 401, (path, await resp.text())

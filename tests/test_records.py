@@ -105,7 +105,7 @@ async def test_user_and_activity_records(client):
     pool, user_id = client.app[DB], session.user["id"]
     user = await users.get_by_wallet(pool, session.keypair.public_key)
     assert user is not None
-    assert_record(user, users.User)
+    assert_record(user, users.SigningIn)
     updated = await users.update_profile(pool, user_id=user_id, changes={"name": "Ada"})
     assert_record(updated, users.UserWithWallets)
     assert updated["wallets"] == [session.keypair.public_key]

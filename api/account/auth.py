@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields
 
 from api.common import client_ip, dump_one, json_response
-from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.keys import ACCOUNTS, CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
 from core.errors import Gone
@@ -128,7 +130,8 @@ async def me(request: web.Request) -> web.Response:
 @docs(
     tags=["auth"],
     summary="Log out (a courtesy)",
-    description="Sessions are stateless JWTs: this does not revoke the token; the client discards it.",
+    description="Sessions are stateless JWTs: this does not revoke the token; the client discards it. "
+    "To end every session of the account, stolen ones included, use `POST /api/auth/logout-all`.",
     responses=error_responses(401),
 )
 @response_schema(OkSchema, 200)
@@ -136,6 +139,59 @@ async def logout(request: web.Request) -> web.Response:
     return json_response(
         {"ok": True, "message": "Discard the token on the client; it stays valid until expiry."}
     )
+
+
+class LogoutAllSchema(BaseSchema):
+    ok = fields.Boolean(required=True)
+    endedHere = UtcDateTime(
+        required=True,
+        attribute="ended_here",
+        metadata={"description": "From this moment the server that answered refuses every earlier session."},
+    )
+    endedEverywhereBy = UtcDateTime(
+        required=True,
+        attribute="ended_everywhere_by",
+        metadata={
+            "description": "By this moment every server refuses them (each trusts what it last read "
+            "about an account for up to 30 seconds)."
+        },
+    )
+    message = fields.String(required=True)
+
+
+@routes.post("/api/auth/logout-all")
+@docs(
+    tags=["auth"],
+    summary="Sign out everywhere: end every session of this account",
+    description="Every session token issued to this account before this call stops working, the one "
+    "that made the call included: at once on the server that answered, and on every other server "
+    "within 30 seconds (the response gives both times). On a read, another server may still accept an "
+    "old session until `endedEverywhereBy`; one that has already seen a session issued afterwards "
+    "refuses the old ones at once. Sessions issued afterwards (sign in again) work everywhere.",
+    responses=error_responses(401),
+)
+@response_schema(LogoutAllSchema, 200)
+async def logout_all(request: web.Request) -> web.Response:
+    now = request.app[CLOCK].now()
+    await users.end_all_sessions(
+        request.app[DB], request.app[ACCOUNTS], user_id=request[USER_ID], now=now.timestamp()
+    )
+    everywhere = now + timedelta(seconds=users.ACCOUNT_CHECK_SECONDS)
+    return json_response(
+        logout_all_schema.dump(
+            {
+                "ok": True,
+                "ended_here": now,
+                "ended_everywhere_by": everywhere,
+                "message": "Every session of this account has ended: on this server now, on every "
+                f"server by {UtcDateTime.to_wire(everywhere)} (within "
+                f"{users.ACCOUNT_CHECK_SECONDS:.0f} seconds). Sign in again to continue.",
+            }
+        )
+    )
+
+
+logout_all_schema = LogoutAllSchema()
 
 
 @routes.post("/api/auth/link-wallet")

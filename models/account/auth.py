@@ -75,8 +75,9 @@ async def sign_in(
     signature: str,
     client_ip: str,
     now: datetime,
-) -> tuple[str, users.User]:
-    """Prove the wallet, find or create the account; the owner's sign-in counts as a check-in."""
+) -> tuple[str, users.SigningIn]:
+    """Prove the wallet, find or create the account; the owner's sign-in counts as a check-in.
+    The token carries the account's current session generation (read with the account)."""
     await prove_wallet(
         redis, wallet_address=wallet_address, signature=signature, client_ip=client_ip, now=now
     )
@@ -88,6 +89,7 @@ async def sign_in(
         settings.jwt_issuer,
         settings.jwt_audience,
         settings.jwt_ttl_seconds,
+        generation=user["session_generation"],
     )
     return token, user
 

@@ -30,7 +30,13 @@ class UserWithWallets(User):
     wallets: list[str]  # every wallet that signs in to the account, oldest first
 
 
-async def sign_in(pool: Pool, wallet_address: str) -> User:
+class SigningIn(User):
+    """The account as sign-in reads it: with the session generation the new token carries."""
+
+    session_generation: int
+
+
+async def sign_in(pool: Pool, wallet_address: str) -> SigningIn:
     """Return the account owning this wallet, creating it (name null) on first sign-in.
 
     If a concurrent link or sign-in claims the wallet first, the unique constraint stops this
@@ -64,14 +70,16 @@ async def sign_in(pool: Pool, wallet_address: str) -> User:
     return user
 
 
-async def get_by_wallet(pool: Pool, wallet_address: str) -> User | None:
+async def get_by_wallet(pool: Pool, wallet_address: str) -> SigningIn | None:
+    """The account this wallet signs in to; its session generation is read here, fresh, so a
+    token issued after a logout-all anywhere carries the new one."""
     row = await fetch_one(
         pool,
-        f"SELECT {USER_COLUMNS} FROM user_wallets w JOIN users u ON u.id = w.user_id"
+        f"SELECT {USER_COLUMNS}, u.session_generation FROM user_wallets w JOIN users u ON u.id = w.user_id"
         " WHERE w.wallet_address = %s",
         (wallet_address,),
     )
-    return cast(User | None, row)
+    return cast(SigningIn | None, row)
 
 
 async def get_with_wallets(pool: Pool, user_id: str) -> UserWithWallets:
@@ -135,24 +143,60 @@ async def link_wallet(pool: Pool, *, user_id: str, wallet_address: str) -> UserW
     return await get_with_wallets(pool, user_id)
 
 
-# user id -> monotonic expiry. Positive answers only, so a deleted account stops
-# authenticating within EXISTS_TTL on every instance (and at once on writes: see core.db).
-# No route deletes an account; an operator does, in SQL (tests/test_auth.py deletes one so).
-_known: dict[str, float] = {}
-EXISTS_TTL = 30.0
+# How long a process trusts what it last read about an account (that it exists, its session
+# generation). Within it, an account deleted or signed out everywhere elsewhere is still
+# accepted by this process on reads; the process that ended the sessions knows at once.
+ACCOUNT_CHECK_SECONDS = 30.0
 _KNOWN_MAX = 50_000
 
 
-async def exists(pool: Pool, user_id: str, now: float) -> bool:
-    """Whether the account behind a session still exists; `now` is a monotonic reading."""
-    expiry = _known.get(user_id)
-    if expiry is not None and expiry > now:
-        return True
-    row = await fetch_one(pool, "SELECT 1 AS found FROM users WHERE id = %s", (user_id,))
-    if row is None:
-        _known.pop(user_id, None)
-        return False
-    if len(_known) >= _KNOWN_MAX:
-        _known.clear()
-    _known[user_id] = now + EXISTS_TTL
-    return True
+class AccountCheck:
+    """Per process (one per app): account id -> (expiry, session generation), positive answers
+    only. No route deletes an account; an operator does, in SQL (tests/test_auth.py deletes one
+    so), and a write naming it is refused at once by the foreign keys (core.db)."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[float, int]] = {}
+
+    async def generation(self, pool: Pool, user_id: str, now: float) -> int | None:
+        """The account's session generation, or None if the account is gone. `now`: seconds."""
+        known = self._known.get(user_id)
+        if known is not None and known[0] > now:
+            return known[1]
+        row = await fetch_one(pool, "SELECT session_generation FROM users WHERE id = %s", (user_id,))
+        if row is None:
+            self._known.pop(user_id, None)
+            return None
+        self.remember(user_id, row["session_generation"], now)
+        return int(row["session_generation"])
+
+    def remember(self, user_id: str, generation: int, now: float) -> None:
+        """What was just read or written (or proven by a token we signed) about the account."""
+        if len(self._known) >= _KNOWN_MAX:
+            self._known.clear()
+        self._known[user_id] = (now + ACCOUNT_CHECK_SECONDS, generation)
+
+
+async def end_all_sessions(pool: Pool, check: AccountCheck, *, user_id: str, now: float) -> int:
+    """Raise the account's session generation: every token issued before stops working, here at
+    once (this process's check learns it now) and in other processes within
+    ACCOUNT_CHECK_SECONDS. Returns the new generation."""
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE users SET session_generation = session_generation + 1 WHERE id = %s"
+            " RETURNING session_generation",
+            (user_id,),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            raise NotFound("User")
+        await activity.record(
+            cur,
+            user_id=user_id,
+            kind="user.sessions_ended",
+            entity_id=user_id,
+            summary="Signed out of every session",
+        )
+    generation = int(row["session_generation"])
+    check.remember(user_id, generation, now)
+    return generation
