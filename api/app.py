@@ -12,7 +12,7 @@ from api import activity, headers, health, metrics, middleware
 from api.account import auth, users
 from api.archive import routes as archive
 from api.chain import claims, onchain
-from api.claim import capsule
+from api.claim import capsule, gate
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, guardians, messages
 from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
@@ -102,7 +102,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app.cleanup_ctx.extend([_database, _redis, _storage, _soroban])
     for module in ROUTE_MODULES:
         app.router.add_routes(module.routes)
-    app.on_response_prepare.append(capsule.capsule_headers)
+    app.on_response_prepare.append(gate.capsule_headers)
     app.on_response_prepare.append(headers.response_headers)
     app[CORS_ORIGINS] = origins
     app[METRICS] = metrics.Metrics()

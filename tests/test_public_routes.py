@@ -7,10 +7,13 @@ import uuid
 
 import pytest
 from aiohttp import web
+from stellar_sdk import Keypair
 
 from api import app as app_module
+from api.claim.gate import ungated_claim_routes
 from api.keys import PUBLIC_ROUTES
 from api.public import public
+from tests.capsule_helpers import assert_private
 from tests.helpers import assert_error
 
 # The whole anonymous surface. Adding a public route means adding it here, deliberately.
@@ -135,3 +138,41 @@ async def test_unknown_paths_and_methods_are_404_and_405_before_authentication(c
     assert (await client.get("/api/nope")).status == 404
     assert (await client.get("/nope")).status == 404
     assert (await client.put("/api/health")).status == 405
+
+
+# The claim gate: every route that holds a claim token resolves it through one gate.
+
+
+async def test_every_claim_route_goes_through_the_gate(client):
+    app = client.server.app
+    assert ungated_claim_routes(app) == []
+    gated = [r for r in app.router.routes() if r.resource and r.resource.canonical.startswith("/api/claim/")]
+    assert len(gated) >= 10  # capsule, download, media, release/claim build, submit, status (+ HEADs)
+
+
+async def test_a_claim_route_that_bypasses_the_gate_is_found(extra_module, make_client):
+    client = await make_client()
+    assert sorted(ungated_claim_routes(client.server.app)) == [
+        "GET /api/claim/{token}/hello",
+        "GET /api/claim/{token}/peek",
+        "HEAD /api/claim/{token}/hello",
+        "HEAD /api/claim/{token}/peek",
+    ]
+
+
+async def test_the_gate_answers_an_unknown_token_before_the_handler_runs(client):
+    """Whatever the route (even one whose integration is not configured, which would be 503),
+    an unknown token is the same 404 with the capsule's privacy headers."""
+    unknown = "ab" * 32
+    body = {"walletAddress": Keypair.random().public_key, "signedXdr": "AAAA"}
+    checked = 0
+    for method, canonical, _route in _routes(client.server.app):
+        if not canonical.startswith("/api/claim/{token}"):
+            continue
+        path = _VARIABLE.sub(lambda m: unknown if m.group(1) == "token" else str(uuid.uuid4()), canonical)
+        kwargs = {"json": body} if method == "POST" else {}
+        resp = await client.request(method, path, **kwargs)
+        assert resp.status == 404, (method, canonical)
+        assert_private(resp)
+        checked += 1
+    assert checked >= 10

@@ -12,16 +12,16 @@ from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
-from api.claim.capsule import open_capsule, refuse_miss
+from api.claim.gate import claim_gate
 from api.common import dump_many, json_response
 from api.keys import CLOCK, DB, REDIS, SOROBAN, USER_ID
-from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
 from core.errors import BadRequest, NotFound
 from core.stellar import soroban, soroban_check
 from core.stellar.soroban import SorobanGateway
 from models.chain import onchain, transactions
 from models.chain.onchain import Target
+from models.claim.capsule import Capsule
 from models.common import parse_id
 
 routes = web.RouteTableDef()
@@ -191,9 +191,9 @@ async def guardian_transaction(request: web.Request) -> web.Response:
 )
 @request_schema(WalletBodySchema, required=True)
 @response_schema(BuiltSchema, 200)
-@public
-async def release_build(request: web.Request) -> web.Response:
-    return await _beneficiary_build(request, "finalize_release")
+@claim_gate
+async def release_build(request: web.Request, capsule: Capsule) -> web.Response:
+    return await _beneficiary_build(request, capsule, "finalize_release")
 
 
 @routes.post("/api/claim/{token}/claim/build")
@@ -206,22 +206,20 @@ async def release_build(request: web.Request) -> web.Response:
 )
 @request_schema(WalletBodySchema, required=True)
 @response_schema(BuiltSchema, 200)
-@public
-async def claim_build(request: web.Request) -> web.Response:
-    return await _beneficiary_build(request, "claim_assets")
+@claim_gate
+async def claim_build(request: web.Request, capsule: Capsule) -> web.Response:
+    return await _beneficiary_build(request, capsule, "claim_assets")
 
 
-async def _beneficiary_build(request: web.Request, function: str) -> web.Response:
+async def _beneficiary_build(request: web.Request, capsule: Capsule, function: str) -> web.Response:
     _gateway(request)
     target = await onchain.beneficiary_target(
         request.app[DB],
-        token=request.match_info["token"],
+        beneficiary_id=capsule["beneficiary_id"],
         function=function,
         wallet_address=request["data"]["wallet_address"],
         now=request.app[CLOCK].now(),
     )
-    if target is None:
-        await refuse_miss(request)
     return await _build(request, target)
 
 
@@ -234,25 +232,23 @@ async def _beneficiary_build(request: web.Request, function: str) -> web.Respons
 )
 @request_schema(SubmitSchema, required=True)
 @response_schema(TransactionSchema, 202)
-@public
-async def claim_submit(request: web.Request) -> web.Response:
+@claim_gate
+async def claim_submit(request: web.Request, capsule: Capsule) -> web.Response:
     gateway = _gateway(request)
     xdr = request["data"]["signed_xdr"].strip()
     envelope = soroban_check.decode(xdr)
     if envelope.function not in onchain.BENEFICIARY_FUNCTIONS:
         raise BadRequest("This route relays only finalize_release or claim_assets")
-    stored = await onchain.beneficiary_submit(
+    row, _created = await onchain.beneficiary_submit(
         request.app[DB],
-        token=request.match_info["token"],
+        beneficiary_id=capsule["beneficiary_id"],
         envelope=envelope,
         xdr=xdr,
         contract_id=gateway.contract_id,
         passphrase=gateway.passphrase,
         now=request.app[CLOCK].now(),
     )
-    if stored is None:
-        await refuse_miss(request)
-    return await _accepted(request, stored[0])
+    return await _accepted(request, row)
 
 
 @routes.get("/api/claim/{token}/transactions/{id}")
@@ -262,10 +258,9 @@ async def claim_submit(request: web.Request) -> web.Response:
     responses=error_responses(404, 503),
 )
 @response_schema(TransactionSchema, 200)
-@public
-async def claim_transaction(request: web.Request) -> web.Response:
+@claim_gate
+async def claim_transaction(request: web.Request, capsule: Capsule) -> web.Response:
     _gateway(request)
-    capsule = await open_capsule(request)
     row = await transactions.get_for_beneficiary(
         request.app[DB],
         tx_id=parse_id(request.match_info["id"], "Transaction"),

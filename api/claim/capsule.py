@@ -1,59 +1,27 @@
 """/api/claim/:token: the beneficiary's capsule (no session: the token in the path is the key),
 and /api/legacy/preview/:beneficiaryId, the owner's rehearsal of it.
 
-Every `/api/claim/*` response, errors included, carries `Referrer-Policy: no-referrer`,
-`Cache-Control: no-store` and `X-Robots-Tag: noindex, nofollow` (`capsule_headers`, run as
-each response is prepared). Unknown tokens are rate limited per client IP; a valid token never
-touches the limiter. Decisions (what a locked capsule shows, what goes on the owner's
-timeline): docs/capsule.md.
+Every claim route goes through `api.claim.gate` (token lookup, miss limit, privacy headers)
+and receives the capsule its token opens. Decisions (what a locked capsule shows, what goes on
+the owner's timeline): docs/capsule.md.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import NoReturn
-
 from aiohttp import web
 from aiohttp_apigami import docs, response_schema
 from marshmallow import fields
-from redis.exceptions import RedisError
 
 from api.archive.files import RANGE_NOTE, require_storage, send_file
 from api.archive.ranges import ByteRange
-from api.common import client_ip, dump_many, json_response
+from api.claim.gate import claim_gate
+from api.common import dump_many, json_response
 from api.contents.beneficiaries import Percentage
-from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
-from api.public import public
+from api.keys import CLOCK, DB, SETTINGS, USER_ID
 from api.schemas import BaseSchema, UtcDateTime, error_responses
-from core import ratelimit
-from core.errors import NotFound, TooManyRequests
 from models.claim import capsule as capsules
 
 routes = web.RouteTableDef()
-log = logging.getLogger(__name__)
-
-CLAIM_PREFIX = "/api/claim/"
-CAPSULE_HEADERS = {
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-    "X-Robots-Tag": "noindex, nofollow",
-}
-MISS_WINDOW_SECONDS = 60
-
-TOKEN_PARAM = {
-    "in": "path",
-    "name": "token",
-    "required": True,
-    "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-    "description": "The beneficiary's claim token (64 lowercase hex), from their link.",
-}
-
-
-async def capsule_headers(request: web.Request, response: web.StreamResponse) -> None:
-    """on_response_prepare: the capsule's privacy headers on everything under /api/claim/."""
-    if request.path.startswith(CLAIM_PREFIX):
-        response.headers.update(CAPSULE_HEADERS)
-
 
 # --------------------------------------------------------------------------------------------
 # Schemas (the wire shape; docs/capsule.md explains each field's rule)
@@ -146,47 +114,11 @@ def released_body(contents: capsules.Contents) -> dict[str, object]:
 
 
 # --------------------------------------------------------------------------------------------
-# The token
-# --------------------------------------------------------------------------------------------
-
-
-async def open_capsule(request: web.Request) -> capsules.Capsule:
-    """The capsule of the token in the path, in any plan state; 404 (or 429) for a miss.
-
-    Only misses are counted, per client IP: a valid token is served without asking the
-    limiter, so nobody's guesses (not even from the same address) can lock a beneficiary out.
-    """
-    capsule = await capsules.open_by_token(request.app[DB], request.match_info["token"])
-    if capsule is not None:
-        return capsule
-    await refuse_miss(request)
-
-
-async def refuse_miss(request: web.Request) -> NoReturn:
-    """404 for a token that opens nothing, or 429 past the per-IP miss limit (shared by the
-    routes that look the token up themselves, e.g. the on-chain ones)."""
-    limit = request.app[SETTINGS].rate_limit_claim_misses_per_ip
-    try:
-        retry = await ratelimit.hit(
-            request.app[REDIS], f"claim-miss:ip:{client_ip(request)}", limit, MISS_WINDOW_SECONDS
-        )
-    except (RedisError, OSError) as exc:
-        # The limiter only quiets scanners (a token's 256 bits are what keep it secret):
-        # with Redis down a miss is still a plain 404, never a 500.
-        log.warning("claim miss limiter unavailable", extra={"error": repr(exc)})
-        retry = 0
-    if retry:
-        raise TooManyRequests("Too many unknown claim links from this address; try again later.", retry)
-    raise NotFound("Capsule")
-
-
-# --------------------------------------------------------------------------------------------
 # Routes
 # --------------------------------------------------------------------------------------------
 
 
 @routes.get("/api/claim/{token}")
-@public
 @docs(
     tags=["capsule"],
     summary="Open a beneficiary's capsule",
@@ -198,12 +130,11 @@ async def refuse_miss(request: web.Request) -> NoReturn:
     "(`id`, `title`, `opensAt` only), and the documents addressed to them. An unknown or "
     "malformed token is 404; past RATE_LIMIT_CLAIM_MISSES_PER_IP misses a minute from one "
     "address, 429 with `Retry-After`.",
-    parameters=[TOKEN_PARAM],
     responses=error_responses(404, 429),
 )
 @response_schema(CapsuleSchema, 200)
-async def get_capsule(request: web.Request) -> web.Response:
-    capsule = await open_capsule(request)
+@claim_gate
+async def get_capsule(request: web.Request, capsule: capsules.Capsule) -> web.Response:
     if not capsules.is_released(capsule):
         return json_response({"status": "locked"})
     contents = await capsules.contents(
@@ -217,14 +148,12 @@ async def get_capsule(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/claim/{token}/documents/{id}/download")
-@public
 @docs(
     tags=["capsule"],
     summary="Download one of the capsule's documents, decrypted",
     description="Only a document the capsule lists (404 otherwise, and while the plan is locked). "
     "`Content-Disposition: attachment`. Starting a download (no Range, or a range from byte 0) puts "
     "`capsule.document_downloaded` on the owner's timeline." + RANGE_NOTE,
-    parameters=[TOKEN_PARAM],
     produces=["application/octet-stream"],
     responses={
         200: {"description": "The file"},
@@ -232,8 +161,8 @@ async def get_capsule(request: web.Request) -> web.Response:
         **error_responses(404, 416, 429, 503),
     },
 )
-async def download_document(request: web.Request) -> web.StreamResponse:
-    capsule = await open_capsule(request)
+@claim_gate
+async def download_document(request: web.Request, capsule: capsules.Capsule) -> web.StreamResponse:
     storage = require_storage(request)
     item = await capsules.document_for_download(
         request.app[DB], request.app[SETTINGS].key_ring, capsule=capsule, raw_id=request.match_info["id"]
@@ -247,13 +176,11 @@ async def download_document(request: web.Request) -> web.StreamResponse:
 
 
 @routes.get("/api/claim/{token}/messages/{id}/media")
-@public
 @docs(
     tags=["capsule"],
     summary="Play an opened message's photo, voice or video",
     description="`Content-Disposition: inline` with the media's own `Content-Type`, so a browser plays "
     "it in place. A sealed message's media, or one not addressed to this beneficiary, is 404." + RANGE_NOTE,
-    parameters=[TOKEN_PARAM],
     produces=["image/*", "audio/*", "video/*"],
     responses={
         200: {"description": "The media"},
@@ -261,8 +188,8 @@ async def download_document(request: web.Request) -> web.StreamResponse:
         **error_responses(404, 416, 429, 503),
     },
 )
-async def message_media(request: web.Request) -> web.StreamResponse:
-    capsule = await open_capsule(request)
+@claim_gate
+async def message_media(request: web.Request, capsule: capsules.Capsule) -> web.StreamResponse:
     storage = require_storage(request)
     item = await capsules.media_for_message(
         request.app[DB],

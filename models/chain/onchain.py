@@ -17,7 +17,6 @@ from core.errors import Conflict, NotFound
 from core.stellar.soroban_check import Envelope, check_signed
 from models.chain import transactions
 from models.chain.transactions import Transaction
-from models.claim.capsule import token_digest
 from models.common import parse_id
 from models.plan.plans import APPROVED, RELEASED
 from models.plan.plans import PENDING as PENDING_VERIFICATION
@@ -101,18 +100,18 @@ _BENEFICIARY_SQL = (
     " EXISTS (SELECT 1 FROM transactions t WHERE t.beneficiary_id = b.id"
     "   AND t.function = 'claim_assets' AND t.status = 'confirmed') AS claimed"
     " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"
-    " WHERE b.claim_token_hash = %(digest)s"
+    " WHERE b.id = %(beneficiary)s"
 )
 
 
 async def beneficiary_target(
-    pool: Pool, *, token: str, function: str, wallet_address: str, now: datetime
-) -> Target | None:
-    """The call the beneficiary of this claim token may make now with this wallet; 409 saying
-    why not otherwise; None when the token opens nothing (the caller answers the miss)."""
+    pool: Pool, *, beneficiary_id: str, function: str, wallet_address: str, now: datetime
+) -> Target:
+    """The call this beneficiary (whose claim token the gate resolved) may make now with this
+    wallet; 409 saying why not otherwise."""
     async with autocommit(pool) as cur:
         return await _beneficiary_target(
-            cur, token=token, function=function, wallet_address=wallet_address, now=now
+            cur, beneficiary_id=beneficiary_id, function=function, wallet_address=wallet_address, now=now
         )
 
 
@@ -135,16 +134,25 @@ async def guardian_submit(
 
 
 async def beneficiary_submit(
-    pool: Pool, *, token: str, envelope: Envelope, xdr: str, contract_id: str, passphrase: str, now: datetime
-) -> tuple[Transaction, bool] | None:
-    """Check a beneficiary's signed call against their token's rules and store it `pending`,
-    on one connection (a measured hot path); None when the token opens nothing."""
+    pool: Pool,
+    *,
+    beneficiary_id: str,
+    envelope: Envelope,
+    xdr: str,
+    contract_id: str,
+    passphrase: str,
+    now: datetime,
+) -> tuple[Transaction, bool]:
+    """Check a beneficiary's signed call against their rules and store it `pending`, on one
+    connection (a measured hot path)."""
     async with autocommit(pool) as cur:
         target = await _beneficiary_target(
-            cur, token=token, function=envelope.function, wallet_address=envelope.source or "", now=now
+            cur,
+            beneficiary_id=beneficiary_id,
+            function=envelope.function,
+            wallet_address=envelope.source or "",
+            now=now,
         )
-        if target is None:
-            return None
         return await _store_signed(
             cur, target, envelope, xdr=xdr, contract_id=contract_id, passphrase=passphrase, now=now
         )
@@ -186,12 +194,12 @@ async def _store_signed(
 
 
 async def _beneficiary_target(
-    cur: Cursor, *, token: str, function: str, wallet_address: str, now: datetime
-) -> Target | None:
-    await cur.execute(_BENEFICIARY_SQL, {"digest": token_digest(token), "wallet": wallet_address})
+    cur: Cursor, *, beneficiary_id: str, function: str, wallet_address: str, now: datetime
+) -> Target:
+    await cur.execute(_BENEFICIARY_SQL, {"beneficiary": beneficiary_id, "wallet": wallet_address})
     person = await cur.fetchone()
-    if person is None:
-        return None
+    if person is None:  # deleted between the gate's lookup and this one
+        raise NotFound("Capsule")
     if person["plan_id"] is None:
         raise Conflict("The plan has not been set up yet")
     bound = person["wallet_address"]

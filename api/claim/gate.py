@@ -1,0 +1,121 @@
+"""The one gate in front of every claim route: the token in the path resolved to its capsule.
+
+A claim route is written `async def handler(request, capsule)` under `@claim_gate`: the gate
+looks the token up by its digest (`models.claim.capsule.open_by_token`), answers a miss with
+404 (429 past the per-IP miss limit) and only then calls the handler with the capsule, so a
+handler cannot run for a token that opens nothing. The gate also declares the route public
+(the token is the credential) and documents the token parameter and the miss responses.
+`ungated_claim_routes` finds a route under a claim path that does not go through the gate;
+tests/test_public_routes.py fails on any.
+
+Every response under a claim path, errors and unknown sub-paths included, carries the
+capsule's privacy headers (`capsule_headers`, run as each response is prepared).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import NoReturn
+
+from aiohttp import web
+from aiohttp_apigami.utils import get_or_set_apispec
+from redis.exceptions import RedisError
+
+from api.common import client_ip
+from api.keys import DB, REDIS, SETTINGS
+from api.public import public
+from api.schemas import error_responses
+from core import ratelimit
+from core.errors import NotFound, TooManyRequests
+from models.claim import capsule as capsules
+
+log = logging.getLogger(__name__)
+
+# Paths a claim token opens: the JSON routes, and pages served to a browser from the same token.
+CLAIM_PREFIXES = ("/api/claim/",)
+# Route templates that hold a claim token (what `ungated_claim_routes` checks).
+TOKEN_ROUTE_PREFIXES = ("/api/claim/{token}",)
+CAPSULE_HEADERS = {
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Robots-Tag": "noindex, nofollow",
+}
+MISS_WINDOW_SECONDS = 60
+
+TOKEN_PARAM = {
+    "in": "path",
+    "name": "token",
+    "required": True,
+    "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    "description": "The beneficiary's claim token (64 lowercase hex), from their link.",
+}
+
+ClaimHandler = Callable[[web.Request, capsules.Capsule], Awaitable[web.StreamResponse]]
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+_GATED = "__claim_gated__"
+
+
+async def capsule_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """on_response_prepare: the capsule's privacy headers on everything under a claim path."""
+    if request.path.startswith(CLAIM_PREFIXES):
+        response.headers.update(CAPSULE_HEADERS)
+
+
+async def resolve(request: web.Request) -> capsules.Capsule:
+    """The capsule of the token in the path, in any plan state; 404 (or 429) for a miss.
+
+    Only misses are counted, per client IP: a valid token is served without asking the
+    limiter, so nobody's guesses (not even from the same address) can lock a beneficiary out.
+    """
+    capsule = await capsules.open_by_token(request.app[DB], request.match_info["token"])
+    if capsule is not None:
+        return capsule
+    await _refuse_miss(request)
+
+
+async def _refuse_miss(request: web.Request) -> NoReturn:
+    limit = request.app[SETTINGS].rate_limit_claim_misses_per_ip
+    try:
+        retry = await ratelimit.hit(
+            request.app[REDIS], f"claim-miss:ip:{client_ip(request)}", limit, MISS_WINDOW_SECONDS
+        )
+    except (RedisError, OSError) as exc:
+        # The limiter only quiets scanners (a token's 256 bits are what keep it secret):
+        # with Redis down a miss is still a plain 404, never a 500.
+        log.warning("claim miss limiter unavailable", extra={"error": repr(exc)})
+        retry = 0
+    if retry:
+        raise TooManyRequests("Too many unknown claim links from this address; try again later.", retry)
+    raise NotFound("Capsule")
+
+
+def claim_gate(handler: ClaimHandler) -> Handler:
+    """Put a claim route behind the gate; the innermost decorator, right above the handler."""
+
+    @functools.wraps(handler)
+    async def gated(request: web.Request) -> web.StreamResponse:
+        return await handler(request, await resolve(request))
+
+    setattr(gated, _GATED, True)
+    spec = get_or_set_apispec(gated)
+    spec["parameters"].append(TOKEN_PARAM)
+    spec["responses"].update(error_responses(404, 429))
+    return public(gated)
+
+
+def is_gated(handler: object) -> bool:
+    return getattr(handler, _GATED, False) is True
+
+
+def ungated_claim_routes(app: web.Application) -> list[str]:
+    """Routes whose path holds a claim token but whose handler does not go through the gate."""
+    return [
+        f"{route.method} {route.resource.canonical}"
+        for route in app.router.routes()
+        if route.resource is not None
+        and route.resource.canonical.startswith(TOKEN_ROUTE_PREFIXES)
+        and not is_gated(route.handler)
+    ]
