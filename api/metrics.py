@@ -22,7 +22,7 @@ from prometheus_client.registry import Collector
 from api.keys import DB, METRICS, REDIS, SETTINGS
 from api.public import public
 from api.schemas import error_responses
-from core import jobstats
+from core import jobstats, queue
 from core.errors import NotFound, Unauthorized
 from models import metrics as counts
 from models.archive import items as archive
@@ -106,6 +106,19 @@ class _Requests(Collector):
         yield latency
 
 
+class _EnqueueFailures(Collector):
+    """Enqueues after a commit that failed in this process (core.queue.after_commit): the rows
+    are committed and wait for their sweepers."""
+
+    def collect(self) -> Iterator[Metric]:
+        failures = CounterMetricFamily(
+            "lps_enqueue_failures", "Enqueues after a commit that failed, by job name", labels=["job"]
+        )
+        for name, count in sorted(queue.ENQUEUE_FAILURES.items()):
+            failures.add_metric([name], count)
+        yield failures
+
+
 class Metrics:
     """One registry per app (tests build many apps in one process)."""
 
@@ -123,6 +136,7 @@ class Metrics:
         )
         self.jobs = _Jobs()
         self.registry.register(self.jobs)
+        self.registry.register(_EnqueueFailures())
         self._scrape = asyncio.Lock()
 
     def observe(self, request: web.Request, status: int, seconds: float) -> None:

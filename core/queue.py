@@ -1,16 +1,21 @@
 """Enqueueing a job once per row: the one place that knows how arq keeps job ids and results.
 
-Conventions (docs/conventions.md): the row commits first, then its job is enqueued under an
-id derived from the row, so a double enqueue runs once and a sweeper can re-enqueue what was
-lost. arq refuses an id while that job is queued or running, which is the point, but also while
-it keeps the result of a finished run (`keep_result`), which would stop a sweeper from
-re-enqueueing a row whose job died before finishing its bookkeeping.
+Conventions (docs/conventions.md): the row commits first, then `after_commit` enqueues its job
+under the one job-id scheme `<job>:<row id>`, so a double enqueue runs once and a sweeper can
+re-enqueue what was lost. One failure rule for every caller: the commit stands, the failure is
+one log line and a count (`ENQUEUE_FAILURES`, rendered by /api/metrics), the row's sweeper re-
+enqueues it, and the client is answered with the committed state. arq refuses an id while that
+job is queued or running, which is the point, but also while it keeps the result of a finished
+run (`keep_result`), which would stop a sweeper from re-enqueueing a row whose job died before
+finishing its bookkeeping.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
+from collections import Counter
 from typing import Any
 
 from arq.connections import ArqRedis
@@ -18,6 +23,9 @@ from arq.constants import job_key_prefix, result_key_prefix
 from arq.jobs import Job, JobStatus, serialize_job
 from arq.utils import timestamp_ms
 from redis.commands.core import AsyncScript
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
 
 # arq's enqueue_job (WATCH, EXISTS, MULTI/PSETEX/ZADD/EXEC: three round trips) as one atomic
 # script, for every job enqueued in the same turn of the event loop: a hot path (contract
@@ -42,6 +50,35 @@ return queued
 # client for its encoding, and each call names its client (`client=`), so nothing per client is
 # kept (a script registered per client held that client for the life of the process).
 _SCRIPT = AsyncScript(None, _ENQUEUE.encode())  # type: ignore[arg-type]
+
+
+# Enqueues after a commit that failed, by job name, in this process (the rows are committed and
+# pending: their sweepers re-enqueue them).
+ENQUEUE_FAILURES: Counter[str] = Counter()
+
+
+def job_id(function: str, row_id: str) -> str:
+    """The one job-id scheme: the job's name and the id of the row it works on (a batch job
+    takes its first row's id), so the same row's job is refused while queued or running."""
+    return f"{function}:{row_id}"
+
+
+async def after_commit(redis: ArqRedis, function: str, *args: Any, row_id: str) -> bool:
+    """Enqueue the job of a row that has just committed (or that a sweeper found still
+    pending); True if this call queued it.
+
+    A Redis failure never undoes or hides the commit: it is logged and counted, and the row
+    stays pending for its sweeper, which calls this again.
+    """
+    try:
+        return await enqueue_once(redis, function, *args, job_id=job_id(function, row_id))
+    except (RedisError, OSError, TimeoutError) as exc:
+        ENQUEUE_FAILURES[function] += 1
+        log.warning(
+            "enqueue after commit failed; the sweeper will re-enqueue the row",
+            extra={"job": function, "rowId": row_id, "error": repr(exc)},
+        )
+        return False
 
 
 def result_key(job_id: str) -> str:

@@ -117,7 +117,7 @@ async def test_a_lost_job_is_sent_by_the_sweep(client, clock, run_worker, email_
     await _two_emails(client)
     conn = redis_sync.Redis.from_url(settings.redis_url)
     # The enqueued jobs are lost (the enqueue failed after COMMIT, or Redis lost its data).
-    conn.delete(settings.arq_queue_name, *conn.scan_iter("arq:job:email:*"))
+    conn.delete(settings.arq_queue_name, *conn.scan_iter("arq:job:deliver_email:*"))
     conn.close()
     await run_worker(settings=email_provider.settings)
     assert email_provider.requests == []  # too fresh to be called lost
@@ -154,7 +154,7 @@ async def test_a_batch_with_mixed_outcomes_records_each_row(
     outbox = rows(settings)
     assert len(outbox) == 3
     conn = redis_sync.Redis.from_url(settings.redis_url)
-    assert len(list(conn.scan_iter("arq:job:email:*"))) == 1  # one job for the event's rows
+    assert len(list(conn.scan_iter("arq:job:deliver_email:*"))) == 1  # one job for the event's rows
     conn.close()
     addresses = sorted([OWNER, GUARDIAN, "guardian1@example.org"])
     retried, refused, sent = addresses
@@ -197,10 +197,10 @@ async def test_two_jobs_holding_the_same_rows_send_each_once(
     await _two_emails(client)
     ids = [r["id"] for r in rows(settings)]
     conn = redis_sync.Redis.from_url(settings.redis_url)
-    queued = {k.decode().removeprefix("arq:job:") for k in conn.scan_iter("arq:job:email:*")}
+    queued = {k.decode().removeprefix("arq:job:") for k in conn.scan_iter("arq:job:deliver_email:*")}
     assert len(queued) == 1
     (first,) = queued
-    second = outbox.job_id(next(i for i in ids if f":{i}:" not in first), 0)
+    second = queue.job_id(outbox.DELIVER_JOB, next(i for i in ids if not first.endswith(f":{i}")))
     arq = await connect(settings.redis_url, settings.arq_queue_name)
     try:
         batch = [next(i for i in ids if f":{i}:" not in first), *[i for i in ids if f":{i}:" in first]]

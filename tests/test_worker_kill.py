@@ -164,7 +164,7 @@ async def test_worker_killed_while_the_provider_holds_the_email(
     await until(lambda: len(held_provider.requests) >= 2, "both emails at the provider")
     kill(first)
     assert [r["status"] for r in _outbox(settings)] == ["pending", "pending"]
-    assert lapse_leases(settings, "email:*") == 1  # one job for both rows (a batch)
+    assert lapse_leases(settings, "deliver_email:*") == 1  # one job for both rows (a batch)
     held_provider.hold.set()  # the answers to the dead worker go nowhere
     spawn_worker(held_provider.settings)
     await until(lambda: [r["status"] for r in _outbox(settings)] == ["sent", "sent"], "both rows sent")
@@ -208,7 +208,7 @@ async def test_worker_killed_mid_archive_verification(make_client, settings, key
         lock.close()
     (before,) = query(settings, "SELECT status, attempts FROM archive_items WHERE id = %s", (item_id,))
     assert before["status"] == "pending"
-    assert lapse_leases(settings, f"archive:{item_id}") == 1
+    assert lapse_leases(settings, f"verify_archive_item:{item_id}") == 1
     spawn_worker({})
     await until(lambda: _status(settings, item_id) == "available", "the item available")
     (after,) = query(settings, "SELECT status, attempts FROM archive_items WHERE id = %s", (item_id,))
@@ -254,7 +254,7 @@ async def test_worker_killed_between_send_and_confirm(
     assert tx_hash in soroban_rpc.sent
     row = state(settings, made["row"]["id"])
     assert row["status"] == "pending" and row["accepted"]
-    assert lapse_leases(settings, f"soroban:{tx_hash}") == 1
+    assert lapse_leases(settings, f"relay_transaction:{tx_hash}") == 1
     spawn_worker(overrides)
     await until(lambda: state(settings, made["row"]["id"])["status"] == "confirmed", "the row confirmed")
     assert len(soroban_rpc.calls_to("sendTransaction")) == 1  # asked the node, did not resend

@@ -1,10 +1,10 @@
 """Archive jobs: verify an upload the API sealed into storage, and the sweepers that keep it honest.
 
-`verify_archive_item` is enqueued by the API after the item commits (job id `archive:<item>`,
-so a double enqueue runs once). From a worker host it checks that the stored object is whole
-and opens under the recorded key (core.files.sealed_files.verify), then flips the item
-`pending -> available` with one guarded UPDATE: a rerun changes nothing. Why the API, not the
-worker, encrypts: docs/archive.md.
+`verify_archive_item` is enqueued by the API after the item commits (job id
+`verify_archive_item:<item>`, so a double enqueue runs once). From a worker host it checks that
+the stored object is whole and opens under the recorded key (core.files.sealed_files.verify),
+then flips the item `pending -> available` with one guarded UPDATE: a rerun changes nothing.
+Why the API, not the worker, encrypts: docs/archive.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import uuid
 from typing import Any
 
@@ -19,7 +18,6 @@ from aiohttp import BodyPartReader, web
 from aiohttp.hdrs import CONTENT_TYPE
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate
-from redis.exceptions import RedisError
 
 from api.archive import multipart
 from api.archive.files import RANGE_NOTE, require_storage, send_file, storage_down
@@ -33,7 +31,6 @@ from models.archive import items as archive
 from models.archive.upload_rules import check_content_type, normalize_content_type, sanitize_file_name
 
 routes = web.RouteTableDef()
-log = logging.getLogger(__name__)
 
 TEXT_FIELDS = ("title", "type", "category", "description", "audience")
 MAX_PARTS = 16
@@ -161,16 +158,6 @@ def _file_metadata(part: BodyPartReader) -> dict[str, str]:
     }
 
 
-async def _enqueue(request: web.Request, item_id: str) -> None:
-    """After COMMIT. If Redis is down the item stays pending and the sweeper queues it later."""
-    try:
-        await archive.enqueue_verify(request.app[REDIS], item_id)
-    except (RedisError, OSError) as exc:
-        log.warning(
-            "archive enqueue failed; the sweeper will retry", extra={"itemId": item_id, "error": repr(exc)}
-        )
-
-
 @routes.post("/api/archive")
 @docs(
     tags=["archive"],
@@ -224,7 +211,7 @@ async def upload(request: web.Request) -> web.Response:
     except BaseException:
         await asyncio.shield(sealed_files.discard(storage, sealed.storage_key))
         raise
-    await _enqueue(request, item_id)
+    await archive.enqueue_verify(request.app[REDIS], item_id)
     return json_response(item_schema.dump(item), status=202)
 
 

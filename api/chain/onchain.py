@@ -105,7 +105,8 @@ async def _build(request: web.Request, target: Target) -> web.Response:
 
 
 async def _accepted(request: web.Request, row: transactions.Transaction) -> web.Response:
-    """202 with the status object, once the relay is enqueued (job id = hash: a repeat is a no-op)."""
+    """202 with the committed row's status; its relay is enqueued after the commit (a Redis
+    failure leaves it to the sweep, never a 503 for a stored transaction)."""
     if row["status"] == "pending":
         await transactions.enqueue_relay(request.app[REDIS], row["hash"])
     return json_response(dump_many(transaction_schema, [dict(row)])[0], status=202)

@@ -97,10 +97,6 @@ class SealedArchiveItem(ArchiveItem):
     stored_bytes: int
 
 
-def job_id(item_id: str) -> str:
-    return f"archive:{item_id}"
-
-
 def _record(ring: KeyRing, row: dict[str, Any]) -> ArchiveItem:
     """Row -> the owner's view: texts opened, audience {all, beneficiary_ids}, sha256 as hex (and,
     with the sealed columns, the wrapped key as bytes rather than the driver's memoryview)."""
@@ -193,12 +189,9 @@ async def create(
 
 
 async def enqueue_verify(redis: ArqRedis, item_id: str) -> bool:
-    """Queue the verify job once per item (job id `archive:<item>`); True if this call queued it.
-
-    Called after the commit and by the sweeper, while the item is pending: a kept result of a
-    finished run is then stale and is replaced (core.queue.enqueue_once).
-    """
-    return await queue.enqueue_once(redis, VERIFY_JOB, item_id, job_id=job_id(item_id))
+    """Queue the verify job once per item, after the commit and from the sweeper, while the item
+    is pending (core.queue.after_commit); True if this call queued it."""
+    return await queue.after_commit(redis, VERIFY_JOB, item_id, row_id=item_id)
 
 
 # --------------------------------------------------------------------------------------------

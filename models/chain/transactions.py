@@ -17,7 +17,7 @@ from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import Conflict
-from core.queue import enqueue_once
+from core.queue import after_commit
 from core.stellar.soroban import CheckedTransaction, contract_error_message
 from models import activity
 from models.chain import effects
@@ -62,14 +62,11 @@ class RelayRow(Transaction):
     created_at: datetime  # when submit stored it: which verification round it was signed in
 
 
-def relay_job_id(tx_hash: str) -> str:
-    return f"soroban:{tx_hash}"
-
-
 async def enqueue_relay(redis: ArqRedis, tx_hash: str) -> bool:
-    """Enqueue after COMMIT, for a row still pending; the job id is the hash, so a double
-    enqueue runs once and a re-drive after a finished run is not refused."""
-    return await enqueue_once(redis, RELAY_JOB, tx_hash, job_id=relay_job_id(tx_hash))
+    """Enqueue the relay after COMMIT and from the sweep, for a row still pending
+    (core.queue.after_commit). The row is named by its hash, unique per row and what the job
+    takes, so a double enqueue runs once."""
+    return await after_commit(redis, RELAY_JOB, tx_hash, row_id=tx_hash)
 
 
 async def _timeline(

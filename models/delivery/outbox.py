@@ -10,7 +10,6 @@ backoff has elapsed.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypedDict
@@ -20,8 +19,6 @@ from psycopg2.extras import Json
 
 from core import queue
 from core.db import Cursor, Pool, autocommit
-
-log = logging.getLogger(__name__)
 
 DELIVER_JOB = "deliver_email"
 RecipientType = Literal["owner", "guardian", "beneficiary"]
@@ -140,51 +137,35 @@ async def add_for_beneficiaries(
     return [str(row["id"]) for row in await cur.fetchall()]
 
 
-def job_id(row_id: Any, attempts: int) -> str:
-    """A batch's job id: its first row and that row's attempt count (deterministic, so a double
-    enqueue of the same batch runs once)."""
-    return f"email:{row_id}:{attempts}"
-
-
 def batches(row_ids: list[str]) -> list[list[str]]:
     return [row_ids[i : i + BATCH] for i in range(0, len(row_ids), BATCH)]
 
 
 async def enqueue(redis: ArqRedis, row_ids: Iterable[Any]) -> None:
-    """Enqueue first attempts after COMMIT, one job per batch of rows. A Redis failure is logged,
-    not raised: the change is committed and the sweep will send these rows."""
+    """Enqueue first attempts after COMMIT, one job per batch of rows (core.queue.after_commit:
+    a Redis failure leaves the rows to the sweep)."""
     for batch in batches([str(row_id) for row_id in row_ids]):
-        try:
-            await queue.enqueue(redis, DELIVER_JOB, batch, job_id=job_id(batch[0], 0))
-        except Exception as exc:
-            log.warning(
-                "email enqueue failed; the sweep will retry",
-                extra={"outboxId": batch[0], "error": repr(exc)},
-            )
-            return
+        await queue.after_commit(redis, DELIVER_JOB, batch, row_id=batch[0])
 
 
-async def due_for_enqueue(pool: Pool, now: datetime, limit: int = 1000) -> list[tuple[str, int]]:
+async def due_for_enqueue(pool: Pool, now: datetime, limit: int = 1000) -> list[str]:
     """Pending rows whose next attempt is due and that have waited long enough to be left behind;
     rows a job holds right now (locked, being sent) are not due."""
     async with autocommit(pool) as cur:
         await cur.execute(
-            "SELECT id::text AS id, attempts FROM outbox WHERE status = 'pending'"
+            "SELECT id::text AS id FROM outbox WHERE status = 'pending'"
             " AND next_attempt_at <= %s AND (attempts > 0 OR created_at <= %s)"
             " ORDER BY next_attempt_at, id LIMIT %s FOR UPDATE SKIP LOCKED",
             (now, now - STALE_AFTER, limit),
         )
-        return [(row["id"], row["attempts"]) for row in await cur.fetchall()]
+        return [row["id"] for row in await cur.fetchall()]
 
 
-async def enqueue_due(redis: ArqRedis, due: list[tuple[str, int]]) -> int:
-    """The sweep's enqueue: due rows in batches, each job id from its first row and attempt."""
-    attempts = dict(due)
+async def enqueue_due(redis: ArqRedis, due: list[str]) -> int:
+    """The sweep's enqueue: due rows in batches, as after a commit."""
     jobs = 0
-    for batch in batches([row_id for row_id, _ in due]):
-        jobs += await queue.enqueue_once(
-            redis, DELIVER_JOB, batch, job_id=job_id(batch[0], attempts[batch[0]])
-        )
+    for batch in batches(due):
+        jobs += await queue.after_commit(redis, DELIVER_JOB, batch, row_id=batch[0])
     return jobs
 
 
