@@ -255,7 +255,10 @@ async def record_approval(
     counts = await cur.fetchone()
     if counts["approvals"] < effective_threshold(plan, counts["guardians"]):
         return []
-    return await lifecycle.approve_in(cur, plan=plan, now=now, actor="guardian", last_guardian_id=guardian_id)
+    moved = await lifecycle.approve_in(
+        cur, plan=plan, now=now, actor="guardian", last_guardian_id=guardian_id
+    )
+    return moved or []
 
 
 async def approve(

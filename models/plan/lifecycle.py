@@ -3,7 +3,9 @@
 Each public function here is one transaction: the guarded transition (models.plan.plans), its
 Family Timeline entry and its outbox rows commit together, and the delivery jobs are
 enqueued after COMMIT. The `*_in(cur, …)` functions are the transitions themselves, for
-callers that own the transaction (the scheduler, guardian routes, the on-chain path).
+callers that own the transaction (the scheduler, guardian routes, the on-chain path); each
+returns the outbox row ids it wrote, or None when the plan was not in the state it moves from
+(one way to say "did not move").
 Decisions: docs/lifecycle.md.
 """
 
@@ -236,8 +238,9 @@ async def start_verification_in(
 
 async def approve_in(
     cur: Cursor, *, plan: Plan, now: datetime, actor: Actor, last_guardian_id: Any
-) -> list[str]:
-    """PendingVerification → Approved (threshold reached): the cancel window starts now."""
+) -> list[str] | None:
+    """PendingVerification → Approved (threshold reached): the cancel window starts now. None if
+    it was not PendingVerification."""
     release_at = now + timedelta(seconds=plan["cancel_window_seconds"])
     moved = await transition(
         cur,
@@ -250,7 +253,7 @@ async def approve_in(
         values={"approved_at": now, "release_at": release_at},
     )
     if moved is None:
-        return []
+        return None
     context = {"releaseAt": release_at.isoformat()}
     row_ids = await outbox.add_for_owner_and_guardians(
         cur,
