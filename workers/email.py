@@ -62,9 +62,9 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     ring, app_url = context.key_ring(ctx), settings.public_app_url
     senders: mailer.Senders = ctx[SENDERS]
 
-    async with emails.claim(pool, ids, now=now) as batch:
-        results: list[emails.Result] = []
-        sending: list[tuple[emails.Delivery, asyncio.Future[mailer.Outcome]]] = []
+    async with outbox.claim(pool, ids, now=now) as batch:
+        results: list[outbox.Result] = []
+        sending: list[tuple[outbox.Delivery, asyncio.Future[mailer.Outcome]]] = []
         for row in batch.rows:
             extra = {"outboxId": row["id"], "kind": row["kind"]}
             if not configured:
@@ -96,7 +96,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     return counts
 
 
-def _settle(row: emails.Delivery, outcome: mailer.Outcome, now: datetime) -> emails.Result:
+def _settle(row: outbox.Delivery, outcome: mailer.Outcome, now: datetime) -> outbox.Result:
     """What one provider answer (or a failure to render) makes of the row."""
     extra = {"outboxId": row["id"], "kind": row["kind"]}
     tries = row["attempts"] + 1
@@ -113,9 +113,9 @@ def _settle(row: emails.Delivery, outcome: mailer.Outcome, now: datetime) -> ema
 
 
 def _result(
-    row: emails.Delivery, status: str, reason: str, next_attempt_at: datetime | None = None
-) -> emails.Result:
-    return emails.Result(id=row["id"], status=status, reason=reason, next_attempt_at=next_attempt_at)  # type: ignore[typeddict-item]
+    row: outbox.Delivery, status: str, reason: str, next_attempt_at: datetime | None = None
+) -> outbox.Result:
+    return outbox.Result(id=row["id"], status=status, reason=reason, next_attempt_at=next_attempt_at)  # type: ignore[typeddict-item]
 
 
 async def sweep_outbox(ctx: dict[str, Any]) -> int:

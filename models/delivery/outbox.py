@@ -1,16 +1,19 @@
-"""The email outbox: rows written in the transaction of the event that causes them.
+"""The email outbox, the one owner of its table: rows written in the transaction of the event
+that causes them, and the worker's side of them (read with what a template needs, claimed,
+their results recorded).
 
-A row holds references (kind, plan, recipient) and non-secret facts, never a rendered body,
-an address or a claim token: those are read and rendered at send time (models.delivery.emails). The
-delivery jobs are enqueued after COMMIT, one per batch of up to BATCH rows, with a job id made
-of the batch's first row id and its attempt count, so a double enqueue runs once; the sweep
-re-enqueues, in batches too, rows left behind by a crash or a Redis outage, and retries whose
-backoff has elapsed.
+A row holds references (kind, plan, recipient) and non-secret facts, never a rendered body, an
+address or a claim token: those are read here and rendered at send time
+(models.delivery.emails). The delivery jobs are enqueued after COMMIT, one per batch of up to
+BATCH rows, under the job id of the batch's first row (core.queue.after_commit), so a double
+enqueue runs once; the sweep re-enqueues, in batches too, rows left behind by a crash or a
+Redis outage, and retries whose backoff has elapsed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypedDict
 
@@ -18,7 +21,7 @@ from arq.connections import ArqRedis
 from psycopg2.extras import Json
 
 from core import queue
-from core.db import Cursor, Pool, autocommit
+from core.db import Cursor, Pool, autocommit, transaction
 
 DELIVER_JOB = "deliver_email"
 RecipientType = Literal["owner", "guardian", "beneficiary"]
@@ -176,3 +179,96 @@ async def notices(cur: Cursor, plan_id: Any, limit: int = 50) -> list[Notice]:
         (plan_id, limit),
     )
     return [Notice(**row) for row in await cur.fetchall()]  # type: ignore[typeddict-item]
+
+
+# Delivery: the worker's side of the rows (read with what a template needs, claimed, recorded).
+
+
+class Delivery(TypedDict):
+    """A pending outbox row with what its template needs, read in one statement."""
+
+    id: Any
+    kind: str
+    attempts: int
+    context: dict[str, Any]
+    recipient_type: str
+    address: str | None
+    recipient_name: str | None
+    owner_name: str | None
+    owner_wallet: str | None
+    beneficiary_id: Any
+    claim_token_sealed: str | None
+
+
+_SELECT = (
+    "SELECT o.id::text AS id, o.kind, o.attempts, o.context, o.recipient_type,"
+    " COALESCE(g.email, b.email, ru.email) AS address, COALESCE(g.name, b.name, ru.name) AS recipient_name,"
+    " u.name AS owner_name, u.wallet_address AS owner_wallet, b.id AS beneficiary_id, b.claim_token_sealed"
+    " FROM outbox o LEFT JOIN plans p ON p.id = o.plan_id LEFT JOIN users u ON u.id = p.user_id"
+    " LEFT JOIN guardians g ON o.recipient_type = 'guardian' AND g.id = o.recipient_id"
+    " LEFT JOIN beneficiaries b ON o.recipient_type = 'beneficiary' AND b.id = o.recipient_id"
+    " LEFT JOIN users ru ON o.recipient_type = 'owner' AND ru.id = o.recipient_id"
+)
+
+
+async def load(pool: Pool, row_id: str) -> Delivery | None:
+    """The row if it is still pending, with its recipient's address and names; None otherwise
+    (read only: the benchmark renders the worker's very requests with it)."""
+    async with autocommit(pool) as cur:
+        await cur.execute(_SELECT + " WHERE o.id = %s AND o.status = 'pending'", (row_id,))
+        row = await cur.fetchone()
+    return None if row is None else Delivery(**row)  # type: ignore[typeddict-item]
+
+
+class Result(TypedDict):
+    """How one attempt ended: `pending` with `next_attempt_at` is a retry; the others are final."""
+
+    id: str
+    status: Literal["sent", "failed", "skipped", "pending"]
+    reason: str
+    next_attempt_at: datetime | None
+
+
+class Batch:
+    """Rows claimed by one delivery job, locked until it records their results."""
+
+    def __init__(self, cur: Cursor, rows: list[Delivery], now: datetime) -> None:
+        self.cur, self.rows, self.now = cur, rows, now
+
+    async def record(self, results: list[Result]) -> int:
+        """Every result in one statement; each row gets one more attempt. Rows count once."""
+        if not results:
+            return 0
+        values = ", ".join(["(%s::uuid, %s, %s, %s::timestamptz)"] * len(results))
+        params: list[Any] = []
+        for r in results:
+            params += [r["id"], r["status"], r["reason"] or None, r["next_attempt_at"]]
+        await self.cur.execute(
+            "UPDATE outbox o SET status = v.status, last_error = v.reason, attempts = o.attempts + 1,"
+            " finished_at = CASE WHEN v.status = 'pending' THEN NULL ELSE %s::timestamptz END,"
+            " next_attempt_at = COALESCE(v.next_at, o.next_attempt_at)"
+            f" FROM (VALUES {values}) AS v(id, status, reason, next_at)"
+            " WHERE o.id = v.id AND o.status = 'pending'",
+            [self.now, *params],
+        )
+        return int(self.cur.rowcount)
+
+
+@asynccontextmanager
+async def claim(pool: Pool, row_ids: list[str], *, now: datetime) -> AsyncIterator[Batch]:
+    """Lock the rows among `row_ids` that are pending, due and not held by another job, in one
+    query (`FOR UPDATE SKIP LOCKED`), and keep them locked until the batch is recorded and
+    committed. Two jobs holding the same row id never both send it; a worker killed mid-batch
+    drops its connection, so PostgreSQL rolls back and releases the rows at once, still pending
+    with no attempt counted, for the rerun of the job (or the sweep). A first attempt is always
+    due (its time was written by the API's clock, which may run ahead of this host's); a retry
+    waits for the time this worker's side set from the backoff and Retry-After."""
+    async with transaction(pool) as cur:
+        await cur.execute(
+            _SELECT + " WHERE o.id = ANY(%s::uuid[]) AND o.status = 'pending'"
+            " AND (o.attempts = 0 OR o.next_attempt_at <= %s)"
+            " ORDER BY o.id FOR UPDATE OF o SKIP LOCKED",
+            (list(row_ids), now),
+        )
+        rows = [Delivery(**row) for row in await cur.fetchall()]  # type: ignore[typeddict-item]
+        yield Batch(cur, rows, now)
