@@ -15,6 +15,7 @@ import pytest_asyncio
 from arq import cron
 
 from api.keys import REDIS
+from core import queue
 from core.files.crypto import KeyRing
 from models.archive import items as archive
 from tests.archive_helpers import CT_SEGMENT, HEADER, Archive, harness
@@ -82,7 +83,7 @@ async def test_operator_requeue_of_a_failed_item_overrides_the_kept_job_result(
     await s3_vault.work(settings=DOWN, cron_jobs=[])
     assert s3_vault.row(item["id"])["status"] == "failed"
     redis = s3_vault.client.app[REDIS]
-    assert await redis.exists(f"arq:result:{archive.job_id(item['id'])}")
+    assert await redis.exists(f"arq:result:{queue.job_id(archive.VERIFY_JOB, item['id'])}")
 
     query(
         settings,
@@ -152,7 +153,7 @@ async def test_sweeper_requeues_a_lost_enqueue(vault: Archive, settings):
     data = b"lost in transit"
     item = await vault.upload_ok(data)
     redis = vault.client.app[REDIS]
-    job_id = archive.job_id(item["id"])
+    job_id = queue.job_id(archive.VERIFY_JOB, item["id"])
     assert await redis.delete(f"arq:job:{job_id}") == 1
     assert await redis.zrem(settings.arq_queue_name, job_id) == 1
 
