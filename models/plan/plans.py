@@ -242,7 +242,7 @@ async def transition(
     plan = _plan(row)
     due = next_due(plan)
     if due != plan["next_due_at"]:
-        await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (due, plan_id))
+        await set_next_due(cur, plan_id, due)
         plan["next_due_at"] = due
     await cur.execute(
         "INSERT INTO plan_transitions (plan_id, from_status, to_status, actor, actor_name, reason, at)"
@@ -250,6 +250,11 @@ async def transition(
         (plan_id, previous, to_status, actor, actor_name, reason, now),
     )
     return plan
+
+
+async def set_next_due(cur: Cursor, plan_id: Any, due: datetime | None) -> None:
+    """When the scheduler should look at this plan again (the due-plans index reads it)."""
+    await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (due, plan_id))
 
 
 async def update_schedule(cur: Cursor, plan_id: Any, values: Mapping[str, Any]) -> Plan:
@@ -265,6 +270,6 @@ async def update_schedule(cur: Cursor, plan_id: Any, values: Mapping[str, Any]) 
     plan = _plan(await cur.fetchone())
     due = next_due(plan)
     if due != plan["next_due_at"]:
-        await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (due, plan_id))
+        await set_next_due(cur, plan_id, due)
         plan["next_due_at"] = due
     return plan

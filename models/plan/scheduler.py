@@ -69,13 +69,11 @@ async def advance(
                 # With a contract, only a confirmed finalize_release releases; nothing to do here
                 # now, but look again later: if the operator removes the contract, no
                 # finalize_release can ever come, and the release falls back to this scan.
-                await cur.execute(
-                    "UPDATE plans SET next_due_at = %s WHERE id = %s", (now + CONTRACT_RECHECK, plan_id)
-                )
+                await plans.set_next_due(cur, plan_id, now + CONTRACT_RECHECK)
                 return "awaiting_contract", []
             row_ids = await lifecycle.release_in(cur, plan_id=plan_id, now=now, actor="scheduler")
             return "released", row_ids or []
-        await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (next_due(plan), plan_id))
+        await plans.set_next_due(cur, plan_id, next_due(plan))
         return "rescheduled", []
 
 
