@@ -8,11 +8,12 @@ from aiohttp import web
 from aiohttp_apigami import setup_aiohttp_apispec
 from aiohttp_apigami.constants import APISPEC_PARSER
 
-from api import activity, headers, health, metrics, middleware
+from api import activity, headers, health, html, metrics, middleware
 from api.account import auth, users
 from api.archive import routes as archive
 from api.chain import claims, onchain
 from api.claim import capsule, gate
+from api.claim import page as capsule_page
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, guardians, messages
 from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
@@ -41,6 +42,8 @@ ROUTE_MODULES = (
     onchain,
     claims,
     metrics,
+    html,
+    capsule_page,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 
@@ -103,6 +106,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     for module in ROUTE_MODULES:
         app.router.add_routes(module.routes)
     app.on_response_prepare.append(gate.capsule_headers)
+    app.on_response_prepare.append(html.page_headers)
     app.on_response_prepare.append(headers.response_headers)
     app[CORS_ORIGINS] = origins
     app[METRICS] = metrics.Metrics()

@@ -23,6 +23,7 @@ from aiohttp_apigami import validation_middleware
 from aiohttp_apigami.constants import SCHEMAS_ATTR
 from redis.exceptions import RedisError
 
+from api import html
 from api.keys import ACCOUNTS, CLOCK, DB, METRICS, SETTINGS, USER_ID
 from api.public import requires_session
 from core import tokens
@@ -45,12 +46,16 @@ def error_body(status: int, message: str | list[str], details: Any = None, **ext
 
 
 def error_response(
+    request: web.Request,
     status: int,
     message: str | list[str],
     details: Any = None,
     headers: dict[str, str] | None = None,
     **extra: Any,
 ) -> web.Response:
+    """The standard error body; under a page path (a person's browser), the calm page instead."""
+    if html.is_page(request.path):
+        return html.error_page(status, headers)
     return web.json_response(error_body(status, message, details, **extra), status=status, headers=headers)
 
 
@@ -100,7 +105,7 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         declared = request.content_length
         if declared is not None and declared > MAX_BODY and not _streamed(request):
             # Refused before a byte of the body is read (aiohttp would read up to the limit first).
-            response = error_response(413, f"Request body too large (at most {MAX_BODY} bytes)")
+            response = error_response(request, 413, f"Request body too large (at most {MAX_BODY} bytes)")
             response.force_close()  # the unread body is not drained: the connection ends here
             return response
         if request.match_info.http_exception is None and requires_session(request):
@@ -116,36 +121,42 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         log.info("client disconnected before the request was read", extra={"path": redact_path(request.path)})
         return web.Response(status=499, reason="Client Closed Request")
     except AppError as exc:
-        response = error_response(exc.status, exc.message, exc.details, exc.headers, **exc.extra)
+        response = error_response(request, exc.status, exc.message, exc.details, exc.headers, **exc.extra)
         if exc.status == 408:
             response.force_close()  # the rest of the body may never come
         return response
     except HttpProcessingError as exc:
         # Malformed bytes found while a handler reads the body (e.g. a bad multipart header).
         status = exc.code if 400 <= exc.code < 500 else 400
-        return error_response(status, "Malformed request body")
+        return error_response(request, status, "Malformed request body")
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
         message = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
         headers = {k: v for k, v in exc.headers.items() if k in ("Allow", "Retry-After")}
-        return error_response(exc.status, message, headers=headers)
+        return error_response(request, exc.status, message, headers=headers)
     except RedisError as exc:
         # Down, stalled past REDIS_TIMEOUT_SECONDS, or refusing writes (read-only, MISCONF, OOM).
         error_log.warning("redis unavailable", extra={"path": redact_path(request.path), "error": repr(exc)})
         return error_response(
-            503, "Temporarily unavailable: Redis did not answer; try again shortly", headers=RETRY_SOON
+            request,
+            503,
+            "Temporarily unavailable: Redis did not answer; try again shortly",
+            headers=RETRY_SOON,
         )
     except (psycopg2.OperationalError, psycopg2.InterfaceError) as exc:
         error_log.warning(
             "database unavailable", extra={"path": redact_path(request.path), "error": repr(exc)}
         )
         return error_response(
-            503, "Temporarily unavailable: the database did not answer; try again shortly", headers=RETRY_SOON
+            request,
+            503,
+            "Temporarily unavailable: the database did not answer; try again shortly",
+            headers=RETRY_SOON,
         )
     except Exception:
         error_log.exception("unhandled error", extra={"path": redact_path(request.path)})
-        return error_response(500, "Internal server error")
+        return error_response(request, 500, "Internal server error")
 
 
 async def authenticate(request: web.Request) -> None:

@@ -240,7 +240,8 @@ class Settings:
     public_app_url: str = setting(
         "PUBLIC_APP_URL",
         DEV_PUBLIC_APP_URL,
-        "The web client's origin; claim links are `$PUBLIC_APP_URL/claim/<token>`",
+        "Origin of every link in email (`$PUBLIC_APP_URL/claim/<token>`): the web client's, or, without"
+        " one, this service's own public origin, which serves those pages itself (docs/pages.md)",
         check=_http_origin,
         shown_default=f"(required in production; dev: `{DEV_PUBLIC_APP_URL}`)",
         example="",

@@ -42,6 +42,11 @@ EXPECTED_PUBLIC = {
     ("POST", "/api/claim/{token}/submit"),
     ("GET", "/api/claim/{token}/transactions/{id}"),
     ("HEAD", "/api/claim/{token}/transactions/{id}"),
+    # The service's own pages (docs/pages.md): what the emailed links open without a web client.
+    ("GET", "/claim/{token}"),
+    ("HEAD", "/claim/{token}"),
+    ("GET", "/page.css"),
+    ("HEAD", "/page.css"),
     # The OpenAPI document and its UI (added by aiohttp-apigami).
     ("GET", "/api/docs/openapi.json"),
     ("HEAD", "/api/docs/openapi.json"),

@@ -33,10 +33,11 @@ from models.claim import capsule as capsules
 
 log = logging.getLogger(__name__)
 
-# Paths a claim token opens: the JSON routes, and pages served to a browser from the same token.
+# The JSON routes a claim token opens. The page served to a browser from the same token
+# (`/claim/<token>`, api/claim/page.py) gets these headers and its CSP from `api.html.page_headers`.
 CLAIM_PREFIXES = ("/api/claim/",)
 # Route templates that hold a claim token (what `ungated_claim_routes` checks).
-TOKEN_ROUTE_PREFIXES = ("/api/claim/{token}",)
+TOKEN_ROUTE_PREFIXES = ("/api/claim/{token}", "/claim/{token}")
 CAPSULE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",

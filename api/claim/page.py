@@ -1,0 +1,92 @@
+"""`GET /claim/<token>`: the heir's capsule as a page on the service's own origin, so the link
+in the email opens something in any browser even with no web client deployed.
+
+The same gate and model as `GET /api/claim/:token` (the token lookup and its miss limit, the
+release rules, what a locked capsule withholds); only the rendering differs. Media play from
+the JSON routes' media URL (Range, so a video seeks) and documents download from theirs.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from aiohttp import web
+from aiohttp_apigami import docs
+
+from api import html
+from api.claim.gate import claim_gate
+from api.keys import CLOCK, DB, SETTINGS
+from models.claim import capsule as capsules
+
+routes = web.RouteTableDef()
+
+MEDIA_WORDS = {"video": "A video", "voice": "A voice recording", "photo": "A photo"}
+_CONTENT_WORDS = {
+    "application/pdf": "PDF",
+    "text/plain": "text",
+    "application/zip": "ZIP archive",
+}
+_CATEGORY_WORDS = {"digital_accounts": "digital accounts"}
+
+
+def kind_words(document: capsules.Document) -> str:
+    """'Legal document, PDF': the item's own type and category, and the file's format."""
+    category = _CATEGORY_WORDS.get(document["category"], document["category"])
+    kind = document["type"] if category == "other" else f"{category} {document['type']}"
+    content = document["content_type"].split(";")[0]
+    family, _, subtype = content.partition("/")
+    fmt = _CONTENT_WORDS.get(content) or (
+        f"{subtype.upper()} {family}" if family in ("image", "audio", "video") else ""
+    )
+    return f"{kind.capitalize()}, {fmt}" if fmt else kind.capitalize()
+
+
+def share(percentage: Decimal) -> str:
+    return f"{percentage.normalize():f}"
+
+
+@routes.get("/claim/{token}")
+@docs(
+    tags=["pages"],
+    summary="The heir's capsule as a page (HTML, no JavaScript)",
+    description="What `$PUBLIC_APP_URL/claim/<token>` opens when `PUBLIC_APP_URL` is this service's "
+    "own origin: the capsule of `GET /api/claim/{token}` rendered on the server (locked, released), "
+    "behind the same gate (token lookup, miss limit); an unknown or malformed token is the 404 page, "
+    "past the limit the 429 page. docs/pages.md.",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+@claim_gate
+async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.Response:
+    if not capsules.is_released(capsule):
+        return html.render("capsule_locked.html", title="Nothing here yet")
+    contents = await capsules.contents(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        capsule=capsule,
+        now=request.app[CLOCK].now(),
+        opened=request.method != "HEAD",
+    )
+    owner = contents["owner_name"] or "The person who made this plan"
+    sections = [
+        (anchor, label)
+        for anchor, label, present in (
+            ("letters", "Letters", contents["messages"]),
+            ("later", "Still to come", contents["sealed_messages"]),
+            ("documents", "Documents", contents["documents"]),
+            ("share", "Your share", True),
+        )
+        if present
+    ]
+    return html.render(
+        "capsule_released.html",
+        title=f"From {owner}",
+        owner=owner,
+        capsule=contents,
+        base=f"/api/claim/{request.match_info['token']}",
+        sections=sections,
+        media_words=MEDIA_WORDS,
+        kind_words=kind_words,
+        share=share(contents["allocation_percentage"]),
+        assets=[],
+    )

@@ -1,0 +1,118 @@
+"""The service's own HTML pages (`/claim/<token>`, `/check-in/<token>`): what every emailed
+link opens when no web client is deployed, in any browser, with no JavaScript.
+
+Rendered on the server with Jinja2 (autoescape on; templates in `api/templates/`) from the
+same model calls as the JSON routes. Every response under a page path, errors included, gets
+the capsule's privacy headers and a Content-Security-Policy that allows no script at all and
+nothing from another origin: one stylesheet served here, media and images from this origin.
+Errors under those paths are rendered by the one error mapper (`api/middleware.py`) as a
+calm page instead of JSON. Decisions (wording, dates, what each state shows): docs/pages.md.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+import jinja2
+from aiohttp import web
+from aiohttp_apigami import docs
+
+from api.claim.gate import CAPSULE_HEADERS
+from api.public import public
+
+# Paths whose every response is a page for a person (and is as private as the capsule).
+PAGE_PREFIXES = ("/claim/", "/check-in/")
+# No script from anywhere (not even inline), nothing from another origin, no framing, forms
+# post only here.
+PAGE_CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+STYLESHEET_PATH = "/page.css"
+
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("api", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_STYLESHEET = resources.files("api").joinpath("templates", "page.css").read_bytes()
+
+routes = web.RouteTableDef()
+
+
+def spelled(moment: datetime) -> str:
+    """'Thursday 26 November 2026, 01:00 UTC': no numeric date a reader could take either way.
+
+    UTC, said so: the service does not know the reader's time zone and will not guess it.
+    """
+    moment = moment.astimezone(UTC)
+    return f"{moment:%A} {moment.day} {moment:%B %Y}, {moment:%H:%M} UTC"
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
+
+
+def file_size(size: int) -> str:
+    """Decimal units, as phones and file managers show them."""
+    if size < 1000:
+        return "1 byte" if size == 1 else f"{size} bytes"
+    value = float(size)
+    for unit in ("KB", "MB", "GB", "TB"):
+        value /= 1000
+        if value < 1000 or unit == "TB":
+            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
+_TEMPLATES.filters.update(spelled=spelled, iso=iso, file_size=file_size)
+
+
+def is_page(path: str) -> bool:
+    return path.startswith(PAGE_PREFIXES)
+
+
+def render(
+    template: str, *, status: int = 200, headers: dict[str, str] | None = None, **context: Any
+) -> web.Response:
+    body = _TEMPLATES.get_template(template).render(stylesheet=STYLESHEET_PATH, **context)
+    return web.Response(text=body, status=status, content_type="text/html", charset="utf-8", headers=headers)
+
+
+# What each error status says to a person; anything else gets the 500 wording.
+_ERROR_PAGES = {
+    404: ("This link does not open anything", "not_found"),
+    405: ("This link does not open anything", "not_found"),
+    429: ("Please wait a minute", "too_many"),
+    503: ("Please try again a little later", "unavailable"),
+}
+
+
+def error_page(status: int, headers: dict[str, str] | None = None) -> web.Response:
+    """The calm page for an error under a page path (the JSON body's words are for programs)."""
+    title, kind = _ERROR_PAGES.get(status, ("Something went wrong on our side", "failed"))
+    return render("error.html", status=status, headers=headers, title=title, kind=kind)
+
+
+async def page_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """on_response_prepare: privacy headers and the CSP on every response under a page path."""
+    if is_page(request.path):
+        response.headers.update(CAPSULE_HEADERS)
+        response.headers["Content-Security-Policy"] = PAGE_CSP
+
+
+@routes.get(STYLESHEET_PATH)
+@public
+@docs(tags=["pages"], summary="The stylesheet of the service's own pages", produces=["text/css"])
+async def stylesheet(_: web.Request) -> web.Response:
+    """The pages' one stylesheet (no fonts, no images: the reader's own system fonts)."""
+    return web.Response(
+        body=_STYLESHEET,
+        content_type="text/css",
+        charset="utf-8",
+        headers={"Cache-Control": "public, max-age=86400"},
+    )

@@ -1,0 +1,161 @@
+"""`GET /claim/<token>` over HTTP: the capsule's states as HTML from the JSON routes' model,
+the same miss limit, the privacy headers and the CSP on every response, errors included.
+What a browser does with the page is in tests/test_browser_pages.py."""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+from datetime import timedelta
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.capsule_helpers import PRIVACY_HEADERS, Family, family
+
+NO_SCRIPT_CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+
+def assert_page_headers(resp: aiohttp.ClientResponse) -> None:
+    for name, value in PRIVACY_HEADERS.items():
+        assert resp.headers.get(name) == value, (resp.status, name, resp.headers.get(name))
+    assert resp.headers.get("Content-Security-Policy") == NO_SCRIPT_CSP, resp.status
+
+
+async def page(fam: Family, path: str, method: str = "GET", **kwargs: Any) -> tuple[int, str]:
+    resp = await fam.client.request(method, path, **kwargs)
+    assert_page_headers(resp)
+    text = await resp.text()
+    if method != "HEAD":
+        assert resp.content_type == "text/html", (resp.status, resp.content_type, text[:200])
+        assert "<script" not in text.lower()
+    return resp.status, text
+
+
+def visible_text(markup: str) -> str:
+    """The words a reader sees: tags dropped, entities decoded, whitespace collapsed."""
+    return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
+
+
+async def test_locked_says_nothing_is_there_yet_and_nothing_else(fam: Family) -> None:
+    ada = await fam.add_heir("Ada", 100)
+    await fam.message("Dear Ada, the key is under the blue pot", title="The key")
+    status, text = await page(fam, f"/claim/{ada['claimToken']}")
+    assert status == 200
+    words = visible_text(text)
+    assert "Nothing here yet" in words
+    for private in ("Olive", "Ada", "blue pot", "The key", "Released", "verification", "plan"):
+        assert private not in words, private
+
+
+async def test_released_shows_letters_sealed_letters_documents_and_media(fam: Family) -> None:
+    ada = await fam.add_heir("Ada", 60)
+    await fam.add_heir("Ben", 40)
+    first = await fam.message("Dear Ada,\n\nThe <garden> is yours & Ben's.", title="First")
+    second = await fam.message("A second letter.", title=None)
+    photo = await fam.vault.upload_ok(
+        b"\x89PNG fake", filename="p.png", content_type="image/png", type="photo"
+    )
+    voice = await fam.vault.upload_ok(b"OggS fake", filename="v.ogg", content_type="audio/ogg", type="voice")
+    await fam.vault.work()
+    with_photo = await fam.message("Look at us.", title="Summer", mediaId=photo["id"])
+    with_voice = await fam.message("Listen.", title="My voice", mediaId=voice["id"])
+    opens = (fam.clock.now() + timedelta(days=400)).date()
+    await fam.message("Not yet.", title="For your wedding day", rule=("on_date", opens.isoformat()))
+    will = await fam.document(
+        b"%PDF-1.7 will",
+        filename="will.pdf",
+        content_type="application/pdf",
+        title="My will",
+        category="legal",
+    )
+    await fam.release()
+    token = ada["claimToken"]
+    status, text = await page(fam, f"/claim/{token}")
+    assert status == 200
+    words = visible_text(text)
+    assert "Olive Owner left this for you, Ada" in words
+    # Letters in the order they were written, each with its date spelled out in UTC.
+    order = [words.index(t) for t in ("First", "A letter", "Summer", "My voice")]
+    assert order == sorted(order), order
+    assert re.search(r"Written on \w+day \d{1,2} \w+ \d{4}, \d\d:\d\d UTC", words)
+    # Text is escaped, never markup; its line breaks are kept.
+    assert "The &lt;garden&gt; is yours &amp; Ben&#39;s." in text and "<garden>" not in text
+    assert "Dear Ada,\n\nThe" in text
+    # The sealed letter: title and opening date only.
+    assert f"For your wedding day opens on {opens:%A} {opens.day} {opens:%B %Y}, 00:00 UTC" in words
+    assert "Not yet." not in words
+    # Media from the JSON routes' media URL, so the browser streams and seeks with Range.
+    base = f"/api/claim/{token}"
+    assert f'<img src="{base}/messages/{with_photo["id"]}/media" alt="Summer, from Olive Owner">' in text
+    assert f'<audio controls preload="metadata" src="{base}/messages/{with_voice["id"]}/media"' in text
+    # The document: title, type, size and its download link.
+    assert f'href="{base}/documents/{will["id"]}/download"' in text
+    assert "My will Legal document, PDF, 13 bytes. File name: will.pdf" in words
+    assert "with 60&nbsp;% of the plan" in text  # the number and its sign never part
+    # The page is the same model as the JSON: nothing it lists is missing from there.
+    body = await fam.capsule(ada)
+    assert {m["id"] for m in body["messages"]} == {
+        first["id"],
+        second["id"],
+        with_photo["id"],
+        with_voice["id"],
+    }
+    assert [d["id"] for d in body["documents"]] == [will["id"]]
+    # Opening the page is opening the capsule: on the owner's timeline, once that day.
+    assert [row["kind"] for row in fam.timeline()] == ["capsule.opened"]
+
+
+async def test_a_head_reads_nothing_and_records_no_open(fam: Family) -> None:
+    ada = await fam.add_heir("Ada", 100)
+    await fam.release()
+    status, text = await page(fam, f"/claim/{ada['claimToken']}", method="HEAD")
+    assert status == 200 and text == ""
+    assert fam.timeline() == []
+
+
+@pytest.mark.parametrize("token", ["0" * 64, "f" * 63, "not-a-token", "%E2%80%AE" * 3, "A" * 64])
+async def test_unknown_or_malformed_tokens_get_the_same_calm_404(fam: Family, token: str) -> None:
+    status, text = await page(fam, f"/claim/{token}")
+    assert status == 404
+    assert "This link does not open anything" in visible_text(text)
+
+
+async def test_every_page_response_has_the_headers_errors_included(fam: Family) -> None:
+    ada = await fam.add_heir("Ada", 100)
+    token = ada["claimToken"]
+    for method, path, expected in (
+        ("GET", f"/claim/{token}", 200),
+        ("GET", f"/claim/{token}/nowhere", 404),
+        ("GET", "/claim/", 404),
+        ("POST", f"/claim/{token}", 405),
+        ("DELETE", f"/claim/{token}", 405),
+    ):
+        status, _ = await page(fam, path, method=method)
+        assert status == expected, (method, path, status)
+    css = await fam.client.get("/page.css")
+    assert css.status == 200 and css.content_type == "text/css"
+    assert "url(" not in await css.text()  # nothing fetched from anywhere: no fonts, no images
+
+
+async def test_misses_on_the_page_and_the_api_share_one_limit(
+    make_client: Any, run_worker: Any, settings: Any, file_backend: Any, clock: Any
+) -> None:
+    fam = await family(
+        make_client, run_worker, settings, file_backend, clock, rate_limit_claim_misses_per_ip=3
+    )
+    ada = await fam.add_heir("Ada", 100)
+    assert (await page(fam, "/claim/" + "1" * 64))[0] == 404
+    assert (await fam.open("2" * 64)).status == 404
+    assert (await page(fam, "/claim/nope"))[0] == 404
+    resp = await fam.client.get("/claim/" + "3" * 64)
+    assert_page_headers(resp)
+    assert resp.status == 429 and 1 <= int(resp.headers["Retry-After"]) <= 60
+    assert "Please wait a minute" in visible_text(await resp.text())
+    assert (await fam.open("4" * 64)).status == 429  # the JSON route counts the same misses
+    # The heir, from the same address, is served as if nothing happened.
+    assert (await page(fam, f"/claim/{ada['claimToken']}"))[0] == 200
