@@ -228,7 +228,7 @@ async def bodies(
     out = []
     try:
         for row_id in ids:
-            row = await outbox.load(pool, row_id)
+            row = await outbox.load(pool, ring, row_id)
             assert row is not None
             message = emails.render(row, ring=ring, public_app_url=settings.public_app_url)
             out.append((row_id, mailer.body(settings, message)))

@@ -1,4 +1,5 @@
-"""Private text at rest: message titles and content, archive titles, descriptions and file names.
+"""Private text at rest: messages, archive texts, and the personal data of owners, beneficiaries,
+guardians, assets and guardian reports (`COLUMNS` lists every one).
 
 Each such column `c` has a sibling `c_sealed` holding `KeyRing.seal("private-text", text, aad)`
 with aad = "<table>.<column>|" + the row's uuid bytes, so a value copied onto another row, or
@@ -6,7 +7,8 @@ into another column of the same row, fails authentication instead of showing the
 New writes fill `c_sealed` and leave `c` NULL; `c` still holds the text of rows written before
 migration 0012 (the database has no key, so SQL alone could not seal them) until
 `reseal` (the worker's `reseal_private_texts` cron) seals it and clears it. Nothing the service
-filters or sorts by is among these columns. Decisions: docs/sealed-text.md.
+sorts by is among these columns; where it must find a row by one (an email address), it looks
+up the column's keyed blind index (`blind_index_candidates`). Decisions: docs/sealed-text.md.
 
 An open that fails is a `SealedTextError` (an IntegrityError): the request answers 500 and the
 error log names the table, column and row, never a text.
@@ -15,14 +17,18 @@ error log names the table, column and row, never a text.
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from core.db import Pool, autocommit, transaction
 from core.files.crypto import IntegrityError, KeyRing
 
 PURPOSE = "private-text"
+# The blind indexes' HMAC key: an HKDF subkey of its own, never the sealing key.
+INDEX_PURPOSE = "blind-index"
 # Sealed values up to this many characters are remembered once opened (titles, names, short
 # letters); longer ones are opened each time, so the cache stays a few tens of MiB at most.
 _CACHE_MAX_SEALED_CHARS = 2048
@@ -30,6 +36,21 @@ _CACHE_MAX_SEALED_CHARS = 2048
 COLUMNS: dict[str, tuple[str, ...]] = {
     "messages": ("title", "content"),
     "archive_items": ("title", "description", "file_name"),
+    "users": ("name", "email"),
+    "beneficiaries": ("name", "relationship", "email"),
+    "guardians": ("name", "email", "relationship"),
+    # The amount is sealed as its decimal string ("12.50" keeps its scale); no SQL adds amounts.
+    "assets": ("label", "description", "amount"),
+    "plan_reports": ("guardian_name", "note"),
+    "plan_approvals": ("guardian_name",),
+    "plan_transitions": ("actor_name",),
+}
+# Columns the service finds rows by: each also has `c_bidx` (bytea), the keyed blind index of its
+# normalised value, written with `c_sealed` (see `blind_index`).
+BLIND_INDEXED: dict[str, tuple[str, ...]] = {
+    "users": ("email",),
+    "beneficiaries": ("email",),
+    "guardians": ("email",),
 }
 
 
@@ -37,9 +58,42 @@ class SealedTextError(IntegrityError):
     """A sealed text did not open for its row and column (tampered, moved, or its key retired)."""
 
 
-def select_list(table: str, alias: str) -> str:
-    """The legacy and sealed columns of `table`, for a SELECT (open with `open_row`)."""
-    return ", ".join(f"{alias}.{c}, {alias}.{c}_sealed" for c in COLUMNS[table])
+def select_list(table: str, alias: str, columns: tuple[str, ...] | None = None, prefix: str = "") -> str:
+    """The legacy and sealed columns of `table` (all, or `columns`), for a SELECT; open the row with
+    `open_row` (same `prefix`, which names the output keys when several tables are joined)."""
+    return ", ".join(
+        f"{alias}.{c} AS {prefix}{c}, {alias}.{c}_sealed AS {prefix}{c}_sealed"
+        for c in (columns or COLUMNS[table])
+    )
+
+
+def normalise(value: str) -> str:
+    """What a blind index compares: trimmed, lower case (an email typed differently still matches)."""
+    return value.strip().lower()
+
+
+def blind_index(
+    ring: KeyRing, *, table: str, column: str, value: str | None, key_id: str | None = None
+) -> bytes | None:
+    """HMAC-SHA256 of the normalised value under the ring's blind-index subkey (primary key unless
+    `key_id`). Bound to table and column, so one address has unrelated indexes in two tables."""
+    if value is None:
+        return None
+    key = ring.subkey(key_id or ring.primary_id, INDEX_PURPOSE)
+    message = f"{table}.{column}|".encode() + normalise(value).encode("utf-8")
+    return hmac.new(key, message, hashlib.sha256).digest()
+
+
+def blind_index_candidates(ring: KeyRing, *, table: str, column: str, value: str) -> list[bytes]:
+    """Every index `value` can have in `table.column`: one per key of the ring, primary first.
+
+    Find rows with `WHERE <column>_bidx = ANY(%s)`: a row indexed under a key that is still in the
+    ring (not re-sealed since a rotation) is found as well as one indexed under the primary.
+    """
+    return [
+        cast(bytes, blind_index(ring, table=table, column=column, value=value, key_id=key_id))
+        for key_id in ring.key_ids
+    ]
 
 
 def _aad(table: str, column: str, row_id: Any) -> bytes:
@@ -72,34 +126,47 @@ def open_text(
         raise SealedTextError(f"{table}.{column} of row {row_id} does not open: {exc}") from None
 
 
-def open_row(ring: KeyRing, table: str, row: Mapping[str, Any], *, id_key: str = "id") -> dict[str, Any]:
-    """A copy of `row` with each `c`/`c_sealed` pair present replaced by the text as `c`."""
+def open_row(
+    ring: KeyRing, table: str, row: Mapping[str, Any], *, id_key: str = "id", prefix: str = ""
+) -> dict[str, Any]:
+    """A copy of `row` with each `c`/`c_sealed` pair present (keys `{prefix}c`) replaced by the
+    text as `{prefix}c`; the row's id is `row[id_key]` (NULL for an outer join that found none)."""
     record = dict(row)
     row_id = record[id_key]
     for column in COLUMNS[table]:
-        if f"{column}_sealed" in record:
-            sealed = record.pop(f"{column}_sealed")
-            record[column] = open_text(
-                ring, table=table, column=column, row_id=row_id, sealed=sealed, legacy=record.get(column)
+        key = f"{prefix}{column}"
+        if f"{key}_sealed" in record:
+            sealed = record.pop(f"{key}_sealed")
+            record[key] = open_text(
+                ring, table=table, column=column, row_id=row_id, sealed=sealed, legacy=record.get(key)
             )
     return record
 
 
 def sealed_values(ring: KeyRing, table: str, row_id: Any, values: Mapping[str, Any]) -> dict[str, Any]:
-    """Column values to write: each private text becomes `c_sealed` (and `c` = NULL)."""
+    """Column values to write: each private text becomes `c_sealed` (and `c` = NULL), plus
+    `c_bidx` for a blind-indexed one. Other values pass through; a Decimal is sealed as its string."""
     out: dict[str, Any] = {}
     for column, value in values.items():
         if column in COLUMNS[table]:
+            text = None if value is None else str(value)
             out[column] = None
-            out[f"{column}_sealed"] = seal(ring, table=table, column=column, row_id=row_id, text=value)
+            out[f"{column}_sealed"] = seal(ring, table=table, column=column, row_id=row_id, text=text)
+            if column in BLIND_INDEXED.get(table, ()):
+                out[f"{column}_bidx"] = blind_index(ring, table=table, column=column, value=text)
         else:
             out[column] = value
     return out
 
 
 def writable(table: str, columns: tuple[str, ...]) -> tuple[str, ...]:
-    """`columns` plus the sealed sibling of each private text among them (for update_row)."""
-    return columns + tuple(f"{c}_sealed" for c in columns if c in COLUMNS[table])
+    """`columns` plus the sealed sibling (and blind index) of each private text among them."""
+    indexed = BLIND_INDEXED.get(table, ())
+    return (
+        columns
+        + tuple(f"{c}_sealed" for c in columns if c in COLUMNS[table])
+        + tuple(f"{c}_bidx" for c in columns if c in indexed)
+    )
 
 
 async def reseal(pool: Pool, ring: KeyRing, *, batch: int = 200) -> tuple[int, int]:
@@ -137,9 +204,9 @@ async def reseal(pool: Pool, ring: KeyRing, *, batch: int = 200) -> tuple[int, i
                     continue
                 new = sealed_values(ring, table, row["id"], {c: texts[c] for c in columns})
                 assignments = ", ".join(f"{c} = %(new_{c})s" for c in new)
-                guard = " AND ".join(f"{c} IS NOT DISTINCT FROM %(old_{c})s" for c in new)
+                guard = " AND ".join(f"{c} IS NOT DISTINCT FROM %(old_{c})s" for c in new if c in row)
                 params = {f"new_{c}": v for c, v in new.items()}
-                params.update({f"old_{c}": row[c] for c in new})
+                params.update({f"old_{c}": row[c] for c in new if c in row})
                 params["id"] = row["id"]
                 async with transaction(pool) as cur:
                     await cur.execute(

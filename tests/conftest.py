@@ -100,7 +100,15 @@ def redis_url(service_urls: tuple[str, str]) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def settings(database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+def encryption_keys_entry() -> str:
+    """The suite's ENCRYPTION_KEYS value, for a process that must open what the API sealed."""
+    return KeyRing.generate_entry("k1")
+
+
+@pytest.fixture(scope="session")
+def settings(
+    database_url: str, redis_url: str, encryption_keys_entry: str, tmp_path_factory: pytest.TempPathFactory
+) -> Settings:
     data_dir = tmp_path_factory.mktemp("data")
     return load_settings(
         {
@@ -109,7 +117,7 @@ def settings(database_url: str, redis_url: str, tmp_path_factory: pytest.TempPat
             "DATABASE_URL": database_url,
             "REDIS_URL": redis_url,
             "JWT_SECRET": secrets.token_urlsafe(48),
-            "ENCRYPTION_KEYS": KeyRing.generate_entry("k1"),
+            "ENCRYPTION_KEYS": encryption_keys_entry,
             "STORAGE_URL": (data_dir / "objects").as_uri(),
             "LOG_LEVEL": "INFO",
             "ARQ_QUEUE_NAME": f"test-queue-{uuid.uuid4().hex[:8]}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from stellar_sdk import Keypair
 
+from models import sealed_text
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import activity_rows, body_for, create, query
 
@@ -98,7 +99,17 @@ async def test_patch_amount_notation_and_no_op(client, settings):
         r["metadata"] for r in activity_rows(settings, session.user["id"]) if r["kind"] == "asset.updated"
     ]
     assert updates == [{"fields": ["amount"]}, {"fields": ["assetCode", "description"]}]
-    assert query(settings, "SELECT amount::text AS a FROM assets")[0]["a"] == "12.50"
+    # Stored sealed, as the decimal string sent (models/sealed_text.py): "12.50", not "12.5".
+    (row,) = query(settings, "SELECT id, amount_sealed FROM assets")
+    opened = sealed_text.open_text(
+        settings.encryption_keys,
+        table="assets",
+        column="amount",
+        row_id=row["id"],
+        sealed=row["amount_sealed"],
+        legacy=None,
+    )
+    assert opened == "12.50"
 
 
 async def test_list_and_delete(client, settings):

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from api.keys import DB
+from api.keys import DB, SETTINGS
 from models.claim import capsule as capsules
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import activity_rows, body_for, create, query
@@ -266,7 +266,9 @@ async def test_rotate_issues_a_new_token_and_the_old_one_stops_matching(client, 
     session = await sign_in(client)
     created = await create(client, session, "beneficiaries")
     pool = client.server.app[DB]
-    assert (await capsules.open_by_token(pool, created["claimToken"]))["beneficiary_id"] == created["id"]
+    assert (await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, created["claimToken"]))[
+        "beneficiary_id"
+    ] == created["id"]
     resp = await client.post(
         f"/api/beneficiaries/{created['id']}/claim-token/rotate", headers=session.headers
     )
@@ -276,8 +278,10 @@ async def test_rotate_issues_a_new_token_and_the_old_one_stops_matching(client, 
     assert {k: v for k, v in rotated.items() if k not in ("claimToken", "updatedAt")} == {
         k: v for k, v in created.items() if k not in ("claimToken", "updatedAt")
     }
-    assert await capsules.open_by_token(pool, created["claimToken"]) is None
-    assert (await capsules.open_by_token(pool, rotated["claimToken"]))["beneficiary_id"] == created["id"]
+    assert await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, created["claimToken"]) is None
+    assert (await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, rotated["claimToken"]))[
+        "beneficiary_id"
+    ] == created["id"]
     got = await (await client.get(f"/api/beneficiaries/{created['id']}", headers=session.headers)).json()
     assert got["claimToken"] == rotated["claimToken"]
     entry = activity_rows(settings, session.user["id"])[-1]
@@ -288,7 +292,7 @@ async def test_a_claim_token_opens_its_capsule_and_nothing_else_does(client):
     session = await sign_in(client)
     created = await create(client, session, "beneficiaries")
     pool = client.server.app[DB]
-    found = await capsules.open_by_token(pool, created["claimToken"])
+    found = await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, created["claimToken"])
     assert found is not None
     assert found["owner_id"] == session.user["id"] and found["name"] == "Ada"
     assert not {"claim_token", "claim_token_hash", "claim_token_sealed"} & set(found)
@@ -304,4 +308,4 @@ async def test_a_claim_token_opens_its_capsule_and_nothing_else_does(client):
         "\udcff",
         "\ud800",
     ):
-        assert await capsules.open_by_token(pool, other) is None
+        assert await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, other) is None

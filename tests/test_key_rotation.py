@@ -34,11 +34,16 @@ async def test_claim_tokens_are_resealed_under_the_new_primary(make_client, run_
 
     await run_worker(
         settings={"encryption_keys": new_ring},
-        cron_jobs=[cron(key_jobs.reseal_claim_tokens, run_at_startup=True)],
+        cron_jobs=[
+            cron(key_jobs.reseal_claim_tokens, run_at_startup=True),
+            # Names and addresses are sealed under the ring too (models/sealed_text.py).
+            cron(key_jobs.reseal_private_texts, run_at_startup=True),
+        ],
     )
     assert _sealed_key_ids(settings) == ["k2", "k2"]
 
-    # With k1 gone from the ring, the owner still sees the same tokens as before.
+    # With k1 gone from the ring, the owner still sees the same tokens and names as before.
     retired = await make_client(encryption_keys=k2_only)
     listed = await (await retired.get("/api/beneficiaries", headers=session.headers)).json()
     assert sorted(b["claimToken"] for b in listed) == sorted(b["claimToken"] for b in created)
+    assert {(b["name"], b["email"]) for b in listed} == {("Ada", "ada@example.org")}

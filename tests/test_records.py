@@ -35,7 +35,7 @@ async def test_beneficiary_records(client):
     assert_record(item, beneficiaries.Beneficiary)
     rotated = await beneficiaries.rotate_claim_token(pool, ring, raw_id=created["id"], **owner)
     assert_record(rotated, beneficiaries.Beneficiary)
-    found = await capsules.open_by_token(pool, rotated["claim_token"])
+    found = await capsules.open_by_token(pool, ring, rotated["claim_token"])
     assert found is not None
     assert_record(found, capsules.Capsule)
     with pytest.raises(AssertionError, match=r"missing \['claim_token'"):
@@ -46,17 +46,17 @@ async def test_beneficiary_records(client):
 
 async def test_guardian_and_asset_records(client):
     session = await sign_in(client)
-    pool, owner = client.app[DB], {"user_id": session.user["id"]}
+    pool, ring, owner = client.app[DB], client.app[SETTINGS].key_ring, {"user_id": session.user["id"]}
     for module, collection, record_type, change in (
         (guardians, "guardians", guardians.Guardian, {"relationship": "cousin"}),
         (assets, "assets", assets.Asset, {"description": "Joint account"}),
     ):
         created = await create(client, session, collection)
-        page = await module.list_page(pool, page=PageRequest(), **owner)
+        page = await module.list_page(pool, ring, page=PageRequest(), **owner)
         assert [str(row["id"]) for row in page.items] == [created["id"]]
         assert_record(page.items[0], record_type, collection)
-        assert_record(await module.get(pool, raw_id=created["id"], **owner), record_type, collection)
-        updated = await module.update(pool, raw_id=created["id"], changes=change, **owner)
+        assert_record(await module.get(pool, ring, raw_id=created["id"], **owner), record_type, collection)
+        updated = await module.update(pool, ring, raw_id=created["id"], changes=change, **owner)
         assert_record(updated, record_type, collection)
 
 
@@ -102,11 +102,11 @@ async def test_archive_records(vault: Archive):
 
 async def test_user_and_activity_records(client):
     session = await sign_in(client)
-    pool, user_id = client.app[DB], session.user["id"]
-    user = await users.get_by_wallet(pool, session.keypair.public_key)
+    pool, user_id, ring = client.app[DB], session.user["id"], client.app[SETTINGS].key_ring
+    user = await users.get_by_wallet(pool, ring, session.keypair.public_key)
     assert user is not None
     assert_record(user, users.SigningIn)
-    updated = await users.update_profile(pool, user_id=user_id, changes={"name": "Ada"})
+    updated = await users.update_profile(pool, ring, user_id=user_id, changes={"name": "Ada"})
     assert_record(updated, users.UserWithWallets)
     assert updated["wallets"] == [session.keypair.public_key]
     await create(client, session, "assets")  # an entry with metadata

@@ -82,9 +82,10 @@ async def test_concurrent_first_sign_ins_create_one_account(client, settings):
     try:
         address = (await sign_in(client)).keypair.public_key  # an existing wallet...
         fresh = Keypair.random().public_key  # ...and a new one, claimed by eight racers at once
-        results = await asyncio.gather(*(users.sign_in(pool, fresh) for _ in range(8)))
+        ring = settings.encryption_keys
+        results = await asyncio.gather(*(users.sign_in(pool, ring, fresh) for _ in range(8)))
         assert len({str(r["id"]) for r in results}) == 1
-        assert str((await users.sign_in(pool, address))["id"]) != str(results[0]["id"])
+        assert str((await users.sign_in(pool, ring, address))["id"]) != str(results[0]["id"])
     finally:
         pool.close()
         await pool.wait_closed()

@@ -68,8 +68,9 @@ Spawn = Callable[[dict[str, Any]], subprocess.Popen[bytes]]
 
 
 @pytest.fixture
-def keys() -> str:
-    return KeyRing.generate_entry("k1")
+def keys(encryption_keys_entry: str) -> str:
+    """The API's ring: the worker opens the names and addresses it sealed (models/sealed_text.py)."""
+    return encryption_keys_entry
 
 
 @pytest.fixture

@@ -62,7 +62,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     ring, app_url = context.key_ring(ctx), settings.public_app_url
     senders: mailer.Senders = ctx[SENDERS]
 
-    async with outbox.claim(pool, ids, now=now) as batch:
+    async with outbox.claim(pool, ring, ids, now=now) as batch:
         results: list[outbox.Result] = []
         sending: list[tuple[outbox.Delivery, asyncio.Future[mailer.Outcome]]] = []
         for row in batch.rows:

@@ -140,7 +140,7 @@ async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) 
     if found.status == "SUCCESS":
         assert found.ledger is not None
         outbox_ids = await transactions.confirm(
-            pool, row, ledger=found.ledger, closed_at=found.closed_at, now=now
+            pool, context.key_ring(ctx), row, ledger=found.ledger, closed_at=found.closed_at, now=now
         )
         if outbox_ids:
             await outbox.enqueue(context.redis(ctx), outbox_ids)  # emails the effect wrote

@@ -122,7 +122,7 @@ async def verify(request: web.Request) -> web.Response:
 @docs(tags=["auth"], summary="The signed-in account", responses=error_responses(401))
 @response_schema(UserSchema, 200)
 async def me(request: web.Request) -> web.Response:
-    user = await users.get_with_wallets(request.app[DB], request[USER_ID])
+    user = await users.get_with_wallets(request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID])
     return json_response(dump_one(user_schema, user))
 
 
@@ -209,6 +209,7 @@ async def link_wallet(request: web.Request) -> web.Response:
     user = await auth.link_wallet(
         request.app[DB],
         request.app[REDIS],
+        request.app[SETTINGS].key_ring,
         user_id=request[USER_ID],
         wallet_address=data["walletAddress"],
         signature=data["signature"],

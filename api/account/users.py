@@ -9,7 +9,7 @@ from marshmallow import fields, validate
 from api.account import auth
 from api.account.auth import UserSchema, user_schema
 from api.common import json_response
-from api.keys import DB, USER_ID
+from api.keys import DB, SETTINGS, USER_ID
 from api.schemas import PatchSchema, Text, error_responses
 from models.account import users
 
@@ -35,5 +35,7 @@ routes.get("/api/users/me")(auth.me)
 @request_schema(ProfileUpdateSchema)
 @response_schema(UserSchema, 200)
 async def patch_me(request: web.Request) -> web.Response:
-    user = await users.update_profile(request.app[DB], user_id=request[USER_ID], changes=request["data"])
+    user = await users.update_profile(
+        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID], changes=request["data"]
+    )
     return json_response(user_schema.dump(user))

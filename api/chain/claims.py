@@ -8,7 +8,7 @@ from marshmallow import fields
 
 from api.common import json_response
 from api.contents.beneficiaries import Percentage
-from api.keys import DB, USER_ID
+from api.keys import DB, SETTINGS, USER_ID
 from api.schemas import BaseSchema, UtcDateTime, error_responses
 from models.chain import claims
 
@@ -58,5 +58,5 @@ claims_schema = ClaimsSchema()
 )
 @response_schema(ClaimsSchema, 200)
 async def get_claims(request: web.Request) -> web.Response:
-    overview = await claims.overview(request.app[DB], request[USER_ID])
+    overview = await claims.overview(request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID])
     return json_response(claims_schema.dump(overview))

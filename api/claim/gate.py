@@ -71,7 +71,9 @@ async def resolve(request: web.Request) -> capsules.Capsule:
     Only misses are counted, per client IP: a valid token is served without asking the
     limiter, so nobody's guesses (not even from the same address) can lock a beneficiary out.
     """
-    capsule = await capsules.open_by_token(request.app[DB], request.match_info["token"])
+    capsule = await capsules.open_by_token(
+        request.app[DB], request.app[SETTINGS].key_ring, request.match_info["token"]
+    )
     if capsule is not None:
         return capsule
     await _refuse_miss(request)

@@ -11,7 +11,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate
 
 from api.common import json_response, list_response
-from api.keys import DB, USER_ID
+from api.keys import DB, SETTINGS, USER_ID
 from api.schemas import (
     BaseSchema,
     DecimalString,
@@ -88,7 +88,12 @@ asset_schema = AssetSchema()
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(AssetSchema(many=True), 200)
 async def list_assets(request: web.Request) -> web.Response:
-    page = await assets.list_page(request.app[DB], user_id=request[USER_ID], page=request["data"]["page"])
+    page = await assets.list_page(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        page=request["data"]["page"],
+    )
     return list_response(request, page, asset_schema)
 
 
@@ -102,7 +107,9 @@ async def list_assets(request: web.Request) -> web.Response:
 @request_schema(AssetCreateSchema, required=True)
 @response_schema(AssetSchema, 201)
 async def create_asset(request: web.Request) -> web.Response:
-    row = await assets.create(request.app[DB], user_id=request[USER_ID], data=request["data"])
+    row = await assets.create(
+        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID], data=request["data"]
+    )
     return json_response(asset_schema.dump(row), status=201)
 
 
@@ -110,7 +117,12 @@ async def create_asset(request: web.Request) -> web.Response:
 @docs(tags=["assets"], summary="Get an asset", responses=error_responses(401, 404))
 @response_schema(AssetSchema, 200)
 async def get_asset(request: web.Request) -> web.Response:
-    row = await assets.get(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
+    row = await assets.get(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+    )
     return json_response(asset_schema.dump(row))
 
 
@@ -125,7 +137,11 @@ async def get_asset(request: web.Request) -> web.Response:
 @response_schema(AssetSchema, 200)
 async def patch_asset(request: web.Request) -> web.Response:
     row = await assets.update(
-        request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"], changes=request["data"]
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+        changes=request["data"],
     )
     return json_response(asset_schema.dump(row))
 

@@ -7,7 +7,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
 from api.common import json_response, list_response
-from api.keys import DB, USER_ID
+from api.keys import DB, SETTINGS, USER_ID
 from api.schemas import (
     BaseSchema,
     PageQuerySchema,
@@ -60,7 +60,12 @@ RULES = (
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(GuardianSchema(many=True), 200)
 async def list_guardians(request: web.Request) -> web.Response:
-    page = await guardians.list_page(request.app[DB], user_id=request[USER_ID], page=request["data"]["page"])
+    page = await guardians.list_page(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        page=request["data"]["page"],
+    )
     return list_response(request, page, guardian_schema)
 
 
@@ -71,7 +76,9 @@ async def list_guardians(request: web.Request) -> web.Response:
 @request_schema(GuardianCreateSchema, required=True)
 @response_schema(GuardianSchema, 201)
 async def create_guardian(request: web.Request) -> web.Response:
-    row = await guardians.create(request.app[DB], user_id=request[USER_ID], data=request["data"])
+    row = await guardians.create(
+        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID], data=request["data"]
+    )
     return json_response(guardian_schema.dump(row), status=201)
 
 
@@ -79,7 +86,12 @@ async def create_guardian(request: web.Request) -> web.Response:
 @docs(tags=["guardians"], summary="Get a guardian", responses=error_responses(401, 404))
 @response_schema(GuardianSchema, 200)
 async def get_guardian(request: web.Request) -> web.Response:
-    row = await guardians.get(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
+    row = await guardians.get(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+    )
     return json_response(guardian_schema.dump(row))
 
 
@@ -94,7 +106,11 @@ async def get_guardian(request: web.Request) -> web.Response:
 @response_schema(GuardianSchema, 200)
 async def patch_guardian(request: web.Request) -> web.Response:
     row = await guardians.update(
-        request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"], changes=request["data"]
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+        changes=request["data"],
     )
     return json_response(guardian_schema.dump(row))
 

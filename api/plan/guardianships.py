@@ -82,7 +82,9 @@ guardianship_schema = GuardianshipSchema()
 
 
 async def _status_of(request: web.Request, plan_id: str) -> web.Response:
-    for item in await guardianships.list_for(request.app[DB], request[USER_ID]):
+    for item in await guardianships.list_for(
+        request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID]
+    ):
         if str(item["plan_id"]) == plan_id:
             return json_response({"ok": True, "status": item["status"]})
     return json_response({"ok": True, "status": "unknown"})
@@ -98,7 +100,7 @@ async def _status_of(request: web.Request, plan_id: str) -> web.Response:
 )
 @response_schema(GuardianshipSchema(many=True), 200)
 async def list_guardianships(request: web.Request) -> web.Response:
-    items = await guardianships.list_for(request.app[DB], request[USER_ID])
+    items = await guardianships.list_for(request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID])
     return json_response(
         [
             guardianship_schema.dump(
@@ -135,6 +137,7 @@ async def report(request: web.Request) -> web.Response:
     await guardianships.report(
         request.app[DB],
         request.app[REDIS],
+        request.app[SETTINGS].key_ring,
         user_id=request[USER_ID],
         raw_plan_id=plan_id,
         note=(request.get("data") or {}).get("note") or None,

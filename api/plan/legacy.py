@@ -214,7 +214,11 @@ def shape_overview(view: journey.Overview) -> dict[str, Any]:
 
 
 async def _overview(request: web.Request) -> web.Response:
-    return json_response(shape_overview(await journey.overview(request.app[DB], request[USER_ID])))
+    return json_response(
+        shape_overview(
+            await journey.overview(request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID])
+        )
+    )
 
 
 @routes.get("/api/legacy")
@@ -313,7 +317,7 @@ async def check_in(request: web.Request) -> web.Response:
 )
 @response_schema(JourneySchema, 200)
 async def get_journey(request: web.Request) -> web.Response:
-    story = await journey.journey(request.app[DB], request[USER_ID])
+    story = await journey.journey(request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID])
     return json_response(
         journey_schema.dump(
             {

@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 from core import challenges, ratelimit, tokens
 from core.db import Pool
 from core.errors import BadRequest, TooManyRequests, Unauthorized
+from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from models.account import users
@@ -81,7 +82,7 @@ async def sign_in(
     await prove_wallet(
         redis, wallet_address=wallet_address, signature=signature, client_ip=client_ip, now=now
     )
-    user = await users.sign_in(pool, wallet_address)
+    user = await users.sign_in(pool, settings.key_ring, wallet_address)
     await lifecycle.check_in_on_sign_in(pool, redis, user_id=user["id"], now=now)
     token = tokens.issue(
         settings.jwt_secret,
@@ -97,6 +98,7 @@ async def sign_in(
 async def link_wallet(
     pool: Pool,
     redis: Redis,
+    ring: KeyRing,
     *,
     user_id: str,
     wallet_address: str,
@@ -107,4 +109,4 @@ async def link_wallet(
     await prove_wallet(
         redis, wallet_address=wallet_address, signature=signature, client_ip=client_ip, now=now
     )
-    return await users.link_wallet(pool, user_id=user_id, wallet_address=wallet_address)
+    return await users.link_wallet(pool, ring, user_id=user_id, wallet_address=wallet_address)

@@ -1,4 +1,4 @@
-"""Accounts and their wallets."""
+"""Accounts and their wallets. The owner's name and email are sealed at rest (models/sealed_text.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import psycopg2.errors
 
 from core.db import Pool, fetch_one, transaction
 from core.errors import Conflict, NotFound
-from models import activity
+from core.files.crypto import KeyRing
+from models import activity, sealed_text
 
-USER_COLUMNS = "u.id, u.wallet_address, u.name, u.email, u.created_at, u.updated_at"
+USER_COLUMNS = f"u.id, u.wallet_address, {sealed_text.select_list('users', 'u')}, u.created_at, u.updated_at"
 
 
 class User(TypedDict):
@@ -36,13 +37,17 @@ class SigningIn(User):
     session_generation: int
 
 
-async def sign_in(pool: Pool, wallet_address: str) -> SigningIn:
+def _record(ring: KeyRing, row: dict[str, Any]) -> Any:
+    return sealed_text.open_row(ring, "users", row)
+
+
+async def sign_in(pool: Pool, ring: KeyRing, wallet_address: str) -> SigningIn:
     """Return the account owning this wallet, creating it (name null) on first sign-in.
 
     If a concurrent link or sign-in claims the wallet first, the unique constraint stops this
     insert and the account that won is returned instead.
     """
-    user = await get_by_wallet(pool, wallet_address)
+    user = await get_by_wallet(pool, ring, wallet_address)
     if user is not None:
         return user
     try:
@@ -64,13 +69,13 @@ async def sign_in(pool: Pool, wallet_address: str) -> SigningIn:
             )
     except psycopg2.errors.UniqueViolation:
         pass
-    user = await get_by_wallet(pool, wallet_address)
+    user = await get_by_wallet(pool, ring, wallet_address)
     if user is None:  # the wallet row we collided with was removed meanwhile; vanishingly rare
         raise Conflict("Sign-in raced with another change to this wallet; try again")
     return user
 
 
-async def get_by_wallet(pool: Pool, wallet_address: str) -> SigningIn | None:
+async def get_by_wallet(pool: Pool, ring: KeyRing, wallet_address: str) -> SigningIn | None:
     """The account this wallet signs in to; its session generation is read here, fresh, so a
     token issued after a logout-all anywhere carries the new one."""
     row = await fetch_one(
@@ -79,10 +84,10 @@ async def get_by_wallet(pool: Pool, wallet_address: str) -> SigningIn | None:
         " WHERE w.wallet_address = %s",
         (wallet_address,),
     )
-    return cast(SigningIn | None, row)
+    return None if row is None else cast(SigningIn, _record(ring, row))
 
 
-async def get_with_wallets(pool: Pool, user_id: str) -> UserWithWallets:
+async def get_with_wallets(pool: Pool, ring: KeyRing, user_id: str) -> UserWithWallets:
     """The account and every wallet that signs in to it (oldest first), in one round trip."""
     row = await fetch_one(
         pool,
@@ -92,17 +97,20 @@ async def get_with_wallets(pool: Pool, user_id: str) -> UserWithWallets:
     )
     if row is None:
         raise NotFound("User")
-    return cast(UserWithWallets, row)
+    return cast(UserWithWallets, _record(ring, row))
 
 
-async def update_profile(pool: Pool, *, user_id: str, changes: dict[str, Any]) -> UserWithWallets:
-    """Apply name/email changes; the timeline names the fields, not their values."""
+async def update_profile(
+    pool: Pool, ring: KeyRing, *, user_id: str, changes: dict[str, Any]
+) -> UserWithWallets:
+    """Apply name/email changes (sealed); the timeline names the fields, not their values."""
     columns = [c for c in ("name", "email") if c in changes]
+    values = sealed_text.sealed_values(ring, "users", user_id, {c: changes[c] for c in columns})
     async with transaction(pool) as cur:
-        assignments = ", ".join(f"{c} = %s" for c in columns)
+        assignments = ", ".join(f"{c} = %s" for c in values)
         await cur.execute(
             f"UPDATE users SET {assignments}, updated_at = clock_timestamp() WHERE id = %s RETURNING id",
-            [changes[c] for c in columns] + [user_id],
+            [*values.values(), user_id],
         )
         if await cur.fetchone() is None:
             raise NotFound("User")
@@ -114,10 +122,10 @@ async def update_profile(pool: Pool, *, user_id: str, changes: dict[str, Any]) -
             summary="Profile updated",
             metadata={"fields": columns},
         )
-    return await get_with_wallets(pool, user_id)
+    return await get_with_wallets(pool, ring, user_id)
 
 
-async def link_wallet(pool: Pool, *, user_id: str, wallet_address: str) -> UserWithWallets:
+async def link_wallet(pool: Pool, ring: KeyRing, *, user_id: str, wallet_address: str) -> UserWithWallets:
     """Attach a proven wallet; 409 if another account already signs in with it."""
     async with transaction(pool) as cur:
         await cur.execute("SELECT user_id FROM user_wallets WHERE wallet_address = %s", (wallet_address,))
@@ -140,7 +148,7 @@ async def link_wallet(pool: Pool, *, user_id: str, wallet_address: str) -> UserW
                 summary="Another Stellar wallet was linked",
                 metadata={"walletAddress": wallet_address},
             )
-    return await get_with_wallets(pool, user_id)
+    return await get_with_wallets(pool, ring, user_id)
 
 
 # How long a process trusts what it last read about an account (that it exists, its session

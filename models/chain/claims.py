@@ -7,11 +7,14 @@ later attempts; otherwise the latest attempt is shown, so a failure is visible w
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypedDict
 
 from core.db import Pool, autocommit
+from core.files.crypto import KeyRing
+from models import sealed_text
 
 
 class OnChain(TypedDict):
@@ -55,10 +58,12 @@ def _on_chain(row: dict[str, Any] | None) -> OnChain:
     }
 
 
-async def overview(pool: Pool, user_id: Any) -> ClaimsOverview:
+async def overview(pool: Pool, ring: KeyRing, user_id: Any) -> ClaimsOverview:
     async with autocommit(pool) as cur:
         await cur.execute(
-            "SELECT b.id, b.name, b.allocation_percentage, b.wallet_address,"
+            f"SELECT b.id, {sealed_text.select_list('beneficiaries', 'b', ('name',))},"
+            " b.allocation_percentage,"
+            " b.wallet_address,"
             " (SELECT max(a.created_at) FROM activity a WHERE a.user_id = b.user_id"
             "   AND a.kind = 'capsule.opened' AND a.entity_id = b.id::text) AS capsule_opened_at,"
             " t.status AS tx_status, t.hash, t.confirmed_at, t.contract_error_code"
@@ -76,7 +81,9 @@ async def overview(pool: Pool, user_id: Any) -> ClaimsOverview:
                 "capsule_opened_at": row["capsule_opened_at"],
                 "claim": _on_chain(row),
             }
-            for row in await cur.fetchall()
+            for row in map(
+                functools.partial(sealed_text.open_row, ring, "beneficiaries"), await cur.fetchall()
+            )
         ]
         await cur.execute(
             "SELECT t.status AS tx_status, t.hash, t.confirmed_at, t.contract_error_code FROM transactions t"
@@ -85,7 +92,9 @@ async def overview(pool: Pool, user_id: Any) -> ClaimsOverview:
         )
         release = await cur.fetchone()
         await cur.execute(
-            "SELECT g.id AS guardian_id, g.name AS guardian_name, t.status AS tx_status, t.hash,"
+            "SELECT g.id AS guardian_id,"
+            f" {sealed_text.select_list('guardians', 'g', ('name',), prefix='guardian_')},"
+            " t.status AS tx_status, t.hash,"
             " t.confirmed_at, t.contract_error_code FROM guardians g"
             " JOIN LATERAL (SELECT * FROM transactions t"
             f"   WHERE t.guardian_id = g.id AND t.function = 'approve_guardian' {_BEST}) t ON true"
@@ -94,6 +103,9 @@ async def overview(pool: Pool, user_id: Any) -> ClaimsOverview:
         )
         approvals: list[GuardianApproval] = [
             {"guardian_id": row["guardian_id"], "guardian_name": row["guardian_name"], **_on_chain(row)}
-            for row in await cur.fetchall()
+            for row in (
+                sealed_text.open_row(ring, "guardians", r, id_key="guardian_id", prefix="guardian_")
+                for r in await cur.fetchall()
+            )
         ]
     return {"claims": claims, "release": _on_chain(release), "approvals": approvals}

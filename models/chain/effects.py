@@ -12,20 +12,21 @@ from typing import TYPE_CHECKING, Any
 
 from core.db import Cursor
 from core.errors import Conflict
-from models import activity
+from core.files.crypto import KeyRing
+from models import activity, sealed_text
 from models.plan import guardianships, lifecycle, plans
 
 if TYPE_CHECKING:
     from models.chain.transactions import RelayRow
 
 
-async def apply(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+async def apply(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetime) -> list[str]:
     """What a confirmed call means for the plan. The chain has spoken, so a plan whose state
     disagrees (e.g. the owner checked in meanwhile) keeps the confirmation and records why the
     effect was not applied, instead of rolling the confirmation back."""
     await cur.execute("SAVEPOINT effect")
     try:
-        outbox_ids = await EFFECTS[row["function"]](cur, row, now)
+        outbox_ids = await EFFECTS[row["function"]](cur, ring, row, now)
     except Conflict as exc:
         await cur.execute("ROLLBACK TO SAVEPOINT effect")
         await activity.record(
@@ -41,7 +42,7 @@ async def apply(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
     return outbox_ids
 
 
-async def _claim_recorded(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+async def _claim_recorded(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetime) -> list[str]:
     """The beneficiary's claim is the confirmed row itself; its wallet is bound if it was open."""
     await cur.execute(
         "UPDATE beneficiaries SET wallet_address = %s, updated_at = clock_timestamp()"
@@ -59,11 +60,16 @@ async def _claim_recorded(cur: Cursor, row: RelayRow, now: datetime) -> list[str
     return []
 
 
-async def _approval_counted(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+async def _approval_counted(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetime) -> list[str]:
     """The guardian's on-chain approval counts like an attested one (threshold → Approved)."""
     plan = await plans.get_by_id(cur, row["plan_id"], lock=True)
-    await cur.execute("SELECT name FROM guardians WHERE id = %s", (row["guardian_id"],))
-    guardian = await cur.fetchone()
+    await cur.execute(
+        f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name',))}"
+        " FROM guardians g WHERE g.id = %s",
+        (row["guardian_id"],),
+    )
+    found = await cur.fetchone()
+    guardian = None if found is None else sealed_text.open_row(ring, "guardians", found)
     if plan is None or guardian is None:
         raise Conflict("the plan or the guardian no longer exists")
     started = plan["verification_started_at"]
@@ -72,6 +78,7 @@ async def _approval_counted(cur: Cursor, row: RelayRow, now: datetime) -> list[s
         raise Conflict("it was signed for an earlier verification, which the owner's check-in stopped")
     return await guardianships.record_approval(
         cur,
+        ring,
         plan=plan,
         guardian_id=row["guardian_id"],
         guardian_name=guardian["name"],
@@ -83,7 +90,7 @@ async def _approval_counted(cur: Cursor, row: RelayRow, now: datetime) -> list[s
     )
 
 
-async def _plan_released(cur: Cursor, row: RelayRow, now: datetime) -> list[str]:
+async def _plan_released(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetime) -> list[str]:
     """Released, with the claim-link emails: only ever from a confirmed finalize_release, and
     only one submitted after the current approval once its cancel window has passed (a call
     from before a veto can be confirmed minutes later, in a new round whose window is open)."""

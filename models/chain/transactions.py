@@ -17,6 +17,7 @@ from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import Conflict
+from core.files.crypto import KeyRing
 from core.queue import after_commit
 from core.stellar.soroban import CheckedTransaction, contract_error_message
 from models import activity
@@ -225,7 +226,7 @@ async def fail(
 
 
 async def confirm(
-    pool: Pool, row: RelayRow, *, ledger: int, closed_at: datetime | None, now: datetime
+    pool: Pool, ring: KeyRing, row: RelayRow, *, ledger: int, closed_at: datetime | None, now: datetime
 ) -> list[str] | None:
     """pending → confirmed and its effect, in one transaction; None if it was not pending.
 
@@ -247,7 +248,7 @@ async def confirm(
             verb="confirmed",
             summary=f"The {WHAT[row['function']]} transaction was confirmed on-chain in ledger {ledger}",
         )
-        return await effects.apply(cur, row, now)
+        return await effects.apply(cur, ring, row, now)
 
 
 async def stale_pending(pool: Pool, *, older_than: timedelta, now: datetime, limit: int = 500) -> list[str]:

@@ -90,9 +90,12 @@ class Contents(TypedDict):
 
 
 # The three queries of a capsule GET (bench/ceiling.py runs the same ones, imported from here).
+# Names and the relationship are sealed at rest (models/sealed_text.py): `_capsule` opens them.
 CAPSULE_SQL = (
-    "SELECT b.id::text AS beneficiary_id, b.user_id::text AS owner_id, b.name, b.relationship,"
-    " b.allocation_percentage, u.name AS owner_name, p.status AS plan_status, p.released_at"
+    "SELECT b.id::text AS beneficiary_id, b.user_id::text AS owner_id,"
+    f" {sealed_text.select_list('beneficiaries', 'b', ('name', 'relationship'))},"
+    f" b.allocation_percentage, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
+    " p.status AS plan_status, p.released_at"
     " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"
 )
 
@@ -151,10 +154,16 @@ def token_digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
-async def open_by_token(pool: Pool, token: str) -> Capsule | None:
+def _capsule(ring: KeyRing, row: dict[str, Any]) -> Capsule:
+    record = sealed_text.open_row(ring, "beneficiaries", row, id_key="beneficiary_id")
+    record = sealed_text.open_row(ring, "users", record, id_key="owner_id", prefix="owner_")
+    return cast(Capsule, record)
+
+
+async def open_by_token(pool: Pool, ring: KeyRing, token: str) -> Capsule | None:
     """The capsule a claim token opens, in any plan state; None for an unknown token."""
     row = await fetch_one(pool, f"{CAPSULE_SQL} WHERE b.claim_token_hash = %s", (token_digest(token),))
-    return None if row is None else Capsule(**row)  # type: ignore[typeddict-item]
+    return None if row is None else _capsule(ring, row)
 
 
 def is_released(capsule: Capsule) -> bool:
@@ -267,7 +276,7 @@ async def preview(
         row = await cur.fetchone()
         if row is None:
             raise NotFound("Beneficiary")
-        capsule = Capsule(**row)  # type: ignore[typeddict-item]
+        capsule = _capsule(ring, row)
         return await _read_contents(cur, ring, capsule=capsule, released_at=now, now=now)
 
 

@@ -1,6 +1,9 @@
 """Assets: what the plan hands on, each with a label and an exact decimal amount.
 
-Amounts are Decimals end to end (a decimal string on the wire, NUMERIC in SQL), never floats.
+Amounts are Decimals end to end (a decimal string on the wire), never floats. Label, description
+and amount are sealed at rest (models/sealed_text.py): the amount as the decimal string the owner
+sent, so "12.50" comes back "12.50". Nothing adds or compares amounts in SQL; their bounds are
+the request schema's (api/contents/assets.py). Decision: docs/sealed-text.md.
 """
 
 from __future__ import annotations
@@ -11,13 +14,15 @@ from decimal import Decimal
 from typing import Any, TypedDict, cast
 
 from core.db import Cursor, Pool, autocommit, transaction
-from models import activity
+from core.files.crypto import KeyRing
+from models import activity, sealed_text
 from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
-COLUMNS = "id, user_id, label, amount, asset_code, description, created_at, updated_at"
+COLUMNS = f"id, user_id, {sealed_text.select_list('assets', 'assets')}, asset_code, created_at, updated_at"
 EDITABLE = ("label", "amount", "asset_code", "description")
+WRITABLE_COLUMNS = sealed_text.writable("assets", EDITABLE)
 
 
 class Asset(TypedDict):
@@ -33,32 +38,50 @@ class Asset(TypedDict):
     updated_at: datetime
 
 
-async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> Asset:
+def _record(ring: KeyRing, row: dict[str, Any]) -> Asset:
+    """Row → record: texts opened, the amount back to a Decimal with the scale it was sent with."""
+    record = sealed_text.open_row(ring, "assets", row)
+    record["amount"] = Decimal(str(record["amount"]))
+    return cast(Asset, record)
+
+
+async def _get(cur: Cursor, ring: KeyRing, user_id: str, row_id: str, lock: bool = False) -> Asset:
     row = await fetch_owned(cur, f"SELECT {COLUMNS} FROM assets", user_id, row_id, "Asset", lock)
-    return cast(Asset, row)
+    return _record(ring, row)
 
 
-async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page[Asset]:
+async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[Asset]:
     async with autocommit(pool) as cur:
         result = await fetch_page(cur, f"SELECT {COLUMNS} FROM assets WHERE user_id = %s", [user_id], page)
-    return cast("Page[Asset]", result)
+    return Page([_record(ring, row) for row in result.items], result.next_cursor)
 
 
-async def get(pool: Pool, *, user_id: str, raw_id: str) -> Asset:
+async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Asset:
     row_id = parse_id(raw_id, "Asset")
     async with autocommit(pool) as cur:
-        return await _get(cur, user_id, row_id)
+        return await _get(cur, ring, user_id, row_id)
 
 
-async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Asset:
+async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Asset:
+    asset_id = str(uuid.uuid4())
+    texts = sealed_text.sealed_values(
+        ring, "assets", asset_id, {c: data.get(c) for c in ("label", "amount", "description")}
+    )
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         await cur.execute(
-            "INSERT INTO assets (user_id, label, amount, asset_code, description)"
-            f" VALUES (%s, %s, %s, %s, %s) RETURNING {COLUMNS}",
-            (user_id, data["label"], data["amount"], data.get("asset_code"), data.get("description")),
+            "INSERT INTO assets (id, user_id, label_sealed, amount_sealed, asset_code, description_sealed)"
+            f" VALUES (%s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
+            (
+                asset_id,
+                user_id,
+                texts["label_sealed"],
+                texts["amount_sealed"],
+                data.get("asset_code"),
+                texts["description_sealed"],
+            ),
         )
-        row: Asset = await cur.fetchone()
+        row = _record(ring, await cur.fetchone())
         await activity.record(
             cur,
             user_id=user_id,
@@ -70,7 +93,7 @@ async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Asset:
     return row
 
 
-async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> Asset:
+async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> Asset:
     """Apply the fields given; an unchanged value writes nothing and records nothing.
 
     "12.50" → "12.5" is a change: the amount is stored as the client wrote it.
@@ -78,13 +101,14 @@ async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, An
     row_id = parse_id(raw_id, "Asset")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
-        row = await _get(cur, user_id, row_id, lock=True)
+        row = await _get(cur, ring, user_id, row_id, lock=True)
         proposed = {c: changes[c] for c in EDITABLE if c in changes}
         diff = changed_values(row, proposed)
         if "amount" in proposed and str(proposed["amount"]) != str(row["amount"]):
             diff["amount"] = proposed["amount"]  # equal value, new notation: still shown back as sent
         if diff:
-            row = cast(Asset, await update_row(cur, "assets", row_id, diff, EDITABLE, COLUMNS))
+            values = sealed_text.sealed_values(ring, "assets", row_id, diff)
+            row = _record(ring, await update_row(cur, "assets", row_id, values, WRITABLE_COLUMNS, COLUMNS))
             await activity.record(
                 cur,
                 user_id=user_id,

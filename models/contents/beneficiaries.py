@@ -5,6 +5,10 @@ lowercase hex), found again by its SHA-256 digest, and kept sealed under the ENC
 ring (purpose "claim-token", bound to the beneficiary id) so the owner can be shown it again
 while a database dump alone opens nothing. It never enters activity metadata or errors.
 
+Name, relationship and email are sealed at rest (models/sealed_text.py); the email also has a
+keyed blind index (`email_bidx`) to find a beneficiary by address (`sealed_text.blind_index_candidates`).
+Allocation percentages stay NUMERIC: the 100% rule sums them in SQL (docs/sealed-text.md).
+
 Allocations of one owner may total at most 100%; every write that can raise the total takes
 the owner's advisory lock first, so concurrent creates cannot both pass the check.
 """
@@ -26,7 +30,7 @@ import psycopg2.errors
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import IntegrityError, KeyRing
-from models import activity
+from models import activity, sealed_text
 from models.common import changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
 from models.contents import messages
 from models.pagination import Page, PageRequest, fetch_page
@@ -37,10 +41,12 @@ ALLOCATION_LOCK = "allocations"
 MAX_TOTAL = Decimal(100)
 
 PUBLIC_COLUMNS = (
-    "id, user_id, name, relationship, email, allocation_percentage, wallet_address, created_at, updated_at"
+    f"id, user_id, {sealed_text.select_list('beneficiaries', 'beneficiaries')}, allocation_percentage,"
+    " wallet_address, created_at, updated_at"
 )
 COLUMNS = f"{PUBLIC_COLUMNS}, claim_token_sealed"
 EDITABLE = ("name", "relationship", "email", "allocation_percentage", "wallet_address")
+WRITABLE_COLUMNS = sealed_text.writable("beneficiaries", EDITABLE)
 WALLET_TAKEN = "This wallet is already recorded for another of your beneficiaries"
 
 
@@ -105,8 +111,8 @@ def _open_token(ring: KeyRing, sealed: str, beneficiary_id: Any) -> str:
 
 
 def _with_token(ring: KeyRing, row: dict[str, Any]) -> Beneficiary:
-    """The record the owner sees: the sealed column replaced by the opened token."""
-    record = dict(row)
+    """The record the owner sees: sealed texts and the sealed token opened."""
+    record = sealed_text.open_row(ring, "beneficiaries", row)
     record["claim_token"] = _open_token(ring, record.pop("claim_token_sealed"), record["id"])
     return cast(Beneficiary, record)
 
@@ -159,21 +165,25 @@ async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Benefi
 async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Beneficiary:
     beneficiary_id = str(uuid.uuid4())
     token = new_claim_token()
+    texts = sealed_text.sealed_values(
+        ring, "beneficiaries", beneficiary_id, {c: data[c] for c in ("name", "relationship", "email")}
+    )
     async with transaction(pool) as cur:
         await lock_owner(cur, ALLOCATION_LOCK, user_id)
         await plans.guard_contents(cur, user_id)
         await _check_allocation(cur, user_id, data["allocation_percentage"])
         with _wallet_unique():
             await cur.execute(
-                "INSERT INTO beneficiaries (id, user_id, name, relationship, email, allocation_percentage,"
-                " wallet_address, claim_token_hash, claim_token_sealed)"
-                f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
+                "INSERT INTO beneficiaries (id, user_id, name_sealed, relationship_sealed, email_sealed,"
+                " email_bidx, allocation_percentage, wallet_address, claim_token_hash, claim_token_sealed)"
+                f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
                 (
                     beneficiary_id,
                     user_id,
-                    data["name"],
-                    data["relationship"],
-                    data["email"],
+                    texts["name_sealed"],
+                    texts["relationship_sealed"],
+                    texts["email_sealed"],
+                    texts["email_bidx"],
                     data["allocation_percentage"],
                     data.get("wallet_address"),
                     claim_token_digest(token),
@@ -202,12 +212,14 @@ async def update(
             await lock_owner(cur, ALLOCATION_LOCK, user_id)
         await plans.guard_contents(cur, user_id)
         row = await _get(cur, user_id, row_id, lock=True)
-        diff = changed_values(row, {c: changes[c] for c in EDITABLE if c in changes})
+        current = sealed_text.open_row(ring, "beneficiaries", row)
+        diff = changed_values(current, {c: changes[c] for c in EDITABLE if c in changes})
         if "allocation_percentage" in diff:
             await _check_allocation(cur, user_id, diff["allocation_percentage"], row_id)
         if diff:
+            values = sealed_text.sealed_values(ring, "beneficiaries", row_id, diff)
             with _wallet_unique():
-                row = await update_row(cur, "beneficiaries", row_id, diff, EDITABLE, COLUMNS)
+                row = await update_row(cur, "beneficiaries", row_id, values, WRITABLE_COLUMNS, COLUMNS)
             await activity.record(
                 cur,
                 user_id=user_id,

@@ -2,6 +2,7 @@
 
 One owner lists a guardian wallet at most once (409), and never one of their own wallets:
 a guardian exists to confirm, independently of the owner, that a release is warranted.
+Name, email and relationship are sealed at rest (models/sealed_text.py); the wallet is public.
 """
 
 from __future__ import annotations
@@ -14,13 +15,18 @@ import psycopg2.errors
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, validation_error
-from models import activity
+from core.files.crypto import KeyRing
+from models import activity, sealed_text
 from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
 from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
-COLUMNS = "id, user_id, name, email, wallet_address, relationship, created_at, updated_at"
+COLUMNS = (
+    f"id, user_id, {sealed_text.select_list('guardians', 'guardians')}, wallet_address,"
+    " created_at, updated_at"
+)
 EDITABLE = ("name", "email", "wallet_address", "relationship")
+WRITABLE_COLUMNS = sealed_text.writable("guardians", EDITABLE)
 DUPLICATE = "This wallet is already one of your guardians"
 
 
@@ -47,36 +53,52 @@ async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str) -> No
         )
 
 
-async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> Guardian:
+def _record(ring: KeyRing, row: dict[str, Any]) -> Guardian:
+    return cast(Guardian, sealed_text.open_row(ring, "guardians", row))
+
+
+async def _get(cur: Cursor, ring: KeyRing, user_id: str, row_id: str, lock: bool = False) -> Guardian:
     row = await fetch_owned(cur, f"SELECT {COLUMNS} FROM guardians", user_id, row_id, "Guardian", lock)
-    return cast(Guardian, row)
+    return _record(ring, row)
 
 
-async def list_page(pool: Pool, *, user_id: str, page: PageRequest) -> Page[Guardian]:
+async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[Guardian]:
     async with autocommit(pool) as cur:
         result = await fetch_page(cur, f"SELECT {COLUMNS} FROM guardians WHERE user_id = %s", [user_id], page)
-    return cast("Page[Guardian]", result)
+    return Page([_record(ring, row) for row in result.items], result.next_cursor)
 
 
-async def get(pool: Pool, *, user_id: str, raw_id: str) -> Guardian:
+async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Guardian:
     row_id = parse_id(raw_id, "Guardian")
     async with autocommit(pool) as cur:
-        return await _get(cur, user_id, row_id)
+        return await _get(cur, ring, user_id, row_id)
 
 
-async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Guardian:
+async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Guardian:
+    guardian_id = str(uuid.uuid4())
+    texts = sealed_text.sealed_values(
+        ring, "guardians", guardian_id, {c: data.get(c) for c in ("name", "email", "relationship")}
+    )
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         await _check_not_owner(cur, user_id, data["wallet_address"])
         try:
             await cur.execute(
-                "INSERT INTO guardians (user_id, name, email, wallet_address, relationship)"
-                f" VALUES (%s, %s, %s, %s, %s) RETURNING {COLUMNS}",
-                (user_id, data["name"], data["email"], data["wallet_address"], data.get("relationship")),
+                "INSERT INTO guardians (id, user_id, name_sealed, email_sealed, email_bidx, wallet_address,"
+                f" relationship_sealed) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
+                (
+                    guardian_id,
+                    user_id,
+                    texts["name_sealed"],
+                    texts["email_sealed"],
+                    texts["email_bidx"],
+                    data["wallet_address"],
+                    texts["relationship_sealed"],
+                ),
             )
         except psycopg2.errors.UniqueViolation:
             raise Conflict(DUPLICATE) from None
-        row: Guardian = await cur.fetchone()
+        row = _record(ring, await cur.fetchone())
         await activity.record(
             cur,
             user_id=user_id,
@@ -88,18 +110,23 @@ async def create(pool: Pool, *, user_id: str, data: dict[str, Any]) -> Guardian:
     return row
 
 
-async def update(pool: Pool, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> Guardian:
+async def update(
+    pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any]
+) -> Guardian:
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw_id, "Guardian")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
-        row = await _get(cur, user_id, row_id, lock=True)
+        row = await _get(cur, ring, user_id, row_id, lock=True)
         diff = changed_values(row, {c: changes[c] for c in EDITABLE if c in changes})
         if "wallet_address" in diff:
             await _check_not_owner(cur, user_id, diff["wallet_address"])
         if diff:
             try:
-                row = cast(Guardian, await update_row(cur, "guardians", row_id, diff, EDITABLE, COLUMNS))
+                values = sealed_text.sealed_values(ring, "guardians", row_id, diff)
+                row = _record(
+                    ring, await update_row(cur, "guardians", row_id, values, WRITABLE_COLUMNS, COLUMNS)
+                )
             except psycopg2.errors.UniqueViolation:
                 raise Conflict(DUPLICATE) from None
             await activity.record(

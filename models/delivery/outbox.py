@@ -22,6 +22,8 @@ from psycopg2.extras import Json
 
 from core import queue
 from core.db import Cursor, Pool, autocommit, transaction
+from core.files.crypto import KeyRing
+from models import sealed_text
 
 DELIVER_JOB = "deliver_email"
 RecipientType = Literal["owner", "guardian", "beneficiary"]
@@ -200,10 +202,18 @@ class Delivery(TypedDict):
     claim_token_sealed: str | None
 
 
+# Names and addresses are sealed at rest (models/sealed_text.py): `_delivery` opens the recipient's
+# (guardian, beneficiary or owner, whichever the row names) and the plan owner's name.
+_RECIPIENTS = (("g", "guardians"), ("b", "beneficiaries"), ("ru", "users"))
 _SELECT = (
     "SELECT o.id::text AS id, o.kind, o.attempts, o.context, o.recipient_type,"
-    " COALESCE(g.email, b.email, ru.email) AS address, COALESCE(g.name, b.name, ru.name) AS recipient_name,"
-    " u.name AS owner_name, u.wallet_address AS owner_wallet, b.id AS beneficiary_id, b.claim_token_sealed"
+    + "".join(
+        f" {alias}.id AS {alias}_id,"
+        f" {sealed_text.select_list(table, alias, ('name', 'email'), prefix=alias + '_')},"
+        for alias, table in _RECIPIENTS
+    )
+    + f" u.id AS u_id, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
+    " u.wallet_address AS owner_wallet, b.id AS beneficiary_id, b.claim_token_sealed"
     " FROM outbox o LEFT JOIN plans p ON p.id = o.plan_id LEFT JOIN users u ON u.id = p.user_id"
     " LEFT JOIN guardians g ON o.recipient_type = 'guardian' AND g.id = o.recipient_id"
     " LEFT JOIN beneficiaries b ON o.recipient_type = 'beneficiary' AND b.id = o.recipient_id"
@@ -211,13 +221,35 @@ _SELECT = (
 )
 
 
-async def load(pool: Pool, row_id: str) -> Delivery | None:
+def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
+    record = sealed_text.open_row(ring, "users", row, id_key="u_id", prefix="owner_")
+    address = name = None
+    for alias, table in _RECIPIENTS:
+        opened = sealed_text.open_row(ring, table, record, id_key=f"{alias}_id", prefix=f"{alias}_")
+        address = address or opened[f"{alias}_email"]
+        name = name or opened[f"{alias}_name"]
+    return Delivery(
+        id=row["id"],
+        kind=row["kind"],
+        attempts=row["attempts"],
+        context=row["context"],
+        recipient_type=row["recipient_type"],
+        address=address,
+        recipient_name=name,
+        owner_name=record["owner_name"],
+        owner_wallet=row["owner_wallet"],
+        beneficiary_id=row["beneficiary_id"],
+        claim_token_sealed=row["claim_token_sealed"],
+    )
+
+
+async def load(pool: Pool, ring: KeyRing, row_id: str) -> Delivery | None:
     """The row if it is still pending, with its recipient's address and names; None otherwise
     (read only: the benchmark renders the worker's very requests with it)."""
     async with autocommit(pool) as cur:
         await cur.execute(_SELECT + " WHERE o.id = %s AND o.status = 'pending'", (row_id,))
         row = await cur.fetchone()
-    return None if row is None else Delivery(**row)  # type: ignore[typeddict-item]
+    return None if row is None else _delivery(ring, row)
 
 
 class Result(TypedDict):
@@ -255,7 +287,7 @@ class Batch:
 
 
 @asynccontextmanager
-async def claim(pool: Pool, row_ids: list[str], *, now: datetime) -> AsyncIterator[Batch]:
+async def claim(pool: Pool, ring: KeyRing, row_ids: list[str], *, now: datetime) -> AsyncIterator[Batch]:
     """Lock the rows among `row_ids` that are pending, due and not held by another job, in one
     query (`FOR UPDATE SKIP LOCKED`), and keep them locked until the batch is recorded and
     committed. Two jobs holding the same row id never both send it; a worker killed mid-batch
@@ -270,5 +302,5 @@ async def claim(pool: Pool, row_ids: list[str], *, now: datetime) -> AsyncIterat
             " ORDER BY o.id FOR UPDATE OF o SKIP LOCKED",
             (list(row_ids), now),
         )
-        rows = [Delivery(**row) for row in await cur.fetchall()]  # type: ignore[typeddict-item]
+        rows = [_delivery(ring, row) for row in await cur.fetchall()]
         yield Batch(cur, rows, now)

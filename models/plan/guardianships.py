@@ -9,8 +9,9 @@ Decisions: docs/lifecycle.md.
 from __future__ import annotations
 
 import secrets
+import uuid
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import psycopg2.errors
 from arq.connections import ArqRedis
@@ -18,8 +19,10 @@ from arq.connections import ArqRedis
 from core import challenges
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import BadRequest, Conflict, NotFound, Unauthorized
+from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
+from models import sealed_text
 from models.common import parse_id
 from models.delivery import outbox
 from models.plan import lifecycle, plans
@@ -61,12 +64,13 @@ _GUARDIAN_OF = (
 )
 
 
-async def list_for(pool: Pool, user_id: Any) -> list[Guardianship]:
+async def list_for(pool: Pool, ring: KeyRing, user_id: Any) -> list[Guardianship]:
     """Every non-draft plan the caller guards, with its verification progress; no contents."""
     async with autocommit(pool) as cur:
         await cur.execute(
-            "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.name AS owner_name, o.wallet_address AS "
-            "owner_wallet,"
+            "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"
+            f" {sealed_text.select_list('users', 'o', ('name',), prefix='owner_')}, o.wallet_address AS"
+            " owner_wallet,"
             " p.status, p.guardian_threshold, p.release_at,"
             " (SELECT count(*) FROM guardians gg WHERE gg.user_id = p.user_id) AS guardians,"
             " (SELECT count(*) FROM plan_approvals a WHERE a.plan_id = p.id AND a.round = "
@@ -82,7 +86,8 @@ async def list_for(pool: Pool, user_id: Any) -> list[Guardianship]:
         )
         rows = await cur.fetchall()
     result = []
-    for row in rows:
+    for sealed_row in rows:
+        row = sealed_text.open_row(ring, "users", sealed_row, id_key="owner_id", prefix="owner_")
         threshold = row["guardian_threshold"] or row["guardians"] // 2 + 1
         verified = row["status"] in (PENDING, APPROVED, RELEASED)  # the round's approvals still stand
         result.append(
@@ -101,22 +106,25 @@ async def list_for(pool: Pool, user_id: Any) -> list[Guardianship]:
     return result
 
 
-async def _membership(cur: Cursor, user_id: Any, plan_id: str) -> Membership:
+async def _membership(cur: Cursor, ring: KeyRing, user_id: Any, plan_id: str) -> Membership:
     await cur.execute(
-        "SELECT g.id AS guardian_id, g.name AS guardian_name, g.wallet_address, o.wallet_address AS "
-        "owner_wallet "
+        "SELECT g.id AS guardian_id,"
+        f" {sealed_text.select_list('guardians', 'g', ('name',), prefix='guardian_')},"
+        " g.wallet_address, o.wallet_address AS owner_wallet "
         f"{_GUARDIAN_OF} AND p.id = %s ORDER BY g.created_at LIMIT 1",
         (user_id, plan_id),
     )
     row = await cur.fetchone()
     if row is None:
         raise NotFound("Plan")
-    return Membership(**row)  # type: ignore[typeddict-item]
+    return cast(
+        Membership, sealed_text.open_row(ring, "guardians", row, id_key="guardian_id", prefix="guardian_")
+    )
 
 
-async def _locked(cur: Cursor, user_id: Any, raw_plan_id: str) -> tuple[Plan, Membership]:
+async def _locked(cur: Cursor, ring: KeyRing, user_id: Any, raw_plan_id: str) -> tuple[Plan, Membership]:
     plan_id = parse_id(raw_plan_id, "Plan")
-    member = await _membership(cur, user_id, plan_id)
+    member = await _membership(cur, ring, user_id, plan_id)
     plan = await get_by_id(cur, plan_id, lock=True)
     if plan is None or plan["status"] == DRAFT:
         raise NotFound("Plan")
@@ -124,11 +132,21 @@ async def _locked(cur: Cursor, user_id: Any, raw_plan_id: str) -> tuple[Plan, Me
 
 
 async def report(
-    pool: Pool, redis: ArqRedis, *, user_id: Any, raw_plan_id: str, note: str | None, now: datetime
+    pool: Pool,
+    redis: ArqRedis,
+    ring: KeyRing,
+    *,
+    user_id: Any,
+    raw_plan_id: str,
+    note: str | None,
+    now: datetime,
 ) -> None:
-    """Active → PendingVerification at once; in verification the report is recorded, no more."""
+    """Active → PendingVerification at once; in verification the report is recorded, no more.
+    The guardian's name and note are sealed (models/sealed_text.py); the timeline names no one."""
+    report_id = str(uuid.uuid4())
+    texts = sealed_text.sealed_values(ring, "plan_reports", report_id, {"note": note})
     async with transaction(pool) as cur:
-        plan, member = await _locked(cur, user_id, raw_plan_id)
+        plan, member = await _locked(cur, ring, user_id, raw_plan_id)
         if plan["status"] == RELEASED:
             raise Conflict("This plan has already been released.")
         row_ids: list[str] = []
@@ -141,24 +159,38 @@ async def report(
                     actor="guardian",
                     actor_name=member["guardian_name"],
                     reason="guardian_report",
+                    ring=ring,
                 )
                 or []
             )
             round_ = plan["verification_round"] + 1
         else:
             round_ = plan["verification_round"]
+        texts.update(
+            sealed_text.sealed_values(
+                ring, "plan_reports", report_id, {"guardian_name": member["guardian_name"]}
+            )
+        )
         await cur.execute(
-            "INSERT INTO plan_reports (plan_id, round, guardian_id, guardian_name, reporter_user_id, "
-            "note, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            (plan["id"], round_, member["guardian_id"], member["guardian_name"], user_id, note, now),
+            "INSERT INTO plan_reports (id, plan_id, round, guardian_id, guardian_name_sealed,"
+            " reporter_user_id, note_sealed, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                report_id,
+                plan["id"],
+                round_,
+                member["guardian_id"],
+                texts["guardian_name_sealed"],
+                user_id,
+                texts["note_sealed"],
+                now,
+            ),
         )
         await plans.timeline(
             cur,
             user_id=plan["user_id"],
             kind="guardian.reported",
             plan_id=plan["id"],
-            summary=f"Guardian {member['guardian_name']} reported that you may have died or cannot act",
+            summary="A guardian reported that you may have died or cannot act",
             metadata={"actor": "guardian", "guardianId": str(member["guardian_id"]), "withNote": bool(note)},
         )
     await outbox.enqueue(redis, row_ids)
@@ -173,7 +205,7 @@ async def attestation(
 ) -> str:
     """The text the guardian signs to approve; single use, 10 minutes, one outstanding per guardian."""
     async with autocommit(pool) as cur:
-        plan, member = await _locked(cur, user_id, raw_plan_id)
+        plan, member = await _locked(cur, settings.key_ring, user_id, raw_plan_id)
     if plan["status"] != PENDING:
         raise Conflict(
             f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
@@ -194,6 +226,7 @@ async def attestation(
 
 async def record_approval(
     cur: Cursor,
+    ring: KeyRing,
     *,
     plan: Plan,
     guardian_id: Any,
@@ -215,17 +248,22 @@ async def record_approval(
         raise Conflict(
             f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
         )
+    approval_id = str(uuid.uuid4())
+    name = sealed_text.seal(
+        ring, table="plan_approvals", column="guardian_name", row_id=approval_id, text=guardian_name
+    )
     try:
         await cur.execute("SAVEPOINT approval")
         await cur.execute(
-            "INSERT INTO plan_approvals (plan_id, round, guardian_id, guardian_name, wallet_address,"
-            " approver_user_id, source, message, signature, tx_hash, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            "INSERT INTO plan_approvals (id, plan_id, round, guardian_id, guardian_name_sealed,"
+            " wallet_address, approver_user_id, source, message, signature, tx_hash, created_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
+                approval_id,
                 plan["id"],
                 plan["verification_round"],
                 guardian_id,
-                guardian_name,
+                name,
                 wallet_address,
                 approver_user_id,
                 source,
@@ -244,7 +282,7 @@ async def record_approval(
         user_id=plan["user_id"],
         kind="guardian.approved",
         plan_id=plan["id"],
-        summary=f"Guardian {guardian_name} approved the release",
+        summary="A guardian approved the release",
         metadata={"actor": "guardian", "guardianId": str(guardian_id), "source": source},
     )
     await cur.execute(
@@ -284,8 +322,9 @@ async def approve(
             ["signature: Must be a 64-byte ed25519 signature, base64 (88 chars) or hex (128 chars)."],
             details={"signature": ["Not a valid signature encoding."]},
         )
+    ring = settings.key_ring
     async with autocommit(pool) as cur:
-        plan, member = await _locked(cur, user_id, raw_plan_id)
+        plan, member = await _locked(cur, ring, user_id, raw_plan_id)
     key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
     message = await redis.get(key)
     message = message.decode() if isinstance(message, bytes) else message
@@ -297,11 +336,12 @@ async def approve(
         raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
     async with transaction(pool) as cur:
         signed_round = plan["verification_round"]
-        plan, member = await _locked(cur, user_id, raw_plan_id)
+        plan, member = await _locked(cur, ring, user_id, raw_plan_id)
         if plan["verification_round"] != signed_round:
             raise Unauthorized("The attestation was for an earlier verification; request a new one")
         row_ids = await record_approval(
             cur,
+            ring,
             plan=plan,
             guardian_id=member["guardian_id"],
             guardian_name=member["guardian_name"],

@@ -10,6 +10,8 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from core.db import Pool, autocommit
+from core.files.crypto import KeyRing
+from models import sealed_text
 from models.delivery import outbox
 from models.plan.plan_settings import Facts, facts, readiness
 from models.plan.plans import (
@@ -63,19 +65,23 @@ class Journey(TypedDict):
     notifications: list[outbox.Notice]
 
 
-async def overview(pool: Pool, user_id: Any) -> Overview:
+async def overview(pool: Pool, ring: KeyRing, user_id: Any) -> Overview:
     async with autocommit(pool) as cur:
         plan = await get_or_create(cur, user_id)
         known = await facts(cur, user_id)
         # Every guardian, with the time they approved in the current round (None if not).
         await cur.execute(
-            "SELECT g.id AS guardian_id, g.name, a.created_at AS approved_at FROM guardians g"
+            f"SELECT g.id AS guardian_id, {sealed_text.select_list('guardians', 'g', ('name',))},"
+            " a.created_at AS approved_at FROM guardians g"
             " LEFT JOIN plan_approvals a ON a.plan_id = %s AND a.round = %s AND a.voided_at IS NULL"
             "  AND a.wallet_address = g.wallet_address AND %s > 0"
             " WHERE g.user_id = %s ORDER BY g.created_at, g.id",
             (plan["id"], plan["verification_round"], plan["verification_round"], user_id),
         )
-        approvals = [ApprovalEntry(**row) for row in await cur.fetchall()]  # type: ignore[typeddict-item]
+        approvals = [
+            ApprovalEntry(**sealed_text.open_row(ring, "guardians", row, id_key="guardian_id"))  # type: ignore[typeddict-item]
+            for row in await cur.fetchall()
+        ]
         notifications = await outbox.notices(cur, plan["id"])
     return Overview(
         plan=plan,
@@ -98,15 +104,20 @@ def _step_times(plan: Plan) -> dict[str, datetime | None]:
     }
 
 
-async def journey(pool: Pool, user_id: Any) -> Journey:
+async def journey(pool: Pool, ring: KeyRing, user_id: Any) -> Journey:
     async with autocommit(pool) as cur:
         plan = await get_or_create(cur, user_id)
         await cur.execute(
-            "SELECT from_status, to_status, actor, actor_name, reason, at FROM plan_transitions"
-            " WHERE plan_id = %s ORDER BY seq",
+            "SELECT t.id, t.from_status, t.to_status, t.actor,"
+            f" {sealed_text.select_list('plan_transitions', 't')},"
+            " t.reason, t.at FROM plan_transitions t WHERE t.plan_id = %s ORDER BY t.seq",
             (plan["id"],),
         )
-        transitions = [Transition(**row) for row in await cur.fetchall()]  # type: ignore[typeddict-item]
+        transitions = []
+        for row in await cur.fetchall():
+            record = sealed_text.open_row(ring, "plan_transitions", row)
+            del record["id"]
+            transitions.append(Transition(**record))  # type: ignore[typeddict-item]
         notifications = await outbox.notices(cur, plan["id"])
     current = STATUSES.index(plan["status"])
     times = _step_times(plan)

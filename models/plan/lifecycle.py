@@ -18,6 +18,7 @@ from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict
+from core.files.crypto import KeyRing
 from models.common import lock_owner
 from models.contents.beneficiaries import ALLOCATION_LOCK
 from models.delivery import outbox
@@ -190,9 +191,17 @@ async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: Any, now:
 
 
 async def start_verification_in(
-    cur: Cursor, *, plan: Plan, now: datetime, actor: Actor, actor_name: str | None, reason: str
+    cur: Cursor,
+    *,
+    plan: Plan,
+    now: datetime,
+    actor: Actor,
+    actor_name: str | None,
+    reason: str,
+    ring: KeyRing | None = None,
 ) -> list[str] | None:
-    """Active → PendingVerification; owner and every guardian emailed. None if it was not Active."""
+    """Active → PendingVerification; owner and every guardian emailed. None if it was not Active.
+    `ring` seals `actor_name` (a guardian's) in the transition row."""
     moved = await transition(
         cur,
         plan_id=plan["id"],
@@ -201,6 +210,7 @@ async def start_verification_in(
         now=now,
         actor=actor,
         actor_name=actor_name,
+        ring=ring,
         reason=reason,
         values={
             "verification_round": plan["verification_round"] + 1,
@@ -231,7 +241,7 @@ async def start_verification_in(
         kind="plan.verification_started",
         plan_id=plan["id"],
         summary=summary + ". Check in to stop it.",
-        metadata={"actor": actor, "actorName": actor_name, "reason": reason},
+        metadata={"actor": actor, "reason": reason},
     )
     return row_ids
 

@@ -34,7 +34,7 @@ class Facts(TypedDict):
     assets: int
     archive_items: int
     messages: int
-    owner_email: str | None
+    has_owner_email: bool  # the address itself is sealed: only whether there is one
 
 
 async def facts(cur: Cursor, user_id: Any) -> Facts:
@@ -46,7 +46,7 @@ async def facts(cur: Cursor, user_id: Any) -> Facts:
         " (SELECT count(*) FROM assets WHERE user_id = u.id) AS assets,"
         " (SELECT count(*) FROM archive_items WHERE user_id = u.id) AS archive_items,"
         " (SELECT count(*) FROM messages WHERE user_id = u.id) AS messages,"
-        " u.email AS owner_email FROM users u WHERE u.id = %s",
+        " num_nonnulls(u.email, u.email_sealed) > 0 AS has_owner_email FROM users u WHERE u.id = %s",
         (user_id,),
     )
     return Facts(**await cur.fetchone())  # type: ignore[typeddict-item]
@@ -67,7 +67,7 @@ def readiness(plan: Plan, known: Facts) -> list[str]:
             f"You ask for {plan['guardian_threshold']} guardian approvals but have {known['guardians']} "
             "guardian(s); add guardians or lower the number of approvals needed."
         )
-    if not known["owner_email"]:
+    if not known["has_owner_email"]:
         problems.append("Add your email address to your profile, so reminders to check in can reach you.")
     return problems
 

@@ -10,13 +10,15 @@ docs/lifecycle.md.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypedDict
 
 from core.db import Cursor
 from core.errors import Conflict
-from models import activity
+from core.files.crypto import KeyRing
+from models import activity, sealed_text
 
 DRAFT = "Draft"
 ACTIVE = "Active"
@@ -214,13 +216,15 @@ async def transition(
     actor: Actor,
     reason: str,
     actor_name: str | None = None,
+    ring: KeyRing | None = None,
     values: Mapping[str, Any] | None = None,
 ) -> Plan | None:
     """Move the plan to `to_status` if it is still in one of `from_statuses`; None if it was not.
 
     The guard is in the UPDATE itself, so of two racing triggers exactly one gets the row back.
     `values` sets further columns (names are code, never request data); `next_due_at` is then
-    recomputed from the new row. A transition row records who or what caused it.
+    recomputed from the new row. A transition row records who or what caused it; a guardian's
+    name (`actor_name`) is sealed with `ring` (models/sealed_text.py).
     """
     sets = dict(values or {})
     unknown = set(sets) - set(COLUMNS.replace(" ", "").split(","))
@@ -244,10 +248,19 @@ async def transition(
     if due != plan["next_due_at"]:
         await set_next_due(cur, plan_id, due)
         plan["next_due_at"] = due
+    transition_id = str(uuid.uuid4())
+    sealed_name = None
+    if actor_name is not None:
+        if ring is None:
+            raise ValueError("a transition naming its actor needs the key ring to seal the name")
+        sealed_name = sealed_text.seal(
+            ring, table="plan_transitions", column="actor_name", row_id=transition_id, text=actor_name
+        )
     await cur.execute(
-        "INSERT INTO plan_transitions (plan_id, from_status, to_status, actor, actor_name, reason, at)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-        (plan_id, previous, to_status, actor, actor_name, reason, now),
+        "INSERT INTO plan_transitions (id, plan_id, from_status, to_status, actor, actor_name_sealed,"
+        " reason, at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        (transition_id, plan_id, previous, to_status, actor, sealed_name, reason, now),
     )
     return plan
 

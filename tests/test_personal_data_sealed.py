@@ -1,0 +1,279 @@
+"""Personal data at rest (#18 item 3): names, relationships and email addresses of owners,
+beneficiaries and guardians, asset labels, descriptions and amounts, and guardian report notes
+are sealed under the key ring (models/sealed_text.py); every route still shows them, addresses
+are found through their keyed blind index, and rotation re-seals and re-indexes them."""
+
+from __future__ import annotations
+
+import psycopg2
+from arq import cron
+
+from core.db import create_pool
+from core.files.crypto import KeyRing
+from core.process.migrate import apply_migrations, migration_files
+from models import sealed_text
+from models.contents import assets, beneficiaries, guardians
+from tests.helpers import scratch_database, sign_in
+from tests.lifecycle_helpers import activate_plan, approve, guardian_session, report
+from tests.plan_helpers import create, query
+from workers import keys as key_jobs
+
+MARK = "quillon7xq"  # in every personal value below; must never be found in a table
+AMOUNT = "8675309.1234567"  # a distinctive amount, sealed like the texts
+TABLES = (
+    "users",
+    "beneficiaries",
+    "guardians",
+    "assets",
+    "plan_reports",
+    "plan_approvals",
+    "plan_transitions",
+    "activity",
+    "outbox",
+)
+
+
+def _dump(settings, table: str) -> str:
+    """Every column of every row of `table` as PostgreSQL prints it."""
+    return "\n".join(r["row"] for r in query(settings, f"SELECT t::text AS row FROM {table} t"))
+
+
+def _find_beneficiaries(settings, ring: KeyRing, email: str) -> list[str]:
+    candidates = sealed_text.blind_index_candidates(ring, table="beneficiaries", column="email", value=email)
+    rows = query(
+        settings,
+        "SELECT id::text AS id FROM beneficiaries WHERE email_bidx = ANY(%s) ORDER BY id",
+        ([psycopg2.Binary(c) for c in candidates],),
+    )
+    return [r["id"] for r in rows]
+
+
+async def test_personal_data_is_sealed_at_rest_and_every_route_shows_it(client, settings):
+    owner = await sign_in(client)
+    headers = owner.headers
+    setup = await activate_plan(client, owner, guardians=2, email=f"owner.{MARK}@example.org")
+    resp = await client.patch("/api/users/me", json={"name": f"Olive {MARK}"}, headers=headers)
+    assert resp.status == 200
+    me = await (await client.get("/api/auth/me", headers=headers)).json()
+    assert (me["name"], me["email"]) == (f"Olive {MARK}", f"owner.{MARK}@example.org")
+
+    heir, guardian = setup.beneficiaries[0], setup.guardians[0]
+    resp = await client.patch(
+        f"/api/beneficiaries/{heir['id']}",
+        json={"name": f"Hal {MARK}", "relationship": f"son {MARK}", "email": f"hal.{MARK}@example.org"},
+        headers=headers,
+    )
+    assert resp.status == 200, await resp.text()
+    resp = await client.patch(
+        f"/api/guardians/{guardian.row['id']}",
+        json={"name": f"Gus {MARK}", "email": f"gus.{MARK}@example.org", "relationship": f"uncle {MARK}"},
+        headers=headers,
+    )
+    assert resp.status == 200, await resp.text()
+
+    fresh = await sign_in(client)
+    ada = await create(
+        client,
+        fresh,
+        "beneficiaries",
+        name=f"Ada {MARK}",
+        relationship=f"daughter {MARK}",
+        email=f"Ada.{MARK}@Example.org",
+    )
+    resp = await client.patch(
+        f"/api/beneficiaries/{ada['id']}", json={"relationship": f"eldest {MARK}"}, headers=fresh.headers
+    )
+    assert (await resp.json())["relationship"] == f"eldest {MARK}"
+    grace = await create(
+        client, fresh, "guardians", name=f"Grace {MARK}", email=f"grace.{MARK}@example.org", relationship=MARK
+    )
+    resp = await client.patch(
+        f"/api/guardians/{grace['id']}", json={"name": f"Grace H. {MARK}"}, headers=fresh.headers
+    )
+    assert (await resp.json())["name"] == f"Grace H. {MARK}"
+    asset = await create(
+        client, fresh, "assets", label=f"Savings {MARK}", amount=AMOUNT, description=f"Bank {MARK}"
+    )
+    resp = await client.patch(f"/api/assets/{asset['id']}", json={"amount": "12.50"}, headers=fresh.headers)
+    assert (await resp.json())["amount"] == "12.50"
+    resp = await client.patch(f"/api/assets/{asset['id']}", json={"amount": AMOUNT}, headers=fresh.headers)
+    assert (await resp.json())["amount"] == AMOUNT
+
+    for path, key, expected in (
+        ("/api/beneficiaries", "name", f"Ada {MARK}"),
+        ("/api/guardians", "name", f"Grace H. {MARK}"),
+        ("/api/assets", "label", f"Savings {MARK}"),
+    ):
+        listed = await (await client.get(path, headers=fresh.headers)).json()
+        assert [row[key] for row in listed] == [expected], path
+    got = await (await client.get(f"/api/assets/{asset['id']}", headers=fresh.headers)).json()
+    assert (got["label"], got["amount"], got["description"]) == (f"Savings {MARK}", AMOUNT, f"Bank {MARK}")
+    got = await (await client.get(f"/api/beneficiaries/{ada['id']}", headers=fresh.headers)).json()
+    assert (got["email"], got["relationship"]) == (f"Ada.{MARK}@Example.org", f"eldest {MARK}")
+
+    # The guardian's side: a report with a note, then an approval; the owner's name is shown.
+    assert (await report(client, setup, guardian, note=f"He is gone {MARK}")).status == 200
+    assert (await approve(client, setup, guardian)).status == 200
+    session = await guardian_session(client, guardian)
+    ships = await (await client.get("/api/legacy/guardianships", headers=session.headers)).json()
+    assert ships[0]["owner"]["name"] == f"Olive {MARK}"
+    journey = await (await client.get("/api/legacy/journey", headers=headers)).json()
+    assert [t["actorName"] for t in journey["transitions"] if t["actor"] == "guardian"] == [f"Gus {MARK}"]
+    overview = await (await client.get("/api/legacy", headers=headers)).json()
+    assert {a["name"] for a in overview["approvals"]["guardians"]} == {f"Gus {MARK}", "Guardian 1"}
+    preview = await (await client.get(f"/api/legacy/preview/{heir['id']}", headers=headers)).json()
+    assert (preview["owner"]["name"], preview["beneficiary"]["name"]) == (f"Olive {MARK}", f"Hal {MARK}")
+    claims = await (await client.get("/api/legacy/claims", headers=headers)).json()
+    assert {c["name"] for c in claims["claims"]} == {f"Hal {MARK}", "Heir 1"}
+
+    # What PostgreSQL holds: no personal value in any table, and no plaintext column filled.
+    for table in TABLES:
+        assert MARK not in _dump(settings, table), table
+    assert AMOUNT not in _dump(settings, "assets")
+    for table, columns in sealed_text.COLUMNS.items():
+        filled = " OR ".join(f"{c} IS NOT NULL" for c in columns)
+        assert query(settings, f"SELECT count(*) AS n FROM {table} WHERE {filled}")[0]["n"] == 0, table
+    (row,) = query(settings, "SELECT note_sealed FROM plan_reports")
+    assert row["note_sealed"].startswith(f"{settings.encryption_keys.primary_id}.")
+
+    # Found by address, however it is typed, through the blind index only.
+    ring = settings.encryption_keys
+    assert _find_beneficiaries(settings, ring, f"  ada.{MARK}@EXAMPLE.org ") == [ada["id"]]
+    assert _find_beneficiaries(settings, ring, f"grace.{MARK}@example.org") == []  # a guardian's
+
+
+def test_one_address_has_unrelated_indexes_in_each_table_and_under_each_key():
+    ring = KeyRing.parse(f"{KeyRing.generate_entry('k2')},{KeyRing.generate_entry('k1')}")
+    index = sealed_text.blind_index
+    email = "ada@example.org"
+    as_heir = index(ring, table="beneficiaries", column="email", value=email)
+    assert as_heir == index(ring, table="beneficiaries", column="email", value=" ADA@example.org\t")
+    assert as_heir != index(ring, table="guardians", column="email", value=email)
+    assert as_heir != index(ring, table="beneficiaries", column="email", value=email, key_id="k1")
+    assert len(as_heir or b"") == 32
+    assert sealed_text.blind_index_candidates(ring, table="beneficiaries", column="email", value=email) == [
+        as_heir,
+        index(ring, table="beneficiaries", column="email", value=email, key_id="k1"),
+    ]
+    # Not the sealing key: the index key is an HKDF subkey of its own purpose.
+    assert ring.subkey("k2", sealed_text.INDEX_PURPOSE) != ring.subkey("k2", sealed_text.PURPOSE)
+
+
+async def test_rotation_reseals_and_reindexes_and_lookups_work_throughout(make_client, run_worker, settings):
+    k1, k2 = KeyRing.generate_entry("k1"), KeyRing.generate_entry("k2")
+    old_ring, new_ring, k2_only = KeyRing.parse(k1), KeyRing.parse(f"{k2},{k1}"), KeyRing.parse(k2)
+    before = await make_client(encryption_keys=old_ring)
+    owner = await sign_in(before)
+    ada = await create(before, owner, "beneficiaries", email="Ada@Example.org")
+    await create(before, owner, "guardians", name="Grace")
+    await create(before, owner, "assets", amount="0.0000001")
+
+    # Rotated, not yet re-sealed: the row indexed under k1 is still found (k1 is in the ring).
+    assert _find_beneficiaries(settings, new_ring, "ada@example.org") == [ada["id"]]
+    await run_worker(
+        settings={"encryption_keys": new_ring},
+        cron_jobs=[
+            cron(key_jobs.reseal_private_texts, run_at_startup=True),
+            cron(key_jobs.reseal_claim_tokens, run_at_startup=True),
+        ],
+    )
+    prefixes = query(
+        settings,
+        "SELECT split_part(name_sealed, '.', 1) AS k FROM beneficiaries UNION ALL"
+        " SELECT split_part(email_sealed, '.', 1) FROM guardians UNION ALL"
+        " SELECT split_part(amount_sealed, '.', 1) FROM assets",
+    )
+    assert {r["k"] for r in prefixes} == {"k2"}
+    assert _find_beneficiaries(settings, k2_only, " ADA@example.org") == [ada["id"]]
+
+    retired = await make_client(encryption_keys=k2_only)
+    listed = await (await retired.get("/api/beneficiaries", headers=owner.headers)).json()
+    assert [b["email"] for b in listed] == ["Ada@Example.org"]
+    listed = await (await retired.get("/api/assets", headers=owner.headers)).json()
+    assert [a["amount"] for a in listed] == ["0.0000001"]
+
+
+async def test_rows_from_before_0014_are_read_then_sealed_and_indexed_by_the_reseal_job(
+    service_urls, settings, tmp_path
+):
+    """The database has no key, so 0014 cannot seal: old rows are read from their plaintext until
+    the reseal job seals them, clears it and writes the blind index."""
+    with scratch_database(service_urls[0], "lps_seal13") as (_, url):
+        for path in migration_files():
+            if path.name < "0014_":
+                (tmp_path / path.name).write_text(path.read_text())
+        apply_migrations(url, tmp_path)
+        with psycopg2.connect(url) as conn, conn.cursor() as cur:
+            cur.execute(
+                "INSERT INTO users (wallet_address, name, email) VALUES ('GOLD', %s, %s) RETURNING id::text",
+                (f"Olive {MARK}", f"olive.{MARK}@example.org"),
+            )
+            user_id = cur.fetchone()[0]
+            cur.execute(
+                "INSERT INTO beneficiaries (id, user_id, name, relationship, email, allocation_percentage,"
+                " claim_token_hash, claim_token_sealed) VALUES (gen_random_uuid(), %s, %s, %s, %s, 50,"
+                " sha256('t'), 'k1.x') RETURNING id::text",
+                (user_id, f"Ada {MARK}", f"daughter {MARK}", f"Ada.{MARK}@example.org"),
+            )
+            heir_id = cur.fetchone()[0]
+            cur.execute(
+                "INSERT INTO guardians (user_id, name, email, wallet_address) VALUES (%s, %s, %s, 'GGUARD')"
+                " RETURNING id::text",
+                (user_id, f"Grace {MARK}", f"grace.{MARK}@example.org"),
+            )
+            guardian_id = cur.fetchone()[0]
+            cur.execute(
+                "INSERT INTO assets (user_id, label, amount, description) VALUES (%s, %s, 12.50, NULL)"
+                " RETURNING id::text",
+                (user_id, f"Savings {MARK}"),
+            )
+            asset_id = cur.fetchone()[0]
+        conn.close()
+        assert apply_migrations(url, _upto(tmp_path, "0014_"))[0].startswith("0014_")
+
+        ring = settings.encryption_keys
+        owner = {"user_id": user_id}
+        pool = await create_pool(url, maxsize=2)
+        try:
+            old_asset = await assets.get(pool, ring, raw_id=asset_id, **owner)
+            assert (old_asset["label"], str(old_asset["amount"])) == (f"Savings {MARK}", "12.50")
+            resealed, unopenable = await sealed_text.reseal(pool, ring)
+            assert (resealed, unopenable) == (4, 0)
+            assert await sealed_text.reseal(pool, ring) == (0, 0)
+            asset = await assets.get(pool, ring, raw_id=asset_id, **owner)
+            assert (asset["label"], str(asset["amount"])) == (f"Savings {MARK}", "12.50")
+            guardian = await guardians.get(pool, ring, raw_id=guardian_id, **owner)
+            assert (guardian["name"], guardian["email"]) == (f"Grace {MARK}", f"grace.{MARK}@example.org")
+            async with pool.acquire() as conn, conn.cursor() as cur:
+                await cur.execute(
+                    f"SELECT {beneficiaries.PUBLIC_COLUMNS} FROM beneficiaries WHERE id = %s", (heir_id,)
+                )
+                heir = sealed_text.open_row(ring, "beneficiaries", await cur.fetchone())
+            assert (heir["name"], heir["relationship"]) == (f"Ada {MARK}", f"daughter {MARK}")
+        finally:
+            pool.close()
+            await pool.wait_closed()
+        with psycopg2.connect(url) as conn, conn.cursor() as cur:
+            cur.execute(
+                "SELECT u::text FROM users u UNION ALL SELECT b::text FROM beneficiaries b"
+                " UNION ALL SELECT g::text FROM guardians g UNION ALL SELECT a::text FROM assets a"
+            )
+            dumped = "\n".join(r[0] for r in cur.fetchall())
+            candidates = sealed_text.blind_index_candidates(
+                ring, table="beneficiaries", column="email", value=f"ada.{MARK}@EXAMPLE.ORG"
+            )
+            cur.execute("SELECT id::text FROM beneficiaries WHERE email_bidx = ANY(%s)", (candidates,))
+            found = [r[0] for r in cur.fetchall()]
+        conn.close()
+        assert MARK not in dumped and "12.50" not in dumped
+        assert found == [heir_id]
+
+
+def _upto(tmp_path, prefix: str):
+    """A directory with the migrations up to and including the one starting with `prefix`."""
+    directory = tmp_path / f"upto-{prefix}"
+    directory.mkdir(exist_ok=True)
+    for path in migration_files():
+        if path.name[:4] <= prefix[:4]:
+            (directory / path.name).write_text(path.read_text())
+    return directory
