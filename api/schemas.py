@@ -131,6 +131,14 @@ class UtcDateTime(fields.DateTime):
             raise ValidationError("Out of range.") from None
 
 
+class Id(fields.UUID):
+    """A UUID checked on the way in and handed on as its canonical text: ids are `str` past
+    the schema, as they are in every record."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:  # type: ignore[override]
+        return str(super()._deserialize(value, attr, data, **kwargs))
+
+
 class Text(fields.String):
     """A string with surrounding whitespace removed before validation, so "  " is empty."""
 
@@ -194,7 +202,7 @@ class AudienceSchema(BaseSchema):
 
     all = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "true: every beneficiary."})
     beneficiaryIds = fields.List(
-        fields.UUID(),
+        Id(),
         validate=validate.Length(min=1, max=MAX_AUDIENCE),
         attribute="beneficiary_ids",
         metadata={"description": "Ids of your own beneficiaries."},
@@ -207,7 +215,7 @@ class AudienceSchema(BaseSchema):
 
     @post_load
     def normalise(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        ids = list(dict.fromkeys(str(i) for i in data.get("beneficiary_ids", [])))
+        ids = list(dict.fromkeys(data.get("beneficiary_ids", [])))
         return {"all": bool(data.get("all")), "beneficiary_ids": ids}
 
 

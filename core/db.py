@@ -44,8 +44,15 @@ class DictCursor(psycopg2.extensions.cursor):
 
 
 async def create_pool(dsn: str, maxsize: int = 20) -> Pool:
-    """Create the process-wide pool; `timeout` bounds how long a query may wait for a connection."""
-    return await aiopg.create_pool(dsn, minsize=1, maxsize=maxsize, timeout=30, cursor_factory=DictCursor)
+    """Create the process-wide pool; `timeout` bounds how long a query may wait for a connection.
+
+    `enable_uuid=False` leaves psycopg2's UUID caster unregistered, so a `uuid` column reads as
+    its canonical text: ids are `str` at every boundary (records, job arguments, wire) and
+    never need a `str()` or a `::text` to be compared with an id from a request.
+    """
+    return await aiopg.create_pool(
+        dsn, minsize=1, maxsize=maxsize, timeout=30, cursor_factory=DictCursor, enable_uuid=False
+    )
 
 
 def _unlink(cur: Cursor) -> None:

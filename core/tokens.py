@@ -44,7 +44,7 @@ def issue(
 ) -> str:
     now = int(time.time())
     claims = {
-        "sub": str(user_id),
+        "sub": user_id,
         "iat": now,
         "exp": now + ttl_seconds,
         "jti": uuid.uuid4().hex,

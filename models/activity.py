@@ -7,7 +7,6 @@ when they are private (message content, emails, tokens).
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict, cast
@@ -21,9 +20,9 @@ from models.pagination import Page, PageRequest, fetch_page
 async def record(
     cur: Cursor,
     *,
-    user_id: Any,
+    user_id: str,
     kind: str,
-    entity_id: Any,
+    entity_id: str | None,
     summary: str,
     metadata: dict[str, Any] | None = None,
 ) -> None:
@@ -42,7 +41,7 @@ async def record(
             user_id,
             kind,
             entity_type,
-            None if entity_id is None else str(entity_id),
+            entity_id,
             summary,
             Json(metadata or {}),
         ),
@@ -52,7 +51,7 @@ async def record(
 class ActivityEntry(TypedDict):
     """One timeline entry, as the owner reads it (GET /api/activity)."""
 
-    id: uuid.UUID
+    id: str
     kind: str
     entity_type: str
     entity_id: str | None
@@ -70,7 +69,7 @@ class ActivityFilter:
 
 
 async def list_for_user(
-    pool: Pool, *, user_id: Any, filters: ActivityFilter, page: PageRequest
+    pool: Pool, *, user_id: str, filters: ActivityFilter, page: PageRequest
 ) -> Page[ActivityEntry]:
     sql = (
         "SELECT id, kind, entity_type, entity_id, summary, metadata, created_at"

@@ -26,7 +26,7 @@ def parse_id(raw: str, what: str) -> str:
 
 
 async def fetch_owned(
-    cur: Cursor, select: str, user_id: Any, row_id: str, what: str, lock: bool = False, alias: str = ""
+    cur: Cursor, select: str, user_id: str, row_id: str, what: str, lock: bool = False, alias: str = ""
 ) -> dict[str, Any]:
     """One row of `select` ("SELECT cols FROM table [alias]") that belongs to `user_id`.
 
@@ -44,14 +44,14 @@ async def fetch_owned(
     return row
 
 
-async def delete_owned(cur: Cursor, table: str, user_id: Any, row_id: str, what: str) -> None:
+async def delete_owned(cur: Cursor, table: str, user_id: str, row_id: str, what: str) -> None:
     """DELETE one of the owner's rows; NotFound if it is missing or someone else's."""
     await cur.execute(f"DELETE FROM {table} WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id))
     if await cur.fetchone() is None:
         raise NotFound(what)
 
 
-async def check_audience(cur: Cursor, user_id: Any, audience: Mapping[str, Any]) -> None:
+async def check_audience(cur: Cursor, user_id: str, audience: Mapping[str, Any]) -> None:
     """400 unless every listed id is one of the owner's beneficiaries; locks them until COMMIT.
 
     FOR KEY SHARE keeps a concurrent delete of a listed beneficiary waiting, so audience rows
@@ -72,7 +72,7 @@ async def check_audience(cur: Cursor, user_id: Any, audience: Mapping[str, Any])
         )
 
 
-async def lock_owner(cur: Cursor, scope: str, user_id: Any) -> None:
+async def lock_owner(cur: Cursor, scope: str, user_id: str) -> None:
     """Serialise one owner's transactions that check a total across rows (e.g. allocations <= 100).
 
     A row-level check cannot see a concurrent insert, so two transactions could each pass it;

@@ -35,7 +35,7 @@ class Page(Generic[T]):
     next_cursor: str | None
 
 
-def encode_cursor(created_at: datetime, row_id: Any) -> str:
+def encode_cursor(created_at: datetime, row_id: str) -> str:
     raw = f"{created_at.isoformat()}|{row_id}".encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 

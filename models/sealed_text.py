@@ -96,24 +96,23 @@ def blind_index_candidates(ring: KeyRing, *, table: str, column: str, value: str
     ]
 
 
-def _aad(table: str, column: str, row_id: Any) -> bytes:
-    raw = row_id.bytes if isinstance(row_id, uuid.UUID) else uuid.UUID(str(row_id)).bytes
-    return f"{table}.{column}|".encode() + raw
+def _aad(table: str, column: str, row_id: str) -> bytes:
+    return f"{table}.{column}|".encode() + uuid.UUID(row_id).bytes
 
 
-def seal(ring: KeyRing, *, table: str, column: str, row_id: Any, text: str | None) -> str | None:
+def seal(ring: KeyRing, *, table: str, column: str, row_id: str, text: str | None) -> str | None:
     if text is None:
         return None
     return ring.seal(PURPOSE, text.encode("utf-8"), _aad(table, column, row_id))
 
 
 @functools.lru_cache(maxsize=8192)
-def _open_cached(ring: KeyRing, table: str, column: str, sealed: str, row_id: Any) -> str:
+def _open_cached(ring: KeyRing, table: str, column: str, sealed: str, row_id: str) -> str:
     return ring.open(PURPOSE, sealed, _aad(table, column, row_id)).decode("utf-8")
 
 
 def open_text(
-    ring: KeyRing, *, table: str, column: str, row_id: Any, sealed: str | None, legacy: str | None
+    ring: KeyRing, *, table: str, column: str, row_id: str, sealed: str | None, legacy: str | None
 ) -> str | None:
     """The text of one column: opened from `sealed`, or the pre-0012 plaintext if not sealed yet."""
     if sealed is None:
@@ -143,7 +142,7 @@ def open_row(
     return record
 
 
-def sealed_values(ring: KeyRing, table: str, row_id: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+def sealed_values(ring: KeyRing, table: str, row_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """Column values to write: each private text becomes `c_sealed` (and `c` = NULL), plus
     `c_bidx` for a blind-indexed one. Other values pass through; a Decimal is sealed as its string."""
     out: dict[str, Any] = {}
@@ -196,7 +195,7 @@ async def reseal(pool: Pool, ring: KeyRing, *, batch: int = 200) -> tuple[int, i
             if not rows:
                 break
             for row in rows:
-                after = str(row["id"])
+                after = row["id"]
                 try:
                     texts = open_row(ring, table, row)
                 except SealedTextError:

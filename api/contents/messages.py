@@ -15,6 +15,7 @@ from api.keys import DB, SETTINGS, USER_ID
 from api.schemas import (
     AudienceSchema,
     BaseSchema,
+    Id,
     PageQuerySchema,
     PatchSchema,
     Text,
@@ -92,7 +93,7 @@ class MessageCreateSchema(BaseSchema):
     )
     releaseRule = fields.Nested(ReleaseRuleSchema, required=True, attribute="release_rule")
     audience = fields.Nested(AudienceSchema, required=True)
-    mediaId = fields.UUID(
+    mediaId = Id(
         allow_none=True,
         attribute="media_id",
         metadata={"description": "One of your archive items of type photo, video or voice (400 otherwise)."},

@@ -163,7 +163,7 @@ journey_schema = JourneySchema()
 def _notices(items: list[Any]) -> list[dict[str, Any]]:
     return [
         {
-            "id": str(n["id"]),
+            "id": n["id"],
             "kind": n["kind"],
             "recipient": n["recipient_type"],
             "status": n["status"],
@@ -178,7 +178,7 @@ def shape_overview(view: journey.Overview) -> dict[str, Any]:
     plan, known = view["plan"], view["facts"]
     return overview_schema.dump(
         {
-            "id": str(plan["id"]),
+            "id": plan["id"],
             "status": plan["status"],
             "settings": {
                 "checkInIntervalSeconds": plan["check_in_interval_seconds"],

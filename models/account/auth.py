@@ -86,7 +86,7 @@ async def sign_in(
     await lifecycle.check_in_on_sign_in(pool, redis, user_id=user["id"], now=now)
     token = tokens.issue(
         settings.jwt_secret,
-        str(user["id"]),
+        user["id"],
         settings.jwt_issuer,
         settings.jwt_audience,
         settings.jwt_ttl_seconds,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
@@ -19,7 +18,7 @@ USER_COLUMNS = f"u.id, u.wallet_address, {sealed_text.select_list('users', 'u')}
 class User(TypedDict):
     """An account; `wallet_address` is the wallet it was created with."""
 
-    id: uuid.UUID
+    id: str
     wallet_address: str
     name: str | None
     email: str | None
@@ -130,7 +129,7 @@ async def link_wallet(pool: Pool, ring: KeyRing, *, user_id: str, wallet_address
     async with transaction(pool) as cur:
         await cur.execute("SELECT user_id FROM user_wallets WHERE wallet_address = %s", (wallet_address,))
         existing = await cur.fetchone()
-        if existing is not None and str(existing["user_id"]) != str(user_id):
+        if existing is not None and existing["user_id"] != user_id:
             raise Conflict("This wallet is already linked to another account")
         if existing is None:
             try:

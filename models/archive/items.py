@@ -290,12 +290,11 @@ async def remove_object(pool: Pool, storage: Storage, *, key: str) -> bool:
     return True
 
 
-async def check_media(cur: Cursor, *, user_id: str, media_id: Any) -> str | None:
+async def check_media(cur: Cursor, *, user_id: str, media_id: str | None) -> str | None:
     """A message's media must be one of the owner's archive items of type photo, video or
     voice, in any status (it may still be pending); 400 otherwise. Returns the id as text."""
     if media_id is None:
         return None
-    media_id = str(media_id)
     # KEY SHARE: a concurrent delete of the item waits for this transaction, then gets a 409.
     await cur.execute(
         "SELECT type FROM archive_items WHERE id = %s AND user_id = %s FOR KEY SHARE", (media_id, user_id)

@@ -25,7 +25,7 @@ class OnChain(TypedDict):
 
 
 class BeneficiaryClaim(TypedDict):
-    beneficiary_id: Any
+    beneficiary_id: str
     name: str
     allocation_percentage: Decimal
     wallet_address: str | None
@@ -34,7 +34,7 @@ class BeneficiaryClaim(TypedDict):
 
 
 class GuardianApproval(OnChain):
-    guardian_id: Any
+    guardian_id: str
     guardian_name: str | None
 
 
@@ -58,7 +58,7 @@ def _on_chain(row: dict[str, Any] | None) -> OnChain:
     }
 
 
-async def overview(pool: Pool, ring: KeyRing, user_id: Any) -> ClaimsOverview:
+async def overview(pool: Pool, ring: KeyRing, user_id: str) -> ClaimsOverview:
     async with autocommit(pool) as cur:
         await cur.execute(
             f"SELECT b.id, {sealed_text.select_list('beneficiaries', 'b', ('name',))},"

@@ -62,11 +62,14 @@ async def _claim_recorded(cur: Cursor, ring: KeyRing, row: RelayRow, now: dateti
 
 async def _approval_counted(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetime) -> list[str]:
     """The guardian's on-chain approval counts like an attested one (threshold → Approved)."""
-    plan = await plans.get_by_id(cur, row["plan_id"], lock=True)
+    plan_id, guardian_id = row["plan_id"], row["guardian_id"]
+    if plan_id is None or guardian_id is None:  # the owner's plan or the guardian was deleted
+        raise Conflict("the plan or the guardian no longer exists")
+    plan = await plans.get_by_id(cur, plan_id, lock=True)
     await cur.execute(
         f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name',))}"
         " FROM guardians g WHERE g.id = %s",
-        (row["guardian_id"],),
+        (guardian_id,),
     )
     found = await cur.fetchone()
     guardian = None if found is None else sealed_text.open_row(ring, "guardians", found)
@@ -80,7 +83,7 @@ async def _approval_counted(cur: Cursor, ring: KeyRing, row: RelayRow, now: date
         cur,
         ring,
         plan=plan,
-        guardian_id=row["guardian_id"],
+        guardian_id=guardian_id,
         guardian_name=guardian["name"],
         wallet_address=row["signer"],
         approver_user_id=row["signer_user_id"],
@@ -94,16 +97,19 @@ async def _plan_released(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetim
     """Released, with the claim-link emails: only ever from a confirmed finalize_release, and
     only one submitted after the current approval once its cancel window has passed (a call
     from before a veto can be confirmed minutes later, in a new round whose window is open)."""
-    plan = await plans.get_by_id(cur, row["plan_id"], lock=True)
+    plan_id = row["plan_id"]
+    if plan_id is None:
+        raise Conflict("the plan is gone, not Approved")
+    plan = await plans.get_by_id(cur, plan_id, lock=True)
     if plan is not None and plan["status"] == plans.APPROVED:
         approved_at, release_at = plan["approved_at"], plan["release_at"]
         if release_at is None or release_at > now:
             raise Conflict("the owner's cancel window is still open")
         if approved_at is not None and row["created_at"] < approved_at:
             raise Conflict("it was signed before the current approval, after the owner's check-in")
-    outbox_ids = await lifecycle.release_in(cur, plan_id=row["plan_id"], now=now, actor="contract")
+    outbox_ids = await lifecycle.release_in(cur, plan_id=plan_id, now=now, actor="contract")
     if outbox_ids is None:
-        plan = await plans.get_by_id(cur, row["plan_id"])
+        plan = await plans.get_by_id(cur, plan_id)
         raise Conflict(f"the plan is {plan['status'] if plan else 'gone'}, not Approved")
     return outbox_ids
 

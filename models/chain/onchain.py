@@ -26,19 +26,19 @@ BENEFICIARY_FUNCTIONS = ("finalize_release", "claim_assets")
 
 class Target(TypedDict):
     function: str
-    owner_id: Any
+    owner_id: str
     owner_wallet: str
-    plan_id: Any
+    plan_id: str
     signer: str
-    guardian_id: Any
-    beneficiary_id: Any
+    guardian_id: str | None
+    beneficiary_id: str | None
 
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-async def _plan(cur: Cursor, owner_id: Any) -> dict[str, Any]:
+async def _plan(cur: Cursor, owner_id: str) -> dict[str, Any]:
     await cur.execute(
         "SELECT p.id, p.status, p.release_at, u.wallet_address AS owner_wallet"
         " FROM plans p JOIN users u ON u.id = p.user_id WHERE p.user_id = %s",
@@ -50,7 +50,7 @@ async def _plan(cur: Cursor, owner_id: Any) -> dict[str, Any]:
     return plan
 
 
-async def guardian_target(pool: Pool, *, user_id: Any, raw_plan_id: str) -> Target:
+async def guardian_target(pool: Pool, *, user_id: str, raw_plan_id: str) -> Target:
     """The caller's guardian wallet on this plan; 404 unless one of their wallets guards it."""
     plan_id = parse_id(raw_plan_id, "Plan")
     async with autocommit(pool) as cur:
@@ -82,7 +82,7 @@ def require_verification(status: str) -> None:
         raise Conflict(f"Approvals are accepted only while the plan is being verified; it is {status}.")
 
 
-async def guardian_approval_target(pool: Pool, *, user_id: Any, raw_plan_id: str) -> Target:
+async def guardian_approval_target(pool: Pool, *, user_id: str, raw_plan_id: str) -> Target:
     """guardian_target, refused (409) unless the plan is waiting for approvals."""
     target = await guardian_target(pool, user_id=user_id, raw_plan_id=raw_plan_id)
     async with autocommit(pool) as cur:
@@ -116,7 +116,7 @@ async def beneficiary_target(
 
 
 async def guardian_submit(
-    pool: Pool, *, user_id: Any, raw_plan_id: str, xdr: str, contract_id: str, passphrase: str, now: datetime
+    pool: Pool, *, user_id: str, raw_plan_id: str, xdr: str, contract_id: str, passphrase: str, now: datetime
 ) -> tuple[Transaction, bool]:
     """Check a guardian's signed approve_guardian against the plan and store it `pending`."""
     target = await guardian_approval_target(pool, user_id=user_id, raw_plan_id=raw_plan_id)
@@ -167,7 +167,7 @@ async def _store_signed(
     contract_id: str,
     passphrase: str,
     now: datetime,
-    signer_user_id: Any = None,
+    signer_user_id: str | None = None,
 ) -> tuple[Transaction, bool]:
     """The signed envelope checked against what this target may sign (400 otherwise), then its
     row and timeline entry stored, or the row of the same hash returned."""

@@ -11,7 +11,7 @@ reason and the contract's error code when there is one). Every state change is g
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from arq.connections import ArqRedis
 
@@ -39,7 +39,7 @@ WHAT = {
 class Transaction(TypedDict):
     """What the status routes show: no envelope, no signature."""
 
-    id: Any
+    id: str
     hash: str
     function: str
     status: str
@@ -50,11 +50,11 @@ class Transaction(TypedDict):
 
 
 class RelayRow(Transaction):
-    user_id: Any
-    plan_id: Any
-    guardian_id: Any
-    signer_user_id: Any
-    beneficiary_id: Any
+    user_id: str
+    plan_id: str | None
+    guardian_id: str | None
+    signer_user_id: str | None
+    beneficiary_id: str | None
     signer: str
     accepted: bool
     attempts: int
@@ -71,7 +71,7 @@ async def enqueue_relay(redis: ArqRedis, tx_hash: str) -> bool:
 
 
 async def _timeline(
-    cur: Cursor, row: RelayRow | Transaction, *, owner_id: Any, verb: str, summary: str
+    cur: Cursor, row: RelayRow | Transaction, *, owner_id: str, verb: str, summary: str
 ) -> None:
     await activity.record(
         cur,
@@ -88,12 +88,12 @@ async def insert(
     *,
     checked: CheckedTransaction,
     xdr: str,
-    owner_id: Any,
-    plan_id: Any,
+    owner_id: str,
+    plan_id: str,
     now: datetime,
-    guardian_id: Any = None,
-    signer_user_id: Any = None,
-    beneficiary_id: Any = None,
+    guardian_id: str | None = None,
+    signer_user_id: str | None = None,
+    beneficiary_id: str | None = None,
 ) -> tuple[Transaction, bool]:
     """Store a checked envelope as `pending` (True), or return the row of the same hash (False),
     on the caller's connection. The row and its timeline entry go in one statement (one round
@@ -134,16 +134,12 @@ async def insert(
         f"SELECT {PUBLIC_COLUMNS}, user_id, signer FROM transactions WHERE hash = %s", (checked["hash"],)
     )
     existing = await cur.fetchone()
-    if (
-        existing is None
-        or str(existing.pop("user_id")) != str(owner_id)
-        or existing.pop("signer") != checked["source"]
-    ):
+    if existing is None or existing.pop("user_id") != owner_id or existing.pop("signer") != checked["source"]:
         raise Conflict("This transaction was already submitted for another plan")
     return existing, False
 
 
-async def get(pool: Pool, *, tx_id: str, owner_id: Any, signer: str) -> Transaction | None:
+async def get(pool: Pool, *, tx_id: str, owner_id: str, signer: str) -> Transaction | None:
     """One transaction of this plan signed by this wallet (the guardian or beneficiary asking)."""
     return await fetch_one(
         pool,
@@ -152,7 +148,7 @@ async def get(pool: Pool, *, tx_id: str, owner_id: Any, signer: str) -> Transact
     )  # type: ignore[return-value]
 
 
-async def get_for_beneficiary(pool: Pool, *, tx_id: str, beneficiary_id: Any) -> Transaction | None:
+async def get_for_beneficiary(pool: Pool, *, tx_id: str, beneficiary_id: str) -> Transaction | None:
     return await fetch_one(
         pool,
         f"SELECT {PUBLIC_COLUMNS} FROM transactions WHERE id = %s AND beneficiary_id = %s",

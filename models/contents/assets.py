@@ -28,8 +28,8 @@ WRITABLE_COLUMNS = sealed_text.writable("assets", EDITABLE)
 class Asset(TypedDict):
     """A row of `assets`, as the owner sees it."""
 
-    id: uuid.UUID
-    user_id: uuid.UUID
+    id: str
+    user_id: str
     label: str
     amount: Decimal  # exact, with the scale the client sent
     asset_code: str | None

@@ -53,8 +53,8 @@ WALLET_TAKEN = "This wallet is already recorded for another of your beneficiarie
 class BeneficiaryPublic(TypedDict):
     """A beneficiary without its claim token (what a capsule link finds)."""
 
-    id: uuid.UUID
-    user_id: uuid.UUID
+    id: str
+    user_id: str
     name: str
     relationship: str
     email: str
@@ -90,19 +90,17 @@ def claim_token_digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("ascii")).digest()
 
 
-def _token_aad(beneficiary_id: Any) -> bytes:
+def _token_aad(beneficiary_id: str) -> bytes:
     # Binds the sealed token to its row: a sealed value copied onto another row will not open.
-    if isinstance(beneficiary_id, uuid.UUID):  # as aiopg returns it: skip the str round trip
-        return beneficiary_id.bytes
-    return uuid.UUID(str(beneficiary_id)).bytes
+    return uuid.UUID(beneficiary_id).bytes
 
 
-def _seal(ring: KeyRing, beneficiary_id: Any, token: str) -> str:
+def _seal(ring: KeyRing, beneficiary_id: str, token: str) -> str:
     return ring.seal(SEAL_PURPOSE, token.encode("ascii"), _token_aad(beneficiary_id))
 
 
 @functools.lru_cache(maxsize=16384)
-def _open_token(ring: KeyRing, sealed: str, beneficiary_id: Any) -> str:
+def _open_token(ring: KeyRing, sealed: str, beneficiary_id: str) -> str:
     """Opened tokens are cached: a 50-row page would otherwise spend a seventh of its CPU on
     AES-GCM opens. The process holds the ring's keys anyway, so remembering what they opened
     exposes nothing more; a rotated or re-sealed token has a new sealed value, hence a new
@@ -300,7 +298,7 @@ async def reseal_claim_tokens(pool: Pool, ring: KeyRing, *, batch: int = 500) ->
         if not rows:
             return resealed, unopenable
         for row in rows:
-            after = str(row["id"])
+            after = row["id"]
             try:
                 opened = ring.open(SEAL_PURPOSE, row["claim_token_sealed"], _token_aad(row["id"]))
             except IntegrityError:
@@ -316,6 +314,6 @@ async def reseal_claim_tokens(pool: Pool, ring: KeyRing, *, batch: int = 500) ->
                 resealed += cur.rowcount
 
 
-def open_claim_token(ring: KeyRing, sealed: str, beneficiary_id: Any) -> str:
+def open_claim_token(ring: KeyRing, sealed: str, beneficiary_id: str) -> str:
     """The claim token from its sealed column (for the claim-link email, rendered at send time)."""
     return _open_token(ring, sealed, beneficiary_id)

@@ -33,8 +33,8 @@ DUPLICATE = "This wallet is already one of your guardians"
 class Guardian(TypedDict):
     """A row of `guardians`, as the owner sees it."""
 
-    id: uuid.UUID
-    user_id: uuid.UUID
+    id: str
+    user_id: str
     name: str
     email: str
     wallet_address: str

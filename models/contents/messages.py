@@ -66,8 +66,8 @@ class ReleaseRule(TypedDict):
 class Message(TypedDict):
     """The owner's view of a message (content included: it never goes anywhere else)."""
 
-    id: uuid.UUID
-    user_id: uuid.UUID
+    id: str
+    user_id: str
     title: str | None
     content: str
     media_id: str | None  # an archive item's id

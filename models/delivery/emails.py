@@ -143,7 +143,7 @@ def _html(greeting: str, paragraphs: list[str], links: dict[str, str]) -> str:
 def render(d: Delivery, *, ring: KeyRing, public_app_url: str) -> Email:
     links: dict[str, str] = {}
     if d["kind"] == "claim_link":
-        token = open_claim_token(ring, d["claim_token_sealed"] or "", d["beneficiary_id"])
+        token = open_claim_token(ring, d["claim_token_sealed"] or "", d["beneficiary_id"] or "")
         links["claim"] = f"{public_app_url}/claim/{token}"
     subject, text = TEMPLATES[d["kind"]](d, links)
     greeting = f"Dear {d['recipient_name']}," if d["recipient_name"] else "Hello,"

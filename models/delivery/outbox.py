@@ -36,11 +36,11 @@ BATCH = 64
 
 
 class OutboxRow(TypedDict):
-    id: Any
+    id: str
     kind: str
-    plan_id: Any
+    plan_id: str | None
     recipient_type: str
-    recipient_id: Any
+    recipient_id: str
     context: dict[str, Any]
     status: str
     attempts: int
@@ -53,7 +53,7 @@ class OutboxRow(TypedDict):
 class Notice(TypedDict):
     """What the owner sees of an email: that it went out, to whom (by role) and when; no body."""
 
-    id: Any
+    id: str
     kind: str
     recipient_type: str
     status: str
@@ -65,9 +65,9 @@ async def add(
     cur: Cursor,
     *,
     kind: str,
-    plan_id: Any,
+    plan_id: str,
     recipient_type: RecipientType,
-    recipient_id: Any,
+    recipient_id: str,
     now: datetime,
     context: dict[str, Any] | None = None,
 ) -> str:
@@ -78,15 +78,15 @@ async def add(
         (kind, plan_id, recipient_type, recipient_id, Json(context or {}), now, now),
     )
     row = await cur.fetchone()
-    return str(row["id"])
+    return row["id"]
 
 
 async def add_for_guardians(
     cur: Cursor,
     *,
     kind: str,
-    plan_id: Any,
-    owner_id: Any,
+    plan_id: str,
+    owner_id: str,
     now: datetime,
     context: dict[str, Any] | None = None,
     exclude: Iterable[Any] = (),
@@ -99,7 +99,7 @@ async def add_for_guardians(
         " WHERE g.user_id = %s AND NOT (g.id = ANY(%s::uuid[])) RETURNING id::text AS id",
         (kind, plan_id, Json(context or {}), now, now, owner_id, [str(e) for e in exclude]),
     )
-    return [str(row["id"]) for row in await cur.fetchall()]
+    return [row["id"] for row in await cur.fetchall()]
 
 
 async def add_for_owner_and_guardians(
@@ -107,8 +107,8 @@ async def add_for_owner_and_guardians(
     *,
     owner_kind: str,
     guardian_kind: str,
-    plan_id: Any,
-    owner_id: Any,
+    plan_id: str,
+    owner_id: str,
     now: datetime,
     context: dict[str, Any] | None = None,
     exclude: Iterable[Any] = (),
@@ -131,7 +131,7 @@ async def add_for_owner_and_guardians(
 
 
 async def add_for_beneficiaries(
-    cur: Cursor, *, kind: str, plan_id: Any, owner_id: Any, now: datetime
+    cur: Cursor, *, kind: str, plan_id: str, owner_id: str, now: datetime
 ) -> list[str]:
     await cur.execute(
         "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, next_attempt_at, created_at)"
@@ -139,17 +139,17 @@ async def add_for_beneficiaries(
         " RETURNING id::text AS id",
         (kind, plan_id, now, now, owner_id),
     )
-    return [str(row["id"]) for row in await cur.fetchall()]
+    return [row["id"] for row in await cur.fetchall()]
 
 
 def batches(row_ids: list[str]) -> list[list[str]]:
     return [row_ids[i : i + BATCH] for i in range(0, len(row_ids), BATCH)]
 
 
-async def enqueue(redis: ArqRedis, row_ids: Iterable[Any]) -> None:
+async def enqueue(redis: ArqRedis, row_ids: Iterable[str]) -> None:
     """Enqueue first attempts after COMMIT, one job per batch of rows (core.queue.after_commit:
     a Redis failure leaves the rows to the sweep)."""
-    for batch in batches([str(row_id) for row_id in row_ids]):
+    for batch in batches(list(row_ids)):
         await queue.after_commit(redis, DELIVER_JOB, batch, row_id=batch[0])
 
 
@@ -174,7 +174,7 @@ async def enqueue_due(redis: ArqRedis, due: list[str]) -> int:
     return jobs
 
 
-async def notices(cur: Cursor, plan_id: Any, limit: int = 50) -> list[Notice]:
+async def notices(cur: Cursor, plan_id: str, limit: int = 50) -> list[Notice]:
     await cur.execute(
         "SELECT id, kind, recipient_type, status, created_at, finished_at FROM outbox"
         " WHERE plan_id = %s ORDER BY created_at DESC, id DESC LIMIT %s",
@@ -189,7 +189,7 @@ async def notices(cur: Cursor, plan_id: Any, limit: int = 50) -> list[Notice]:
 class Delivery(TypedDict):
     """A pending outbox row with what its template needs, read in one statement."""
 
-    id: Any
+    id: str
     kind: str
     attempts: int
     context: dict[str, Any]
@@ -198,7 +198,7 @@ class Delivery(TypedDict):
     recipient_name: str | None
     owner_name: str | None
     owner_wallet: str | None
-    beneficiary_id: Any
+    beneficiary_id: str | None
     claim_token_sealed: str | None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 import uuid
 from datetime import datetime, timedelta
-from typing import Any, TypedDict, cast
+from typing import TypedDict, cast
 
 import psycopg2.errors
 from arq.connections import ArqRedis
@@ -35,7 +35,7 @@ ATTESTATION_TTL = timedelta(minutes=10)
 
 
 class Guardianship(TypedDict):
-    plan_id: Any
+    plan_id: str
     owner_name: str | None
     owner_wallet: str
     status: str
@@ -49,7 +49,7 @@ class Guardianship(TypedDict):
 class Membership(TypedDict):
     """The guardian row (of the plan's owner) that one of the caller's wallets is."""
 
-    guardian_id: Any
+    guardian_id: str
     guardian_name: str
     wallet_address: str
     owner_wallet: str
@@ -64,7 +64,7 @@ _GUARDIAN_OF = (
 )
 
 
-async def list_for(pool: Pool, ring: KeyRing, user_id: Any) -> list[Guardianship]:
+async def list_for(pool: Pool, ring: KeyRing, user_id: str) -> list[Guardianship]:
     """Every non-draft plan the caller guards, with its verification progress; no contents."""
     async with autocommit(pool) as cur:
         await cur.execute(
@@ -106,7 +106,7 @@ async def list_for(pool: Pool, ring: KeyRing, user_id: Any) -> list[Guardianship
     return result
 
 
-async def _membership(cur: Cursor, ring: KeyRing, user_id: Any, plan_id: str) -> Membership:
+async def _membership(cur: Cursor, ring: KeyRing, user_id: str, plan_id: str) -> Membership:
     await cur.execute(
         "SELECT g.id AS guardian_id,"
         f" {sealed_text.select_list('guardians', 'g', ('name',), prefix='guardian_')},"
@@ -122,7 +122,7 @@ async def _membership(cur: Cursor, ring: KeyRing, user_id: Any, plan_id: str) ->
     )
 
 
-async def _locked(cur: Cursor, ring: KeyRing, user_id: Any, raw_plan_id: str) -> tuple[Plan, Membership]:
+async def _locked(cur: Cursor, ring: KeyRing, user_id: str, raw_plan_id: str) -> tuple[Plan, Membership]:
     plan_id = parse_id(raw_plan_id, "Plan")
     member = await _membership(cur, ring, user_id, plan_id)
     plan = await get_by_id(cur, plan_id, lock=True)
@@ -136,7 +136,7 @@ async def report(
     redis: ArqRedis,
     ring: KeyRing,
     *,
-    user_id: Any,
+    user_id: str,
     raw_plan_id: str,
     note: str | None,
     now: datetime,
@@ -201,7 +201,7 @@ def _iso(moment: datetime) -> str:
 
 
 async def attestation(
-    pool: Pool, redis: ArqRedis, settings: Settings, *, user_id: Any, raw_plan_id: str, now: datetime
+    pool: Pool, redis: ArqRedis, settings: Settings, *, user_id: str, raw_plan_id: str, now: datetime
 ) -> str:
     """The text the guardian signs to approve; single use, 10 minutes, one outstanding per guardian."""
     async with autocommit(pool) as cur:
@@ -229,10 +229,10 @@ async def record_approval(
     ring: KeyRing,
     *,
     plan: Plan,
-    guardian_id: Any,
+    guardian_id: str,
     guardian_name: str,
     wallet_address: str,
-    approver_user_id: Any,
+    approver_user_id: str | None,
     now: datetime,
     source: str = "attestation",
     message: str | None = None,
@@ -283,7 +283,7 @@ async def record_approval(
         kind="guardian.approved",
         plan_id=plan["id"],
         summary="A guardian approved the release",
-        metadata={"actor": "guardian", "guardianId": str(guardian_id), "source": source},
+        metadata={"actor": "guardian", "guardianId": guardian_id, "source": source},
     )
     await cur.execute(
         "SELECT count(*) AS approvals, (SELECT count(*) FROM guardians WHERE user_id = %s) AS guardians"
@@ -304,7 +304,7 @@ async def approve(
     redis: ArqRedis,
     settings: Settings,
     *,
-    user_id: Any,
+    user_id: str,
     raw_plan_id: str,
     signature: str,
     now: datetime,

@@ -7,7 +7,7 @@ times), never bodies or addresses.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from core.db import Pool, autocommit
 from core.files.crypto import KeyRing
@@ -28,7 +28,7 @@ from models.plan.plans import (
 
 
 class ApprovalEntry(TypedDict):
-    guardian_id: Any
+    guardian_id: str
     name: str
     approved_at: datetime | None
 
@@ -65,7 +65,7 @@ class Journey(TypedDict):
     notifications: list[outbox.Notice]
 
 
-async def overview(pool: Pool, ring: KeyRing, user_id: Any) -> Overview:
+async def overview(pool: Pool, ring: KeyRing, user_id: str) -> Overview:
     async with autocommit(pool) as cur:
         plan = await get_or_create(cur, user_id)
         known = await facts(cur, user_id)
@@ -104,7 +104,7 @@ def _step_times(plan: Plan) -> dict[str, datetime | None]:
     }
 
 
-async def journey(pool: Pool, ring: KeyRing, user_id: Any) -> Journey:
+async def journey(pool: Pool, ring: KeyRing, user_id: str) -> Journey:
     async with autocommit(pool) as cur:
         plan = await get_or_create(cur, user_id)
         await cur.execute(

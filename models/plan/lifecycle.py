@@ -48,7 +48,7 @@ def _fresh_cycle(plan: Plan, now: datetime) -> dict[str, Any]:
     }
 
 
-async def activate(pool: Pool, *, user_id: Any, now: datetime) -> None:
+async def activate(pool: Pool, *, user_id: str, now: datetime) -> None:
     """Draft → Active, if ready: 409 with the problems in `details` otherwise."""
     async with transaction(pool) as cur:
         # Same order as the beneficiary routes (allocation lock, then the plan row): no deadlock,
@@ -83,7 +83,7 @@ async def activate(pool: Pool, *, user_id: Any, now: datetime) -> None:
         )
 
 
-async def deactivate(pool: Pool, *, user_id: Any, now: datetime) -> None:
+async def deactivate(pool: Pool, *, user_id: str, now: datetime) -> None:
     async with transaction(pool) as cur:
         plan = await get_or_create(cur, user_id, lock=True)
         moved = await transition(
@@ -162,7 +162,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
     return row_ids
 
 
-async def check_in(pool: Pool, redis: ArqRedis, *, user_id: Any, now: datetime) -> None:
+async def check_in(pool: Pool, redis: ArqRedis, *, user_id: str, now: datetime) -> None:
     """POST /api/legacy/check-in: 409 in Draft (nothing to reset) and Released (too late)."""
     async with transaction(pool) as cur:
         plan = await get_or_create(cur, user_id, lock=True)
@@ -174,7 +174,7 @@ async def check_in(pool: Pool, redis: ArqRedis, *, user_id: Any, now: datetime) 
     await outbox.enqueue(redis, row_ids)
 
 
-async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: Any, now: datetime) -> None:
+async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: str, now: datetime) -> None:
     """A wallet sign-in by the owner counts as a check-in; nothing happens in Draft or Released."""
     live = (ACTIVE, *FROZEN)
     async with autocommit(pool) as cur:  # most sign-ins have nothing to do: one cheap read
@@ -247,7 +247,7 @@ async def start_verification_in(
 
 
 async def approve_in(
-    cur: Cursor, *, plan: Plan, now: datetime, actor: Actor, last_guardian_id: Any
+    cur: Cursor, *, plan: Plan, now: datetime, actor: Actor, last_guardian_id: str
 ) -> list[str] | None:
     """PendingVerification → Approved (threshold reached): the cancel window starts now. None if
     it was not PendingVerification."""
@@ -286,7 +286,7 @@ async def approve_in(
     return row_ids
 
 
-async def release_in(cur: Cursor, *, plan_id: Any, now: datetime, actor: Actor) -> list[str] | None:
+async def release_in(cur: Cursor, *, plan_id: str, now: datetime, actor: Actor) -> list[str] | None:
     """Approved → Released: every beneficiary is emailed their claim link. None if not Approved.
 
     The scheduler calls this when the cancel window has passed and no contract is configured;

@@ -37,7 +37,7 @@ class Facts(TypedDict):
     has_owner_email: bool  # the address itself is sealed: only whether there is one
 
 
-async def facts(cur: Cursor, user_id: Any) -> Facts:
+async def facts(cur: Cursor, user_id: str) -> Facts:
     await cur.execute(
         "SELECT (SELECT count(*) FROM beneficiaries WHERE user_id = u.id) AS beneficiaries,"
         " (SELECT COALESCE(sum(allocation_percentage), 0) FROM beneficiaries WHERE user_id = u.id)"
@@ -95,7 +95,7 @@ def _check_settings(settings: Settings, merged: dict[str, Any], guardians: int) 
 
 
 async def update_settings(
-    pool: Pool, settings: Settings, *, user_id: Any, changes: dict[str, Any], now: datetime
+    pool: Pool, settings: Settings, *, user_id: str, changes: dict[str, Any], now: datetime
 ) -> None:
     """Settings change in Draft and Active only; in Active the current cycle's due time follows."""
     async with transaction(pool) as cur:

@@ -56,8 +56,8 @@ SETTINGS_COLUMNS = (
 
 
 class Plan(TypedDict):
-    id: Any
-    user_id: Any
+    id: str
+    user_id: str
     status: str
     check_in_interval_seconds: int
     grace_period_seconds: int
@@ -94,9 +94,9 @@ def effective_threshold(plan: Plan, guardian_count: int) -> int:
 async def timeline(
     cur: Cursor,
     *,
-    user_id: Any,
+    user_id: str,
     kind: str,
-    plan_id: Any,
+    plan_id: str,
     summary: str,
     metadata: dict[str, Any] | None = None,
 ) -> None:
@@ -106,7 +106,7 @@ async def timeline(
     )
 
 
-async def get(cur: Cursor, user_id: Any, *, lock: bool = False) -> Plan | None:
+async def get(cur: Cursor, user_id: str, *, lock: bool = False) -> Plan | None:
     await cur.execute(
         f"SELECT {COLUMNS} FROM plans WHERE user_id = %s" + (" FOR UPDATE" if lock else ""), (user_id,)
     )
@@ -114,7 +114,7 @@ async def get(cur: Cursor, user_id: Any, *, lock: bool = False) -> Plan | None:
     return None if row is None else _plan(row)
 
 
-async def get_by_id(cur: Cursor, plan_id: Any, *, lock: bool = False) -> Plan | None:
+async def get_by_id(cur: Cursor, plan_id: str, *, lock: bool = False) -> Plan | None:
     await cur.execute(
         f"SELECT {COLUMNS} FROM plans WHERE id = %s" + (" FOR UPDATE" if lock else ""), (plan_id,)
     )
@@ -122,7 +122,7 @@ async def get_by_id(cur: Cursor, plan_id: Any, *, lock: bool = False) -> Plan | 
     return None if row is None else _plan(row)
 
 
-async def get_or_create(cur: Cursor, user_id: Any, *, lock: bool = False) -> Plan:
+async def get_or_create(cur: Cursor, user_id: str, *, lock: bool = False) -> Plan:
     """The owner's plan, created in Draft with the default settings the first time it is needed."""
     plan = await get(cur, user_id, lock=lock)
     if plan is not None:
@@ -133,7 +133,7 @@ async def get_or_create(cur: Cursor, user_id: Any, *, lock: bool = False) -> Pla
     return plan
 
 
-async def guard_contents(cur: Cursor, user_id: Any) -> None:
+async def guard_contents(cur: Cursor, user_id: str) -> None:
     """409 unless the owner's plan contents may change now; call inside the mutation's transaction.
 
     FOR SHARE holds the plan row until COMMIT, so a transition (an UPDATE of that row) waits for
@@ -156,7 +156,7 @@ async def guard_contents(cur: Cursor, user_id: Any) -> None:
         )
 
 
-async def guard_removal(cur: Cursor, user_id: Any, *, table: str) -> None:
+async def guard_removal(cur: Cursor, user_id: str, *, table: str) -> None:
     """409 if a removal just made (DELETE already run, same transaction) leaves an Active plan
     unable to release: no beneficiary, or fewer guardians than the approvals it asks for.
 
@@ -209,7 +209,7 @@ def next_due(plan: Plan) -> datetime | None:
 async def transition(
     cur: Cursor,
     *,
-    plan_id: Any,
+    plan_id: str,
     from_statuses: tuple[str, ...],
     to_status: str,
     now: datetime,
@@ -265,12 +265,12 @@ async def transition(
     return plan
 
 
-async def set_next_due(cur: Cursor, plan_id: Any, due: datetime | None) -> None:
+async def set_next_due(cur: Cursor, plan_id: str, due: datetime | None) -> None:
     """When the scheduler should look at this plan again (the due-plans index reads it)."""
     await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (due, plan_id))
 
 
-async def update_schedule(cur: Cursor, plan_id: Any, values: Mapping[str, Any]) -> Plan:
+async def update_schedule(cur: Cursor, plan_id: str, values: Mapping[str, Any]) -> Plan:
     """Write schedule columns without a status change (a check-in, a stage done) and recompute next_due_at."""
     allowed = {"last_check_in_at", "check_in_due_at", "stage_done", "release_at", *SETTINGS_COLUMNS}
     if not values or set(values) - allowed:
