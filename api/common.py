@@ -91,7 +91,7 @@ def has_dump_hooks(schema: Schema) -> bool:
 def dump_many(schema: Schema, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """`schema.dump(rows, many=True)` for dict rows, without marshmallow's per-row overhead.
 
-    Lists are the hot path (a 50-row page spent a third of its CPU in marshmallow). The schema
+    Lists are the hot path (where a page's CPU went: bench/README.md). The schema
     stays the one definition of the wire shape; this only runs its fields more directly, and
     tests check it against `schema.dump` for every list schema. Schemas with dump hooks go
     through marshmallow itself.

@@ -62,7 +62,7 @@ def error_response(
 @web.middleware
 async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Tag the request with an id (echoed as X-Request-Id) and log one line when it ends."""
-    request_id = secrets.token_hex(16)  # 32 hex characters, like uuid4().hex, in a third of the time
+    request_id = secrets.token_hex(16)  # 32 hex characters, like uuid4().hex, and cheaper
     token = request_id_var.set(request_id)
     started = time.perf_counter()
     status = 500

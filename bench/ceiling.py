@@ -23,9 +23,9 @@ from aiohttp import web
 from redis.asyncio import Redis
 from stellar_sdk import TransactionEnvelope
 
-import core.stellar.wallet  # noqa: F401 - undoes stellar_sdk's aiohttp readline patch (multipart uploads)
 from core import db
 from core.files.storage import Storage, open_storage
+from core.stellar.readline import restore_aiohttp_readline
 from models.claim.capsule import CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
 from models.contents.messages import COLUMNS as MESSAGE_COLUMNS
 
@@ -257,4 +257,5 @@ def create_app() -> web.Application:
 
 
 if __name__ == "__main__":
+    restore_aiohttp_readline()  # its archive route reads multipart bodies
     web.run_app(create_app(), host="127.0.0.1", port=int(os.environ["PORT"]), access_log=None, print=None)

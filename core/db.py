@@ -59,10 +59,10 @@ def _unlink(cur: Cursor) -> None:
     """Break aiopg's Cursor <-> Transaction reference cycle once the cursor is done.
 
     Left alone, each cursor (and the psycopg2 cursor with its last query text, parameters
-    included, which can be megabytes) waits for the cyclic GC, so memory grows with
-    the bytes written between full collections. aiopg has no public way to drop the link, so
-    its private `Cursor._transaction` is touched here and nowhere else;
-    tests/test_library_seams.py fails if aiopg renames it.
+    included) waits for the cyclic GC: every request leaves garbage only a collection frees,
+    which costs CPU on every route (docs/conventions.md, "Library internals", has the measured
+    gain). aiopg has no public way to drop the link, so its private `Cursor._transaction` is
+    touched here and nowhere else; tests/test_library_seams.py fails if aiopg renames it.
     """
     cur._transaction = None  # type: ignore[assignment]
 

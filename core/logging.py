@@ -50,7 +50,7 @@ def _replace(match: re.Match[str]) -> str:
 # character, or "/claim/" + one): shorter texts (an HTTP method, most messages) skip the regex.
 _SHORTEST_SECRET = 8
 # Below this length only the alternatives anchored on a word can match (hex needs 64
-# characters, base64 88), and a substring test rules those out for a tenth of a sub().
+# characters, base64 88), and a substring test rules those out far more cheaply than a sub().
 _SHORTEST_UNANCHORED = 64
 
 
@@ -71,7 +71,7 @@ def redact(text: str) -> str:
 
 
 def redact_path(path: str) -> str:
-    if "/claim/" not in path:  # the pattern needs it; a substring test is a tenth of a sub()
+    if "/claim/" not in path:  # the pattern needs it; a substring test is cheaper than a sub()
         return path
     return CLAIM_PATH_RE.sub(r"\1<redacted>", path)
 
@@ -81,7 +81,7 @@ _stdlib_encode = json.JSONEncoder(default=str).encode
 
 
 def _encode(entry: dict[str, Any]) -> str:
-    """One JSON line: orjson (a tenth of the standard library's time, bench/README.md), or the
+    """One JSON line: orjson (much cheaper than the standard library: bench/README.md), or the
     standard library for what orjson refuses (integers past 64 bits, lone surrogates) and for
     non-ASCII text, which it escapes so the line is the same whatever the stream's encoding."""
     try:
@@ -97,7 +97,7 @@ _last_second: tuple[int, str] = (-1, "")
 
 def utc_time(created: float) -> str:
     """`created` as ISO 8601 UTC with microseconds; the date and time of day are formatted once
-    per second (strftime on every access line was a tenth of its cost; bench/README.md)."""
+    per second (strftime on every access line was a visible part of its cost; bench/README.md)."""
     global _last_second
     second, micros = divmod(round(created * 1_000_000), 1_000_000)
     cached, prefix = _last_second
@@ -160,13 +160,11 @@ logging.setLogRecordFactory(_record_with_request_id)
 
 def configure(level: str = "INFO") -> None:
     # No log line shows thread or process names (JsonFormatter writes only the message, the
-    # request id and extra fields), so records skip collecting them: the logging module's
-    # documented switches, worth a few microseconds on every request's access line.
+    # request id and extra fields), so records skip collecting them (the logging module's
+    # documented switches; what they save is in bench/README.md).
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False
-    # Nor the caller's file and line: the documented way to skip finding them for every record.
-    logging._srcfile = None
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()

@@ -30,6 +30,7 @@ from core.clock import Clock
 from core.files.crypto import KeyRing
 from core.process.migrate import apply_migrations
 from core.settings import Settings, load_settings
+from core.stellar.readline import restore_aiohttp_readline
 from tests.helpers import scratch_database
 from workers.main import create_worker
 
@@ -44,6 +45,11 @@ pytest_plugins = [
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_LOCK_KEY = "legacy-planning:test-lock"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The test process hosts the API and workers, so it starts as their processes do."""
+    restore_aiohttp_readline()
 
 
 def _with_redis_db(url: str, index: int) -> str:

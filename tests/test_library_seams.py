@@ -1,19 +1,37 @@
-"""The places that lean on a library's private details, each isolated in one module or function
-(core.db._unlink, core.queue.result_key, api.server); these tests fail loudly when the library
-changes. (marshmallow's hook registry in api.common.has_dump_hooks is tested with dump_many.)
-docs/conventions.md, "Library internals", lists them all."""
+"""The places that lean on a library's private details or patch it, each in one module (the
+"Library internals" table in docs/conventions.md lists them all): aiopg's `Cursor._transaction`
+(core.db._unlink), arq's key layout and enqueue (core.queue), aiohttp's request handler
+(api.server), stellar_sdk's patch of aiohttp's readline and its repair (core.stellar.readline).
+These tests fail loudly when a library changes. marshmallow's hook registry
+(api.common.has_dump_hooks) is tested with dump_many in tests/test_list_dump.py."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
+import socket
+import subprocess
+import sys
+import textwrap
 import uuid
 import weakref
+from collections.abc import Iterator
+from pathlib import Path
 
+import aiohttp
+import aiohttp.streams
+import psycopg2
+import pytest
 from arq.jobs import Job
+from stellar_sdk import Keypair
 
-from core import db, queue
+from core import db, queue, tokens
 from core import redis as core_redis
+from core.files.crypto import KeyRing
+from core.settings import Settings
+from core.stellar import readline
+from tests.test_worker_kill import worker_env
 
 
 async def _cursor_freed_without_gc(pool, use_helper: bool) -> bool:
@@ -72,7 +90,6 @@ async def test_enqueues_of_one_turn_share_a_round_trip_and_keep_arqs_refusals(re
     """core.queue.enqueue: several callers in one turn of the event loop, one script call;
     each hears its own answer (a repeated id is refused, as arq's enqueue_job would), and the
     jobs are arq's own (readable by arq's Job)."""
-    import asyncio
 
     from arq.jobs import Job, JobStatus
 
@@ -167,3 +184,133 @@ async def test_aiohttp_protocol_seams_that_api_server_relies_on(make_client):
         assert reply.endswith(b'"message": "Malformed HTTP request"}')
     finally:
         writer.close()
+
+
+# stellar_sdk's aiohttp patch and its repair (core/stellar/readline.py).
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _fresh_interpreter(code: str) -> str:
+    """Run `code` in a new interpreter: the patch is process-wide and happens once per process."""
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_importing_stellar_sdk_replaces_aiohttp_readline_and_the_repair_restores_it():
+    """Why the repair exists, and that it works: after `import stellar_sdk`, aiohttp's readline
+    has lost its `max_line_length` keyword (aiohttp's multipart reader passes it); after
+    `restore_aiohttp_readline()` the keyword is back and enforced. If stellar_sdk stops patching,
+    the first answer flips and core/stellar/readline.py can go."""
+    out = _fresh_interpreter(
+        """
+        import asyncio, inspect
+        import aiohttp.streams as streams
+        from aiohttp.base_protocol import BaseProtocol
+        from aiohttp.http_exceptions import LineTooLong
+
+        import stellar_sdk  # noqa: F401
+        print("max_line_length" in inspect.signature(streams.StreamReader.readline).parameters)
+
+        from core.stellar.readline import restore_aiohttp_readline
+
+        restore_aiohttp_readline()
+        print("max_line_length" in inspect.signature(streams.StreamReader.readline).parameters)
+
+        async def read():
+            loop = asyncio.get_running_loop()
+            reader = streams.StreamReader(BaseProtocol(loop), 2**16, loop=loop)
+            reader.feed_data(b"short\\n" + b"x" * 100 + b"\\n")
+            reader.feed_eof()
+            first = await reader.readline(max_line_length=16)
+            try:
+                await reader.readline(max_line_length=16)
+            except LineTooLong:
+                return first, "refused"
+            return first, "read"
+
+        print(*asyncio.run(read()))
+        """
+    )
+    assert out.splitlines() == ["False", "True", "b'short\\n' refused"]
+
+
+def test_the_repair_is_aiohttps_own_definition():
+    """core/stellar/readline.py restores a copy of aiohttp's readline; aiohttp's source file (which
+    the patch does not touch) must still define it the same way, or the copy is stale."""
+    own = " ".join(inspect.getsource(aiohttp.streams.StreamReader).split())
+    assert (
+        "async def readline(self, *, max_line_length: int | None = None) -> bytes:"
+        " return await self.readuntil(max_size=max_line_length)"
+    ) in own
+    repaired = inspect.getsource(readline._aiohttp_readline).strip()
+    assert repaired.endswith("return await self.readuntil(max_size=max_line_length)")
+
+
+@pytest.fixture
+def api_process(settings: Settings, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    """`legacy-planning serve` as production starts it, on these settings and a free port."""
+    port = _free_port()
+    env = worker_env(settings, KeyRing.generate_entry("k1"))
+    env.update(PORT=str(port), HOST="127.0.0.1")
+    log_path = tmp_path / "api.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "core.process.cli", "serve"], cwd=ROOT, env=env, stdout=log, stderr=log
+        )
+    try:
+        yield f"http://127.0.0.1:{port}", process, log_path
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def test_the_api_process_repairs_readline_at_start(settings, api_process):
+    """`legacy-planning serve` calls the repair before serving: a multipart archive upload to the
+    real API process is accepted (with stellar_sdk's readline it fails inside aiohttp's multipart
+    reader). Worker processes start through the same `core.process.cli.main`."""
+    base, process, log_path = api_process
+    user_id = str(uuid.uuid4())
+    with psycopg2.connect(settings.database_url) as conn, conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO users (id, wallet_address) VALUES (%s, %s)", (user_id, Keypair.random().public_key)
+        )
+    conn.close()
+    token = tokens.issue(settings.jwt_secret, user_id, settings.jwt_issuer, settings.jwt_audience, 600)
+    async with aiohttp.ClientSession() as session:
+        await _until_up(session, f"{base}/api/health", process, log_path)
+        form = aiohttp.FormData()
+        form.add_field("title", "Seam")
+        form.add_field("category", "legal")
+        form.add_field("file", b"multipart body\n" * 64, filename="seam.txt", content_type="text/plain")
+        headers = {"Authorization": f"Bearer {token}"}
+        async with session.post(f"{base}/api/archive", data=form, headers=headers) as resp:
+            body = await resp.json()
+            assert resp.status == 202, body
+            assert body["status"] == "pending"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def _until_up(
+    session: aiohttp.ClientSession, url: str, process: subprocess.Popen[bytes], log_path: Path
+) -> None:
+    """Poll until the process answers (a bound for a loaded machine, not a timing assertion)."""
+    for _ in range(600):
+        assert process.poll() is None, f"the API exited; its log: {log_path}"
+        try:
+            async with session.get(url) as resp:
+                if resp.status in (200, 503):
+                    return
+        except aiohttp.ClientConnectionError:
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the API did not answer; its log: {log_path}")

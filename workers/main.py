@@ -56,7 +56,7 @@ CRON_JOBS = [
 
 # Jobs one worker runs at once. arq (0.26) starts at most this many per poll of the queue, so
 # it also caps throughput at MAX_JOBS / poll_delay jobs a second: with 4, a release emailing
-# many heirs went out at 80 emails/s however fast the provider answered (bench/lifecycle.py).
+# many heirs went out at that cap however fast the provider answered (bench/README.md).
 MAX_JOBS = 16
 
 

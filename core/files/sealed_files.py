@@ -115,9 +115,9 @@ async def seal(
     anywhere. If the stream fails (413, the client hangs up, storage errors) the backend
     discards what it wrote and nothing is left behind.
 
-    Sealing runs on the event loop: about 1 ms per MiB (SHA-256 ~1.9 GB/s, AES-GCM ~4 GB/s).
-    A thread was measured slower (bench/README.md): the many short GIL-releasing calls of
-    hashing and per-segment sealing wait on the busy event loop to get the GIL back.
+    Sealing runs on the event loop (its cost per MiB: bench/README.md). A thread was measured
+    slower: the many short GIL-releasing calls of hashing and per-segment sealing wait on the
+    busy event loop to get the GIL back.
     """
     data_key = new_data_key()
     key_id, wrapped_key = keys.wrap_data_key(data_key, item_id)

@@ -20,6 +20,7 @@ from pathlib import Path
 from core import logging as app_logging
 from core.process.supervise import Restarting
 from core.settings import ConfigError, Settings, load_settings
+from core.stellar.readline import restore_aiohttp_readline
 
 log = logging.getLogger("legacy_planning")
 
@@ -122,6 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"configuration error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     app_logging.configure(settings.log_level)
+    restore_aiohttp_readline()  # before the API or a worker reads anything (core/stellar/readline.py)
     try:
         COMMANDS[args.command](settings)
     except ConfigError as exc:

@@ -35,7 +35,6 @@ from stellar_sdk.exceptions import (
 )
 from stellar_sdk.soroban_rpc import GetTransactionStatus, SendTransactionStatus
 
-import core.stellar.wallet  # noqa: F401 - restores aiohttp's StreamReader.readline after stellar_sdk's patch
 from core.errors import AppError, Conflict, ServiceUnavailable
 from core.settings import Settings
 

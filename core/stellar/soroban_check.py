@@ -102,7 +102,7 @@ def _keypair(address: str) -> Keypair:
 
 def _account_in(value: x.SCVal) -> bytes | None:
     """The raw key of an account Address argument (compared as bytes: StrKey encoding of every
-    argument was a third of the check's cost)."""
+    argument was a large part of the check's cost; bench/README.md)."""
     address = value.address
     if value.type != x.SCValType.SCV_ADDRESS or address is None or address.account_id is None:
         return None

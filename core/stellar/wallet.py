@@ -13,22 +13,8 @@ import binascii
 import hashlib
 import re
 
-import aiohttp.streams
 from stellar_sdk import Keypair, StrKey
 from stellar_sdk.exceptions import BadSignatureError
-
-
-async def _aiohttp_readline(
-    self: aiohttp.streams.StreamReader, *, max_line_length: int | None = None
-) -> bytes:
-    return await self.readuntil(max_size=max_line_length)
-
-
-# Importing stellar_sdk (with aiohttp-sse-client installed) replaces aiohttp's
-# StreamReader.readline process-wide with a version without `max_line_length`, which breaks
-# server-side multipart parsing (archive uploads) and drops its line-length limit. Restore
-# aiohttp's own definition; stellar_sdk is imported above, so its patch has already run.
-aiohttp.streams.StreamReader.readline = _aiohttp_readline  # type: ignore[method-assign]
 
 ADDRESS_RE = re.compile(r"^G[A-Z2-7]{55}$")
 HEX_SIGNATURE_RE = re.compile(r"^[0-9a-fA-F]{128}$")

@@ -1,0 +1,277 @@
+"""A/B of two or more code trees of the API against one ceiling, in one run, on one database.
+
+    .venv/bin/python bench/ab.py --service with=/path/to/tree-a --service without=/path/to/tree-b \
+        --scenario me=with,without --scenario list=with,without --reps 3
+
+Answers "what does this change buy on this route" on a shared machine: every tree's API runs
+at once (same settings, secrets, database and Redis, so one token and one fixture serve all),
+and for each scenario the trees are measured back to back, each with `bench.run.Bench.compare`
+(warm-up, alternating service and ceiling rounds, median) against the ceiling in the same
+minute. Repetitions reverse the order of the trees. Compare each tree's ratio to the ceiling,
+above all the CPU-per-request ratio, not raw rates: outside load moves raw rates by 2x here.
+The ceiling and the worker (needed for the capsule's set-up) run from this tree; every tree
+must answer the same routes. Scenarios: `me` (GET /api/auth/me), `list` (GET
+/api/beneficiaries, 50 rows), `capsule` (GET /api/claim/:token, 100 messages, 50 documents),
+`submit` (POST /api/claim/:token/submit, fresh envelopes for every run). `--rss-mib N` also
+reports each API's peak RSS over three N MiB archive uploads. Prints one `AB` line per
+measurement and writes them to `--out` as JSON. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import archive, capsule, loadgen, soroban  # noqa: E402
+from bench import run as bench_run  # noqa: E402
+from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
+
+KINDS = ("me", "list", "capsule", "submit")
+Runner = bench_run.Runner
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
+    parser.add_argument("--service", action="append", default=[], help="NAME=DIR: an API from that tree")
+    parser.add_argument("--scenario", action="append", default=[], help="KIND=NAME,NAME,…")
+    parser.add_argument("--reps", type=int, default=3, help="repetitions; odd ones reverse the order")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--duration", type=float, default=5)
+    parser.add_argument("--warmup", type=float, default=2)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--rss-mib", type=int, default=0)
+    parser.add_argument("--rss-services", default="", help="comma-separated names (default: all)")
+    parser.add_argument("--out", default="")
+    args = parser.parse_args(argv)
+    args.services = dict(s.split("=", 1) for s in args.service)
+    args.scenarios = [(s.split("=", 1)[0], s.split("=", 1)[1].split(",")) for s in args.scenario]
+    for kind, names in args.scenarios:
+        if kind not in KINDS or not set(names) <= set(args.services):
+            parser.error(f"--scenario {kind}={','.join(names)}: unknown scenario or service")
+    return args
+
+
+def start(
+    name: str, tree: Path, module_args: list[str], env: dict[str, str], log_dir: Path
+) -> bench_run.Server:
+    log_path = log_dir / f"{name}.log"
+    with log_path.open("wb") as log_file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", *module_args], cwd=tree, env=env, stdout=log_file, stderr=subprocess.STDOUT
+        )
+    return bench_run.Server(name, proc, log_path)
+
+
+def _stop_on_sigterm(*_: object) -> None:
+    raise KeyboardInterrupt  # so the finally below stops every process and drops the database
+
+
+class AB:
+    def __init__(self, args: argparse.Namespace, database_url: str, redis_url: str, workdir: Path) -> None:
+        self.args = args
+        self.database_url = database_url
+        self.redis_url = redis_url
+        self.workdir = workdir
+        self.servers: list[bench_run.Server] = []
+        self.apis: dict[str, bench_run.Server] = {}
+        self.rows: list[dict[str, Any]] = []
+        self.rss: dict[str, list[Any]] = {}
+        self.rpc = SorobanRpcEmulator(contract_id=random_contract_id())
+        self.bench_args = bench_run.parse_args(
+            [
+                *("--rounds", str(args.rounds), "--duration", str(args.duration)),
+                *("--warmup", str(args.warmup), "--connections", str(args.connections), "--size-mib", "1"),
+            ]
+        )
+
+    async def start_all(self) -> None:
+        await self.rpc.start()
+        storage = {"STORAGE_URL": (self.workdir / "objects").as_uri()}
+        env = bench_run.service_env(self.database_url, self.redis_url, storage, bench_run.free_port())
+        env.update(SERVICE_CONTRACT_ID=str(self.rpc.contract_id), SOROBAN_RPC_URL=self.rpc.url)
+        for name, tree in self.args.services.items():
+            port = bench_run.free_port()
+            api_env = {**env, "PORT": str(port)}
+            api = start(name, Path(tree), ["core.process.cli", "serve"], api_env, self.workdir)
+            api.base_url = f"http://127.0.0.1:{port}"
+            self.apis[name] = api
+            self.servers.append(api)
+        port = bench_run.free_port()
+        self.ceiling = start("ceiling", ROOT, ["bench.ceiling"], {**env, "PORT": str(port)}, self.workdir)
+        self.ceiling.base_url = f"http://127.0.0.1:{port}"
+        self.worker = start("worker", ROOT, ["core.process.cli", "worker"], env, self.workdir)
+        self.servers += [self.ceiling, self.worker]
+        for api in self.apis.values():
+            await bench_run.wait_ready(api, "/api/health")
+        await bench_run.wait_ready(self.ceiling, "/health")
+
+    def bench(self, name: str) -> bench_run.Bench:
+        return bench_run.Bench(
+            self.bench_args,
+            self.apis[name],
+            self.ceiling,
+            self.worker,
+            self.database_url,
+            self.redis_url,
+            self.rpc,
+        )
+
+    async def set_up(self) -> None:
+        kinds = {kind for kind, _ in self.args.scenarios}
+        first = next(iter(self.apis))
+        base = self.apis[first].base_url
+        async with aiohttp.ClientSession(timeout=archive.TIMEOUT) as session:
+            owner = await loadgen.sign_in(session, base, loadgen.wallets(1)[0])
+            self.auth = {"Authorization": f"Bearer {owner['token']}"}
+            self.owner_id = owner["user"]["id"]
+            if "list" in kinds:
+                for n in range(bench_run.LIST_ROWS):
+                    row = {**bench_run.BENEFICIARY, "name": f"Beneficiary {n}", "allocationPercentage": 1}
+                    async with session.post(f"{base}/api/beneficiaries", json=row, headers=self.auth) as resp:
+                        if resp.status != 201:
+                            raise RuntimeError(f"POST /api/beneficiaries: {resp.status} {await resp.text()}")
+            if "capsule" in kinds:
+                small = self.workdir / "capsule.bin"
+                await asyncio.to_thread(archive.make_file, small, 1024 * 1024)
+                self.token = (await capsule.setup(self.bench(first), session, small))["token"]
+
+    async def loads(self, kind: str, name: str) -> tuple[Runner, Runner]:
+        bench = self.bench(name)
+        if kind == "submit":
+            return await self.submit_loads(bench)
+        service, ceiling = {
+            "me": ("/api/auth/me", f"/me/{self.owner_id}"),
+            "list": ("/api/beneficiaries", f"/beneficiaries/{self.owner_id}"),
+            "capsule": (f"/api/claim/{getattr(self, 'token', '')}", f"/capsule/{getattr(self, 'token', '')}"),
+        }[kind]
+        headers = {} if kind == "capsule" else self.auth
+        return (
+            bench.http_load(bench.api, [("GET", service, headers, None)], 200),
+            bench.http_load(self.ceiling, [("GET", ceiling, headers, None)], 200),
+        )
+
+    async def submit_loads(self, bench: bench_run.Bench) -> tuple[Runner, Runner]:
+        """Envelopes never sent before for every timed run, as bench/soroban.py does."""
+        runs = self.bench_args.rounds + (1 if self.bench_args.warmup > 0 else 0)
+
+        def fresh(target: bench_run.Server, side: str) -> Runner:
+            heirs = soroban.make_beneficiaries(self.database_url, soroban.SUBMIT_WALLETS)
+            batches = iter([soroban.submit_requests(bench, heirs, side, b) for b in range(runs)])
+
+            async def run_once(seconds: float) -> dict[str, Any]:
+                result: dict[str, Any] = await bench.http_load(target, next(batches), 202)(seconds)
+                return result
+
+            return run_once
+
+        return (
+            await asyncio.to_thread(fresh, bench.api, "service"),
+            await asyncio.to_thread(fresh, self.ceiling, "ceiling"),
+        )
+
+    async def measure(self) -> None:
+        for rep in range(self.args.reps):
+            for kind, order in self.args.scenarios:
+                for name in order if rep % 2 == 0 else list(reversed(order)):
+                    service, ceiling = await self.loads(kind, name)
+                    load = os.getloadavg()
+                    bench = self.bench(name)
+                    await bench.compare(kind, service, ceiling)
+                    svc, ceil = bench.results
+                    row = {
+                        "rep": rep,
+                        "kind": kind,
+                        "name": name,
+                        "time": time.strftime("%H:%M:%S", time.gmtime()),
+                        "loadavg": load,
+                        "svc_rps": svc["rps"],
+                        "ceil_rps": ceil["rps"],
+                        "svc_cpu": svc["server_cpu_us_per_req"],
+                        "ceil_cpu": ceil["server_cpu_us_per_req"],
+                        "errors": svc["errors"] + ceil["errors"],
+                        "ratio": svc["rps"] / ceil["rps"],
+                        "cpu_ratio": ceil["server_cpu_us_per_req"] / svc["server_cpu_us_per_req"],
+                    }
+                    self.rows.append(row)
+                    print(
+                        f"AB {row['time']} rep{rep} {kind:<8} {name:<10} ratio {row['ratio']:.3f}"
+                        f" cpu-ratio {row['cpu_ratio']:.3f} service {row['svc_rps']:.0f} req/s"
+                        f" {row['svc_cpu']:.0f} µs ceiling {row['ceil_rps']:.0f} req/s"
+                        f" {row['ceil_cpu']:.0f} µs"
+                        f" errors {row['errors']} load {load[0]:.2f}",
+                        flush=True,
+                    )
+
+    async def peak_rss(self) -> None:
+        big = self.workdir / "rss.bin"
+        await asyncio.to_thread(archive.make_file, big, self.args.rss_mib * 1024 * 1024)
+        only = set(filter(None, self.args.rss_services.split(","))) or set(self.apis)
+        async with aiohttp.ClientSession(timeout=archive.TIMEOUT) as session:
+            for rep in range(2):
+                for name, api in self.apis.items():
+                    if name not in only:
+                        continue
+                    api.reset_peak()
+                    before = api.status()
+                    for _ in range(3):
+                        url = f"{api.base_url}/api/archive"
+                        item = await archive._post_file(session, url, big, self.auth)
+                        await archive._wait_available(session, api.base_url, item["id"], self.auth)
+                    after = api.status()
+                    self.rss.setdefault(name, []).append({"before": before, "after": after})
+                    print(f"RSS rep{rep} {name}: {before} -> {after} (3 x {self.args.rss_mib} MiB)")
+
+
+async def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    print(f"ab: load average before the run {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    base_db = os.environ.get("DATABASE_URL") or bench_run.DEFAULT_DATABASE_URL
+    base_redis = os.environ.get("REDIS_URL") or bench_run.DEFAULT_REDIS_URL
+    database_url = bench_run.fresh_database(base_db)
+    redis_url = bench_run.fresh_redis(base_redis)
+    workdir = Path(tempfile.mkdtemp(prefix="lps-ab-"))
+    ab = AB(args, database_url, redis_url, workdir)
+    try:
+        await ab.start_all()
+        await ab.set_up()
+        await ab.measure()
+        if args.rss_mib:
+            await ab.peak_rss()
+        for server in ab.servers:
+            server.check_alive()
+    finally:
+        for server in ab.servers:
+            server.stop()
+        await ab.rpc.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+        with contextlib.suppress(Exception):
+            bench_run.drop_database(base_db)
+        bench_run.release_redis(redis_url)
+    if args.out:
+        text = json.dumps({"compares": ab.rows, "rss": ab.rss}, indent=1, default=str)
+        await asyncio.to_thread(Path(args.out).write_text, text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))
