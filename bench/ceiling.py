@@ -38,19 +38,24 @@ REDIS = web.AppKey("redis", Redis)
 STORAGE = web.AppKey("storage", object)
 NETWORK_PASSPHRASE = os.environ.get("STELLAR_NETWORK_PASSPHRASE", "Test SDF Network ; September 2015")
 
-USER_SQL = "SELECT id, wallet_address, name, email, created_at, updated_at FROM users WHERE id = %s"
+# Names, relationships and addresses are sealed at rest (models/sealed_text.py): the ceiling reads
+# and writes the same columns, as stored (never sealed or opened: that is the service's work).
+USER_SQL = (
+    "SELECT id, wallet_address, name_sealed, email_sealed, created_at, updated_at FROM users WHERE id = %s"
+)
 USER_BY_WALLET_SQL = (
-    "SELECT u.id, u.wallet_address, u.name, u.email, u.created_at, u.updated_at"
+    "SELECT u.id, u.wallet_address, u.name_sealed, u.email_sealed, u.created_at, u.updated_at"
     " FROM user_wallets w JOIN users u ON u.id = w.user_id WHERE w.wallet_address = %s"
 )
-# The columns models/contents/beneficiaries.py reads (the sealed claim token is returned as stored).
+# The columns models/contents/beneficiaries.py reads (sealed values returned as stored).
 BENEFICIARY_COLUMNS = (
-    "id, user_id, name, relationship, email, allocation_percentage, created_at, updated_at,"
-    " claim_token_sealed"
+    "id, user_id, name_sealed, relationship_sealed, email_sealed, allocation_percentage, created_at,"
+    " updated_at, claim_token_sealed"
 )
 BENEFICIARY_INSERT = (
-    "INSERT INTO beneficiaries (id, user_id, name, relationship, email, allocation_percentage,"
-    " claim_token_hash, claim_token_sealed) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+    "INSERT INTO beneficiaries (id, user_id, name_sealed, relationship_sealed, email_sealed, email_bidx,"
+    " allocation_percentage, claim_token_hash, claim_token_sealed)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
     f" RETURNING {BENEFICIARY_COLUMNS}"
 )
 
@@ -115,6 +120,7 @@ async def create_beneficiary(request: web.Request) -> web.Response:
         body["name"],
         body["relationship"],
         body["email"],
+        secrets.token_bytes(32),  # stands for the blind index
         body["allocationPercentage"],
         secrets.token_bytes(32),
         secrets.token_hex(40),

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import psycopg2
 import psycopg2.extensions
+import psycopg2.extras
 from arq.connections import ArqRedis
 
 from core import db, mailer
@@ -39,6 +40,7 @@ from core.files.crypto import KeyRing
 from core.process.migrate import apply_migrations
 from core.redis import connect
 from core.settings import Settings
+from models import sealed_text
 from models.delivery import emails, outbox
 from models.plan import scheduler
 from workers.main import MAX_JOBS
@@ -71,9 +73,9 @@ def make_plans(database_url: str, total: int, due: int) -> None:
     """`total` owners with Active plans; the first `due` are past their grace period."""
     _execute(
         database_url,
-        "INSERT INTO users (wallet_address, name, email)"
-        " SELECT 'GBENCHPLAN' || g, 'Owner ' || g, 'owner' || g || '@example.test'"
-        " FROM generate_series(1, %(total)s) g",
+        # Names and addresses are sealed (models/sealed_text.py): `seal_owner_contacts` adds them
+        # for the owners the outbox bench emails; the scan reads neither.
+        "INSERT INTO users (wallet_address) SELECT 'GBENCHPLAN' || g FROM generate_series(1, %(total)s) g",
         # Idle plans: checked in within the last 30 days, next stage spread over the coming weeks.
         "INSERT INTO plans (user_id, status, activated_at, last_check_in_at, check_in_due_at, next_due_at)"
         " SELECT u.id, 'Active', now() - interval '100 days', now() - mod(n, 30) * interval '1 day',"
@@ -176,9 +178,37 @@ async def bench_scan(database_url: str) -> dict[str, Any]:
     }
 
 
-def make_outbox(database_url: str, count: int) -> list[str]:
+def seal_owner_contacts(database_url: str, ring: KeyRing, count: int) -> None:
+    """A sealed name and address (as the service writes them) for the owners of the first
+    `count` plans that have none."""
+    conn = psycopg2.connect(database_url)
+    with conn, conn.cursor() as cur:
+        cur.execute(
+            "SELECT u.id::text, u.wallet_address FROM plans p JOIN users u ON u.id = p.user_id"
+            " WHERE u.email_sealed IS NULL ORDER BY p.id LIMIT %s",
+            (count,),
+        )
+        values = []
+        for user_id, wallet in cur.fetchall():
+            number = wallet.removeprefix("GBENCHPLAN")
+            sealed = sealed_text.sealed_values(
+                ring, "users", user_id, {"name": f"Owner {number}", "email": f"owner{number}@example.test"}
+            )
+            values.append((user_id, sealed["name_sealed"], sealed["email_sealed"], sealed["email_bidx"]))
+        psycopg2.extras.execute_values(
+            cur,
+            "UPDATE users u SET name_sealed = v.n, email_sealed = v.e, email_bidx = v.b"
+            " FROM (VALUES %s) AS v (id, n, e, b) WHERE u.id = v.id::uuid",
+            values,
+            page_size=1000,
+        )
+    conn.close()
+
+
+def make_outbox(database_url: str, ring: KeyRing, count: int) -> list[str]:
     if _execute(database_url, "SELECT count(*) FROM plans")[0][0] < count:  # outbox bench alone
         make_plans(database_url, count, 0)
+    seal_owner_contacts(database_url, ring, count)
     rows = _execute(
         database_url,
         "TRUNCATE outbox",
@@ -270,7 +300,7 @@ async def bench_outbox(
     bare: dict[int, list[float]] = {c: [] for c in BARE_CONCURRENCY}
     try:
         for _ in range(int(os.environ.get("BENCH_OUTBOX_ROUNDS", SCAN_ROUNDS))):
-            ids = make_outbox(database_url, EMAILS)
+            ids = make_outbox(database_url, ring, EMAILS)
             same = await bodies(database_url, settings, ring, ids)  # rendered while still pending
             worker.append(await worker_rate(database_url, redis, ids))
             for concurrency in BARE_CONCURRENCY:

@@ -241,7 +241,14 @@ class Bench:
     database_url: str = ""
     redis_url: str = ""
     soroban_rpc: SorobanRpcEmulator | None = None
+    ring: KeyRing | None = None  # the service's ENCRYPTION_KEYS, to seal rows inserted in SQL
     results: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def key_ring(self) -> KeyRing:
+        if self.ring is None:
+            raise RuntimeError("this bench was started without the service's key ring")
+        return self.ring
 
     @property
     def use_wrk(self) -> bool:
@@ -638,7 +645,16 @@ async def main(argv: Sequence[str] | None = None) -> int:
             servers.append(worker)
         await wait_ready(api, "/api/health")
         await wait_ready(ceiling, "/health")
-        bench = Bench(args, api, ceiling, worker, database_url, redis_url, soroban_rpc)
+        bench = Bench(
+            args,
+            api,
+            ceiling,
+            worker,
+            database_url,
+            redis_url,
+            soroban_rpc,
+            KeyRing.parse(env["ENCRYPTION_KEYS"]),
+        )
         if "auth" in args.only:
             await bench_auth(bench)
         if "beneficiaries" in args.only:

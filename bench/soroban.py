@@ -36,6 +36,8 @@ import redis as redis_sync
 from stellar_sdk import Account, Keypair, SorobanDataBuilder, TransactionBuilder, scval
 
 from bench.loadgen import percentile
+from core.files.crypto import KeyRing
+from models import sealed_text
 
 if TYPE_CHECKING:
     from bench.run import Bench, Server
@@ -52,7 +54,14 @@ SEQUENCE_BASE = 4_294_967_296 * 7
 SCENARIO = "POST /api/claim/:token/submit"
 
 
-def make_beneficiaries(database_url: str, count: int) -> list[dict[str, Any]]:
+def _sealed_heir(ring: KeyRing, beneficiary_id: Any) -> tuple[Any, ...]:
+    """Name, relationship, email (sealed, as the service stores them) and the email's index."""
+    texts = {"name": "Heir", "relationship": "child", "email": "heir@example.org"}
+    sealed = sealed_text.sealed_values(ring, "beneficiaries", beneficiary_id, texts)
+    return sealed["name_sealed"], sealed["relationship_sealed"], sealed["email_sealed"], sealed["email_bidx"]
+
+
+def make_beneficiaries(database_url: str, ring: KeyRing, count: int) -> list[dict[str, Any]]:
     """One owner with a Released plan and `count` beneficiaries, each with a token and a wallet."""
     owner = Keypair.random()
     owner_id = str(uuid.uuid4())
@@ -81,15 +90,13 @@ def make_beneficiaries(database_url: str, count: int) -> list[dict[str, Any]]:
         )
         psycopg2.extras.execute_values(
             cur,
-            "INSERT INTO beneficiaries (id, user_id, name, relationship, email, allocation_percentage,"
-            " claim_token_hash, claim_token_sealed) VALUES %s",
+            "INSERT INTO beneficiaries (id, user_id, name_sealed, relationship_sealed, email_sealed,"
+            " email_bidx, allocation_percentage, claim_token_hash, claim_token_sealed) VALUES %s",
             [
                 (
                     r["id"],
                     owner_id,
-                    "Heir",
-                    "child",
-                    "heir@example.org",
+                    *_sealed_heir(ring, r["id"]),
                     1,
                     hashlib.sha256(str(r["token"]).encode()).digest(),
                     "-",
@@ -215,7 +222,9 @@ async def relay(bench: Bench, start_worker: Any) -> dict[str, Any]:
         workers = [start_worker("worker-1")]
         try:
             await wait_worker(bench.redis_url)
-            heirs = await asyncio.to_thread(make_beneficiaries, bench.database_url, LATENCY_SAMPLES)
+            heirs = await asyncio.to_thread(
+                make_beneficiaries, bench.database_url, bench.key_ring, LATENCY_SAMPLES
+            )
             for n, heir in enumerate(heirs, start=1):
                 rpc.fund(heir["wallet"].public_key, SEQUENCE_BASE)
                 await submit_all(
@@ -247,7 +256,9 @@ async def relay(bench: Bench, start_worker: Any) -> dict[str, Any]:
             rpc.latency_seconds = latency
             for count in (1, 2):
                 reset(bench.database_url, bench.redis_url)
-                heirs = await asyncio.to_thread(make_beneficiaries, bench.database_url, RELAY_BURST)
+                heirs = await asyncio.to_thread(
+                    make_beneficiaries, bench.database_url, bench.key_ring, RELAY_BURST
+                )
                 xdrs = []
                 for heir in heirs:
                     rpc.fund(heir["wallet"].public_key, SEQUENCE_BASE)
@@ -284,8 +295,12 @@ async def relay(bench: Bench, start_worker: Any) -> dict[str, Any]:
 
 
 async def run(bench: Bench, workdir: Path, start_worker: Any) -> dict[str, Any]:
-    service_heirs = await asyncio.to_thread(make_beneficiaries, bench.database_url, SUBMIT_WALLETS)
-    ceiling_heirs = await asyncio.to_thread(make_beneficiaries, bench.database_url, SUBMIT_WALLETS)
+    service_heirs = await asyncio.to_thread(
+        make_beneficiaries, bench.database_url, bench.key_ring, SUBMIT_WALLETS
+    )
+    ceiling_heirs = await asyncio.to_thread(
+        make_beneficiaries, bench.database_url, bench.key_ring, SUBMIT_WALLETS
+    )
     runs = bench.args.rounds + (1 if bench.args.warmup > 0 else 0)
 
     def fresh(target: Server, heirs: list[dict[str, Any]], name: str) -> Any:

@@ -1,14 +1,13 @@
 """Private text at rest: messages, archive texts, and the personal data of owners, beneficiaries,
 guardians, assets and guardian reports (`COLUMNS` lists every one).
 
-Each such column `c` has a sibling `c_sealed` holding `KeyRing.seal("private-text", text, aad)`
+Each such column `c` is stored as `c_sealed` holding `KeyRing.seal("private-text", text, aad)`
 with aad = "<table>.<column>|" + the row's uuid bytes, so a value copied onto another row, or
 into another column of the same row, fails authentication instead of showing the wrong text.
-New writes fill `c_sealed` and leave `c` NULL; `c` still holds the text of rows written before
-migration 0012 (the database has no key, so SQL alone could not seal them) until
-`reseal` (the worker's `reseal_private_texts` cron) seals it and clears it. Nothing the service
-sorts by is among these columns; where it must find a row by one (an email address), it looks
-up the column's keyed blind index (`blind_index_candidates`). Decisions: docs/sealed-text.md.
+The plaintext columns of old deployments are gone (migration 0015 drops them, after `reseal`
+has sealed what they held: docs/sealed-text.md); only `reseal` still knows they may exist.
+Nothing the service sorts by is among these columns; where it must find a row by one (an email
+address), it looks up the column's keyed blind index (`blind_index_candidates`).
 
 An open that fails is a `SealedTextError` (an IntegrityError): the request answers 500 and the
 error log names the table, column and row, never a text.
@@ -59,12 +58,9 @@ class SealedTextError(IntegrityError):
 
 
 def select_list(table: str, alias: str, columns: tuple[str, ...] | None = None, prefix: str = "") -> str:
-    """The legacy and sealed columns of `table` (all, or `columns`), for a SELECT; open the row with
+    """The sealed columns of `table` (all, or `columns`), for a SELECT; open the row with
     `open_row` (same `prefix`, which names the output keys when several tables are joined)."""
-    return ", ".join(
-        f"{alias}.{c} AS {prefix}{c}, {alias}.{c}_sealed AS {prefix}{c}_sealed"
-        for c in (columns or COLUMNS[table])
-    )
+    return ", ".join(f"{alias}.{c}_sealed AS {prefix}{c}_sealed" for c in (columns or COLUMNS[table]))
 
 
 def normalise(value: str) -> str:
@@ -112,9 +108,10 @@ def _open_cached(ring: KeyRing, table: str, column: str, sealed: str, row_id: st
 
 
 def open_text(
-    ring: KeyRing, *, table: str, column: str, row_id: str, sealed: str | None, legacy: str | None
+    ring: KeyRing, *, table: str, column: str, row_id: str, sealed: str | None, legacy: Any = None
 ) -> str | None:
-    """The text of one column: opened from `sealed`, or the pre-0012 plaintext if not sealed yet."""
+    """The text of one column: opened from `sealed`, or (only `reseal` passes one) the plaintext
+    of a row an old deployment wrote, if not sealed yet."""
     if sealed is None:
         return legacy
     try:
@@ -128,8 +125,8 @@ def open_text(
 def open_row(
     ring: KeyRing, table: str, row: Mapping[str, Any], *, id_key: str = "id", prefix: str = ""
 ) -> dict[str, Any]:
-    """A copy of `row` with each `c`/`c_sealed` pair present (keys `{prefix}c`) replaced by the
-    text as `{prefix}c`; the row's id is `row[id_key]` (NULL for an outer join that found none)."""
+    """A copy of `row` with each `c_sealed` present (keys `{prefix}c_sealed`) replaced by the text
+    as `{prefix}c`; the row's id is `row[id_key]` (NULL for an outer join that found none)."""
     record = dict(row)
     row_id = record[id_key]
     for column in COLUMNS[table]:
@@ -143,13 +140,12 @@ def open_row(
 
 
 def sealed_values(ring: KeyRing, table: str, row_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """Column values to write: each private text becomes `c_sealed` (and `c` = NULL), plus
-    `c_bidx` for a blind-indexed one. Other values pass through; a Decimal is sealed as its string."""
+    """Column values to write: each private text becomes `c_sealed`, plus `c_bidx` for a
+    blind-indexed one. Other values pass through; a Decimal is sealed as its string."""
     out: dict[str, Any] = {}
     for column, value in values.items():
         if column in COLUMNS[table]:
             text = None if value is None else str(value)
-            out[column] = None
             out[f"{column}_sealed"] = seal(ring, table=table, column=column, row_id=row_id, text=text)
             if column in BLIND_INDEXED.get(table, ()):
                 out[f"{column}_bidx"] = blind_index(ring, table=table, column=column, value=text)
@@ -159,35 +155,52 @@ def sealed_values(ring: KeyRing, table: str, row_id: str, values: Mapping[str, A
 
 
 def writable(table: str, columns: tuple[str, ...]) -> tuple[str, ...]:
-    """`columns` plus the sealed sibling (and blind index) of each private text among them."""
+    """`columns` with each private text among them replaced by its sealed column (and blind index)."""
     indexed = BLIND_INDEXED.get(table, ())
     return (
-        columns
+        tuple(c for c in columns if c not in COLUMNS[table])
         + tuple(f"{c}_sealed" for c in columns if c in COLUMNS[table])
         + tuple(f"{c}_bidx" for c in columns if c in indexed)
     )
+
+
+async def legacy_columns(pool: Pool) -> dict[str, tuple[str, ...]]:
+    """The plaintext columns of `COLUMNS` that still exist (a deployment that has not applied
+    migration 0015 yet), by table; empty once they are dropped."""
+    async with autocommit(pool) as cur:
+        await cur.execute(
+            "SELECT table_name::text AS t, column_name::text AS c FROM information_schema.columns"
+            " WHERE table_schema = current_schema() AND table_name = ANY(%s)",
+            (list(COLUMNS),),
+        )
+        present = {(r["t"], r["c"]) for r in await cur.fetchall()}
+    found = {t: tuple(c for c in cols if (t, c) in present) for t, cols in COLUMNS.items()}
+    return {t: cols for t, cols in found.items() if cols}
 
 
 async def reseal(pool: Pool, ring: KeyRing, *, batch: int = 200) -> tuple[int, int]:
     """Seal every private text not yet sealed under the primary key (or not sealed at all).
 
     Returns (rows rewritten, rows that could not be opened). Once both are 0 no text needs an
-    older key, and no plaintext is left from before 0012. The guarded UPDATE skips a row that
-    was edited meanwhile (the next run takes it). updated_at is left alone: nothing changed.
+    older key, and no plaintext column holds anything. Rows are re-indexed (`c_bidx`) with the
+    key they are sealed under. The guarded UPDATE skips a row that was edited meanwhile (the
+    next run takes it). updated_at is left alone: nothing changed.
     """
     prefix = f"{ring.primary_id}."
+    legacy = await legacy_columns(pool)
     resealed = unopenable = 0
     for table, columns in COLUMNS.items():
+        plain = legacy.get(table, ())
         stale = " OR ".join(
-            f"{c} IS NOT NULL OR ({c}_sealed IS NOT NULL AND NOT starts_with({c}_sealed, %(prefix)s))"
-            for c in columns
+            [f"{c} IS NOT NULL" for c in plain]
+            + [f"({c}_sealed IS NOT NULL AND NOT starts_with({c}_sealed, %(prefix)s))" for c in columns]
         )
-        pairs = ", ".join(f"{c}, {c}_sealed" for c in columns)
+        selected = ", ".join([*plain, *(f"{c}_sealed" for c in columns)])
         after = "00000000-0000-0000-0000-000000000000"
         while True:
             async with autocommit(pool) as cur:
                 await cur.execute(
-                    f"SELECT id, {pairs} FROM {table} WHERE ({stale}) AND id > %(after)s ORDER BY id"
+                    f"SELECT id, {selected} FROM {table} WHERE ({stale}) AND id > %(after)s ORDER BY id"
                     " LIMIT %(batch)s",
                     {"prefix": prefix, "after": after, "batch": batch},
                 )
@@ -197,11 +210,22 @@ async def reseal(pool: Pool, ring: KeyRing, *, batch: int = 200) -> tuple[int, i
             for row in rows:
                 after = row["id"]
                 try:
-                    texts = open_row(ring, table, row)
+                    texts = {
+                        c: open_text(
+                            ring,
+                            table=table,
+                            column=c,
+                            row_id=row["id"],
+                            sealed=row[f"{c}_sealed"],
+                            legacy=row.get(c),
+                        )
+                        for c in columns
+                    }
                 except SealedTextError:
                     unopenable += 1
                     continue
-                new = sealed_values(ring, table, row["id"], {c: texts[c] for c in columns})
+                new = sealed_values(ring, table, row["id"], texts)
+                new.update({c: None for c in plain})
                 assignments = ", ".join(f"{c} = %(new_{c})s" for c in new)
                 guard = " AND ".join(f"{c} IS NOT DISTINCT FROM %(old_{c})s" for c in new if c in row)
                 params = {f"new_{c}": v for c, v in new.items()}

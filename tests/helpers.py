@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import psycopg2
@@ -77,3 +78,24 @@ def assert_error(body: dict[str, Any], status: int) -> None:
     assert body["statusCode"] == status
     assert isinstance(body["error"], str) and body["error"]
     assert isinstance(body["message"], (str, list)) and body["message"]
+
+
+def migrations_before(dest: Path, name_prefix: str) -> Path:
+    """A copy of the migrations whose names sort before `name_prefix` (e.g. "0012_"), in `dest`,
+    to build a database as an older release left it."""
+    from core.process.migrate import migration_files
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in migration_files():
+        if path.name < name_prefix:
+            (dest / path.name).write_text(path.read_text())
+    return dest
+
+
+def migrations_before_drop(dest: Path) -> Path:
+    """The migrations before the first that needs every private text sealed (it drops the
+    plaintext columns: core.process.migrate.RESEAL_FIRST)."""
+    from core.process.migrate import RESEAL_FIRST, migration_files
+
+    first = next(p.name for p in migration_files() if p.read_text().startswith(RESEAL_FIRST))
+    return migrations_before(dest, first)

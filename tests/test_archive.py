@@ -401,8 +401,8 @@ async def test_delete_racing_a_message_that_attaches_the_item_is_409(vault: Arch
     try:
         with conn.cursor() as cur:  # a message attaching the item, committed only after DELETE started
             cur.execute(
-                "INSERT INTO messages (user_id, content, release_rule_kind, audience_all, media_id)"
-                " VALUES (%s, 'hi', 'on_release', true, %s)",
+                "INSERT INTO messages (user_id, content_sealed, release_rule_kind, audience_all, media_id)"
+                " VALUES (%s, 'k1.unread', 'on_release', true, %s)",
                 (vault.session.user["id"], item["id"]),
             )
             deleting = asyncio.create_task(

@@ -5,15 +5,22 @@ are found through their keyed blind index, and rotation re-seals and re-indexes 
 
 from __future__ import annotations
 
+import asyncio
+
 import psycopg2
+import psycopg2.errors
+import psycopg2.extras
+import pytest
 from arq import cron
 
 from core.db import create_pool
 from core.files.crypto import KeyRing
-from core.process.migrate import apply_migrations, migration_files
+from core.process.cli import reseal_hook
+from core.process.migrate import apply_migrations
 from models import sealed_text
+from models.account import users
 from models.contents import assets, beneficiaries, guardians
-from tests.helpers import scratch_database, sign_in
+from tests.helpers import migrations_before, scratch_database, sign_in
 from tests.lifecycle_helpers import activate_plan, approve, guardian_session, report
 from tests.plan_helpers import create, query
 from workers import keys as key_jobs
@@ -130,9 +137,15 @@ async def test_personal_data_is_sealed_at_rest_and_every_route_shows_it(client, 
     for table in TABLES:
         assert MARK not in _dump(settings, table), table
     assert AMOUNT not in _dump(settings, "assets")
-    for table, columns in sealed_text.COLUMNS.items():
-        filled = " OR ".join(f"{c} IS NOT NULL" for c in columns)
-        assert query(settings, f"SELECT count(*) AS n FROM {table} WHERE {filled}")[0]["n"] == 0, table
+    plain = query(
+        settings,
+        "SELECT table_name || '.' || column_name AS c FROM information_schema.columns"
+        " WHERE table_schema = current_schema() AND table_name = ANY(%s)",
+        (list(sealed_text.COLUMNS),),
+    )
+    present = {r["c"] for r in plain}
+    for table, columns in sealed_text.COLUMNS.items():  # no plaintext column left to fill
+        assert all(f"{table}.{c}_sealed" in present and f"{table}.{c}" not in present for c in columns)
     (row,) = query(settings, "SELECT note_sealed FROM plan_reports")
     assert row["note_sealed"].startswith(f"{settings.encryption_keys.primary_id}.")
 
@@ -193,87 +206,142 @@ async def test_rotation_reseals_and_reindexes_and_lookups_work_throughout(make_c
     assert [a["amount"] for a in listed] == ["0.0000001"]
 
 
-async def test_rows_from_before_0014_are_read_then_sealed_and_indexed_by_the_reseal_job(
+def _old_rows(url: str) -> dict[str, str]:
+    """One row per table as a release before 0014 wrote it: every personal value in clear."""
+    with psycopg2.connect(url) as conn, conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO users (wallet_address, name, email) VALUES ('GOLD', %s, %s) RETURNING id::text",
+            (f"Olive {MARK}", f"olive.{MARK}@example.org"),
+        )
+        ids = {"user": cur.fetchone()[0]}
+        cur.execute(
+            "INSERT INTO beneficiaries (id, user_id, name, relationship, email, allocation_percentage,"
+            " claim_token_hash, claim_token_sealed) VALUES (gen_random_uuid(), %s, %s, %s, %s, 50,"
+            " sha256('t'), 'k1.x') RETURNING id::text",
+            (ids["user"], f"Ada {MARK}", f"daughter {MARK}", f"Ada.{MARK}@example.org"),
+        )
+        ids["heir"] = cur.fetchone()[0]
+        cur.execute(
+            "INSERT INTO guardians (user_id, name, email, wallet_address) VALUES (%s, %s, %s, 'GGUARD')"
+            " RETURNING id::text",
+            (ids["user"], f"Grace {MARK}", f"grace.{MARK}@example.org"),
+        )
+        ids["guardian"] = cur.fetchone()[0]
+        cur.execute(
+            "INSERT INTO assets (user_id, label, amount, description) VALUES (%s, %s, 12.50, %s)"
+            " RETURNING id::text",
+            (ids["user"], f"Savings {MARK}", f"Bank {MARK}"),
+        )
+        ids["asset"] = cur.fetchone()[0]
+        cur.execute("INSERT INTO plans (user_id) VALUES (%s) RETURNING id", (ids["user"],))
+        plan_id = cur.fetchone()[0]
+        cur.execute(
+            "INSERT INTO plan_reports (plan_id, round, guardian_id, guardian_name, note, created_at)"
+            " VALUES (%s, 1, %s, %s, %s, now())",
+            (plan_id, ids["guardian"], f"Grace {MARK}", f"gone {MARK}"),
+        )
+        cur.execute(
+            "INSERT INTO plan_approvals (plan_id, round, guardian_id, guardian_name, wallet_address,"
+            " created_at) VALUES (%s, 1, %s, %s, 'GGUARD', now())",
+            (plan_id, ids["guardian"], f"Grace {MARK}"),
+        )
+        cur.execute(
+            "INSERT INTO plan_transitions (plan_id, from_status, to_status, actor, actor_name, reason, at)"
+            " VALUES (%s, 'Active', 'PendingVerification', 'guardian', %s, 'guardian_report', now())",
+            (plan_id, f"Grace {MARK}"),
+        )
+    conn.close()
+    return ids
+
+
+def _dump_all(url: str) -> str:
+    with psycopg2.connect(url) as conn, conn.cursor() as cur:
+        cur.execute(" UNION ALL ".join(f"SELECT t::text FROM {t} t" for t in sealed_text.COLUMNS))
+        dumped = "\n".join(r[0] for r in cur.fetchall())
+    conn.close()
+    return dumped
+
+
+async def test_the_drop_of_plaintext_columns_refuses_until_all_is_sealed_and_loses_nothing(
     service_urls, settings, tmp_path
 ):
-    """The database has no key, so 0014 cannot seal: old rows are read from their plaintext until
-    the reseal job seals them, clears it and writes the blind index."""
-    with scratch_database(service_urls[0], "lps_seal13") as (_, url):
-        for path in migration_files():
-            if path.name < "0014_":
-                (tmp_path / path.name).write_text(path.read_text())
-        apply_migrations(url, tmp_path)
-        with psycopg2.connect(url) as conn, conn.cursor() as cur:
-            cur.execute(
-                "INSERT INTO users (wallet_address, name, email) VALUES ('GOLD', %s, %s) RETURNING id::text",
-                (f"Olive {MARK}", f"olive.{MARK}@example.org"),
-            )
-            user_id = cur.fetchone()[0]
-            cur.execute(
-                "INSERT INTO beneficiaries (id, user_id, name, relationship, email, allocation_percentage,"
-                " claim_token_hash, claim_token_sealed) VALUES (gen_random_uuid(), %s, %s, %s, %s, 50,"
-                " sha256('t'), 'k1.x') RETURNING id::text",
-                (user_id, f"Ada {MARK}", f"daughter {MARK}", f"Ada.{MARK}@example.org"),
-            )
-            heir_id = cur.fetchone()[0]
-            cur.execute(
-                "INSERT INTO guardians (user_id, name, email, wallet_address) VALUES (%s, %s, %s, 'GGUARD')"
-                " RETURNING id::text",
-                (user_id, f"Grace {MARK}", f"grace.{MARK}@example.org"),
-            )
-            guardian_id = cur.fetchone()[0]
-            cur.execute(
-                "INSERT INTO assets (user_id, label, amount, description) VALUES (%s, %s, 12.50, NULL)"
-                " RETURNING id::text",
-                (user_id, f"Savings {MARK}"),
-            )
-            asset_id = cur.fetchone()[0]
-        conn.close()
-        assert apply_migrations(url, _upto(tmp_path, "0014_"))[0].startswith("0014_")
+    """A deployment that never ran the reseal job: the drop migration refuses, applies nothing of
+    itself and leaves every value where it was; `migrate` with the key ring seals first, then
+    drops, and every value reads back through the models."""
+    with scratch_database(service_urls[0], "lps_drop") as (_, url):
+        apply_migrations(url, migrations_before(tmp_path / "old", "0014_"))
+        ids = _old_rows(url)
+        before = _dump_all(url)
 
+        # No key (the hook is what ENCRYPTION_KEYS provides): 0014 applies, the drop refuses.
+        with pytest.raises(psycopg2.errors.RaiseException, match="plaintext not sealed yet") as refused:
+            apply_migrations(url)
+        for what in (
+            "users.name/email",
+            "beneficiaries.",
+            "guardians.",
+            "assets.",
+            "plan_reports.",
+            "plan_approvals.",
+            "plan_transitions.",
+        ):
+            assert what in str(refused.value), what
+        applied = {r["name"] for r in _rows(url, "SELECT name FROM schema_migrations")}
+        assert "0014_personal_data_sealed.sql" in applied
+        assert not any(n.endswith("_plaintext_columns_dropped.sql") for n in applied)
+        assert _rows(url, "SELECT name, email FROM users") == [
+            {"name": f"Olive {MARK}", "email": f"olive.{MARK}@example.org"}
+        ]
+        assert MARK in before and before.count(MARK) == _dump_all(url).count(MARK)  # nothing lost
+
+        # With the key ring, `migrate` seals everything, then drops the columns.
         ring = settings.encryption_keys
-        owner = {"user_id": user_id}
+        applied_now = await asyncio.to_thread(apply_migrations, url, before_reseal=reseal_hook(settings, url))
+        assert [n for n in applied_now if n.endswith("_plaintext_columns_dropped.sql")]
+        assert MARK not in _dump_all(url)
+
+        owner = {"user_id": ids["user"]}
         pool = await create_pool(url, maxsize=2)
         try:
-            old_asset = await assets.get(pool, ring, raw_id=asset_id, **owner)
-            assert (old_asset["label"], str(old_asset["amount"])) == (f"Savings {MARK}", "12.50")
-            resealed, unopenable = await sealed_text.reseal(pool, ring)
-            assert (resealed, unopenable) == (4, 0)
-            assert await sealed_text.reseal(pool, ring) == (0, 0)
-            asset = await assets.get(pool, ring, raw_id=asset_id, **owner)
-            assert (asset["label"], str(asset["amount"])) == (f"Savings {MARK}", "12.50")
-            guardian = await guardians.get(pool, ring, raw_id=guardian_id, **owner)
+            asset = await assets.get(pool, ring, raw_id=ids["asset"], **owner)
+            assert (asset["label"], str(asset["amount"]), asset["description"]) == (
+                f"Savings {MARK}",
+                "12.50",
+                f"Bank {MARK}",
+            )
+            guardian = await guardians.get(pool, ring, raw_id=ids["guardian"], **owner)
             assert (guardian["name"], guardian["email"]) == (f"Grace {MARK}", f"grace.{MARK}@example.org")
+            user = await users.get_with_wallets(pool, ring, ids["user"])
+            assert (user["name"], user["email"]) == (f"Olive {MARK}", f"olive.{MARK}@example.org")
             async with pool.acquire() as conn, conn.cursor() as cur:
                 await cur.execute(
-                    f"SELECT {beneficiaries.PUBLIC_COLUMNS} FROM beneficiaries WHERE id = %s", (heir_id,)
+                    f"SELECT {beneficiaries.PUBLIC_COLUMNS} FROM beneficiaries WHERE id = %s", (ids["heir"],)
                 )
                 heir = sealed_text.open_row(ring, "beneficiaries", await cur.fetchone())
+                await cur.execute("SELECT id, note_sealed, guardian_name_sealed FROM plan_reports")
+                report_row = sealed_text.open_row(ring, "plan_reports", await cur.fetchone())
+                await cur.execute("SELECT id, actor_name_sealed FROM plan_transitions")
+                transition = sealed_text.open_row(ring, "plan_transitions", await cur.fetchone())
             assert (heir["name"], heir["relationship"]) == (f"Ada {MARK}", f"daughter {MARK}")
+            assert (report_row["note"], report_row["guardian_name"]) == (f"gone {MARK}", f"Grace {MARK}")
+            assert transition["actor_name"] == f"Grace {MARK}"
+            assert await sealed_text.reseal(pool, ring) == (0, 0)
         finally:
             pool.close()
             await pool.wait_closed()
-        with psycopg2.connect(url) as conn, conn.cursor() as cur:
-            cur.execute(
-                "SELECT u::text FROM users u UNION ALL SELECT b::text FROM beneficiaries b"
-                " UNION ALL SELECT g::text FROM guardians g UNION ALL SELECT a::text FROM assets a"
-            )
-            dumped = "\n".join(r[0] for r in cur.fetchall())
-            candidates = sealed_text.blind_index_candidates(
-                ring, table="beneficiaries", column="email", value=f"ada.{MARK}@EXAMPLE.ORG"
-            )
-            cur.execute("SELECT id::text FROM beneficiaries WHERE email_bidx = ANY(%s)", (candidates,))
-            found = [r[0] for r in cur.fetchall()]
-        conn.close()
-        assert MARK not in dumped and "12.50" not in dumped
-        assert found == [heir_id]
+        candidates = sealed_text.blind_index_candidates(
+            ring, table="beneficiaries", column="email", value=f"ada.{MARK}@EXAMPLE.ORG"
+        )
+        found = _rows(
+            url, "SELECT id::text AS id FROM beneficiaries WHERE email_bidx = ANY(%s)", (candidates,)
+        )
+        assert [r["id"] for r in found] == [ids["heir"]]
+        assert await asyncio.to_thread(apply_migrations, url, before_reseal=reseal_hook(settings, url)) == []
 
 
-def _upto(tmp_path, prefix: str):
-    """A directory with the migrations up to and including the one starting with `prefix`."""
-    directory = tmp_path / f"upto-{prefix}"
-    directory.mkdir(exist_ok=True)
-    for path in migration_files():
-        if path.name[:4] <= prefix[:4]:
-            (directory / path.name).write_text(path.read_text())
-    return directory
+def _rows(url: str, sql: str, params: object = None) -> list[dict[str, object]]:
+    with psycopg2.connect(url) as conn, conn.cursor(cursor_factory=psycopg2.extras.RealDictCursor) as cur:
+        cur.execute(sql, params)
+        rows = [dict(r) for r in cur.fetchall()]
+    conn.close()
+    return rows

@@ -4,6 +4,7 @@ them, a sealed value moved to another row fails loudly, and the rotation cron re
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from urllib.parse import quote
 
@@ -12,11 +13,12 @@ from arq import cron
 
 from core.db import create_pool
 from core.files.crypto import KeyRing
-from core.process.migrate import apply_migrations, migration_files
+from core.process.cli import reseal_hook
+from core.process.migrate import apply_migrations
 from models import sealed_text
 from models.contents import messages
 from tests.capsule_helpers import Family, family
-from tests.helpers import scratch_database, sign_in
+from tests.helpers import migrations_before, scratch_database, sign_in
 from tests.plan_helpers import create, query
 from workers import keys as key_jobs
 
@@ -27,17 +29,6 @@ def _dump(settings, table: str) -> str:
     """Every column of every row of `table` as PostgreSQL prints it."""
     rows = query(settings, f"SELECT t::text AS row FROM {table} t")
     return "\n".join(r["row"] for r in rows)
-
-
-def _plain_texts(settings) -> list[str]:
-    """The legacy plaintext columns that are still filled."""
-    rows = query(
-        settings,
-        "SELECT 'm' AS t FROM messages WHERE title IS NOT NULL OR content IS NOT NULL UNION ALL"
-        " SELECT 'a' FROM archive_items WHERE title IS NOT NULL OR description IS NOT NULL"
-        " OR file_name IS NOT NULL",
-    )
-    return [r["t"] for r in rows]
 
 
 async def test_texts_are_sealed_at_rest_and_every_route_shows_them(fam: Family, settings):
@@ -86,7 +77,6 @@ async def test_texts_are_sealed_at_rest_and_every_route_shows_them(fam: Family, 
     # What PostgreSQL holds (and so its WAL, replicas and backups): no text, and no plaintext column.
     for table in ("messages", "archive_items", "activity"):
         assert SECRET not in _dump(settings, table), table
-    assert _plain_texts(settings) == []
     sealed = query(settings, "SELECT content_sealed FROM messages WHERE id = %s", (later["id"],))
     assert sealed[0]["content_sealed"].startswith(f"{settings.encryption_keys.primary_id}.")
 
@@ -148,14 +138,15 @@ async def test_rotation_reseals_texts_and_the_old_key_can_go(
     assert (item["title"], item["description"], item["fileName"]) == ("a.txt", "desc", "a.txt")
 
 
-async def test_rows_from_before_0012_are_read_then_sealed_by_the_reseal_job(service_urls, settings, tmp_path):
-    """0012 cannot seal in SQL (no key in the database): old rows keep their plaintext, are read
-    from it, and the reseal job seals them and clears it."""
+async def test_rows_from_before_0012_are_sealed_before_their_plaintext_column_is_dropped(
+    service_urls, settings, tmp_path
+):
+    """0012 cannot seal in SQL (no key in the database): old rows keep their plaintext until the
+    reseal job seals it; the migration that drops the plaintext columns refuses while any is
+    left, and `migrate` runs the reseal just before it (tests/test_personal_data_sealed.py has
+    the refusal)."""
     with scratch_database(service_urls[0], "lps_seal") as (_, url):
-        for path in migration_files():
-            if path.name < "0012_":
-                (tmp_path / path.name).write_text(path.read_text())
-        apply_migrations(url, tmp_path)
+        apply_migrations(url, migrations_before(tmp_path / "old", "0012_"))
         with psycopg2.connect(url) as conn, conn.cursor() as cur:
             cur.execute("INSERT INTO users (wallet_address) VALUES ('GSEALTEST') RETURNING id")
             user_id = cur.fetchone()[0]
@@ -174,36 +165,29 @@ async def test_rows_from_before_0012_are_read_then_sealed_by_the_reseal_job(serv
             )
             item_id = cur.fetchone()[0]
         conn.close()
-        assert apply_migrations(url)[0] == "0012_private_text_sealed.sql"
-
         ring = settings.encryption_keys
+        applied = await asyncio.to_thread(apply_migrations, url, before_reseal=reseal_hook(settings, url))
+        assert applied[0] == "0012_private_text_sealed.sql"
+        assert any(name.endswith("_plaintext_columns_dropped.sql") for name in applied)
+
         pool = await create_pool(url, maxsize=2)
         try:
-            before = await messages.get(pool, ring, user_id=str(user_id), raw_id=message_id)
-            assert before["content"] == f"old content {SECRET}"
-            assert await sealed_text.reseal(pool, ring) == (2, 0)
-            assert await sealed_text.reseal(pool, ring) == (0, 0)
             after = await messages.get(pool, ring, user_id=str(user_id), raw_id=message_id)
-            assert (after["title"], after["content"]) == (before["title"], before["content"])
+            assert (after["title"], after["content"]) == (f"old title {SECRET}", f"old content {SECRET}")
+            assert await sealed_text.reseal(pool, ring) == (0, 0)
         finally:
             pool.close()
             await pool.wait_closed()
         with psycopg2.connect(url) as conn, conn.cursor() as cur:
             cur.execute("SELECT m::text FROM messages m UNION ALL SELECT i::text FROM archive_items i")
             dumped = "\n".join(r[0] for r in cur.fetchall())
-            cur.execute("SELECT title, description, file_name, file_name_sealed FROM archive_items")
-            title, description, file_name, file_name_sealed = cur.fetchone()
+            cur.execute("SELECT file_name_sealed FROM archive_items")
+            (file_name_sealed,) = cur.fetchone()
         conn.close()
         assert SECRET not in dumped
-        assert (title, description, file_name) == (None, None, None)
         assert (
             sealed_text.open_text(
-                ring,
-                table="archive_items",
-                column="file_name",
-                row_id=item_id,
-                sealed=file_name_sealed,
-                legacy=None,
+                ring, table="archive_items", column="file_name", row_id=item_id, sealed=file_name_sealed
             )
             == f"old-{SECRET}.txt"
         )

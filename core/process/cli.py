@@ -9,12 +9,14 @@ that exits is restarted with backoff (core.process.supervise) while the API stay
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from core import logging as app_logging
@@ -49,12 +51,37 @@ def cmd_worker(settings: Settings) -> None:
     run(settings)
 
 
+def reseal_hook(settings: Settings, database_url: str) -> Callable[[], None] | None:
+    """The reseal job (models.sealed_text.reseal) as `migrate` runs it before a migration that
+    drops plaintext columns; None without ENCRYPTION_KEYS (that migration then refuses, naming
+    what is left, and drops nothing)."""
+    ring = settings.encryption_keys
+    if ring is None:
+        return None
+
+    async def reseal() -> None:
+        from core.db import create_pool
+        from models import sealed_text
+
+        pool = await create_pool(database_url, 2)
+        try:
+            resealed, unopenable = await sealed_text.reseal(pool, ring)
+        finally:
+            pool.close()
+            await pool.wait_closed()
+        log.info("private texts sealed before migrating", extra={"count": resealed, "unopenable": unopenable})
+
+    return lambda: asyncio.run(reseal())
+
+
 def cmd_migrate(settings: Settings) -> None:
     from core.process.migrate import apply_migrations
 
     if not settings.database_url:
         raise ConfigError("DATABASE_URL is required")
-    applied = apply_migrations(settings.database_url)
+    applied = apply_migrations(
+        settings.database_url, before_reseal=reseal_hook(settings, settings.database_url)
+    )
     log.info("migrations applied" if applied else "database up to date", extra={"applied": applied})
 
 
@@ -77,7 +104,7 @@ def cmd_dev(settings: Settings) -> None:
     if not env.get("STORAGE_URL"):
         env["STORAGE_URL"] = Path(settings.data_dir, "objects").resolve().as_uri()
         log.info("STORAGE_URL unset: storing archive objects under %s", env["STORAGE_URL"])
-    apply_migrations(env["DATABASE_URL"])
+    apply_migrations(env["DATABASE_URL"], before_reseal=reseal_hook(settings, env["DATABASE_URL"]))
 
     def spawn(name: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen([sys.executable, "-m", "core.process.cli", name], env=env)  # noqa: S603

@@ -1,13 +1,20 @@
 """Apply `migrations/NNNN_name.sql` in order, once each, under an advisory lock.
 
 The lock makes two instances starting together (e.g. two `release` phases) apply each file
-exactly once: the second waits, then finds everything recorded in `schema_migrations`.
+exactly once: the second waits, then finds everything recorded in `schema_migrations`. Each
+file commits on its own with its `schema_migrations` row, so a file that refuses leaves the
+ones before it applied and itself not applied (and is retried by the next run).
+
+A file whose first line is `RESEAL_FIRST` needs every private text sealed before it runs (it
+drops plaintext columns): `before_reseal`, when given, is called just before it, after every
+earlier file has committed. `legacy-planning migrate` passes the reseal job there.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg2
@@ -17,6 +24,7 @@ log = logging.getLogger(__name__)
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 LOCK_KEY = 727_001  # arbitrary, fixed: identifies "schema migration" among advisory locks
 FILE_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+RESEAL_FIRST = "-- legacy-planning: reseal first"
 
 
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
@@ -27,28 +35,41 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
     return files
 
 
-def apply_migrations(dsn: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
+def apply_migrations(
+    dsn: str, directory: Path = MIGRATIONS_DIR, *, before_reseal: Callable[[], object] | None = None
+) -> list[str]:
     """Apply pending migrations; return the names applied (empty when up to date)."""
     applied: list[str] = []
     conn = psycopg2.connect(dsn)
     try:
         conn.autocommit = False
         with conn.cursor() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+            # Session-level: held across the per-file commits, released when the connection closes.
+            cur.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
             cur.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
             )
+            conn.commit()
             cur.execute("SELECT name FROM schema_migrations")
             done = {row[0] for row in cur.fetchall()}
+            conn.commit()
             for path in migration_files(directory):
                 if path.name in done:
                     continue
+                sql = path.read_text()
+                if sql.startswith(RESEAL_FIRST) and before_reseal is not None:
+                    log.info("sealing private texts before migration", extra={"migration": path.name})
+                    before_reseal()
                 log.info("applying migration", extra={"migration": path.name})
-                cur.execute(path.read_text())
-                cur.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (path.name,))
+                try:
+                    cur.execute(sql)
+                    cur.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (path.name,))
+                    conn.commit()
+                except Exception:
+                    conn.rollback()
+                    raise
                 applied.append(path.name)
-        conn.commit()
     finally:
         conn.close()
     return applied

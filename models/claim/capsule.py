@@ -116,8 +116,7 @@ _OPENS_AT = (
 # Content is read only for messages that have opened: a sealed one's never leaves the database
 # (not even sealed). Texts are sealed at rest (models/sealed_text.py): `_read_contents` opens them.
 MESSAGES_SQL = (
-    "SELECT m.id::text AS id, m.title, m.title_sealed, m.created_at, o.opens_at,"
-    " CASE WHEN o.opens_at <= %(now)s THEN m.content END AS content,"
+    "SELECT m.id::text AS id, m.title_sealed, m.created_at, o.opens_at,"
     " CASE WHEN o.opens_at <= %(now)s THEN m.content_sealed END AS content_sealed,"
     " CASE WHEN o.opens_at <= %(now)s THEN i.type END AS media_type,"
     " CASE WHEN o.opens_at <= %(now)s THEN i.content_type END AS media_content_type,"
@@ -134,15 +133,14 @@ _DOCUMENT_FILTER = (
     " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.media_id = i.id)"
 )
 DOCUMENTS_SQL = (
-    "SELECT i.id::text AS id, i.title, i.title_sealed, i.type, i.category, i.file_name,"
-    " i.file_name_sealed, i.content_type,"
+    "SELECT i.id::text AS id, i.title_sealed, i.type, i.category, i.file_name_sealed, i.content_type,"
     " i.size_bytes AS size, encode(i.sha256, 'hex') AS sha256"
     f" FROM archive_items i WHERE {_DOCUMENT_FILTER} ORDER BY i.created_at, i.id"
 )
 # What a download needs to stream an item (a core.files.sealed_files.ServedFile; never shown).
 _SERVED_COLUMNS = (
     "i.id::text AS id, i.storage_key, i.key_id, i.wrapped_key, i.size_bytes, i.stored_bytes,"
-    " i.file_name, i.file_name_sealed, i.content_type"
+    " i.file_name_sealed, i.content_type"
 )
 
 

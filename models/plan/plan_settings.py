@@ -46,7 +46,7 @@ async def facts(cur: Cursor, user_id: str) -> Facts:
         " (SELECT count(*) FROM assets WHERE user_id = u.id) AS assets,"
         " (SELECT count(*) FROM archive_items WHERE user_id = u.id) AS archive_items,"
         " (SELECT count(*) FROM messages WHERE user_id = u.id) AS messages,"
-        " num_nonnulls(u.email, u.email_sealed) > 0 AS has_owner_email FROM users u WHERE u.id = %s",
+        " u.email_sealed IS NOT NULL AS has_owner_email FROM users u WHERE u.id = %s",
         (user_id,),
     )
     return Facts(**await cur.fetchone())  # type: ignore[typeddict-item]
