@@ -42,6 +42,7 @@ if str(ROOT) not in sys.path:
 
 from bench import archive, capsule, loadgen, soroban  # noqa: E402
 from bench import run as bench_run  # noqa: E402
+from core.files.crypto import KeyRing  # noqa: E402
 from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
 
 KINDS = ("me", "list", "capsule", "submit")
@@ -96,6 +97,7 @@ class AB:
         self.rows: list[dict[str, Any]] = []
         self.rss: dict[str, list[Any]] = {}
         self.rpc = SorobanRpcEmulator(contract_id=random_contract_id())
+        self.ring: KeyRing | None = None
         self.bench_args = bench_run.parse_args(
             [
                 *("--rounds", str(args.rounds), "--duration", str(args.duration)),
@@ -108,6 +110,7 @@ class AB:
         storage = {"STORAGE_URL": (self.workdir / "objects").as_uri()}
         env = bench_run.service_env(self.database_url, self.redis_url, storage, bench_run.free_port())
         env.update(SERVICE_CONTRACT_ID=str(self.rpc.contract_id), SOROBAN_RPC_URL=self.rpc.url)
+        self.ring = KeyRing.parse(env["ENCRYPTION_KEYS"])  # to seal the rows inserted in SQL
         for name, tree in self.args.services.items():
             port = bench_run.free_port()
             api_env = {**env, "PORT": str(port)}
@@ -133,6 +136,7 @@ class AB:
             self.database_url,
             self.redis_url,
             self.rpc,
+            self.ring,
         )
 
     async def set_up(self) -> None:
@@ -174,7 +178,7 @@ class AB:
         runs = self.bench_args.rounds + (1 if self.bench_args.warmup > 0 else 0)
 
         def fresh(target: bench_run.Server, side: str) -> Runner:
-            heirs = soroban.make_beneficiaries(self.database_url, soroban.SUBMIT_WALLETS)
+            heirs = soroban.make_beneficiaries(self.database_url, bench.key_ring, soroban.SUBMIT_WALLETS)
             batches = iter([soroban.submit_requests(bench, heirs, side, b) for b in range(runs)])
 
             async def run_once(seconds: float) -> dict[str, Any]:
