@@ -16,10 +16,13 @@ from models.archive import items as archive
 from models.archive import upkeep as archive_upkeep
 from models.claim import capsule as capsules
 from models.contents import assets, beneficiaries, guardians, messages
+from models.delivery import outbox
 from models.pagination import PageRequest
+from models.plan import guardianships, journey
 from tests.archive_helpers import Archive
 from tests.helpers import sign_in
-from tests.plan_helpers import create
+from tests.lifecycle_helpers import activate_plan, approve, guardian_session, report
+from tests.plan_helpers import create, query
 from tests.records import assert_record
 
 
@@ -114,3 +117,28 @@ async def test_user_and_activity_records(client):
     assert [entry["kind"] for entry in page.items] == ["asset.created", "user.updated", "user.created"]
     for entry in page.items:
         assert_record(entry, activity.ActivityEntry, entry["kind"])
+
+
+async def test_plan_records(client, settings):
+    """The plan records read with `models.common.as_record`: overview (plan, facts, approvals,
+    notices), journey (transitions), a guardian's plans, and the outbox row a delivery reads."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=3)
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    assert (await approve(client, setup, setup.guardians[0])).status == 200
+    pool, ring, user_id = client.app[DB], client.app[SETTINGS].key_ring, owner.user["id"]
+    view = await journey.overview(pool, ring, user_id)
+    assert_record(view, journey.Overview)
+    assert view["approval_count"] == 1 and view["notifications"]
+    story = await journey.journey(pool, ring, user_id)
+    assert_record(story, journey.Journey)
+    assert story["transitions"]
+    guardian = await guardian_session(client, setup.guardians[0])
+    (membership,) = await guardianships.list_for(pool, ring, guardian.user["id"])
+    assert_record(membership, guardianships.Guardianship)
+    pending = query(
+        settings, "SELECT id::text AS id FROM outbox WHERE status = 'pending' ORDER BY created_at"
+    )
+    delivery = await outbox.load(pool, ring, pending[0]["id"])
+    assert delivery is not None
+    assert_record(delivery, outbox.Delivery)

@@ -113,9 +113,9 @@ def _settle(row: outbox.Delivery, outcome: mailer.Outcome, now: datetime) -> out
 
 
 def _result(
-    row: outbox.Delivery, status: str, reason: str, next_attempt_at: datetime | None = None
+    row: outbox.Delivery, status: outbox.Status, reason: str, next_attempt_at: datetime | None = None
 ) -> outbox.Result:
-    return outbox.Result(id=row["id"], status=status, reason=reason, next_attempt_at=next_attempt_at)  # type: ignore[typeddict-item]
+    return outbox.Result(id=row["id"], status=status, reason=reason, next_attempt_at=next_attempt_at)
 
 
 async def sweep_outbox(ctx: dict[str, Any]) -> int:

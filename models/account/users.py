@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 import psycopg2.errors
 
@@ -11,6 +11,7 @@ from core.db import Pool, fetch_one, transaction
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
+from models.common import as_record
 
 USER_COLUMNS = f"u.id, u.wallet_address, {sealed_text.select_list('users', 'u')}, u.created_at, u.updated_at"
 
@@ -83,7 +84,7 @@ async def get_by_wallet(pool: Pool, ring: KeyRing, wallet_address: str) -> Signi
         " WHERE w.wallet_address = %s",
         (wallet_address,),
     )
-    return None if row is None else cast(SigningIn, _record(ring, row))
+    return None if row is None else as_record(SigningIn, _record(ring, row))
 
 
 async def get_with_wallets(pool: Pool, ring: KeyRing, user_id: str) -> UserWithWallets:
@@ -96,7 +97,7 @@ async def get_with_wallets(pool: Pool, ring: KeyRing, user_id: str) -> UserWithW
     )
     if row is None:
         raise NotFound("User")
-    return cast(UserWithWallets, _record(ring, row))
+    return as_record(UserWithWallets, _record(ring, row))
 
 
 async def update_profile(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 import psycopg2
 import psycopg2.errors
@@ -26,7 +26,7 @@ from core.files.sealed_files import Sealed, object_key
 from core.files.storage import Storage, StorageError
 from models import activity, sealed_text
 from models.archive.upload_rules import MEDIA_FAMILIES
-from models.common import Audience, check_audience, fetch_owned, parse_id
+from models.common import Audience, as_record, check_audience, fetch_owned, parse_id
 from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
@@ -108,7 +108,7 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> ArchiveItem:
     record["sha256"] = bytes(digest).hex() if digest is not None else None
     if record.get("wrapped_key") is not None:
         record["wrapped_key"] = bytes(record["wrapped_key"])
-    return cast(ArchiveItem, record)
+    return as_record(ArchiveItem, record)
 
 
 # --------------------------------------------------------------------------------------------
@@ -217,7 +217,7 @@ async def get_sealed(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) ->
     """The owner's item with storage key, key id and wrapped key (for downloads)."""
     item_id = parse_id(raw_id, "Archive item")
     async with autocommit(pool) as cur:
-        return cast(SealedArchiveItem, _record(ring, await _get(cur, user_id, item_id, sealed=True)))
+        return as_record(SealedArchiveItem, _record(ring, await _get(cur, user_id, item_id, sealed=True)))
 
 
 def require_available(item: ArchiveItem) -> None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import timedelta
-from typing import TypedDict, cast
+from typing import TypedDict
 
 import psycopg2
 
 from core.db import Pool, fetch_all, fetch_one
+from models.common import as_record
 
 
 class ClaimedItem(TypedDict):
@@ -52,7 +53,7 @@ async def claim_attempt(pool: Pool, item_id: str) -> ClaimedItem | None:
     if row is None:
         return None
     row["wrapped_key"] = bytes(row["wrapped_key"])
-    return cast(ClaimedItem, row)
+    return as_record(ClaimedItem, row)
 
 
 async def mark_available(pool: Pool, item_id: str) -> bool:

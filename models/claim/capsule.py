@@ -23,14 +23,14 @@ import hashlib
 from collections import OrderedDict
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import NotFound
 from core.files.crypto import KeyRing
 from core.files.sealed_files import ServedFile
 from models import activity, sealed_text
-from models.common import parse_id
+from models.common import as_record, parse_id
 from models.plan.plans import RELEASED
 
 
@@ -155,7 +155,7 @@ def token_digest(token: str) -> bytes:
 def _capsule(ring: KeyRing, row: dict[str, Any]) -> Capsule:
     record = sealed_text.open_row(ring, "beneficiaries", row, id_key="beneficiary_id")
     record = sealed_text.open_row(ring, "users", record, id_key="owner_id", prefix="owner_")
-    return cast(Capsule, record)
+    return as_record(Capsule, record)
 
 
 async def open_by_token(pool: Pool, ring: KeyRing, token: str) -> Capsule | None:
@@ -205,7 +205,7 @@ async def _read_contents(
     sealed.sort(key=lambda m: (m["opens_at"], m["id"]))
     await cur.execute(DOCUMENTS_SQL, params)
     documents = [
-        cast(Document, sealed_text.open_row(ring, "archive_items", row)) for row in await cur.fetchall()
+        as_record(Document, sealed_text.open_row(ring, "archive_items", row)) for row in await cur.fetchall()
     ]
     return {
         "released_at": released_at,
@@ -280,7 +280,7 @@ async def preview(
 
 def _served(ring: KeyRing, row: dict[str, Any]) -> ServedFile:
     record = sealed_text.open_row(ring, "archive_items", row)
-    return cast(ServedFile, {**record, "wrapped_key": bytes(row["wrapped_key"])})
+    return as_record(ServedFile, {**record, "wrapped_key": bytes(row["wrapped_key"])})
 
 
 async def document_for_download(pool: Pool, ring: KeyRing, *, capsule: Capsule, raw_id: str) -> ServedFile:

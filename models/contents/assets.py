@@ -11,12 +11,20 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
-from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
+from models.common import (
+    as_record,
+    changed_values,
+    delete_owned,
+    fetch_owned,
+    parse_id,
+    update_row,
+    wire_names,
+)
 from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
@@ -42,7 +50,7 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> Asset:
     """Row → record: texts opened, the amount back to a Decimal with the scale it was sent with."""
     record = sealed_text.open_row(ring, "assets", row)
     record["amount"] = Decimal(str(record["amount"]))
-    return cast(Asset, record)
+    return as_record(Asset, record)
 
 
 async def _get(cur: Cursor, ring: KeyRing, user_id: str, row_id: str, lock: bool = False) -> Asset:

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 import psycopg2.errors
 
@@ -31,7 +31,7 @@ from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import IntegrityError, KeyRing
 from models import activity, sealed_text
-from models.common import changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
+from models.common import as_record, changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
 from models.contents import messages
 from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
@@ -112,7 +112,7 @@ def _with_token(ring: KeyRing, row: dict[str, Any]) -> Beneficiary:
     """The record the owner sees: sealed texts and the sealed token opened."""
     record = sealed_text.open_row(ring, "beneficiaries", row)
     record["claim_token"] = _open_token(ring, record.pop("claim_token_sealed"), record["id"])
-    return cast(Beneficiary, record)
+    return as_record(Beneficiary, record)
 
 
 def _percent(value: Decimal) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 import psycopg2.errors
 
@@ -17,7 +17,15 @@ from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
-from models.common import changed_values, delete_owned, fetch_owned, parse_id, update_row, wire_names
+from models.common import (
+    as_record,
+    changed_values,
+    delete_owned,
+    fetch_owned,
+    parse_id,
+    update_row,
+    wire_names,
+)
 from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
@@ -54,7 +62,7 @@ async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str) -> No
 
 
 def _record(ring: KeyRing, row: dict[str, Any]) -> Guardian:
-    return cast(Guardian, sealed_text.open_row(ring, "guardians", row))
+    return as_record(Guardian, sealed_text.open_row(ring, "guardians", row))
 
 
 async def _get(cur: Cursor, ring: KeyRing, user_id: str, row_id: str, lock: bool = False) -> Guardian:

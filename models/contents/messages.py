@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import Any, Literal, TypedDict, cast, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
@@ -22,6 +22,7 @@ from models import activity, sealed_text
 from models.archive import items as archive
 from models.common import (
     Audience,
+    as_record,
     changed_values,
     check_audience,
     delete_owned,
@@ -88,7 +89,7 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> Message:
     audience_all = record.pop("audience_all")
     ids = record.pop("audience_ids")
     record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
-    return cast(Message, record)
+    return as_record(Message, record)
 
 
 def _rule_columns(rule: ReleaseRule) -> dict[str, Any]:

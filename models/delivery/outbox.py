@@ -24,6 +24,7 @@ from core import queue
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
 from models import sealed_text
+from models.common import as_records
 
 DELIVER_JOB = "deliver_email"
 RecipientType = Literal["owner", "guardian", "beneficiary"]
@@ -180,7 +181,7 @@ async def notices(cur: Cursor, plan_id: str, limit: int = 50) -> list[Notice]:
         " WHERE plan_id = %s ORDER BY created_at DESC, id DESC LIMIT %s",
         (plan_id, limit),
     )
-    return [Notice(**row) for row in await cur.fetchall()]  # type: ignore[typeddict-item]
+    return as_records(Notice, await cur.fetchall())
 
 
 # Delivery: the worker's side of the rows (read with what a template needs, claimed, recorded).
@@ -252,11 +253,14 @@ async def load(pool: Pool, ring: KeyRing, row_id: str) -> Delivery | None:
     return None if row is None else _delivery(ring, row)
 
 
+Status = Literal["sent", "failed", "skipped", "pending"]
+
+
 class Result(TypedDict):
     """How one attempt ended: `pending` with `next_attempt_at` is a retry; the others are final."""
 
     id: str
-    status: Literal["sent", "failed", "skipped", "pending"]
+    status: Status
     reason: str
     next_attempt_at: datetime | None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 import uuid
 from datetime import datetime, timedelta
-from typing import TypedDict, cast
+from typing import TypedDict
 
 import psycopg2.errors
 from arq.connections import ArqRedis
@@ -23,7 +23,7 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from models import sealed_text
-from models.common import parse_id
+from models.common import as_record, parse_id
 from models.delivery import outbox
 from models.plan import lifecycle, plans
 from models.plan.plans import ACTIVE, APPROVED, DRAFT, PENDING, RELEASED, Plan, effective_threshold, get_by_id
@@ -117,7 +117,7 @@ async def _membership(cur: Cursor, ring: KeyRing, user_id: str, plan_id: str) ->
     row = await cur.fetchone()
     if row is None:
         raise NotFound("Plan")
-    return cast(
+    return as_record(
         Membership, sealed_text.open_row(ring, "guardians", row, id_key="guardian_id", prefix="guardian_")
     )
 

@@ -12,6 +12,7 @@ from typing import TypedDict
 from core.db import Pool, autocommit
 from core.files.crypto import KeyRing
 from models import sealed_text
+from models.common import as_record
 from models.delivery import outbox
 from models.plan.plan_settings import Facts, facts, readiness
 from models.plan.plans import (
@@ -79,7 +80,7 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> Overview:
             (plan["id"], plan["verification_round"], plan["verification_round"], user_id),
         )
         approvals = [
-            ApprovalEntry(**sealed_text.open_row(ring, "guardians", row, id_key="guardian_id"))  # type: ignore[typeddict-item]
+            as_record(ApprovalEntry, sealed_text.open_row(ring, "guardians", row, id_key="guardian_id"))
             for row in await cur.fetchall()
         ]
         notifications = await outbox.notices(cur, plan["id"])
@@ -117,7 +118,7 @@ async def journey(pool: Pool, ring: KeyRing, user_id: str) -> Journey:
         for row in await cur.fetchall():
             record = sealed_text.open_row(ring, "plan_transitions", row)
             del record["id"]
-            transitions.append(Transition(**record))  # type: ignore[typeddict-item]
+            transitions.append(as_record(Transition, record))
         notifications = await outbox.notices(cur, plan["id"])
     current = STATUSES.index(plan["status"])
     times = _step_times(plan)

@@ -12,7 +12,7 @@ from typing import Any, TypedDict
 from core.db import Cursor, Pool, transaction
 from core.errors import Conflict, validation_error
 from core.settings import Settings
-from models.common import wire_names
+from models.common import as_record, wire_names
 from models.plan import plans
 from models.plan.plans import (
     ACTIVE,
@@ -49,7 +49,7 @@ async def facts(cur: Cursor, user_id: str) -> Facts:
         " u.email_sealed IS NOT NULL AS has_owner_email FROM users u WHERE u.id = %s",
         (user_id,),
     )
-    return Facts(**await cur.fetchone())  # type: ignore[typeddict-item]
+    return as_record(Facts, await cur.fetchone())
 
 
 def readiness(plan: Plan, known: Facts) -> list[str]:

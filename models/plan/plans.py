@@ -19,6 +19,7 @@ from core.db import Cursor
 from core.errors import Conflict
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
+from models.common import as_record
 
 DRAFT = "Draft"
 ACTIVE = "Active"
@@ -79,7 +80,7 @@ class Plan(TypedDict):
 
 
 def _plan(row: Mapping[str, Any]) -> Plan:
-    return Plan(**row)  # type: ignore[typeddict-item]
+    return as_record(Plan, row)
 
 
 def majority(guardian_count: int) -> int:

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
 from core.db import Pool, autocommit, transaction
+from models.common import as_record
 from models.delivery import outbox
 from models.plan import lifecycle, plans
 from models.plan.plans import (
@@ -61,7 +62,7 @@ async def advance(
         row = await cur.fetchone()
         if row is None:
             return "skipped", []  # another worker has it, or it is no longer due
-        plan = Plan(**row)  # type: ignore[typeddict-item]
+        plan = as_record(Plan, row)
         if plan["status"] == ACTIVE:
             return await _active(cur, plan, now)
         if plan["status"] == APPROVED and plan["release_at"] is not None and plan["release_at"] <= now:
