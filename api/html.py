@@ -87,15 +87,28 @@ def render(
 _ERROR_PAGES = {
     404: ("This link does not open anything", "not_found"),
     405: ("This link does not open anything", "not_found"),
+    409: ("This link cannot do that now", "conflict"),
     429: ("Please wait a minute", "too_many"),
     503: ("Please try again a little later", "unavailable"),
 }
 
 
-def error_page(status: int, headers: dict[str, str] | None = None) -> web.Response:
-    """The calm page for an error under a page path (the JSON body's words are for programs)."""
+def error_page(
+    request: web.Request, status: int, message: str | list[str], headers: dict[str, str] | None = None
+) -> web.Response:
+    """The calm page for an error under a page path. The JSON body's words are for programs;
+    only a conflict's message (written for the person, e.g. "the plan has been released") is
+    shown as it is."""
     title, kind = _ERROR_PAGES.get(status, ("Something went wrong on our side", "failed"))
-    return render("error.html", status=status, headers=headers, title=title, kind=kind)
+    return render(
+        "error.html",
+        status=status,
+        headers=headers,
+        title=title,
+        kind=kind,
+        check_in=request.path.startswith("/check-in/"),
+        message=message if isinstance(message, str) else " ".join(message),
+    )
 
 
 async def page_headers(request: web.Request, response: web.StreamResponse) -> None:

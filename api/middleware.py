@@ -55,7 +55,7 @@ def error_response(
 ) -> web.Response:
     """The standard error body; under a page path (a person's browser), the calm page instead."""
     if html.is_page(request.path):
-        return html.error_page(status, headers)
+        return html.error_page(request, status, message, headers)
     return web.json_response(error_body(status, message, details, **extra), status=status, headers=headers)
 
 

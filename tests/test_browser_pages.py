@@ -174,7 +174,7 @@ async def test_a_document_downloads_through_the_page_byte_for_byte(released: Rel
 
 @pytest.mark.parametrize("state", ["locked", "unknown"])
 async def test_every_other_state_is_a_calm_page_that_passes_axe(
-    fam: Family, browser: Any, axe_source: str, state: str
+    fam: Family, browser: Any, axe_source: str, screenshots: Path, state: str
 ) -> None:
     ada = await fam.add_heir("Ada", 100)
     token = ada["claimToken"] if state == "locked" else "0" * 64
@@ -187,5 +187,6 @@ async def test_every_other_state_is_a_calm_page_that_passes_axe(
     assert (response.status, await page.locator("h1").inner_text()) == expected[state]
     await assert_fits(page)
     await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / f"capsule-{state}-360.png"), full_page=True)
     assert [url for url in urls if not url.startswith(origin + "/")] == []
     await context.close()
