@@ -122,20 +122,33 @@ def open_text(
         raise SealedTextError(f"{table}.{column} of row {row_id} does not open: {exc}") from None
 
 
+@functools.lru_cache(maxsize=256)
+def _row_keys(table: str, prefix: str) -> tuple[tuple[str, str, str], ...]:
+    return tuple((c, f"{prefix}{c}", f"{prefix}{c}_sealed") for c in COLUMNS[table])
+
+
 def open_row(
     ring: KeyRing, table: str, row: Mapping[str, Any], *, id_key: str = "id", prefix: str = ""
 ) -> dict[str, Any]:
     """A copy of `row` with each `c_sealed` present (keys `{prefix}c_sealed`) replaced by the text
-    as `{prefix}c`; the row's id is `row[id_key]` (NULL for an outer join that found none)."""
+    as `{prefix}c`; the row's id is `row[id_key]` (NULL for an outer join that found none).
+
+    On every listed row: the cached open is called directly (no per-column key building)."""
     record = dict(row)
     row_id = record[id_key]
-    for column in COLUMNS[table]:
-        key = f"{prefix}{column}"
-        if f"{key}_sealed" in record:
-            sealed = record.pop(f"{key}_sealed")
-            record[key] = open_text(
-                ring, table=table, column=column, row_id=row_id, sealed=sealed, legacy=record.get(key)
-            )
+    for column, key, sealed_key in _row_keys(table, prefix):
+        if sealed_key not in record:
+            continue
+        sealed = record.pop(sealed_key)
+        if sealed is None:
+            record[key] = None
+        elif len(sealed) <= _CACHE_MAX_SEALED_CHARS:
+            try:
+                record[key] = _open_cached(ring, table, column, sealed, row_id)
+            except IntegrityError as exc:
+                raise SealedTextError(f"{table}.{column} of row {row_id} does not open: {exc}") from None
+        else:
+            record[key] = open_text(ring, table=table, column=column, row_id=row_id, sealed=sealed)
     return record
 
 
