@@ -17,7 +17,7 @@ from api.claim import page as capsule_page
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, guardians, messages
 from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
-from api.plan import guardianships, legacy
+from api.plan import check_in_link, guardianships, legacy
 from api.public import collect_public_routes
 from core import db, redis
 from core.clock import Clock
@@ -37,6 +37,7 @@ ROUTE_MODULES = (
     activity,
     archive,
     legacy,
+    check_in_link,
     guardianships,
     capsule,
     onchain,

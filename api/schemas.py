@@ -256,6 +256,7 @@ def error_responses(*statuses: int) -> dict[int, dict[str, Any]]:
     descriptions = {
         400: "Validation failed",
         401: "Missing or invalid bearer token",
+        403: "Not allowed yet (e.g. a guardian who has not accepted the invitation)",
         404: "Not found (or owned by another account)",
         409: "Conflict with the current state (plan contents: frozen during verification and after release)",
         413: "Payload too large",

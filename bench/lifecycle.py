@@ -99,7 +99,7 @@ def reset_due(database_url: str, due: int) -> None:
         "UPDATE plans SET status = 'Active', verification_round = 0, verification_started_at = NULL,"
         " verification_reason = NULL, next_due_at = now() - interval '16 days'"
         " WHERE id IN (SELECT id FROM plans ORDER BY id LIMIT %(due)s)",
-        "TRUNCATE outbox, plan_transitions, activity",
+        "TRUNCATE check_in_links, outbox, plan_transitions, activity",
         "VACUUM ANALYZE plans",
         params={"due": due},
     )
@@ -211,11 +211,14 @@ def make_outbox(database_url: str, ring: KeyRing, count: int) -> list[str]:
     seal_owner_contacts(database_url, ring, count)
     rows = _execute(
         database_url,
-        "TRUNCATE outbox",
+        "TRUNCATE check_in_links, outbox",
         "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at,"
         " created_at) SELECT 'check_in_reminder', p.id, 'owner', p.user_id,"
         " jsonb_build_object('dueAt', p.check_in_due_at, 'daysBefore', 3), now(), now()"
         " FROM plans p ORDER BY p.id LIMIT %(count)s RETURNING id::text",
+        # As the scheduler writes them: each owner reminder carries a check-in link (#17).
+        "INSERT INTO check_in_links (outbox_id, plan_id, created_at, expires_at)"
+        " SELECT id, plan_id, now(), now() + interval '30 days' FROM outbox",
         params={"count": count},
     )
     return [r[0] for r in rows]

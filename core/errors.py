@@ -41,6 +41,12 @@ class Unauthorized(AppError):
     status = 401
 
 
+class Forbidden(AppError):
+    """403: the caller is known and may see the resource, but not do this (yet)."""
+
+    status = 403
+
+
 class NotFound(AppError):
     status = 404
 

@@ -1,7 +1,8 @@
 """Structured JSON logs with a request id, and redaction of anything secret.
 
-Claim tokens live in URL paths, so every path is passed through `redact_path` before it is
-logged. Headers and bodies are never logged at all.
+Claim tokens and check-in tokens live in URL paths (`/claim/<token>`, `/check-in/<token>`), so
+every path is passed through `redact_path` before it is logged. Headers and bodies are never
+logged at all; a body echoed in an error message loses its tokens to the 64-hex rule below.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import orjson
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
-CLAIM_PATH_RE = re.compile(r"(/claim/)[^/?#\s\"'\\]+")
+# `/check-in/link` is the route that takes a token in its body, not a token itself.
+_CHECK_IN = r"/check-in/(?!link(?:[/?#\s\"'\\]|$))"
+CLAIM_PATH_RE = re.compile(rf"(/claim/|{_CHECK_IN})[^/?#\s\"'\\]+")
 _BLANK_RECORD = vars(logging.LogRecord("", 0, "", 0, "", None, None))
 _STANDARD_ATTRS = frozenset(_BLANK_RECORD) | {"message", "asctime"}
 # LogRecord.__init__ sets its attributes first and in a fixed order; extra fields come after.
@@ -33,7 +36,7 @@ _SECRETS = re.compile(
     r"(?P<bearer>(?i:bearer)(?:\s+|%20|\+))[^\s\"',;\\]+"
     r"|(?P<authz>(?i:authorization)\s*[:=]\s*)[^\r\n\\\"']+"
     r"|(?P<jwt>eyJ[A-Za-z0-9_-]{6,}(?:\.[A-Za-z0-9_-]*){0,2})"
-    r"|(?P<claim>/claim/)[^/?#\s\"'\\]+"
+    rf"|(?P<claim>/claim/|{_CHECK_IN})[^/?#\s\"'\\]+"
     r"|(?P<hex>(?<![0-9A-Za-z])(?:[0-9a-fA-F]{128}|[0-9a-f]{64})(?![0-9A-Za-z]))"
     r"|(?P<b64>(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{86}==)"
 )
@@ -60,7 +63,7 @@ def _may_hold_secret(text: str) -> bool:
     # Lowercase stems without i, k or s, whose non-ASCII case partners (U+0130, U+0131,
     # U+017F, U+212A) match under (?i) but not after lower(): a superset of what can match.
     lower = text.lower()
-    return "earer" in lower or "uthor" in lower or "eyJ" in text or "/claim/" in text
+    return "earer" in lower or "uthor" in lower or "eyJ" in text or "/claim/" in text or "/check-in/" in text
 
 
 def redact(text: str) -> str:
@@ -71,7 +74,8 @@ def redact(text: str) -> str:
 
 
 def redact_path(path: str) -> str:
-    if "/claim/" not in path:  # the pattern needs it; a substring test is cheaper than a sub()
+    # The pattern needs one of these; a substring test is cheaper than a sub().
+    if "/claim/" not in path and "/check-in/" not in path:
         return path
     return CLAIM_PATH_RE.sub(r"\1<redacted>", path)
 

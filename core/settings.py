@@ -211,6 +211,13 @@ class Settings:
         " are never limited)",
         minimum=1,
     )
+    rate_limit_check_in_misses_per_ip: int = setting(
+        "RATE_LIMIT_CHECK_IN_MISSES_PER_IP",
+        10,
+        "Unknown, used or expired check-in links per client IP per minute before"
+        " `POST /api/legacy/check-in/link` answers 429 (valid links are never limited)",
+        minimum=1,
+    )
     trusted_proxy_hops: int = setting(
         "TRUSTED_PROXY_HOPS",
         0,
@@ -240,8 +247,9 @@ class Settings:
     public_app_url: str = setting(
         "PUBLIC_APP_URL",
         DEV_PUBLIC_APP_URL,
-        "Origin of every link in email (`$PUBLIC_APP_URL/claim/<token>`): the web client's, or, without"
-        " one, this service's own public origin, which serves those pages itself (docs/pages.md)",
+        "Origin of every link in email (`$PUBLIC_APP_URL/claim/<token>`, `$PUBLIC_APP_URL/check-in/<token>`):"
+        " the web client's, or, without one, this service's own public origin, which serves those pages"
+        " itself (docs/pages.md)",
         check=_http_origin,
         shown_default=f"(required in production; dev: `{DEV_PUBLIC_APP_URL}`)",
         example="",
@@ -256,6 +264,18 @@ class Settings:
         "PLAN_MIN_CANCEL_WINDOW_SECONDS",
         24 * 3600,
         "Shortest veto window after guardians approve (24 h); lower it for demos",
+        minimum=0,
+    )
+    plan_min_verification_timeout_seconds: int = setting(
+        "PLAN_MIN_VERIFICATION_TIMEOUT_SECONDS",
+        7 * 24 * 3600,
+        "Shortest verification deadline an owner may choose (7 days); lower it for demos",
+        minimum=1,
+    )
+    plan_report_cooldown_seconds: int = setting(
+        "PLAN_REPORT_COOLDOWN_SECONDS",
+        24 * 3600,
+        "After the owner's veto, how long before a guardian may report again (24 h; 429 until then)",
         minimum=0,
     )
     lifecycle_scan_seconds: int = setting(

@@ -131,6 +131,9 @@ def settings(
             # Lowered so tests can use short plan settings (the clock fixture moves time anyway).
             "PLAN_MIN_CHECK_IN_INTERVAL_SECONDS": "60",
             "PLAN_MIN_CANCEL_WINDOW_SECONDS": "60",
+            "PLAN_MIN_VERIFICATION_TIMEOUT_SECONDS": "60",
+            # No cooldown between a veto and the next report, except where a test sets one.
+            "PLAN_REPORT_COOLDOWN_SECONDS": "0",
             "PUBLIC_APP_URL": "https://app.example.test",
         }
     )

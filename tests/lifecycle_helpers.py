@@ -57,8 +57,10 @@ async def activate_plan(
     threshold: int | None = None,
     settings: dict[str, Any] | None = None,
     email: str = "owner@example.org",
+    accepting: int | None = None,
 ) -> PlanSetup:
-    """An Active plan: owner email, beneficiaries totalling 100, guardians with real keypairs."""
+    """An Active plan: owner email, beneficiaries totalling 100, guardians with real keypairs
+    who have accepted their invitations (the first `accepting` of them; default all)."""
     resp = await client.patch(
         "/api/users/me", json={"email": email, "name": "Olive Owner"}, headers=owner.headers
     )
@@ -86,6 +88,10 @@ async def activate_plan(
             walletAddress=keypair.public_key,
         )
         setup.guardians.append(Guardian(keypair, row))
+    plan_id = (await get_overview(client, owner))["id"]
+    for guardian in setup.guardians[: guardians if accepting is None else accepting]:
+        resp = await answer(client, guardian, owner_plan_id=plan_id)
+        assert resp.status == 200, await resp.text()
     body = {**SHORT, **(settings or {})}
     if threshold is not None:
         body["guardianThreshold"] = threshold
@@ -102,6 +108,12 @@ async def guardian_session(client: TestClient, guardian: Guardian) -> Session:
     if guardian.session is None:
         guardian.session = await sign_in(client, guardian.keypair)
     return guardian.session
+
+
+async def answer(client: TestClient, guardian: Guardian, *, owner_plan_id: str, verb: str = "accept") -> Any:
+    """The guardian signs in with the wallet the owner recorded and accepts (or declines)."""
+    session = await guardian_session(client, guardian)
+    return await client.post(f"/api/legacy/guardianships/{owner_plan_id}/{verb}", headers=session.headers)
 
 
 async def report(client: TestClient, setup: PlanSetup, guardian: Guardian, note: str | None = None) -> Any:

@@ -10,8 +10,9 @@ from tests.lifecycle_helpers import activate_plan, get_overview, guardian_sessio
 
 async def test_owner_linking_a_guardian_wallet_does_not_make_them_their_own_guardian(client):
     owner = await sign_in(client)
-    setup = await activate_plan(client, owner, guardians=1, threshold=1)
-    guardian = setup.guardians[0].keypair
+    # The second guardian has never signed in, so its wallet is free to link.
+    setup = await activate_plan(client, owner, guardians=2, threshold=1, accepting=1)
+    guardian = setup.guardians[1].keypair
     message = await challenge(client, guardian.public_key)
     resp = await client.post(
         "/api/auth/link-wallet",

@@ -8,7 +8,19 @@ from stellar_sdk import Keypair
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import activity_rows, body_for, create
 
-FIELDS = {"id", "userId", "name", "email", "walletAddress", "relationship", "createdAt", "updatedAt"}
+FIELDS = {
+    "id",
+    "userId",
+    "name",
+    "email",
+    "walletAddress",
+    "relationship",
+    "createdAt",
+    "updatedAt",
+    "invitedAt",
+    "acceptedAt",
+    "declinedAt",
+}
 
 
 def _bad_checksum(address: str) -> str:

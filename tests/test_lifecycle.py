@@ -33,6 +33,8 @@ async def test_a_new_plan_is_a_draft_that_says_what_blocks_activation(client):
         "gracePeriodSeconds": 14 * DAY,
         "cancelWindowSeconds": 72 * 3600,
         "guardianThreshold": None,
+        "verificationTimeoutSeconds": None,
+        "onVerificationTimeout": "wait",
     }
     assert body["readiness"]["ready"] is False
     assert len(body["readiness"]["problems"]) == 3  # beneficiaries, guardians, email
@@ -52,7 +54,8 @@ async def test_activation_needs_allocations_of_exactly_100(client):
     resp = await client.post("/api/legacy/activate", headers=owner.headers)
     assert resp.status == 409
     problems = (await resp.json())["details"]["readiness"]["problems"]
-    assert problems == ["Your beneficiaries' shares add up to 90%; they must add up to exactly 100%."]
+    assert problems[0] == "Your beneficiaries' shares add up to 90%; they must add up to exactly 100%."
+    assert len(problems) == 2 and "accept" in problems[1]  # the guardian has not answered yet
 
 
 async def test_settings_are_bounded_and_change_only_in_draft_and_active(client, settings):
@@ -86,13 +89,13 @@ async def test_the_whole_story_by_inactivity(client, clock, run_worker, email_pr
     due = setup.overview["nextCheckInDueAt"]
     assert due is not None
 
-    await run_worker(settings=work)  # nothing due yet
-    assert email_provider.requests == []
+    await run_worker(settings=work)  # nothing due yet (the guardians' invitations went out)
+    assert email_provider.to("owner@example.org") == []
 
     clock.advance(days=1, seconds=1)  # one day before due: the only reminder that fits a 2-day cycle
     await run_worker(settings=work)
     await run_worker(settings=work)  # a second scan sends nothing more
-    [reminder] = email_provider.requests
+    [reminder] = email_provider.to("owner@example.org")
     assert reminder.to == "owner@example.org" and "check in" in reminder.body["subject"].lower()
 
     clock.advance(days=1)  # due: the grace period starts
@@ -105,7 +108,8 @@ async def test_the_whole_story_by_inactivity(client, clock, run_worker, email_pr
     overview = await get_overview(client, owner)
     assert overview["status"] == "PendingVerification" and overview["verificationStartedAt"]
     for index in range(2):
-        [asked] = email_provider.to(f"guardian{index}@example.org")
+        invitation, asked = email_provider.to(f"guardian{index}@example.org")
+        assert "accept" in invitation.body["text"]
         assert "approve the release" in asked.body["text"]
 
     for guardian in setup.guardians:
@@ -219,7 +223,7 @@ async def test_deactivate_returns_to_draft_and_stops_the_schedule(client, clock,
     clock.advance(days=30)
     await run_worker()
     assert (await get_overview(client, owner))["status"] == "Draft"
-    assert query(settings, "SELECT count(*) AS n FROM outbox")[0]["n"] == 0
+    assert query(settings, "SELECT kind FROM outbox WHERE kind <> 'guardian_invitation'") == []
 
 
 async def test_veto_in_verification_and_after_approval(client, clock, run_worker, settings):

@@ -166,6 +166,10 @@ async def test_guardians_see_only_their_plans_and_no_contents(client):
         "approvedByMe",
         "reportedByMe",
         "releaseAt",
+        "invitation",
+        "invitedAt",
+        "acceptedAt",
+        "declinedAt",
     }
     for method, suffix in (("post", "report"), ("get", "attestation"), ("post", "approve")):
         kwargs = {"json": {"signature": "00" * 64}} if suffix == "approve" else {}

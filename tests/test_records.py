@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from api.keys import DB, SETTINGS
+from api.keys import CLOCK, DB, REDIS, SETTINGS
 from models import activity
 from models.account import users
 from models.activity import ActivityFilter
@@ -59,7 +59,8 @@ async def test_guardian_and_asset_records(client):
         assert [str(row["id"]) for row in page.items] == [created["id"]]
         assert_record(page.items[0], record_type, collection)
         assert_record(await module.get(pool, ring, raw_id=created["id"], **owner), record_type, collection)
-        updated = await module.update(pool, ring, raw_id=created["id"], changes=change, **owner)
+        extra = {"redis": client.app[REDIS], "now": client.app[CLOCK].now()} if module is guardians else {}
+        updated = await module.update(pool, ring, raw_id=created["id"], changes=change, **owner, **extra)
         assert_record(updated, record_type, collection)
 
 
@@ -142,3 +143,31 @@ async def test_plan_records(client, settings):
     delivery = await outbox.load(pool, ring, pending[0]["id"])
     assert delivery is not None
     assert_record(delivery, outbox.Delivery)
+
+
+async def test_liveness_records(client, clock, run_worker):
+    """The plan row, the readiness facts, a guardianship and an email delivery with a check-in
+    link, as read by the SQL that builds them (#17)."""
+    from core.db import autocommit
+    from models.delivery import outbox
+    from models.plan import guardianships, journey, plan_settings, plans
+    from tests.lifecycle_helpers import activate_plan, report
+
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, settings={"verificationTimeoutSeconds": 3600})
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    pool = client.app[DB]
+    async with autocommit(pool) as cur:
+        plan = await plans.get(cur, owner.user["id"])
+        assert_record(plan, plans.Plan, "plans")
+        ring = client.app[SETTINGS].key_ring
+        assert_record(await plan_settings.facts(cur, ring, owner.user["id"]), plan_settings.Facts, "facts")
+        await cur.execute("SELECT id::text AS id FROM outbox WHERE kind = 'verification_started'")
+        outbox_id = (await cur.fetchone())["id"]
+    assert plan is not None
+    assert_record(journey.verification(plan), journey.Verification, "verification")
+    [item] = await guardianships.list_for(pool, ring, setup.guardians[0].session.user["id"])  # type: ignore[union-attr]
+    assert_record(item, guardianships.Guardianship, "guardianships")
+    delivery = await outbox.load(pool, ring, outbox_id)
+    assert_record(delivery, outbox.Delivery, "outbox")
+    assert delivery is not None and delivery["check_in_link"] is True

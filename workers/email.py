@@ -20,6 +20,7 @@ from typing import Any
 
 from core import mailer
 from models.delivery import emails, outbox
+from models.plan import check_in_links
 from workers import context
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     async with outbox.claim(pool, ring, ids, now=now) as batch:
         results: list[outbox.Result] = []
         sending: list[tuple[outbox.Delivery, asyncio.Future[mailer.Outcome]]] = []
+        new_links: list[str] = []  # check-in links rendered for the first time: store their digests
         for row in batch.rows:
             extra = {"outboxId": row["id"], "kind": row["kind"]}
             if not configured:
@@ -81,6 +83,8 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
                     results.append(_settle(row, mailer.Outcome("retry", reason), now))
                 else:
                     sending.append((row, senders.submit(row["id"], message)))
+                    if row["check_in_link"] and row["check_in_key_id"] is None:
+                        new_links.append(row["id"])
         try:
             outcomes = await asyncio.gather(*(future for _, future in sending))
         except BaseException:
@@ -88,6 +92,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
                 future.cancel()
             raise
         results += [_settle(row, outcome, now) for (row, _), outcome in zip(sending, outcomes, strict=True)]
+        await check_in_links.remember(batch.cur, ring, new_links)
         await batch.record(results)
     counts: dict[str, int] = {}
     for r in results:

@@ -119,8 +119,9 @@ async def _accepted(request: web.Request, row: transactions.Transaction) -> web.
 @docs(
     tags=["on-chain"],
     summary="Build approve_guardian(owner, guardian) for the guardian's wallet to sign",
-    description="Allowed while the plan is PendingVerification (409 otherwise). " + FLOW,
-    responses=error_responses(401, 404, 409, 503),
+    description="Allowed while the plan is PendingVerification (409 otherwise), for a guardian who has "
+    "accepted to guard it (403 before). " + FLOW,
+    responses=error_responses(401, 403, 404, 409, 503),
 )
 @response_schema(BuiltSchema, 200)
 async def guardian_build(request: web.Request) -> web.Response:
@@ -136,7 +137,7 @@ async def guardian_build(request: web.Request) -> web.Response:
     tags=["on-chain"],
     summary="Relay the guardian's signed approve_guardian",
     description=SUBMIT,
-    responses=error_responses(400, 401, 404, 409, 503),
+    responses=error_responses(400, 401, 403, 404, 409, 503),
 )
 @request_schema(SubmitSchema, required=True)
 @response_schema(TransactionSchema, 202)

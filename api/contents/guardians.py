@@ -7,7 +7,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
 from api.common import json_response, list_response
-from api.keys import DB, SETTINGS, USER_ID
+from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import (
     BaseSchema,
     PageQuerySchema,
@@ -46,12 +46,37 @@ class GuardianSchema(BaseSchema):
     relationship = fields.String(required=True, allow_none=True)
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")
+    invitedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="invited_at",
+        metadata={"description": "When the invitation was (last) emailed."},
+    )
+    acceptedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="accepted_at",
+        metadata={
+            "description": "When they accepted, from their own wallet session; null until then. Only "
+            "accepted guardians count toward the approvals, report or approve."
+        },
+    )
+    declinedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="declined_at",
+        metadata={"description": "null unless declined."},
+    )
 
 
 guardian_schema = GuardianSchema()
 RULES = (
     "`walletAddress` must be a checksum-valid Stellar G-address, not one of your own wallets (400), "
     "and not already one of your guardians (409)."
+)
+INVITATION = (
+    " The guardian is emailed an invitation and counts only once they accept it (signed in with that "
+    "wallet: `POST /api/legacy/guardianships/{planId}/accept`)."
 )
 
 
@@ -71,13 +96,21 @@ async def list_guardians(request: web.Request) -> web.Response:
 
 @routes.post("/api/guardians")
 @docs(
-    tags=["guardians"], summary="Add a guardian", description=RULES, responses=error_responses(400, 401, 409)
+    tags=["guardians"],
+    summary="Add a guardian",
+    description=RULES + INVITATION,
+    responses=error_responses(400, 401, 409),
 )
 @request_schema(GuardianCreateSchema, required=True)
 @response_schema(GuardianSchema, 201)
 async def create_guardian(request: web.Request) -> web.Response:
     row = await guardians.create(
-        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID], data=request["data"]
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        request.app[REDIS],
+        user_id=request[USER_ID],
+        data=request["data"],
+        now=request.app[CLOCK].now(),
     )
     return json_response(guardian_schema.dump(row), status=201)
 
@@ -99,7 +132,9 @@ async def get_guardian(request: web.Request) -> web.Response:
 @docs(
     tags=["guardians"],
     summary="Change a guardian",
-    description="Validated like create, for the fields given; an empty body is a 400. " + RULES,
+    description="Validated like create, for the fields given; an empty body is a 400. " + RULES + " A new "
+    "`walletAddress` clears `acceptedAt` and `declinedAt` and invites the guardian again; a new `email` "
+    "re-sends the invitation to a guardian who has not answered yet.",
     responses=error_responses(400, 401, 404, 409),
 )
 @request_schema(GuardianPatchSchema, required=True)
@@ -108,9 +143,11 @@ async def patch_guardian(request: web.Request) -> web.Response:
     row = await guardians.update(
         request.app[DB],
         request.app[SETTINGS].key_ring,
+        request.app[REDIS],
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
         changes=request["data"],
+        now=request.app[CLOCK].now(),
     )
     return json_response(guardian_schema.dump(row))
 

@@ -1,8 +1,9 @@
 """/api/legacy/guardianships: what a guardian's own account sees and does.
 
 A guardian signs in with the wallet the owner recorded for them. Only plans where one of the
-account's wallets is a guardian (and that have left Draft) are visible; any other plan id is
-404. Nothing of a plan's contents is shown. Decisions: docs/lifecycle.md.
+account's wallets is a guardian are visible (Drafts too: the invitation is answered there);
+any other plan id is 404. Nothing of a plan's contents is shown. A guardian reports or
+approves only once they have accepted (403 before). Decisions: docs/lifecycle.md.
 """
 
 from __future__ import annotations
@@ -37,6 +38,20 @@ class GuardianshipSchema(BaseSchema):
     releaseAt = UtcDateTime(
         required=True, allow_none=True, metadata={"description": "When the owner's veto window ends."}
     )
+    invitation = fields.String(
+        required=True,
+        validate=validate.OneOf(("pending", "accepted", "declined")),
+        metadata={"description": "Your answer to the owner's invitation; you count once `accepted`."},
+    )
+    invitedAt = UtcDateTime(required=True, allow_none=True)
+    acceptedAt = UtcDateTime(required=True, allow_none=True)
+    declinedAt = UtcDateTime(required=True, allow_none=True)
+
+
+class AnswerSchema(BaseSchema):
+    ok = fields.Boolean(required=True)
+    invitation = fields.String(required=True, validate=validate.OneOf(("accepted", "declined")))
+    status = fields.String(required=True, metadata={"description": "The plan's status."})
 
 
 class ReportSchema(BaseSchema):
@@ -94,8 +109,9 @@ async def _status_of(request: web.Request, plan_id: str) -> web.Response:
 @docs(
     tags=["guardianships"],
     summary="Plans I guard",
-    description="Plans (past Draft) where one of your wallets is a guardian, with verification progress. "
-    "Nothing of the plans' contents.",
+    description="Plans where one of your wallets is a guardian, with verification progress and your "
+    "answer to the invitation (`invitation`: pending, accepted or declined; Drafts are listed so that "
+    "you can answer before the plan starts). Nothing of the plans' contents.",
     responses=error_responses(401),
 )
 @response_schema(GuardianshipSchema(many=True), 200)
@@ -113,11 +129,57 @@ async def list_guardianships(request: web.Request) -> web.Response:
                     "approvedByMe": g["approved_by_me"],
                     "reportedByMe": g["reported_by_me"],
                     "releaseAt": g["release_at"],
+                    "invitation": g["invitation"],
+                    "invitedAt": g["invited_at"],
+                    "acceptedAt": g["accepted_at"],
+                    "declinedAt": g["declined_at"],
                 }
             )
             for g in items
         ]
     )
+
+
+async def _answer(request: web.Request, *, accept: bool) -> web.Response:
+    result = await guardianships.answer(
+        request.app[DB],
+        request.app[REDIS],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_plan_id=request.match_info["planId"],
+        accept=accept,
+        now=request.app[CLOCK].now(),
+    )
+    return json_response({"ok": True, "invitation": result["invitation"], "status": result["status"]})
+
+
+@routes.post("/api/legacy/guardianships/{planId}/accept")
+@docs(
+    tags=["guardianships"],
+    summary="Accept to guard this plan",
+    description="From the session of the wallet the owner recorded for you. From then on you count "
+    "toward the approvals the plan needs, are told when it needs you, and may report and approve. "
+    "Accepting again changes nothing; accepting after declining takes the refusal back. 409 once the "
+    "plan is released; 404 for a plan you are not a guardian of.",
+    responses=error_responses(401, 404, 409),
+)
+@response_schema(AnswerSchema, 200)
+async def accept(request: web.Request) -> web.Response:
+    return await _answer(request, accept=True)
+
+
+@routes.post("/api/legacy/guardianships/{planId}/decline")
+@docs(
+    tags=["guardianships"],
+    summary="Decline to guard this plan",
+    description="The owner is emailed that you declined, and you no longer count or hear about the "
+    "plan. Allowed in `Draft` and `Active`; 409 while guardians verify the plan (do nothing instead: "
+    "the plan waits) and once it is released. You may accept later after all.",
+    responses=error_responses(401, 404, 409),
+)
+@response_schema(AnswerSchema, 200)
+async def decline(request: web.Request) -> web.Response:
+    return await _answer(request, accept=False)
 
 
 @routes.post("/api/legacy/guardianships/{planId}/report")
@@ -126,9 +188,11 @@ async def list_guardianships(request: web.Request) -> web.Response:
     summary="Report that the owner has died or cannot act",
     description="`Active` → `PendingVerification` at once: the owner is emailed that checking in "
     "stops it, and "
-    "every guardian is asked to verify. During verification the report is recorded without another "
-    "transition. 409 once released; 404 for a plan you do not guard.",
-    responses=error_responses(400, 401, 404, 409),
+    "every accepted guardian is asked to verify. During verification the report is recorded without "
+    "another transition. 403 until you have accepted to guard the plan; 409 in `Draft` and once "
+    "released; 404 for a plan you do not guard. Within PLAN_REPORT_COOLDOWN_SECONDS (24 h) of the "
+    "owner's last veto, 429 with `Retry-After`: the owner has just said they are well.",
+    responses=error_responses(400, 401, 403, 404, 409, 429),
 )
 @request_schema(ReportSchema)
 @response_schema(GuardianActionSchema, 200)
@@ -137,7 +201,7 @@ async def report(request: web.Request) -> web.Response:
     await guardianships.report(
         request.app[DB],
         request.app[REDIS],
-        request.app[SETTINGS].key_ring,
+        request.app[SETTINGS],
         user_id=request[USER_ID],
         raw_plan_id=plan_id,
         note=(request.get("data") or {}).get("note") or None,
@@ -150,9 +214,10 @@ async def report(request: web.Request) -> web.Response:
 @docs(
     tags=["guardianships"],
     summary="Get the attestation to sign",
-    description="Only while the plan is `PendingVerification` (409 otherwise). Each request replaces your "
+    description="Only while the plan is `PendingVerification` (409 otherwise) and once you have accepted "
+    "to guard it (403 before). Each request replaces your "
     "previous attestation; each can be used once, within 10 minutes.",
-    responses=error_responses(401, 404, 409),
+    responses=error_responses(401, 403, 404, 409),
 )
 @response_schema(AttestationSchema, 200)
 async def attestation(request: web.Request) -> web.Response:
@@ -175,8 +240,9 @@ async def attestation(request: web.Request) -> web.Response:
     "evidence. When approvals reach the threshold the plan becomes `Approved`: the owner has "
     "`cancelWindowSeconds` to veto, then the plan is released. 401 for a wrong, expired or reused "
     "attestation; 409 if you already approved or the plan is not being verified. With a Soroban contract "
-    "configured (SERVICE_CONTRACT_ID) this route answers 409: approve on-chain instead.",
-    responses=error_responses(400, 401, 404, 409),
+    "configured (SERVICE_CONTRACT_ID) this route answers 409: approve on-chain instead. 403 until you "
+    "have accepted to guard the plan.",
+    responses=error_responses(400, 401, 403, 404, 409),
 )
 @request_schema(ApproveSchema, required=True)
 @response_schema(GuardianActionSchema, 200)

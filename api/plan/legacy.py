@@ -15,7 +15,7 @@ from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, PatchSchema, UtcDateTime, error_responses
 from models.plan import journey, lifecycle, plan_settings
-from models.plan.plans import STATUSES
+from models.plan.plans import ON_TIMEOUT, STATUSES
 
 routes = web.RouteTableDef()
 
@@ -61,6 +61,26 @@ class SettingsPatchSchema(PatchSchema):
             "description": "Approvals needed, 1 … number of guardians; null: a majority (the default)."
         },
     )
+    verificationTimeoutSeconds = fields.Integer(
+        strict=True,
+        allow_none=True,
+        attribute="verification_timeout_seconds",
+        validate=validate.Range(min=1, max=366 * 24 * 3600),
+        metadata={
+            "description": "A deadline for the guardians once a verification starts (at least "
+            "PLAN_MIN_VERIFICATION_TIMEOUT_SECONDS, default 7 days); null: no deadline (the default)."
+        },
+    )
+    onVerificationTimeout = fields.String(
+        attribute="on_verification_timeout",
+        validate=validate.OneOf(ON_TIMEOUT),
+        metadata={
+            "description": 'What happens at the deadline with too few approvals and no check-in: "wait" '
+            '(the default: you and the guardians are emailed once, nothing is released) or "release" '
+            "(the plan becomes `Approved`: the cancel window still runs and you are emailed a check-in "
+            'link). Not "release" with an on-chain contract configured (400).'
+        },
+    )
 
 
 class SettingsSchema(BaseSchema):
@@ -70,6 +90,10 @@ class SettingsSchema(BaseSchema):
     guardianThreshold = fields.Integer(
         required=True, allow_none=True, metadata={"description": "As set; null: a majority of the guardians."}
     )
+    verificationTimeoutSeconds = fields.Integer(
+        required=True, allow_none=True, metadata={"description": "null: no deadline."}
+    )
+    onVerificationTimeout = fields.String(required=True, validate=validate.OneOf(ON_TIMEOUT))
 
 
 class ApprovalGuardianSchema(BaseSchema):
@@ -89,7 +113,17 @@ class ApprovalsSchema(BaseSchema):
 class ReadinessSchema(BaseSchema):
     ready = fields.Boolean(required=True)
     problems = fields.List(
-        fields.String(), required=True, metadata={"description": "What blocks activation."}
+        fields.String(),
+        required=True,
+        metadata={
+            "description": "What blocks activation (in `Active`: what would no longer pass, e.g. fewer "
+            "accepted guardians than the approvals needed, naming who has not answered)."
+        },
+    )
+    warnings = fields.List(
+        fields.String(),
+        required=True,
+        metadata={"description": "Advice that never blocks, e.g. link a second wallet."},
     )
 
 
@@ -149,11 +183,34 @@ class TransitionSchema(BaseSchema):
     at = UtcDateTime(required=True)
 
 
+class VerificationSchema(BaseSchema):
+    round = fields.Integer(required=True)
+    startedAt = UtcDateTime(required=True)
+    reason = fields.String(
+        required=True, allow_none=True, metadata={"description": "inactivity or guardian_report."}
+    )
+    deadlineAt = UtcDateTime(
+        required=True, allow_none=True, metadata={"description": "null: no deadline was set."}
+    )
+    onTimeout = fields.String(required=True, validate=validate.OneOf(ON_TIMEOUT))
+    timedOutAt = UtcDateTime(required=True, allow_none=True)
+    waiting = fields.Boolean(
+        required=True,
+        metadata={"description": "The deadline passed and, as chosen, the plan waits for guardians or you."},
+    )
+
+
 class JourneySchema(BaseSchema):
     status = fields.String(required=True)
     steps = fields.List(fields.Nested(StepSchema), required=True)
     transitions = fields.List(fields.Nested(TransitionSchema), required=True)
     notifications = fields.List(fields.Nested(NotificationSchema), required=True)
+    verification = fields.Nested(
+        VerificationSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "The current verification (PendingVerification, Approved); null otherwise."},
+    )
 
 
 overview_schema = OverviewSchema()
@@ -185,6 +242,8 @@ def shape_overview(view: journey.Overview) -> dict[str, Any]:
                 "gracePeriodSeconds": plan["grace_period_seconds"],
                 "cancelWindowSeconds": plan["cancel_window_seconds"],
                 "guardianThreshold": plan["guardian_threshold"],
+                "verificationTimeoutSeconds": plan["verification_timeout_seconds"],
+                "onVerificationTimeout": plan["on_verification_timeout"],
             },
             "lastCheckInAt": plan["last_check_in_at"],
             "nextCheckInDueAt": plan["check_in_due_at"],
@@ -200,7 +259,11 @@ def shape_overview(view: journey.Overview) -> dict[str, Any]:
             "approvedAt": plan["approved_at"],
             "releaseAt": plan["release_at"],
             "releasedAt": plan["released_at"],
-            "readiness": {"ready": not view["problems"], "problems": view["problems"]},
+            "readiness": {
+                "ready": not view["problems"],
+                "problems": view["problems"],
+                "warnings": view["warnings"],
+            },
             "counts": {
                 "beneficiaries": known["beneficiaries"],
                 "guardians": known["guardians"],
@@ -240,7 +303,8 @@ async def get_legacy(request: web.Request) -> web.Response:
     tags=["legacy"],
     summary="Change the plan's settings",
     description="Allowed in `Draft` and `Active` (409 otherwise). Integers in seconds; the operator's "
-    "lower bounds (PLAN_MIN_CHECK_IN_INTERVAL_SECONDS, PLAN_MIN_CANCEL_WINDOW_SECONDS) and "
+    "lower bounds (PLAN_MIN_CHECK_IN_INTERVAL_SECONDS, PLAN_MIN_CANCEL_WINDOW_SECONDS, "
+    "PLAN_MIN_VERIFICATION_TIMEOUT_SECONDS) and "
     "`guardianThreshold` ≤ number of guardians are checked (400 naming each field). In `Active`, a new "
     "interval moves the current check-in's due time (from the last check-in).",
     responses=error_responses(400, 401, 409),
@@ -263,13 +327,20 @@ async def patch_legacy(request: web.Request) -> web.Response:
     tags=["legacy"],
     summary="Activate the plan (Draft → Active)",
     description="Requires at least one beneficiary, allocations totalling exactly 100, guardians ≥ "
-    "threshold ≥ 1, and an email address on your profile (reminders go there). Otherwise 409 with "
-    "`details.readiness.problems`. Starts the first check-in cycle now.",
+    "threshold ≥ 1 with at least threshold-many of them having accepted their invitation, and an "
+    "email address on your profile (reminders go there). Otherwise 409 with "
+    "`details.readiness.problems` (naming the guardians who have not answered). Starts the first "
+    "check-in cycle now.",
     responses=error_responses(401, 409),
 )
 @response_schema(OverviewSchema, 200)
 async def activate(request: web.Request) -> web.Response:
-    await lifecycle.activate(request.app[DB], user_id=request[USER_ID], now=request.app[CLOCK].now())
+    await lifecycle.activate(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        now=request.app[CLOCK].now(),
+    )
     return await _overview(request)
 
 
@@ -294,7 +365,9 @@ async def deactivate(request: web.Request) -> web.Response:
     description="Starts a new check-in cycle. In `PendingVerification` or `Approved` it is the veto: "
     "the plan "
     "returns to `Active`, pending approvals are voided (kept as history) and guardians are told it was a "
-    "false alarm. Signing in with your wallet counts as a check-in too. 409 in `Draft` and `Released`.",
+    "false alarm. Signing in with your wallet counts as a check-in too, and so does the one-time link "
+    "of a lifecycle email (`POST /api/legacy/check-in/link`); any check-in ends every such link. "
+    "409 in `Draft` and `Released`.",
     responses=error_responses(401, 409),
 )
 @response_schema(OverviewSchema, 200)
@@ -312,7 +385,8 @@ async def check_in(request: web.Request) -> web.Response:
     description="`steps`: the five states in order, each `done`, `current` or `upcoming` with its time "
     "(for an upcoming release, when it is due). `transitions`: every state change so far, oldest first, "
     "with who or what caused it (owner, a guardian by name, the scheduler, or the contract). "
-    "`notifications`: the emails sent about the plan (no content).",
+    "`notifications`: the emails sent about the plan (no content). `verification`: the running "
+    "verification, its deadline and whether, the deadline passed, the plan is waiting.",
     responses=error_responses(401),
 )
 @response_schema(JourneySchema, 200)
@@ -335,6 +409,21 @@ async def get_journey(request: web.Request) -> web.Response:
                     for t in story["transitions"]
                 ],
                 "notifications": _notices(story["notifications"]),
+                "verification": _verification(story["verification"]),
             }
         )
     )
+
+
+def _verification(view: journey.Verification | None) -> dict[str, Any] | None:
+    if view is None:
+        return None
+    return {
+        "round": view["round"],
+        "startedAt": view["started_at"],
+        "reason": view["reason"],
+        "deadlineAt": view["deadline_at"],
+        "onTimeout": view["on_timeout"],
+        "timedOutAt": view["timed_out_at"],
+        "waiting": view["waiting"],
+    }

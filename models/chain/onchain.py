@@ -18,6 +18,7 @@ from core.stellar.soroban_check import Envelope, check_signed
 from models.chain import transactions
 from models.chain.transactions import Transaction
 from models.common import parse_id
+from models.plan.guardianships import require_accepted
 from models.plan.plans import APPROVED, RELEASED
 from models.plan.plans import PENDING as PENDING_VERIFICATION
 
@@ -50,21 +51,26 @@ async def _plan(cur: Cursor, owner_id: str) -> dict[str, Any]:
     return plan
 
 
-async def guardian_target(pool: Pool, *, user_id: str, raw_plan_id: str) -> Target:
-    """The caller's guardian wallet on this plan; 404 unless one of their wallets guards it."""
+async def guardian_target(
+    pool: Pool, *, user_id: str, raw_plan_id: str, accepted_only: bool = False
+) -> Target:
+    """The caller's guardian wallet on this plan; 404 unless one of their wallets guards it,
+    403 with `accepted_only` unless they have accepted to guard it."""
     plan_id = parse_id(raw_plan_id, "Plan")
     async with autocommit(pool) as cur:
         await cur.execute(
-            "SELECT g.id AS guardian_id, g.wallet_address, p.user_id, p.status"
+            "SELECT g.id AS guardian_id, g.wallet_address, g.accepted_at, p.user_id, p.status"
             " FROM plans p JOIN guardians g ON g.user_id = p.user_id"
             " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
             " WHERE p.id = %s AND p.status <> 'Draft' AND w.user_id <> p.user_id"
-            " ORDER BY g.created_at LIMIT 1",
+            " ORDER BY (g.accepted_at IS NULL), g.created_at LIMIT 1",
             (user_id, plan_id),
         )
         member = await cur.fetchone()
         if member is None:
             raise NotFound("Plan")
+        if accepted_only:
+            require_accepted(member["accepted_at"])
         plan = await _plan(cur, member["user_id"])
     return {
         "function": "approve_guardian",
@@ -84,7 +90,7 @@ def require_verification(status: str) -> None:
 
 async def guardian_approval_target(pool: Pool, *, user_id: str, raw_plan_id: str) -> Target:
     """guardian_target, refused (409) unless the plan is waiting for approvals."""
-    target = await guardian_target(pool, user_id=user_id, raw_plan_id=raw_plan_id)
+    target = await guardian_target(pool, user_id=user_id, raw_plan_id=raw_plan_id, accepted_only=True)
     async with autocommit(pool) as cur:
         plan = await _plan(cur, target["owner_id"])
     require_verification(plan["status"])

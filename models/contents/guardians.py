@@ -3,6 +3,9 @@
 One owner lists a guardian wallet at most once (409), and never one of their own wallets:
 a guardian exists to confirm, independently of the owner, that a release is warranted.
 Name, email and relationship are sealed at rest (models/sealed_text.py); the wallet is public.
+Adding a guardian emails them an invitation; they count once they accept it from their own
+session (models.plan.guardianships). A new wallet address clears their answer and asks again:
+the answer came from the old wallet. Decisions: docs/lifecycle.md ("Guardians say yes").
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 import psycopg2.errors
+from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, validation_error
@@ -26,12 +30,13 @@ from models.common import (
     update_row,
     wire_names,
 )
+from models.delivery import outbox
 from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
 COLUMNS = (
     f"id, user_id, {sealed_text.select_list('guardians', 'guardians')}, wallet_address,"
-    " created_at, updated_at"
+    " created_at, updated_at, invited_at, accepted_at, declined_at"
 )
 EDITABLE = ("name", "email", "wallet_address", "relationship")
 WRITABLE_COLUMNS = sealed_text.writable("guardians", EDITABLE)
@@ -49,6 +54,32 @@ class Guardian(TypedDict):
     relationship: str | None
     created_at: datetime
     updated_at: datetime
+    invited_at: datetime | None
+    accepted_at: datetime | None  # None until they accept; a new wallet address clears it
+    declined_at: datetime | None
+
+
+async def _invite(
+    cur: Cursor, ring: KeyRing, *, user_id: str, guardian_id: Any, now: datetime
+) -> tuple[Guardian, str]:
+    """Ask (again) from now: any earlier answer is cleared. Returns the row and the outbox id."""
+    await cur.execute(
+        "UPDATE guardians SET invited_at = %s, accepted_at = NULL, declined_at = NULL WHERE id = %s"
+        f" RETURNING {COLUMNS}",
+        (now, guardian_id),
+    )
+    row = _record(ring, await cur.fetchone())
+    plan = await plans.get_or_create(cur, user_id)
+    row_id = await outbox.add(
+        cur,
+        kind="guardian_invitation",
+        plan_id=plan["id"],
+        recipient_type="guardian",
+        recipient_id=row["id"],
+        now=now,
+        context={"walletAddress": row["wallet_address"]},
+    )
+    return row, row_id
 
 
 async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str) -> None:
@@ -82,7 +113,9 @@ async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Guardi
         return await _get(cur, ring, user_id, row_id)
 
 
-async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Guardian:
+async def create(
+    pool: Pool, ring: KeyRing, redis: ArqRedis, *, user_id: str, data: dict[str, Any], now: datetime
+) -> Guardian:
     guardian_id = str(uuid.uuid4())
     texts = sealed_text.sealed_values(
         ring, "guardians", guardian_id, {c: data.get(c) for c in ("name", "email", "relationship")}
@@ -106,23 +139,34 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
             )
         except psycopg2.errors.UniqueViolation:
             raise Conflict(DUPLICATE) from None
-        row = _record(ring, await cur.fetchone())
+        row, invitation = await _invite(cur, ring, user_id=user_id, guardian_id=guardian_id, now=now)
         await activity.record(
             cur,
             user_id=user_id,
             kind="guardian.created",
             entity_id=row["id"],
-            summary="Guardian added",
+            summary="Guardian added and invited",
             metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
         )
+    await outbox.enqueue(redis, [invitation])
     return row
 
 
 async def update(
-    pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any]
+    pool: Pool,
+    ring: KeyRing,
+    redis: ArqRedis,
+    *,
+    user_id: str,
+    raw_id: str,
+    changes: dict[str, Any],
+    now: datetime,
 ) -> Guardian:
-    """Apply the fields given; an unchanged value writes nothing and records nothing."""
+    """Apply the fields given; an unchanged value writes nothing and records nothing. A new
+    wallet address asks the guardian again (their answer was for the old one); a new email
+    address of a guardian who has not answered sends the invitation there."""
     row_id = parse_id(raw_id, "Guardian")
+    invitations: list[str] = []
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         row = await _get(cur, ring, user_id, row_id, lock=True)
@@ -137,14 +181,19 @@ async def update(
                 )
             except psycopg2.errors.UniqueViolation:
                 raise Conflict(DUPLICATE) from None
+            unanswered = row["accepted_at"] is None and row["declined_at"] is None
+            if "wallet_address" in diff or ("email" in diff and unanswered):
+                row, invitation = await _invite(cur, ring, user_id=user_id, guardian_id=row_id, now=now)
+                invitations.append(invitation)
             await activity.record(
                 cur,
                 user_id=user_id,
                 kind="guardian.updated",
                 entity_id=row_id,
-                summary="Guardian details updated",
+                summary="Guardian details updated" + (" and invited again" if invitations else ""),
                 metadata={"fields": wire_names(diff)},
             )
+    await outbox.enqueue(redis, invitations)
     return row
 
 

@@ -1,8 +1,9 @@
 """Rendering outbox rows into emails at send time (the rows themselves: models.delivery.outbox).
 
 Names are user input: every value is escaped in the HTML part. Claim links are built here,
-at send time, from the sealed claim token (`$PUBLIC_APP_URL/claim/<token>`), so no token or
-address is ever stored in the outbox. Texts are short and kind; they are read by people at a
+at send time, from the sealed claim token (`$PUBLIC_APP_URL/claim/<token>`), and check-in
+links from the outbox row id (models.check_in_links), so no token or address is ever stored
+in the outbox. Texts are short and kind; they are read by people at a
 hard moment.
 """
 
@@ -17,6 +18,7 @@ from core.files.crypto import KeyRing
 from core.mailer import Email
 from models.contents.beneficiaries import open_claim_token
 from models.delivery.outbox import Delivery
+from models.plan import check_in_links
 
 
 def _when(value: Any) -> str:
@@ -49,7 +51,7 @@ def _grace_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
         "We haven't heard from you",
         "Your check-in is overdue. If you do not check in by "
         f"{_when(ctx.get('verificationAt'))}, we will ask your guardians to confirm you are well. "
-        "Signing in with your wallet is enough to stop this.",
+        "Signing in with your wallet, or the link below, is enough to stop this.",
     )
 
 
@@ -107,6 +109,73 @@ def _plan_released_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, st
     )
 
 
+def _guardian_invitation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    wallet = d["context"].get("walletAddress") or "the wallet they recorded for you"
+    return (
+        f"{_owner(d)} asks you to be a guardian of their legacy plan",
+        f"{_owner(d)} has named you as a guardian of their legacy plan, with the Stellar wallet {wallet}.\n\n"
+        f"What a guardian does: if {_owner(d)} stops checking in for longer than their plan allows, or "
+        "a guardian tells us they have died or can no longer act, we ask the guardians to confirm. "
+        f"The plan is released to the people {_owner(d)} chose only when enough guardians approve, and "
+        f"{_owner(d)} can stop it at any time by checking in. Most of the time there is nothing to do.\n\n"
+        f"To accept or decline, sign in at {links['app']} with that wallet and answer the invitation "
+        "among the plans you guard. You count as a guardian only once you have accepted.",
+    )
+
+
+def _guardian_declined(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    name = d["about_guardian_name"] or "One of your guardians"
+    return (
+        f"{name} declined to be your guardian",
+        f"{name} has declined to be a guardian of your legacy plan. Guardians count only once they "
+        "have accepted: you may want to ask someone else, or lower the number of approvals your plan "
+        "needs.",
+    )
+
+
+def _verification_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    days = d["context"].get("days", 3)
+    return (
+        f"A reminder: {_owner(d)}'s plan is waiting for you",
+        f"{days} days ago we asked the guardians of {_owner(d)}'s legacy plan to confirm whether they "
+        "have died or can no longer act, and we have not had your answer yet. If you know this to be "
+        "true, please sign in with your wallet and approve the release. If you are unsure, or you know "
+        f"they are well, do nothing: the plan waits, and {_owner(d)} can stop it at any time by checking in.",
+    )
+
+
+def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    asked = (
+        "We asked your guardians to confirm, and by the deadline you chose not enough of them had approved."
+    )
+    if d["context"].get("outcome") == "release":
+        return (
+            "Your plan will be released unless you check in",
+            f"{asked} As you chose, your plan will be released on {_when(d['context'].get('releaseAt'))}. "
+            "If you are well, check in now to stop it.",
+        )
+    return (
+        "Your plan is still waiting for your guardians",
+        f"{asked} As you chose, the plan goes on waiting: nothing is released until enough guardians "
+        "approve. If you are well, check in to end this verification.",
+    )
+
+
+def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    passed = f"The deadline {_owner(d)} set for this verification has passed without enough approvals."
+    if d["context"].get("outcome") == "release":
+        return (
+            f"{_owner(d)}'s plan will be released",
+            f"{passed} As they chose, their plan will be released on {_when(d['context'].get('releaseAt'))}, "
+            "unless they check in before then. There is nothing more you need to do.",
+        )
+    return (
+        f"{_owner(d)}'s plan is still waiting for its guardians",
+        f"{passed} As they chose, the plan goes on waiting. If you know they have died or can no longer "
+        "act, please sign in with your wallet and approve the release; if you are unsure, do nothing.",
+    )
+
+
 def _claim_link(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
         f"{_owner(d)} left something for you",
@@ -126,7 +195,17 @@ TEMPLATES: dict[str, Template] = {
     "plan_approved_guardian": _plan_approved_guardian,
     "plan_released_guardian": _plan_released_guardian,
     "claim_link": _claim_link,
+    "guardian_invitation": _guardian_invitation,
+    "guardian_declined": _guardian_declined,
+    "verification_reminder": _verification_reminder,
+    "verification_timeout": _verification_timeout,
+    "verification_timeout_guardian": _verification_timeout_guardian,
 }
+# Appended to every owner email that carries a check-in link (models.check_in_links.KINDS).
+CHECK_IN_LINK_TEXT = (
+    "No wallet at hand? This link checks you in once, without signing in (it works for 30 days, "
+    "until you next check in):\n\n{url}"
+)
 
 
 def _html(greeting: str, paragraphs: list[str], links: dict[str, str]) -> str:
@@ -145,7 +224,15 @@ def render(d: Delivery, *, ring: KeyRing, public_app_url: str) -> Email:
     if d["kind"] == "claim_link":
         token = open_claim_token(ring, d["claim_token_sealed"] or "", d["beneficiary_id"] or "")
         links["claim"] = f"{public_app_url}/claim/{token}"
+    if d["kind"] == "guardian_invitation":
+        links["app"] = public_app_url
+    if d["check_in_link"]:
+        key_id = d["check_in_key_id"] or ring.primary_id
+        token = check_in_links.token_for(ring, key_id=key_id, outbox_id=d["id"])
+        links["check_in"] = check_in_links.url(public_app_url, token)
     subject, text = TEMPLATES[d["kind"]](d, links)
+    if "check_in" in links:
+        text += "\n\n" + CHECK_IN_LINK_TEXT.format(url=links["check_in"])
     greeting = f"Dear {d['recipient_name']}," if d["recipient_name"] else "Hello,"
     paragraphs = [p for p in text.split("\n\n") if p]
     signoff = "With care,\nThe legacy planning service"

@@ -25,9 +25,13 @@ from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
 from models import sealed_text
 from models.common import as_records
+from models.plan import check_in_links
 
 DELIVER_JOB = "deliver_email"
 RecipientType = Literal["owner", "guardian", "beneficiary"]
+# Guardians hear about a plan's lifecycle only once they have accepted to guard it (the
+# invitation itself is sent with `add`).
+_ACCEPTED = "g.accepted_at IS NOT NULL"
 # A pending row older than this without a job has probably lost it (enqueue failed, worker died).
 STALE_AFTER = timedelta(seconds=30)
 # Rows per delivery job. A worker has 32 requests at the provider at once (workers/email.py),
@@ -72,6 +76,7 @@ async def add(
     now: datetime,
     context: dict[str, Any] | None = None,
 ) -> str:
+    """One email; an owner's lifecycle email (check_in_links.KINDS) gets its one-time check-in link."""
     await cur.execute(
         "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at, "
         "created_at)"
@@ -79,7 +84,10 @@ async def add(
         (kind, plan_id, recipient_type, recipient_id, Json(context or {}), now, now),
     )
     row = await cur.fetchone()
-    return row["id"]
+    row_id: str = row["id"]
+    if recipient_type == "owner" and kind in check_in_links.KINDS and plan_id is not None:
+        await check_in_links.issue(cur, outbox_id=row_id, plan_id=plan_id, now=now)
+    return row_id
 
 
 async def add_for_guardians(
@@ -91,14 +99,26 @@ async def add_for_guardians(
     now: datetime,
     context: dict[str, Any] | None = None,
     exclude: Iterable[Any] = (),
+    not_approved_in: int | None = None,
 ) -> list[str]:
-    """One row per guardian of the owner (except `exclude`), in one statement."""
+    """One row per accepted guardian of the owner (except `exclude`; with `not_approved_in`, only
+    those with no standing approval in that verification round), in one statement."""
+    waiting = (
+        " AND NOT EXISTS (SELECT 1 FROM plan_approvals a WHERE a.plan_id = %s AND a.round = %s"
+        " AND a.voided_at IS NULL AND a.wallet_address = g.wallet_address)"
+        if not_approved_in is not None
+        else ""
+    )
+    params: list[Any] = [kind, plan_id, Json(context or {}), now, now, owner_id, [str(e) for e in exclude]]
+    if not_approved_in is not None:
+        params += [plan_id, not_approved_in]
     await cur.execute(
         "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at, "
         "created_at)"
         " SELECT %s, %s, 'guardian', g.id, %s, %s, %s FROM guardians g"
-        " WHERE g.user_id = %s AND NOT (g.id = ANY(%s::uuid[])) RETURNING id::text AS id",
-        (kind, plan_id, Json(context or {}), now, now, owner_id, [str(e) for e in exclude]),
+        f" WHERE g.user_id = %s AND {_ACCEPTED} AND NOT (g.id = ANY(%s::uuid[])){waiting}"
+        " RETURNING id::text AS id",
+        params,
     )
     return [row["id"] for row in await cur.fetchall()]
 
@@ -201,6 +221,9 @@ class Delivery(TypedDict):
     owner_wallet: str | None
     beneficiary_id: str | None
     claim_token_sealed: str | None
+    check_in_link: bool  # the email carries a check-in link that no check-in has ended yet
+    check_in_key_id: str | None  # the key its token was first rendered under (None: not yet)
+    about_guardian_name: str | None  # the guardian an email to the owner is about (a refusal)
 
 
 # Names and addresses are sealed at rest (models/sealed_text.py): `_delivery` opens the recipient's
@@ -214,11 +237,16 @@ _SELECT = (
         for alias, table in _RECIPIENTS
     )
     + f" u.id AS u_id, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
-    " u.wallet_address AS owner_wallet, b.id AS beneficiary_id, b.claim_token_sealed"
+    " u.wallet_address AS owner_wallet, b.id AS beneficiary_id, b.claim_token_sealed,"
+    " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
+    f" ag.id AS ag_id, {sealed_text.select_list('guardians', 'ag', ('name',), prefix='ag_')}"
     " FROM outbox o LEFT JOIN plans p ON p.id = o.plan_id LEFT JOIN users u ON u.id = p.user_id"
     " LEFT JOIN guardians g ON o.recipient_type = 'guardian' AND g.id = o.recipient_id"
     " LEFT JOIN beneficiaries b ON o.recipient_type = 'beneficiary' AND b.id = o.recipient_id"
     " LEFT JOIN users ru ON o.recipient_type = 'owner' AND ru.id = o.recipient_id"
+    " LEFT JOIN check_in_links l ON l.outbox_id = o.id"
+    # The guardian an email to the owner is about (a decline), named in its context.
+    " LEFT JOIN guardians ag ON ag.id = (o.context->>'guardianId')::uuid AND ag.user_id = p.user_id"
 )
 
 
@@ -241,6 +269,11 @@ def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
         owner_wallet=row["owner_wallet"],
         beneficiary_id=row["beneficiary_id"],
         claim_token_sealed=row["claim_token_sealed"],
+        check_in_link=row["check_in_link"],
+        check_in_key_id=row["check_in_key_id"],
+        about_guardian_name=sealed_text.open_row(ring, "guardians", row, id_key="ag_id", prefix="ag_")[
+            "ag_name"
+        ],
     )
 
 

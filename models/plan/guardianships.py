@@ -1,37 +1,52 @@
 """The guardian's side: plans where one of the signed-in account's wallets is a guardian.
 
 A guardian account sees only those plans (any other plan id is 404, like a missing one) and
-nothing of their contents. It can report that the owner has died or cannot act, and approve
-a release by signing a single-use attestation with the guardian wallet the owner recorded.
-Decisions: docs/lifecycle.md.
+nothing of their contents, Drafts included: that is where an invitation is answered. Once it
+has accepted, it can report that the owner has died or cannot act, and approve a release by
+signing a single-use attestation with the guardian wallet the owner recorded; before, both
+are 403. Decisions: docs/lifecycle.md.
 """
 
 from __future__ import annotations
 
+import math
 import secrets
 import uuid
 from datetime import datetime, timedelta
-from typing import TypedDict
+from typing import Any, Literal, TypedDict
 
 import psycopg2.errors
 from arq.connections import ArqRedis
 
 from core import challenges
 from core.db import Cursor, Pool, autocommit, transaction
-from core.errors import BadRequest, Conflict, NotFound, Unauthorized
+from core.errors import BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized
 from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
-from models import sealed_text
+from models import activity, sealed_text
 from models.common import as_record, parse_id
 from models.delivery import outbox
 from models.plan import lifecycle, plans
-from models.plan.plans import ACTIVE, APPROVED, DRAFT, PENDING, RELEASED, Plan, effective_threshold, get_by_id
+from models.plan.plans import (
+    ACTIVE,
+    APPROVED,
+    DRAFT,
+    FROZEN,
+    PENDING,
+    RELEASED,
+    Plan,
+    effective_threshold,
+    get_by_id,
+)
 
 # Plan, verification round, guardian: an attestation issued before the owner's veto is not
 # found in the next round, so it cannot approve a release the guardian never saw.
 ATTESTATION_KEY = "legacy:attestation:{}:{}:{}"
 ATTESTATION_TTL = timedelta(minutes=10)
+
+
+InvitationState = Literal["pending", "accepted", "declined"]
 
 
 class Guardianship(TypedDict):
@@ -44,6 +59,10 @@ class Guardianship(TypedDict):
     approved_by_me: bool
     reported_by_me: bool
     release_at: datetime | None
+    invitation: InvitationState
+    invited_at: datetime | None
+    accepted_at: datetime | None
+    declined_at: datetime | None
 
 
 class Membership(TypedDict):
@@ -53,25 +72,40 @@ class Membership(TypedDict):
     guardian_name: str
     wallet_address: str
     owner_wallet: str
+    accepted_at: datetime | None
+
+
+class Answer(TypedDict):
+    """A guardian's answer to an invitation, and the plan's status at that moment."""
+
+    invitation: InvitationState
+    status: str
 
 
 _GUARDIAN_OF = (
     "FROM plans p JOIN guardians g ON g.user_id = p.user_id"
     " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
-    " JOIN users o ON o.id = p.user_id WHERE p.status <> 'Draft'"
+    " JOIN users o ON o.id = p.user_id"
     # Never the owner's own account, even through a guardian wallet it linked later.
-    " AND w.user_id <> p.user_id"
+    " WHERE w.user_id <> p.user_id"
 )
+# Of an account's guardian rows on one plan (two linked wallets), the accepted one acts first.
+_FIRST_ROW = "(g.accepted_at IS NULL), g.created_at"
+
+
+def _state(accepted_at: datetime | None, declined_at: datetime | None) -> InvitationState:
+    return "accepted" if accepted_at else "declined" if declined_at else "pending"
 
 
 async def list_for(pool: Pool, ring: KeyRing, user_id: str) -> list[Guardianship]:
-    """Every non-draft plan the caller guards, with its verification progress; no contents."""
+    """Every plan the caller guards or is invited to guard (Drafts too), with its verification
+    progress and the caller's answer; no contents."""
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"
             f" {sealed_text.select_list('users', 'o', ('name',), prefix='owner_')}, o.wallet_address AS"
             " owner_wallet,"
-            " p.status, p.guardian_threshold, p.release_at,"
+            " p.status, p.guardian_threshold, p.release_at, g.invited_at, g.accepted_at, g.declined_at,"
             " (SELECT count(*) FROM guardians gg WHERE gg.user_id = p.user_id) AS guardians,"
             " (SELECT count(*) FROM plan_approvals a WHERE a.plan_id = p.id AND a.round = "
             "p.verification_round"
@@ -81,7 +115,7 @@ async def list_for(pool: Pool, ring: KeyRing, user_id: str) -> list[Guardianship
             "   AND a.voided_at IS NULL AND a.approver_user_id = %s) AS approved_by_me,"
             " EXISTS (SELECT 1 FROM plan_reports r WHERE r.plan_id = p.id AND r.round = p.verification_round"
             "   AND r.reporter_user_id = %s) AS reported_by_me "
-            f"{_GUARDIAN_OF} ORDER BY p.id",
+            f"{_GUARDIAN_OF} ORDER BY p.id, {_FIRST_ROW}",
             (user_id, user_id, user_id),
         )
         rows = await cur.fetchall()
@@ -101,6 +135,10 @@ async def list_for(pool: Pool, ring: KeyRing, user_id: str) -> list[Guardianship
                 approved_by_me=bool(row["approved_by_me"]) and verified,
                 reported_by_me=bool(row["reported_by_me"]) and row["status"] != ACTIVE,
                 release_at=row["release_at"],
+                invitation=_state(row["accepted_at"], row["declined_at"]),
+                invited_at=row["invited_at"],
+                accepted_at=row["accepted_at"],
+                declined_at=row["declined_at"],
             )
         )
     return result
@@ -110,8 +148,8 @@ async def _membership(cur: Cursor, ring: KeyRing, user_id: str, plan_id: str) ->
     await cur.execute(
         "SELECT g.id AS guardian_id,"
         f" {sealed_text.select_list('guardians', 'g', ('name',), prefix='guardian_')},"
-        " g.wallet_address, o.wallet_address AS owner_wallet "
-        f"{_GUARDIAN_OF} AND p.id = %s ORDER BY g.created_at LIMIT 1",
+        " g.wallet_address, o.wallet_address AS owner_wallet, g.accepted_at "
+        f"{_GUARDIAN_OF} AND p.id = %s ORDER BY {_FIRST_ROW} LIMIT 1",
         (user_id, plan_id),
     )
     row = await cur.fetchone()
@@ -122,19 +160,107 @@ async def _membership(cur: Cursor, ring: KeyRing, user_id: str, plan_id: str) ->
     )
 
 
+def require_accepted(accepted_at: datetime | None) -> None:
+    """403 for a guardian who has not accepted (or has declined): they do not count yet."""
+    if accepted_at is None:
+        raise Forbidden(
+            "You have not accepted to guard this plan: accept the invitation first "
+            "(POST /api/legacy/guardianships/{planId}/accept); only accepted guardians report or approve."
+        )
+
+
 async def _locked(cur: Cursor, ring: KeyRing, user_id: str, raw_plan_id: str) -> tuple[Plan, Membership]:
+    """The plan (locked) and the caller's accepted guardian row; 404, 403 or 409 (a draft)."""
     plan_id = parse_id(raw_plan_id, "Plan")
     member = await _membership(cur, ring, user_id, plan_id)
+    require_accepted(member["accepted_at"])
     plan = await get_by_id(cur, plan_id, lock=True)
-    if plan is None or plan["status"] == DRAFT:
+    if plan is None:
         raise NotFound("Plan")
+    if plan["status"] == DRAFT:
+        raise Conflict("This plan is not active yet: there is nothing to report or approve.")
     return plan, member
+
+
+async def answer(
+    pool: Pool, redis: ArqRedis, ring: KeyRing, *, user_id: Any, raw_plan_id: str, accept: bool, now: datetime
+) -> Answer:
+    """Accept or decline the invitation to guard this plan (every guardian row of the plan whose
+    wallet is the caller's). Answering again the same way changes nothing. A decline is told
+    to the owner; it is refused while guardians verify (409: a guardian does not step down in
+    the middle of a verification) and accepting is refused once the plan is released."""
+    plan_id = parse_id(raw_plan_id, "Plan")
+    async with transaction(pool) as cur:
+        await _membership(cur, ring, user_id, plan_id)
+        plan = await get_by_id(cur, plan_id, lock=True)
+        if plan is None:
+            raise NotFound("Plan")
+        if plan["status"] == RELEASED:
+            raise Conflict("This plan has already been released.")
+        if not accept and plan["status"] in FROZEN:
+            raise Conflict(
+                "Guardians are verifying this plan right now: you cannot step down until the verification "
+                "ends. If you are unsure, do nothing: the plan waits."
+            )
+        await cur.execute(
+            "SELECT g.id, g.accepted_at, g.declined_at FROM guardians g"
+            " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
+            " WHERE g.user_id = %s ORDER BY g.created_at FOR UPDATE OF g",
+            (user_id, plan["user_id"]),
+        )
+        rows = await cur.fetchall()
+        answered = "accepted_at" if accept else "declined_at"
+        changing = [r for r in rows if r[answered] is None]
+        row_ids: list[str] = []
+        for row in changing:
+            await cur.execute(
+                "UPDATE guardians SET accepted_at = %s, declined_at = %s WHERE id = %s",
+                (now if accept else None, None if accept else now, row["id"]),
+            )
+            await activity.record(
+                cur,
+                user_id=plan["user_id"],
+                kind="guardian.accepted" if accept else "guardian.declined",
+                entity_id=row["id"],
+                summary="A guardian "
+                + ("accepted to guard your plan" if accept else "declined to guard your plan"),
+                metadata={"actor": "guardian", "guardianId": str(row["id"])},
+            )
+            if not accept:
+                row_ids.append(
+                    await outbox.add(
+                        cur,
+                        kind="guardian_declined",
+                        plan_id=plan["id"],
+                        recipient_type="owner",
+                        recipient_id=plan["user_id"],
+                        now=now,
+                        context={"guardianId": str(row["id"])},
+                    )
+                )
+    await outbox.enqueue(redis, row_ids)
+    return Answer(invitation="accepted" if accept else "declined", status=plan["status"])
+
+
+def _cooldown(plan: Plan, settings: Settings, now: datetime) -> None:
+    """429 while the owner's last veto is more recent than PLAN_REPORT_COOLDOWN_SECONDS: a report
+    emails the owner and every guardian, and the owner has just said they are well."""
+    vetoed = plan["last_vetoed_at"]
+    if plan["status"] != ACTIVE or vetoed is None:
+        return
+    until = vetoed + timedelta(seconds=settings.plan_report_cooldown_seconds)
+    if now < until:
+        raise TooManyRequests(
+            f"The owner checked in and stopped the last verification at {_iso(vetoed)}. To spare them "
+            f"and the other guardians an alarm a day, a new report is possible from {_iso(until)}.",
+            math.ceil((until - now).total_seconds()),
+        )
 
 
 async def report(
     pool: Pool,
     redis: ArqRedis,
-    ring: KeyRing,
+    settings: Settings,
     *,
     user_id: str,
     raw_plan_id: str,
@@ -143,12 +269,14 @@ async def report(
 ) -> None:
     """Active → PendingVerification at once; in verification the report is recorded, no more.
     The guardian's name and note are sealed (models/sealed_text.py); the timeline names no one."""
+    ring = settings.key_ring
     report_id = str(uuid.uuid4())
     texts = sealed_text.sealed_values(ring, "plan_reports", report_id, {"note": note})
     async with transaction(pool) as cur:
         plan, member = await _locked(cur, ring, user_id, raw_plan_id)
         if plan["status"] == RELEASED:
             raise Conflict("This plan has already been released.")
+        _cooldown(plan, settings, now)
         row_ids: list[str] = []
         if plan["status"] == ACTIVE:
             row_ids = (

@@ -14,7 +14,7 @@ from core.files.crypto import KeyRing
 from models import sealed_text
 from models.common import as_record
 from models.delivery import outbox
-from models.plan.plan_settings import Facts, facts, readiness
+from models.plan.plan_settings import Facts, facts, readiness, warnings
 from models.plan.plans import (
     ACTIVE,
     APPROVED,
@@ -25,6 +25,7 @@ from models.plan.plans import (
     Plan,
     effective_threshold,
     get_or_create,
+    verification_deadline,
 )
 
 
@@ -41,6 +42,7 @@ class Overview(TypedDict):
     approvals: list[ApprovalEntry]
     approval_count: int
     problems: list[str]
+    warnings: list[str]
     notifications: list[outbox.Notice]
 
 
@@ -59,17 +61,45 @@ class Transition(TypedDict):
     at: datetime
 
 
+class Verification(TypedDict):
+    """The running verification round (PendingVerification or Approved), deadline included."""
+
+    round: int
+    started_at: datetime
+    reason: str | None
+    deadline_at: datetime | None  # None: no deadline (verificationTimeoutSeconds null)
+    on_timeout: str
+    timed_out_at: datetime | None
+    waiting: bool  # the deadline passed and, as the owner chose, the plan goes on waiting
+
+
 class Journey(TypedDict):
     plan: Plan
     steps: list[Step]
     transitions: list[Transition]
     notifications: list[outbox.Notice]
+    verification: Verification | None
+
+
+def verification(plan: Plan) -> Verification | None:
+    started = plan["verification_started_at"]
+    if plan["status"] not in (PENDING, APPROVED) or started is None:
+        return None
+    return Verification(
+        round=plan["verification_round"],
+        started_at=started,
+        reason=plan["verification_reason"],
+        deadline_at=verification_deadline(plan),
+        on_timeout=plan["on_verification_timeout"],
+        timed_out_at=plan["verification_timed_out_at"],
+        waiting=plan["status"] == PENDING and plan["verification_timed_out_at"] is not None,
+    )
 
 
 async def overview(pool: Pool, ring: KeyRing, user_id: str) -> Overview:
     async with autocommit(pool) as cur:
         plan = await get_or_create(cur, user_id)
-        known = await facts(cur, user_id)
+        known = await facts(cur, ring, user_id)
         # Every guardian, with the time they approved in the current round (None if not).
         await cur.execute(
             f"SELECT g.id AS guardian_id, {sealed_text.select_list('guardians', 'g', ('name',))},"
@@ -91,6 +121,7 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> Overview:
         approvals=approvals,
         approval_count=sum(1 for a in approvals if a["approved_at"] is not None),
         problems=readiness(plan, known) if plan["status"] in (DRAFT, ACTIVE) else [],
+        warnings=warnings(known) if plan["status"] != RELEASED else [],
         notifications=notifications,
     )
 
@@ -130,4 +161,10 @@ async def journey(pool: Pool, ring: KeyRing, user_id: str) -> Journey:
         )
         for index, status in enumerate(STATUSES)
     ]
-    return Journey(plan=plan, steps=steps, transitions=transitions, notifications=notifications)
+    return Journey(
+        plan=plan,
+        steps=steps,
+        transitions=transitions,
+        notifications=notifications,
+        verification=verification(plan),
+    )

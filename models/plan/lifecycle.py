@@ -12,7 +12,7 @@ Decisions: docs/lifecycle.md.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from arq.connections import ArqRedis
 
@@ -22,7 +22,7 @@ from core.files.crypto import KeyRing
 from models.common import lock_owner
 from models.contents.beneficiaries import ALLOCATION_LOCK
 from models.delivery import outbox
-from models.plan import plans
+from models.plan import check_in_links, plans
 from models.plan.plan_settings import facts, readiness
 from models.plan.plans import (
     ACTIVE,
@@ -48,7 +48,7 @@ def _fresh_cycle(plan: Plan, now: datetime) -> dict[str, Any]:
     }
 
 
-async def activate(pool: Pool, *, user_id: str, now: datetime) -> None:
+async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime) -> None:
     """Draft → Active, if ready: 409 with the problems in `details` otherwise."""
     async with transaction(pool) as cur:
         # Same order as the beneficiary routes (allocation lock, then the plan row): no deadlock,
@@ -57,7 +57,7 @@ async def activate(pool: Pool, *, user_id: str, now: datetime) -> None:
         plan = await get_or_create(cur, user_id, lock=True)
         if plan["status"] != DRAFT:
             raise Conflict(f"Only a Draft plan can be activated; this one is {plan['status']}.")
-        problems = readiness(plan, await facts(cur, user_id))
+        problems = readiness(plan, await facts(cur, ring, user_id))
         if problems:
             raise Conflict(
                 "The plan is not ready to activate.",
@@ -108,13 +108,23 @@ async def deactivate(pool: Pool, *, user_id: str, now: datetime) -> None:
         )
 
 
+CHECK_IN_VIA = {
+    "check_in": "Checked in",
+    "sign_in": "Checked in by signing in with your wallet",
+    "link": "Checked in with the link from an email",
+}
+
+
 async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> list[str]:
-    """Proof of life on a locked plan: a new cycle; in verification, the owner's veto.
+    """Proof of life on a locked plan: a new cycle; in verification, the owner's veto. Every
+    check-in ends all the plan's check-in links (each is single use, and a check-in of any
+    kind answers the question they ask).
 
     Returns the outbox row ids to enqueue after COMMIT.
     """
     user_id, plan_id = plan["user_id"], plan["id"]
     row_ids: list[str] = []
+    await check_in_links.end_all_in(cur, plan_id)
     if plan["status"] in FROZEN:
         await transition(
             cur,
@@ -130,6 +140,9 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
                 "verification_reason": None,
                 "approved_at": None,
                 "release_at": None,
+                "verification_stage_done": 0,
+                "verification_timed_out_at": None,
+                "last_vetoed_at": now,
             },
         )
         await cur.execute(
@@ -156,22 +169,58 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
         user_id=user_id,
         kind="plan.check_in",
         plan_id=plan_id,
-        summary="Checked in" + (" by signing in with your wallet" if via == "sign_in" else ""),
+        summary=CHECK_IN_VIA[via],
         metadata={"actor": "owner", "via": via},
     )
     return row_ids
 
 
+def _refuse_explicit_check_in(plan: Plan) -> None:
+    """409 in Draft (nothing to reset) and Released (too late), for the route and the link alike."""
+    if plan["status"] == DRAFT:
+        raise Conflict("The plan is a draft: activate it first; there is no check-in to make yet.")
+    if plan["status"] == RELEASED:
+        raise Conflict("The plan has been released; a check-in can no longer stop it.")
+
+
 async def check_in(pool: Pool, redis: ArqRedis, *, user_id: str, now: datetime) -> None:
-    """POST /api/legacy/check-in: 409 in Draft (nothing to reset) and Released (too late)."""
+    """POST /api/legacy/check-in."""
     async with transaction(pool) as cur:
         plan = await get_or_create(cur, user_id, lock=True)
-        if plan["status"] == DRAFT:
-            raise Conflict("The plan is a draft: activate it first; there is no check-in to make yet.")
-        if plan["status"] == RELEASED:
-            raise Conflict("The plan has been released; a check-in can no longer stop it.")
+        _refuse_explicit_check_in(plan)
         row_ids = await check_in_in(cur, plan=plan, now=now, via="check_in")
     await outbox.enqueue(redis, row_ids)
+
+
+class LinkCheckIn(TypedDict):
+    """What a check-in by link may tell whoever holds the link: the plan's state, nothing more."""
+
+    status: str
+    next_check_in_due_at: datetime | None
+
+
+async def check_in_by_link(pool: Pool, redis: ArqRedis, *, token: str, now: datetime) -> LinkCheckIn | None:
+    """A check-in with the one-time link of an owner email (the API route and the HTML page
+    both call this). Counts exactly as POST /api/legacy/check-in, 409 included (a refused link
+    is not used up). None when the token opens nothing (malformed, unknown, used, expired):
+    the caller answers that miss, the same for all four.
+
+    The plan row is locked before the link is read again: links are deleted only under that
+    lock (by any check-in), so of two uses of one link exactly one finds it.
+    """
+    async with transaction(pool) as cur:
+        plan_id = await check_in_links.plan_of(cur, token=token, now=now)
+        if plan_id is None:
+            return None
+        plan = await plans.get_by_id(cur, plan_id, lock=True)
+        if plan is None or await check_in_links.plan_of(cur, token=token, now=now) != plan_id:
+            return None
+        _refuse_explicit_check_in(plan)
+        row_ids = await check_in_in(cur, plan=plan, now=now, via="link")
+        plan = await plans.get_by_id(cur, plan_id)
+    await outbox.enqueue(redis, row_ids)
+    assert plan is not None
+    return LinkCheckIn(status=plan["status"], next_check_in_due_at=plan["check_in_due_at"])
 
 
 async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: str, now: datetime) -> None:
@@ -216,6 +265,8 @@ async def start_verification_in(
             "verification_round": plan["verification_round"] + 1,
             "verification_started_at": now,
             "verification_reason": reason,
+            "verification_stage_done": 0,
+            "verification_timed_out_at": None,
         },
     )
     if moved is None:
@@ -317,5 +368,61 @@ async def release_in(cur: Cursor, *, plan_id: str, now: datetime, actor: Actor) 
         plan_id=plan_id,
         summary="The plan was released; each beneficiary was sent their claim link",
         metadata={"actor": actor},
+    )
+    return row_ids
+
+
+async def verification_timeout_in(
+    cur: Cursor, *, plan: Plan, now: datetime, release: bool, stages_done: int
+) -> list[str] | None:
+    """The owner's verification deadline passed with approvals below the threshold and no
+    check-in (the plan is locked and PendingVerification). `release`: to Approved, the cancel
+    window still running; otherwise the plan goes on waiting. Either way the owner (with a
+    check-in link) and the guardians are told, once: the scheduler moves `stages_done` past
+    the deadline in the same transaction. None if the plan was not PendingVerification."""
+    if release:
+        release_at = now + timedelta(seconds=plan["cancel_window_seconds"])
+        moved = await transition(
+            cur,
+            plan_id=plan["id"],
+            from_statuses=(PENDING,),
+            to_status=APPROVED,
+            now=now,
+            actor="scheduler",
+            reason="verification_timeout",
+            values={"approved_at": now, "release_at": release_at, "verification_stage_done": stages_done},
+        )
+        if moved is None:
+            return None
+        context: dict[str, Any] = {"outcome": "release", "releaseAt": release_at.isoformat()}
+        summary = (
+            "The verification deadline passed without enough guardian approvals: as you chose, the plan "
+            "will be released when the cancel window ends, unless you check in"
+        )
+    else:
+        await update_schedule(
+            cur, plan["id"], {"verification_timed_out_at": now, "verification_stage_done": stages_done}
+        )
+        context = {"outcome": "wait"}
+        summary = (
+            "The verification deadline passed without enough guardian approvals: as you chose, the plan "
+            "goes on waiting for your guardians or your check-in"
+        )
+    row_ids = await outbox.add_for_owner_and_guardians(
+        cur,
+        owner_kind="verification_timeout",
+        guardian_kind="verification_timeout_guardian",
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        context=context,
+    )
+    await plans.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.verification_timed_out",
+        plan_id=plan["id"],
+        summary=summary,
+        metadata={"actor": "scheduler", "outcome": context["outcome"]},
     )
     return row_ids

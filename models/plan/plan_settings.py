@@ -11,7 +11,9 @@ from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, transaction
 from core.errors import Conflict, validation_error
+from core.files.crypto import KeyRing
 from core.settings import Settings
+from models import sealed_text
 from models.common import as_record, wire_names
 from models.plan import plans
 from models.plan.plans import (
@@ -35,9 +37,15 @@ class Facts(TypedDict):
     archive_items: int
     messages: int
     has_owner_email: bool  # the address itself is sealed: only whether there is one
+    accepted_guardians: int
+    unanswered_guardians: list[str]  # names, oldest first: invited, no answer yet
+    declined_guardians: list[str]
+    owner_wallets: int
 
 
-async def facts(cur: Cursor, user_id: str) -> Facts:
+async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
+    """Counts in one statement; the names of the guardians who have not accepted (sealed at rest,
+    opened here) in a second one, only when there are some."""
     await cur.execute(
         "SELECT (SELECT count(*) FROM beneficiaries WHERE user_id = u.id) AS beneficiaries,"
         " (SELECT COALESCE(sum(allocation_percentage), 0) FROM beneficiaries WHERE user_id = u.id)"
@@ -46,10 +54,25 @@ async def facts(cur: Cursor, user_id: str) -> Facts:
         " (SELECT count(*) FROM assets WHERE user_id = u.id) AS assets,"
         " (SELECT count(*) FROM archive_items WHERE user_id = u.id) AS archive_items,"
         " (SELECT count(*) FROM messages WHERE user_id = u.id) AS messages,"
+        " (SELECT count(*) FROM guardians WHERE user_id = u.id AND accepted_at IS NOT NULL)"
+        " AS accepted_guardians,"
+        " (SELECT count(*) FROM user_wallets WHERE user_id = u.id) AS owner_wallets,"
         " u.email_sealed IS NOT NULL AS has_owner_email FROM users u WHERE u.id = %s",
         (user_id,),
     )
-    return as_record(Facts, await cur.fetchone())
+    known = as_record(Facts, {**await cur.fetchone(), "unanswered_guardians": [], "declined_guardians": []})
+    if known["accepted_guardians"] < known["guardians"]:
+        await cur.execute(
+            f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name',))}, g.declined_at"
+            " FROM guardians g WHERE g.user_id = %s AND g.accepted_at IS NULL ORDER BY g.created_at, g.id",
+            (user_id,),
+        )
+        for guardian in await cur.fetchall():
+            name = sealed_text.open_row(ring, "guardians", guardian)["name"]
+            (
+                known["declined_guardians"] if guardian["declined_at"] else known["unanswered_guardians"]
+            ).append(name)
+    return known
 
 
 def readiness(plan: Plan, known: Facts) -> list[str]:
@@ -67,12 +90,44 @@ def readiness(plan: Plan, known: Facts) -> list[str]:
             f"You ask for {plan['guardian_threshold']} guardian approvals but have {known['guardians']} "
             "guardian(s); add guardians or lower the number of approvals needed."
         )
+    elif known["accepted_guardians"] < effective_threshold(plan, known["guardians"]):
+        problems.append(_acceptance_problem(plan, known))
     if not known["has_owner_email"]:
         problems.append("Add your email address to your profile, so reminders to check in can reach you.")
     return problems
 
 
-def _check_settings(settings: Settings, merged: dict[str, Any], guardians: int) -> None:
+def _acceptance_problem(plan: Plan, known: Facts) -> str:
+    needed = effective_threshold(plan, known["guardians"])
+    answers = []
+    if known["unanswered_guardians"]:
+        answers.append("not answered yet: " + ", ".join(known["unanswered_guardians"]))
+    if known["declined_guardians"]:
+        answers.append("declined: " + ", ".join(known["declined_guardians"]))
+    approvals = "approval" if needed == 1 else "approvals"
+    return (
+        "Guardians count once they accept the invitation we emailed them: "
+        f"{known['accepted_guardians']} of {known['guardians']} have, and your plan needs {needed} "
+        f"{approvals} ({'; '.join(answers)}). Wait for them, add guardians, or lower the number of "
+        "approvals needed."
+    )
+
+
+def warnings(known: Facts) -> list[str]:
+    """Advice that never blocks anything: what would make the plan fail its owner."""
+    advice = []
+    if known["owner_wallets"] < 2:
+        advice.append(
+            "You sign in with a single wallet: link a second one (POST /api/auth/link-wallet) so that "
+            "losing one key does not lock you out. (The check-in link in our emails also works "
+            "without a wallet.)"
+        )
+    return advice
+
+
+def _check_settings(
+    settings: Settings, merged: dict[str, Any], changes: dict[str, Any], guardians: int
+) -> None:
     """400 naming each setting out of the operator's bounds."""
     errors: dict[str, list[str]] = {}
     if merged["check_in_interval_seconds"] < settings.plan_min_check_in_interval_seconds:
@@ -90,6 +145,17 @@ def _check_settings(settings: Settings, merged: dict[str, Any], guardians: int) 
         errors["guardianThreshold"] = [
             f"Must be between 1 and your number of guardians ({guardians}); null means a majority."
         ]
+    timeout = merged["verification_timeout_seconds"]
+    if timeout is not None and timeout < settings.plan_min_verification_timeout_seconds:
+        errors["verificationTimeoutSeconds"] = [
+            f"Must be at least {settings.plan_min_verification_timeout_seconds} seconds, or null for "
+            "no deadline."
+        ]
+    if changes.get("on_verification_timeout") == "release" and settings.service_contract_id:
+        errors["onVerificationTimeout"] = [
+            "With an on-chain contract a release needs the guardians' approvals on-chain: a deadline can "
+            'only "wait".'
+        ]
     if errors:
         raise validation_error(errors)
 
@@ -105,10 +171,10 @@ async def update_settings(
                 f"Settings can change only while the plan is Draft or Active; it is {plan['status']}.",
                 details={"status": plan["status"]},
             )
-        known = await facts(cur, user_id)
+        known = await facts(cur, settings.key_ring, user_id)
         current: dict[str, Any] = dict(plan)
         merged: dict[str, Any] = {column: changes.get(column, current[column]) for column in SETTINGS_COLUMNS}
-        _check_settings(settings, merged, known["guardians"])
+        _check_settings(settings, merged, changes, known["guardians"])
         diff = {c: v for c, v in merged.items() if current[c] != v}
         if not diff:
             return

@@ -41,18 +41,26 @@ DEFAULT_CANCEL_WINDOW = 72 * 3600
 REMINDER_OFFSETS = (timedelta(days=14), timedelta(days=3), timedelta(days=1))
 STAGE_GRACE = len(REMINDER_OFFSETS)
 STAGE_VERIFY = STAGE_GRACE + 1
+# Stages of one verification round: guardians who have not approved are reminded this long
+# after it started; the owner's deadline (verification_timeout_seconds), if set, is one more.
+VERIFICATION_REMINDERS = (timedelta(days=3), timedelta(days=7))
+TIMEOUT = "timeout"
+ON_TIMEOUT = ("wait", "release")
 
 COLUMNS = (
     "id, user_id, status, check_in_interval_seconds, grace_period_seconds, cancel_window_seconds,"
     " guardian_threshold, activated_at, last_check_in_at, check_in_due_at, stage_done, next_due_at,"
     " verification_round, verification_started_at, verification_reason, approved_at, release_at,"
-    " released_at, created_at, updated_at"
+    " released_at, created_at, updated_at, verification_timeout_seconds, on_verification_timeout,"
+    " verification_stage_done, verification_timed_out_at, last_vetoed_at"
 )
 SETTINGS_COLUMNS = (
     "check_in_interval_seconds",
     "grace_period_seconds",
     "cancel_window_seconds",
     "guardian_threshold",
+    "verification_timeout_seconds",
+    "on_verification_timeout",
 )
 
 
@@ -77,6 +85,11 @@ class Plan(TypedDict):
     released_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    verification_timeout_seconds: int | None  # None: no deadline
+    on_verification_timeout: str  # "wait" | "release"
+    verification_stage_done: int
+    verification_timed_out_at: datetime | None  # the deadline passed and the plan went on waiting
+    last_vetoed_at: datetime | None
 
 
 def _plan(row: Mapping[str, Any]) -> Plan:
@@ -194,6 +207,25 @@ def stage_times(plan: Plan) -> list[datetime | None]:
     return times
 
 
+def verification_stages(plan: Plan) -> list[tuple[str, datetime]]:
+    """The stages of the current verification round in time order: ("3d" | "7d" | TIMEOUT, when).
+    A reminder and the deadline at the same moment: the deadline comes last (it supersedes)."""
+    start = plan["verification_started_at"]
+    if start is None:
+        return []
+    stages = [(f"{offset.days}d", start + offset) for offset in VERIFICATION_REMINDERS]
+    if plan["verification_timeout_seconds"] is not None:
+        stages.append((TIMEOUT, start + timedelta(seconds=plan["verification_timeout_seconds"])))
+    return sorted(stages, key=lambda stage: (stage[1], stage[0] == TIMEOUT))
+
+
+def verification_deadline(plan: Plan) -> datetime | None:
+    for name, at in verification_stages(plan):
+        if name == TIMEOUT:
+            return at
+    return None
+
+
 def next_due(plan: Plan) -> datetime | None:
     """When the scheduler next has something to do for this plan (None: nothing)."""
     if plan["status"] == ACTIVE:
@@ -202,6 +234,10 @@ def next_due(plan: Plan) -> datetime | None:
             if times[stage] is not None:
                 return times[stage]
         return None
+    if plan["status"] == PENDING:
+        stages = verification_stages(plan)
+        done = plan["verification_stage_done"]
+        return stages[done][1] if done < len(stages) else None
     if plan["status"] == APPROVED:
         return plan["release_at"]
     return None
@@ -273,7 +309,15 @@ async def set_next_due(cur: Cursor, plan_id: str, due: datetime | None) -> None:
 
 async def update_schedule(cur: Cursor, plan_id: str, values: Mapping[str, Any]) -> Plan:
     """Write schedule columns without a status change (a check-in, a stage done) and recompute next_due_at."""
-    allowed = {"last_check_in_at", "check_in_due_at", "stage_done", "release_at", *SETTINGS_COLUMNS}
+    allowed = {
+        "last_check_in_at",
+        "check_in_due_at",
+        "stage_done",
+        "release_at",
+        "verification_stage_done",
+        "verification_timed_out_at",
+        *SETTINGS_COLUMNS,
+    }
     if not values or set(values) - allowed:
         raise ValueError(f"cannot update plan columns {sorted(set(values) - allowed) or '(none)'}")
     assignments = ", ".join(f"{column} = %s" for column in values)

@@ -1,4 +1,5 @@
-"""The lifecycle scan: reminders, the grace notice, verification start and release, for due plans only.
+"""The lifecycle scan: reminders, the grace notice, verification start, guardian reminders, the
+verification deadline and release, for due plans only.
 
 `plans.next_due_at` is when the scheduler next has something to do for a plan; the scan walks
 the partial index on it, so its cost follows the number of due plans, not of all plans. Each
@@ -20,13 +21,16 @@ from models.plan.plans import (
     ACTIVE,
     APPROVED,
     COLUMNS,
+    PENDING,
     REMINDER_OFFSETS,
     STAGE_GRACE,
     STAGE_VERIFY,
+    TIMEOUT,
     Plan,
     next_due,
     stage_times,
     update_schedule,
+    verification_stages,
 )
 
 BATCH = 500
@@ -65,6 +69,8 @@ async def advance(
         plan = as_record(Plan, row)
         if plan["status"] == ACTIVE:
             return await _active(cur, plan, now)
+        if plan["status"] == PENDING:
+            return await _pending(cur, plan, now, contract_configured)
         if plan["status"] == APPROVED and plan["release_at"] is not None and plan["release_at"] <= now:
             if contract_configured:
                 # With a contract, only a confirmed finalize_release releases; nothing to do here
@@ -122,6 +128,49 @@ async def _active(cur: Any, plan: Plan, now: datetime) -> tuple[str, list[str]]:
         metadata={"actor": "scheduler", "stage": label},
     )
     return "reminded", [row_id]
+
+
+async def _pending(cur: Any, plan: Plan, now: datetime, contract_configured: bool) -> tuple[str, list[str]]:
+    """A verification round: remind the guardians who have not approved, then the deadline.
+
+    Each stage is done at most once per round (`verification_stage_done` moves with its outbox
+    rows). After an outage only the latest due reminder goes out, and a due deadline
+    supersedes the reminders due with it (its own email tells the guardians)."""
+    stages = verification_stages(plan)
+    first = plan["verification_stage_done"]
+    due = [index for index in range(first, len(stages)) if stages[index][1] <= now]
+    if not due:
+        await update_schedule(cur, plan["id"], {"verification_stage_done": first})
+        return "rescheduled", []
+    done = due[-1] + 1
+    if any(stages[index][0] == TIMEOUT for index in due):
+        # With a contract, only on-chain approvals can release: the deadline can only wait.
+        release = plan["on_verification_timeout"] == "release" and not contract_configured
+        row_ids = await lifecycle.verification_timeout_in(
+            cur, plan=plan, now=now, release=release, stages_done=done
+        )
+        outcome = "verification_timeout_released" if release else "verification_timeout_waiting"
+        return outcome, row_ids or []
+    label = stages[due[-1]][0]
+    row_ids = await outbox.add_for_guardians(
+        cur,
+        kind="verification_reminder",
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        context={"days": int(label.rstrip("d")), "startedAt": plan["verification_started_at"].isoformat()},  # type: ignore[union-attr]
+        not_approved_in=plan["verification_round"],
+    )
+    await update_schedule(cur, plan["id"], {"verification_stage_done": done})
+    await plans.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.guardians_reminded",
+        plan_id=plan["id"],
+        summary=f"Guardians who have not answered were reminded ({label} after verification started)",
+        metadata={"actor": "scheduler", "stage": label, "guardians": len(row_ids)},
+    )
+    return "guardians_reminded", row_ids
 
 
 class ScanResult(TypedDict):

@@ -1,0 +1,97 @@
+"""POST /api/legacy/check-in/link: a check-in without a wallet, with the one-time link of an
+owner email (`$PUBLIC_APP_URL/check-in/<token>`; the token goes in the body, never a path the
+API logs). Public: the token is the credential. Decisions: docs/lifecycle.md ("Check-in links").
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import NoReturn
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import fields, validate
+from redis.exceptions import RedisError
+
+from api.claim.gate import CAPSULE_HEADERS
+from api.common import client_ip, json_response
+from api.keys import CLOCK, DB, REDIS, SETTINGS
+from api.public import public
+from api.schemas import BaseSchema, UtcDateTime, error_responses
+from core import ratelimit
+from core.errors import NotFound, TooManyRequests
+from models.plan import lifecycle
+from models.plan.plans import STATUSES
+
+routes = web.RouteTableDef()
+log = logging.getLogger(__name__)
+
+MISS_WINDOW_SECONDS = 60
+
+
+class CheckInLinkSchema(BaseSchema):
+    token = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "The 64-hex token from the link `$PUBLIC_APP_URL/check-in/<token>`."},
+    )
+
+
+class CheckInLinkResultSchema(BaseSchema):
+    status = fields.String(
+        required=True, validate=validate.OneOf(STATUSES), metadata={"description": "The plan's status now."}
+    )
+    nextCheckInDueAt = UtcDateTime(required=True, allow_none=True)
+
+
+result_schema = CheckInLinkResultSchema()
+
+
+async def refuse_check_in_miss(request: web.Request) -> NoReturn:
+    """404 for a link that checks nothing in (malformed, unknown, used, expired: one answer for
+    all four), or 429 past RATE_LIMIT_CHECK_IN_MISSES_PER_IP misses a minute from one address.
+    Only misses are counted: a valid link is never limited. Shared by every route that checks
+    in by link."""
+    limit = request.app[SETTINGS].rate_limit_check_in_misses_per_ip
+    try:
+        retry = await ratelimit.hit(
+            request.app[REDIS], f"check-in-miss:ip:{client_ip(request)}", limit, MISS_WINDOW_SECONDS
+        )
+    except (RedisError, OSError) as exc:
+        # The limiter only quiets guessing (a token's 256 bits keep it secret): with Redis down
+        # a miss is still a plain 404, never a 500.
+        log.warning("check-in miss limiter unavailable", extra={"error": repr(exc)})
+        retry = 0
+    if retry:
+        raise TooManyRequests("Too many unknown check-in links from this address; try again later.", retry)
+    raise NotFound("Check-in link")
+
+
+@routes.post("/api/legacy/check-in/link")
+@public
+@docs(
+    tags=["legacy"],
+    summary="Check in with the link from an email (no wallet needed)",
+    description="Every lifecycle email to the owner (each reminder, the grace notice, verification "
+    "started, approved, the verification deadline) carries a one-time link "
+    "`$PUBLIC_APP_URL/check-in/<token>`; post its token here. It counts exactly as `POST "
+    "/api/legacy/check-in`: a new cycle in `Active`, the veto in `PendingVerification` and `Approved`, "
+    "409 in `Draft` and `Released` (the link is not used up then). A link works once, for 30 days, "
+    "and ends at the first check-in of any kind (this one, the route, a wallet sign-in). Unknown, "
+    "used, expired and malformed tokens are the same 404; past RATE_LIMIT_CHECK_IN_MISSES_PER_IP "
+    "of them a minute from one address, 429 with `Retry-After`. The answer says only the plan's "
+    "status and next due time.",
+    responses=error_responses(400, 404, 409, 429),
+)
+@request_schema(CheckInLinkSchema, required=True)
+@response_schema(CheckInLinkResultSchema, 200)
+async def check_in_by_link(request: web.Request) -> web.Response:
+    result = await lifecycle.check_in_by_link(
+        request.app[DB], request.app[REDIS], token=request["data"]["token"], now=request.app[CLOCK].now()
+    )
+    if result is None:
+        await refuse_check_in_miss(request)
+    body = result_schema.dump(
+        {"status": result["status"], "nextCheckInDueAt": result["next_check_in_due_at"]}
+    )
+    return json_response(body, headers=CAPSULE_HEADERS)
