@@ -6,6 +6,7 @@ are found through their keyed blind index, and rotation re-seals and re-indexes 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import psycopg2
 import psycopg2.errors
@@ -245,6 +246,21 @@ def _old_rows(url: str) -> dict[str, str]:
             " created_at) VALUES (%s, 1, %s, %s, 'GGUARD', now())",
             (plan_id, ids["guardian"], f"Grace {MARK}"),
         )
+        # The timeline named the guardian before 0014 (summary and metadata.actorName).
+        cur.execute(
+            "INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata) VALUES"
+            " (%s, 'guardian.approved', 'guardian', NULL, %s, '{}'),"
+            " (%s, 'guardian.reported', 'guardian', NULL, %s, '{}'),"
+            " (%s, 'plan.verification_started', 'plan', NULL, 'A guardian reported', %s)",
+            (
+                ids["user"],
+                f"Guardian Grace {MARK} approved the release",
+                ids["user"],
+                f"Guardian Grace {MARK} reported that you may have died or cannot act",
+                ids["user"],
+                json.dumps({"actor": "guardian", "actorName": f"Grace {MARK}", "reason": "guardian_report"}),
+            ),
+        )
         cur.execute(
             "INSERT INTO plan_transitions (plan_id, from_status, to_status, actor, actor_name, reason, at)"
             " VALUES (%s, 'Active', 'PendingVerification', 'guardian', %s, 'guardian_report', now())",
@@ -254,9 +270,9 @@ def _old_rows(url: str) -> dict[str, str]:
     return ids
 
 
-def _dump_all(url: str) -> str:
+def _dump_all(url: str, tables: tuple[str, ...] = (*sealed_text.COLUMNS, "activity")) -> str:
     with psycopg2.connect(url) as conn, conn.cursor() as cur:
-        cur.execute(" UNION ALL ".join(f"SELECT t::text FROM {t} t" for t in sealed_text.COLUMNS))
+        cur.execute(" UNION ALL ".join(f"SELECT t::text FROM {t} t" for t in tables))
         dumped = "\n".join(r[0] for r in cur.fetchall())
     conn.close()
     return dumped
@@ -271,7 +287,8 @@ async def test_the_drop_of_plaintext_columns_refuses_until_all_is_sealed_and_los
     with scratch_database(service_urls[0], "lps_drop") as (_, url):
         apply_migrations(url, migrations_before(tmp_path / "old", "0014_"))
         ids = _old_rows(url)
-        before = _dump_all(url)
+        sealed_tables = tuple(sealed_text.COLUMNS)
+        before = _dump_all(url, sealed_tables)
 
         # No key (the hook is what ENCRYPTION_KEYS provides): 0014 applies, the drop refuses.
         with pytest.raises(psycopg2.errors.RaiseException, match="plaintext not sealed yet") as refused:
@@ -292,13 +309,21 @@ async def test_the_drop_of_plaintext_columns_refuses_until_all_is_sealed_and_los
         assert _rows(url, "SELECT name, email FROM users") == [
             {"name": f"Olive {MARK}", "email": f"olive.{MARK}@example.org"}
         ]
-        assert MARK in before and before.count(MARK) == _dump_all(url).count(MARK)  # nothing lost
+        assert MARK in before and before.count(MARK) == _dump_all(url, sealed_tables).count(
+            MARK
+        )  # nothing lost
 
         # With the key ring, `migrate` seals everything, then drops the columns.
         ring = settings.encryption_keys
         applied_now = await asyncio.to_thread(apply_migrations, url, before_reseal=reseal_hook(settings, url))
         assert [n for n in applied_now if n.endswith("_plaintext_columns_dropped.sql")]
-        assert MARK not in _dump_all(url)
+        assert MARK not in _dump_all(url)  # the timeline's old entries say "A guardian" now
+        assert {
+            r["summary"] for r in _rows(url, "SELECT summary FROM activity WHERE kind LIKE 'guardian.%%'")
+        } == {
+            "A guardian approved the release",
+            "A guardian reported that you may have died or cannot act",
+        }
 
         owner = {"user_id": ids["user"]}
         pool = await create_pool(url, maxsize=2)
