@@ -14,6 +14,8 @@ from api.archive import routes as archive
 from api.chain import claims, onchain
 from api.claim import capsule, gate
 from api.claim import page as capsule_page
+from api.claim import resend as claim_links
+from api.claim import wallet as heir_wallet
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, guardians, messages
 from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
@@ -40,6 +42,8 @@ ROUTE_MODULES = (
     check_in_link,
     guardianships,
     capsule,
+    claim_links,
+    heir_wallet,
     onchain,
     claims,
     metrics,

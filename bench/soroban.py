@@ -26,6 +26,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +66,7 @@ def make_beneficiaries(database_url: str, ring: KeyRing, count: int) -> list[dic
     """One owner with a Released plan and `count` beneficiaries, each with a token and a wallet."""
     owner = Keypair.random()
     owner_id = str(uuid.uuid4())
-    rows = []
+    rows: list[dict[str, Any]] = []
     for _ in range(count):
         token = secrets.token_bytes(32).hex()
         rows.append(
@@ -91,7 +92,8 @@ def make_beneficiaries(database_url: str, ring: KeyRing, count: int) -> list[dic
         psycopg2.extras.execute_values(
             cur,
             "INSERT INTO beneficiaries (id, user_id, name_sealed, relationship_sealed, email_sealed,"
-            " email_bidx, allocation_percentage, claim_token_hash, claim_token_sealed) VALUES %s",
+            " email_bidx, allocation_percentage, claim_token_hash, claim_token_sealed, wallet_address,"
+            " wallet_bound_via, wallet_bound_at) VALUES %s",
             [
                 (
                     r["id"],
@@ -100,6 +102,9 @@ def make_beneficiaries(database_url: str, ring: KeyRing, count: int) -> list[dic
                     1,
                     hashlib.sha256(str(r["token"]).encode()).digest(),
                     "-",
+                    r["wallet"].public_key,  # recorded by the owner: claims come only from it
+                    "owner",
+                    datetime.now(UTC),
                 )
                 for r in rows
             ],

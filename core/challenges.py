@@ -1,4 +1,8 @@
-"""Sign-in challenges in Redis: several live per wallet, each single use and short-lived.
+"""Wallet challenges in Redis: several live per slot, each single use and short-lived.
+
+Sign-in keeps them per (wallet, client address); an heir proving a wallet through their claim
+token keeps them per (beneficiary, wallet) (models/claim wallets). Both use `store`, `live_at`
+and `consume_at` on their own key.
 
 Challenges are kept per (wallet, client address), at most `CAP` live in each: a stranger who
 asks for challenges for someone else's wallet fills only their own slot and can never
@@ -46,25 +50,39 @@ async def issue(
     nonce = secrets.token_hex(32)  # 256 bits
     expires = now + timedelta(seconds=ttl_seconds)
     message = build_message(service, wallet_address, nonce, now, expires)
-    key = KEY.format(wallet_address, client)
+    await store(redis, KEY.format(wallet_address, client), message, ttl_seconds=ttl_seconds, now=now)
+    return message
+
+
+async def store(redis: Redis, key: str, message: str, *, ttl_seconds: int, now: datetime) -> None:
+    """Keep `message` live under `key` for `ttl_seconds`; the oldest live one goes past CAP."""
+    expires = now + timedelta(seconds=ttl_seconds)
     async with redis.pipeline(transaction=True) as pipe:
         pipe.zremrangebyscore(key, "-inf", now.timestamp())
         pipe.zadd(key, {message: expires.timestamp()})
         pipe.zremrangebyrank(key, 0, -(CAP + 1))
         pipe.expire(key, ttl_seconds)
         await pipe.execute()
-    return message
 
 
-async def live(redis: Redis, *, wallet_address: str, client: str, now: datetime) -> list[str]:
-    """This client's unexpired challenges for the wallet, newest first (at most CAP)."""
-    raw = await redis.zrevrangebyscore(KEY.format(wallet_address, client), "+inf", f"({now.timestamp()}")
+async def live_at(redis: Redis, key: str, now: datetime) -> list[str]:
+    """The unexpired challenges under `key`, newest first (at most CAP)."""
+    raw = await redis.zrevrangebyscore(key, "+inf", f"({now.timestamp()}")
     return [m.decode() if isinstance(m, bytes) else m for m in raw]
 
 
-async def consume(redis: Redis, *, wallet_address: str, client: str, message: str) -> bool:
+async def consume_at(redis: Redis, key: str, message: str) -> bool:
     """True for exactly one caller holding this challenge; False if already used or evicted."""
-    return bool(await redis.zrem(KEY.format(wallet_address, client), message))
+    return bool(await redis.zrem(key, message))
+
+
+async def live(redis: Redis, *, wallet_address: str, client: str, now: datetime) -> list[str]:
+    """This client's unexpired sign-in challenges for the wallet, newest first (at most CAP)."""
+    return await live_at(redis, KEY.format(wallet_address, client), now)
+
+
+async def consume(redis: Redis, *, wallet_address: str, client: str, message: str) -> bool:
+    return await consume_at(redis, KEY.format(wallet_address, client), message)
 
 
 async def consume_key(redis: Redis, key: str, message: str) -> bool:

@@ -204,6 +204,12 @@ class Settings:
     rate_limit_challenge_per_ip: int = setting(
         "RATE_LIMIT_CHALLENGE_PER_IP", 60, "Challenges per client IP per minute", minimum=1
     )
+    rate_limit_claim_resend_per_ip: int = setting(
+        "RATE_LIMIT_CLAIM_RESEND_PER_IP",
+        10,
+        "`POST /api/claim/resend` requests per client IP per hour before it answers 429",
+        minimum=1,
+    )
     rate_limit_claim_misses_per_ip: int = setting(
         "RATE_LIMIT_CLAIM_MISSES_PER_IP",
         30,

@@ -59,3 +59,18 @@ async def signed_call(
 
 def worker_settings(settings: Settings, rpc: SorobanRpcEmulator) -> dict[str, Any]:
     return {"settings": contract_overrides(rpc)}
+
+
+async def prove_wallet(client: Any, token: str, keypair: Keypair, **sign_options: Any) -> Any:
+    """What an heir's wallet page does: ask for a challenge through the claim token, sign it with
+    the wallet, post the signature. Returns the verify response."""
+    from tests.helpers import sign
+
+    address = keypair.public_key
+    resp = await client.post(f"/api/claim/{token}/wallet/challenge", json={"walletAddress": address})
+    assert resp.status == 200, await resp.text()
+    message = (await resp.json())["message"]
+    return await client.post(
+        f"/api/claim/{token}/wallet/verify",
+        json={"walletAddress": address, "signature": sign(keypair, message, **sign_options)},
+    )

@@ -170,7 +170,10 @@ async def test_guardians_see_only_their_plans_and_no_contents(client):
         "invitedAt",
         "acceptedAt",
         "declinedAt",
+        "readySince",
+        "beneficiaries",  # names and link delivery, once released or ready: empty before
     }
+    assert item["beneficiaries"] == []
     for method, suffix in (("post", "report"), ("get", "attestation"), ("post", "approve")):
         kwargs = {"json": {"signature": "00" * 64}} if suffix == "approve" else {}
         for plan_id in (plan_b.plan_id, "not-a-uuid"):

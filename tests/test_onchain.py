@@ -14,7 +14,7 @@ from stellar_sdk import Keypair, Network, TransactionBuilder, TransactionEnvelop
 from tests.helpers import assert_error, sign_in
 from tests.lifecycle_helpers import PlanSetup, activate_plan, get_overview, guardian_session, report
 from tests.plan_helpers import query
-from tests.soroban_helpers import contract_overrides, sign_xdr
+from tests.soroban_helpers import contract_overrides, prove_wallet, sign_xdr
 from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id
 
 HASH_RE = re.compile(r"\b[0-9a-f]{64}\b")
@@ -121,6 +121,15 @@ async def test_guardians_approve_on_chain_a_beneficiary_finalizes_another_claims
     clock.advance(seconds=overview["settings"]["cancelWindowSeconds"] + 1)
     await run(run_worker, soroban_rpc)  # the scheduler does not release when a contract decides
     assert (await get_overview(onchain, setup.owner))["status"] == "Approved"
+    # Ready: the heirs' links were emailed; the capsule says so and shows nothing of the contents.
+    overview = await get_overview(onchain, setup.owner)
+    assert overview["readyToFinalize"] is True and overview["readySince"].endswith("Z")
+    capsule = await (await onchain.get(f"/api/claim/{heir['claimToken']}")).json()
+    assert capsule["status"] == "ready" and capsule["wallet"] is None
+    # Only a proven wallet may build.
+    resp = await onchain.post(release, json={"walletAddress": heir_wallet.public_key})
+    assert resp.status == 409 and "/wallet/challenge" in (await resp.json())["message"]
+    assert (await prove_wallet(onchain, heir["claimToken"], heir_wallet)).status == 200
     # The wallet must exist on the network.
     resp = await onchain.post(release, json={"walletAddress": heir_wallet.public_key})
     assert resp.status == 409 and "fund" in (await resp.json())["message"]
@@ -140,11 +149,12 @@ async def test_guardians_approve_on_chain_a_beneficiary_finalizes_another_claims
     assert resp.headers["Referrer-Policy"] == "no-referrer"
     overview = await get_overview(onchain, setup.owner)
     assert overview["status"] == "Released"
-    claim_links = query(settings, "SELECT count(*) AS n FROM outbox WHERE kind = 'claim_link'")
-    assert claim_links[0]["n"] == 2
+    claim_links = query(settings, "SELECT context->>'stage' AS stage FROM outbox WHERE kind = 'claim_link'")
+    assert sorted(r["stage"] for r in claim_links) == ["ready", "ready", "released", "released"]
 
     # The other beneficiary claims their share.
     soroban_rpc.fund(other_wallet.public_key)
+    assert (await prove_wallet(onchain, other_heir["claimToken"], other_wallet, encoding="hex")).status == 200
     claim = f"/api/claim/{other_heir['claimToken']}/claim/build"
     submit = f"/api/claim/{other_heir['claimToken']}/submit"
     tx = await build_sign_submit(
@@ -167,7 +177,7 @@ async def test_guardians_approve_on_chain_a_beneficiary_finalizes_another_claims
     by_id = {c["beneficiaryId"]: c for c in claims["claims"]}
     assert by_id[other_heir["id"]]["claim"]["status"] == "confirmed"
     assert by_id[other_heir["id"]]["claim"]["hash"] == tx["hash"]
-    assert by_id[other_heir["id"]]["walletAddress"] == other_wallet.public_key  # bound by the claim
+    assert by_id[other_heir["id"]]["walletAddress"] == other_wallet.public_key  # bound by the proof
     assert by_id[heir["id"]]["claim"] == {
         "status": "none",
         "hash": None,
@@ -311,7 +321,7 @@ async def test_contract_unset_answers_503_everywhere_with_no_hash(client, settin
     assert query(settings, "SELECT count(*) AS n FROM transactions")[0]["n"] == 0
 
 
-async def test_beneficiary_wallet_set_by_owner_must_match(onchain, soroban_rpc, clock, run_worker):
+async def test_beneficiary_wallet_set_by_owner_must_match(onchain, soroban_rpc, clock, run_worker, settings):
     owner = await sign_in(onchain)
     setup = await activate_plan(onchain, owner, guardians=1, threshold=1)
     heir, other = setup.beneficiaries
@@ -344,23 +354,36 @@ async def test_beneficiary_wallet_set_by_owner_must_match(onchain, soroban_rpc, 
     overview = await get_overview(onchain, owner)
     assert overview["status"] == "Approved"
     clock.advance(seconds=overview["settings"]["cancelWindowSeconds"] + 1)
+    await run(run_worker, soroban_rpc)  # ready to finalise
     release = f"/api/claim/{heir['claimToken']}/release/build"
     for wallet in (intruder, recorded):
         soroban_rpc.fund(wallet.public_key)
     resp = await onchain.post(release, json={"walletAddress": intruder.public_key})
-    assert resp.status == 409 and "not the wallet recorded" in (await resp.json())["message"]
-    # The other heir cannot use the wallet recorded for this one either.
+    assert resp.status == 409 and "not the wallet bound to you" in (await resp.json())["message"]
+    # The capsule shows the recorded wallet, bound by the owner.
+    capsule = await (await onchain.get(f"/api/claim/{heir['claimToken']}")).json()
+    assert capsule["wallet"]["address"] == recorded.public_key and capsule["wallet"]["boundVia"] == "owner"
+    # Proving another wallet does not replace the one the owner recorded.
+    resp = await prove_wallet(onchain, heir["claimToken"], intruder)
+    assert resp.status == 409 and "the plan's owner recorded it" in (await resp.json())["message"]
+    # The other heir cannot use, nor prove, the wallet recorded for this one.
     resp = await onchain.post(
         f"/api/claim/{other['claimToken']}/release/build", json={"walletAddress": recorded.public_key}
     )
+    assert resp.status == 409 and "Prove your wallet first" in (await resp.json())["message"]
+    resp = await prove_wallet(onchain, other["claimToken"], recorded)
     assert resp.status == 409 and "another beneficiary" in (await resp.json())["message"]
     resp = await onchain.post(release, json={"walletAddress": recorded.public_key})
     assert resp.status == 200
-    # A signed call from another wallet is refused at submit too, before anything is stored.
+    resp = await onchain.post(release)  # the bound wallet when none is named
+    assert resp.status == 200
+    # A signed call from another heir's wallet is refused at submit: 400, nothing stored.
+    assert (await prove_wallet(onchain, other["claimToken"], intruder)).status == 200
     built = await onchain.post(
         f"/api/claim/{other['claimToken']}/release/build", json={"walletAddress": intruder.public_key}
     )
     assert built.status == 200
     signed = sign_xdr((await built.json())["xdr"], intruder, soroban_rpc.passphrase)
     resp = await onchain.post(f"/api/claim/{heir['claimToken']}/submit", json={"signedXdr": signed})
-    assert resp.status == 409
+    assert resp.status == 400 and "not the wallet bound to you" in (await resp.json())["message"]
+    assert not query(settings, "SELECT id FROM transactions WHERE function = 'finalize_release'")

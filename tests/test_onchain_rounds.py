@@ -8,7 +8,7 @@ from stellar_sdk import Keypair
 
 from tests.lifecycle_helpers import get_overview, guardian_session, report
 from tests.plan_helpers import query
-from tests.soroban_helpers import contract_overrides
+from tests.soroban_helpers import contract_overrides, prove_wallet
 from tests.test_onchain import approving, build_sign_submit, onchain, run
 
 __all__ = ["onchain"]  # the fixture, shared with test_onchain
@@ -36,10 +36,12 @@ async def test_a_finalize_release_from_before_the_veto_does_not_release_in_the_n
     overview = await get_overview(onchain, setup.owner)
     assert overview["status"] == "Approved"
     clock.advance(seconds=overview["settings"]["cancelWindowSeconds"] + 1)
+    await run(run_worker, soroban_rpc)  # ready to finalise: the heirs' links go out
 
     heir = setup.beneficiaries[0]
     wallet = Keypair.random()
     soroban_rpc.fund(wallet.public_key)
+    assert (await prove_wallet(onchain, heir["claimToken"], wallet)).status == 200
     release = await build_sign_submit(
         onchain,
         f"/api/claim/{heir['claimToken']}/release/build",

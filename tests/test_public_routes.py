@@ -49,6 +49,11 @@ EXPECTED_PUBLIC = {
     ("HEAD", "/page.css"),
     # The owner's check-in without a wallet: the one-time token in the body is the credential.
     ("POST", "/api/legacy/check-in/link"),
+    # An heir asks for their link again by address: no token (docs/capsule.md).
+    ("POST", "/api/claim/resend"),
+    # The heir proves the wallet they claim with: the claim token in the path is the credential.
+    ("POST", "/api/claim/{token}/wallet/challenge"),
+    ("POST", "/api/claim/{token}/wallet/verify"),
     # The OpenAPI document and its UI (added by aiohttp-apigami).
     ("GET", "/api/docs/openapi.json"),
     ("HEAD", "/api/docs/openapi.json"),
@@ -171,7 +176,7 @@ async def test_the_gate_answers_an_unknown_token_before_the_handler_runs(client)
     """Whatever the route (even one whose integration is not configured, which would be 503),
     an unknown token is the same 404 with the capsule's privacy headers."""
     unknown = "ab" * 32
-    body = {"walletAddress": Keypair.random().public_key, "signedXdr": "AAAA"}
+    body = {"walletAddress": Keypair.random().public_key, "signedXdr": "AAAA", "signature": "A" * 88}
     checked = 0
     for method, canonical, _route in _routes(client.server.app):
         if not canonical.startswith("/api/claim/{token}"):

@@ -57,8 +57,9 @@ async def claim_row(
 ) -> dict[str, Any]:
     """An owner with a beneficiary whose wallet signed claim_assets; the row stored pending."""
     owner = await sign_in(client)
-    beneficiary = await create(client, owner, "beneficiaries")
     wallet = Keypair.random()
+    # Recorded by the owner: a claim comes only from the wallet bound to the beneficiary.
+    beneficiary = await create(client, owner, "beneficiaries", walletAddress=wallet.public_key)
     rpc.fund(wallet.public_key)
     xdr, checked = await signed_call(
         rpc, clock, function="claim_assets", owner=owner.keypair.public_key, signer=wallet
@@ -101,9 +102,11 @@ async def test_try_again_later_then_success_confirms_and_applies_once(
     sends = soroban_rpc.calls_to("sendTransaction")
     assert len(sends) == 2 and all(p["transaction"] == made["xdr"] for p in sends)
     bound = query(
-        settings, "SELECT wallet_address FROM beneficiaries WHERE id = %s", (made["beneficiary"]["id"],)
+        settings,
+        "SELECT wallet_address, wallet_bound_via FROM beneficiaries WHERE id = %s",
+        (made["beneficiary"]["id"],),
     )
-    assert bound[0]["wallet_address"] == made["wallet"].public_key
+    assert bound == [{"wallet_address": made["wallet"].public_key, "wallet_bound_via": "owner"}]
     owner_id = made["owner"].user["id"]
     timeline = kinds(settings, owner_id)
     assert [k for k in timeline if k.startswith(("transaction.", "beneficiary.claimed"))] == [
@@ -127,10 +130,7 @@ async def test_contract_failure_carries_the_code_and_meaning(client, settings, c
     row = state(settings, made["row"]["id"])
     assert row["status"] == "failed" and row["contract_error_code"] == 10
     assert "already claimed" in row["reason"] and "txFAILED" in row["reason"]
-    bound = query(
-        settings, "SELECT wallet_address FROM beneficiaries WHERE id = %s", (made["beneficiary"]["id"],)
-    )
-    assert bound[0]["wallet_address"] is None
+    assert "beneficiary.claimed" not in kinds(settings, made["owner"].user["id"])  # nothing applied
 
 
 async def test_send_error_fails_with_the_decoded_result(client, settings, clock, soroban_rpc, relay_ctx):

@@ -38,6 +38,8 @@ FUNCTIONS: list[Any] = [
     # Retries are new attempts scheduled on the outbox row (workers/email.py), not arq retries;
     # the spare tries cover a run killed mid-attempt.
     func(email.deliver_email, max_tries=3, timeout=60),
+    # One address looked up, a few rows written: milliseconds.
+    func(email.resend_claim_link, max_tries=3, timeout=60),
     # A few RPC calls of at most SOROBAN_RPC_TIMEOUT_SECONDS each; longer waits are deferrals.
     func(soroban.relay_transaction, max_tries=soroban.MAX_TRIES, timeout=60),
 ]
@@ -73,6 +75,7 @@ def lifecycle_cron_jobs(settings: Settings) -> list[Any]:
     return [
         cron(lifecycle.scan_plans, run_at_startup=True, **period),
         cron(email.sweep_outbox, run_at_startup=True, **period),
+        cron(email.sweep_claim_link_requests, run_at_startup=True, **period),
     ]
 
 

@@ -6,6 +6,7 @@ from aiohttp import web
 from aiohttp_apigami import docs, response_schema
 from marshmallow import fields
 
+from api.claim.capsule import WalletBindingSchema
 from api.common import json_response
 from api.contents.beneficiaries import Percentage
 from api.keys import DB, SETTINGS, USER_ID
@@ -27,6 +28,11 @@ class BeneficiaryClaimSchema(BaseSchema):
     name = fields.String(required=True)
     allocationPercentage = Percentage(required=True, attribute="allocation_percentage")
     walletAddress = fields.String(allow_none=True, attribute="wallet_address")
+    wallet = fields.Nested(
+        WalletBindingSchema,
+        allow_none=True,
+        metadata={"description": "The bound wallet and how: recorded by you, or proven by the beneficiary."},
+    )
     capsuleOpenedAt = UtcDateTime(allow_none=True, attribute="capsule_opened_at")
     claim = fields.Nested(OnChainSchema, required=True)
 

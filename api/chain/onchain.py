@@ -73,7 +73,11 @@ class TransactionSchema(BaseSchema):
 
 class WalletBodySchema(BaseSchema):
     walletAddress = WalletAddress(
-        required=True, attribute="wallet_address", metadata={"description": "The wallet that will sign"}
+        attribute="wallet_address",
+        metadata={
+            "description": "The wallet that will sign: the one bound to you (409 otherwise). Optional: "
+            "the bound wallet is used when absent."
+        },
     )
 
 
@@ -188,10 +192,11 @@ async def guardian_transaction(request: web.Request) -> web.Response:
     tags=["on-chain"],
     summary="Build finalize_release(owner, caller) for the beneficiary's wallet to sign",
     description="Allowed once the plan is Approved and its cancel window has passed (409 otherwise, "
-    "saying when). If the owner recorded your wallet it must be this one (409). " + FLOW,
+    'saying when). Only with the wallet bound to you: 409 "prove your wallet first" (naming '
+    "`/wallet/challenge` and `/wallet/verify`) when none is, 409 for another wallet. " + FLOW,
     responses=error_responses(400, 404, 409, 503),
 )
-@request_schema(WalletBodySchema, required=True)
+@request_schema(WalletBodySchema)
 @response_schema(BuiltSchema, 200)
 @claim_gate
 async def release_build(request: web.Request, capsule: Capsule) -> web.Response:
@@ -203,10 +208,10 @@ async def release_build(request: web.Request, capsule: Capsule) -> web.Response:
     tags=["on-chain"],
     summary="Build claim_assets(owner, beneficiary) for the beneficiary's wallet to sign",
     description="Allowed once the plan is Released and this beneficiary has not claimed (409 "
-    "otherwise). The first confirmed claim binds the wallet when the owner set none. " + FLOW,
+    "otherwise). Only with the wallet bound to you, as for `/release/build`. " + FLOW,
     responses=error_responses(400, 404, 409, 503),
 )
-@request_schema(WalletBodySchema, required=True)
+@request_schema(WalletBodySchema)
 @response_schema(BuiltSchema, 200)
 @claim_gate
 async def claim_build(request: web.Request, capsule: Capsule) -> web.Response:
@@ -219,7 +224,7 @@ async def _beneficiary_build(request: web.Request, capsule: Capsule, function: s
         request.app[DB],
         beneficiary_id=capsule["beneficiary_id"],
         function=function,
-        wallet_address=request["data"]["wallet_address"],
+        wallet_address=(request.get("data") or {}).get("wallet_address"),
         now=request.app[CLOCK].now(),
     )
     return await _build(request, target)
@@ -229,7 +234,8 @@ async def _beneficiary_build(request: web.Request, capsule: Capsule, function: s
 @docs(
     tags=["on-chain"],
     summary="Relay the beneficiary's signed finalize_release or claim_assets",
-    description=SUBMIT,
+    description=SUBMIT + " The source must be the wallet bound to this beneficiary: 400 otherwise, "
+    "nothing stored, nothing sent.",
     responses=error_responses(400, 404, 409, 503),
 )
 @request_schema(SubmitSchema, required=True)

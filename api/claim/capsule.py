@@ -74,14 +74,43 @@ class CapsuleDocumentSchema(BaseSchema):
     sha256 = fields.String(required=True, metadata={"description": "Hex SHA-256 of the file."})
 
 
+class WalletBindingSchema(BaseSchema):
+    address = fields.String(required=True, metadata={"description": "The Stellar wallet (G…)."})
+    boundVia = fields.String(
+        required=True,
+        attribute="bound_via",
+        metadata={
+            "enum": ["owner", "proven", "guardians", "claim"],
+            "description": "`owner`: recorded by the plan's owner; `proven`: you signed a challenge "
+            "with it; `guardians`: the plan's guardians approved it in place of a lost one; `claim`: "
+            "bound by a claim confirmed before proofs were required.",
+        },
+    )
+    boundAt = UtcDateTime(required=True, attribute="bound_at")
+
+
 class CapsuleSchema(BaseSchema):
     status = fields.String(
         required=True,
-        metadata={"enum": ["locked", "released"], "description": "`locked`: no other field is present."},
+        metadata={
+            "enum": ["locked", "ready", "released"],
+            "description": "`locked`: no other field is present. `ready` (a contract is configured and "
+            "the owner's cancel window is over): `readySince`, `owner`, `beneficiary.name` and `wallet` "
+            "only; finalise the release on-chain to open it.",
+        },
     )
+    readySince = UtcDateTime(attribute="ready_since")
     releasedAt = UtcDateTime(attribute="released_at")
     owner = fields.Nested(CapsuleOwnerSchema)
     beneficiary = fields.Nested(CapsuleBeneficiarySchema)
+    wallet = fields.Nested(
+        WalletBindingSchema,
+        allow_none=True,
+        metadata={
+            "description": "The wallet bound to you for on-chain steps; null until the owner recorded "
+            "one or you proved one (POST /api/claim/{token}/wallet/challenge, then /wallet/verify)."
+        },
+    )
     messages = fields.List(
         fields.Nested(CapsuleMessageSchema), metadata={"description": "Opened messages, oldest first."}
     )
@@ -98,6 +127,22 @@ _beneficiary = CapsuleBeneficiarySchema()
 _message = CapsuleMessageSchema()
 _sealed = SealedMessageSchema()
 _document = CapsuleDocumentSchema()
+_wallet = WalletBindingSchema()
+
+
+def wallet_body(binding: capsules.WalletBinding | None) -> dict[str, object] | None:
+    return None if binding is None else _wallet.dump(binding)
+
+
+def ready_body(ready: capsules.Ready) -> dict[str, object]:
+    """A ready capsule: whose plan, for whom, the wallet; nothing of the contents."""
+    return {
+        "status": "ready",
+        "readySince": UtcDateTime.to_wire(ready["ready_since"]),
+        "owner": _owner.dump({"name": ready["owner_name"]}),
+        "beneficiary": {"name": ready["name"]},
+        "wallet": wallet_body(ready["wallet"]),
+    }
 
 
 def released_body(contents: capsules.Contents) -> dict[str, object]:
@@ -107,6 +152,7 @@ def released_body(contents: capsules.Contents) -> dict[str, object]:
         "releasedAt": UtcDateTime.to_wire(contents["released_at"]),
         "owner": _owner.dump({"name": contents["owner_name"]}),
         "beneficiary": _beneficiary.dump(contents),
+        "wallet": wallet_body(contents["wallet"]),
         "messages": dump_many(_message, contents["messages"]),
         "sealedMessages": dump_many(_sealed, contents["sealed_messages"]),
         "documents": dump_many(_document, contents["documents"]),
@@ -123,8 +169,11 @@ def released_body(contents: capsules.Contents) -> dict[str, object]:
     tags=["capsule"],
     summary="Open a beneficiary's capsule",
     description="No session: the claim token is the credential. Before the plan is `Released`: "
-    '`{"status": "locked"}` and nothing else (not the owner, not a title, not the plan\'s state). '
-    "After: the messages that have opened for this beneficiary (audience `all` or naming them; "
+    '`{"status": "locked"}` and nothing else (not the owner, not a title, not the plan\'s state); '
+    "with a contract configured, once the owner's cancel window is over, `ready` (`readySince`, the "
+    "owner's and your name, your wallet; none of the contents): prove your wallet and build "
+    "`finalize_release` (`/release/build`) to release it. "
+    "Once `Released`: the messages that have opened for this beneficiary (audience `all` or naming them; "
     "`on_release` at `releasedAt`, `on_date` from 00:00 UTC of that date but never before the "
     "release, `after_release` N days (N * 24 h) after it), announcements of those still sealed "
     "(`id`, `title`, `opensAt` only), and the documents addressed to them. An unknown or "
@@ -135,16 +184,18 @@ def released_body(contents: capsules.Contents) -> dict[str, object]:
 @response_schema(CapsuleSchema, 200)
 @claim_gate
 async def get_capsule(request: web.Request, capsule: capsules.Capsule) -> web.Response:
-    if not capsules.is_released(capsule):
-        return json_response({"status": "locked"})
-    contents = await capsules.contents(
+    shown = await capsules.view(
         request.app[DB],
         request.app[SETTINGS].key_ring,
         capsule=capsule,
         now=request.app[CLOCK].now(),
         opened=request.method != "HEAD",
     )
-    return json_response(released_body(contents))
+    if shown["ready"] is not None:
+        return json_response(ready_body(shown["ready"]))
+    if shown["contents"] is not None:
+        return json_response(released_body(shown["contents"]))
+    return json_response({"status": "locked"})
 
 
 @routes.get("/api/claim/{token}/documents/{id}/download")

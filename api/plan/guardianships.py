@@ -25,6 +25,21 @@ class OwnerSchema(BaseSchema):
     walletAddress = fields.String(required=True)
 
 
+class LinkDeliverySchema(BaseSchema):
+    beneficiaryId = fields.String(required=True, attribute="beneficiary_id")
+    name = fields.String(required=True)
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["none", "pending", "sent", "failed", "skipped"],
+            "description": "How the latest email with their link ended (`none`: not sent yet).",
+        },
+    )
+    at = UtcDateTime(
+        required=True, allow_none=True, metadata={"description": "When it ended (or was queued, if pending)."}
+    )
+
+
 class GuardianshipSchema(BaseSchema):
     planId = fields.String(required=True)
     owner = fields.Nested(OwnerSchema, required=True)
@@ -46,6 +61,22 @@ class GuardianshipSchema(BaseSchema):
     invitedAt = UtcDateTime(required=True, allow_none=True)
     acceptedAt = UtcDateTime(required=True, allow_none=True)
     declinedAt = UtcDateTime(required=True, allow_none=True)
+    readySince = UtcDateTime(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "With a contract: since when the plan is ready to finalise (its beneficiaries "
+            "have their links; one of them releases it on-chain)."
+        },
+    )
+    beneficiaries = fields.List(
+        fields.Nested(LinkDeliverySchema),
+        required=True,
+        metadata={
+            "description": "Once the plan is released or ready: each beneficiary's claim-link email, by "
+            "name (never the address or the link). Empty before."
+        },
+    )
 
 
 class AnswerSchema(BaseSchema):
@@ -94,6 +125,7 @@ class GuardianActionSchema(BaseSchema):
 
 
 guardianship_schema = GuardianshipSchema()
+link_delivery_schema = LinkDeliverySchema()
 
 
 async def _status_of(request: web.Request, plan_id: str) -> web.Response:
@@ -133,6 +165,8 @@ async def list_guardianships(request: web.Request) -> web.Response:
                     "invitedAt": g["invited_at"],
                     "acceptedAt": g["accepted_at"],
                     "declinedAt": g["declined_at"],
+                    "readySince": g["ready_at"],
+                    "beneficiaries": g["beneficiaries"],
                 }
             )
             for g in items
@@ -258,3 +292,27 @@ async def approve(request: web.Request) -> web.Response:
         now=request.app[CLOCK].now(),
     )
     return await _status_of(request, plan_id)
+
+
+@routes.post("/api/legacy/guardianships/{planId}/beneficiaries/{beneficiaryId}/resend-link")
+@docs(
+    tags=["guardianships"],
+    summary="Email a beneficiary their link again",
+    description="To the address the owner registered for them, and only there (you never see it, nor the "
+    "link). Once the plan is `Released` or ready to finalise (409 before). At most 3 resends a day per "
+    "beneficiary, counting their own requests (429 with Retry-After). 202 with their link's delivery "
+    "(`pending` until the email is sent).",
+    responses=error_responses(401, 404, 409, 429),
+)
+@response_schema(LinkDeliverySchema, 202)
+async def resend_link(request: web.Request) -> web.Response:
+    delivery = await guardianships.resend_link(
+        request.app[DB],
+        request.app[REDIS],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_plan_id=request.match_info["planId"],
+        raw_beneficiary_id=request.match_info["beneficiaryId"],
+        now=request.app[CLOCK].now(),
+    )
+    return json_response(link_delivery_schema.dump(delivery), status=202)

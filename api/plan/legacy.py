@@ -15,7 +15,7 @@ from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, PatchSchema, UtcDateTime, error_responses
 from models.plan import journey, lifecycle, plan_settings
-from models.plan.plans import ON_TIMEOUT, STATUSES
+from models.plan.plans import APPROVED, ON_TIMEOUT, STATUSES
 
 routes = web.RouteTableDef()
 
@@ -157,6 +157,14 @@ class OverviewSchema(BaseSchema):
         required=True, allow_none=True, metadata={"description": "When the cancel window ends."}
     )
     releasedAt = UtcDateTime(required=True, allow_none=True)
+    readyToFinalize = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "With a contract: the cancel window is over, every beneficiary was sent their "
+            "link, and the release waits for one of them to finalise it on-chain."
+        },
+    )
+    readySince = UtcDateTime(required=True, allow_none=True)
     readiness = fields.Nested(ReadinessSchema, required=True)
     counts = fields.Nested(CountsSchema, required=True)
     notifications = fields.List(
@@ -259,6 +267,8 @@ def shape_overview(view: journey.Overview) -> dict[str, Any]:
             "approvedAt": plan["approved_at"],
             "releaseAt": plan["release_at"],
             "releasedAt": plan["released_at"],
+            "readyToFinalize": plan["status"] == APPROVED and plan["ready_at"] is not None,
+            "readySince": plan["ready_at"] if plan["status"] == APPROVED else None,
             "readiness": {
                 "ready": not view["problems"],
                 "problems": view["problems"],
@@ -383,7 +393,10 @@ async def check_in(request: web.Request) -> web.Response:
     tags=["legacy"],
     summary="The plan's story",
     description="`steps`: the five states in order, each `done`, `current` or `upcoming` with its time "
-    "(for an upcoming release, when it is due). `transitions`: every state change so far, oldest first, "
+    "(for an upcoming release, when it is due); with a contract, `ReadyToFinalize` before `Released`: "
+    "the cancel window's end, when every beneficiary is sent their link (the release then waits for one "
+    "of them to finalise it on-chain, so it has no date). `transitions`: every state change so far, "
+    "oldest first, "
     "with who or what caused it (owner, a guardian by name, the scheduler, or the contract). "
     "`notifications`: the emails sent about the plan (no content). `verification`: the running "
     "verification, its deadline and whether, the deadline passed, the plan is waiting.",
@@ -391,7 +404,12 @@ async def check_in(request: web.Request) -> web.Response:
 )
 @response_schema(JourneySchema, 200)
 async def get_journey(request: web.Request) -> web.Response:
-    story = await journey.journey(request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID])
+    story = await journey.journey(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        request[USER_ID],
+        contract_configured=bool(request.app[SETTINGS].service_contract_id),
+    )
     return json_response(
         journey_schema.dump(
             {

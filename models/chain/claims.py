@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 from core.db import Pool, autocommit
 from core.files.crypto import KeyRing
 from models import sealed_text
+from models.claim.capsule import WalletBinding
 
 
 class OnChain(TypedDict):
@@ -29,6 +30,7 @@ class BeneficiaryClaim(TypedDict):
     name: str
     allocation_percentage: Decimal
     wallet_address: str | None
+    wallet: WalletBinding | None  # the same, with how and when it was bound
     capsule_opened_at: datetime | None
     claim: OnChain
 
@@ -63,7 +65,7 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> ClaimsOverview:
         await cur.execute(
             f"SELECT b.id, {sealed_text.select_list('beneficiaries', 'b', ('name',))},"
             " b.allocation_percentage,"
-            " b.wallet_address,"
+            " b.wallet_address, b.wallet_bound_via, b.wallet_bound_at,"
             " (SELECT max(a.created_at) FROM activity a WHERE a.user_id = b.user_id"
             "   AND a.kind = 'capsule.opened' AND a.entity_id = b.id::text) AS capsule_opened_at,"
             " t.status AS tx_status, t.hash, t.confirmed_at, t.contract_error_code"
@@ -78,6 +80,13 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> ClaimsOverview:
                 "name": row["name"],
                 "allocation_percentage": row["allocation_percentage"],
                 "wallet_address": row["wallet_address"],
+                "wallet": None
+                if row["wallet_address"] is None
+                else {
+                    "address": row["wallet_address"],
+                    "bound_via": row["wallet_bound_via"],
+                    "bound_at": row["wallet_bound_at"],
+                },
                 "capsule_opened_at": row["capsule_opened_at"],
                 "claim": _on_chain(row),
             }

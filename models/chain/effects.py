@@ -43,19 +43,15 @@ async def apply(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetime) -> lis
 
 
 async def _claim_recorded(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetime) -> list[str]:
-    """The beneficiary's claim is the confirmed row itself; its wallet is bound if it was open."""
-    await cur.execute(
-        "UPDATE beneficiaries SET wallet_address = %s, updated_at = clock_timestamp()"
-        " WHERE id = %s AND wallet_address IS NULL",
-        (row["signer"], row["beneficiary_id"]),
-    )
+    """The beneficiary's claim is the confirmed row itself. It binds nothing: submit took only
+    the wallet already bound to this beneficiary (models.claim.wallets)."""
     await activity.record(
         cur,
         user_id=row["user_id"],
         kind="beneficiary.claimed",
         entity_id=row["beneficiary_id"],
         summary="A beneficiary claimed their share on-chain",
-        metadata={"hash": row["hash"], "walletBound": cur.rowcount == 1},
+        metadata={"hash": row["hash"]},
     )
     return []
 

@@ -13,10 +13,11 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, autocommit
-from core.errors import Conflict, NotFound
+from core.errors import BadRequest, Conflict, NotFound
 from core.stellar.soroban_check import Envelope, check_signed
 from models.chain import transactions
 from models.chain.transactions import Transaction
+from models.claim import wallets as heir_wallets
 from models.common import parse_id
 from models.plan.guardianships import require_accepted
 from models.plan.plans import APPROVED, RELEASED
@@ -98,11 +99,10 @@ async def guardian_approval_target(pool: Pool, *, user_id: str, raw_plan_id: str
 
 
 # Everything the beneficiary rules need, in one round trip (submit is a measured hot path).
+# A wallet is unique within a plan's beneficiaries (index), so the bound wallet alone decides.
 _BENEFICIARY_SQL = (
     "SELECT b.id, b.user_id, b.wallet_address, p.id AS plan_id, p.status, p.release_at,"
     " u.wallet_address AS owner_wallet,"
-    " EXISTS (SELECT 1 FROM beneficiaries o WHERE o.user_id = b.user_id"
-    "   AND o.wallet_address = %(wallet)s AND o.id <> b.id) AS wallet_taken,"
     " EXISTS (SELECT 1 FROM transactions t WHERE t.beneficiary_id = b.id"
     "   AND t.function = 'claim_assets' AND t.status = 'confirmed') AS claimed"
     " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"
@@ -111,10 +111,10 @@ _BENEFICIARY_SQL = (
 
 
 async def beneficiary_target(
-    pool: Pool, *, beneficiary_id: str, function: str, wallet_address: str, now: datetime
+    pool: Pool, *, beneficiary_id: str, function: str, wallet_address: str | None, now: datetime
 ) -> Target:
-    """The call this beneficiary (whose claim token the gate resolved) may make now with this
-    wallet; 409 saying why not otherwise."""
+    """The call this beneficiary (whose claim token the gate resolved) may make now with their
+    bound wallet (`wallet_address`, when given, must be it); 409 saying why not otherwise."""
     async with autocommit(pool) as cur:
         return await _beneficiary_target(
             cur, beneficiary_id=beneficiary_id, function=function, wallet_address=wallet_address, now=now
@@ -152,12 +152,16 @@ async def beneficiary_submit(
     """Check a beneficiary's signed call against their rules and store it `pending`, on one
     connection (a measured hot path)."""
     async with autocommit(pool) as cur:
+        # The source must be the wallet bound to this beneficiary, or nothing is stored or sent:
+        # otherwise another heir's signed envelope (public once on the network) could claim
+        # through this token (docs/soroban.md "Beneficiary wallets").
         target = await _beneficiary_target(
             cur,
             beneficiary_id=beneficiary_id,
             function=envelope.function,
             wallet_address=envelope.source or "",
             now=now,
+            refuse=BadRequest,
         )
         return await _store_signed(
             cur, target, envelope, xdr=xdr, contract_id=contract_id, passphrase=passphrase, now=now
@@ -200,34 +204,44 @@ async def _store_signed(
 
 
 async def _beneficiary_target(
-    cur: Cursor, *, beneficiary_id: str, function: str, wallet_address: str, now: datetime
+    cur: Cursor,
+    *,
+    beneficiary_id: str,
+    function: str,
+    wallet_address: str | None,
+    now: datetime,
+    refuse: type[BadRequest] | type[Conflict] = Conflict,
 ) -> Target:
-    await cur.execute(_BENEFICIARY_SQL, {"beneficiary": beneficiary_id, "wallet": wallet_address})
+    """`refuse` is the error for a wallet that is not the bound one: 409 at build (the heir
+    has a step to take), 400 at submit (the envelope itself is wrong)."""
+    await cur.execute(_BENEFICIARY_SQL, {"beneficiary": beneficiary_id})
     person = await cur.fetchone()
     if person is None:  # deleted between the gate's lookup and this one
         raise NotFound("Capsule")
     if person["plan_id"] is None:
         raise Conflict("The plan has not been set up yet")
-    bound = person["wallet_address"]
-    if bound is not None and bound != wallet_address:
-        raise Conflict(
-            "This is not the wallet recorded for you: use the wallet ending in "
-            f"{bound[-6:]}, or ask the plan's owner to change it"
-        )
-    if person["wallet_taken"]:
-        raise Conflict("This wallet belongs to another beneficiary of the plan")
+    # The plan's state first: a wallet can be proven only once the capsule is ready or released.
     if function == "finalize_release":
         _check_release(person, now)
     else:
         _check_claim(person)
         if person["claimed"]:
             raise Conflict("You have already claimed your share; the claim is confirmed on-chain")
+    bound = person["wallet_address"]
+    if bound is None:
+        raise refuse(heir_wallets.PROVE_FIRST)
+    if wallet_address is not None and bound != wallet_address:
+        raise refuse(
+            f"This is not the wallet bound to you: use the wallet {heir_wallets.short(bound)}. "
+            "If you no longer hold it, prove the new one (POST /api/claim/{token}/wallet/challenge "
+            "and /wallet/verify) and the plan's guardians can approve it."
+        )
     return {
         "function": function,
         "owner_id": person["user_id"],
         "owner_wallet": person["owner_wallet"],
         "plan_id": person["plan_id"],
-        "signer": wallet_address,
+        "signer": bound,
         "guardian_id": None,
         "beneficiary_id": person["id"],
     }

@@ -31,7 +31,7 @@ from core.files.crypto import KeyRing
 from core.files.sealed_files import ServedFile
 from models import activity, sealed_text
 from models.common import as_record, parse_id
-from models.plan.plans import RELEASED
+from models.plan.plans import APPROVED, RELEASED
 
 
 class Capsule(TypedDict):
@@ -45,6 +45,18 @@ class Capsule(TypedDict):
     owner_name: str | None
     plan_status: str | None  # None: the owner has no plan yet
     released_at: datetime | None
+    ready_at: datetime | None  # contract mode: the cancel window ended, finalize_release awaited
+    wallet_address: str | None
+    wallet_bound_via: str | None  # owner | proven | guardians | claim
+    wallet_bound_at: datetime | None
+
+
+class WalletBinding(TypedDict):
+    """The wallet this beneficiary claims with, and how it came to be theirs."""
+
+    address: str
+    bound_via: str
+    bound_at: datetime
 
 
 class Media(TypedDict):
@@ -84,9 +96,22 @@ class Contents(TypedDict):
     name: str
     relationship: str
     allocation_percentage: Decimal
+    wallet: WalletBinding | None
     messages: list[OpenedMessage]
     sealed_messages: list[SealedMessage]
     documents: list[Document]
+
+
+class Ready(TypedDict):
+    """Contract mode, cancel window over: who and whose, and the wallet; nothing of the contents."""
+
+    ready_since: datetime
+    owner_name: str | None
+    name: str
+    wallet: WalletBinding | None
+
+
+LOCKED, READY, RELEASED_STATE = "locked", "ready", "released"
 
 
 # The three queries of a capsule GET (bench/ceiling.py runs the same ones, imported from here).
@@ -95,7 +120,8 @@ CAPSULE_SQL = (
     "SELECT b.id::text AS beneficiary_id, b.user_id::text AS owner_id,"
     f" {sealed_text.select_list('beneficiaries', 'b', ('name', 'relationship'))},"
     f" b.allocation_percentage, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
-    " p.status AS plan_status, p.released_at"
+    " p.status AS plan_status, p.released_at,"
+    " p.ready_at, b.wallet_address, b.wallet_bound_via, b.wallet_bound_at"
     " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"
 )
 
@@ -168,6 +194,37 @@ def is_released(capsule: Capsule) -> bool:
     return capsule["plan_status"] == RELEASED and capsule["released_at"] is not None
 
 
+def is_ready(capsule: Capsule) -> bool:
+    """Contract mode, the cancel window over: the heirs hold their links, nothing is open yet."""
+    return capsule["plan_status"] == APPROVED and capsule["ready_at"] is not None
+
+
+def state(capsule: Capsule) -> str:
+    """`locked`, `ready` or `released`: the one rule for what a claim token shows."""
+    if is_released(capsule):
+        return RELEASED_STATE
+    return READY if is_ready(capsule) else LOCKED
+
+
+def wallet(capsule: Capsule) -> WalletBinding | None:
+    address, via, at = capsule["wallet_address"], capsule["wallet_bound_via"], capsule["wallet_bound_at"]
+    if address is None or via is None or at is None:
+        return None
+    return {"address": address, "bound_via": via, "bound_at": at}
+
+
+def ready(capsule: Capsule) -> Ready:
+    ready_at = capsule["ready_at"]
+    if not is_ready(capsule) or ready_at is None:
+        raise ValueError("the capsule is not ready")
+    return {
+        "ready_since": ready_at,
+        "owner_name": capsule["owner_name"],
+        "name": capsule["name"],
+        "wallet": wallet(capsule),
+    }
+
+
 async def _read_contents(
     cur: Cursor, ring: KeyRing, *, capsule: Capsule, released_at: datetime, now: datetime
 ) -> Contents:
@@ -213,6 +270,7 @@ async def _read_contents(
         "name": capsule["name"],
         "relationship": capsule["relationship"],
         "allocation_percentage": capsule["allocation_percentage"],
+        "wallet": wallet(capsule),
         "messages": opened,
         "sealed_messages": sealed,
         "documents": documents,
@@ -262,6 +320,26 @@ async def contents(
     if opened:
         await _record_open(pool, capsule=capsule, day=now.astimezone(UTC).date())
     return result
+
+
+class View(TypedDict):
+    """What a claim token shows, by state: `ready` or `contents` is set for those states only."""
+
+    status: str  # locked | ready | released
+    ready: Ready | None
+    contents: Contents | None
+
+
+async def view(pool: Pool, ring: KeyRing, *, capsule: Capsule, now: datetime, opened: bool = True) -> View:
+    """The one answer to "what does this link show now", for the JSON capsule and any page
+    rendered from it: locked (nothing), ready (no contents), or released (the contents)."""
+    status = state(capsule)
+    if status == READY:
+        return {"status": status, "ready": ready(capsule), "contents": None}
+    if status == RELEASED_STATE:
+        found = await contents(pool, ring, capsule=capsule, now=now, opened=opened)
+        return {"status": status, "ready": None, "contents": found}
+    return {"status": LOCKED, "ready": None, "contents": None}
 
 
 async def preview(

@@ -82,6 +82,23 @@ def _wallet_unique() -> Iterator[None]:
         raise
 
 
+# How a wallet the owner records is bound (docs/soroban.md "Beneficiary wallets"): by the
+# owner, from now; none when the owner clears it. Two parameters: the wallet, twice.
+_OWNER_BINDING = (
+    "CASE WHEN %s::text IS NULL THEN NULL ELSE 'owner' END,"
+    " CASE WHEN %s::text IS NULL THEN NULL ELSE clock_timestamp() END"
+)
+
+
+async def _bind_by_owner(cur: Cursor, row_id: str, wallet_address: str | None) -> None:
+    """The wallet and how it is bound change in one statement (a CHECK keeps them together)."""
+    await cur.execute(
+        "UPDATE beneficiaries SET (wallet_address, wallet_bound_via, wallet_bound_at)"
+        f" = (%s, {_OWNER_BINDING}) WHERE id = %s",
+        (wallet_address, wallet_address, wallet_address, row_id),
+    )
+
+
 def new_claim_token() -> str:
     return secrets.token_bytes(32).hex()
 
@@ -173,8 +190,9 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
         with _wallet_unique():
             await cur.execute(
                 "INSERT INTO beneficiaries (id, user_id, name_sealed, relationship_sealed, email_sealed,"
-                " email_bidx, allocation_percentage, wallet_address, claim_token_hash, claim_token_sealed)"
-                f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
+                " email_bidx, allocation_percentage, wallet_address, claim_token_hash, claim_token_sealed,"
+                " wallet_bound_via, wallet_bound_at)"
+                f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {_OWNER_BINDING}) RETURNING {COLUMNS}",
                 (
                     beneficiary_id,
                     user_id,
@@ -186,6 +204,8 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
                     data.get("wallet_address"),
                     claim_token_digest(token),
                     _seal(ring, beneficiary_id, token),
+                    data.get("wallet_address"),
+                    data.get("wallet_address"),
                 ),
             )
         row = await cur.fetchone()
@@ -217,6 +237,8 @@ async def update(
         if diff:
             values = sealed_text.sealed_values(ring, "beneficiaries", row_id, diff)
             with _wallet_unique():
+                if "wallet_address" in values:
+                    await _bind_by_owner(cur, row_id, values["wallet_address"])
                 row = await update_row(cur, "beneficiaries", row_id, values, WRITABLE_COLUMNS, COLUMNS)
             await activity.record(
                 cur,
@@ -317,3 +339,15 @@ async def reseal_claim_tokens(pool: Pool, ring: KeyRing, *, batch: int = 500) ->
 def open_claim_token(ring: KeyRing, sealed: str, beneficiary_id: str) -> str:
     """The claim token from its sealed column (for the claim-link email, rendered at send time)."""
     return _open_token(ring, sealed, beneficiary_id)
+
+
+async def find_by_email(cur: Cursor, ring: KeyRing, email: str) -> list[str]:
+    """Ids of the beneficiaries registered with this address (any owner), compared trimmed and
+    case-insensitive. The one lookup by address (POST /api/claim/resend): through the keyed
+    blind index of the sealed address (one candidate per key of the ring, so a row indexed
+    before a key rotation is found too)."""
+    candidates = sealed_text.blind_index_candidates(ring, table="beneficiaries", column="email", value=email)
+    await cur.execute(
+        "SELECT id::text AS id FROM beneficiaries WHERE email_bidx = ANY(%s) ORDER BY id", (candidates,)
+    )
+    return [row["id"] for row in await cur.fetchall()]

@@ -86,19 +86,60 @@ def _false_alarm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
+# On-chain, a plan is not released on a date: its beneficiaries are sent their links when the
+# cancel window ends, and one of them finalises the release with their wallet. Those emails say
+# that, and never promise a date (context "onchain", set by models.lifecycle.approve_in).
+_ONCHAIN_NEXT = (
+    "each beneficiary will be sent their link, and the release happens when one of them confirms it "
+    "with their wallet"
+)
+
+
 def _plan_approved(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    when = _when(d["context"].get("releaseAt"))
+    if d["context"].get("onchain"):
+        return (
+            "Your plan will be released unless you check in",
+            f"Your guardians have approved the release of your plan. If you do not check in by {when}, "
+            f"{_ONCHAIN_NEXT}. If you are well, check in now to stop it.",
+        )
     return (
         "Your plan will be released unless you check in",
         "Your guardians have approved the release of your plan. It will be released on "
-        f"{_when(d['context'].get('releaseAt'))}. If you are well, check in now to stop it.",
+        f"{when}. If you are well, check in now to stop it.",
     )
 
 
 def _plan_approved_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    when = _when(d["context"].get("releaseAt"))
+    if d["context"].get("onchain"):
+        return (
+            f"{_owner(d)}'s plan has been approved",
+            f"Enough guardians have approved the release of {_owner(d)}'s plan. Unless they check in by "
+            f"{when}, {_ONCHAIN_NEXT}.",
+        )
     return (
         f"{_owner(d)}'s plan has been approved",
         f"Enough guardians have approved the release of {_owner(d)}'s plan. It will be released on "
-        f"{_when(d['context'].get('releaseAt'))}, unless they check in before then.",
+        f"{when}, unless they check in before then.",
+    )
+
+
+def _plan_ready(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    return (
+        "Your plan is ready to be released",
+        "Your cancel window has ended. Each of your beneficiaries has been sent their link, and your plan "
+        "is released when one of them confirms it with their wallet. If you are well, check in now: it "
+        "still stops everything.",
+    )
+
+
+def _plan_ready_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    return (
+        f"{_owner(d)}'s plan is ready to be released",
+        f"The time {_owner(d)} left to cancel has passed. Each of the people they named has been sent "
+        "their link; the plan is released when one of them confirms it with their wallet. If one of them "
+        "tells you the link never came, you can send it again from your guardian page.",
     )
 
 
@@ -177,11 +218,45 @@ def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[
 
 
 def _claim_link(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    """The heir's link: at release, when an on-chain plan is ready (one step left, theirs to
+    take, in plain words), or again on request (context "stage")."""
+    stage = d["context"].get("stage")
+    if stage == "resend":
+        return (
+            f"Your link to what {_owner(d)} left you",
+            f"Here is your link again, as asked:\n\n{links['claim']}\n\n"
+            "If you did not ask for it, you can ignore this email: the link works only for you. "
+            "Please do not share it.",
+        )
+    if stage == "ready":
+        return (
+            f"{_owner(d)} left something for you",
+            f"We are sorry for your loss. {_owner(d)} asked us to pass something on to you when the time "
+            "came. Everything is ready; one last step opens it, whenever you feel able:"
+            f"\n\n{links['claim']}\n\n"
+            "On that page you connect a Stellar wallet (an app that holds digital money, such as "
+            "Freighter) and sign once to confirm the release. Any one of the people named in the plan "
+            "can take this step for everyone. The wallet needs a little XLM (a few cents) for the "
+            "network fee. If you would like help, one of the plan's guardians can guide you.\n\n"
+            "This link is yours alone; please do not share it.",
+        )
     return (
         f"{_owner(d)} left something for you",
         f"We are sorry for your loss. {_owner(d)} asked us to pass something on to you when the time came. "
         f"You can open it here, whenever you are ready:\n\n{links['claim']}\n\n"
         "This link is yours alone; please do not share it.",
+    )
+
+
+def _claim_link_undelivered(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    heir = d["subject_name"] or "one of the people they named"
+    return (
+        f"{heir} has not received their link",
+        f"We could not deliver to {heir} the link to what {_owner(d)} left them: the email to the address "
+        f"{_owner(d)} gave us did not go through. You can send it again from your guardian page; it "
+        f"goes to that same address only. {heir} can also ask for it themselves on the claim page, with "
+        "that address. If the address is wrong or no longer used, please reply to this email: we will "
+        f"confirm who {heir} is before sending the link anywhere else.",
     )
 
 
@@ -194,12 +269,15 @@ TEMPLATES: dict[str, Template] = {
     "plan_approved": _plan_approved,
     "plan_approved_guardian": _plan_approved_guardian,
     "plan_released_guardian": _plan_released_guardian,
+    "plan_ready": _plan_ready,
+    "plan_ready_guardian": _plan_ready_guardian,
     "claim_link": _claim_link,
     "guardian_invitation": _guardian_invitation,
     "guardian_declined": _guardian_declined,
     "verification_reminder": _verification_reminder,
     "verification_timeout": _verification_timeout,
     "verification_timeout_guardian": _verification_timeout_guardian,
+    "claim_link_undelivered": _claim_link_undelivered,
 }
 # Appended to every owner email that carries a check-in link (models.check_in_links.KINDS).
 CHECK_IN_LINK_TEXT = (

@@ -152,13 +152,20 @@ async def add_for_owner_and_guardians(
 
 
 async def add_for_beneficiaries(
-    cur: Cursor, *, kind: str, plan_id: str, owner_id: str, now: datetime
+    cur: Cursor,
+    *,
+    kind: str,
+    plan_id: str,
+    owner_id: str,
+    now: datetime,
+    context: dict[str, Any] | None = None,
 ) -> list[str]:
     await cur.execute(
-        "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, next_attempt_at, created_at)"
-        " SELECT %s, %s, 'beneficiary', b.id, %s, %s FROM beneficiaries b WHERE b.user_id = %s"
+        "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at,"
+        " created_at)"
+        " SELECT %s, %s, 'beneficiary', b.id, %s, %s, %s FROM beneficiaries b WHERE b.user_id = %s"
         " RETURNING id::text AS id",
-        (kind, plan_id, now, now, owner_id),
+        (kind, plan_id, Json(context or {}), now, now, owner_id),
     )
     return [row["id"] for row in await cur.fetchall()]
 
@@ -224,6 +231,7 @@ class Delivery(TypedDict):
     check_in_link: bool  # the email carries a check-in link that no check-in has ended yet
     check_in_key_id: str | None  # the key its token was first rendered under (None: not yet)
     about_guardian_name: str | None  # the guardian an email to the owner is about (a refusal)
+    subject_name: str | None  # the heir a guardian's email is about (context beneficiaryId)
 
 
 # Names and addresses are sealed at rest (models/sealed_text.py): `_delivery` opens the recipient's
@@ -239,8 +247,10 @@ _SELECT = (
     + f" u.id AS u_id, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
     " u.wallet_address AS owner_wallet, b.id AS beneficiary_id, b.claim_token_sealed,"
     " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
-    f" ag.id AS ag_id, {sealed_text.select_list('guardians', 'ag', ('name',), prefix='ag_')}"
+    f" ag.id AS ag_id, {sealed_text.select_list('guardians', 'ag', ('name',), prefix='ag_')},"
+    f" sb.id AS sb_id, {sealed_text.select_list('beneficiaries', 'sb', ('name',), prefix='sb_')}"
     " FROM outbox o LEFT JOIN plans p ON p.id = o.plan_id LEFT JOIN users u ON u.id = p.user_id"
+    " LEFT JOIN beneficiaries sb ON sb.id = (o.context->>'beneficiaryId')::uuid"
     " LEFT JOIN guardians g ON o.recipient_type = 'guardian' AND g.id = o.recipient_id"
     " LEFT JOIN beneficiaries b ON o.recipient_type = 'beneficiary' AND b.id = o.recipient_id"
     " LEFT JOIN users ru ON o.recipient_type = 'owner' AND ru.id = o.recipient_id"
@@ -257,6 +267,7 @@ def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
         opened = sealed_text.open_row(ring, table, record, id_key=f"{alias}_id", prefix=f"{alias}_")
         address = address or opened[f"{alias}_email"]
         name = name or opened[f"{alias}_name"]
+    subject = sealed_text.open_row(ring, "beneficiaries", row, id_key="sb_id", prefix="sb_")
     return Delivery(
         id=row["id"],
         kind=row["kind"],
@@ -274,6 +285,7 @@ def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
         about_guardian_name=sealed_text.open_row(ring, "guardians", row, id_key="ag_id", prefix="ag_")[
             "ag_name"
         ],
+        subject_name=subject["sb_name"],
     )
 
 
@@ -303,11 +315,21 @@ class Batch:
 
     def __init__(self, cur: Cursor, rows: list[Delivery], now: datetime) -> None:
         self.cur, self.rows, self.now = cur, rows, now
+        # Outbox ids of the guardians' alerts about claim links that could not be delivered,
+        # written with the results: enqueue them once the batch has committed.
+        self.alerts: list[str] = []
 
     async def record(self, results: list[Result]) -> int:
-        """Every result in one statement; each row gets one more attempt. Rows count once."""
+        """Every result in one statement; each row gets one more attempt. Rows count once. A
+        claim link that ended failed or skipped alerts the plan's guardians, in this transaction."""
         if not results:
             return 0
+        kinds = {row["id"]: row["kind"] for row in self.rows}
+        undelivered = [
+            r["id"]
+            for r in results
+            if r["status"] in ("failed", "skipped") and kinds.get(r["id"]) == "claim_link"
+        ]
         values = ", ".join(["(%s::uuid, %s, %s, %s::timestamptz)"] * len(results))
         params: list[Any] = []
         for r in results:
@@ -320,7 +342,52 @@ class Batch:
             " WHERE o.id = v.id AND o.status = 'pending'",
             [self.now, *params],
         )
-        return int(self.cur.rowcount)
+        recorded = int(self.cur.rowcount)
+        self.alerts = await _alert_guardians(self.cur, undelivered, self.now)
+        return recorded
+
+
+async def _alert_guardians(cur: Cursor, row_ids: list[str], now: datetime) -> list[str]:
+    """Every guardian of the plan is emailed (`claim_link_undelivered`) when one of these
+    claim-link rows ended failed or skipped: which heir (by name, at send time) and what they
+    can do (docs/capsule.md "A link is never lost")."""
+    if not row_ids:
+        return []
+    await cur.execute(
+        "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at,"
+        " created_at)"
+        " SELECT 'claim_link_undelivered', o.plan_id, 'guardian', g.id,"
+        "   jsonb_build_object('beneficiaryId', o.recipient_id::text, 'outcome', o.status), %s, %s"
+        " FROM outbox o JOIN plans p ON p.id = o.plan_id JOIN guardians g ON g.user_id = p.user_id"
+        " WHERE o.id = ANY(%s::uuid[]) AND o.kind = 'claim_link' AND o.status IN ('failed', 'skipped')"
+        " RETURNING id::text AS id",
+        (now, now, list(row_ids)),
+    )
+    return [row["id"] for row in await cur.fetchall()]
+
+
+async def recent_resends(cur: Cursor, beneficiary_id: str, since: datetime) -> list[datetime]:
+    """When this beneficiary's link was emailed again on request (stage `resend`), after `since`."""
+    await cur.execute(
+        "SELECT created_at FROM outbox WHERE kind = 'claim_link' AND recipient_id = %s"
+        " AND context->>'stage' = 'resend' AND created_at > %s ORDER BY created_at",
+        (beneficiary_id, since),
+    )
+    return [row["created_at"] for row in await cur.fetchall()]
+
+
+async def latest_claim_links(cur: Cursor, beneficiary_ids: list[str]) -> dict[str, tuple[str, datetime]]:
+    """Each beneficiary's latest claim-link email: its status, and when it ended (or was queued)."""
+    if not beneficiary_ids:
+        return {}
+    await cur.execute(
+        "SELECT DISTINCT ON (recipient_id) recipient_id::text AS id, status,"
+        " COALESCE(finished_at, created_at) AS at FROM outbox"
+        " WHERE kind = 'claim_link' AND recipient_id = ANY(%s::uuid[])"
+        " ORDER BY recipient_id, created_at DESC, id DESC",
+        (list(beneficiary_ids),),
+    )
+    return {row["id"]: (row["status"], row["at"]) for row in await cur.fetchall()}
 
 
 @asynccontextmanager

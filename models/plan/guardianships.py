@@ -26,7 +26,7 @@ from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from models import activity, sealed_text
 from models.common import as_record, parse_id
-from models.delivery import outbox
+from models.delivery import claim_links, outbox
 from models.plan import lifecycle, plans
 from models.plan.plans import (
     ACTIVE,
@@ -63,6 +63,9 @@ class Guardianship(TypedDict):
     invited_at: datetime | None
     accepted_at: datetime | None
     declined_at: datetime | None
+    ready_at: datetime | None  # contract mode: links sent, the release awaits a beneficiary
+    # Once released or ready: each heir's claim-link delivery (names only; empty before).
+    beneficiaries: list[claim_links.LinkDelivery]
 
 
 class Membership(TypedDict):
@@ -105,7 +108,8 @@ async def list_for(pool: Pool, ring: KeyRing, user_id: str) -> list[Guardianship
             "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"
             f" {sealed_text.select_list('users', 'o', ('name',), prefix='owner_')}, o.wallet_address AS"
             " owner_wallet,"
-            " p.status, p.guardian_threshold, p.release_at, g.invited_at, g.accepted_at, g.declined_at,"
+            " p.status, p.guardian_threshold, p.release_at, p.ready_at, g.invited_at, g.accepted_at,"
+            " g.declined_at,"
             " (SELECT count(*) FROM guardians gg WHERE gg.user_id = p.user_id) AS guardians,"
             " (SELECT count(*) FROM plan_approvals a WHERE a.plan_id = p.id AND a.round = "
             "p.verification_round"
@@ -119,6 +123,7 @@ async def list_for(pool: Pool, ring: KeyRing, user_id: str) -> list[Guardianship
             (user_id, user_id, user_id),
         )
         rows = await cur.fetchall()
+        links = await claim_links.deliveries(cur, ring, [row["plan_id"] for row in rows])
     result = []
     for sealed_row in rows:
         row = sealed_text.open_row(ring, "users", sealed_row, id_key="owner_id", prefix="owner_")
@@ -139,6 +144,8 @@ async def list_for(pool: Pool, ring: KeyRing, user_id: str) -> list[Guardianship
                 invited_at=row["invited_at"],
                 accepted_at=row["accepted_at"],
                 declined_at=row["declined_at"],
+                ready_at=row["ready_at"] if row["status"] == APPROVED else None,
+                beneficiaries=links.get(str(row["plan_id"]), []),
             )
         )
     return result
@@ -480,3 +487,40 @@ async def approve(
             signature=signature.strip(),
         )
     await outbox.enqueue(redis, row_ids)
+
+
+async def resend_link(
+    pool: Pool,
+    redis: ArqRedis,
+    ring: KeyRing,
+    *,
+    user_id: str,
+    raw_plan_id: str,
+    raw_beneficiary_id: str,
+    now: datetime,
+) -> claim_links.LinkDelivery:
+    """A guardian asks for an heir's link to be emailed again, to the heir's registered address
+    only: once the plan is released or ready (409 before); the heir's own limit applies (429)."""
+    beneficiary_id = parse_id(raw_beneficiary_id, "Beneficiary")
+    async with transaction(pool) as cur:
+        plan, member = await _locked(cur, ring, user_id, raw_plan_id)
+        if not (plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)):
+            raise Conflict(
+                "Links are sent once the plan is released (or ready to finalise on-chain); it is not yet."
+            )
+        await cur.execute(
+            "SELECT 1 FROM beneficiaries WHERE id = %s AND user_id = %s", (beneficiary_id, plan["user_id"])
+        )
+        if await cur.fetchone() is None:
+            raise NotFound("Beneficiary")
+        row_ids, retry = await claim_links.send_again(
+            cur, beneficiary_id=beneficiary_id, now=now, by="guardian", guardian_id=member["guardian_id"]
+        )
+        if retry:
+            raise TooManyRequests(
+                f"This link was already sent again {claim_links.PER_BENEFICIARY} times in the last 24 hours.",
+                retry,
+            )
+        delivery = (await claim_links.deliveries(cur, ring, [plan["id"]]))[str(plan["id"])]
+    await outbox.enqueue(redis, row_ids)
+    return next(d for d in delivery if d["beneficiary_id"] == beneficiary_id)

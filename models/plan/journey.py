@@ -136,7 +136,41 @@ def _step_times(plan: Plan) -> dict[str, datetime | None]:
     }
 
 
-async def journey(pool: Pool, ring: KeyRing, user_id: str) -> Journey:
+READY_STEP = "ReadyToFinalize"
+
+
+def _steps(plan: Plan, contract_configured: bool) -> list[Step]:
+    """The five states in order; with a contract (or once it happened) `ReadyToFinalize` sits
+    before `Released`: the cancel window's end, when the heirs get their links. On-chain the
+    release has no date of its own (a beneficiary finalises it), so none is promised."""
+    current = STATUSES.index(plan["status"])
+    times = _step_times(plan)
+    steps = [
+        Step(
+            status=status,
+            state="done" if index < current else "current" if index == current else "upcoming",
+            at=times[status] if index <= current else (plan["release_at"] if status == RELEASED else None),
+        )
+        for index, status in enumerate(STATUSES)
+    ]
+    ready_at = plan["ready_at"]
+    if ready_at is None and not (contract_configured and plan["status"] != RELEASED):
+        return steps
+    if ready_at is not None:
+        state = "done" if plan["status"] == RELEASED else "current"
+        if state == "current":
+            steps[STATUSES.index(APPROVED)]["state"] = "done"
+    else:
+        state = "upcoming"
+    steps.insert(
+        STATUSES.index(RELEASED), Step(status=READY_STEP, state=state, at=ready_at or plan["release_at"])
+    )
+    if plan["status"] != RELEASED:
+        steps[-1]["at"] = None
+    return steps
+
+
+async def journey(pool: Pool, ring: KeyRing, user_id: str, *, contract_configured: bool = False) -> Journey:
     async with autocommit(pool) as cur:
         plan = await get_or_create(cur, user_id)
         await cur.execute(
@@ -151,16 +185,7 @@ async def journey(pool: Pool, ring: KeyRing, user_id: str) -> Journey:
             del record["id"]
             transitions.append(as_record(Transition, record))
         notifications = await outbox.notices(cur, plan["id"])
-    current = STATUSES.index(plan["status"])
-    times = _step_times(plan)
-    steps = [
-        Step(
-            status=status,
-            state="done" if index < current else "current" if index == current else "upcoming",
-            at=times[status] if index <= current else (plan["release_at"] if status == RELEASED else None),
-        )
-        for index, status in enumerate(STATUSES)
-    ]
+    steps = _steps(plan, contract_configured)
     return Journey(
         plan=plan,
         steps=steps,

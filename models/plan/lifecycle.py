@@ -143,6 +143,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
                 "verification_stage_done": 0,
                 "verification_timed_out_at": None,
                 "last_vetoed_at": now,
+                "ready_at": None,
             },
         )
         await cur.execute(
@@ -303,6 +304,7 @@ async def approve_in(
     """PendingVerification → Approved (threshold reached): the cancel window starts now. None if
     it was not PendingVerification."""
     release_at = now + timedelta(seconds=plan["cancel_window_seconds"])
+    onchain = await approved_on_chain(cur, plan)
     moved = await transition(
         cur,
         plan_id=plan["id"],
@@ -315,7 +317,10 @@ async def approve_in(
     )
     if moved is None:
         return None
-    context = {"releaseAt": release_at.isoformat()}
+    # On-chain, nobody is released "on" a date: the heirs are emailed then, and one of them
+    # finalises. The emails say so (models.delivery.emails), rather than promise a date that will
+    # not come.
+    context = {"releaseAt": release_at.isoformat(), "onchain": onchain}
     row_ids = await outbox.add_for_owner_and_guardians(
         cur,
         owner_kind="plan_approved",
@@ -331,8 +336,63 @@ async def approve_in(
         user_id=plan["user_id"],
         kind="plan.approved",
         plan_id=plan["id"],
-        summary="Guardians approved the release; it happens when the cancel window ends unless you check in",
-        metadata={"actor": actor, "releaseAt": release_at.isoformat()},
+        summary="Guardians approved the release; "
+        + (
+            "when the cancel window ends your beneficiaries get their links and one of them finalises "
+            "it on-chain, unless you check in"
+            if onchain
+            else "it happens when the cancel window ends unless you check in"
+        ),
+        metadata={"actor": actor, "releaseAt": release_at.isoformat(), "onchain": onchain},
+    )
+    return row_ids
+
+
+async def approved_on_chain(cur: Cursor, plan: Plan) -> bool:
+    """Whether this round's approvals were all given on-chain: only then can the contract, which
+    knows only those, finalise the release. A round approved by attestations is released by the
+    scheduler even if a contract was configured since (docs/soroban.md, "Configuring or removing
+    the contract")."""
+    await cur.execute(
+        "SELECT count(*) AS total, count(*) FILTER (WHERE source = 'onchain') AS onchain"
+        " FROM plan_approvals WHERE plan_id = %s AND round = %s AND voided_at IS NULL",
+        (plan["id"], plan["verification_round"]),
+    )
+    counts = await cur.fetchone()
+    return bool(counts["total"]) and counts["onchain"] == counts["total"]
+
+
+async def ready_in(cur: Cursor, *, plan: Plan, now: datetime) -> list[str] | None:
+    """Contract mode, cancel window over: the plan is ready to finalise. Every beneficiary is
+    emailed their claim link now (finalize_release needs it), the owner and guardians are told.
+    Once per approval: None if it was already ready (or no longer Approved)."""
+    await cur.execute(
+        "UPDATE plans SET ready_at = %s, updated_at = clock_timestamp()"
+        " WHERE id = %s AND status = %s AND ready_at IS NULL RETURNING id",
+        (now, plan["id"], APPROVED),
+    )
+    if await cur.fetchone() is None:
+        return None
+    context = {"stage": "ready"}
+    row_ids = await outbox.add_for_beneficiaries(
+        cur, kind="claim_link", plan_id=plan["id"], owner_id=plan["user_id"], now=now, context=context
+    )
+    row_ids += await outbox.add_for_owner_and_guardians(
+        cur,
+        owner_kind="plan_ready",
+        guardian_kind="plan_ready_guardian",
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+    )
+    await plans.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.ready_to_finalize",
+        plan_id=plan["id"],
+        summary="The cancel window ended: each beneficiary was sent their link, and the release "
+        "happens when one of them finalises it on-chain",
+        metadata={"actor": "scheduler"},
     )
     return row_ids
 
@@ -356,7 +416,12 @@ async def release_in(cur: Cursor, *, plan_id: str, now: datetime, actor: Actor) 
     if moved is None:
         return None
     row_ids = await outbox.add_for_beneficiaries(
-        cur, kind="claim_link", plan_id=plan_id, owner_id=moved["user_id"], now=now
+        cur,
+        kind="claim_link",
+        plan_id=plan_id,
+        owner_id=moved["user_id"],
+        now=now,
+        context={"stage": "released"},
     )
     row_ids += await outbox.add_for_guardians(
         cur, kind="plan_released_guardian", plan_id=plan_id, owner_id=moved["user_id"], now=now

@@ -52,7 +52,7 @@ COLUMNS = (
     " guardian_threshold, activated_at, last_check_in_at, check_in_due_at, stage_done, next_due_at,"
     " verification_round, verification_started_at, verification_reason, approved_at, release_at,"
     " released_at, created_at, updated_at, verification_timeout_seconds, on_verification_timeout,"
-    " verification_stage_done, verification_timed_out_at, last_vetoed_at"
+    " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at"
 )
 SETTINGS_COLUMNS = (
     "check_in_interval_seconds",
@@ -82,6 +82,8 @@ class Plan(TypedDict):
     verification_reason: str | None
     approved_at: datetime | None
     release_at: datetime | None
+    # Contract mode: when the cancel window's end made it ready to finalise (links emailed).
+    ready_at: datetime | None
     released_at: datetime | None
     created_at: datetime
     updated_at: datetime

@@ -72,12 +72,16 @@ async def advance(
         if plan["status"] == PENDING:
             return await _pending(cur, plan, now, contract_configured)
         if plan["status"] == APPROVED and plan["release_at"] is not None and plan["release_at"] <= now:
-            if contract_configured:
-                # With a contract, only a confirmed finalize_release releases; nothing to do here
-                # now, but look again later: if the operator removes the contract, no
-                # finalize_release can ever come, and the release falls back to this scan.
+            if contract_configured and await lifecycle.approved_on_chain(cur, plan):
+                # With a contract, only a confirmed finalize_release releases, and a beneficiary
+                # signs it: the plan is ready to finalise, and the heirs get their links now.
+                # Look again later: if the operator removes the contract, no finalize_release
+                # can ever come, and the release falls back to this scan.
+                ready = await lifecycle.ready_in(cur, plan=plan, now=now)
                 await plans.set_next_due(cur, plan_id, now + CONTRACT_RECHECK)
-                return "awaiting_contract", []
+                return ("ready_to_finalize", ready) if ready is not None else ("awaiting_contract", [])
+            # No contract, or a round the contract never saw (approved by attestations before
+            # one was configured): the service releases it, as its emails said it would.
             row_ids = await lifecycle.release_in(cur, plan_id=plan_id, now=now, actor="scheduler")
             return "released", row_ids or []
         await plans.set_next_due(cur, plan_id, next_due(plan))

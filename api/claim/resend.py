@@ -1,0 +1,65 @@
+"""POST /api/claim/resend: an heir asks for their claim link again, by their registered address.
+
+Public, with no token (losing the token is why they ask). The answer is always the same 202
+body, whatever the address: the lookup runs in the worker (models.delivery.claim_links), so
+neither the response nor its timing nor the logs say whether it matched. Per client address,
+RATE_LIMIT_CLAIM_RESEND_PER_IP an hour (429 with Retry-After); per beneficiary, 3 emails a day
+(silently: the answer must not differ). Decisions: docs/capsule.md "A link is never lost".
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import fields, validate
+
+from api.common import client_ip, json_response
+from api.keys import CLOCK, DB, REDIS, SETTINGS
+from api.public import public
+from api.schemas import BaseSchema, Text, error_responses
+from models.delivery import claim_links
+
+routes = web.RouteTableDef()
+
+
+class ResendRequestSchema(BaseSchema):
+    email = Text(
+        required=True,
+        validate=[validate.Length(max=320), validate.Email()],
+        metadata={"description": "The address the plan's owner registered for you."},
+    )
+
+
+class ResendAcceptedSchema(BaseSchema):
+    status = fields.String(required=True, metadata={"enum": ["accepted"]})
+    message = fields.String(required=True)
+
+
+ACCEPTED_BODY = {"status": "accepted", "message": claim_links.ACCEPTED}
+
+
+@routes.post("/api/claim/resend")
+@public
+@docs(
+    tags=["capsule"],
+    summary="Ask for your claim link again",
+    description="Always 202 with the same body, whatever the address. When a beneficiary of a plan "
+    "that is `Released` (or ready to finalise on-chain) is registered with this address (trimmed, "
+    "case-insensitive), a new email with their link goes to that registered address only; at most 3 "
+    "a day per beneficiary (beyond that nothing is sent, and the answer is the same). Per client "
+    "address RATE_LIMIT_CLAIM_RESEND_PER_IP an hour: 429 with Retry-After.",
+    responses={202: {"description": "Accepted (says nothing about a match)"}, **error_responses(400, 429)},
+)
+@request_schema(ResendRequestSchema, required=True)
+@response_schema(ResendAcceptedSchema, 202)
+async def resend(request: web.Request) -> web.Response:
+    await claim_links.request(
+        request.app[DB],
+        request.app[REDIS],
+        request.app[SETTINGS].key_ring,
+        request.app[SETTINGS],
+        email=request["data"]["email"],
+        client_ip=client_ip(request),
+        now=request.app[CLOCK].now(),
+    )
+    return json_response(ACCEPTED_BODY, status=202)

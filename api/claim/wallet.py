@@ -1,0 +1,103 @@
+"""/api/claim/:token/wallet/*: the heir proves the wallet they will claim with.
+
+No session: the claim token is the credential, as for the capsule. A wallet must be bound to
+the beneficiary (recorded by the owner, or proven here) before `release/build`, `claim/build`
+and `submit` accept it, so nobody can claim through one heir's token with a wallet another
+heir signed with. Decisions: docs/soroban.md "Beneficiary wallets".
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import fields, validate
+
+from api.claim.capsule import WalletBindingSchema, wallet_body
+from api.claim.gate import claim_gate
+from api.common import client_ip, json_response
+from api.keys import CLOCK, DB, REDIS, SETTINGS
+from api.schemas import BaseSchema, WalletAddress, error_responses
+from models.claim import wallets as heir_wallets
+from models.claim.capsule import Capsule
+
+routes = web.RouteTableDef()
+
+
+class WalletChallengeRequestSchema(BaseSchema):
+    walletAddress = WalletAddress(required=True, attribute="wallet_address")
+
+
+class WalletChallengeSchema(BaseSchema):
+    message = fields.String(
+        required=True,
+        metadata={
+            "description": 'Text to sign with the wallet: names the service, the wallet, "claim as '
+            "beneficiary of <owner>'s plan\", a 256-bit nonce, issue and expiry times. Single use, "
+            "valid 5 minutes; up to 5 stay live at once."
+        },
+    )
+
+
+class WalletVerifyRequestSchema(WalletChallengeRequestSchema):
+    signature = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=200),
+        metadata={
+            "description": "ed25519 signature of the challenge message, base64 (88 chars) or hex "
+            "(128 chars), over the raw message or its SEP-53 digest, exactly as sign-in accepts."
+        },
+    )
+
+
+class WalletBoundSchema(BaseSchema):
+    wallet = fields.Nested(WalletBindingSchema, required=True)
+
+
+@routes.post("/api/claim/{token}/wallet/challenge")
+@docs(
+    tags=["capsule"],
+    summary="Get a challenge to prove your wallet",
+    description="Once your capsule is `ready` or `released` (409 before). Sign the message with the "
+    "wallet and post the signature to `/api/claim/{token}/wallet/verify`. Rate limited per client "
+    "address (RATE_LIMIT_CHALLENGE_PER_IP a minute, 429 with Retry-After).",
+    responses=error_responses(400, 409),
+)
+@request_schema(WalletChallengeRequestSchema, required=True)
+@response_schema(WalletChallengeSchema, 200)
+@claim_gate
+async def wallet_challenge(request: web.Request, capsule: Capsule) -> web.Response:
+    message = await heir_wallets.challenge(
+        request.app[REDIS],
+        request.app[SETTINGS],
+        capsule=capsule,
+        wallet_address=request["data"]["wallet_address"],
+        client_ip=client_ip(request),
+        now=request.app[CLOCK].now(),
+    )
+    return json_response({"message": message})
+
+
+@routes.post("/api/claim/{token}/wallet/verify")
+@docs(
+    tags=["capsule"],
+    summary="Bind the wallet you proved to you",
+    description="200 with the bound wallet. The wallet already bound to you again: 200, unchanged. "
+    "Another wallet already bound to you (e.g. the one the owner recorded): 409 saying so (if you lost "
+    "it, the plan's guardians can approve the proven one). A wallet bound to another beneficiary of the "
+    "plan: 409. A wrong, expired or reused challenge: 401.",
+    responses=error_responses(400, 401, 409),
+)
+@request_schema(WalletVerifyRequestSchema, required=True)
+@response_schema(WalletBoundSchema, 200)
+@claim_gate
+async def wallet_verify(request: web.Request, capsule: Capsule) -> web.Response:
+    data = request["data"]
+    binding = await heir_wallets.verify(
+        request.app[DB],
+        request.app[REDIS],
+        capsule=capsule,
+        wallet_address=data["wallet_address"],
+        signature=data["signature"],
+        now=request.app[CLOCK].now(),
+    )
+    return json_response({"wallet": wallet_body(binding)})
