@@ -4,6 +4,7 @@ check-in. Real worker, the email capture server, the test clock."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
@@ -114,6 +115,18 @@ async def test_every_lifecycle_email_to_the_owner_carries_its_own_link(
     assert resp.status == 200 and (await resp.json())["status"] == "Active"
     for other in tokens:
         assert (await client.post(URL, json={"token": other[0]})).status == 404
+
+
+async def test_two_uses_of_one_link_at_once_check_in_once(client, run_worker, email_provider, settings):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner)
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    await run_worker(settings=email_provider.settings)
+    [token] = await owner_links(email_provider)
+    results = await asyncio.gather(*(client.post(URL, json={"token": token}) for _ in range(3)))
+    assert sorted(r.status for r in results) == [200, 404, 404]
+    vetoes = query(settings, "SELECT count(*) AS n FROM plan_transitions WHERE reason = 'vetoed'")
+    assert vetoes[0]["n"] == 1
 
 
 async def test_a_wallet_sign_in_ends_the_links(client, clock, run_worker, email_provider):

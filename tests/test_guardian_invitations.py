@@ -51,7 +51,7 @@ async def test_invitation_then_accept_then_activation(client, run_worker, email_
         text = mail.body["text"]
         assert "Olive Owner" in mail.body["subject"] and "Olive Owner" in text
         assert guardian.keypair.public_key in text  # the wallet to sign in with
-        assert "accept" in text.lower() and "checking in" in text.lower()
+        assert "accept" in text.lower() and "checking in for about 104 days" in text  # 90 + 14, the defaults
         assert "https://app.example.test" in text
     resp = await client.get("/api/guardians", headers=owner.headers)
     rows = await resp.json()

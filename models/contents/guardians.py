@@ -77,7 +77,11 @@ async def _invite(
         recipient_type="guardian",
         recipient_id=row["id"],
         now=now,
-        context={"walletAddress": row["wallet_address"]},
+        # When guardians would be asked, as the plan stands now: interval and grace, in days.
+        context={
+            "walletAddress": row["wallet_address"],
+            "silenceDays": (plan["check_in_interval_seconds"] + plan["grace_period_seconds"]) // 86400,
+        },
     )
     return row, row_id
 

@@ -152,10 +152,12 @@ def _plan_released_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, st
 
 def _guardian_invitation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     wallet = d["context"].get("walletAddress") or "the wallet they recorded for you"
+    days = d["context"].get("silenceDays")
+    silence = f"for about {days} days" if days else "for longer than their plan allows"
     return (
         f"{_owner(d)} asks you to be a guardian of their legacy plan",
         f"{_owner(d)} has named you as a guardian of their legacy plan, with the Stellar wallet {wallet}.\n\n"
-        f"What a guardian does: if {_owner(d)} stops checking in for longer than their plan allows, or "
+        f"What a guardian does: if {_owner(d)} stops checking in {silence}, or "
         "a guardian tells us they have died or can no longer act, we ask the guardians to confirm. "
         f"The plan is released to the people {_owner(d)} chose only when enough guardians approve, and "
         f"{_owner(d)} can stop it at any time by checking in. Most of the time there is nothing to do.\n\n"
