@@ -19,7 +19,7 @@ from api.claim import wallet as heir_wallet
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, guardians, messages
 from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
-from api.plan import check_in_link, guardianships, legacy
+from api.plan import check_in_link, check_in_page, guardianships, legacy
 from api.public import collect_public_routes
 from core import db, redis
 from core.clock import Clock
@@ -49,6 +49,7 @@ ROUTE_MODULES = (
     metrics,
     html,
     capsule_page,
+    check_in_page,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from tests.capsule_helpers import Family
+from tests.lifecycle_helpers import get_overview
 from tests.media_samples import png, wav, webm
+from tests.test_check_in_page import reminder_link
 
 AA_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 PHONE = {"width": 360, "height": 640}
@@ -190,3 +192,49 @@ async def test_every_other_state_is_a_calm_page_that_passes_axe(
     await page.screenshot(path=str(screenshots / f"capsule-{state}-360.png"), full_page=True)
     assert [url for url in urls if not url.startswith(origin + "/")] == []
     await context.close()
+
+
+async def test_the_check_in_link_works_with_javascript_off_and_its_get_changes_nothing(
+    client: Any,
+    clock: Any,
+    run_worker: Any,
+    email_provider: Any,
+    browser: Any,
+    axe_source: str,
+    screenshots: Path,
+) -> None:
+    owner, token = await reminder_link(client, clock, run_worker, email_provider)
+    before = await get_overview(client, owner)
+    origin = str(client.make_url("")).rstrip("/")
+    link = f"{origin}/check-in/{token}"
+    # axe needs script: the button page in a context where scripts run (a GET changes nothing).
+    checker = await browser.new_context(viewport=PHONE)
+    page = await checker.new_page()
+    assert (await page.goto(link)).status == 200
+    await assert_accessible(page, axe_source)
+    # The owner, with JavaScript off.
+    context = await browser.new_context(java_script_enabled=False, viewport=PHONE)
+    page = await context.new_page()
+    urls = record_requests(page)
+    assert (await page.goto(link)).status == 200
+    await assert_fits(page)
+    await page.screenshot(path=str(screenshots / "check-in-360.png"), full_page=True)
+    assert await get_overview(client, owner) == before  # two opens of the link checked nothing in
+    async with page.expect_navigation():
+        await page.get_by_role("button", name="I am here: check in").click()
+    assert await page.locator("h1").inner_text() == "Thank you, you are checked in"
+    assert "Your plan is active again" in await page.locator("main").inner_text()
+    overview = await get_overview(client, owner)
+    assert overview["status"] == "Active" and overview["nextCheckInDueAt"] > before["nextCheckInDueAt"]
+    await assert_fits(page)
+    await page.screenshot(path=str(screenshots / "check-in-done-360.png"), full_page=True)
+    assert [url for url in urls if not url.startswith(origin + "/")] == []
+    answer = await page.content()
+    await context.close()
+    # The answer page through axe: the same markup, served at this origin to the checking context.
+    page = await checker.new_page()
+    await page.route(f"{origin}/answer", lambda route: route.fulfill(body=answer, content_type="text/html"))
+    await page.goto(f"{origin}/answer")
+    assert await page.locator("h1").inner_text() == "Thank you, you are checked in"
+    await assert_accessible(page, axe_source)
+    await checker.close()

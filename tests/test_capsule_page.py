@@ -38,7 +38,8 @@ async def page(fam: Family, path: str, method: str = "GET", **kwargs: Any) -> tu
 
 def visible_text(markup: str) -> str:
     """The words a reader sees: tags dropped, entities decoded, whitespace collapsed."""
-    return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
+    words = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
+    return re.sub(r" ([.,;:])", r"\1", words)  # "…</time>." reads as "….", not "… ."
 
 
 async def test_locked_says_nothing_is_there_yet_and_nothing_else(fam: Family) -> None:

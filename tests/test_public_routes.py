@@ -45,6 +45,9 @@ EXPECTED_PUBLIC = {
     # The service's own pages (docs/pages.md): what the emailed links open without a web client.
     ("GET", "/claim/{token}"),
     ("HEAD", "/claim/{token}"),
+    ("GET", "/check-in/{token}"),
+    ("HEAD", "/check-in/{token}"),
+    ("POST", "/check-in/{token}"),
     ("GET", "/page.css"),
     ("HEAD", "/page.css"),
     # The owner's check-in without a wallet: the one-time token in the body is the credential.

@@ -17,7 +17,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.db import Cursor
+from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
 
 PURPOSE = "check-in-link"
@@ -78,6 +78,13 @@ async def plan_of(cur: Cursor, *, token: str, now: datetime) -> Any | None:
     )
     row = await cur.fetchone()
     return None if row is None else row["plan_id"]
+
+
+async def is_live(pool: Pool, *, token: str, now: datetime) -> bool:
+    """Whether the link would check in now: a read, for the page a GET of the link shows (mail
+    scanners fetch links; only the form's POST checks in)."""
+    async with autocommit(pool) as cur:
+        return await plan_of(cur, token=token, now=now) is not None
 
 
 async def end_all_in(cur: Cursor, plan_id: Any) -> None:
