@@ -9,7 +9,7 @@ from models import sealed_text
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import activity_rows, body_for, create, query
 
-FIELDS = {"id", "userId", "label", "amount", "assetCode", "description", "createdAt", "updatedAt"}
+FIELDS = {"id", "userId", "label", "amount", "assetCode", "description", "audience", "createdAt", "updatedAt"}
 ISSUER = Keypair.random().public_key
 
 

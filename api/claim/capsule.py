@@ -18,7 +18,7 @@ from api.claim.gate import claim_gate
 from api.common import dump_many, json_response
 from api.contents.beneficiaries import Percentage
 from api.keys import CLOCK, DB, SETTINGS, USER_ID
-from api.schemas import BaseSchema, UtcDateTime, error_responses
+from api.schemas import BaseSchema, DecimalString, UtcDateTime, error_responses
 from models.claim import capsule as capsules
 
 routes = web.RouteTableDef()
@@ -89,6 +89,16 @@ class WalletBindingSchema(BaseSchema):
     boundAt = UtcDateTime(required=True, attribute="bound_at")
 
 
+class CapsuleAssetSchema(BaseSchema):
+    id = fields.String(required=True)
+    label = fields.String(required=True)
+    amount = DecimalString(
+        required=True, metadata={"description": "A decimal string, as the owner wrote it."}
+    )
+    assetCode = fields.String(required=True, allow_none=True, attribute="asset_code")
+    description = fields.String(required=True, allow_none=True)
+
+
 class CapsuleSchema(BaseSchema):
     status = fields.String(
         required=True,
@@ -120,6 +130,10 @@ class CapsuleSchema(BaseSchema):
         metadata={"description": "Addressed to this beneficiary, not open yet; soonest first."},
     )
     documents = fields.List(fields.Nested(CapsuleDocumentSchema), metadata={"description": "Oldest first."})
+    assets = fields.List(
+        fields.Nested(CapsuleAssetSchema),
+        metadata={"description": "The assets addressed to this beneficiary (audience), oldest first."},
+    )
 
 
 _owner = CapsuleOwnerSchema()
@@ -127,6 +141,7 @@ _beneficiary = CapsuleBeneficiarySchema()
 _message = CapsuleMessageSchema()
 _sealed = SealedMessageSchema()
 _document = CapsuleDocumentSchema()
+_asset = CapsuleAssetSchema()
 _wallet = WalletBindingSchema()
 
 
@@ -156,6 +171,7 @@ def released_body(contents: capsules.Contents) -> dict[str, object]:
         "messages": dump_many(_message, contents["messages"]),
         "sealedMessages": dump_many(_sealed, contents["sealed_messages"]),
         "documents": dump_many(_document, contents["documents"]),
+        "assets": dump_many(_asset, contents["assets"]),
     }
 
 

@@ -13,6 +13,7 @@ from marshmallow import ValidationError, fields, validate
 from api.common import json_response, list_response
 from api.keys import DB, SETTINGS, USER_ID
 from api.schemas import (
+    AudienceSchema,
     BaseSchema,
     DecimalString,
     PageQuerySchema,
@@ -63,10 +64,18 @@ class AssetCreateSchema(BaseSchema):
     )
     assetCode = AssetCode(allow_none=True, attribute="asset_code")
     description = Text(allow_none=True, validate=validate.Length(max=2000))
+    audience = fields.Nested(
+        AudienceSchema,
+        metadata={
+            "description": 'Who sees it in their capsule: `{"all": true}` (the default: every beneficiary, '
+            'including ones added later) or `{"beneficiaryIds": [...]}` (1 to 200 of your own).'
+        },
+    )
 
 
 class AssetPatchSchema(PatchSchema, AssetCreateSchema):
-    """Any subset of the create fields; null clears `assetCode` or `description`."""
+    """Any subset of the create fields; null clears `assetCode` or `description`; an audience
+    given is replaced whole."""
 
 
 class AssetSchema(BaseSchema):
@@ -76,8 +85,21 @@ class AssetSchema(BaseSchema):
     amount = DecimalString(required=True)
     assetCode = fields.String(required=True, allow_none=True, attribute="asset_code")
     description = fields.String(required=True, allow_none=True)
+    audience = fields.Method(
+        "dump_audience",
+        required=True,
+        metadata={
+            "type": "object",
+            "description": '{"all": true} or {"beneficiaryIds": [...]} (an empty list: the beneficiaries '
+            "it named were deleted; it is shown to nobody until re-addressed).",
+        },
+    )
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")
+
+    def dump_audience(self, record: assets.Asset) -> dict[str, Any]:
+        audience = record["audience"]
+        return {"all": True} if audience["all"] else {"beneficiaryIds": audience["beneficiary_ids"]}
 
 
 asset_schema = AssetSchema()

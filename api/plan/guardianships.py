@@ -40,6 +40,24 @@ class LinkDeliverySchema(BaseSchema):
     )
 
 
+class WalletChangeSchema(BaseSchema):
+    id = fields.String(required=True)
+    beneficiaryId = fields.String(required=True, attribute="beneficiary_id")
+    name = fields.String(required=True, metadata={"description": "The heir's name."})
+    walletAddress = fields.String(
+        required=True, attribute="wallet_address", metadata={"description": "The wallet they proved."}
+    )
+    requestedAt = UtcDateTime(required=True, attribute="requested_at")
+    approvals = fields.Integer(required=True)
+    approvedByMe = fields.Boolean(required=True, attribute="approved_by_me")
+
+
+class WalletChangeStatusSchema(BaseSchema):
+    status = fields.String(required=True, metadata={"enum": ["pending", "applied"]})
+    approvals = fields.Integer(required=True)
+    threshold = fields.Integer(required=True)
+
+
 class GuardianshipSchema(BaseSchema):
     planId = fields.String(required=True)
     owner = fields.Nested(OwnerSchema, required=True)
@@ -67,6 +85,15 @@ class GuardianshipSchema(BaseSchema):
         metadata={
             "description": "With a contract: since when the plan is ready to finalise (its beneficiaries "
             "have their links; one of them releases it on-chain)."
+        },
+    )
+    walletChanges = fields.List(
+        fields.Nested(WalletChangeSchema),
+        required=True,
+        metadata={
+            "description": "Wallets an heir proved in place of the one bound to them (e.g. the owner "
+            "recorded one they lost), waiting for `threshold` guardians to approve: only approve after "
+            "confirming with the heir themselves. Empty before the plan is released or ready."
         },
     )
     beneficiaries = fields.List(
@@ -167,6 +194,7 @@ async def list_guardianships(request: web.Request) -> web.Response:
                     "declinedAt": g["declined_at"],
                     "readySince": g["ready_at"],
                     "beneficiaries": g["beneficiaries"],
+                    "walletChanges": g["wallet_changes"],
                 }
             )
             for g in items
@@ -316,3 +344,27 @@ async def resend_link(request: web.Request) -> web.Response:
         now=request.app[CLOCK].now(),
     )
     return json_response(link_delivery_schema.dump(delivery), status=202)
+
+
+@routes.post("/api/legacy/guardianships/{planId}/wallet-changes/{changeId}/approve")
+@docs(
+    tags=["guardianships"],
+    summary="Approve the wallet an heir proved in place of a lost one",
+    description="When the plan's threshold of guardians has approved, the heir's bound wallet becomes "
+    "this one (`boundVia: guardians`) and they can finalise and claim with it. Approve only after "
+    "confirming with the heir themselves that this wallet is theirs. 409 before the plan is released "
+    "(or ready to finalise), if you already approved, if the heir proved another wallet since, or "
+    "once they have claimed; 404 for a request or plan that is not yours to see.",
+    responses=error_responses(401, 404, 409),
+)
+@response_schema(WalletChangeStatusSchema, 200)
+async def approve_wallet_change(request: web.Request) -> web.Response:
+    status = await guardianships.approve_wallet_change(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_plan_id=request.match_info["planId"],
+        raw_change_id=request.match_info["changeId"],
+        now=request.app[CLOCK].now(),
+    )
+    return json_response(dict(status))

@@ -90,6 +90,16 @@ class Document(TypedDict):
     sha256: str
 
 
+class CapsuleAsset(TypedDict):
+    """An asset addressed to this beneficiary, as the owner described it."""
+
+    id: str
+    label: str
+    amount: Decimal  # as the owner wrote it ("12.50" keeps its scale)
+    asset_code: str | None
+    description: str | None
+
+
 class Contents(TypedDict):
     released_at: datetime
     owner_name: str | None
@@ -100,6 +110,7 @@ class Contents(TypedDict):
     messages: list[OpenedMessage]
     sealed_messages: list[SealedMessage]
     documents: list[Document]
+    assets: list[CapsuleAsset]
 
 
 class Ready(TypedDict):
@@ -162,6 +173,13 @@ DOCUMENTS_SQL = (
     "SELECT i.id::text AS id, i.title_sealed, i.type, i.category, i.file_name_sealed, i.content_type,"
     " i.size_bytes AS size, encode(i.sha256, 'hex') AS sha256"
     f" FROM archive_items i WHERE {_DOCUMENT_FILTER} ORDER BY i.created_at, i.id"
+)
+# The assets addressed to the beneficiary (to everyone, or a list naming them), oldest first;
+# label, description and amount are sealed at rest (`_read_contents` opens them).
+ASSETS_SQL = (
+    f"SELECT a.id::text AS id, {sealed_text.select_list('assets', 'a')}, a.asset_code FROM assets a"
+    " WHERE a.user_id = %(owner)s AND (a.audience_all OR EXISTS (SELECT 1 FROM asset_audience x"
+    " WHERE x.asset_id = a.id AND x.beneficiary_id = %(beneficiary)s)) ORDER BY a.created_at, a.id"
 )
 # What a download needs to stream an item (a core.files.sealed_files.ServedFile; never shown).
 _SERVED_COLUMNS = (
@@ -264,6 +282,12 @@ async def _read_contents(
     documents = [
         as_record(Document, sealed_text.open_row(ring, "archive_items", row)) for row in await cur.fetchall()
     ]
+    await cur.execute(ASSETS_SQL, params)
+    assets: list[CapsuleAsset] = []
+    for sealed_row in await cur.fetchall():
+        row = sealed_text.open_row(ring, "assets", sealed_row)
+        row["amount"] = Decimal(str(row["amount"]))
+        assets.append(as_record(CapsuleAsset, row))
     return {
         "released_at": released_at,
         "owner_name": capsule["owner_name"],
@@ -274,6 +298,7 @@ async def _read_contents(
         "messages": opened,
         "sealed_messages": sealed,
         "documents": documents,
+        "assets": assets,
     }
 
 

@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime, timedelta
-from typing import cast
+from typing import TypedDict, cast
 
 import psycopg2.errors
+from arq.connections import ArqRedis
 from redis.asyncio import Redis
 
 from core import challenges, ratelimit
-from core.db import Pool, transaction
+from core.db import Cursor, Pool, transaction
 from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
+from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
-from models import activity
+from models import activity, sealed_text
 from models.claim.capsule import READY, RELEASED_STATE, Capsule, WalletBinding, state
+from models.delivery import outbox
+from models.plan import plans
 
 CHALLENGE_KEY = "claim:wallet:{}:{}"  # beneficiary id, wallet -> live challenges (core.challenges)
 CHALLENGE_TTL = timedelta(minutes=5)
@@ -98,10 +102,11 @@ async def _burn_signed(
 
 
 async def verify(
-    pool: Pool, redis: Redis, *, capsule: Capsule, wallet_address: str, signature: str, now: datetime
+    pool: Pool, redis: ArqRedis, *, capsule: Capsule, wallet_address: str, signature: str, now: datetime
 ) -> WalletBinding:
-    """Bind the proven wallet to this beneficiary: the same wallet again is a no-op; another
-    wallet already bound to them, or this one bound to a sibling, is 409 saying so."""
+    """Bind the proven wallet to this beneficiary: the same wallet again is a no-op; a wallet
+    bound to a sibling is 409. Another wallet already bound to them is 409 too, and the proof is
+    kept as a request their guardians can approve (a lost wallet), committed before the 409."""
     _require_open(capsule)
     await _burn_signed(redis, capsule=capsule, wallet_address=wallet_address, signature=signature, now=now)
     async with transaction(pool) as cur:
@@ -122,30 +127,237 @@ async def verify(
                 "bound_via": row["wallet_bound_via"],
                 "bound_at": row["wallet_bound_at"],
             }
-        if bound is not None:
-            raise Conflict(
-                f"Another wallet ({short(bound)}) is already bound to you"
-                + (", as the plan's owner recorded it." if row["wallet_bound_via"] == "owner" else ".")
-                + " Claim with that wallet; if it is lost, the plan's guardians can approve this one "
-                '(docs/soroban.md, "A lost wallet").'
-            )
-        try:
-            await cur.execute("SAVEPOINT bind")
-            await cur.execute(
-                "UPDATE beneficiaries SET wallet_address = %s, wallet_bound_via = 'proven',"
-                " wallet_bound_at = %s, updated_at = clock_timestamp() WHERE id = %s",
-                (wallet_address, now, capsule["beneficiary_id"]),
-            )
-            await cur.execute("RELEASE SAVEPOINT bind")
-        except psycopg2.errors.UniqueViolation:
-            await cur.execute("ROLLBACK TO SAVEPOINT bind")
-            raise Conflict(TAKEN) from None
-        await activity.record(
-            cur,
-            user_id=capsule["owner_id"],
-            kind="beneficiary.wallet_proven",
-            entity_id=capsule["beneficiary_id"],
-            summary="A beneficiary proved the wallet they will claim with",
-            metadata={"walletAddress": wallet_address},
+        if bound is None:
+            await _bind_proven(cur, capsule=capsule, wallet_address=wallet_address, now=now)
+            return {"address": wallet_address, "bound_via": "proven", "bound_at": now}
+        change = await _request_change(cur, capsule=capsule, wallet_address=wallet_address, now=now)
+    await outbox.enqueue(redis, change["outbox"])
+    raise Conflict(
+        f"Another wallet ({short(bound)}) is already bound to you"
+        + (", as the plan's owner recorded it." if row["wallet_bound_via"] == "owner" else ".")
+        + " Claim with that wallet. If you no longer hold it, this proof was kept: the plan's "
+        f"guardians have been asked to approve this wallet instead ({change['threshold']} of them must).",
+        details={
+            "walletChange": {
+                "status": "pending",
+                "walletAddress": wallet_address,
+                "approvals": 0,
+                "threshold": change["threshold"],
+            }
+        },
+    )
+
+
+async def _bind_proven(cur: Cursor, *, capsule: Capsule, wallet_address: str, now: datetime) -> None:
+    try:
+        await cur.execute("SAVEPOINT bind")
+        await cur.execute(
+            "UPDATE beneficiaries SET wallet_address = %s, wallet_bound_via = 'proven',"
+            " wallet_bound_at = %s, updated_at = clock_timestamp() WHERE id = %s",
+            (wallet_address, now, capsule["beneficiary_id"]),
         )
-    return {"address": wallet_address, "bound_via": "proven", "bound_at": now}
+        await cur.execute("RELEASE SAVEPOINT bind")
+    except psycopg2.errors.UniqueViolation:
+        await cur.execute("ROLLBACK TO SAVEPOINT bind")
+        raise Conflict(TAKEN) from None
+    await activity.record(
+        cur,
+        user_id=capsule["owner_id"],
+        kind="beneficiary.wallet_proven",
+        entity_id=capsule["beneficiary_id"],
+        summary="A beneficiary proved the wallet they will claim with",
+        metadata={"walletAddress": wallet_address},
+    )
+
+
+# A lost wallet (docs/soroban.md "A lost wallet") --------------------------------------------
+
+
+class ChangeRequested(TypedDict):
+    outbox: list[str]
+    threshold: int
+
+
+class WalletChange(TypedDict):
+    """A wallet an heir proved in place of the one bound to them, awaiting the guardians."""
+
+    id: str
+    beneficiary_id: str
+    name: str  # the heir's
+    wallet_address: str
+    requested_at: datetime
+    approvals: int
+    approved_by_me: bool
+
+
+class ChangeStatus(TypedDict):
+    status: str  # pending | applied
+    approvals: int
+    threshold: int
+
+
+async def _threshold(cur: Cursor, plan_id: str) -> int:
+    plan = await plans.get_by_id(cur, plan_id)
+    assert plan is not None
+    await cur.execute("SELECT count(*) AS n FROM guardians WHERE user_id = %s", (plan["user_id"],))
+    return plans.effective_threshold(plan, (await cur.fetchone())["n"])
+
+
+async def _request_change(
+    cur: Cursor, *, capsule: Capsule, wallet_address: str, now: datetime
+) -> ChangeRequested:
+    """Keep the proven wallet as a request (replacing an earlier one of this heir, and its
+    approvals) and ask every guardian; refused once the heir has claimed, or for a wallet bound
+    to a sibling."""
+    beneficiary_id = capsule["beneficiary_id"]
+    await cur.execute(
+        "SELECT EXISTS (SELECT 1 FROM transactions WHERE beneficiary_id = %(b)s AND function = 'claim_assets'"
+        "   AND status = 'confirmed') AS claimed,"
+        " EXISTS (SELECT 1 FROM beneficiaries WHERE user_id = %(owner)s AND wallet_address = %(w)s) AS taken,"
+        " (SELECT id::text FROM plans WHERE user_id = %(owner)s) AS plan_id",
+        {"b": beneficiary_id, "owner": capsule["owner_id"], "w": wallet_address},
+    )
+    facts = await cur.fetchone()
+    if facts["claimed"]:
+        raise Conflict(
+            "You have already claimed your share with the wallet bound to you; it cannot change now."
+        )
+    if facts["taken"]:
+        raise Conflict(TAKEN)
+    plan_id = facts["plan_id"]
+    await cur.execute(
+        "UPDATE wallet_changes SET status = 'replaced', decided_at = %s WHERE beneficiary_id = %s"
+        " AND status = 'pending'",
+        (now, beneficiary_id),
+    )
+    await cur.execute(
+        "INSERT INTO wallet_changes (beneficiary_id, plan_id, wallet_address, created_at)"
+        " VALUES (%s, %s, %s, %s) RETURNING id::text AS id",
+        (beneficiary_id, plan_id, wallet_address, now),
+    )
+    change_id = (await cur.fetchone())["id"]
+    row_ids = await outbox.add_for_guardians(
+        cur,
+        kind="wallet_change_requested",
+        plan_id=plan_id,
+        owner_id=capsule["owner_id"],
+        now=now,
+        context={"beneficiaryId": beneficiary_id, "walletEnd": wallet_address[-6:], "changeId": change_id},
+    )
+    await activity.record(
+        cur,
+        user_id=capsule["owner_id"],
+        kind="beneficiary.wallet_change_requested",
+        entity_id=beneficiary_id,
+        summary="A beneficiary proved a new wallet; the guardians were asked to approve it",
+        metadata={"walletAddress": wallet_address},
+    )
+    return {"outbox": row_ids, "threshold": await _threshold(cur, plan_id)}
+
+
+async def pending_changes(
+    cur: Cursor, ring: KeyRing, *, plan_ids: list[str], guardian_user_id: str
+) -> dict[str, list[WalletChange]]:
+    """The requests waiting in these plans, with their approvals so far and whether this
+    guardian account approved."""
+    if not plan_ids:
+        return {}
+    await cur.execute(
+        "SELECT c.id::text AS id, c.plan_id::text AS plan_id, c.beneficiary_id::text AS beneficiary_id,"
+        f" {sealed_text.select_list('beneficiaries', 'b', ('name',))}, c.wallet_address,"
+        " c.created_at AS requested_at,"
+        " (SELECT count(*) FROM wallet_change_approvals a WHERE a.change_id = c.id) AS approvals,"
+        " EXISTS (SELECT 1 FROM wallet_change_approvals a WHERE a.change_id = c.id"
+        "   AND a.approver_user_id = %s) AS approved_by_me"
+        " FROM wallet_changes c JOIN beneficiaries b ON b.id = c.beneficiary_id"
+        " WHERE c.plan_id = ANY(%s::uuid[]) AND c.status = 'pending' ORDER BY c.created_at, c.id",
+        (guardian_user_id, plan_ids),
+    )
+    result: dict[str, list[WalletChange]] = {}
+    for sealed_row in await cur.fetchall():
+        row = sealed_text.open_row(ring, "beneficiaries", sealed_row, id_key="beneficiary_id")
+        plan_id = row.pop("plan_id")
+        result.setdefault(plan_id, []).append(cast(WalletChange, row))
+    return result
+
+
+async def approve_change(
+    cur: Cursor,
+    *,
+    plan_id: str,
+    owner_id: str,
+    change_id: str,
+    guardian_id: str,
+    approver_user_id: str,
+    now: datetime,
+) -> ChangeStatus:
+    """One guardian's approval of a waiting request; at the plan's threshold the proven wallet
+    is bound to the heir (`guardians`). Call with the plan row locked."""
+    await cur.execute(
+        "SELECT beneficiary_id::text AS beneficiary_id, wallet_address, status FROM wallet_changes"
+        " WHERE id = %s AND plan_id = %s FOR UPDATE",
+        (change_id, plan_id),
+    )
+    change = await cur.fetchone()
+    if change is None:
+        raise NotFound("Wallet change")
+    if change["status"] != "pending":
+        raise Conflict(
+            "This request was already applied."
+            if change["status"] == "applied"
+            else "The heir proved another wallet since; approve that request instead."
+        )
+    try:
+        await cur.execute("SAVEPOINT wallet_approval")
+        await cur.execute(
+            "INSERT INTO wallet_change_approvals (change_id, guardian_id, approver_user_id, created_at)"
+            " VALUES (%s, %s, %s, %s)",
+            (change_id, guardian_id, approver_user_id, now),
+        )
+        await cur.execute("RELEASE SAVEPOINT wallet_approval")
+    except psycopg2.errors.UniqueViolation:
+        await cur.execute("ROLLBACK TO SAVEPOINT wallet_approval")
+        raise Conflict("You have already approved this wallet.") from None
+    await cur.execute("SELECT count(*) AS n FROM wallet_change_approvals WHERE change_id = %s", (change_id,))
+    approvals = (await cur.fetchone())["n"]
+    threshold = await _threshold(cur, plan_id)
+    await activity.record(
+        cur,
+        user_id=owner_id,
+        kind="beneficiary.wallet_change_approved",
+        entity_id=change["beneficiary_id"],
+        summary="A guardian approved a beneficiary's new wallet",
+        metadata={"guardianId": guardian_id, "approvals": approvals, "threshold": threshold},
+    )
+    if approvals < threshold:
+        return {"status": "pending", "approvals": approvals, "threshold": threshold}
+    await cur.execute(
+        "SELECT EXISTS (SELECT 1 FROM transactions WHERE beneficiary_id = %s AND function = 'claim_assets'"
+        " AND status = 'confirmed') AS claimed",
+        (change["beneficiary_id"],),
+    )
+    if (await cur.fetchone())["claimed"]:
+        raise Conflict("This heir has already claimed with the wallet bound to them; it cannot change now.")
+    try:
+        await cur.execute("SAVEPOINT wallet_rebind")
+        await cur.execute(
+            "UPDATE beneficiaries SET wallet_address = %s, wallet_bound_via = 'guardians',"
+            " wallet_bound_at = %s, updated_at = clock_timestamp() WHERE id = %s",
+            (change["wallet_address"], now, change["beneficiary_id"]),
+        )
+        await cur.execute("RELEASE SAVEPOINT wallet_rebind")
+    except psycopg2.errors.UniqueViolation:
+        await cur.execute("ROLLBACK TO SAVEPOINT wallet_rebind")
+        raise Conflict(TAKEN) from None
+    await cur.execute(
+        "UPDATE wallet_changes SET status = 'applied', decided_at = %s WHERE id = %s", (now, change_id)
+    )
+    await activity.record(
+        cur,
+        user_id=owner_id,
+        kind="beneficiary.wallet_replaced",
+        entity_id=change["beneficiary_id"],
+        summary="The guardians approved a beneficiary's new wallet; it replaces the one bound before",
+        metadata={"walletAddress": change["wallet_address"]},
+    )
+    return {"status": "applied", "approvals": approvals, "threshold": threshold}

@@ -3,7 +3,9 @@
 Amounts are Decimals end to end (a decimal string on the wire), never floats. Label, description
 and amount are sealed at rest (models/sealed_text.py): the amount as the decimal string the owner
 sent, so "12.50" comes back "12.50". Nothing adds or compares amounts in SQL; their bounds are
-the request schema's (api/contents/assets.py). Decision: docs/sealed-text.md.
+the request schema's (api/contents/assets.py). Decision: docs/sealed-text.md. Each asset has an
+audience like messages and archive items (every beneficiary, the default, or a list of the
+owner's own): an heir's capsule lists only the assets addressed to them (docs/capsule.md).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
 from models.common import (
+    Audience,
     as_record,
     changed_values,
+    check_audience,
     delete_owned,
     fetch_owned,
     parse_id,
@@ -28,7 +32,11 @@ from models.common import (
 from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
-COLUMNS = f"id, user_id, {sealed_text.select_list('assets', 'assets')}, asset_code, created_at, updated_at"
+COLUMNS = (
+    f"id, user_id, {sealed_text.select_list('assets', 'assets')}, asset_code, created_at, updated_at,"
+    " audience_all, ARRAY(SELECT a.beneficiary_id::text FROM asset_audience a"
+    " WHERE a.asset_id = assets.id ORDER BY a.beneficiary_id) AS audience_ids"
+)
 EDITABLE = ("label", "amount", "asset_code", "description")
 WRITABLE_COLUMNS = sealed_text.writable("assets", EDITABLE)
 
@@ -44,13 +52,38 @@ class Asset(TypedDict):
     description: str | None
     created_at: datetime
     updated_at: datetime
+    # Who sees it in their capsule: everyone (the default) or the listed beneficiaries.
+    audience: Audience
 
 
 def _record(ring: KeyRing, row: dict[str, Any]) -> Asset:
-    """Row → record: texts opened, the amount back to a Decimal with the scale it was sent with."""
+    """Row → record: texts opened, the amount back to a Decimal with the scale it was sent with,
+    audience {all, beneficiary_ids} from its two columns."""
     record = sealed_text.open_row(ring, "assets", row)
     record["amount"] = Decimal(str(record["amount"]))
+    audience_all = record.pop("audience_all")
+    ids = record.pop("audience_ids")
+    record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
     return as_record(Asset, record)
+
+
+async def _set_audience(cur: Cursor, user_id: str, asset_id: str, audience: Audience) -> None:
+    """Replace the asset's audience; listed ids must be the owner's own beneficiaries (400)."""
+    await check_audience(cur, user_id, audience)
+    await cur.execute(
+        "UPDATE assets SET audience_all = %s, updated_at = clock_timestamp() WHERE id = %s",
+        (audience["all"], asset_id),
+    )
+    await cur.execute("DELETE FROM asset_audience WHERE asset_id = %s", (asset_id,))
+    if not audience["all"]:
+        await cur.execute(
+            "INSERT INTO asset_audience (asset_id, beneficiary_id) SELECT %s, unnest(%s::uuid[])",
+            (asset_id, audience["beneficiary_ids"]),
+        )
+
+
+def _same_audience(a: Audience, b: Audience) -> bool:
+    return a["all"] == b["all"] and set(a["beneficiary_ids"]) == set(b["beneficiary_ids"])
 
 
 async def _get(cur: Cursor, ring: KeyRing, user_id: str, row_id: str, lock: bool = False) -> Asset:
@@ -90,13 +123,16 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
             ),
         )
         row = _record(ring, await cur.fetchone())
+        if "audience" in data:
+            await _set_audience(cur, user_id, asset_id, data["audience"])
+            row = await _get(cur, ring, user_id, asset_id)
         await activity.record(
             cur,
             user_id=user_id,
             kind="asset.created",
             entity_id=row["id"],
             summary="Asset added",
-            metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
+            metadata={"fields": wire_names(c for c in (*EDITABLE, "audience") if c in data)},
         )
     return row
 
@@ -114,9 +150,16 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
         diff = changed_values(row, proposed)
         if "amount" in proposed and str(proposed["amount"]) != str(row["amount"]):
             diff["amount"] = proposed["amount"]  # equal value, new notation: still shown back as sent
+        if "audience" in changes and not _same_audience(row["audience"], changes["audience"]):
+            diff["audience"] = changes["audience"]
         if diff:
-            values = sealed_text.sealed_values(ring, "assets", row_id, diff)
-            row = _record(ring, await update_row(cur, "assets", row_id, values, WRITABLE_COLUMNS, COLUMNS))
+            if "audience" in diff:
+                await _set_audience(cur, user_id, row_id, diff["audience"])
+            columns = {c: v for c, v in diff.items() if c in EDITABLE}
+            if columns:
+                values = sealed_text.sealed_values(ring, "assets", row_id, columns)
+                await update_row(cur, "assets", row_id, values, WRITABLE_COLUMNS)
+            row = await _get(cur, ring, user_id, row_id)
             await activity.record(
                 cur,
                 user_id=user_id,

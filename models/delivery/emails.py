@@ -262,6 +262,18 @@ def _claim_link_undelivered(d: Delivery, links: dict[str, str]) -> tuple[str, st
     )
 
 
+def _wallet_change_requested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    heir = d["subject_name"] or "One of the people they named"
+    wallet_end = d["context"].get("walletEnd", "")
+    return (
+        f"{heir} asks to claim with a new wallet",
+        f"{heir} says they no longer hold the wallet {_owner(d)}'s plan had for them, and has proven a new "
+        f"one (ending in {wallet_end}). Please approve it from your guardian page only after confirming "
+        f"with {heir} themselves, in person or by phone, that this wallet is theirs: whoever it belongs "
+        "to will be able to claim their share. If you are unsure, do nothing.",
+    )
+
+
 TEMPLATES: dict[str, Template] = {
     "check_in_reminder": _check_in_reminder,
     "grace_started": _grace_started,
@@ -280,6 +292,7 @@ TEMPLATES: dict[str, Template] = {
     "verification_timeout": _verification_timeout,
     "verification_timeout_guardian": _verification_timeout_guardian,
     "claim_link_undelivered": _claim_link_undelivered,
+    "wallet_change_requested": _wallet_change_requested,
 }
 # Appended to every owner email that carries a check-in link (models.check_in_links.KINDS).
 CHECK_IN_LINK_TEXT = (

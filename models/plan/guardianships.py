@@ -25,6 +25,7 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from models import activity, sealed_text
+from models.claim import wallets
 from models.common import as_record, parse_id
 from models.delivery import claim_links, outbox
 from models.plan import lifecycle, plans
@@ -66,6 +67,8 @@ class Guardianship(TypedDict):
     ready_at: datetime | None  # contract mode: links sent, the release awaits a beneficiary
     # Once released or ready: each heir's claim-link delivery (names only; empty before).
     beneficiaries: list[claim_links.LinkDelivery]
+    # Wallets heirs proved in place of a lost one, waiting for the guardians (docs/soroban.md).
+    wallet_changes: list[wallets.WalletChange]
 
 
 class Membership(TypedDict):
@@ -124,6 +127,9 @@ async def list_for(pool: Pool, ring: KeyRing, user_id: str) -> list[Guardianship
         )
         rows = await cur.fetchall()
         links = await claim_links.deliveries(cur, ring, [row["plan_id"] for row in rows])
+        changes = await wallets.pending_changes(
+            cur, ring, plan_ids=[row["plan_id"] for row in rows], guardian_user_id=user_id
+        )
     result = []
     for sealed_row in rows:
         row = sealed_text.open_row(ring, "users", sealed_row, id_key="owner_id", prefix="owner_")
@@ -146,6 +152,7 @@ async def list_for(pool: Pool, ring: KeyRing, user_id: str) -> list[Guardianship
                 declined_at=row["declined_at"],
                 ready_at=row["ready_at"] if row["status"] == APPROVED else None,
                 beneficiaries=links.get(str(row["plan_id"]), []),
+                wallet_changes=changes.get(str(row["plan_id"]), []),
             )
         )
     return result
@@ -524,3 +531,26 @@ async def resend_link(
         delivery = (await claim_links.deliveries(cur, ring, [plan["id"]]))[str(plan["id"])]
     await outbox.enqueue(redis, row_ids)
     return next(d for d in delivery if d["beneficiary_id"] == beneficiary_id)
+
+
+async def approve_wallet_change(
+    pool: Pool, ring: KeyRing, *, user_id: str, raw_plan_id: str, raw_change_id: str, now: datetime
+) -> wallets.ChangeStatus:
+    """A guardian approves the wallet an heir proved in place of a lost one; at the plan's
+    threshold it is bound to the heir. Only while the plan is released or ready (409 before)."""
+    change_id = parse_id(raw_change_id, "Wallet change")
+    async with transaction(pool) as cur:
+        plan, member = await _locked(cur, ring, user_id, raw_plan_id)
+        if not (plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)):
+            raise Conflict(
+                "Wallets are approved once the plan is released (or ready to finalise); it is not yet."
+            )
+        return await wallets.approve_change(
+            cur,
+            plan_id=plan["id"],
+            owner_id=plan["user_id"],
+            change_id=change_id,
+            guardian_id=member["guardian_id"],
+            approver_user_id=user_id,
+            now=now,
+        )
