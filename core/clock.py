@@ -1,7 +1,7 @@
 """The one source of "now" for domain rules (plan deadlines, release rules, time bounds).
 
 Code that decides by time takes the clock it is handed (`app[CLOCK]` in the API,
-`context.clock(ctx)` in a job) instead of calling `datetime.now()`, so tests and demos can move
+`context.get(ctx).clock` in a job) instead of calling `datetime.now()`, so tests and demos can move
 time forward without sleeping. SQL that compares against "now" binds `clock.now()` as a
 parameter rather than calling PostgreSQL's `now()`.
 """

@@ -23,7 +23,7 @@ from core.settings import Settings
 from models.chain import transactions
 from tests.helpers import sign_in
 from tests.plan_helpers import create, query
-from tests.soroban_helpers import contract_overrides, gateway_for, signed_call
+from tests.soroban_helpers import contract_overrides, signed_call
 from tests.soroban_rpc import SorobanRpcEmulator
 from workers import context
 from workers.soroban import relay_transaction
@@ -33,23 +33,14 @@ from workers.soroban import relay_transaction
 async def relay_ctx(
     settings: Settings, clock: Clock, soroban_rpc: SorobanRpcEmulator
 ) -> AsyncIterator[dict[str, Any]]:
-    """What arq hands the job, built by hand so a test can run (and kill) one relay run."""
+    """What arq hands the job, built as the worker builds it (workers.context.open_context) so
+    a test can run (and kill) one relay run."""
     configured = dataclasses.replace(settings, **contract_overrides(soroban_rpc))
-    pool = await db.create_pool(settings.database_url, 2)
     redis = await core_redis.connect(settings.redis_url, settings.arq_queue_name)
-    gateway = gateway_for(soroban_rpc)
-    yield {
-        context.SETTINGS: configured,
-        context.CLOCK: clock,
-        context.DB: pool,
-        context.REDIS: redis,
-        context.SOROBAN: gateway,
-        "job_try": 1,
-    }
-    await gateway.close()
+    app = await context.open_context(configured, clock, redis)
+    yield {context.KEY: app, "job_try": 1}
+    await context.close_context(app)
     await redis.aclose()
-    pool.close()
-    await pool.wait_closed()
 
 
 async def claim_row(
@@ -64,7 +55,7 @@ async def claim_row(
     xdr, checked = await signed_call(
         rpc, clock, function="claim_assets", owner=owner.keypair.public_key, signer=wallet
     )
-    async with db.autocommit(relay_ctx[context.DB]) as cur:
+    async with db.autocommit(context.get(relay_ctx).db) as cur:
         row, created = await transactions.insert(
             cur,
             checked=checked,
@@ -93,7 +84,7 @@ async def test_try_again_later_then_success_confirms_and_applies_once(
     made = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
     soroban_rpc.send_script = ["TRY_AGAIN_LATER"]
     soroban_rpc.not_found_polls = 2
-    assert await transactions.enqueue_relay(relay_ctx[context.REDIS], made["row"]["hash"])
+    assert await transactions.enqueue_relay(context.get(relay_ctx).redis, made["row"]["hash"])
     await run_worker(settings=contract_overrides(soroban_rpc))
 
     row = state(settings, made["row"]["id"])
@@ -117,7 +108,7 @@ async def test_try_again_later_then_success_confirms_and_applies_once(
     ]
 
     # A second relay of the same hash (double enqueue, re-drive) changes nothing.
-    await transactions.enqueue_relay(relay_ctx[context.REDIS], made["row"]["hash"])
+    await transactions.enqueue_relay(context.get(relay_ctx).redis, made["row"]["hash"])
     await relay_transaction(relay_ctx, made["row"]["hash"])
     assert kinds(settings, owner_id) == timeline
     assert len(soroban_rpc.calls_to("sendTransaction")) == 2
@@ -174,7 +165,7 @@ async def test_rpc_down_at_relay_keeps_pending_then_confirms(
             await relay_transaction(relay_ctx, made["row"]["hash"])
         row = state(settings, made["row"]["id"])
         assert row["status"] == "pending" and row["reason"] is None
-    await transactions.enqueue_relay(relay_ctx[context.REDIS], made["row"]["hash"])
+    await transactions.enqueue_relay(context.get(relay_ctx).redis, made["row"]["hash"])
     await run_worker(settings=contract_overrides(soroban_rpc))
     assert state(settings, made["row"]["id"])["status"] == "confirmed"
 

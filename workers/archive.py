@@ -59,8 +59,9 @@ def failure_reason(exc: BaseException, attempts: int) -> str:
 
 async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
     """Verify one pending item and make it available; retried with backoff, `failed` at the end."""
-    pool = context.db(ctx)
-    storage = context.storage(ctx)
+    app = context.get(ctx)
+    pool = app.db
+    storage = app.storage
     item = await upkeep.claim_attempt(pool, item_id)
     if item is None:
         return "not pending"  # already available or failed, or deleted: nothing to do
@@ -72,7 +73,7 @@ async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
     try:
         if storage is None:
             raise StorageError("object storage is not configured (STORAGE_URL)")
-        await sealed_files.verify(storage, context.key_ring(ctx), item)
+        await sealed_files.verify(storage, app.key_ring, item)
     except Exception as exc:
         permanent = isinstance(exc, sealed_files.VerificationFailed)
         log.warning(
@@ -91,11 +92,12 @@ async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
 
 async def sweep_archive(ctx: dict[str, Any]) -> dict[str, int]:
     """Every few minutes: requeue stuck pending items and retry object removals."""
-    pool = context.db(ctx)
-    storage = context.storage(ctx)
+    app = context.get(ctx)
+    pool = app.db
+    storage = app.storage
     requeued = 0
     for item_id in await upkeep.stale_pending(pool, older_than=STALE_PENDING_AFTER):
-        if await archive.enqueue_verify(context.redis(ctx), item_id):
+        if await archive.enqueue_verify(app.redis, item_id):
             requeued += 1
     removed = 0
     if storage is not None:
@@ -112,10 +114,11 @@ async def sweep_archive(ctx: dict[str, Any]) -> dict[str, int]:
 async def sweep_partial_uploads(ctx: dict[str, Any]) -> int:
     """Every 10 min: drop unfinished writes a crashed API left in storage (they have no key
     under archive/ yet, so the orphan sweeper never sees them)."""
-    storage = context.storage(ctx)
+    app = context.get(ctx)
+    storage = app.storage
     if storage is None:
         return 0
-    removed = await storage.sweep_partial(context.clock(ctx).now() - PARTIAL_UPLOAD_GRACE)
+    removed = await storage.sweep_partial(app.clock.now() - PARTIAL_UPLOAD_GRACE)
     if removed:
         log.info("partial uploads removed", extra={"removed": removed})
     return removed
@@ -125,8 +128,9 @@ async def sweep_archive_orphans(ctx: dict[str, Any]) -> int:
     """Hourly: delete objects under archive/ whose item row is gone (an upload whose commit
     failed and whose cleanup failed too, an account deletion). Lists the whole prefix, hence
     the slow cadence."""
-    pool = context.db(ctx)
-    storage = context.storage(ctx)
+    app = context.get(ctx)
+    pool = app.db
+    storage = app.storage
     if storage is None:
         return 0
     # The storage's own clock stamps `modified`, so the cutoff is the host's time, not the
@@ -166,8 +170,9 @@ async def rewrap_archive_keys(ctx: dict[str, Any]) -> int:
     old key can leave the ring (docs/archive.md). An item whose key id is no longer in the
     ring is logged and skipped.
     """
-    pool = context.db(ctx)
-    keys = context.key_ring(ctx)
+    app = context.get(ctx)
+    pool = app.db
+    keys = app.key_ring
     rewrapped = 0
     after = "00000000-0000-0000-0000-000000000000"
     while batch := await upkeep.wrapped_under_other_keys(pool, key_id=keys.primary_id, after=after):

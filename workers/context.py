@@ -1,59 +1,74 @@
-"""What every job finds in arq's ctx: the same shared objects the API builds in cleanup_ctx."""
+"""What every job finds in arq's ctx: one typed `Context` under one key, as the API keeps its
+shared objects under `AppKey`s (api/keys.py).
+
+`open_context` builds it once at worker start-up (`on_startup`), `close_context` releases it at
+shutdown, and every job reads it with `context.get(ctx)`, so a job names `app.db` or
+`app.clock` and mypy checks the rest. arq's own per-run keys (`job_try`, `job_id`) stay in
+ctx where arq puts them.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from arq.connections import ArqRedis
 
+from core import db, mailer
 from core.clock import Clock
-from core.db import Pool
 from core.files.crypto import KeyRing
-from core.files.storage import Storage
+from core.files.storage import Storage, open_configured_storage
 from core.settings import Settings
-from core.stellar.soroban import SorobanGateway
+from core.stellar.soroban import SorobanGateway, open_soroban
 
-SETTINGS = "settings"
-CLOCK = "clock"
-DB = "db"
-STORAGE = "storage"
-KEY_RING = "key_ring"
-SOROBAN = "soroban"
-REDIS = "redis"  # set by arq itself: the worker's own pool, for enqueueing follow-up jobs
+KEY = "legacy_context"
+# Requests the whole worker has at the email provider at once, shared by its jobs
+# (core.mailer.Senders).
+EMAIL_CONCURRENCY = 32
 
 
-def settings(ctx: dict[str, Any]) -> Settings:
-    value: Settings = ctx[SETTINGS]
+@dataclass(frozen=True)
+class Context:
+    settings: Settings
+    clock: Clock
+    db: db.Pool
+    redis: ArqRedis  # arq's own pool, for enqueueing follow-up jobs
+    key_ring: KeyRing
+    # None when STORAGE_URL is unset: archive jobs then fail honestly instead of pretending.
+    storage: Storage | None
+    # None when SERVICE_CONTRACT_ID is unset: nothing is relayed, nothing pretends.
+    soroban: SorobanGateway | None
+    # The worker's email senders: one pooled session shared by every delivery job.
+    senders: mailer.Senders
+
+
+def get(ctx: dict[str, Any]) -> Context:
+    """The worker's context, in a job (or in on_shutdown)."""
+    value: Context = ctx[KEY]
     return value
 
 
-def db(ctx: dict[str, Any]) -> Pool:
-    value: Pool = ctx[DB]
-    return value
+async def open_context(settings: Settings, clock: Clock, redis: ArqRedis) -> Context:
+    """Everything a job shares, opened once per worker process (arq hands each job a copy of
+    ctx, so shared objects go in at start-up)."""
+    pool = await db.create_pool(settings.database_url, settings.db_pool_max)
+    return Context(
+        settings=settings,
+        clock=clock,
+        db=pool,
+        redis=redis,
+        key_ring=settings.key_ring,
+        storage=await open_configured_storage(settings),
+        soroban=open_soroban(settings),
+        senders=mailer.Senders(settings, EMAIL_CONCURRENCY),
+    )
 
 
-def storage(ctx: dict[str, Any]) -> Storage | None:
-    """None when STORAGE_URL is unset: archive jobs then fail honestly instead of pretending."""
-    value: Storage | None = ctx.get(STORAGE)
-    return value
-
-
-def key_ring(ctx: dict[str, Any]) -> KeyRing:
-    value: KeyRing = ctx[KEY_RING]
-    return value
-
-
-def redis(ctx: dict[str, Any]) -> ArqRedis:
-    value: ArqRedis = ctx[REDIS]
-    return value
-
-
-def clock(ctx: dict[str, Any]) -> Clock:
-    value: Clock = ctx[CLOCK]
-    return value
-
-
-def soroban(ctx: dict[str, Any]) -> SorobanGateway | None:
-    """None when SERVICE_CONTRACT_ID is unset: nothing is relayed, nothing pretends."""
-    value: SorobanGateway | None = ctx.get(SOROBAN)
-    return value
+async def close_context(app: Context) -> None:
+    await app.senders.close()
+    if app.soroban is not None:
+        await app.soroban.close()
+    if app.storage is not None:
+        await app.storage.close()
+    app.db.close()
+    await app.db.wait_closed()

@@ -28,26 +28,12 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 8
 RETRY_BASE_SECONDS = 30.0
 RETRY_MAX_SECONDS = 3600.0
-SENDERS = "email_senders"
-# Requests the whole worker has at the provider at once, shared by its jobs (core.mailer.Senders).
-CONCURRENCY = 32
 
 
 def retry_delay(attempt: int, retry_after: float | None) -> float:
     """30 s, 60 s, 120 s … capped at 1 h (about 2 h over 8 tries); never before Retry-After."""
     backoff = min(RETRY_BASE_SECONDS * 2 ** (attempt - 1), RETRY_MAX_SECONDS)
     return max(backoff, min(retry_after or 0.0, 6 * RETRY_MAX_SECONDS))
-
-
-async def open_session(ctx: dict[str, Any]) -> None:
-    """At worker start-up: arq hands each job a copy of ctx, so shared objects go in first."""
-    ctx[SENDERS] = mailer.Senders(context.settings(ctx), CONCURRENCY)
-
-
-async def close(ctx: dict[str, Any]) -> None:
-    senders = ctx.pop(SENDERS, None)
-    if senders is not None:
-        await senders.close()
 
 
 async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[str, int]:
@@ -57,11 +43,12 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
 
     Rows another job holds, already finished, or not yet due are left out: rerunning a job
     (at least once) sends nothing twice that was recorded. Returns counts by result."""
-    settings, pool, now = context.settings(ctx), context.db(ctx), context.clock(ctx).now()
+    app = context.get(ctx)
+    settings, pool, now = app.settings, app.db, app.clock.now()
     ids = [row_ids] if isinstance(row_ids, str) else list(row_ids)  # a job queued before batches
     configured = bool(settings.email_provider_api_key and settings.email_provider_url)
-    ring, app_url = context.key_ring(ctx), settings.public_app_url
-    senders: mailer.Senders = ctx[SENDERS]
+    ring, app_url = app.key_ring, settings.public_app_url
+    senders = app.senders  # the worker's, shared by its delivery jobs (workers/context.py)
 
     async with outbox.claim(pool, ring, ids, now=now) as batch:
         results: list[outbox.Result] = []
@@ -127,8 +114,9 @@ def _result(
 async def sweep_outbox(ctx: dict[str, Any]) -> int:
     """Enqueue rows whose next attempt is due, in batches: retries, and first attempts a crash
     left behind."""
-    due = await outbox.due_for_enqueue(context.db(ctx), context.clock(ctx).now())
-    await outbox.enqueue_due(context.redis(ctx), due)
+    app = context.get(ctx)
+    due = await outbox.due_for_enqueue(app.db, app.clock.now())
+    await outbox.enqueue_due(app.redis, due)
     return len(due)
 
 

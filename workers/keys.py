@@ -19,8 +19,9 @@ log = logging.getLogger(__name__)
 
 
 async def reseal_claim_tokens(ctx: dict[str, Any]) -> int:
-    keys = context.key_ring(ctx)
-    resealed, unopenable = await beneficiaries.reseal_claim_tokens(context.db(ctx), keys)
+    app = context.get(ctx)
+    keys = app.key_ring
+    resealed, unopenable = await beneficiaries.reseal_claim_tokens(app.db, keys)
     if resealed:
         log.info("claim tokens re-sealed", extra={"count": resealed, "keyId": keys.primary_id})
     if unopenable:
@@ -31,8 +32,9 @@ async def reseal_claim_tokens(ctx: dict[str, Any]) -> int:
 
 
 async def reseal_private_texts(ctx: dict[str, Any]) -> int:
-    keys = context.key_ring(ctx)
-    resealed, unopenable = await sealed_text.reseal(context.db(ctx), keys)
+    app = context.get(ctx)
+    keys = app.key_ring
+    resealed, unopenable = await sealed_text.reseal(app.db, keys)
     if resealed:
         log.info(
             "private texts sealed under the primary key", extra={"count": resealed, "keyId": keys.primary_id}

@@ -18,11 +18,12 @@ log = logging.getLogger(__name__)
 
 
 async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
-    settings = context.settings(ctx)
+    app = context.get(ctx)
+    settings = app.settings
     result = await scheduler.scan(
-        context.db(ctx), now=context.clock(ctx).now(), contract_configured=bool(settings.service_contract_id)
+        app.db, now=app.clock.now(), contract_configured=bool(settings.service_contract_id)
     )
-    await outbox.enqueue(context.redis(ctx), result["outbox"])
+    await outbox.enqueue(app.redis, result["outbox"])
     counts = result["counts"]
     if counts:
         log.info("lifecycle scan", extra={"counts": counts})

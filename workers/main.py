@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from arq import cron, func
 from arq.worker import Function, Worker
 
-from core import db, jobstats
+from core import jobstats
 from core import logging as app_logging
 from core.clock import Clock
-from core.files.storage import open_configured_storage
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
-from core.stellar.soroban import open_soroban
 from workers import archive, context, email, keys, lifecycle, soroban
 from workers.heartbeat import heartbeat
 
@@ -79,27 +78,18 @@ def lifecycle_cron_jobs(settings: Settings) -> list[Any]:
     ]
 
 
-async def startup(ctx: dict[str, Any]) -> None:
-    settings = context.settings(ctx)
-    ctx[context.DB] = await db.create_pool(settings.database_url, settings.db_pool_max)
-    ctx[context.KEY_RING] = settings.key_ring
-    ctx[context.STORAGE] = await open_configured_storage(settings)
-    await email.open_session(ctx)
-    ctx[context.SOROBAN] = open_soroban(settings)
+def on_startup(settings: Settings, clock: Clock) -> Callable[[dict[str, Any]], Awaitable[None]]:
+    """arq's on_startup: the worker's `Context`, under its one key, before any job runs."""
+
+    async def startup(ctx: dict[str, Any]) -> None:
+        ctx[context.KEY] = await context.open_context(settings, clock, ctx["redis"])
+
+    return startup
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
-    await email.close(ctx)
-    gateway = context.soroban(ctx)
-    if gateway is not None:
-        await gateway.close()
-    storage = context.storage(ctx)
-    if storage is not None:
-        await storage.close()
-    pool = ctx.get(context.DB)
-    if pool is not None:
-        pool.close()
-        await pool.wait_closed()
+    if context.KEY in ctx:  # start-up may have failed before it was built
+        await context.close_context(context.get(ctx))
 
 
 def create_worker(settings: Settings, clock: Clock | None = None, **overrides: Any) -> Worker:
@@ -112,13 +102,12 @@ def create_worker(settings: Settings, clock: Clock | None = None, **overrides: A
         "cron_jobs": [
             dataclasses.replace(job, next_run=None) for job in [*CRON_JOBS, *lifecycle_cron_jobs(settings)]
         ],
-        "on_startup": startup,
+        "on_startup": on_startup(settings, clock or Clock()),
         "on_shutdown": shutdown,
         "redis_settings": redis_settings(settings.redis_url),
         "queue_name": settings.arq_queue_name,
         "job_serializer": serialize,
         "job_deserializer": deserialize,
-        "ctx": {context.SETTINGS: settings, context.CLOCK: clock or Clock()},
         "max_jobs": MAX_JOBS,
         # How often an idle worker asks Redis for jobs (arq's default is 0.5 s). Verifying an
         # upload takes milliseconds, so the pickup delay is most of the time an owner waits for

@@ -54,9 +54,8 @@ def _rejected_reason(result_code: str | None) -> str:
 
 
 async def relay_transaction(ctx: dict[str, Any], tx_hash: str) -> str:
-    pool = context.db(ctx)
-    clock = context.clock(ctx)
-    gateway = context.soroban(ctx)
+    app = context.get(ctx)
+    pool, clock, gateway = app.db, app.clock, app.soroban
     if gateway is None:  # rows exist only when a contract was configured: this worker is not
         log.error(
             "relay skipped: SERVICE_CONTRACT_ID is not configured on this worker", extra={"hash": tx_hash}
@@ -78,8 +77,8 @@ async def relay_transaction(ctx: dict[str, Any], tx_hash: str) -> str:
 
 
 async def _relay(ctx: dict[str, Any], gateway: SorobanGateway, row: RelayRow) -> str:
-    pool = context.db(ctx)
-    clock = context.clock(ctx)
+    app = context.get(ctx)
+    pool, clock = app.db, app.clock
     extra = {"hash": row["hash"], "function": row["function"], "attempt": row["attempts"]}
     asked = row["accepted"] or row["attempts"] > 1
     if asked:
@@ -135,15 +134,15 @@ async def _relay(ctx: dict[str, Any], gateway: SorobanGateway, row: RelayRow) ->
 
 
 async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) -> str:
-    pool = context.db(ctx)
-    now = context.clock(ctx).now()
+    app = context.get(ctx)
+    pool, now = app.db, app.clock.now()
     if found.status == "SUCCESS":
         assert found.ledger is not None
         outbox_ids = await transactions.confirm(
-            pool, context.key_ring(ctx), row, ledger=found.ledger, closed_at=found.closed_at, now=now
+            pool, app.key_ring, row, ledger=found.ledger, closed_at=found.closed_at, now=now
         )
         if outbox_ids:
-            await outbox.enqueue(context.redis(ctx), outbox_ids)  # emails the effect wrote
+            await outbox.enqueue(app.redis, outbox_ids)  # emails the effect wrote
         log.info("relay: confirmed", extra={"hash": row["hash"], "ledger": found.ledger})
         return "confirmed" if outbox_ids is not None else "not pending"
     await transactions.fail(
@@ -159,15 +158,14 @@ async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) 
 
 async def sweep_transactions(ctx: dict[str, Any]) -> int:
     """Re-drive pending rows whose relay was lost (enqueue failed, a worker died for good)."""
-    if context.soroban(ctx) is None:
+    app = context.get(ctx)
+    if app.soroban is None:
         return 0
-    pool = context.db(ctx)
+    pool = app.db
     requeued = 0
-    stale = await transactions.stale_pending(
-        pool, older_than=STALE_PENDING_AFTER, now=context.clock(ctx).now()
-    )
+    stale = await transactions.stale_pending(pool, older_than=STALE_PENDING_AFTER, now=app.clock.now())
     for tx_hash in stale:
-        if await transactions.enqueue_relay(context.redis(ctx), tx_hash):
+        if await transactions.enqueue_relay(app.redis, tx_hash):
             requeued += 1
     if requeued:
         log.info("transactions sweep", extra={"requeued": requeued})
