@@ -18,6 +18,8 @@ from datetime import datetime, timedelta
 
 from redis.asyncio import Redis
 
+from core.clock import wire_time
+
 KEY = "auth:challenges:{}:{}"  # wallet, client address -> zset(message, expiry epoch)
 CAP = 5
 _CONSUME = """
@@ -28,18 +30,14 @@ return 0
 """
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 def build_message(service: str, wallet_address: str, nonce: str, issued: datetime, expires: datetime) -> str:
     return (
         f"{service} wants you to sign in with your Stellar account:\n"
         f"{wallet_address}\n\n"
         "Signing proves you control this wallet. It does not authorize any payment or transaction.\n\n"
         f"Nonce: {nonce}\n"
-        f"Issued At: {_iso(issued)}\n"
-        f"Expiration Time: {_iso(expires)}"
+        f"Issued At: {wire_time(issued)}\n"
+        f"Expiration Time: {wire_time(expires)}"
     )
 
 

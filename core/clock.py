@@ -27,3 +27,22 @@ class Clock:
             raise ValueError("a clock only moves forward")
         self.offset += step
         return self.now()
+
+
+def wire_time(moment: datetime) -> str:
+    """ISO 8601 in UTC with milliseconds and a trailing Z (`2026-01-31T12:00:00.000Z`): the one
+    time format the service writes for others to read, in JSON bodies (`api.schemas.UtcDateTime`),
+    activity metadata, signed messages and error text alike (docs/api-decisions.md). Email
+    bodies render dates for people instead (models/delivery/emails.py)."""
+    utc = moment.astimezone(UTC)
+    # = utc.isoformat(timespec="milliseconds") with Z for +00:00, more cheaply (every
+    # row has two or three times; tests/test_list_dump.py checks it against marshmallow).
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (  # noqa: UP031 - the fastest formatting here
+        utc.year,
+        utc.month,
+        utc.day,
+        utc.hour,
+        utc.minute,
+        utc.second,
+        utc.microsecond // 1000,
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, TypedDict
 
+from core.clock import wire_time
 from core.db import Cursor, Pool, autocommit
 from core.errors import BadRequest, Conflict, NotFound
 from core.stellar.soroban_check import Envelope, check_signed
@@ -34,10 +35,6 @@ class Target(TypedDict):
     signer: str
     guardian_id: str | None
     beneficiary_id: str | None
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 async def _plan(cur: Cursor, owner_id: str) -> dict[str, Any]:
@@ -256,7 +253,7 @@ def _check_release(plan: dict[str, Any], now: datetime) -> None:
     if plan["release_at"] is not None and plan["release_at"] > now:
         raise Conflict(
             "The owner's cancel window is still open; the release can be finalised from "
-            + _iso(plan["release_at"])
+            + wire_time(plan["release_at"])
         )
 
 

@@ -19,6 +19,7 @@ import psycopg2.errors
 from arq.connections import ArqRedis
 
 from core import challenges
+from core.clock import wire_time
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized
 from core.files.crypto import KeyRing
@@ -338,10 +339,6 @@ async def report(
     await outbox.enqueue(redis, row_ids)
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 async def attestation(
     pool: Pool, redis: ArqRedis, settings: Settings, *, user_id: str, raw_plan_id: str, now: datetime
 ) -> str:
@@ -358,8 +355,8 @@ async def attestation(
         f"{plan['id']} of the owner with wallet {member['owner_wallet']}.\n"
         "I have good reason to believe the owner has died or can no longer act.\n\n"
         f"Nonce: {secrets.token_hex(32)}\n"
-        f"Issued At: {_iso(now)}\n"
-        f"Expiration Time: {_iso(now + ATTESTATION_TTL)}"
+        f"Issued At: {wire_time(now)}\n"
+        f"Expiration Time: {wire_time(now + ATTESTATION_TTL)}"
     )
     key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
     await redis.set(key, message, ex=int(ATTESTATION_TTL.total_seconds()))

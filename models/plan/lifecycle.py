@@ -16,6 +16,7 @@ from typing import Any, TypedDict
 
 from arq.connections import ArqRedis
 
+from core.clock import wire_time
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict
 from core.files.crypto import KeyRing
@@ -343,7 +344,7 @@ async def approve_in(
             if onchain
             else "it happens when the cancel window ends unless you check in"
         ),
-        metadata={"actor": actor, "releaseAt": release_at.isoformat(), "onchain": onchain},
+        metadata={"actor": actor, "releaseAt": wire_time(release_at), "onchain": onchain},
     )
     return row_ids
 
