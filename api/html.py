@@ -21,6 +21,7 @@ from aiohttp_apigami import docs
 
 from api.claim.gate import CAPSULE_HEADERS
 from api.public import public
+from core.clock import wire_time
 
 # Paths whose every response is a page for a person (and is as private as the capsule).
 PAGE_PREFIXES = ("/claim/", "/check-in/")
@@ -53,10 +54,6 @@ def spelled(moment: datetime) -> str:
     return f"{moment:%A} {moment.day} {moment:%B %Y}, {moment:%H:%M} UTC"
 
 
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
-
-
 def file_size(size: int) -> str:
     """Decimal units, as phones and file managers show them."""
     if size < 1000:
@@ -69,7 +66,7 @@ def file_size(size: int) -> str:
     raise AssertionError("unreachable")
 
 
-_TEMPLATES.filters.update(spelled=spelled, iso=iso, file_size=file_size)
+_TEMPLATES.filters.update(spelled=spelled, iso=wire_time, file_size=file_size)
 
 
 def is_page(path: str) -> bool:
