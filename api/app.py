@@ -102,7 +102,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
             middleware.request_context,
             # Preflights only matter when some origin is allowed; otherwise OPTIONS is a 405.
             *([headers.cors_preflight] if origins else []),
-            middleware.errors,
+            middleware.guard_and_map_errors,
         ],
         client_max_size=middleware.MAX_BODY,
     )

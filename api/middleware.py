@@ -1,9 +1,11 @@
-"""Request id and access log, the one error mapper, and JWT authentication.
+"""Two middlewares: `request_context` (request id, access log) and `guard_and_map_errors`
+(body-size limit, JWT authentication, body validation, and the one error mapper).
 
 Order matters (outermost first): the request-id/log middleware sees the final status of
-every request, the error mapper turns anything raised below it into the standard body, and
-authentication (called by the error mapper, not a middleware of its own) runs before body
-validation so an anonymous caller learns nothing about the shape a route expects.
+every request; `guard_and_map_errors` refuses an oversized body, authenticates, then
+validates (so an anonymous caller learns nothing about the shape a route expects), and turns
+anything raised below it into the standard error body. The checks are functions it calls,
+not middlewares of their own: each layer is a coroutine frame on every request.
 """
 
 from __future__ import annotations
@@ -95,11 +97,13 @@ def _streamed(request: web.Request) -> bool:
 
 
 @web.middleware
-async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every failure leaves as the standard error body; internals are logged, never returned.
+async def guard_and_map_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Refuse an oversized body, authenticate (unless `@public`), validate the request schema,
+    run the handler; every failure leaves as the standard error body, internals logged, never
+    returned.
 
-    Authentication and body validation run inside it (functions, not more middlewares: each
-    layer is a coroutine frame on every request; bench/README.md), authentication first.
+    The checks run inside it (functions, not more middlewares: each layer is a coroutine frame
+    on every request; bench/README.md), authentication first.
     """
     try:
         declared = request.content_length

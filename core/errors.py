@@ -1,8 +1,8 @@
 """Domain errors shared by the API and the workers.
 
-Models raise these; the API's single error middleware turns each into the standard error
-body (`statusCode`, `error`, `message`, optional `details`). Messages are written for the
-person reading them and never carry secrets, SQL or stack traces.
+Models raise these; the API's one error mapper (api.middleware.guard_and_map_errors) turns
+each into the standard error body (`statusCode`, `error`, `message`, optional `details`).
+Messages are written for the person reading them and never carry secrets, SQL or stack traces.
 """
 
 from __future__ import annotations

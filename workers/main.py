@@ -32,8 +32,9 @@ FUNCTIONS: list[Any] = [
     # Reads a header and the final segment (milliseconds); 60 s covers a slow storage call.
     # One spare try: a run killed mid-attempt still counts in the item's own attempt counter.
     func(archive.verify_archive_item, max_tries=archive.MAX_ATTEMPTS + 1, timeout=60),
-    # A batch of up to 32 rows sent 16 at a time, each request bounded at 20 s
-    # (core.mailer.TIMEOUT): two waves at worst, plus two small queries.
+    # A batch of up to 64 rows (models.delivery.outbox.BATCH) sent by the worker's 32 senders
+    # (workers.context.EMAIL_CONCURRENCY), each request bounded at 20 s (core.mailer.TIMEOUT):
+    # two waves at worst, plus two small queries.
     # Retries are new attempts scheduled on the outbox row (workers/email.py), not arq retries;
     # the spare tries cover a run killed mid-attempt.
     func(email.deliver_email, max_tries=3, timeout=60),

@@ -2,7 +2,7 @@
 
 Guardians (JWT) approve with `approve_guardian`; beneficiaries (claim token) finalise the
 release with `finalize_release` and claim with `claim_assets`. The service signs nothing: it
-builds what the signer's wallet must sign, checks what comes back (core.stellar.soroban.check_signed),
+builds what the signer's wallet must sign, checks what comes back (core.stellar.soroban_check.check_signed),
 stores it `pending` and relays it through the worker. Flow and decisions: docs/soroban.md.
 """
 

@@ -1,6 +1,6 @@
 """Contract transactions: the rows behind submit, the relay's state changes, and their effects.
 
-A row is written only for an envelope `core.stellar.soroban.check_signed` accepted, with the hash
+A row is written only for an envelope `core.stellar.soroban_check.check_signed` accepted, with the hash
 computed from it; it stays `pending` until the RPC node reports the transaction SUCCESS
 (`confirmed`, and its effect applied in the same database transaction: an approval counted,
 the plan released, a claim recorded) or FAILED / rejected / expired (`failed`, with the

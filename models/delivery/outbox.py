@@ -34,7 +34,7 @@ RecipientType = Literal["owner", "guardian", "beneficiary"]
 _ACCEPTED = "g.accepted_at IS NOT NULL"
 # A pending row older than this without a job has probably lost it (enqueue failed, worker died).
 STALE_AFTER = timedelta(seconds=30)
-# Rows per delivery job. A worker has 32 requests at the provider at once (workers/email.py),
+# Rows per delivery job. A worker has 32 requests at the provider at once (workers/context.py),
 # each bounded at 20 s (core.mailer.TIMEOUT): one batch alone is two waves, within its 60 s job
 # timeout. 64 rows per job measured well above 32 against a bare client (bench/README.md).
 BATCH = 64
