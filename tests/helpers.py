@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,3 +100,21 @@ def migrations_before_drop(dest: Path) -> Path:
 
     first = next(p.name for p in migration_files() if p.read_text().startswith(RESEAL_FIRST))
     return migrations_before(dest, first)
+
+
+DEADLINE = 30.0  # a bound on waiting for a loaded machine, not a timing assertion
+
+
+async def until(check: Callable[[], Awaitable[Any]] | Callable[[], Any], what: str) -> Any:
+    """Poll state until check() is truthy and return its value; fail naming `what` after
+    DEADLINE. Tests wait on state this way (or on an event), never on a fixed sleep."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DEADLINE
+    while True:
+        value = check()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        assert loop.time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)

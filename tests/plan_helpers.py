@@ -61,6 +61,18 @@ def query(settings: Settings, sql: str, params: Any = None) -> list[dict[str, An
         conn.close()
 
 
+def blocked_by(settings: Settings, pid: int) -> list[int]:
+    """Backends of the test database waiting on a lock that backend `pid` holds: the state a
+    test polls (tests.helpers.until) to know a request really is blocked, not merely late."""
+    rows = query(
+        settings,
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+        " AND %s = ANY(pg_blocking_pids(pid))",
+        (pid,),
+    )
+    return [row["pid"] for row in rows]
+
+
 def activity_rows(settings: Settings, user_id: str) -> list[dict[str, Any]]:
     return query(
         settings,

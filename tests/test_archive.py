@@ -19,8 +19,8 @@ from aiobotocore.session import get_session
 from core.files.crypto import ciphertext_size
 from models.archive.upload_rules import sanitize_file_name
 from tests.archive_helpers import MIB, SEGMENT, Archive, harness
-from tests.helpers import assert_error, sign_in
-from tests.plan_helpers import activity_rows, body_for, create, query
+from tests.helpers import assert_error, sign_in, until
+from tests.plan_helpers import activity_rows, blocked_by, body_for, create, query
 from tests.s3server import s3_client_kwargs
 
 ROUND_TRIP_SIZES = [1, SEGMENT - 1, SEGMENT, SEGMENT + 1, 20 * MIB]
@@ -155,15 +155,18 @@ async def test_interrupted_upload_leaves_nothing(vault: Archive, settings):
     for _ in range(3):
         writer.write(os.urandom(MIB))
         await writer.drain()
-    await asyncio.sleep(0.3)
+
+    def partial_written() -> bool:
+        files = vault.stored_files()
+        return len(files) == 1 and (vault.storage_root / files[0]).stat().st_size >= MIB
+
+    await until(partial_written, "a MiB of ciphertext in storage")
     [partial] = vault.stored_files()  # ciphertext being written, not yet in place
     assert partial.startswith(".tmp/") and (vault.storage_root / partial).stat().st_size >= MIB
     writer.close()
     await writer.wait_closed()
-    for _ in range(50):  # the handler notices the hang-up, then discards what it wrote
-        await asyncio.sleep(0.05)
-        if not vault.stored_files():
-            break
+    # The handler notices the hang-up, then discards what it wrote.
+    await until(lambda: not vault.stored_files(), "the partial file discarded")
     assert vault.stored_files() == []
     assert query(settings, "SELECT id FROM archive_items") == []
 
@@ -408,8 +411,10 @@ async def test_delete_racing_a_message_that_attaches_the_item_is_409(vault: Arch
             deleting = asyncio.create_task(
                 vault.client.delete(f"/api/archive/{item['id']}", headers=vault.session.headers)
             )
-            await asyncio.sleep(0.3)
-            assert not deleting.done()  # waits on the row lock the message's foreign key holds
+            # The DELETE reached PostgreSQL and waits on the row lock the message's foreign key holds.
+            blocker = conn.get_backend_pid()
+            await until(lambda: blocked_by(settings, blocker), "the DELETE waiting on the message's lock")
+            assert not deleting.done()
             conn.commit()
         resp = await deleting
         assert resp.status == 409

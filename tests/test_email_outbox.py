@@ -15,7 +15,7 @@ from core import queue
 from core.redis import connect
 from models.delivery import outbox
 from tests.emailserver import API_KEY
-from tests.helpers import sign_in
+from tests.helpers import sign_in, until
 from tests.lifecycle_helpers import activate_plan, report
 from tests.plan_helpers import query
 
@@ -253,11 +253,10 @@ async def test_senders_keep_at_most_their_number_of_requests_open_and_drop_cance
 
         futures = [senders.submit(f"key-{n}", message(n)) for n in range(6)]
         futures[4].cancel()  # its job went away while it queued
-        for _ in range(100):
-            if len(email_provider.requests) == 3:
-                break
-            await asyncio.sleep(0.02)
-        await asyncio.sleep(0.1)
+        await until(lambda: len(email_provider.requests) == 3, "three requests at the provider")
+        # Every sender is held at the provider and the other three emails are still queued, so
+        # no fourth request can start: a state, not a pause, says the rest wait.
+        assert senders.queue.qsize() == 3
         assert len(email_provider.requests) == 3  # the other three wait for a free sender
         email_provider.hold.set()
         outcomes = await asyncio.gather(*(f for n, f in enumerate(futures) if n != 4))

@@ -17,7 +17,7 @@ import pytest
 from stellar_sdk import Keypair
 
 from core.process.migrate import apply_migrations
-from tests.helpers import scratch_database, sign_in
+from tests.helpers import scratch_database, sign_in, until
 from tests.private_services import private_redis
 
 pytestmark = pytest.mark.fault
@@ -41,11 +41,13 @@ async def test_redis_restarted_under_traffic(make_client, tmp_path):
                 statuses.append(resp.status)
 
         workers = [asyncio.create_task(traffic()) for _ in range(4)]
-        await asyncio.sleep(0.3)
+        # Each step waits on what the clients saw, not on a window of time.
+        await until(lambda: statuses.count(200) > 10, "traffic flowing before the restart")
         redis_server.stop()
-        await asyncio.sleep(0.5)
+        await until(lambda: 503 in statuses, "a 503 while Redis is down")
         redis_server.start()
-        await asyncio.sleep(0.5)
+        restarted = len(statuses)
+        await until(lambda: 200 in statuses[restarted:], "a 200 after the restart")
         stop.set()
         await asyncio.gather(*workers)
         assert set(statuses) <= {200, 503}, sorted(set(statuses))
@@ -74,8 +76,8 @@ async def test_postgresql_connections_killed_under_traffic(make_client, service_
             statuses.append(resp.status)
 
         async def killer() -> None:
-            for _ in range(5):
-                await asyncio.sleep(0.05)
+            for kill in range(5):  # mid-traffic: after 5, 15, 25, 35 and 45 of the 60 answers
+                await until(lambda kill=kill: len(statuses) >= 5 + 10 * kill, "requests answered")
                 with admin.cursor() as cur:
                     cur.execute(
                         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"

@@ -21,7 +21,7 @@ from core import redis as core_redis
 from core.clock import Clock
 from core.settings import Settings
 from models.chain import transactions
-from tests.helpers import sign_in
+from tests.helpers import sign_in, until
 from tests.plan_helpers import create, query
 from tests.soroban_helpers import contract_overrides, signed_call
 from tests.soroban_rpc import SorobanRpcEmulator
@@ -177,10 +177,7 @@ async def test_worker_killed_between_send_and_confirm_resumes_and_applies_once(
     soroban_rpc.timeout_seconds = 30
     soroban_rpc.fail_next("timeout", method="getTransaction")  # the first poll hangs ...
     run = asyncio.ensure_future(relay_transaction(relay_ctx, made["row"]["hash"]))
-    for _ in range(200):
-        if soroban_rpc.calls_to("getTransaction"):
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: soroban_rpc.calls_to("getTransaction"), "the relay's first poll at the node")
     run.cancel()  # ... and the worker dies there: sent, accepted, not confirmed
     with pytest.raises(asyncio.CancelledError):
         await run

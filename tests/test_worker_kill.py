@@ -21,7 +21,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from core.files.crypto import KeyRing
 from core.settings import FIELDS, Settings
 from models.chain import transactions
 from tests.emailserver import CaptureServer
-from tests.helpers import sign_in
+from tests.helpers import sign_in, until
 from tests.lifecycle_helpers import activate_plan, report
 from tests.plan_helpers import query
 from tests.soroban_helpers import contract_overrides
@@ -48,7 +48,6 @@ __all__ = ["relay_ctx"]  # a fixture, used by name
 ROOT = Path(__file__).resolve().parent.parent
 IN_PROGRESS = "arq:in-progress:"
 LEASE_MS = (JOB_TIMEOUT_SECONDS + 10) * 1000
-DEADLINE = 30.0  # a bound on waiting for a loaded machine, not a timing assertion
 
 
 def worker_env(settings: Settings, keys: str) -> dict[str, str]:
@@ -93,20 +92,6 @@ def spawn_worker(settings: Settings, keys: str, tmp_path: Path) -> Any:
         if process.poll() is None:
             process.kill()
             process.wait()
-
-
-async def until(check: Callable[[], Awaitable[Any]] | Callable[[], Any], what: str) -> Any:
-    """Poll until check() is truthy (the worker is another process: there is nothing to await)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE
-    while True:
-        value = check()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        assert loop.time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
 
 
 def kill(process: subprocess.Popen[bytes]) -> None:
