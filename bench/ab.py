@@ -5,7 +5,7 @@
 
 Answers "what does this change buy on this route" on a shared machine: every tree's API runs
 at once (same settings, secrets, database and Redis, so one token and one fixture serve all),
-and for each scenario the trees are measured back to back, each with `bench.run.Bench.compare`
+and for each scenario the trees are measured back to back, each with `bench.measure.Bench.compare`
 (warm-up, alternating service and ceiling rounds, median) against the ceiling in the same
 minute. Repetitions reverse the order of the trees. Compare each tree's ratio to the ceiling,
 above all the CPU-per-request ratio, not raw rates: outside load moves raw rates by 2x here.
@@ -40,13 +40,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import archive, capsule, loadgen, soroban  # noqa: E402
+from bench import archive, capsule, loadgen, measure, processes, scenarios, soroban  # noqa: E402  # noqa: E402
 from bench import run as bench_run  # noqa: E402
 from core.files.crypto import KeyRing  # noqa: E402
 from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
 
 KINDS = ("me", "list", "capsule", "submit")
-Runner = bench_run.Runner
+Runner = measure.Runner
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -73,13 +73,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def start(
     name: str, tree: Path, module_args: list[str], env: dict[str, str], log_dir: Path
-) -> bench_run.Server:
+) -> processes.Server:
     log_path = log_dir / f"{name}.log"
     with log_path.open("wb") as log_file:
         proc = subprocess.Popen(
             [sys.executable, "-m", *module_args], cwd=tree, env=env, stdout=log_file, stderr=subprocess.STDOUT
         )
-    return bench_run.Server(name, proc, log_path)
+    return processes.Server(name, proc, log_path)
 
 
 def _stop_on_sigterm(*_: object) -> None:
@@ -92,8 +92,8 @@ class AB:
         self.database_url = database_url
         self.redis_url = redis_url
         self.workdir = workdir
-        self.servers: list[bench_run.Server] = []
-        self.apis: dict[str, bench_run.Server] = {}
+        self.servers: list[processes.Server] = []
+        self.apis: dict[str, processes.Server] = {}
         self.rows: list[dict[str, Any]] = []
         self.rss: dict[str, list[Any]] = {}
         self.rpc = SorobanRpcEmulator(contract_id=random_contract_id())
@@ -108,27 +108,27 @@ class AB:
     async def start_all(self) -> None:
         await self.rpc.start()
         storage = {"STORAGE_URL": (self.workdir / "objects").as_uri()}
-        env = bench_run.service_env(self.database_url, self.redis_url, storage, bench_run.free_port())
+        env = processes.service_env(self.database_url, self.redis_url, storage, processes.free_port())
         env.update(SERVICE_CONTRACT_ID=str(self.rpc.contract_id), SOROBAN_RPC_URL=self.rpc.url)
         self.ring = KeyRing.parse(env["ENCRYPTION_KEYS"])  # to seal the rows inserted in SQL
         for name, tree in self.args.services.items():
-            port = bench_run.free_port()
+            port = processes.free_port()
             api_env = {**env, "PORT": str(port)}
             api = start(name, Path(tree), ["core.process.cli", "serve"], api_env, self.workdir)
             api.base_url = f"http://127.0.0.1:{port}"
             self.apis[name] = api
             self.servers.append(api)
-        port = bench_run.free_port()
+        port = processes.free_port()
         self.ceiling = start("ceiling", ROOT, ["bench.ceiling"], {**env, "PORT": str(port)}, self.workdir)
         self.ceiling.base_url = f"http://127.0.0.1:{port}"
         self.worker = start("worker", ROOT, ["core.process.cli", "worker"], env, self.workdir)
         self.servers += [self.ceiling, self.worker]
         for api in self.apis.values():
-            await bench_run.wait_ready(api, "/api/health")
-        await bench_run.wait_ready(self.ceiling, "/health")
+            await processes.wait_ready(api, "/api/health")
+        await processes.wait_ready(self.ceiling, "/health")
 
-    def bench(self, name: str) -> bench_run.Bench:
-        return bench_run.Bench(
+    def bench(self, name: str) -> measure.Bench:
+        return measure.Bench(
             self.bench_args,
             self.apis[name],
             self.ceiling,
@@ -148,8 +148,8 @@ class AB:
             self.auth = {"Authorization": f"Bearer {owner['token']}"}
             self.owner_id = owner["user"]["id"]
             if "list" in kinds:
-                for n in range(bench_run.LIST_ROWS):
-                    row = {**bench_run.BENEFICIARY, "name": f"Beneficiary {n}", "allocationPercentage": 1}
+                for n in range(scenarios.LIST_ROWS):
+                    row = {**scenarios.BENEFICIARY, "name": f"Beneficiary {n}", "allocationPercentage": 1}
                     async with session.post(f"{base}/api/beneficiaries", json=row, headers=self.auth) as resp:
                         if resp.status != 201:
                             raise RuntimeError(f"POST /api/beneficiaries: {resp.status} {await resp.text()}")
@@ -173,11 +173,11 @@ class AB:
             bench.http_load(self.ceiling, [("GET", ceiling, headers, None)], 200),
         )
 
-    async def submit_loads(self, bench: bench_run.Bench) -> tuple[Runner, Runner]:
+    async def submit_loads(self, bench: measure.Bench) -> tuple[Runner, Runner]:
         """Envelopes never sent before for every timed run, as bench/soroban.py does."""
         runs = self.bench_args.rounds + (1 if self.bench_args.warmup > 0 else 0)
 
-        def fresh(target: bench_run.Server, side: str) -> Runner:
+        def fresh(target: processes.Server, side: str) -> Runner:
             heirs = soroban.make_beneficiaries(self.database_url, bench.key_ring, soroban.SUBMIT_WALLETS)
             batches = iter([soroban.submit_requests(bench, heirs, side, b) for b in range(runs)])
 
@@ -249,10 +249,10 @@ async def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     print(f"ab: load average before the run {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    base_db = os.environ.get("DATABASE_URL") or bench_run.DEFAULT_DATABASE_URL
-    base_redis = os.environ.get("REDIS_URL") or bench_run.DEFAULT_REDIS_URL
-    database_url = bench_run.fresh_database(base_db)
-    redis_url = bench_run.fresh_redis(base_redis)
+    base_db = os.environ.get("DATABASE_URL") or processes.DEFAULT_DATABASE_URL
+    base_redis = os.environ.get("REDIS_URL") or processes.DEFAULT_REDIS_URL
+    database_url = processes.fresh_database(base_db)
+    redis_url = processes.fresh_redis(base_redis)
     workdir = Path(tempfile.mkdtemp(prefix="lps-ab-"))
     ab = AB(args, database_url, redis_url, workdir)
     try:
@@ -269,8 +269,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
         await ab.rpc.stop()
         shutil.rmtree(workdir, ignore_errors=True)
         with contextlib.suppress(Exception):
-            bench_run.drop_database(base_db)
-        bench_run.release_redis(redis_url)
+            processes.drop_database(base_db)
+        processes.release_redis(redis_url)
     if args.out:
         text = json.dumps({"compares": ab.rows, "rss": ab.rss}, indent=1, default=str)
         await asyncio.to_thread(Path(args.out).write_text, text)

@@ -29,7 +29,7 @@ from bench import loadgen
 from core.files.crypto import StreamDecryptor, StreamEncryptor, new_data_key
 
 if TYPE_CHECKING:
-    from bench.run import Bench
+    from bench.measure import Bench
 
 MiB = 1024 * 1024
 BLOCK = MiB

@@ -29,7 +29,7 @@ from bench import loadgen
 from bench.archive import TIMEOUT, _get_file, _post_file, _wait_available, make_file, plain_round
 
 if TYPE_CHECKING:
-    from bench.run import Bench
+    from bench.measure import Bench
 
 MiB = 1024 * 1024
 MESSAGES = 100

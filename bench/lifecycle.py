@@ -46,7 +46,7 @@ from models.plan import scheduler
 from workers.main import MAX_JOBS
 
 if TYPE_CHECKING:
-    from bench.run import Bench
+    from bench.measure import Bench
 
 BIG, SMALL, DUE = 100_000, 10_000, 1_000
 SCAN_ROUNDS = 5

@@ -37,7 +37,7 @@ from stellar_sdk import Keypair
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run import (
+from bench.processes import (
     DEFAULT_DATABASE_URL,
     DEFAULT_REDIS_URL,
     Server,

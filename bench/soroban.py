@@ -41,7 +41,8 @@ from core.files.crypto import KeyRing
 from models import sealed_text
 
 if TYPE_CHECKING:
-    from bench.run import Bench, Server
+    from bench.measure import Bench
+    from bench.processes import Server
 
 SUBMIT_WALLETS = 50  # beneficiaries per target in the submit scenario
 SUBMIT_BATCH = 5_000  # distinct envelopes per timed run (warm-up and each round get their own)
