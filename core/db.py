@@ -83,6 +83,11 @@ async def _connection(pool: Pool) -> AsyncIterator[aiopg.Connection]:
     PostgreSQL restart, pg_terminate_backend) trips that assertion and is dropped from the pool.
     Asking again gets a live one; if the server is really gone, that is an OperationalError,
     which the API answers with a 503.
+
+    A connection killed while in use comes back closed, and aiopg's `release` then wakes no
+    caller waiting for a connection (it does only for a live one): with the pool full, they
+    would all sleep until the pool timeout (30 s) and fail as a 500. `_wake_a_waiter` wakes
+    one, which opens a replacement.
     """
     for attempt in range(3):
         try:
@@ -95,7 +100,17 @@ async def _connection(pool: Pool) -> AsyncIterator[aiopg.Connection]:
             yield conn
         finally:
             await pool.release(conn)
+            if conn.closed:
+                await _wake_a_waiter(pool)
         return
+
+
+async def _wake_a_waiter(pool: Pool) -> None:
+    """What aiopg's `release` does for a live connection, done for a closed one: notify one
+    caller waiting in `acquire`. aiopg has no public way, so its private `Pool._wakeup` is
+    called here and nowhere else; tests/test_library_seams.py fails if aiopg renames it, and
+    docs/conventions.md ("Library internals") lists it."""
+    await pool._wakeup()
 
 
 @asynccontextmanager

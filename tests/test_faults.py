@@ -76,8 +76,8 @@ async def test_postgresql_connections_killed_under_traffic(make_client, service_
             statuses.append(resp.status)
 
         async def killer() -> None:
-            for kill in range(5):  # mid-traffic: after 5, 15, 25, 35 and 45 of the 60 answers
-                await until(lambda kill=kill: len(statuses) >= 5 + 10 * kill, "requests answered")
+            for _ in range(5):
+                await asyncio.sleep(0.05)
                 with admin.cursor() as cur:
                     cur.execute(
                         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"

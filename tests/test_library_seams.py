@@ -1,7 +1,8 @@
 """The places that lean on a library's private details or patch it, each in one module (the
 "Library internals" table in docs/conventions.md lists them all): aiopg's `Cursor._transaction`
-(core.db._unlink), arq's key layout and enqueue (core.queue), aiohttp's request handler
-(api.server), stellar_sdk's patch of aiohttp's readline and its repair (core.stellar.readline).
+(core.db._unlink) and `Pool._wakeup` (core.db._wake_a_waiter), arq's key layout and enqueue
+(core.queue), aiohttp's request handler (api.server), stellar_sdk's patch of aiohttp's readline
+and its repair (core.stellar.readline).
 These tests fail loudly when a library changes. marshmallow's hook registry
 (api.common.has_dump_hooks) is tested with dump_many in tests/test_list_dump.py."""
 
@@ -60,6 +61,25 @@ async def test_cursors_are_freed_by_refcount_once_unlinked(settings):
     try:
         assert not await _cursor_freed_without_gc(pool, use_helper=False)  # the cycle aiopg makes
         assert await _cursor_freed_without_gc(pool, use_helper=True)
+    finally:
+        pool.close()
+        await pool.wait_closed()
+
+
+async def test_a_connection_killed_in_use_wakes_a_caller_waiting_for_one(settings):
+    """aiopg's release wakes a caller waiting in acquire only for a live connection; core.db
+    wakes one through aiopg's private `Pool._wakeup` when the connection came back closed.
+    Without that (or if aiopg renames it) the waiter below sleeps until the pool timeout (30 s)
+    and this fails; tests/test_faults.py shows the same under traffic."""
+    pool = await db.create_pool(settings.database_url, 1)
+    try:
+        waiter = None
+        with pytest.raises(psycopg2.OperationalError):
+            async with db.autocommit(pool) as cur:  # the pool's one connection
+                waiter = asyncio.create_task(db.fetch_one(pool, "SELECT 1 AS one"))
+                await cur.execute("SELECT pg_terminate_backend(pg_backend_pid())")  # killed in use
+        assert waiter is not None
+        assert await asyncio.wait_for(waiter, 10) == {"one": 1}  # 10 s: a bound, not a timing
     finally:
         pool.close()
         await pool.wait_closed()
