@@ -266,8 +266,8 @@ def _cooldown(plan: Plan, settings: Settings, now: datetime) -> None:
     until = vetoed + timedelta(seconds=settings.plan_report_cooldown_seconds)
     if now < until:
         raise TooManyRequests(
-            f"The owner checked in and stopped the last verification at {_iso(vetoed)}. To spare them "
-            f"and the other guardians an alarm a day, a new report is possible from {_iso(until)}.",
+            f"The owner checked in and stopped the last verification at {wire_time(vetoed)}. To spare them "
+            f"and the other guardians an alarm a day, a new report is possible from {wire_time(until)}.",
             math.ceil((until - now).total_seconds()),
         )
 
