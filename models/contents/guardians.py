@@ -60,7 +60,7 @@ class Guardian(TypedDict):
 
 
 async def _invite(
-    cur: Cursor, ring: KeyRing, *, user_id: str, guardian_id: Any, now: datetime
+    cur: Cursor, ring: KeyRing, *, user_id: str, guardian_id: str, now: datetime
 ) -> tuple[Guardian, str]:
     """Ask (again) from now: any earlier answer is cleared. Returns the row and the outbox id."""
     await cur.execute(

@@ -43,7 +43,7 @@ def url(public_app_url: str, token: str) -> str:
     return f"{public_app_url}/check-in/{token}"
 
 
-async def issue(cur: Cursor, *, outbox_id: str, plan_id: Any, now: datetime) -> None:
+async def issue(cur: Cursor, *, outbox_id: str, plan_id: str, now: datetime) -> None:
     """A link for this owner email, valid 30 days; its digest is stored when it is rendered."""
     await cur.execute(
         "INSERT INTO check_in_links (outbox_id, plan_id, created_at, expires_at) VALUES (%s, %s, %s, %s)",
@@ -87,6 +87,6 @@ async def is_live(pool: Pool, *, token: str, now: datetime) -> bool:
         return await plan_of(cur, token=token, now=now) is not None
 
 
-async def end_all_in(cur: Cursor, plan_id: Any) -> None:
+async def end_all_in(cur: Cursor, plan_id: str) -> None:
     """Every link of the plan ends: called by each check-in, with the plan row locked."""
     await cur.execute("DELETE FROM check_in_links WHERE plan_id = %s", (plan_id,))

@@ -13,7 +13,7 @@ import math
 import secrets
 import uuid
 from datetime import datetime, timedelta
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 import psycopg2.errors
 from arq.connections import ArqRedis
@@ -198,7 +198,7 @@ async def _locked(cur: Cursor, ring: KeyRing, user_id: str, raw_plan_id: str) ->
 
 
 async def answer(
-    pool: Pool, redis: ArqRedis, ring: KeyRing, *, user_id: Any, raw_plan_id: str, accept: bool, now: datetime
+    pool: Pool, redis: ArqRedis, ring: KeyRing, *, user_id: str, raw_plan_id: str, accept: bool, now: datetime
 ) -> Answer:
     """Accept or decline the invitation to guard this plan (every guardian row of the plan whose
     wallet is the caller's). Answering again the same way changes nothing. A decline is told
