@@ -81,7 +81,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
         results += [_settle(row, outcome, now) for (row, _), outcome in zip(sending, outcomes, strict=True)]
         await check_in_links.remember(batch.cur, ring, new_links)
         await batch.record(results)
-    await outbox.enqueue(context.redis(ctx), batch.alerts)  # guardians told of an undelivered link
+    await outbox.enqueue(app.redis, batch.alerts)  # guardians told of an undelivered link
     counts: dict[str, int] = {}
     for r in results:
         key = "retry" if r["status"] == "pending" else r["status"]
@@ -124,14 +124,14 @@ async def resend_claim_link(ctx: dict[str, Any], request_id: str) -> int:
     """An heir's `POST /api/claim/resend`: look the address up, email each match its link again
     (models.delivery.claim_links.process). Logs name the request id only: never the address, nor
     whether it matched."""
-    row_ids = await claim_links.process(
-        context.db(ctx), context.key_ring(ctx), request_id=request_id, now=context.clock(ctx).now()
-    )
-    await outbox.enqueue(context.redis(ctx), row_ids)
+    app = context.get(ctx)
+    row_ids = await claim_links.process(app.db, app.key_ring, request_id=request_id, now=app.clock.now())
+    await outbox.enqueue(app.redis, row_ids)
     return 0  # the same result whatever happened: arq keeps it in Redis
 
 
 async def sweep_claim_link_requests(ctx: dict[str, Any]) -> int:
     """Queue link requests whose job was lost (enqueue failed after COMMIT, Redis lost it)."""
-    stale = await claim_links.stale_requests(context.db(ctx), context.clock(ctx).now())
-    return await claim_links.requeue(context.redis(ctx), stale)
+    app = context.get(ctx)
+    stale = await claim_links.stale_requests(app.db, app.clock.now())
+    return await claim_links.requeue(app.redis, stale)

@@ -20,6 +20,7 @@ from arq.connections import ArqRedis
 from redis.asyncio import Redis
 
 from core import challenges, ratelimit
+from core.clock import wire_time
 from core.db import Cursor, Pool, transaction
 from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
 from core.files.crypto import KeyRing
@@ -38,10 +39,6 @@ PROVE_FIRST = (
     "/api/claim/{token}/wallet/verify."
 )
 TAKEN = "This wallet is already bound to another beneficiary of this plan"
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _require_open(capsule: Capsule) -> None:
@@ -71,8 +68,8 @@ async def challenge(
         f"to claim as beneficiary of {owner}'s plan.\n"
         "Signing proves you control this wallet. It does not authorize any payment or transaction.\n\n"
         f"Nonce: {secrets.token_hex(32)}\n"
-        f"Issued At: {_iso(now)}\n"
-        f"Expiration Time: {_iso(now + CHALLENGE_TTL)}"
+        f"Issued At: {wire_time(now)}\n"
+        f"Expiration Time: {wire_time(now + CHALLENGE_TTL)}"
     )
     key = CHALLENGE_KEY.format(capsule["beneficiary_id"], wallet_address)
     await challenges.store(redis, key, message, ttl_seconds=int(CHALLENGE_TTL.total_seconds()), now=now)
