@@ -26,7 +26,7 @@ from stellar_sdk import TransactionEnvelope
 from core import db
 from core.files.storage import Storage, open_storage
 from core.stellar.readline import restore_aiohttp_readline
-from models.claim.capsule import CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
+from models.claim.capsule import ASSETS_SQL, CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
 from models.contents.messages import COLUMNS as MESSAGE_COLUMNS
 
 # The piece sizes the service uses: 256 KiB multipart reads, 1 MiB storage reads on download.
@@ -130,9 +130,9 @@ async def create_beneficiary(request: web.Request) -> web.Response:
 
 
 async def capsule(request: web.Request) -> web.Response:
-    """GET /api/claim/:token: the same three queries (token lookup with the plan's state, the
-    messages addressed to the beneficiary with their opening time, the documents), rows as
-    read, on one pooled connection; no schemas, no timeline, no privacy headers."""
+    """GET /api/claim/:token: the same four queries (token lookup with the plan's state, the
+    messages addressed to the beneficiary with their opening time, the documents, the assets),
+    rows as read, on one pooled connection; no schemas, no timeline, no privacy headers."""
     async with db.autocommit(request.app[POOL]) as cur:
         await cur.execute(
             f"{CAPSULE_SQL} WHERE b.claim_token_hash = %s", (token_digest(request.match_info["token"]),)
@@ -150,7 +150,10 @@ async def capsule(request: web.Request) -> web.Response:
         messages = await cur.fetchall()
         await cur.execute(DOCUMENTS_SQL, params)
         documents = await cur.fetchall()
-    return web.json_response({"capsule": found, "messages": messages, "documents": documents}, dumps=dumps)
+        await cur.execute(ASSETS_SQL, params)
+        assets = await cur.fetchall()
+    body = {"capsule": found, "messages": messages, "documents": documents, "assets": assets}
+    return web.json_response(body, dumps=dumps)
 
 
 async def upload(request: web.Request) -> web.Response:

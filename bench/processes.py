@@ -175,6 +175,8 @@ def service_env(database_url: str, redis_url: str, storage: dict[str, str], port
         ENCRYPTION_KEYS=KeyRing.generate_entry("bench1"),
         # One client address sends every challenge here; the per-wallet limit stays as shipped.
         RATE_LIMIT_CHALLENGE_PER_IP="100000000",
+        # Likewise every POST /api/claim/resend (the per-beneficiary limit stays as shipped).
+        RATE_LIMIT_CLAIM_RESEND_PER_IP="100000000",
         # Required in production (claim links in emails).
         ARCHIVE_MAX_BYTES=str(2 * 1024**3),
         PUBLIC_APP_URL="http://127.0.0.1:5173",
