@@ -18,6 +18,10 @@ from tests.capsule_helpers import Family
 from tests.lifecycle_helpers import get_overview
 from tests.media_samples import png, wav, webm
 from tests.test_check_in_page import reminder_link
+from tests.test_heirs_onchain import ready
+from tests.test_onchain import onchain
+
+__all__ = ["onchain"]  # the fixture
 
 AA_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 PHONE = {"width": 360, "height": 640}
@@ -238,3 +242,28 @@ async def test_the_check_in_link_works_with_javascript_off_and_its_get_changes_n
     assert await page.locator("h1").inner_text() == "Thank you, you are checked in"
     await assert_accessible(page, axe_source)
     await checker.close()
+
+
+async def test_the_ready_capsule_is_a_calm_page_that_passes_axe(
+    onchain: Any,
+    soroban_rpc: Any,
+    clock: Any,
+    run_worker: Any,
+    email_provider: Any,
+    browser: Any,
+    axe_source: str,
+    screenshots: Path,
+) -> None:
+    setup = await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
+    origin = str(onchain.make_url("")).rstrip("/")
+    context = await browser.new_context(viewport=PHONE)
+    page = await context.new_page()
+    urls = record_requests(page)
+    response = await page.goto(f"{origin}/claim/{setup.beneficiaries[0]['claimToken']}")
+    assert response.status == 200
+    assert await page.get_by_role("heading", name="What happens next").count() == 1
+    await assert_fits(page)
+    await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / "capsule-ready-360.png"), full_page=True)
+    assert [url for url in urls if not url.startswith(origin + "/")] == []
+    await context.close()

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import html as html_lib
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import aiohttp
 import pytest
 
+from api.html import spelled
 from tests.capsule_helpers import PRIVACY_HEADERS, Family, family
+from tests.test_heirs_onchain import ready
+from tests.test_onchain import onchain
+
+__all__ = ["onchain"]  # the fixture
 
 NO_SCRIPT_CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; "
@@ -160,3 +165,23 @@ async def test_misses_on_the_page_and_the_api_share_one_limit(
     assert (await fam.open("4" * 64)).status == 429  # the JSON route counts the same misses
     # The heir, from the same address, is served as if nothing happened.
     assert (await page(fam, f"/claim/{ada['claimToken']}"))[0] == 200
+
+
+async def test_ready_says_what_happens_next_and_nothing_of_the_contents(
+    onchain: Any, soroban_rpc: Any, clock: Any, run_worker: Any, email_provider: Any
+) -> None:
+    setup = await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
+    heir = setup.beneficiaries[0]
+    resp = await onchain.get(f"/claim/{heir['claimToken']}")
+    assert_page_headers(resp)
+    text = await resp.text()
+    assert resp.status == 200 and "<script" not in text.lower()
+    words = visible_text(text)
+    body = await (await onchain.get(f"/api/claim/{heir['claimToken']}")).json()
+    assert body["status"] == "ready"  # the same model answers the JSON route
+    since = datetime.fromisoformat(body["readySince"].replace("Z", "+00:00"))
+    assert f"Everything is ready since {spelled(since)}. One last step opens it" in words
+    assert "What happens next" in words and "Stellar wallet" in words
+    assert "This page cannot do it" in words  # honest: a page with no script signs nothing
+    for absent in ("Letters", "Documents", "Your share", "%"):
+        assert absent not in words, absent

@@ -58,15 +58,20 @@ def share(percentage: Decimal) -> str:
 )
 @claim_gate
 async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.Response:
-    if not capsules.is_released(capsule):
-        return html.render("capsule_locked.html", title="Nothing here yet")
-    contents = await capsules.contents(
+    shown = await capsules.view(
         request.app[DB],
         request.app[SETTINGS].key_ring,
         capsule=capsule,
         now=request.app[CLOCK].now(),
         opened=request.method != "HEAD",
     )
+    if shown["ready"] is not None:
+        ready = shown["ready"]
+        owner = ready["owner_name"] or "The person who made this plan"
+        return html.render("capsule_ready.html", title=f"From {owner}", owner=owner, ready=ready)
+    contents = shown["contents"]
+    if contents is None:
+        return html.render("capsule_locked.html", title="Nothing here yet")
     owner = contents["owner_name"] or "The person who made this plan"
     sections = [
         (anchor, label)
@@ -88,5 +93,4 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
         media_words=MEDIA_WORDS,
         kind_words=kind_words,
         share=share(contents["allocation_percentage"]),
-        assets=[],
     )
