@@ -17,6 +17,7 @@ import pytest
 from tests.capsule_helpers import Family
 from tests.lifecycle_helpers import get_overview
 from tests.media_samples import png, wav, webm
+from tests.plan_helpers import create
 from tests.test_check_in_page import reminder_link
 from tests.test_heirs_onchain import ready
 from tests.test_onchain import onchain
@@ -67,6 +68,15 @@ async def released(fam: Family) -> Released:
     video = await fam.message("A walk along the river.", title="The river", mediaId=film["id"])
     opens = (fam.clock.now() + timedelta(days=400)).date()
     await fam.message("Later.", title="For your wedding day", rule=("on_date", opens.isoformat()))
+    await create(
+        fam.client,
+        fam.owner,
+        "assets",
+        label="The house on Elm Street",
+        amount="1",
+        description="The deeds are with the notary.",
+    )
+    await create(fam.client, fam.owner, "assets", label="Savings", amount="1250.50", assetCode="XLM")
     document = b"%PDF-1.7\n" + bytes(range(256)) * 300 + b"\n%%EOF\n"
     will = await fam.document(
         document, filename="will.pdf", content_type="application/pdf", title="My will", category="legal"

@@ -14,6 +14,7 @@ import pytest
 
 from api.html import spelled
 from tests.capsule_helpers import PRIVACY_HEADERS, Family, family
+from tests.plan_helpers import create
 from tests.test_heirs_onchain import ready
 from tests.test_onchain import onchain
 
@@ -60,7 +61,19 @@ async def test_locked_says_nothing_is_there_yet_and_nothing_else(fam: Family) ->
 
 async def test_released_shows_letters_sealed_letters_documents_and_media(fam: Family) -> None:
     ada = await fam.add_heir("Ada", 60)
-    await fam.add_heir("Ben", 40)
+    ben = await fam.add_heir("Ben", 40)
+    await create(
+        fam.client, fam.owner, "assets", label="The cottage", amount="1", description="Keys with Ben."
+    )
+    await create(fam.client, fam.owner, "assets", label="Savings", amount="1250.50", assetCode="XLM")
+    await create(
+        fam.client,
+        fam.owner,
+        "assets",
+        label="Ben's bike",
+        amount="1",
+        audience={"beneficiaryIds": [ben["id"]]},
+    )
     first = await fam.message("Dear Ada,\n\nThe <garden> is yours & Ben's.", title="First")
     second = await fam.message("A second letter.", title=None)
     photo = await fam.vault.upload_ok(
@@ -102,6 +115,9 @@ async def test_released_shows_letters_sealed_letters_documents_and_media(fam: Fa
     # The document: title, type, size and its download link.
     assert f'href="{base}/documents/{will["id"]}/download"' in text
     assert "My will Legal document, PDF, 13 bytes. File name: will.pdf" in words
+    # The assets addressed to Ada, as the owner wrote them; not Ben's.
+    assert "What you were left The cottage 1 XLM Keys with Ben. Savings 1250.50 XLM Your share" in words
+    assert "Ben's bike" not in words and "Ben&#39;s bike" not in text
     assert "with 60&nbsp;% of the plan" in text  # the number and its sign never part
     # The page is the same model as the JSON: nothing it lists is missing from there.
     body = await fam.capsule(ada)

@@ -41,6 +41,12 @@ def kind_words(document: capsules.Document) -> str:
     return f"{kind.capitalize()}, {fmt}" if fmt else kind.capitalize()
 
 
+def asset_words(code: str) -> str:
+    """'XLM', or 'USDC (issued by G…)': the code first, the issuer for whoever needs it."""
+    name, _, issuer = code.partition(":")
+    return f"{name} (issued by {issuer})" if issuer else name
+
+
 def share(percentage: Decimal) -> str:
     return f"{percentage.normalize():f}"
 
@@ -79,6 +85,7 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
             ("letters", "Letters", contents["messages"]),
             ("later", "Still to come", contents["sealed_messages"]),
             ("documents", "Documents", contents["documents"]),
+            ("assets", "What you were left", contents["assets"]),
             ("share", "Your share", True),
         )
         if present
@@ -92,5 +99,6 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
         sections=sections,
         media_words=MEDIA_WORDS,
         kind_words=kind_words,
+        asset_words=asset_words,
         share=share(contents["allocation_percentage"]),
     )
