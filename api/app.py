@@ -61,7 +61,7 @@ first, paged with `?limit=` (default 50, max 200) and the opaque `?cursor=` give
 
 async def _database(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
-    app[DB] = await db.create_pool(settings.database_url, settings.db_pool_max)
+    app[DB] = await db.create_pool(settings.database_url, settings.db_pool_max, settings.db_timeout_seconds)
     yield
     app[DB].close()
     await app[DB].wait_closed()

@@ -43,15 +43,16 @@ class DictCursor(psycopg2.extensions.cursor):
         return [dict(zip(names, row, strict=True)) for row in rows]
 
 
-async def create_pool(dsn: str, maxsize: int = 20) -> Pool:
-    """Create the process-wide pool; `timeout` bounds how long a query may wait for a connection.
+async def create_pool(dsn: str, maxsize: int = 20, wait_seconds: float = 30) -> Pool:
+    """Create the process-wide pool; `wait_seconds` (DB_TIMEOUT_SECONDS) bounds how long a query may
+    wait for a free connection, and a statement for its answer.
 
     `enable_uuid=False` leaves psycopg2's UUID caster unregistered, so a `uuid` column reads as
     its canonical text: ids are `str` at every boundary (records, job arguments, wire) and
     never need a `str()` or a `::text` to be compared with an id from a request.
     """
     return await aiopg.create_pool(
-        dsn, minsize=1, maxsize=maxsize, timeout=30, cursor_factory=DictCursor, enable_uuid=False
+        dsn, minsize=1, maxsize=maxsize, timeout=wait_seconds, cursor_factory=DictCursor, enable_uuid=False
     )
 
 
@@ -86,18 +87,31 @@ async def _connection(pool: Pool) -> AsyncIterator[aiopg.Connection]:
 
     A connection killed while in use comes back closed, and aiopg's `release` then wakes no
     caller waiting for a connection (it does only for a live one): with the pool full, they
-    would all sleep until the pool timeout (30 s) and fail as a 500. `_wake_a_waiter` wakes
-    one, which opens a replacement.
+    would all sleep until the pool timeout. `_wake_a_waiter` wakes one, which opens a
+    replacement.
+
+    No connection free within the pool timeout (every one busy, the server too slow to hand
+    one back), or a statement unanswered within it (aiopg then closes its connection), is the
+    database not answering: an OperationalError, which the API answers with a 503 and
+    Retry-After, not a 500 for an `asyncio.TimeoutError`.
     """
     for attempt in range(3):
         try:
             conn = await pool.acquire()
+        except TimeoutError:
+            raise psycopg2.OperationalError(
+                f"no database connection free within {pool.timeout:g} s (pool of {pool.maxsize})"
+            ) from None
         except AssertionError:
             if attempt == 2:
                 raise psycopg2.InterfaceError("the pool kept handing out closed connections") from None
             continue
         try:
             yield conn
+        except TimeoutError:
+            if not conn.closed:
+                raise  # not aiopg's statement timeout: someone else's, left as it is
+            raise psycopg2.OperationalError(f"no answer from the database in {pool.timeout:g} s") from None
         finally:
             await pool.release(conn)
             if conn.closed:

@@ -128,6 +128,12 @@ class Settings:
         example="redis://127.0.0.1:6379/0",
     )
     db_pool_max: int = setting("DB_POOL_MAX", 20, "PostgreSQL connections per process", minimum=1)
+    db_timeout_seconds: int = setting(
+        "DB_TIMEOUT_SECONDS",
+        30,
+        "Longest wait for a free PostgreSQL connection or for one statement's answer; then 503",
+        minimum=1,
+    )
     redis_timeout_seconds: int = setting(
         "REDIS_TIMEOUT_SECONDS",
         2,

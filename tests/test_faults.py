@@ -16,6 +16,8 @@ import psycopg2
 import pytest
 from stellar_sdk import Keypair
 
+from api.keys import DB
+from core import db
 from core.process.migrate import apply_migrations
 from tests.helpers import scratch_database, sign_in, until
 from tests.private_services import private_redis
@@ -54,6 +56,39 @@ async def test_redis_restarted_under_traffic(make_client, tmp_path):
         assert 503 in statuses and statuses.count(200) > 10
         session = await sign_in(client)  # recovered: a whole sign-in goes through
         assert (await client.get("/api/auth/me", headers=session.headers)).status == 200
+
+
+async def test_no_free_database_connection_is_a_503_not_a_500(make_client):
+    """Lost: nothing. Every connection busy past DB_TIMEOUT_SECONDS is the database not
+    answering (aiopg raises asyncio.TimeoutError): 503 with Retry-After, nothing written; the
+    same request succeeds once a connection is free."""
+    client = await make_client(db_pool_max=1, db_timeout_seconds=1)
+    session = await sign_in(client)
+    pool = client.app[DB]
+    body = {"label": "held", "amount": "1"}
+    async with db.autocommit(pool):  # the pool's one connection, held past the timeout
+        resp = await client.post("/api/assets", headers=session.headers, json=body)
+        assert resp.status == 503, await resp.text()
+        assert resp.headers["Retry-After"]
+        assert "database did not answer" in (await resp.json())["message"]
+    assert await db.fetch_one(
+        pool, "SELECT count(*) AS n FROM assets WHERE user_id = %s", (session.user["id"],)
+    ) == {"n": 0}
+    resp = await client.post("/api/assets", headers=session.headers, json=body)
+    assert resp.status == 201, await resp.text()
+
+
+async def test_a_statement_past_the_timeout_is_the_database_not_answering(settings):
+    """aiopg closes a connection whose statement outran the pool timeout and raises
+    asyncio.TimeoutError; core.db says OperationalError (the API's 503), and the pool goes on."""
+    pool = await db.create_pool(settings.database_url, 1, wait_seconds=1)
+    try:
+        with pytest.raises(psycopg2.OperationalError, match="no answer from the database in 1 s"):
+            await db.fetch_one(pool, "SELECT pg_sleep(5)")
+        assert await db.fetch_one(pool, "SELECT 1 AS one") == {"one": 1}
+    finally:
+        pool.close()
+        await pool.wait_closed()
 
 
 async def test_postgresql_connections_killed_under_traffic(make_client, service_urls):

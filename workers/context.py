@@ -51,7 +51,7 @@ def get(ctx: dict[str, Any]) -> Context:
 async def open_context(settings: Settings, clock: Clock, redis: ArqRedis) -> Context:
     """Everything a job shares, opened once per worker process (arq hands each job a copy of
     ctx, so shared objects go in at start-up)."""
-    pool = await db.create_pool(settings.database_url, settings.db_pool_max)
+    pool = await db.create_pool(settings.database_url, settings.db_pool_max, settings.db_timeout_seconds)
     return Context(
         settings=settings,
         clock=clock,
