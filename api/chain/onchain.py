@@ -220,9 +220,8 @@ async def claim_build(request: web.Request, capsule: Capsule) -> web.Response:
 
 async def _beneficiary_build(request: web.Request, capsule: Capsule, function: str) -> web.Response:
     _gateway(request)
-    target = await onchain.beneficiary_target(
-        request.app[DB],
-        beneficiary_id=capsule["beneficiary_id"],
+    target = onchain.beneficiary_target(
+        capsule,
         function=function,
         wallet_address=(request.get("data") or {}).get("wallet_address"),
         now=request.app[CLOCK].now(),
@@ -249,7 +248,7 @@ async def claim_submit(request: web.Request, capsule: Capsule) -> web.Response:
         raise BadRequest("This route relays only finalize_release or claim_assets")
     row, _created = await onchain.beneficiary_submit(
         request.app[DB],
-        beneficiary_id=capsule["beneficiary_id"],
+        capsule=capsule,
         envelope=envelope,
         xdr=xdr,
         contract_id=gateway.contract_id,

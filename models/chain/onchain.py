@@ -19,6 +19,7 @@ from core.stellar.soroban_check import Envelope, check_signed
 from models.chain import transactions
 from models.chain.transactions import Transaction
 from models.claim import wallets as heir_wallets
+from models.claim.capsule import Capsule
 from models.common import parse_id
 from models.plan.guardianships import require_accepted
 from models.plan.plans import APPROVED, RELEASED
@@ -95,29 +96,6 @@ async def guardian_approval_target(pool: Pool, *, user_id: str, raw_plan_id: str
     return target
 
 
-# Everything the beneficiary rules need, in one round trip (submit is a measured hot path).
-# A wallet is unique within a plan's beneficiaries (index), so the bound wallet alone decides.
-_BENEFICIARY_SQL = (
-    "SELECT b.id, b.user_id, b.wallet_address, p.id AS plan_id, p.status, p.release_at,"
-    " u.wallet_address AS owner_wallet,"
-    " EXISTS (SELECT 1 FROM transactions t WHERE t.beneficiary_id = b.id"
-    "   AND t.function = 'claim_assets' AND t.status = 'confirmed') AS claimed"
-    " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"
-    " WHERE b.id = %(beneficiary)s"
-)
-
-
-async def beneficiary_target(
-    pool: Pool, *, beneficiary_id: str, function: str, wallet_address: str | None, now: datetime
-) -> Target:
-    """The call this beneficiary (whose claim token the gate resolved) may make now with their
-    bound wallet (`wallet_address`, when given, must be it); 409 saying why not otherwise."""
-    async with autocommit(pool) as cur:
-        return await _beneficiary_target(
-            cur, beneficiary_id=beneficiary_id, function=function, wallet_address=wallet_address, now=now
-        )
-
-
 async def guardian_submit(
     pool: Pool, *, user_id: str, raw_plan_id: str, xdr: str, contract_id: str, passphrase: str, now: datetime
 ) -> tuple[Transaction, bool]:
@@ -139,27 +117,22 @@ async def guardian_submit(
 async def beneficiary_submit(
     pool: Pool,
     *,
-    beneficiary_id: str,
+    capsule: Capsule,
     envelope: Envelope,
     xdr: str,
     contract_id: str,
     passphrase: str,
     now: datetime,
 ) -> tuple[Transaction, bool]:
-    """Check a beneficiary's signed call against their rules and store it `pending`, on one
-    connection (a measured hot path)."""
+    """Check a beneficiary's signed call against their rules and store it `pending` (a measured
+    hot path: the gate's query and the insert are its only round trips)."""
+    # The source must be the wallet bound to this beneficiary, or nothing is stored or sent:
+    # otherwise another heir's signed envelope (public once on the network) could claim
+    # through this token (docs/soroban.md "Beneficiary wallets").
+    target = beneficiary_target(
+        capsule, function=envelope.function, wallet_address=envelope.source or "", now=now, refuse=BadRequest
+    )
     async with autocommit(pool) as cur:
-        # The source must be the wallet bound to this beneficiary, or nothing is stored or sent:
-        # otherwise another heir's signed envelope (public once on the network) could claim
-        # through this token (docs/soroban.md "Beneficiary wallets").
-        target = await _beneficiary_target(
-            cur,
-            beneficiary_id=beneficiary_id,
-            function=envelope.function,
-            wallet_address=envelope.source or "",
-            now=now,
-            refuse=BadRequest,
-        )
         return await _store_signed(
             cur, target, envelope, xdr=xdr, contract_id=contract_id, passphrase=passphrase, now=now
         )
@@ -200,31 +173,32 @@ async def _store_signed(
     )
 
 
-async def _beneficiary_target(
-    cur: Cursor,
+def beneficiary_target(
+    capsule: Capsule,
     *,
-    beneficiary_id: str,
     function: str,
     wallet_address: str | None,
     now: datetime,
     refuse: type[BadRequest] | type[Conflict] = Conflict,
 ) -> Target:
-    """`refuse` is the error for a wallet that is not the bound one: 409 at build (the heir
-    has a step to take), 400 at submit (the envelope itself is wrong)."""
-    await cur.execute(_BENEFICIARY_SQL, {"beneficiary": beneficiary_id})
-    person = await cur.fetchone()
-    if person is None:  # deleted between the gate's lookup and this one
-        raise NotFound("Capsule")
-    if person["plan_id"] is None:
+    """The call this beneficiary (whose claim token the gate resolved to `capsule`) may make
+    now with their bound wallet (`wallet_address`, when given, must be it); 409 saying why not
+    otherwise. The gate's one query read all it checks (submit is a measured hot path).
+
+    A wallet is unique within a plan's beneficiaries (index), so the bound wallet alone
+    decides. `refuse` is the error for a wallet that is not the bound one: 409 at build (the
+    heir has a step to take), 400 at submit (the envelope itself is wrong)."""
+    plan_id = capsule["plan_id"]
+    if plan_id is None:
         raise Conflict("The plan has not been set up yet")
     # The plan's state first: a wallet can be proven only once the capsule is ready or released.
     if function == "finalize_release":
-        _check_release(person, now)
+        _check_release(capsule["plan_status"], capsule["release_at"], now)
     else:
-        _check_claim(person)
-        if person["claimed"]:
+        _check_claim(capsule["plan_status"])
+        if capsule["claimed"]:
             raise Conflict("You have already claimed your share; the claim is confirmed on-chain")
-    bound = person["wallet_address"]
+    bound = capsule["wallet_address"]
     if bound is None:
         raise refuse(heir_wallets.PROVE_FIRST)
     if wallet_address is not None and bound != wallet_address:
@@ -235,28 +209,27 @@ async def _beneficiary_target(
         )
     return {
         "function": function,
-        "owner_id": person["user_id"],
-        "owner_wallet": person["owner_wallet"],
-        "plan_id": person["plan_id"],
+        "owner_id": capsule["owner_id"],
+        "owner_wallet": capsule["owner_wallet"],
+        "plan_id": plan_id,
         "signer": bound,
         "guardian_id": None,
-        "beneficiary_id": person["id"],
+        "beneficiary_id": capsule["beneficiary_id"],
     }
 
 
-def _check_release(plan: dict[str, Any], now: datetime) -> None:
-    status = plan["status"]
+def _check_release(status: str | None, release_at: datetime | None, now: datetime) -> None:
     if status == RELEASED:
         raise Conflict("The plan is already released; claim your share instead")
     if status != APPROVED:
         raise Conflict(f"The plan can be released only once its guardians have approved; it is {status}")
-    if plan["release_at"] is not None and plan["release_at"] > now:
+    if release_at is not None and release_at > now:
         raise Conflict(
             "The owner's cancel window is still open; the release can be finalised from "
-            + wire_time(plan["release_at"])
+            + wire_time(release_at)
         )
 
 
-def _check_claim(plan: dict[str, Any]) -> None:
-    if plan["status"] != RELEASED:
-        raise Conflict(f"Shares can be claimed once the plan is released; it is {plan['status']}")
+def _check_claim(status: str | None) -> None:
+    if status != RELEASED:
+        raise Conflict(f"Shares can be claimed once the plan is released; it is {status}")

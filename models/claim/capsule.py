@@ -49,6 +49,12 @@ class Capsule(TypedDict):
     wallet_address: str | None
     wallet_bound_via: str | None  # owner | proven | guardians | claim
     wallet_bound_at: datetime | None
+    # What an on-chain call through this token is checked against (models.chain.onchain), read
+    # in the gate's one query so a build or submit needs no second lookup.
+    plan_id: str | None
+    release_at: datetime | None  # the end of the owner's cancel window
+    owner_wallet: str
+    claimed: bool  # this beneficiary's claim_assets is confirmed on-chain
 
 
 class WalletBinding(TypedDict):
@@ -132,7 +138,10 @@ CAPSULE_SQL = (
     f" {sealed_text.select_list('beneficiaries', 'b', ('name', 'relationship'))},"
     f" b.allocation_percentage, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
     " p.status AS plan_status, p.released_at,"
-    " p.ready_at, b.wallet_address, b.wallet_bound_via, b.wallet_bound_at"
+    " p.ready_at, b.wallet_address, b.wallet_bound_via, b.wallet_bound_at,"
+    " p.id AS plan_id, p.release_at, u.wallet_address AS owner_wallet,"
+    " EXISTS (SELECT 1 FROM transactions t WHERE t.beneficiary_id = b.id"
+    "   AND t.function = 'claim_assets' AND t.status = 'confirmed') AS claimed"
     " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"
 )
 
