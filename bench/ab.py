@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import archive, capsule, loadgen, measure, processes, scenarios, soroban  # noqa: E402  # noqa: E402
+from bench import archive, capsule, loadgen, measure, processes, scenarios, soroban  # noqa: E402
 from bench import run as bench_run  # noqa: E402
 from core.files.crypto import KeyRing  # noqa: E402
 from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402

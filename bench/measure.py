@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench import archive, loadgen, wrk
+from bench import loadgen, wrk
 from bench.processes import ROOT, Server
 from core.files.crypto import KeyRing
 from tests.soroban_rpc import SorobanRpcEmulator
@@ -136,7 +136,7 @@ def ratios(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
-def print_table(results: list[dict[str, Any]], archive_results: dict[str, Any] | None) -> None:
+def print_table(results: list[dict[str, Any]]) -> None:
     if results:
         print()
         header = (
@@ -158,8 +158,6 @@ def print_table(results: list[dict[str, Any]], archive_results: dict[str, Any] |
                 print(
                     f"{'':<34} {'ratio':<8} {r['rps']:>9.2f}  (req/s service/ceiling; CPU per request {cpu})"
                 )
-    if archive_results:
-        archive.print_table(archive_results)
 
 
 def machine() -> dict[str, Any]:

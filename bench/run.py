@@ -226,7 +226,9 @@ async def main(argv: Sequence[str] | None = None) -> int:
             print(f"bench: kept {workdir} and database {BENCH_DATABASE}")
 
     results = bench.results if bench else []
-    print_table(results, archive_results)
+    print_table(results)
+    if archive_results:
+        archive.print_table(archive_results)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     out = RESULTS_DIR / f"bench-{started_at.strftime('%Y%m%dT%H%M%SZ')}.json"
     out.write_text(
