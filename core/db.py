@@ -162,6 +162,19 @@ async def autocommit(pool: Pool) -> AsyncIterator[Cursor]:
             _unlink(cur)
 
 
+async def unless_duplicate(cur: Cursor, sql: str, params: Any) -> bool:
+    """Run one write inside the caller's transaction; False when it breaks a unique index (that
+    write undone, the transaction goes on): the caller says what the duplicate means."""
+    await cur.execute("SAVEPOINT unless_duplicate")
+    try:
+        await cur.execute(sql, params)
+    except psycopg2.errors.UniqueViolation:
+        await cur.execute("ROLLBACK TO SAVEPOINT unless_duplicate")
+        return False
+    await cur.execute("RELEASE SAVEPOINT unless_duplicate")
+    return True
+
+
 async def fetch_one(pool: Pool, sql: str, params: Any = None) -> dict[str, Any] | None:
     async with autocommit(pool) as cur:
         await cur.execute(sql, params)

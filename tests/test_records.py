@@ -13,7 +13,6 @@ from models import activity
 from models.account import users
 from models.activity import ActivityFilter
 from models.archive import items as archive
-from models.archive import upkeep as archive_upkeep
 from models.claim import capsule as capsules
 from models.contents import assets, beneficiaries, guardians, messages
 from models.delivery import outbox
@@ -95,13 +94,13 @@ async def test_archive_records(vault: Archive):
     assert_record(await archive.get(pool, ring, raw_id=created["id"], **owner), archive.ArchiveItem)
     sealed = await archive.get_sealed(pool, ring, raw_id=created["id"], **owner)
     assert_record(sealed, archive.SealedArchiveItem)
-    claimed = await archive_upkeep.claim_attempt(pool, created["id"])  # what the verify job reads
+    claimed = await archive.claim_attempt(pool, created["id"])  # what the verify job reads
     assert claimed is not None
-    assert_record(claimed, archive_upkeep.ClaimedItem)
-    (wrapped,) = await archive_upkeep.wrapped_under_other_keys(
+    assert_record(claimed, archive.ClaimedItem)
+    (wrapped,) = await archive.wrapped_under_other_keys(
         pool, key_id="not-the-key", after=str(uuid.UUID(int=0))
     )
-    assert_record(wrapped, archive_upkeep.WrappedKey)
+    assert_record(wrapped, archive.WrappedKey)
 
 
 async def test_user_and_activity_records(client):

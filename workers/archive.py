@@ -20,7 +20,6 @@ from core.files import sealed_files
 from core.files.crypto import IntegrityError, UnknownKeyError
 from core.files.storage import Storage, StorageError
 from models.archive import items as archive
-from models.archive import upkeep
 from workers import context
 
 log = logging.getLogger(__name__)
@@ -62,13 +61,13 @@ async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
     app = context.get(ctx)
     pool = app.db
     storage = app.storage
-    item = await upkeep.claim_attempt(pool, item_id)
+    item = await archive.claim_attempt(pool, item_id)
     if item is None:
         return "not pending"  # already available or failed, or deleted: nothing to do
     attempt = item["attempts"]
     extra = {"itemId": item_id, "attempt": attempt}
     if attempt > MAX_ATTEMPTS:  # arq gave up on a run that died, and the sweeper requeued it
-        await upkeep.mark_failed(pool, item_id=item_id, reason=failure_reason(RuntimeError(), attempt - 1))
+        await archive.mark_failed(pool, item_id=item_id, reason=failure_reason(RuntimeError(), attempt - 1))
         return "failed"
     try:
         if storage is None:
@@ -80,11 +79,11 @@ async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
             "archive verification attempt failed", extra={**extra, "error": f"{type(exc).__name__}: {exc}"}
         )
         if permanent or attempt >= MAX_ATTEMPTS:
-            await upkeep.mark_failed(pool, item_id=item_id, reason=failure_reason(exc, attempt))
+            await archive.mark_failed(pool, item_id=item_id, reason=failure_reason(exc, attempt))
             log.error("archive item failed", extra=extra)
             return "failed"
         raise Retry(defer=retry_delay(attempt)) from exc
-    if await upkeep.mark_available(pool, item_id):
+    if await archive.mark_available(pool, item_id):
         log.info("archive item available", extra={**extra, "keyId": item["key_id"]})
         return "available"
     return "not pending"  # deleted or failed while we looked
@@ -96,12 +95,12 @@ async def sweep_archive(ctx: dict[str, Any]) -> dict[str, int]:
     pool = app.db
     storage = app.storage
     requeued = 0
-    for item_id in await upkeep.stale_pending(pool, older_than=STALE_PENDING_AFTER):
+    for item_id in await archive.stale_pending(pool, older_than=STALE_PENDING_AFTER):
         if await archive.enqueue_verify(app.redis, item_id):
             requeued += 1
     removed = 0
     if storage is not None:
-        for key in await upkeep.pending_deletions(pool):
+        for key in await archive.pending_deletions(pool):
             if not await archive.remove_object(pool, storage, key=key):
                 break  # storage is down: the next sweep tries again
             removed += 1
@@ -154,7 +153,7 @@ async def sweep_archive_orphans(ctx: dict[str, Any]) -> int:
 
 
 async def _remove_orphans(pool: Pool, storage: Storage, batch: dict[str, str]) -> int:
-    known = await upkeep.known_ids(pool, batch)
+    known = await archive.known_ids(pool, batch)
     removed = 0
     for item_id, key in batch.items():
         if item_id not in known and await archive.remove_object(pool, storage, key=key):
@@ -175,7 +174,7 @@ async def rewrap_archive_keys(ctx: dict[str, Any]) -> int:
     keys = app.key_ring
     rewrapped = 0
     after = "00000000-0000-0000-0000-000000000000"
-    while batch := await upkeep.wrapped_under_other_keys(pool, key_id=keys.primary_id, after=after):
+    while batch := await archive.wrapped_under_other_keys(pool, key_id=keys.primary_id, after=after):
         for row in batch:
             after = row["id"]
             try:
@@ -186,7 +185,7 @@ async def rewrap_archive_keys(ctx: dict[str, Any]) -> int:
                 )
                 continue
             key_id, wrapped = keys.wrap_data_key(data_key, row["id"])
-            if await upkeep.rewrap(
+            if await archive.rewrap(
                 pool, item_id=row["id"], old_key_id=row["key_id"], key_id=key_id, wrapped_key=wrapped
             ):
                 rewrapped += 1

@@ -83,6 +83,13 @@ async def _timeline(
     )
 
 
+# The timeline entry of a new row of `t`, written in the row's own statement.
+_SUBMITTED_ENTRY = activity.insert_sql(
+    "SELECT %(owner)s, 'transaction.submitted', 'transaction', t.id::text, %(summary)s,"
+    " jsonb_build_object('function', t.function, 'hash', t.hash, 'status', t.status) FROM t"
+)
+
+
 async def insert(
     cur: Cursor,
     *,
@@ -108,10 +115,7 @@ async def insert(
         " VALUES (%(hash)s, %(function)s, %(owner)s, %(plan)s, %(guardian)s, %(signer_user)s,"
         " %(beneficiary)s, %(signer)s, %(valid_until)s, %(xdr)s, %(now)s, %(now)s)"
         f" ON CONFLICT (hash) DO NOTHING RETURNING {PUBLIC_COLUMNS}),"
-        " a AS (INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
-        " SELECT %(owner)s, 'transaction.submitted', 'transaction', t.id::text, %(summary)s,"
-        " jsonb_build_object('function', t.function, 'hash', t.hash, 'status', t.status) FROM t)"
-        " SELECT * FROM t",
+        f" a AS ({_SUBMITTED_ENTRY}) SELECT * FROM t",
         {
             "hash": checked["hash"],
             "function": function,

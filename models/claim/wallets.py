@@ -15,19 +15,19 @@ import secrets
 from datetime import datetime, timedelta
 from typing import TypedDict, cast
 
-import psycopg2.errors
 from arq.connections import ArqRedis
 from redis.asyncio import Redis
 
 from core import challenges, ratelimit
 from core.clock import wire_time
-from core.db import Cursor, Pool, transaction
+from core.db import Cursor, Pool, transaction, unless_duplicate
 from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
 from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from models import activity, sealed_text
 from models.claim.capsule import READY, RELEASED_STATE, Capsule, WalletBinding, state
+from models.contents import beneficiaries
 from models.delivery import outbox
 from models.plan import plans
 
@@ -146,17 +146,11 @@ async def verify(
 
 
 async def _bind_proven(cur: Cursor, *, capsule: Capsule, wallet_address: str, now: datetime) -> None:
-    try:
-        await cur.execute("SAVEPOINT bind")
-        await cur.execute(
-            "UPDATE beneficiaries SET wallet_address = %s, wallet_bound_via = 'proven',"
-            " wallet_bound_at = %s, updated_at = clock_timestamp() WHERE id = %s",
-            (wallet_address, now, capsule["beneficiary_id"]),
-        )
-        await cur.execute("RELEASE SAVEPOINT bind")
-    except psycopg2.errors.UniqueViolation:
-        await cur.execute("ROLLBACK TO SAVEPOINT bind")
-        raise Conflict(TAKEN) from None
+    bound = await beneficiaries.bind_wallet(
+        cur, beneficiary_id=capsule["beneficiary_id"], wallet_address=wallet_address, via="proven", now=now
+    )
+    if not bound:
+        raise Conflict(TAKEN)
     await activity.record(
         cur,
         user_id=capsule["owner_id"],
@@ -304,17 +298,14 @@ async def approve_change(
             if change["status"] == "applied"
             else "The heir proved another wallet since; approve that request instead."
         )
-    try:
-        await cur.execute("SAVEPOINT wallet_approval")
-        await cur.execute(
-            "INSERT INTO wallet_change_approvals (change_id, guardian_id, approver_user_id, created_at)"
-            " VALUES (%s, %s, %s, %s)",
-            (change_id, guardian_id, approver_user_id, now),
-        )
-        await cur.execute("RELEASE SAVEPOINT wallet_approval")
-    except psycopg2.errors.UniqueViolation:
-        await cur.execute("ROLLBACK TO SAVEPOINT wallet_approval")
-        raise Conflict("You have already approved this wallet.") from None
+    approved = await unless_duplicate(
+        cur,
+        "INSERT INTO wallet_change_approvals (change_id, guardian_id, approver_user_id, created_at)"
+        " VALUES (%s, %s, %s, %s)",
+        (change_id, guardian_id, approver_user_id, now),
+    )
+    if not approved:
+        raise Conflict("You have already approved this wallet.")
     await cur.execute("SELECT count(*) AS n FROM wallet_change_approvals WHERE change_id = %s", (change_id,))
     approvals = (await cur.fetchone())["n"]
     threshold = await _threshold(cur, plan_id)
@@ -335,17 +326,15 @@ async def approve_change(
     )
     if (await cur.fetchone())["claimed"]:
         raise Conflict("This heir has already claimed with the wallet bound to them; it cannot change now.")
-    try:
-        await cur.execute("SAVEPOINT wallet_rebind")
-        await cur.execute(
-            "UPDATE beneficiaries SET wallet_address = %s, wallet_bound_via = 'guardians',"
-            " wallet_bound_at = %s, updated_at = clock_timestamp() WHERE id = %s",
-            (change["wallet_address"], now, change["beneficiary_id"]),
-        )
-        await cur.execute("RELEASE SAVEPOINT wallet_rebind")
-    except psycopg2.errors.UniqueViolation:
-        await cur.execute("ROLLBACK TO SAVEPOINT wallet_rebind")
-        raise Conflict(TAKEN) from None
+    bound = await beneficiaries.bind_wallet(
+        cur,
+        beneficiary_id=change["beneficiary_id"],
+        wallet_address=change["wallet_address"],
+        via="guardians",
+        now=now,
+    )
+    if not bound:
+        raise Conflict(TAKEN)
     await cur.execute(
         "UPDATE wallet_changes SET status = 'applied', decided_at = %s WHERE id = %s", (now, change_id)
     )

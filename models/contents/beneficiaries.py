@@ -27,7 +27,7 @@ from typing import Any, TypedDict
 
 import psycopg2.errors
 
-from core.db import Cursor, Pool, autocommit, transaction
+from core.db import Cursor, Pool, autocommit, transaction, unless_duplicate
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import IntegrityError, KeyRing
 from models import activity, sealed_text
@@ -96,6 +96,19 @@ async def _bind_by_owner(cur: Cursor, row_id: str, wallet_address: str | None) -
         "UPDATE beneficiaries SET (wallet_address, wallet_bound_via, wallet_bound_at)"
         f" = (%s, {_OWNER_BINDING}) WHERE id = %s",
         (wallet_address, wallet_address, wallet_address, row_id),
+    )
+
+
+async def bind_wallet(
+    cur: Cursor, *, beneficiary_id: str, wallet_address: str, via: str, now: datetime
+) -> bool:
+    """Bind the wallet this beneficiary claims with (`via`: proven, guardians); False when
+    another beneficiary of the same owner holds it already (unique per owner), nothing changed."""
+    return await unless_duplicate(
+        cur,
+        "UPDATE beneficiaries SET wallet_address = %s, wallet_bound_via = %s,"
+        " wallet_bound_at = %s, updated_at = clock_timestamp() WHERE id = %s",
+        (wallet_address, via, now, beneficiary_id),
     )
 
 

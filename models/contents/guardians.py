@@ -59,6 +59,14 @@ class Guardian(TypedDict):
     declined_at: datetime | None
 
 
+async def record_answer(cur: Cursor, guardian_id: str, *, accept: bool, now: datetime) -> None:
+    """The guardian's answer to the invitation: accepting clears a decline and the reverse."""
+    await cur.execute(
+        "UPDATE guardians SET accepted_at = %s, declined_at = %s WHERE id = %s",
+        (now if accept else None, None if accept else now, guardian_id),
+    )
+
+
 async def _invite(
     cur: Cursor, ring: KeyRing, *, user_id: str, guardian_id: str, now: datetime
 ) -> tuple[Guardian, str]:

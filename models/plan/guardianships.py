@@ -15,7 +15,6 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Literal, TypedDict
 
-import psycopg2.errors
 from arq.connections import ArqRedis
 
 from core import challenges
@@ -28,8 +27,9 @@ from core.stellar.wallet import decode_signature, verify_signature
 from models import activity, sealed_text
 from models.claim import wallets
 from models.common import as_record, parse_id
+from models.contents import guardians
 from models.delivery import claim_links, outbox
-from models.plan import lifecycle, plans
+from models.plan import approvals, lifecycle, plans
 from models.plan.plans import (
     ACTIVE,
     APPROVED,
@@ -228,10 +228,7 @@ async def answer(
         changing = [r for r in rows if r[answered] is None]
         row_ids: list[str] = []
         for row in changing:
-            await cur.execute(
-                "UPDATE guardians SET accepted_at = %s, declined_at = %s WHERE id = %s",
-                (now if accept else None, None if accept else now, row["id"]),
-            )
+            await guardians.record_answer(cur, row["id"], accept=accept, now=now)
             await activity.record(
                 cur,
                 user_id=plan["user_id"],
@@ -387,35 +384,21 @@ async def record_approval(
         raise Conflict(
             f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
         )
-    approval_id = str(uuid.uuid4())
-    name = sealed_text.seal(
-        ring, table="plan_approvals", column="guardian_name", row_id=approval_id, text=guardian_name
+    await approvals.record(
+        cur,
+        ring,
+        plan_id=plan["id"],
+        round_number=plan["verification_round"],
+        guardian_id=guardian_id,
+        guardian_name=guardian_name,
+        wallet_address=wallet_address,
+        approver_user_id=approver_user_id,
+        source=source,
+        message=message,
+        signature=signature,
+        tx_hash=tx_hash,
+        now=now,
     )
-    try:
-        await cur.execute("SAVEPOINT approval")
-        await cur.execute(
-            "INSERT INTO plan_approvals (id, plan_id, round, guardian_id, guardian_name_sealed,"
-            " wallet_address, approver_user_id, source, message, signature, tx_hash, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                approval_id,
-                plan["id"],
-                plan["verification_round"],
-                guardian_id,
-                name,
-                wallet_address,
-                approver_user_id,
-                source,
-                message,
-                signature,
-                tx_hash,
-                now,
-            ),
-        )
-        await cur.execute("RELEASE SAVEPOINT approval")
-    except psycopg2.errors.UniqueViolation:
-        await cur.execute("ROLLBACK TO SAVEPOINT approval")
-        raise Conflict("You have already approved this release.") from None
     await plans.timeline(
         cur,
         user_id=plan["user_id"],

@@ -23,7 +23,7 @@ from core.files.crypto import KeyRing
 from models.common import lock_owner
 from models.contents.beneficiaries import ALLOCATION_LOCK
 from models.delivery import outbox
-from models.plan import check_in_links, plans
+from models.plan import approvals, check_in_links, plans
 from models.plan.plan_settings import facts, readiness
 from models.plan.plans import (
     ACTIVE,
@@ -147,11 +147,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
                 "ready_at": None,
             },
         )
-        await cur.execute(
-            "UPDATE plan_approvals SET voided_at = %s WHERE plan_id = %s AND round = %s AND "
-            "voided_at IS NULL",
-            (now, plan_id, plan["verification_round"]),
-        )
+        await approvals.void_round(cur, plan_id=plan_id, round_number=plan["verification_round"], now=now)
         row_ids += await outbox.add_for_guardians(
             cur, kind="false_alarm", plan_id=plan_id, owner_id=user_id, now=now
         )
@@ -367,12 +363,7 @@ async def ready_in(cur: Cursor, *, plan: Plan, now: datetime) -> list[str] | Non
     """Contract mode, cancel window over: the plan is ready to finalise. Every beneficiary is
     emailed their claim link now (finalize_release needs it), the owner and guardians are told.
     Once per approval: None if it was already ready (or no longer Approved)."""
-    await cur.execute(
-        "UPDATE plans SET ready_at = %s, updated_at = clock_timestamp()"
-        " WHERE id = %s AND status = %s AND ready_at IS NULL RETURNING id",
-        (now, plan["id"], APPROVED),
-    )
-    if await cur.fetchone() is None:
+    if not await plans.mark_ready(cur, plan["id"], now):
         return None
     context = {"stage": "ready"}
     row_ids = await outbox.add_for_beneficiaries(

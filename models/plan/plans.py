@@ -309,6 +309,17 @@ async def set_next_due(cur: Cursor, plan_id: str, due: datetime | None) -> None:
     await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (due, plan_id))
 
 
+async def mark_ready(cur: Cursor, plan_id: str, now: datetime) -> bool:
+    """Contract mode: the cancel window of an Approved plan is over (once per approval);
+    False if it was already ready or is no longer Approved."""
+    await cur.execute(
+        "UPDATE plans SET ready_at = %s, updated_at = clock_timestamp()"
+        " WHERE id = %s AND status = %s AND ready_at IS NULL RETURNING id",
+        (now, plan_id, APPROVED),
+    )
+    return await cur.fetchone() is not None
+
+
 async def update_schedule(cur: Cursor, plan_id: str, values: Mapping[str, Any]) -> Plan:
     """Write schedule columns without a status change (a check-in, a stage done) and recompute next_due_at."""
     allowed = {

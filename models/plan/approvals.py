@@ -1,0 +1,66 @@
+"""Guardians' approvals of a release, one row per guardian and verification round: the one
+module that writes `plan_approvals` (the attestation route and the on-chain path record them
+through models.plan.guardianships; a veto voids the round's through models.plan.lifecycle)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from core.db import Cursor, unless_duplicate
+from core.errors import Conflict
+from core.files.crypto import KeyRing
+from models import sealed_text
+
+
+async def record(
+    cur: Cursor,
+    ring: KeyRing,
+    *,
+    plan_id: str,
+    round_number: int,
+    guardian_id: str,
+    guardian_name: str,
+    wallet_address: str,
+    approver_user_id: str | None,
+    source: str,
+    message: str | None,
+    signature: str | None,
+    tx_hash: str | None,
+    now: datetime,
+) -> None:
+    """One guardian's approval of this round; 409 if they already gave it."""
+    approval_id = str(uuid.uuid4())
+    name = sealed_text.seal(
+        ring, table="plan_approvals", column="guardian_name", row_id=approval_id, text=guardian_name
+    )
+    recorded = await unless_duplicate(
+        cur,
+        "INSERT INTO plan_approvals (id, plan_id, round, guardian_id, guardian_name_sealed,"
+        " wallet_address, approver_user_id, source, message, signature, tx_hash, created_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            approval_id,
+            plan_id,
+            round_number,
+            guardian_id,
+            name,
+            wallet_address,
+            approver_user_id,
+            source,
+            message,
+            signature,
+            tx_hash,
+            now,
+        ),
+    )
+    if not recorded:
+        raise Conflict("You have already approved this release.")
+
+
+async def void_round(cur: Cursor, *, plan_id: str, round_number: int, now: datetime) -> None:
+    """A veto ends the round: its approvals no longer count (they stay, voided, for the record)."""
+    await cur.execute(
+        "UPDATE plan_approvals SET voided_at = %s WHERE plan_id = %s AND round = %s AND voided_at IS NULL",
+        (now, plan_id, round_number),
+    )
