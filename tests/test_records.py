@@ -170,3 +170,59 @@ async def test_liveness_records(client, clock, run_worker):
     delivery = await outbox.load(pool, ring, outbox_id)
     assert_record(delivery, outbox.Delivery, "outbox")
     assert delivery is not None and delivery["check_in_link"] is True
+
+
+async def test_onchain_records(make_client, soroban_rpc, clock, run_worker):
+    """The on-chain records as their SQL returns them: the capsule with the columns its rules
+    check, the target, a stored transaction, the relay's row and the owner's claims overview."""
+    from stellar_sdk import Keypair
+
+    from models.chain import claims, onchain, transactions
+    from tests.lifecycle_helpers import get_overview
+    from tests.soroban_helpers import contract_overrides, prove_wallet
+    from tests.test_onchain import approving, build_sign_submit, run
+
+    client = await make_client(**contract_overrides(soroban_rpc))
+    setup = await approving(client, soroban_rpc, guardians=1, threshold=1)
+    plan = setup.plan_id
+    guardian = await guardian_session(client, setup.guardians[0])
+    await build_sign_submit(
+        client,
+        f"/api/legacy/guardianships/{plan}/approve/build",
+        f"/api/legacy/guardianships/{plan}/submit",
+        setup.guardians[0].keypair,
+        soroban_rpc,
+        headers=guardian.headers,
+    )
+    await run(run_worker, soroban_rpc)
+    window = (await get_overview(client, setup.owner))["settings"]["cancelWindowSeconds"]
+    clock.advance(seconds=window + 1)
+    await run(run_worker, soroban_rpc)  # ready to finalise
+    heir, wallet = setup.beneficiaries[0], Keypair.random()
+    assert (await prove_wallet(client, heir["claimToken"], wallet)).status == 200
+    soroban_rpc.fund(wallet.public_key)
+    pool, ring = client.app[DB], client.app[SETTINGS].key_ring
+
+    capsule = await capsules.open_by_token(pool, ring, heir["claimToken"])
+    assert_record(capsule, capsules.Capsule, "capsule")
+    assert capsule is not None and capsule["plan_id"] == plan and capsule["claimed"] is False
+    target = onchain.beneficiary_target(
+        capsule, function="finalize_release", wallet_address=wallet.public_key, now=clock.now()
+    )
+    assert_record(target, onchain.Target, "target")
+    tx = await build_sign_submit(
+        client,
+        f"/api/claim/{heir['claimToken']}/release/build",
+        f"/api/claim/{heir['claimToken']}/submit",
+        wallet,
+        soroban_rpc,
+        json={"walletAddress": wallet.public_key},
+    )
+    stored = await transactions.get_for_beneficiary(pool, tx_id=tx["id"], beneficiary_id=heir["id"])
+    assert_record(stored, transactions.Transaction, "transaction")
+    relay_row = await transactions.start_attempt(pool, tx["hash"], clock.now())  # as the relay reads it
+    assert_record(relay_row, transactions.RelayRow, "relay row")
+    await run(run_worker, soroban_rpc)
+    view = await claims.overview(pool, ring, setup.owner.user["id"])
+    assert_record(view, claims.ClaimsOverview, "claims overview")
+    assert view["release"]["status"] == "confirmed"

@@ -22,6 +22,7 @@ from core.queue import after_commit
 from core.stellar.soroban import CheckedTransaction, contract_error_message
 from models import activity
 from models.chain import effects
+from models.common import as_record
 
 RELAY_JOB = "relay_transaction"
 PUBLIC_COLUMNS = "id, hash, function, status, ledger, confirmed_at, contract_error_code, reason"
@@ -145,19 +146,21 @@ async def insert(
 
 async def get(pool: Pool, *, tx_id: str, owner_id: str, signer: str) -> Transaction | None:
     """One transaction of this plan signed by this wallet (the guardian or beneficiary asking)."""
-    return await fetch_one(
+    row = await fetch_one(
         pool,
         f"SELECT {PUBLIC_COLUMNS} FROM transactions WHERE id = %s AND user_id = %s AND signer = %s",
         (tx_id, owner_id, signer),
-    )  # type: ignore[return-value]
+    )
+    return None if row is None else as_record(Transaction, row)
 
 
 async def get_for_beneficiary(pool: Pool, *, tx_id: str, beneficiary_id: str) -> Transaction | None:
-    return await fetch_one(
+    row = await fetch_one(
         pool,
         f"SELECT {PUBLIC_COLUMNS} FROM transactions WHERE id = %s AND beneficiary_id = %s",
         (tx_id, beneficiary_id),
-    )  # type: ignore[return-value]
+    )
+    return None if row is None else as_record(Transaction, row)
 
 
 # The relay (workers/soroban.py) -------------------------------------------------------------
@@ -171,8 +174,8 @@ async def start_attempt(pool: Pool, tx_hash: str, now: datetime) -> RelayRow | N
             f" WHERE hash = %s AND status = 'pending' RETURNING {RELAY_COLUMNS}",
             (now, tx_hash),
         )
-        row: RelayRow | None = await cur.fetchone()
-        return row
+        row = await cur.fetchone()
+        return None if row is None else as_record(RelayRow, row)
 
 
 async def mark_accepted(pool: Pool, row: RelayRow, now: datetime) -> None:
