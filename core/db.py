@@ -129,20 +129,33 @@ async def _wake_a_waiter(pool: Pool) -> None:
 
 @asynccontextmanager
 async def transaction(pool: Pool) -> AsyncIterator[Cursor]:
-    """BEGIN … COMMIT on one connection; any exception rolls back everything done inside."""
-    async with _connection(pool) as conn, conn.cursor() as cur:
-        try:
-            await cur.execute("BEGIN")
+    """BEGIN … COMMIT on one connection; any exception rolls back everything done inside.
+
+    A connection the server closed while it sat idle in the pool (a restart, a killed backend)
+    fails at BEGIN, before anything of the caller's was sent, so another is taken (up to the
+    pool's size) rather than answering 503 for each dead connection in turn.
+    """
+    spares = pool.maxsize or 1
+    for attempt in range(spares + 1):
+        async with _connection(pool) as conn, conn.cursor() as cur:
             try:
-                yield cur
-            except BaseException as exc:
-                await cur.execute("ROLLBACK")
-                if isinstance(exc, psycopg2.errors.ForeignKeyViolation) and (gone := _account_gone(exc)):
-                    raise gone from None
-                raise
-            await cur.execute("COMMIT")
-        finally:
-            _unlink(cur)
+                try:
+                    await cur.execute("BEGIN")
+                except (psycopg2.OperationalError, psycopg2.InterfaceError):
+                    if conn.closed and attempt < spares:
+                        continue  # dead before use: nothing sent, nothing to undo
+                    raise
+                try:
+                    yield cur
+                except BaseException as exc:
+                    await cur.execute("ROLLBACK")
+                    if isinstance(exc, psycopg2.errors.ForeignKeyViolation) and (gone := _account_gone(exc)):
+                        raise gone from None
+                    raise
+                await cur.execute("COMMIT")
+                return
+            finally:
+                _unlink(cur)
 
 
 @asynccontextmanager
