@@ -5,16 +5,21 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from aiohttp import web
 from marshmallow import Schema, ValidationError, fields, missing
+from redis.exceptions import RedisError
 from webargs.aiohttpparser import AIOHTTPParser, is_json_request
 
-from api.keys import SETTINGS
-from core.errors import BadRequest, RequestTimeout, validation_error
+from api.keys import REDIS, SETTINGS
+from core import ratelimit
+from core.errors import BadRequest, NotFound, RequestTimeout, TooManyRequests, validation_error
 from models.pagination import Page
+
+log = logging.getLogger(__name__)
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -171,3 +176,23 @@ def client_ip(request: web.Request) -> str:
             except ValueError:
                 pass
     return request.remote or "unknown"
+
+
+MISS_WINDOW_SECONDS = 60
+
+
+async def refuse_miss(request: web.Request, *, kind: str, limit: int, what: str, too_many: str) -> NoReturn:
+    """404 (`what` not found) for a token in a link that opens nothing, or 429 (`too_many`)
+    past `limit` misses a minute from one client address. Only misses are counted, so nobody's
+    guesses can lock out the holder of a valid link. The limiter only quiets guessing (a
+    token's 256 bits keep it secret): with Redis down a miss is still a plain 404, never a 500."""
+    try:
+        retry = await ratelimit.hit(
+            request.app[REDIS], f"{kind}-miss:ip:{client_ip(request)}", limit, MISS_WINDOW_SECONDS
+        )
+    except (RedisError, OSError) as exc:
+        log.warning(f"{kind} miss limiter unavailable", extra={"error": repr(exc)})
+        retry = 0
+    if retry:
+        raise TooManyRequests(too_many, retry)
+    raise NotFound(what)

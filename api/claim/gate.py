@@ -15,23 +15,16 @@ capsule's privacy headers (`capsule_headers`, run as each response is prepared).
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Awaitable, Callable
-from typing import NoReturn
 
 from aiohttp import web
 from aiohttp_apigami.utils import get_or_set_apispec
-from redis.exceptions import RedisError
 
-from api.common import client_ip
-from api.keys import DB, REDIS, SETTINGS
+from api.common import refuse_miss
+from api.keys import DB, SETTINGS
 from api.public import public
 from api.schemas import error_responses
-from core import ratelimit
-from core.errors import NotFound, TooManyRequests
 from models.claim import capsule as capsules
-
-log = logging.getLogger(__name__)
 
 # The JSON routes a claim token opens. The page served to a browser from the same token
 # (`/claim/<token>`, api/claim/page.py) gets these headers and its CSP from `api.html.page_headers`.
@@ -43,7 +36,6 @@ CAPSULE_HEADERS = {
     "Cache-Control": "no-store",
     "X-Robots-Tag": "noindex, nofollow",
 }
-MISS_WINDOW_SECONDS = 60
 
 TOKEN_PARAM = {
     "in": "path",
@@ -76,23 +68,13 @@ async def resolve(request: web.Request) -> capsules.Capsule:
     )
     if capsule is not None:
         return capsule
-    await _refuse_miss(request)
-
-
-async def _refuse_miss(request: web.Request) -> NoReturn:
-    limit = request.app[SETTINGS].rate_limit_claim_misses_per_ip
-    try:
-        retry = await ratelimit.hit(
-            request.app[REDIS], f"claim-miss:ip:{client_ip(request)}", limit, MISS_WINDOW_SECONDS
-        )
-    except (RedisError, OSError) as exc:
-        # The limiter only quiets scanners (a token's 256 bits are what keep it secret):
-        # with Redis down a miss is still a plain 404, never a 500.
-        log.warning("claim miss limiter unavailable", extra={"error": repr(exc)})
-        retry = 0
-    if retry:
-        raise TooManyRequests("Too many unknown claim links from this address; try again later.", retry)
-    raise NotFound("Capsule")
+    await refuse_miss(
+        request,
+        kind="claim",
+        limit=request.app[SETTINGS].rate_limit_claim_misses_per_ip,
+        what="Capsule",
+        too_many="Too many unknown claim links from this address; try again later.",
+    )
 
 
 def claim_gate(handler: ClaimHandler) -> Handler:

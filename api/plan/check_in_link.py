@@ -5,28 +5,21 @@ API logs). Public: the token is the credential. Decisions: docs/lifecycle.md ("C
 
 from __future__ import annotations
 
-import logging
 from typing import NoReturn
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
-from redis.exceptions import RedisError
 
 from api.claim.gate import CAPSULE_HEADERS
-from api.common import client_ip, json_response
+from api.common import json_response, refuse_miss
 from api.keys import CLOCK, DB, REDIS, SETTINGS
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, error_responses
-from core import ratelimit
-from core.errors import NotFound, TooManyRequests
 from models.plan import lifecycle
 from models.plan.plans import STATUSES
 
 routes = web.RouteTableDef()
-log = logging.getLogger(__name__)
-
-MISS_WINDOW_SECONDS = 60
 
 
 class CheckInLinkSchema(BaseSchema):
@@ -50,21 +43,14 @@ result_schema = CheckInLinkResultSchema()
 async def refuse_check_in_miss(request: web.Request) -> NoReturn:
     """404 for a link that checks nothing in (malformed, unknown, used, expired: one answer for
     all four), or 429 past RATE_LIMIT_CHECK_IN_MISSES_PER_IP misses a minute from one address.
-    Only misses are counted: a valid link is never limited. Shared by every route that checks
-    in by link."""
-    limit = request.app[SETTINGS].rate_limit_check_in_misses_per_ip
-    try:
-        retry = await ratelimit.hit(
-            request.app[REDIS], f"check-in-miss:ip:{client_ip(request)}", limit, MISS_WINDOW_SECONDS
-        )
-    except (RedisError, OSError) as exc:
-        # The limiter only quiets guessing (a token's 256 bits keep it secret): with Redis down
-        # a miss is still a plain 404, never a 500.
-        log.warning("check-in miss limiter unavailable", extra={"error": repr(exc)})
-        retry = 0
-    if retry:
-        raise TooManyRequests("Too many unknown check-in links from this address; try again later.", retry)
-    raise NotFound("Check-in link")
+    Shared by every route that checks in by link."""
+    await refuse_miss(
+        request,
+        kind="check-in",
+        limit=request.app[SETTINGS].rate_limit_check_in_misses_per_ip,
+        what="Check-in link",
+        too_many="Too many unknown check-in links from this address; try again later.",
+    )
 
 
 @routes.post("/api/legacy/check-in/link")
