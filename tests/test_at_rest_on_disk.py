@@ -50,7 +50,7 @@ def _files(data_dir: Path, own_oid: str) -> list[Path]:
         here = Path(root)
         if here == data_dir / "base":
             dirs[:] = [d for d in dirs if d == own_oid]  # other databases: other tests' data
-        found += [here / name for name in files]
+        found += [here / name for name in files if (here / name).is_file()]  # not the server's socket
     return found
 
 
