@@ -17,7 +17,8 @@ from models.claim import capsule as capsules
 from models.contents import assets, beneficiaries, guardians, messages
 from models.delivery import outbox
 from models.pagination import PageRequest
-from models.plan import guardianships, journey
+from models.plan import journey
+from models.plan.guardianships import invitation
 from tests.archive_helpers import Archive
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve, guardian_session, report
@@ -134,8 +135,8 @@ async def test_plan_records(client, settings):
     assert_record(story, journey.Journey)
     assert story["transitions"]
     guardian = await guardian_session(client, setup.guardians[0])
-    (membership,) = await guardianships.list_for(pool, ring, guardian.user["id"])
-    assert_record(membership, guardianships.Guardianship)
+    (membership,) = await invitation.list_for(pool, ring, user_id=guardian.user["id"])
+    assert_record(membership, invitation.Guardianship)
     pending = query(
         settings, "SELECT id::text AS id FROM outbox WHERE status = 'pending' ORDER BY created_at"
     )
@@ -149,7 +150,8 @@ async def test_liveness_records(client, clock, run_worker):
     link, as read by the SQL that builds them (#17)."""
     from core.db import autocommit
     from models.delivery import outbox
-    from models.plan import guardianships, journey, plan_settings, plans
+    from models.plan import journey, plan_settings, plans
+    from models.plan.guardianships import invitation
     from tests.lifecycle_helpers import activate_plan, report
 
     owner = await sign_in(client)
@@ -165,8 +167,8 @@ async def test_liveness_records(client, clock, run_worker):
         outbox_id = (await cur.fetchone())["id"]
     assert plan is not None
     assert_record(journey.verification(plan), journey.Verification, "verification")
-    [item] = await guardianships.list_for(pool, ring, setup.guardians[0].session.user["id"])  # type: ignore[union-attr]
-    assert_record(item, guardianships.Guardianship, "guardianships")
+    [item] = await invitation.list_for(pool, ring, user_id=setup.guardians[0].session.user["id"])  # type: ignore[union-attr]
+    assert_record(item, invitation.Guardianship, "guardianships")
     delivery = await outbox.load(pool, ring, outbox_id)
     assert_record(delivery, outbox.Delivery, "outbox")
     assert delivery is not None and delivery["check_in_link"] is True

@@ -15,7 +15,7 @@ from marshmallow import fields, validate
 from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, Text, UtcDateTime, error_responses
-from models.plan import guardianships
+from models.plan.guardianships import heirs, invitation, verification
 
 routes = web.RouteTableDef()
 
@@ -156,8 +156,8 @@ link_delivery_schema = LinkDeliverySchema()
 
 
 async def _status_of(request: web.Request, plan_id: str) -> web.Response:
-    for item in await guardianships.list_for(
-        request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID]
+    for item in await invitation.list_for(
+        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID]
     ):
         if str(item["plan_id"]) == plan_id:
             return json_response({"ok": True, "status": item["status"]})
@@ -175,7 +175,9 @@ async def _status_of(request: web.Request, plan_id: str) -> web.Response:
 )
 @response_schema(GuardianshipSchema(many=True), 200)
 async def list_guardianships(request: web.Request) -> web.Response:
-    items = await guardianships.list_for(request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID])
+    items = await invitation.list_for(
+        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID]
+    )
     return json_response(
         [
             guardianship_schema.dump(
@@ -203,7 +205,7 @@ async def list_guardianships(request: web.Request) -> web.Response:
 
 
 async def _answer(request: web.Request, *, accept: bool) -> web.Response:
-    result = await guardianships.answer(
+    result = await invitation.answer(
         request.app[DB],
         request.app[REDIS],
         request.app[SETTINGS].key_ring,
@@ -260,7 +262,7 @@ async def decline(request: web.Request) -> web.Response:
 @response_schema(GuardianActionSchema, 200)
 async def report(request: web.Request) -> web.Response:
     plan_id = request.match_info["planId"]
-    await guardianships.report(
+    await verification.report(
         request.app[DB],
         request.app[REDIS],
         request.app[SETTINGS],
@@ -283,7 +285,7 @@ async def report(request: web.Request) -> web.Response:
 )
 @response_schema(AttestationSchema, 200)
 async def attestation(request: web.Request) -> web.Response:
-    message = await guardianships.attestation(
+    message = await verification.attestation(
         request.app[DB],
         request.app[REDIS],
         request.app[SETTINGS],
@@ -310,7 +312,7 @@ async def attestation(request: web.Request) -> web.Response:
 @response_schema(GuardianActionSchema, 200)
 async def approve(request: web.Request) -> web.Response:
     plan_id = request.match_info["planId"]
-    await guardianships.approve(
+    await verification.approve(
         request.app[DB],
         request.app[REDIS],
         request.app[SETTINGS],
@@ -334,7 +336,7 @@ async def approve(request: web.Request) -> web.Response:
 )
 @response_schema(LinkDeliverySchema, 202)
 async def resend_link(request: web.Request) -> web.Response:
-    delivery = await guardianships.resend_link(
+    delivery = await heirs.resend_link(
         request.app[DB],
         request.app[REDIS],
         request.app[SETTINGS].key_ring,
@@ -359,7 +361,7 @@ async def resend_link(request: web.Request) -> web.Response:
 )
 @response_schema(WalletChangeStatusSchema, 200)
 async def approve_wallet_change(request: web.Request) -> web.Response:
-    status = await guardianships.approve_wallet_change(
+    status = await heirs.approve_wallet_change(
         request.app[DB],
         request.app[SETTINGS].key_ring,
         user_id=request[USER_ID],

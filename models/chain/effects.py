@@ -14,7 +14,8 @@ from core.db import Cursor
 from core.errors import Conflict
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
-from models.plan import guardianships, lifecycle, plans
+from models.plan import plans, release_path
+from models.plan.guardianships import verification
 
 if TYPE_CHECKING:
     from models.chain.transactions import RelayRow
@@ -75,7 +76,7 @@ async def _approval_counted(cur: Cursor, ring: KeyRing, row: RelayRow, now: date
     if started is not None and row["created_at"] < started:
         # Signed in a round the owner's check-in ended: a veto voids it, however late it lands.
         raise Conflict("it was signed for an earlier verification, which the owner's check-in stopped")
-    return await guardianships.record_approval(
+    return await verification.record_approval(
         cur,
         ring,
         plan=plan,
@@ -103,7 +104,7 @@ async def _plan_released(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetim
             raise Conflict("the owner's cancel window is still open")
         if approved_at is not None and row["created_at"] < approved_at:
             raise Conflict("it was signed before the current approval, after the owner's check-in")
-    outbox_ids = await lifecycle.release_in(cur, plan_id=plan_id, now=now, actor="contract")
+    outbox_ids = await release_path.release_in(cur, plan_id=plan_id, now=now, actor="contract")
     if outbox_ids is None:
         plan = await plans.get_by_id(cur, plan_id)
         raise Conflict(f"the plan is {plan['status'] if plan else 'gone'}, not Approved")

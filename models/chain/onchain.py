@@ -21,7 +21,7 @@ from models.chain.transactions import Transaction
 from models.claim import wallets as heir_wallets
 from models.claim.capsule import Capsule
 from models.common import parse_id
-from models.plan.guardianships import require_accepted
+from models.plan.guardianships.membership import require_accepted
 from models.plan.plans import APPROVED, RELEASED
 from models.plan.plans import PENDING as PENDING_VERIFICATION
 
@@ -69,7 +69,7 @@ async def guardian_target(
         if member is None:
             raise NotFound("Plan")
         if accepted_only:
-            require_accepted(member["accepted_at"])
+            require_accepted(accepted_at=member["accepted_at"])
         plan = await _plan(cur, member["user_id"])
     return {
         "function": "approve_guardian",

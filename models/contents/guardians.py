@@ -4,7 +4,7 @@ One owner lists a guardian wallet at most once (409), and never one of their own
 a guardian exists to confirm, independently of the owner, that a release is warranted.
 Name, email and relationship are sealed at rest (models/sealed_text.py); the wallet is public.
 Adding a guardian emails them an invitation; they count once they accept it from their own
-session (models.plan.guardianships). A new wallet address clears their answer and asks again:
+session (models.plan.guardianships.invitation). A new wallet address clears their answer and asks again:
 the answer came from the old wallet. Decisions: docs/lifecycle.md ("Guardians say yes").
 """
 

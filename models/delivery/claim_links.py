@@ -8,7 +8,7 @@ no second chance (issue #16). Now:
   the worker (`process`) looks the address up: the response, the work on its path and the logs
   are the same whether or not it matched. A match with a plan that is `Released` or ready gets
   a new email with the same link, to the **registered** address only.
-- A guardian asks from their guardianship view (`models.plan.guardianships.resend_link`).
+- A guardian asks from their guardianship view (`models.plan.guardianships.heirs.resend_link`).
 - Both count against one limit: `PER_BENEFICIARY` resends per beneficiary per 24 h.
 - A claim-link email that ends `failed` or `skipped` emails every guardian (in the delivery
   job's transaction: models.delivery.outbox.Batch.record).

@@ -88,7 +88,7 @@ def _false_alarm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
 
 # On-chain, a plan is not released on a date: its beneficiaries are sent their links when the
 # cancel window ends, and one of them finalises the release with their wallet. Those emails say
-# that, and never promise a date (context "onchain", set by models.lifecycle.approve_in).
+# that, and never promise a date (context "onchain", set by models.plan.release_path.approve_in).
 _ONCHAIN_NEXT = (
     "each beneficiary will be sent their link, and the release happens when one of them confirms it "
     "with their wallet"

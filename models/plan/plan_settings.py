@@ -1,7 +1,8 @@
 """What the owner configures (settings, within the operator's bounds) and what blocks activation.
 
-Kept apart from the transitions (models.plan.lifecycle): these change with the plan's settings
-and readiness rules, the transitions with the state machine. Decisions: docs/lifecycle.md.
+Kept apart from the transitions (models.plan.lifecycle, models.plan.release_path): these change
+with the plan's settings and readiness rules, the transitions with the state machine.
+Decisions: docs/lifecycle.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@ PendingVerification → Approved → Released.
 
 Every transition is one guarded UPDATE (`WHERE status = ANY(from)`) run inside the caller's
 transaction, with its transition row; two racing triggers cannot both fire it. The caller
-adds the timeline entry (`timeline`) and the outbox rows in the same transaction (models.plan.lifecycle).
+adds the timeline entry (`timeline`) and the outbox rows in the same transaction
+(models.plan.lifecycle, models.plan.release_path).
 `guard_contents` is the one freeze check every plan-content mutation takes. Decisions:
 docs/lifecycle.md.
 """

@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 from core.db import Pool, autocommit, transaction
 from models.common import as_record
 from models.delivery import outbox
-from models.plan import lifecycle, plans
+from models.plan import plans, release_path
 from models.plan.plans import (
     ACTIVE,
     APPROVED,
@@ -72,17 +72,17 @@ async def advance(
         if plan["status"] == PENDING:
             return await _pending(cur, plan, now, contract_configured)
         if plan["status"] == APPROVED and plan["release_at"] is not None and plan["release_at"] <= now:
-            if contract_configured and await lifecycle.approved_on_chain(cur, plan):
+            if contract_configured and await release_path.approved_on_chain(cur, plan=plan):
                 # With a contract, only a confirmed finalize_release releases, and a beneficiary
                 # signs it: the plan is ready to finalise, and the heirs get their links now.
                 # Look again later: if the operator removes the contract, no finalize_release
                 # can ever come, and the release falls back to this scan.
-                ready = await lifecycle.ready_in(cur, plan=plan, now=now)
+                ready = await release_path.ready_in(cur, plan=plan, now=now)
                 await plans.set_next_due(cur, plan_id, now + CONTRACT_RECHECK)
                 return ("ready_to_finalize", ready) if ready is not None else ("awaiting_contract", [])
             # No contract, or a round the contract never saw (approved by attestations before
             # one was configured): the service releases it, as its emails said it would.
-            row_ids = await lifecycle.release_in(cur, plan_id=plan_id, now=now, actor="scheduler")
+            row_ids = await release_path.release_in(cur, plan_id=plan_id, now=now, actor="scheduler")
             return "released", row_ids or []
         await plans.set_next_due(cur, plan_id, next_due(plan))
         return "rescheduled", []
@@ -98,7 +98,7 @@ async def _active(cur: Any, plan: Plan, now: datetime) -> tuple[str, list[str]]:
     # reminder, not three stale ones, and verification supersedes the grace notice.
     stage = due[-1]
     if stage == STAGE_VERIFY:
-        row_ids = await lifecycle.start_verification_in(
+        row_ids = await release_path.start_verification_in(
             cur, plan=plan, now=now, actor="scheduler", actor_name=None, reason="inactivity"
         )
         return "verification_started", row_ids or []
@@ -150,7 +150,7 @@ async def _pending(cur: Any, plan: Plan, now: datetime, contract_configured: boo
     if any(stages[index][0] == TIMEOUT for index in due):
         # With a contract, only on-chain approvals can release: the deadline can only wait.
         release = plan["on_verification_timeout"] == "release" and not contract_configured
-        row_ids = await lifecycle.verification_timeout_in(
+        row_ids = await release_path.verification_timeout_in(
             cur, plan=plan, now=now, release=release, stages_done=done
         )
         outcome = "verification_timeout_released" if release else "verification_timeout_waiting"

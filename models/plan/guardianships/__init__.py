@@ -1,0 +1,13 @@
+"""The guardian's side: plans where one of the signed-in account's wallets is a guardian.
+
+A guardian account sees only those plans (any other plan id is 404, like a missing one) and
+nothing of their contents, Drafts included: that is where an invitation is answered. Once it
+has accepted, it can report that the owner has died or cannot act, and approve a release by
+signing a single-use attestation with the guardian wallet the owner recorded; before, both
+are 403. Once the plan is released or ready, it helps the heirs. Decisions: docs/lifecycle.md.
+
+- `membership`: which guardian row of a plan the caller is, and the 404/403/409 gates.
+- `invitation`: the guardian's list of plans, accepting or declining.
+- `verification`: the report, the attestation, the approval (and its threshold).
+- `heirs`: after release, an heir's link sent again and a lost wallet's replacement approved.
+"""

@@ -1,0 +1,165 @@
+"""The guardian's list of plans (invitations included) and their answer: accept or decline."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal, TypedDict
+
+from arq.connections import ArqRedis
+
+from core.db import Pool, autocommit, transaction
+from core.errors import Conflict, NotFound
+from core.files.crypto import KeyRing
+from models import activity, sealed_text
+from models.claim import wallets
+from models.common import parse_id
+from models.contents import guardians
+from models.delivery import claim_links, outbox
+from models.plan.guardianships.membership import FIRST_ROW, GUARDIAN_OF, membership
+from models.plan.plans import ACTIVE, APPROVED, FROZEN, PENDING, RELEASED, get_by_id
+
+InvitationState = Literal["pending", "accepted", "declined"]
+
+
+class Guardianship(TypedDict):
+    plan_id: str
+    owner_name: str | None
+    owner_wallet: str
+    status: str
+    threshold: int
+    approvals: int
+    approved_by_me: bool
+    reported_by_me: bool
+    release_at: datetime | None
+    invitation: InvitationState
+    invited_at: datetime | None
+    accepted_at: datetime | None
+    declined_at: datetime | None
+    ready_at: datetime | None  # contract mode: links sent, the release awaits a beneficiary
+    # Once released or ready: each heir's claim-link delivery (names only; empty before).
+    beneficiaries: list[claim_links.LinkDelivery]
+    # Wallets heirs proved in place of a lost one, waiting for the guardians (docs/soroban.md).
+    wallet_changes: list[wallets.WalletChange]
+
+
+class Answer(TypedDict):
+    """A guardian's answer to an invitation, and the plan's status at that moment."""
+
+    invitation: InvitationState
+    status: str
+
+
+def _state(accepted_at: datetime | None, declined_at: datetime | None) -> InvitationState:
+    return "accepted" if accepted_at else "declined" if declined_at else "pending"
+
+
+async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardianship]:
+    """Every plan the caller guards or is invited to guard (Drafts too), with its verification
+    progress and the caller's answer; no contents."""
+    async with autocommit(pool) as cur:
+        await cur.execute(
+            "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"
+            f" {sealed_text.select_list('users', 'o', ('name',), prefix='owner_')}, o.wallet_address AS"
+            " owner_wallet,"
+            " p.status, p.guardian_threshold, p.release_at, p.ready_at, g.invited_at, g.accepted_at,"
+            " g.declined_at,"
+            " (SELECT count(*) FROM guardians gg WHERE gg.user_id = p.user_id) AS guardians,"
+            " (SELECT count(*) FROM plan_approvals a WHERE a.plan_id = p.id AND a.round = "
+            "p.verification_round"
+            "   AND a.voided_at IS NULL AND p.verification_round > 0) AS approvals,"
+            " EXISTS (SELECT 1 FROM plan_approvals a WHERE a.plan_id = p.id AND a.round = "
+            "p.verification_round"
+            "   AND a.voided_at IS NULL AND a.approver_user_id = %s) AS approved_by_me,"
+            " EXISTS (SELECT 1 FROM plan_reports r WHERE r.plan_id = p.id AND r.round = p.verification_round"
+            "   AND r.reporter_user_id = %s) AS reported_by_me "
+            f"{GUARDIAN_OF} ORDER BY p.id, {FIRST_ROW}",
+            (user_id, user_id, user_id),
+        )
+        rows = await cur.fetchall()
+        links = await claim_links.deliveries(cur, ring, [row["plan_id"] for row in rows])
+        changes = await wallets.pending_changes(
+            cur, ring, plan_ids=[row["plan_id"] for row in rows], guardian_user_id=user_id
+        )
+    result = []
+    for sealed_row in rows:
+        row = sealed_text.open_row(ring, "users", sealed_row, id_key="owner_id", prefix="owner_")
+        threshold = row["guardian_threshold"] or row["guardians"] // 2 + 1
+        verified = row["status"] in (PENDING, APPROVED, RELEASED)  # the round's approvals still stand
+        result.append(
+            Guardianship(
+                plan_id=row["plan_id"],
+                owner_name=row["owner_name"],
+                owner_wallet=row["owner_wallet"],
+                status=row["status"],
+                threshold=threshold,
+                approvals=row["approvals"],
+                approved_by_me=bool(row["approved_by_me"]) and verified,
+                reported_by_me=bool(row["reported_by_me"]) and row["status"] != ACTIVE,
+                release_at=row["release_at"],
+                invitation=_state(row["accepted_at"], row["declined_at"]),
+                invited_at=row["invited_at"],
+                accepted_at=row["accepted_at"],
+                declined_at=row["declined_at"],
+                ready_at=row["ready_at"] if row["status"] == APPROVED else None,
+                beneficiaries=links.get(str(row["plan_id"]), []),
+                wallet_changes=changes.get(str(row["plan_id"]), []),
+            )
+        )
+    return result
+
+
+async def answer(
+    pool: Pool, redis: ArqRedis, ring: KeyRing, *, user_id: str, raw_plan_id: str, accept: bool, now: datetime
+) -> Answer:
+    """Accept or decline the invitation to guard this plan (every guardian row of the plan whose
+    wallet is the caller's). Answering again the same way changes nothing. A decline is told
+    to the owner; it is refused while guardians verify (409: a guardian does not step down in
+    the middle of a verification) and accepting is refused once the plan is released."""
+    plan_id = parse_id(raw_plan_id, "Plan")
+    async with transaction(pool) as cur:
+        await membership(cur, ring, user_id=user_id, plan_id=plan_id)
+        plan = await get_by_id(cur, plan_id, lock=True)
+        if plan is None:
+            raise NotFound("Plan")
+        if plan["status"] == RELEASED:
+            raise Conflict("This plan has already been released.")
+        if not accept and plan["status"] in FROZEN:
+            raise Conflict(
+                "Guardians are verifying this plan right now: you cannot step down until the verification "
+                "ends. If you are unsure, do nothing: the plan waits."
+            )
+        await cur.execute(
+            "SELECT g.id, g.accepted_at, g.declined_at FROM guardians g"
+            " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
+            " WHERE g.user_id = %s ORDER BY g.created_at FOR UPDATE OF g",
+            (user_id, plan["user_id"]),
+        )
+        rows = await cur.fetchall()
+        answered = "accepted_at" if accept else "declined_at"
+        changing = [r for r in rows if r[answered] is None]
+        row_ids: list[str] = []
+        for row in changing:
+            await guardians.record_answer(cur, row["id"], accept=accept, now=now)
+            await activity.record(
+                cur,
+                user_id=plan["user_id"],
+                kind="guardian.accepted" if accept else "guardian.declined",
+                entity_id=row["id"],
+                summary="A guardian "
+                + ("accepted to guard your plan" if accept else "declined to guard your plan"),
+                metadata={"actor": "guardian", "guardianId": str(row["id"])},
+            )
+            if not accept:
+                row_ids.append(
+                    await outbox.add(
+                        cur,
+                        kind="guardian_declined",
+                        plan_id=plan["id"],
+                        recipient_type="owner",
+                        recipient_id=plan["user_id"],
+                        now=now,
+                        context={"guardianId": str(row["id"])},
+                    )
+                )
+    await outbox.enqueue(redis, row_ids)
+    return Answer(invitation="accepted" if accept else "declined", status=plan["status"])

@@ -1,0 +1,75 @@
+"""Which guardian row of a plan the signed-in account is, and the gates every guardian action
+passes: 404 for a plan it does not guard, 403 before it accepted, 409 for a Draft."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TypedDict
+
+from core.db import Cursor
+from core.errors import Conflict, Forbidden, NotFound
+from core.files.crypto import KeyRing
+from models import sealed_text
+from models.common import as_record, parse_id
+from models.plan.plans import DRAFT, Plan, get_by_id
+
+
+class Membership(TypedDict):
+    """The guardian row (of the plan's owner) that one of the caller's wallets is."""
+
+    guardian_id: str
+    guardian_name: str
+    wallet_address: str
+    owner_wallet: str
+    accepted_at: datetime | None
+
+
+# The plans the account (first parameter) guards; join more conditions with AND.
+GUARDIAN_OF = (
+    "FROM plans p JOIN guardians g ON g.user_id = p.user_id"
+    " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
+    " JOIN users o ON o.id = p.user_id"
+    # Never the owner's own account, even through a guardian wallet it linked later.
+    " WHERE w.user_id <> p.user_id"
+)
+# Of an account's guardian rows on one plan (two linked wallets), the accepted one acts first.
+FIRST_ROW = "(g.accepted_at IS NULL), g.created_at"
+
+
+async def membership(cur: Cursor, ring: KeyRing, *, user_id: str, plan_id: str) -> Membership:
+    """The caller's guardian row of this plan (the accepted one first); 404 if it guards none."""
+    await cur.execute(
+        "SELECT g.id AS guardian_id,"
+        f" {sealed_text.select_list('guardians', 'g', ('name',), prefix='guardian_')},"
+        " g.wallet_address, o.wallet_address AS owner_wallet, g.accepted_at "
+        f"{GUARDIAN_OF} AND p.id = %s ORDER BY {FIRST_ROW} LIMIT 1",
+        (user_id, plan_id),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        raise NotFound("Plan")
+    return as_record(
+        Membership, sealed_text.open_row(ring, "guardians", row, id_key="guardian_id", prefix="guardian_")
+    )
+
+
+def require_accepted(*, accepted_at: datetime | None) -> None:
+    """403 for a guardian who has not accepted (or has declined): they do not count yet."""
+    if accepted_at is None:
+        raise Forbidden(
+            "You have not accepted to guard this plan: accept the invitation first "
+            "(POST /api/legacy/guardianships/{planId}/accept); only accepted guardians report or approve."
+        )
+
+
+async def locked(cur: Cursor, ring: KeyRing, *, user_id: str, raw_plan_id: str) -> tuple[Plan, Membership]:
+    """The plan (locked) and the caller's accepted guardian row; 404, 403 or 409 (a draft)."""
+    plan_id = parse_id(raw_plan_id, "Plan")
+    member = await membership(cur, ring, user_id=user_id, plan_id=plan_id)
+    require_accepted(accepted_at=member["accepted_at"])
+    plan = await get_by_id(cur, plan_id, lock=True)
+    if plan is None:
+        raise NotFound("Plan")
+    if plan["status"] == DRAFT:
+        raise Conflict("This plan is not active yet: there is nothing to report or approve.")
+    return plan, member

@@ -1,0 +1,251 @@
+"""A guardian's report that the owner has died or cannot act, the attestation they sign, and
+the approval it records (at the threshold, the plan moves to Approved)."""
+
+from __future__ import annotations
+
+import math
+import secrets
+import uuid
+from datetime import datetime, timedelta
+
+from arq.connections import ArqRedis
+
+from core import challenges
+from core.clock import wire_time
+from core.db import Cursor, Pool, autocommit, transaction
+from core.errors import BadRequest, Conflict, TooManyRequests, Unauthorized
+from core.files.crypto import KeyRing
+from core.settings import Settings
+from core.stellar.wallet import decode_signature, verify_signature
+from models import sealed_text
+from models.delivery import outbox
+from models.plan import approvals, plans, release_path
+from models.plan.guardianships.membership import locked
+from models.plan.plans import ACTIVE, PENDING, RELEASED, Plan, effective_threshold
+
+# Plan, verification round, guardian: an attestation issued before the owner's veto is not
+# found in the next round, so it cannot approve a release the guardian never saw.
+ATTESTATION_KEY = "legacy:attestation:{}:{}:{}"
+ATTESTATION_TTL = timedelta(minutes=10)
+
+
+def _cooldown(plan: Plan, settings: Settings, now: datetime) -> None:
+    """429 while the owner's last veto is more recent than PLAN_REPORT_COOLDOWN_SECONDS: a report
+    emails the owner and every guardian, and the owner has just said they are well."""
+    vetoed = plan["last_vetoed_at"]
+    if plan["status"] != ACTIVE or vetoed is None:
+        return
+    until = vetoed + timedelta(seconds=settings.plan_report_cooldown_seconds)
+    if now < until:
+        raise TooManyRequests(
+            f"The owner checked in and stopped the last verification at {wire_time(vetoed)}. To spare them "
+            f"and the other guardians an alarm a day, a new report is possible from {wire_time(until)}.",
+            math.ceil((until - now).total_seconds()),
+        )
+
+
+async def report(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    user_id: str,
+    raw_plan_id: str,
+    note: str | None,
+    now: datetime,
+) -> None:
+    """Active → PendingVerification at once; in verification the report is recorded, no more.
+    The guardian's name and note are sealed (models/sealed_text.py); the timeline names no one."""
+    ring = settings.key_ring
+    report_id = str(uuid.uuid4())
+    texts = sealed_text.sealed_values(ring, "plan_reports", report_id, {"note": note})
+    async with transaction(pool) as cur:
+        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
+        if plan["status"] == RELEASED:
+            raise Conflict("This plan has already been released.")
+        _cooldown(plan, settings, now)
+        row_ids: list[str] = []
+        if plan["status"] == ACTIVE:
+            row_ids = (
+                await release_path.start_verification_in(
+                    cur,
+                    plan=plan,
+                    now=now,
+                    actor="guardian",
+                    actor_name=member["guardian_name"],
+                    reason="guardian_report",
+                    ring=ring,
+                )
+                or []
+            )
+            round_ = plan["verification_round"] + 1
+        else:
+            round_ = plan["verification_round"]
+        texts.update(
+            sealed_text.sealed_values(
+                ring, "plan_reports", report_id, {"guardian_name": member["guardian_name"]}
+            )
+        )
+        await cur.execute(
+            "INSERT INTO plan_reports (id, plan_id, round, guardian_id, guardian_name_sealed,"
+            " reporter_user_id, note_sealed, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                report_id,
+                plan["id"],
+                round_,
+                member["guardian_id"],
+                texts["guardian_name_sealed"],
+                user_id,
+                texts["note_sealed"],
+                now,
+            ),
+        )
+        await plans.timeline(
+            cur,
+            user_id=plan["user_id"],
+            kind="guardian.reported",
+            plan_id=plan["id"],
+            summary="A guardian reported that you may have died or cannot act",
+            metadata={"actor": "guardian", "guardianId": str(member["guardian_id"]), "withNote": bool(note)},
+        )
+    await outbox.enqueue(redis, row_ids)
+
+
+async def attestation(
+    pool: Pool, redis: ArqRedis, settings: Settings, *, user_id: str, raw_plan_id: str, now: datetime
+) -> str:
+    """The text the guardian signs to approve; single use, 10 minutes, one outstanding per guardian."""
+    async with autocommit(pool) as cur:
+        plan, member = await locked(cur, settings.key_ring, user_id=user_id, raw_plan_id=raw_plan_id)
+    if plan["status"] != PENDING:
+        raise Conflict(
+            f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
+        )
+    message = (
+        f"{settings.service_name}: guardian attestation\n\n"
+        f"I, the guardian holding wallet {member['wallet_address']}, approve the release of the legacy plan "
+        f"{plan['id']} of the owner with wallet {member['owner_wallet']}.\n"
+        "I have good reason to believe the owner has died or can no longer act.\n\n"
+        f"Nonce: {secrets.token_hex(32)}\n"
+        f"Issued At: {wire_time(now)}\n"
+        f"Expiration Time: {wire_time(now + ATTESTATION_TTL)}"
+    )
+    key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
+    await redis.set(key, message, ex=int(ATTESTATION_TTL.total_seconds()))
+    return message
+
+
+async def record_approval(
+    cur: Cursor,
+    ring: KeyRing,
+    *,
+    plan: Plan,
+    guardian_id: str,
+    guardian_name: str,
+    wallet_address: str,
+    approver_user_id: str | None,
+    now: datetime,
+    source: str = "attestation",
+    message: str | None = None,
+    signature: str | None = None,
+    tx_hash: str | None = None,
+) -> list[str]:
+    """Store one approval of the current round on a locked PendingVerification plan; at the
+    threshold, move to Approved. Returns outbox row ids to enqueue after COMMIT.
+
+    Shared by the attestation route and the on-chain path (source "onchain", tx_hash).
+    """
+    if plan["status"] != PENDING:
+        raise Conflict(
+            f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
+        )
+    await approvals.record(
+        cur,
+        ring,
+        plan_id=plan["id"],
+        round_number=plan["verification_round"],
+        guardian_id=guardian_id,
+        guardian_name=guardian_name,
+        wallet_address=wallet_address,
+        approver_user_id=approver_user_id,
+        source=source,
+        message=message,
+        signature=signature,
+        tx_hash=tx_hash,
+        now=now,
+    )
+    await plans.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="guardian.approved",
+        plan_id=plan["id"],
+        summary="A guardian approved the release",
+        metadata={"actor": "guardian", "guardianId": guardian_id, "source": source},
+    )
+    await cur.execute(
+        "SELECT count(*) AS approvals, (SELECT count(*) FROM guardians WHERE user_id = %s) AS guardians"
+        " FROM plan_approvals WHERE plan_id = %s AND round = %s AND voided_at IS NULL",
+        (plan["user_id"], plan["id"], plan["verification_round"]),
+    )
+    counts = await cur.fetchone()
+    if counts["approvals"] < effective_threshold(plan, counts["guardians"]):
+        return []
+    moved = await release_path.approve_in(
+        cur, plan=plan, now=now, actor="guardian", last_guardian_id=guardian_id
+    )
+    return moved or []
+
+
+async def approve(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    user_id: str,
+    raw_plan_id: str,
+    signature: str,
+    now: datetime,
+) -> None:
+    """Check the signature over the outstanding attestation, burn it, record the approval."""
+    if settings.service_contract_id:
+        raise Conflict(
+            "This service approves releases on-chain: POST /api/legacy/guardianships/{planId}/approve/build, "
+            "sign the returned approve_guardian transaction with your guardian wallet, and POST it to "
+            "/api/legacy/guardianships/{planId}/submit."
+        )
+    raw_signature = decode_signature(signature)
+    if raw_signature is None:
+        raise BadRequest(
+            ["signature: Must be a 64-byte ed25519 signature, base64 (88 chars) or hex (128 chars)."],
+            details={"signature": ["Not a valid signature encoding."]},
+        )
+    ring = settings.key_ring
+    async with autocommit(pool) as cur:
+        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
+    key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
+    message = await redis.get(key)
+    message = message.decode() if isinstance(message, bytes) else message
+    if message is None:
+        raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
+    if not verify_signature(member["wallet_address"], message, raw_signature):
+        raise Unauthorized("The signature does not match the attestation for your guardian wallet")
+    if not await challenges.consume_key(redis, key, message):
+        raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
+    async with transaction(pool) as cur:
+        signed_round = plan["verification_round"]
+        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
+        if plan["verification_round"] != signed_round:
+            raise Unauthorized("The attestation was for an earlier verification; request a new one")
+        row_ids = await record_approval(
+            cur,
+            ring,
+            plan=plan,
+            guardian_id=member["guardian_id"],
+            guardian_name=member["guardian_name"],
+            wallet_address=member["wallet_address"],
+            approver_user_id=user_id,
+            now=now,
+            message=message,
+            signature=signature.strip(),
+        )
+    await outbox.enqueue(redis, row_ids)

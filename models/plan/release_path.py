@@ -1,0 +1,280 @@
+"""The path to release every trigger shares: verification starts (a guardian's report, a missed
+grace period), the threshold is reached, the cancel window ends (ready on-chain, or released),
+the owner's verification deadline passes.
+
+The `*_in(cur, …)` functions are the transitions themselves, for callers that own the
+transaction (the scheduler, guardian routes, the on-chain path): the guarded transition
+(models.plan.plans), its Family Timeline entry and its outbox rows are written on that
+cursor; each returns the outbox row ids it wrote, to enqueue after COMMIT, or None when the
+plan was not in the state it moves from (one way to say "did not move").
+The owner's side (activation, check-in, the veto) is models.plan.lifecycle. Decisions: docs/lifecycle.md.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from core.clock import wire_time
+from core.db import Cursor
+from core.files.crypto import KeyRing
+from models.delivery import outbox
+from models.plan import plans
+from models.plan.plans import (
+    ACTIVE,
+    APPROVED,
+    PENDING,
+    RELEASED,
+    Actor,
+    Plan,
+    transition,
+    update_schedule,
+)
+
+
+async def start_verification_in(
+    cur: Cursor,
+    *,
+    plan: Plan,
+    now: datetime,
+    actor: Actor,
+    actor_name: str | None,
+    reason: str,
+    ring: KeyRing | None = None,
+) -> list[str] | None:
+    """Active → PendingVerification; owner and every guardian emailed. None if it was not Active.
+    `ring` seals `actor_name` (a guardian's) in the transition row."""
+    moved = await transition(
+        cur,
+        plan_id=plan["id"],
+        from_statuses=(ACTIVE,),
+        to_status=PENDING,
+        now=now,
+        actor=actor,
+        actor_name=actor_name,
+        ring=ring,
+        reason=reason,
+        values={
+            "verification_round": plan["verification_round"] + 1,
+            "verification_started_at": now,
+            "verification_reason": reason,
+            "verification_stage_done": 0,
+            "verification_timed_out_at": None,
+        },
+    )
+    if moved is None:
+        return None
+    context = {"reason": reason}
+    row_ids = await outbox.add_for_owner_and_guardians(
+        cur,
+        owner_kind="verification_started",
+        guardian_kind="verification_requested",
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        context=context,
+    )
+    summary = (
+        "A guardian reported that you may have died or cannot act; guardians were asked to verify"
+        if reason == "guardian_report"
+        else "No check-in before the end of the grace period; guardians were asked to verify"
+    )
+    await plans.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.verification_started",
+        plan_id=plan["id"],
+        summary=summary + ". Check in to stop it.",
+        metadata={"actor": actor, "reason": reason},
+    )
+    return row_ids
+
+
+async def approve_in(
+    cur: Cursor, *, plan: Plan, now: datetime, actor: Actor, last_guardian_id: str
+) -> list[str] | None:
+    """PendingVerification → Approved (threshold reached): the cancel window starts now. None if
+    it was not PendingVerification."""
+    release_at = now + timedelta(seconds=plan["cancel_window_seconds"])
+    onchain = await approved_on_chain(cur, plan=plan)
+    moved = await transition(
+        cur,
+        plan_id=plan["id"],
+        from_statuses=(PENDING,),
+        to_status=APPROVED,
+        now=now,
+        actor=actor,
+        reason="threshold_reached",
+        values={"approved_at": now, "release_at": release_at},
+    )
+    if moved is None:
+        return None
+    # On-chain, nobody is released "on" a date: the heirs are emailed then, and one of them
+    # finalises. The emails say so (models.delivery.emails), rather than promise a date that will
+    # not come.
+    context = {"releaseAt": release_at.isoformat(), "onchain": onchain}
+    row_ids = await outbox.add_for_owner_and_guardians(
+        cur,
+        owner_kind="plan_approved",
+        guardian_kind="plan_approved_guardian",
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        context=context,
+        exclude=[last_guardian_id] if last_guardian_id else [],
+    )
+    await plans.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.approved",
+        plan_id=plan["id"],
+        summary="Guardians approved the release; "
+        + (
+            "when the cancel window ends your beneficiaries get their links and one of them finalises "
+            "it on-chain, unless you check in"
+            if onchain
+            else "it happens when the cancel window ends unless you check in"
+        ),
+        metadata={"actor": actor, "releaseAt": wire_time(release_at), "onchain": onchain},
+    )
+    return row_ids
+
+
+async def approved_on_chain(cur: Cursor, *, plan: Plan) -> bool:
+    """Whether this round's approvals were all given on-chain: only then can the contract, which
+    knows only those, finalise the release. A round approved by attestations is released by the
+    scheduler even if a contract was configured since (docs/soroban.md, "Configuring or removing
+    the contract")."""
+    await cur.execute(
+        "SELECT count(*) AS total, count(*) FILTER (WHERE source = 'onchain') AS onchain"
+        " FROM plan_approvals WHERE plan_id = %s AND round = %s AND voided_at IS NULL",
+        (plan["id"], plan["verification_round"]),
+    )
+    counts = await cur.fetchone()
+    return bool(counts["total"]) and counts["onchain"] == counts["total"]
+
+
+async def ready_in(cur: Cursor, *, plan: Plan, now: datetime) -> list[str] | None:
+    """Contract mode, cancel window over: the plan is ready to finalise. Every beneficiary is
+    emailed their claim link now (finalize_release needs it), the owner and guardians are told.
+    Once per approval: None if it was already ready (or no longer Approved)."""
+    if not await plans.mark_ready(cur, plan["id"], now):
+        return None
+    context = {"stage": "ready"}
+    row_ids = await outbox.add_for_beneficiaries(
+        cur, kind="claim_link", plan_id=plan["id"], owner_id=plan["user_id"], now=now, context=context
+    )
+    row_ids += await outbox.add_for_owner_and_guardians(
+        cur,
+        owner_kind="plan_ready",
+        guardian_kind="plan_ready_guardian",
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+    )
+    await plans.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.ready_to_finalize",
+        plan_id=plan["id"],
+        summary="The cancel window ended: each beneficiary was sent their link, and the release "
+        "happens when one of them finalises it on-chain",
+        metadata={"actor": "scheduler"},
+    )
+    return row_ids
+
+
+async def release_in(cur: Cursor, *, plan_id: str, now: datetime, actor: Actor) -> list[str] | None:
+    """Approved → Released: every beneficiary is emailed their claim link. None if not Approved.
+
+    The scheduler calls this when the cancel window has passed and no contract is configured;
+    the on-chain path calls it once finalize_release is confirmed.
+    """
+    moved = await transition(
+        cur,
+        plan_id=plan_id,
+        from_statuses=(APPROVED,),
+        to_status=RELEASED,
+        now=now,
+        actor=actor,
+        reason="released",
+        values={"released_at": now},
+    )
+    if moved is None:
+        return None
+    row_ids = await outbox.add_for_beneficiaries(
+        cur,
+        kind="claim_link",
+        plan_id=plan_id,
+        owner_id=moved["user_id"],
+        now=now,
+        context={"stage": "released"},
+    )
+    row_ids += await outbox.add_for_guardians(
+        cur, kind="plan_released_guardian", plan_id=plan_id, owner_id=moved["user_id"], now=now
+    )
+    await plans.timeline(
+        cur,
+        user_id=moved["user_id"],
+        kind="plan.released",
+        plan_id=plan_id,
+        summary="The plan was released; each beneficiary was sent their claim link",
+        metadata={"actor": actor},
+    )
+    return row_ids
+
+
+async def verification_timeout_in(
+    cur: Cursor, *, plan: Plan, now: datetime, release: bool, stages_done: int
+) -> list[str] | None:
+    """The owner's verification deadline passed with approvals below the threshold and no
+    check-in (the plan is locked and PendingVerification). `release`: to Approved, the cancel
+    window still running; otherwise the plan goes on waiting. Either way the owner (with a
+    check-in link) and the guardians are told, once: the scheduler moves `stages_done` past
+    the deadline in the same transaction. None if the plan was not PendingVerification."""
+    if release:
+        release_at = now + timedelta(seconds=plan["cancel_window_seconds"])
+        moved = await transition(
+            cur,
+            plan_id=plan["id"],
+            from_statuses=(PENDING,),
+            to_status=APPROVED,
+            now=now,
+            actor="scheduler",
+            reason="verification_timeout",
+            values={"approved_at": now, "release_at": release_at, "verification_stage_done": stages_done},
+        )
+        if moved is None:
+            return None
+        context: dict[str, Any] = {"outcome": "release", "releaseAt": release_at.isoformat()}
+        summary = (
+            "The verification deadline passed without enough guardian approvals: as you chose, the plan "
+            "will be released when the cancel window ends, unless you check in"
+        )
+    else:
+        await update_schedule(
+            cur, plan["id"], {"verification_timed_out_at": now, "verification_stage_done": stages_done}
+        )
+        context = {"outcome": "wait"}
+        summary = (
+            "The verification deadline passed without enough guardian approvals: as you chose, the plan "
+            "goes on waiting for your guardians or your check-in"
+        )
+    row_ids = await outbox.add_for_owner_and_guardians(
+        cur,
+        owner_kind="verification_timeout",
+        guardian_kind="verification_timeout_guardian",
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        context=context,
+    )
+    await plans.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.verification_timed_out",
+        plan_id=plan["id"],
+        summary=summary,
+        metadata={"actor": "scheduler", "outcome": context["outcome"]},
+    )
+    return row_ids
