@@ -2,6 +2,7 @@
 FROM python:3.11-slim
 WORKDIR /app
 COPY pyproject.toml README.md ./
+COPY service ./service
 COPY api ./api
 COPY core ./core
 COPY models ./models

@@ -82,6 +82,11 @@ def start(
     return processes.Server(name, proc, log_path)
 
 
+def cli_module(tree: Path) -> str:
+    """The tree's process entry: `service.cli`, or `core.process.cli` in trees from before #29."""
+    return "service.cli" if (tree / "service" / "cli.py").exists() else "core.process.cli"
+
+
 def _stop_on_sigterm(*_: object) -> None:
     raise KeyboardInterrupt  # so the finally below stops every process and drops the database
 
@@ -114,14 +119,14 @@ class AB:
         for name, tree in self.args.services.items():
             port = processes.free_port()
             api_env = {**env, "PORT": str(port)}
-            api = start(name, Path(tree), ["core.process.cli", "serve"], api_env, self.workdir)
+            api = start(name, Path(tree), [cli_module(Path(tree)), "serve"], api_env, self.workdir)
             api.base_url = f"http://127.0.0.1:{port}"
             self.apis[name] = api
             self.servers.append(api)
         port = processes.free_port()
         self.ceiling = start("ceiling", ROOT, ["bench.ceiling"], {**env, "PORT": str(port)}, self.workdir)
         self.ceiling.base_url = f"http://127.0.0.1:{port}"
-        self.worker = start("worker", ROOT, ["core.process.cli", "worker"], env, self.workdir)
+        self.worker = start("worker", ROOT, ["service.cli", "worker"], env, self.workdir)
         self.servers += [self.ceiling, self.worker]
         for api in self.apis.values():
             await processes.wait_ready(api, "/api/health")

@@ -92,7 +92,7 @@ async def main() -> int:
     soroban_rpc = SorobanRpcEmulator(contract_id=random_contract_id())
     await soroban_rpc.start()
     env.update(SERVICE_CONTRACT_ID=str(soroban_rpc.contract_id), SOROBAN_RPC_URL=soroban_rpc.url)
-    api = start_server("service", ["core.process.cli", "serve"], env, workdir)
+    api = start_server("service", ["service.cli", "serve"], env, workdir)
     api.base_url = f"http://127.0.0.1:{env['PORT']}"
     try:
         await wait_ready(api, "/api/health")

@@ -37,12 +37,12 @@ from arq.connections import ArqRedis
 
 from core import db, mailer
 from core.files.crypto import KeyRing
-from core.process.migrate import apply_migrations
 from core.redis import connect
 from core.settings import Settings
 from models import sealed_text
 from models.delivery import emails, outbox
 from models.plan import scheduler
+from service.migrate import apply_migrations
 from workers.main import MAX_JOBS
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ import psycopg2.extensions
 import redis as redis_sync
 
 from core.files.crypto import KeyRing
-from core.process.migrate import apply_migrations
+from service.migrate import apply_migrations
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres"

@@ -4,7 +4,7 @@
                                   [--connections 32] [--big]
 
 Starts a fresh `lps_bench_<pid>` database (migrated) and a free Redis db index (flushed) on
-DATABASE_URL / REDIS_URL (default: this machine's), the real API (`python -m core.process.cli
+DATABASE_URL / REDIS_URL (default: this machine's), the real API (`python -m service.cli
 serve`, production mode, generated secrets), the real worker when the archive runs, and the
 ceiling (`python -m bench.ceiling`). Plain request scenarios use wrk when installed (else
 bench/loadgen.py); sign-in always uses bench/loadgen.py since each challenge must be signed.
@@ -166,7 +166,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
                 EMAIL_PROVIDER_API_KEY="bench-provider-key",
                 EMAIL_FROM="bench@example.test",
             )
-        api = start_server("service", ["core.process.cli", "serve"], env, workdir)
+        api = start_server("service", ["service.cli", "serve"], env, workdir)
         api.base_url = f"http://127.0.0.1:{env['PORT']}"
         servers.append(api)
         ceiling_env = {**env, "PORT": str(free_port())}
@@ -175,7 +175,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
         servers.append(ceiling)
         worker = None
         if {"archive", "capsule", "lifecycle"} & set(args.only):
-            worker = start_server("worker", ["core.process.cli", "worker"], env, workdir)
+            worker = start_server("worker", ["service.cli", "worker"], env, workdir)
             servers.append(worker)
         await wait_ready(api, "/api/health")
         await wait_ready(ceiling, "/health")
@@ -203,7 +203,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
         if "soroban" in args.only:
 
             def start_worker(name: str) -> Server:
-                return start_server(name, ["core.process.cli", "worker"], env, workdir)
+                return start_server(name, ["service.cli", "worker"], env, workdir)
 
             soroban_results = await soroban.run(bench, workdir, start_worker)
         if "lifecycle" in args.only:

@@ -8,7 +8,7 @@ status, or a transport failure), p50/p99 latency, and the API's RSS sampled ever
 the soak, so a leak shows as a slope. One process generates the load on the same two cores
 as the API, PostgreSQL and Redis: figures are for this machine, read them as such.
 
-A worker (`core.process.cli worker`, production settings, its cron jobs at their shipped
+A worker (`service.cli worker`, production settings, its cron jobs at their shipped
 intervals) runs beside the API, and both RSS are sampled every `--sample-seconds` (default 60)
 with the requests served so far; each sample is printed as a JSON line when taken (a run cut
 short still says what it saw), and the summary gives the slope of each half of the run.
@@ -234,9 +234,9 @@ async def main() -> int:
     env = service_env(database_url, redis_url, {"STORAGE_URL": (workdir / "objects").as_uri()}, free_port())
     env["DB_POOL_MAX"] = "20"
     env.pop("LIFECYCLE_SCAN_SECONDS")  # the worker's crons at their shipped intervals
-    api = start_server("api", ["core.process.cli", "serve"], env, workdir)
+    api = start_server("api", ["service.cli", "serve"], env, workdir)
     api.base_url = f"http://127.0.0.1:{env['PORT']}"
-    worker = start_server("worker", ["core.process.cli", "worker"], env, workdir)
+    worker = start_server("worker", ["service.cli", "worker"], env, workdir)
     try:
         await wait_ready(api, "/api/health")
         phases = await run(

@@ -3,7 +3,7 @@
 Each variable is declared once, as a field of `Settings` built by `setting()`: its name, default,
 bounds or allowed values, one-line doc and secret flag; the type is the field's annotation.
 `load_settings()` reads every variable from that declaration, the README's configuration table
-is generated from it (`python -m core.process.settings_docs` rewrites it) and a test checks both the table and
+is generated from it (`python -m service.settings_docs` rewrites it) and a test checks both the table and
 `.env.example` against it. A bad value raises `ConfigError` naming the variable, so an operator
 sees what to fix before any traffic. Why not pydantic-settings: docs/configuration.md.
 """

@@ -28,9 +28,9 @@ from api.app import create_app
 from api.server import ServiceRunner
 from core.clock import Clock
 from core.files.crypto import KeyRing
-from core.process.migrate import apply_migrations
 from core.settings import Settings, load_settings
 from core.stellar.readline import restore_aiohttp_readline
+from service.migrate import apply_migrations
 from tests.helpers import scratch_database
 from workers.main import create_worker
 
@@ -62,7 +62,7 @@ def _with_redis_db(url: str, index: int) -> str:
 @pytest.fixture(scope="session")
 def service_urls() -> Iterator[tuple[str, str]]:
     """Base URLs of PostgreSQL and Redis: from the environment, else embedded under .data/test."""
-    from core.process.embedded import start_postgres, start_redis
+    from service.embedded import start_postgres, start_redis
 
     stops = []
     database_url = os.environ.get("DATABASE_URL", "")

@@ -84,7 +84,7 @@ def assert_error(body: dict[str, Any], status: int) -> None:
 def migrations_before(dest: Path, name_prefix: str) -> Path:
     """A copy of the migrations whose names sort before `name_prefix` (e.g. "0012_"), in `dest`,
     to build a database as an older release left it."""
-    from core.process.migrate import migration_files
+    from service.migrate import migration_files
 
     dest.mkdir(parents=True, exist_ok=True)
     for path in migration_files():
@@ -95,8 +95,8 @@ def migrations_before(dest: Path, name_prefix: str) -> Path:
 
 def migrations_before_drop(dest: Path) -> Path:
     """The migrations before the first that needs every private text sealed (it drops the
-    plaintext columns: core.process.migrate.RESEAL_FIRST)."""
-    from core.process.migrate import RESEAL_FIRST, migration_files
+    plaintext columns: service.migrate.RESEAL_FIRST)."""
+    from service.migrate import RESEAL_FIRST, migration_files
 
     first = next(p.name for p in migration_files() if p.read_text().startswith(RESEAL_FIRST))
     return migrations_before(dest, first)

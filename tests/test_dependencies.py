@@ -79,7 +79,7 @@ async def test_database_outage_is_503_on_routes_not_500(make_client, service_url
         scratch_database(service_urls[0], "lps_outage") as (name, url),
         closing(psycopg2.connect(service_urls[0])) as admin,
     ):
-        from core.process.migrate import apply_migrations
+        from service.migrate import apply_migrations
 
         apply_migrations(url)
         admin.autocommit = True

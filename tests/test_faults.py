@@ -18,7 +18,7 @@ from stellar_sdk import Keypair
 
 from api.keys import DB
 from core import db
-from core.process.migrate import apply_migrations
+from service.migrate import apply_migrations
 from tests.helpers import scratch_database, sign_in, until
 from tests.private_services import private_redis
 

@@ -3,12 +3,17 @@ module writes each table, no SQL writes outside models/, no folder of more than 
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import tomllib
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ("api", "workers", "models", "core")
+PRODUCTION = ("service", *CODE)
 MAX_MODULES = 12
 
 _TABLE = re.compile(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)")
@@ -61,3 +66,22 @@ def test_no_folder_holds_more_than_twelve_modules():
             if len(modules) > MAX_MODULES:
                 crowded[str(directory.relative_to(ROOT))] = len(modules)
     assert not crowded, f"folders past {MAX_MODULES} modules (group them by feature): {crowded}"
+
+
+def test_the_console_script_and_the_build_carry_the_service():
+    """`legacy-planning` is service.cli:main and every production package is in the build; the
+    installed script runs from outside the checkout (so the install maps `service`)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["scripts"] == {"legacy-planning": "service.cli:main"}
+    include = project["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert [room for room in PRODUCTION if f"{room}*" not in include] == []
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "APP_ENV")}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "legacy-planning"), "migrate"],
+        cwd="/",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr.strip()) == (2, "configuration error: DATABASE_URL is required")

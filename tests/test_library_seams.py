@@ -279,7 +279,7 @@ def api_process(settings: Settings, tmp_path: Path) -> Iterator[tuple[str, subpr
     log_path = tmp_path / "api.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "core.process.cli", "serve"], cwd=ROOT, env=env, stdout=log, stderr=log
+            [sys.executable, "-m", "service.cli", "serve"], cwd=ROOT, env=env, stdout=log, stderr=log
         )
     try:
         yield f"http://127.0.0.1:{port}", process, log_path
@@ -291,7 +291,7 @@ def api_process(settings: Settings, tmp_path: Path) -> Iterator[tuple[str, subpr
 async def test_the_api_process_repairs_readline_at_start(settings, api_process):
     """`legacy-planning serve` calls the repair before serving: a multipart archive upload to the
     real API process is accepted (with stellar_sdk's readline it fails inside aiohttp's multipart
-    reader). Worker processes start through the same `core.process.cli.main`."""
+    reader). Worker processes start through the same `service.cli.main`."""
     base, process, log_path = api_process
     user_id = str(uuid.uuid4())
     with psycopg2.connect(settings.database_url) as conn, conn.cursor() as cur:

@@ -8,7 +8,7 @@ import psycopg2
 import psycopg2.extensions
 import pytest
 
-from core.process.migrate import apply_migrations, migration_files
+from service.migrate import apply_migrations, migration_files
 from tests.helpers import migrations_before_drop, scratch_database
 
 

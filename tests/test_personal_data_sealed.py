@@ -16,11 +16,10 @@ from arq import cron
 
 from core.db import create_pool
 from core.files.crypto import KeyRing
-from core.process.cli import reseal_hook
-from core.process.migrate import apply_migrations
 from models import sealed_text
 from models.account import users
 from models.contents import assets, beneficiaries, guardians
+from service.migrate import apply_migrations, reseal_hook
 from tests.helpers import migrations_before, scratch_database, sign_in
 from tests.lifecycle_helpers import activate_plan, approve, guardian_session, report
 from tests.plan_helpers import create, query

@@ -13,10 +13,9 @@ from arq import cron
 
 from core.db import create_pool
 from core.files.crypto import KeyRing
-from core.process.cli import reseal_hook
-from core.process.migrate import apply_migrations
 from models import sealed_text
 from models.contents import messages
+from service.migrate import apply_migrations, reseal_hook
 from tests.capsule_helpers import Family, family
 from tests.helpers import migrations_before, scratch_database, sign_in
 from tests.plan_helpers import create, query

@@ -12,8 +12,8 @@ import pytest
 
 import core.settings as settings_module
 from core.files.crypto import KeyRing
-from core.process import settings_docs
 from core.settings import ConfigError, load_settings
+from service import settings_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = {
@@ -81,7 +81,7 @@ def test_serve_refuses_to_start_in_production_without_secret(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in {"JWT_SECRET", "ENCRYPTION_KEYS"}}
     env.update(APP_ENV="production", DATA_DIR=str(tmp_path), ENCRYPTION_KEYS=GOOD["ENCRYPTION_KEYS"])
     proc = subprocess.run(
-        [sys.executable, "-m", "core.process.cli", "serve"],
+        [sys.executable, "-m", "service.cli", "serve"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -109,7 +109,7 @@ def test_readme_table_is_the_declaration():
     readme = (ROOT / "README.md").read_text()
     assert readme == settings_docs.rewrite_readme(readme), (
         "README's configuration table disagrees with core/settings.py;"
-        " run `.venv/bin/python -m core.process.settings_docs` to regenerate it"
+        " run `.venv/bin/python -m service.settings_docs` to regenerate it"
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from core.process.supervise import Restarting
+from service.supervise import Restarting
 
 
 def _spawner(code: str, spawned: list[subprocess.Popen[bytes]]):

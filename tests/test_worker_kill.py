@@ -1,7 +1,7 @@
 """A real worker process SIGKILLed in the middle of a job, then a new one started: the job
 completes and its effect is applied once. What was lost, in each case: nothing.
 
-The worker is `python -m core.process.cli worker` (what `legacy-planning worker` runs) against the test
+The worker is `python -m service.cli worker` (what `legacy-planning worker` runs) against the test
 database, Redis index, queue and storage. It is caught mid-job by a stand-in that waits: the
 email provider holds the request open, or the test holds the archive item's row lock. After the
 kill, arq's in-progress mark keeps the job from running again for its lease (the longest job
@@ -82,7 +82,7 @@ def spawn_worker(settings: Settings, keys: str, tmp_path: Path) -> Any:
         env = worker_env(dataclasses.replace(settings, **overrides), keys)
         log = (tmp_path / f"worker-{len(started)}.log").open("wb")
         process = subprocess.Popen(
-            [sys.executable, "-m", "core.process.cli", "worker"], cwd=ROOT, env=env, stdout=log, stderr=log
+            [sys.executable, "-m", "service.cli", "worker"], cwd=ROOT, env=env, stdout=log, stderr=log
         )
         started.append(process)
         return process

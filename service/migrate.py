@@ -7,11 +7,13 @@ ones before it applied and itself not applied (and is retried by the next run).
 
 A file whose first line is `RESEAL_FIRST` needs every private text sealed before it runs (it
 drops plaintext columns): `before_reseal`, when given, is called just before it, after every
-earlier file has committed. `legacy-planning migrate` passes the reseal job there.
+earlier file has committed. `legacy-planning migrate` and `dev` pass the reseal job there
+(`reseal_hook`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Callable
@@ -19,9 +21,13 @@ from pathlib import Path
 
 import psycopg2
 
+from core.db import create_pool
+from core.settings import Settings
+from models import sealed_text
+
 log = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
 LOCK_KEY = 727_001  # arbitrary, fixed: identifies "schema migration" among advisory locks
 FILE_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 RESEAL_FIRST = "-- legacy-planning: reseal first"
@@ -73,3 +79,23 @@ def apply_migrations(
     finally:
         conn.close()
     return applied
+
+
+def reseal_hook(settings: Settings, database_url: str) -> Callable[[], None] | None:
+    """The reseal job (models.sealed_text.reseal) as `migrate` runs it before a migration that
+    drops plaintext columns; None without ENCRYPTION_KEYS (that migration then refuses, naming
+    what is left, and drops nothing)."""
+    ring = settings.encryption_keys
+    if ring is None:
+        return None
+
+    async def reseal() -> None:
+        pool = await create_pool(database_url, 2)
+        try:
+            resealed, unopenable = await sealed_text.reseal(pool, ring)
+        finally:
+            pool.close()
+            await pool.wait_closed()
+        log.info("private texts sealed before migrating", extra={"count": resealed, "unopenable": unopenable})
+
+    return lambda: asyncio.run(reseal())

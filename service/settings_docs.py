@@ -31,9 +31,7 @@ def example_value(var: Variable) -> str:
     return "" if value is None else str(value)
 
 
-README_BEGIN = (
-    "<!-- settings-table: generated from core/settings.py by `python -m core.process.settings_docs` -->"
-)
+README_BEGIN = "<!-- settings-table: generated from core/settings.py by `python -m service.settings_docs` -->"
 README_END = "<!-- /settings-table -->"
 
 
