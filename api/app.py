@@ -21,6 +21,7 @@ from api.contents import assets, beneficiaries, guardians, messages
 from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
 from api.plan import check_in_link, check_in_page, guardianships, legacy
 from api.public import collect_public_routes
+from api.sep import stellar_toml
 from core import db, redis
 from core.clock import Clock
 from core.files.storage import open_configured_storage
@@ -50,6 +51,7 @@ ROUTE_MODULES = (
     html,
     capsule_page,
     check_in_page,
+    stellar_toml,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 

@@ -6,9 +6,11 @@ shared or browser cache should keep), and a `Server` header naming no versions.
 
 CORS is deliberate and small: exact origins from the setting, bearer tokens only (never
 `Allow-Credentials`: there are no cookies), preflight answered for paths that exist. Any
-other origin gets no CORS headers at all, so the browser refuses it. Written here rather than
-with aiohttp-cors, which wants every route registered with it and adds OPTIONS routes the
-authentication walk would then have to special-case; this is one dict lookup per response.
+other origin gets no CORS headers at all, so the browser refuses it. The one exception is
+`/.well-known/stellar.toml` (SEP-1 requires `Access-Control-Allow-Origin: *`; api/sep/stellar_toml.py).
+Written here rather than with aiohttp-cors, which wants every route registered with it and adds
+OPTIONS routes the authentication walk would then have to special-case; this is one dict lookup
+per response.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ async def response_headers(request: web.Request, response: web.StreamResponse) -
     if origins:
         headers.add("Vary", "Origin")
         origin = request.headers.get("Origin")
-        if origin is not None and origin in origins:
+        # A route that opened itself to every origin keeps its `*` (stellar.toml, SEP-1).
+        if origin is not None and origin in origins and "Access-Control-Allow-Origin" not in headers:
             headers["Access-Control-Allow-Origin"] = origin
             headers["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
 

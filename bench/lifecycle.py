@@ -263,7 +263,9 @@ async def bodies(
         for row_id in ids:
             row = await outbox.load(pool, ring, row_id)
             assert row is not None
-            message = emails.render(row, ring=ring, public_app_url=settings.public_app_url)
+            message = emails.render(
+                row, ring=ring, base_url=settings.public_base_url, app_url=settings.public_app_url
+            )
             out.append((row_id, mailer.body(settings, message)))
     finally:
         pool.close()

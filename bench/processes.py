@@ -25,6 +25,7 @@ import aiohttp
 import psycopg2
 import psycopg2.extensions
 import redis as redis_sync
+from stellar_sdk import Keypair
 
 from core.files.crypto import KeyRing
 from service.migrate import apply_migrations
@@ -177,9 +178,10 @@ def service_env(database_url: str, redis_url: str, storage: dict[str, str], port
         RATE_LIMIT_CHALLENGE_PER_IP="100000000",
         # Likewise every POST /api/claim/resend (the per-beneficiary limit stays as shipped).
         RATE_LIMIT_CLAIM_RESEND_PER_IP="100000000",
-        # Required in production (claim links in emails).
         ARCHIVE_MAX_BYTES=str(2 * 1024**3),
-        PUBLIC_APP_URL="http://127.0.0.1:5173",
+        # Required in production (links in emails, SEP-7 requests).
+        PUBLIC_BASE_URL=f"http://127.0.0.1:{port}",
+        URI_REQUEST_SIGNING_SEED=Keypair.random().secret,
         # The lifecycle bench times the scan itself: the worker's own scan stays out of its way.
         LIFECYCLE_SCAN_SECONDS="3600",
         LOG_LEVEL="INFO",

@@ -11,6 +11,7 @@ sees what to fix before any traffic. Why not pydantic-settings: docs/configurati
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
 import os
 import re
@@ -22,18 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stellar_sdk import StrKey
+from stellar_sdk import Keypair, StrKey
 
 from core.files.crypto import KeyRing
 
 ENVIRONMENTS = ("development", "production", "test")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 CONTRACT_ID_RE = re.compile(r"^C[A-Z2-7]{55}$")
-# Where claim links point when PUBLIC_APP_URL is unset outside production (a local web client).
-DEV_PUBLIC_APP_URL = "http://localhost:5173"
 WEAK_SECRETS = {"change-me", "changeme", "secret", "password"}
 TESTNET_PASSPHRASE = "Test SDF Network ; September 2015"  # noqa: S105 - public network name
-SECRETS_GENERATED_IN_DEV = ("JWT_SECRET", "ENCRYPTION_KEYS")
+SECRETS_GENERATED_IN_DEV = ("JWT_SECRET", "ENCRYPTION_KEYS", "URI_REQUEST_SIGNING_SEED")
 _VARIABLE = "variable"
 
 
@@ -93,6 +92,18 @@ def _origins(value: str) -> str | None:
     return None
 
 
+def _exact_origin(value: str) -> str | None:
+    if _ORIGIN_RE.match(value.rstrip("/")):
+        return None
+    return "must be an exact origin, like https://legacy.example.org (scheme and host, no path)"
+
+
+def _secret_seed(value: str) -> str | None:
+    if StrKey.is_valid_ed25519_secret_seed(value):
+        return None
+    return "must be a Stellar secret seed (S followed by 55 base32 characters, valid checksum)"
+
+
 def _strong_secret(value: str) -> str | None:
     if len(value.encode()) < 32 or value.lower() in WEAK_SECRETS or len(set(value)) < 8:
         return "must be at least 32 random bytes (e.g. `openssl rand -base64 48`)"
@@ -104,7 +115,8 @@ class Settings:
     environment: str = setting(
         "APP_ENV",
         "development",
-        "`production` refuses to start without `JWT_SECRET` (≥ 32 random bytes) and `ENCRYPTION_KEYS`",
+        "`production` refuses to start without `JWT_SECRET` (≥ 32 random bytes), `ENCRYPTION_KEYS`,"
+        " `URI_REQUEST_SIGNING_SEED` and `PUBLIC_BASE_URL`",
         choices=ENVIRONMENTS,
     )
     service_name: str = setting(
@@ -256,15 +268,31 @@ class Settings:
     )
     email_provider_url: str = setting("EMAIL_PROVIDER_URL", "", "Email provider endpoint")
     email_from: str = setting("EMAIL_FROM", "", "Sender address of the service's email")
+    public_base_url: str = setting(
+        "PUBLIC_BASE_URL",
+        "",
+        "This service's public origin: every link in email (`/claim/<token>`, `/check-in/<token>`,"
+        " `/guardian/<token>`), SEP-7 callbacks and their `origin_domain` (docs/pages.md)",
+        check=_exact_origin,
+        shown_default="(required in production; dev: `http://localhost:$PORT`)",
+        example="",
+    )
     public_app_url: str = setting(
         "PUBLIC_APP_URL",
-        DEV_PUBLIC_APP_URL,
-        "Origin of every link in email (`$PUBLIC_APP_URL/claim/<token>`, `$PUBLIC_APP_URL/check-in/<token>`):"
-        " the web client's, or, without one, this service's own public origin, which serves those pages"
-        " itself (docs/pages.md)",
+        "",
+        "The owners' web client's origin, if one is deployed; no email link points at it (docs/pages.md)",
         check=_http_origin,
-        shown_default=f"(required in production; dev: `{DEV_PUBLIC_APP_URL}`)",
+        shown_default="(unset: `PUBLIC_BASE_URL`)",
         example="",
+    )
+    uri_request_signing_seed: str = setting(
+        "URI_REQUEST_SIGNING_SEED",
+        "",
+        "Stellar secret seed (`S…`) that signs SEP-7 requests; its public key is"
+        " `URI_REQUEST_SIGNING_KEY` in `/.well-known/stellar.toml`",
+        check=_secret_seed,
+        secret=True,
+        shown_default="(generated in dev)",
     )
     plan_min_check_in_interval_seconds: int = setting(
         "PLAN_MIN_CHECK_IN_INTERVAL_SECONDS",
@@ -325,6 +353,11 @@ class Settings:
     @property
     def is_production(self) -> bool:
         return self.environment == "production"
+
+    @property
+    def uri_request_signing_key(self) -> Keypair:
+        """The SEP-7 request signer (its public key is published in stellar.toml)."""
+        return Keypair.from_secret(self.uri_request_signing_seed)
 
     @property
     def key_ring(self) -> KeyRing:
@@ -391,20 +424,36 @@ def _parse(kind: type, var: Variable, raw: str) -> Any:
     return text
 
 
+_REQUIRED = {
+    "JWT_SECRET": "at least 32 random bytes",
+    "ENCRYPTION_KEYS": "id:base64key[,id:base64key...]",
+    "URI_REQUEST_SIGNING_SEED": "a Stellar secret seed, S...; it signs SEP-7 requests",
+}
+_DEV_SECRET_MAKERS: dict[str, Callable[[], str]] = {
+    "JWT_SECRET": lambda: secrets.token_urlsafe(48),
+    "ENCRYPTION_KEYS": lambda: KeyRing.generate_entry("dev1"),
+    "URI_REQUEST_SIGNING_SEED": lambda: Keypair.random().secret,
+}
+
+
 def _dev_secrets(data_dir: Path) -> dict[str, str]:
-    """Generate once and persist the dev JWT secret and key ring, so restarts keep sessions and files."""
-    path = data_dir / "dev-secrets.json"
-    if path.exists():
-        loaded: dict[str, str] = json.loads(path.read_text())
-        return loaded
+    """Generate once and persist the dev secrets, so restarts keep sessions, files and the SEP-7
+    signer. A file from before a secret existed gets just that one added; a lock keeps the API and
+    worker, starting together, from writing different values."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    values = {
-        "JWT_SECRET": secrets.token_urlsafe(48),
-        "ENCRYPTION_KEYS": KeyRing.generate_entry("dev1"),
-    }
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(values, fh)
+    fd = os.open(data_dir / "dev-secrets.json", os.O_RDWR | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "r+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        text = fh.read()
+        values: dict[str, str] = json.loads(text) if text.strip() else {}
+        missing = {name: make() for name, make in _DEV_SECRET_MAKERS.items() if name not in values}
+        if missing:
+            values.update(missing)
+            fh.seek(0)
+            fh.truncate()
+            json.dump(values, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
     return values
 
 
@@ -412,7 +461,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Build Settings from the environment; raise ConfigError naming the offending variable.
 
     An unset or empty variable takes its declared default. Outside production a missing
-    JWT_SECRET or ENCRYPTION_KEYS is generated once under DATA_DIR; production requires both.
+    JWT_SECRET, ENCRYPTION_KEYS or URI_REQUEST_SIGNING_SEED is generated once under DATA_DIR;
+    production requires each, and PUBLIC_BASE_URL.
     """
     env = os.environ if env is None else env
     raw = {var.name: env.get(var.name, "") for _, _, var in FIELDS}
@@ -425,23 +475,26 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         elif kind is Path:
             values[attr] = _parse(kind, var, str(declared_default(attr)))  # resolved against the cwd
     environment = values.get("environment", "development")
-    if environment != "production" and not (raw["JWT_SECRET"] and raw["ENCRYPTION_KEYS"]):
+    if environment != "production" and not all(raw[name] for name in SECRETS_GENERATED_IN_DEV):
         dev = _dev_secrets(values["data_dir"])
-        raw["JWT_SECRET"] = raw["JWT_SECRET"] or dev["JWT_SECRET"]
-        raw["ENCRYPTION_KEYS"] = raw["ENCRYPTION_KEYS"] or dev["ENCRYPTION_KEYS"]
-    if not raw["JWT_SECRET"]:
-        raise ConfigError("JWT_SECRET is required in production (at least 32 random bytes)")
-    if not raw["ENCRYPTION_KEYS"]:
-        raise ConfigError("ENCRYPTION_KEYS is required in production (id:base64key[,id:base64key...])")
+        for name in SECRETS_GENERATED_IN_DEV:
+            raw[name] = raw[name] or dev[name]
     for attr, kind, var in FIELDS:
         if var.name in SECRETS_GENERATED_IN_DEV:
+            if not raw[var.name]:
+                raise ConfigError(f"{var.name} is required in production ({_REQUIRED[var.name]})")
             values[attr] = _parse(kind, var, raw[var.name])
-    if "public_app_url" in values:
-        values["public_app_url"] = values["public_app_url"].rstrip("/")
+    if "public_base_url" in values:
+        values["public_base_url"] = values["public_base_url"].rstrip("/")
     elif environment == "production":
         raise ConfigError(
-            "PUBLIC_APP_URL is required in production (the web client's origin, for claim links)"
+            "PUBLIC_BASE_URL is required in production (this service's public origin, for every"
+            " link in email and SEP-7 callbacks)"
         )
+    else:
+        values["public_base_url"] = f"http://localhost:{values.get('port', declared_default('port'))}"
+    # Without a web client of its own, the owners' "app" is this service.
+    values["public_app_url"] = values.get("public_app_url", values["public_base_url"]).rstrip("/")
     if values.get("service_contract_id") and not values.get("soroban_rpc_url"):
         raise ConfigError("SOROBAN_RPC_URL (http:// or https://) is required when SERVICE_CONTRACT_ID is set")
     return Settings(**values)

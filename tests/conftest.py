@@ -134,6 +134,7 @@ def settings(
             "PLAN_MIN_VERIFICATION_TIMEOUT_SECONDS": "60",
             # No cooldown between a veto and the next report, except where a test sets one.
             "PLAN_REPORT_COOLDOWN_SECONDS": "0",
+            "PUBLIC_BASE_URL": "https://legacy.example.test",
             "PUBLIC_APP_URL": "https://app.example.test",
         }
     )

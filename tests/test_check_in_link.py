@@ -1,5 +1,5 @@
 """Check-in without a wallet: every lifecycle email to the owner carries a one-time link
-(`$PUBLIC_APP_URL/check-in/<token>`), and POST /api/legacy/check-in/link counts exactly as a
+(`$PUBLIC_BASE_URL/check-in/<token>`), and POST /api/legacy/check-in/link counts exactly as a
 check-in. Real worker, the email capture server, the test clock."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from tests.lifecycle_helpers import activate_plan, approve, get_overview, report
 from tests.plan_helpers import activity_rows, query
 
 DAY = 86400
-LINK = re.compile(r"https://app\.example\.test/check-in/([0-9a-f]{64})")
+LINK = re.compile(r"https://legacy\.example\.test/check-in/([0-9a-f]{64})")
 URL = "/api/legacy/check-in/link"
 
 
@@ -24,7 +24,7 @@ def links_in(mail) -> list[str]:
     text = LINK.findall(mail.body["text"])
     html = LINK.findall(mail.body["html"])
     assert text == html[: len(text)] and all(
-        f'href="https://app.example.test/check-in/{t}"' in mail.body["html"] for t in text
+        f'href="https://legacy.example.test/check-in/{t}"' in mail.body["html"] for t in text
     )
     return text
 

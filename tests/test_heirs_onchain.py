@@ -19,7 +19,7 @@ from tests.test_onchain_rounds import approve_on_chain
 
 __all__ = ["onchain"]
 
-LINK_RE = re.compile(r"https://app\.example\.test/claim/([0-9a-f]{64})")
+LINK_RE = re.compile(r"https://legacy\.example\.test/claim/([0-9a-f]{64})")
 
 
 def worker_settings(rpc: Any, email_provider: Any) -> dict[str, Any]:

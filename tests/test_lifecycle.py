@@ -130,7 +130,7 @@ async def test_the_whole_story_by_inactivity(client, clock, run_worker, email_pr
     assert overview["status"] == "Released" and overview["releasedAt"]
     for heir in setup.beneficiaries:
         [mail] = email_provider.to(heir["email"])
-        link = f"https://app.example.test/claim/{heir['claimToken']}"
+        link = f"https://legacy.example.test/claim/{heir['claimToken']}"
         assert link in mail.body["text"] and f'href="{link}"' in mail.body["html"]
 
     resp = await client.get("/api/legacy/journey", headers=owner.headers)

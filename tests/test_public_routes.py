@@ -50,6 +50,9 @@ EXPECTED_PUBLIC = {
     ("POST", "/check-in/{token}"),
     ("GET", "/page.css"),
     ("HEAD", "/page.css"),
+    # SEP-1: the network and the key that signs SEP-7 requests, for any wallet.
+    ("GET", "/.well-known/stellar.toml"),
+    ("HEAD", "/.well-known/stellar.toml"),
     # The owner's check-in without a wallet: the one-time token in the body is the credential.
     ("POST", "/api/legacy/check-in/link"),
     # An heir asks for their link again by address: no token (docs/capsule.md).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from stellar_sdk import Keypair
 
 import core.settings as settings_module
 from core.files.crypto import KeyRing
@@ -19,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GOOD = {
     "JWT_SECRET": secrets.token_urlsafe(48),
     "ENCRYPTION_KEYS": KeyRing.generate_entry("p1"),
-    "PUBLIC_APP_URL": "https://legacy.example.org",
+    "PUBLIC_BASE_URL": "https://legacy.example.org",
+    "URI_REQUEST_SIGNING_SEED": Keypair.random().secret,
 }
 
 
@@ -57,6 +60,15 @@ def test_production_with_good_secrets_loads(tmp_path):
         ({**GOOD, "STORAGE_URL": "ftp://x"}, "STORAGE_URL"),
         ({**GOOD, "APP_ENV": "staging"}, "APP_ENV"),
         ({**GOOD, "LOG_LEVEL": "loud"}, "LOG_LEVEL"),
+        ({k: v for k, v in GOOD.items() if k != "PUBLIC_BASE_URL"}, "PUBLIC_BASE_URL"),
+        ({**GOOD, "PUBLIC_BASE_URL": "https://legacy.example.org/app"}, "PUBLIC_BASE_URL"),
+        ({k: v for k, v in GOOD.items() if k != "URI_REQUEST_SIGNING_SEED"}, "URI_REQUEST_SIGNING_SEED"),
+        # A public key where the seed belongs, and a seed with a broken checksum.
+        ({**GOOD, "URI_REQUEST_SIGNING_SEED": Keypair.random().public_key}, "URI_REQUEST_SIGNING_SEED"),
+        (
+            {**GOOD, "URI_REQUEST_SIGNING_SEED": GOOD["URI_REQUEST_SIGNING_SEED"][:-1] + "A"},
+            "URI_REQUEST_SIGNING_SEED",
+        ),
     ],
 )
 def test_bad_configuration_names_the_variable(tmp_path, env, variable):
@@ -74,7 +86,38 @@ def test_development_generates_and_persists_secrets(tmp_path):
     assert len(first.jwt_secret) >= 32
     assert first.jwt_secret == second.jwt_secret
     assert first.key_ring.primary_id == second.key_ring.primary_id
+    assert first.uri_request_signing_seed == second.uri_request_signing_seed
+    assert first.uri_request_signing_key.secret == first.uri_request_signing_seed
     assert oct((tmp_path / "dev-secrets.json").stat().st_mode & 0o777) == "0o600"
+    # The service's own origin by default, on its own port; the web client's falls back to it.
+    assert first.public_base_url == "http://localhost:8080"
+    assert first.public_app_url == "http://localhost:8080"
+    moved = load_settings({"APP_ENV": "development", "DATA_DIR": str(tmp_path), "PORT": "9123"})
+    assert moved.public_base_url == "http://localhost:9123"
+
+
+def test_a_dev_secrets_file_from_before_the_signing_seed_gets_it_added(tmp_path):
+    """Sessions and sealed files survive the upgrade: only the missing secret is generated."""
+    old = {"JWT_SECRET": secrets.token_urlsafe(48), "ENCRYPTION_KEYS": KeyRing.generate_entry("dev1")}
+    (tmp_path / "dev-secrets.json").write_text(json.dumps(old))
+    loaded = load_settings({"APP_ENV": "development", "DATA_DIR": str(tmp_path)})
+    assert loaded.jwt_secret == old["JWT_SECRET"]
+    stored = json.loads((tmp_path / "dev-secrets.json").read_text())
+    assert {k: stored[k] for k in old} == old
+    assert stored["URI_REQUEST_SIGNING_SEED"] == loaded.uri_request_signing_seed
+
+
+def test_public_base_url_and_app_url_are_kept_apart(tmp_path):
+    settings = load_settings(
+        prod(
+            tmp_path,
+            **{**GOOD, "PUBLIC_BASE_URL": "https://legacy.example.org/"},
+            PUBLIC_APP_URL="https://app.example.org",
+        )
+    )
+    assert settings.public_base_url == "https://legacy.example.org"
+    assert settings.public_app_url == "https://app.example.org"
+    assert load_settings(prod(tmp_path, **GOOD)).public_app_url == "https://legacy.example.org"
 
 
 def test_serve_refuses_to_start_in_production_without_secret(tmp_path):

@@ -15,7 +15,7 @@ from tests.lifecycle_helpers import activate_plan, approve, get_overview, report
 from tests.plan_helpers import activity_rows, query
 
 DAY = 86400
-LINK = re.compile(r"https://app\.example\.test/check-in/([0-9a-f]{64})")
+LINK = re.compile(r"https://legacy\.example\.test/check-in/([0-9a-f]{64})")
 CONTRACT_ID = StrKey.encode_contract(bytes(32))
 
 

@@ -47,7 +47,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     settings, pool, now = app.settings, app.db, app.clock.now()
     ids = [row_ids] if isinstance(row_ids, str) else list(row_ids)  # a job queued before batches
     configured = bool(settings.email_provider_api_key and settings.email_provider_url)
-    ring, app_url = app.key_ring, settings.public_app_url
+    ring, base_url, app_url = app.key_ring, settings.public_base_url, settings.public_app_url
     senders = app.senders  # the worker's, shared by its delivery jobs (workers/context.py)
 
     async with outbox.claim(pool, ring, ids, now=now) as batch:
@@ -64,7 +64,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
                 results.append(_result(row, "failed", "the recipient has no email address"))
             else:
                 try:
-                    message = emails.render(row, ring=ring, public_app_url=app_url)
+                    message = emails.render(row, ring=ring, base_url=base_url, app_url=app_url)
                 except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
                     reason = f"could not render the email ({type(exc).__name__})"
                     results.append(_settle(row, mailer.Outcome("retry", reason), now))

@@ -55,8 +55,8 @@ def share(percentage: Decimal) -> str:
 @docs(
     tags=["pages"],
     summary="The heir's capsule as a page (HTML, no JavaScript)",
-    description="What `$PUBLIC_APP_URL/claim/<token>` opens when `PUBLIC_APP_URL` is this service's "
-    "own origin: the capsule of `GET /api/claim/{token}` rendered on the server (locked, released), "
+    description="What `$PUBLIC_BASE_URL/claim/<token>`, the link in every claim email, opens: the "
+    "capsule of `GET /api/claim/{token}` rendered on the server (locked, released), "
     "behind the same gate (token lookup, miss limit); an unknown or malformed token is the 404 page, "
     "past the limit the 429 page. docs/pages.md.",
     produces=["text/html"],

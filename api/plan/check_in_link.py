@@ -1,5 +1,5 @@
 """POST /api/legacy/check-in/link: a check-in without a wallet, with the one-time link of an
-owner email (`$PUBLIC_APP_URL/check-in/<token>`; the token goes in the body, never a path the
+owner email (`$PUBLIC_BASE_URL/check-in/<token>`; the token goes in the body, never a path the
 API logs). Public: the token is the credential. Decisions: docs/lifecycle.md ("Check-in links").
 """
 
@@ -26,7 +26,7 @@ class CheckInLinkSchema(BaseSchema):
     token = fields.String(
         required=True,
         validate=validate.Length(min=1, max=200),
-        metadata={"description": "The 64-hex token from the link `$PUBLIC_APP_URL/check-in/<token>`."},
+        metadata={"description": "The 64-hex token from the link `$PUBLIC_BASE_URL/check-in/<token>`."},
     )
 
 
@@ -60,7 +60,7 @@ async def refuse_check_in_miss(request: web.Request) -> NoReturn:
     summary="Check in with the link from an email (no wallet needed)",
     description="Every lifecycle email to the owner (each reminder, the grace notice, verification "
     "started, approved, the verification deadline) carries a one-time link "
-    "`$PUBLIC_APP_URL/check-in/<token>`; post its token here. It counts exactly as `POST "
+    "`$PUBLIC_BASE_URL/check-in/<token>`; post its token here. It counts exactly as `POST "
     "/api/legacy/check-in`: a new cycle in `Active`, the veto in `PendingVerification` and `Approved`, "
     "409 in `Draft` and `Released` (the link is not used up then). A link works once, for 30 days, "
     "and ends at the first check-in of any kind (this one, the route, a wallet sign-in). Unknown, "

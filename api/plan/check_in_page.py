@@ -27,8 +27,8 @@ PATH = "/check-in/{token}"
 @docs(
     tags=["pages"],
     summary="The owner's check-in link as a page: one button, nothing done on GET",
-    description="What `$PUBLIC_APP_URL/check-in/<token>` opens when `PUBLIC_APP_URL` is this service's "
-    "own origin. A live link shows one button that posts the form back here; opening the link changes "
+    description="What `$PUBLIC_BASE_URL/check-in/<token>`, the link in owner emails, opens. A live "
+    "link shows one button that posts the form back here; opening the link changes "
     "nothing. A link that checks nothing in (used, expired, unknown, malformed) is the 404 page, "
     "counted by the same miss limit as `POST /api/legacy/check-in/link` (429 page past it).",
     produces=["text/html"],

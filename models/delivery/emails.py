@@ -1,7 +1,7 @@
 """Rendering outbox rows into emails at send time (the rows themselves: models.delivery.outbox).
 
 Names are user input: every value is escaped in the HTML part. Claim links are built here,
-at send time, from the sealed claim token (`$PUBLIC_APP_URL/claim/<token>`), and check-in
+at send time, from the sealed claim token (`$PUBLIC_BASE_URL/claim/<token>`), and check-in
 links from the outbox row id (models.check_in_links), so no token or address is ever stored
 in the outbox. Texts are short and kind; they are read by people at a
 hard moment.
@@ -312,17 +312,19 @@ def _html(greeting: str, paragraphs: list[str], links: dict[str, str]) -> str:
     return "<!doctype html><html><body>" + "".join(parts) + "</body></html>"
 
 
-def render(d: Delivery, *, ring: KeyRing, public_app_url: str) -> Email:
+def render(d: Delivery, *, ring: KeyRing, base_url: str, app_url: str) -> Email:
+    """The email for one outbox row. Links to the service's own pages use `base_url`
+    (PUBLIC_BASE_URL); only "sign in" points at `app_url` (PUBLIC_APP_URL), docs/pages.md."""
     links: dict[str, str] = {}
     if d["kind"] == "claim_link":
         token = open_claim_token(ring, d["claim_token_sealed"] or "", d["beneficiary_id"] or "")
-        links["claim"] = f"{public_app_url}/claim/{token}"
+        links["claim"] = f"{base_url}/claim/{token}"
     if d["kind"] == "guardian_invitation":
-        links["app"] = public_app_url
+        links["app"] = app_url
     if d["check_in_link"]:
         key_id = d["check_in_key_id"] or ring.primary_id
         token = check_in_links.token_for(ring, key_id=key_id, outbox_id=d["id"])
-        links["check_in"] = check_in_links.url(public_app_url, token)
+        links["check_in"] = check_in_links.url(base_url, token)
     subject, text = TEMPLATES[d["kind"]](d, links)
     if "check_in" in links:
         text += "\n\n" + CHECK_IN_LINK_TEXT.format(url=links["check_in"])

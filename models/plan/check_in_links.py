@@ -39,8 +39,8 @@ def digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
-def url(public_app_url: str, token: str) -> str:
-    return f"{public_app_url}/check-in/{token}"
+def url(base_url: str, token: str) -> str:
+    return f"{base_url}/check-in/{token}"
 
 
 async def issue(cur: Cursor, *, outbox_id: str, plan_id: str, now: datetime) -> None:
