@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any, TypedDict, TypeVar, cast
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypedDict, TypeVar, cast
 
-from core.db import Cursor
+from core.db import Cursor, Pool, autocommit
 from core.errors import NotFound, validation_error
+from core.files.crypto import KeyRing
+from models.pagination import Page, PageRequest, fetch_page
 
 R = TypeVar("R")
 
@@ -41,30 +44,69 @@ def parse_id(raw: str, what: str) -> str:
         raise NotFound(what) from None
 
 
-async def fetch_owned(
-    cur: Cursor, select: str, user_id: str, row_id: str, what: str, lock: bool = False, alias: str = ""
-) -> dict[str, Any]:
-    """One row of `select` ("SELECT cols FROM table [alias]") that belongs to `user_id`.
+@dataclass(frozen=True)
+class OwnedRows(Generic[R]):
+    """An owner's rows of one table, as records: the reads (and the delete) that every resource
+    the owner lists, opens and removes shares (assets, guardians, beneficiaries, messages,
+    archive items).
 
     The owner filter lives here so no caller can forget it; another owner's row is NotFound,
-    exactly like a missing one. `lock` adds FOR UPDATE (of `alias` when the query joins).
+    exactly like a missing one.
     """
-    prefix = f"{alias}." if alias else ""
-    sql = f"{select} WHERE {prefix}id = %s AND {prefix}user_id = %s"
-    if lock:
-        sql += f" FOR UPDATE OF {alias}" if alias else " FOR UPDATE"
-    await cur.execute(sql, (row_id, user_id))
-    row: dict[str, Any] | None = await cur.fetchone()
-    if row is None:
-        raise NotFound(what)
-    return row
 
+    table: str
+    columns: str  # the select list of a record's row (qualified by `alias` when it has one)
+    what: str  # the resource's name in a 404
+    record: Callable[[KeyRing, dict[str, Any]], R]  # a row as the owner sees it (texts opened)
+    alias: str = ""  # for a select list whose subqueries join other tables
 
-async def delete_owned(cur: Cursor, table: str, user_id: str, row_id: str, what: str) -> None:
-    """DELETE one of the owner's rows; NotFound if it is missing or someone else's."""
-    await cur.execute(f"DELETE FROM {table} WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id))
-    if await cur.fetchone() is None:
-        raise NotFound(what)
+    @property
+    def _source(self) -> str:
+        return f"{self.table} {self.alias}" if self.alias else self.table
+
+    @property
+    def _prefix(self) -> str:
+        return f"{self.alias}." if self.alias else ""
+
+    async def row(
+        self, cur: Cursor, *, user_id: str, row_id: str, lock: bool = False, columns: str | None = None
+    ) -> dict[str, Any]:
+        """One of the owner's rows, as selected (`columns`: another select list); `lock` adds
+        FOR UPDATE."""
+        sql = f"SELECT {columns or self.columns} FROM {self._source} WHERE {self._prefix}id = %s"
+        sql += f" AND {self._prefix}user_id = %s"
+        if lock:
+            sql += f" FOR UPDATE OF {self.alias}" if self.alias else " FOR UPDATE"
+        await cur.execute(sql, (row_id, user_id))
+        row: dict[str, Any] | None = await cur.fetchone()
+        if row is None:
+            raise NotFound(self.what)
+        return row
+
+    async def one(self, cur: Cursor, ring: KeyRing, *, user_id: str, row_id: str, lock: bool = False) -> R:
+        """One of the owner's rows as its record, on the caller's cursor."""
+        return self.record(ring, await self.row(cur, user_id=user_id, row_id=row_id, lock=lock))
+
+    async def get(self, pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> R:
+        """GET /…/:id: a malformed id is a 404 like a missing one."""
+        row_id = parse_id(raw_id, self.what)
+        async with autocommit(pool) as cur:
+            return await self.one(cur, ring, user_id=user_id, row_id=row_id)
+
+    async def list_page(self, pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[R]:
+        """The owner's rows, newest first, one page at a time (models.pagination)."""
+        sql = f"SELECT {self.columns} FROM {self._source} WHERE {self._prefix}user_id = %s"
+        async with autocommit(pool) as cur:
+            result = await fetch_page(cur, sql, [user_id], page, self._prefix)
+        return Page([self.record(ring, row) for row in result.items], result.next_cursor)
+
+    async def delete(self, cur: Cursor, *, user_id: str, row_id: str) -> None:
+        """DELETE one of the owner's rows; NotFound if it is missing or someone else's."""
+        await cur.execute(
+            f"DELETE FROM {self.table} WHERE id = %s AND user_id = %s RETURNING id", (row_id, user_id)
+        )
+        if await cur.fetchone() is None:
+            raise NotFound(self.what)
 
 
 async def check_audience(cur: Cursor, user_id: str, audience: Mapping[str, Any]) -> None:

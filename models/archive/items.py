@@ -29,8 +29,7 @@ from core.files.sealed_files import Sealed, object_key
 from core.files.storage import Storage, StorageError
 from models import activity, sealed_text
 from models.archive.upload_rules import MEDIA_FAMILIES
-from models.common import Audience, as_record, check_audience, fetch_owned, parse_id
-from models.pagination import Page, PageRequest, fetch_page
+from models.common import Audience, OwnedRows, as_record, check_audience, parse_id
 from models.plan import plans
 
 log = logging.getLogger(__name__)
@@ -114,16 +113,12 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> ArchiveItem:
     return as_record(ArchiveItem, record)
 
 
+ROWS = OwnedRows(table="archive_items", alias="i", columns=COLUMNS, what="Archive item", record=_record)
+
+
 # --------------------------------------------------------------------------------------------
 # Upload: the item row, after its file is sealed into storage
 # --------------------------------------------------------------------------------------------
-
-
-async def _get(cur: Cursor, user_id: str, item_id: str, sealed: bool = False) -> dict[str, Any]:
-    columns = f"{COLUMNS}, {SEALED_COLUMNS}" if sealed else COLUMNS
-    return await fetch_owned(
-        cur, f"SELECT {columns} FROM archive_items i", user_id, item_id, "Archive item", alias="i"
-    )
 
 
 async def create(
@@ -187,8 +182,7 @@ async def create(
                 "sizeBytes": sealed.size,
             },
         )
-        row = await _get(cur, user_id, item_id)
-    return _record(ring, row)
+        return await ROWS.one(cur, ring, user_id=user_id, row_id=item_id)
 
 
 async def enqueue_verify(redis: ArqRedis, item_id: str) -> bool:
@@ -202,25 +196,17 @@ async def enqueue_verify(redis: ArqRedis, item_id: str) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[ArchiveItem]:
-    async with autocommit(pool) as cur:
-        result = await fetch_page(
-            cur, f"SELECT {COLUMNS} FROM archive_items i WHERE i.user_id = %s", [user_id], page, "i."
-        )
-    return Page([_record(ring, row) for row in result.items], result.next_cursor)
-
-
-async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> ArchiveItem:
-    item_id = parse_id(raw_id, "Archive item")
-    async with autocommit(pool) as cur:
-        return _record(ring, await _get(cur, user_id, item_id))
+# The owner's list and one row by id (GET routes), as models.common.OwnedRows reads them.
+list_page = ROWS.list_page
+get = ROWS.get
 
 
 async def get_sealed(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> SealedArchiveItem:
     """The owner's item with storage key, key id and wrapped key (for downloads)."""
     item_id = parse_id(raw_id, "Archive item")
     async with autocommit(pool) as cur:
-        return as_record(SealedArchiveItem, _record(ring, await _get(cur, user_id, item_id, sealed=True)))
+        row = await ROWS.row(cur, user_id=user_id, row_id=item_id, columns=f"{COLUMNS}, {SEALED_COLUMNS}")
+    return as_record(SealedArchiveItem, _record(ring, row))
 
 
 def require_available(item: ArchiveItem) -> None:

@@ -15,21 +15,19 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypedDict
 
-from core.db import Cursor, Pool, autocommit, transaction
+from core.db import Cursor, Pool, transaction
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
 from models.common import (
     Audience,
+    OwnedRows,
     as_record,
     changed_values,
     check_audience,
-    delete_owned,
-    fetch_owned,
     parse_id,
     update_row,
     wire_names,
 )
-from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
 COLUMNS = (
@@ -86,21 +84,10 @@ def _same_audience(a: Audience, b: Audience) -> bool:
     return a["all"] == b["all"] and set(a["beneficiary_ids"]) == set(b["beneficiary_ids"])
 
 
-async def _get(cur: Cursor, ring: KeyRing, user_id: str, row_id: str, lock: bool = False) -> Asset:
-    row = await fetch_owned(cur, f"SELECT {COLUMNS} FROM assets", user_id, row_id, "Asset", lock)
-    return _record(ring, row)
-
-
-async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[Asset]:
-    async with autocommit(pool) as cur:
-        result = await fetch_page(cur, f"SELECT {COLUMNS} FROM assets WHERE user_id = %s", [user_id], page)
-    return Page([_record(ring, row) for row in result.items], result.next_cursor)
-
-
-async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Asset:
-    row_id = parse_id(raw_id, "Asset")
-    async with autocommit(pool) as cur:
-        return await _get(cur, ring, user_id, row_id)
+ROWS = OwnedRows(table="assets", columns=COLUMNS, what="Asset", record=_record)
+# The owner's list and one row by id (GET routes), as models.common.OwnedRows reads them.
+list_page = ROWS.list_page
+get = ROWS.get
 
 
 async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Asset:
@@ -125,7 +112,7 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
         row = _record(ring, await cur.fetchone())
         if "audience" in data:
             await _set_audience(cur, user_id, asset_id, data["audience"])
-            row = await _get(cur, ring, user_id, asset_id)
+            row = await ROWS.one(cur, ring, user_id=user_id, row_id=asset_id)
         await activity.record(
             cur,
             user_id=user_id,
@@ -145,7 +132,7 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
     row_id = parse_id(raw_id, "Asset")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
-        row = await _get(cur, ring, user_id, row_id, lock=True)
+        row = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
         proposed = {c: changes[c] for c in EDITABLE if c in changes}
         diff = changed_values(row, proposed)
         if "amount" in proposed and str(proposed["amount"]) != str(row["amount"]):
@@ -159,7 +146,7 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
             if columns:
                 values = sealed_text.sealed_values(ring, "assets", row_id, columns)
                 await update_row(cur, "assets", row_id, values, WRITABLE_COLUMNS)
-            row = await _get(cur, ring, user_id, row_id)
+            row = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id)
             await activity.record(
                 cur,
                 user_id=user_id,
@@ -175,7 +162,7 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Asset")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
-        await delete_owned(cur, "assets", user_id, row_id, "Asset")
+        await ROWS.delete(cur, user_id=user_id, row_id=row_id)
         await activity.record(
             cur, user_id=user_id, kind="asset.deleted", entity_id=row_id, summary="Asset removed"
         )

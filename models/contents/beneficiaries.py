@@ -31,9 +31,8 @@ from core.db import Cursor, Pool, autocommit, transaction, unless_duplicate
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import IntegrityError, KeyRing
 from models import activity, sealed_text
-from models.common import as_record, changed_values, fetch_owned, lock_owner, parse_id, update_row, wire_names
+from models.common import OwnedRows, as_record, changed_values, lock_owner, parse_id, update_row, wire_names
 from models.contents import messages
-from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
 SEAL_PURPOSE = "claim-token"
@@ -170,24 +169,10 @@ async def _check_allocation(cur: Cursor, user_id: str, new: Decimal, row_id: str
         )
 
 
-async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
-    return await fetch_owned(
-        cur, f"SELECT {COLUMNS} FROM beneficiaries", user_id, row_id, "Beneficiary", lock
-    )
-
-
-async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[Beneficiary]:
-    async with autocommit(pool) as cur:
-        result = await fetch_page(
-            cur, f"SELECT {COLUMNS} FROM beneficiaries WHERE user_id = %s", [user_id], page
-        )
-    return Page([_with_token(ring, row) for row in result.items], result.next_cursor)
-
-
-async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Beneficiary:
-    row_id = parse_id(raw_id, "Beneficiary")
-    async with autocommit(pool) as cur:
-        return _with_token(ring, await _get(cur, user_id, row_id))
+ROWS = OwnedRows(table="beneficiaries", columns=COLUMNS, what="Beneficiary", record=_with_token)
+# The owner's list and one row by id (GET routes), as models.common.OwnedRows reads them.
+list_page = ROWS.list_page
+get = ROWS.get
 
 
 async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Beneficiary:
@@ -242,7 +227,7 @@ async def update(
         if "allocation_percentage" in changes:
             await lock_owner(cur, ALLOCATION_LOCK, user_id)
         await plans.guard_contents(cur, user_id)
-        row = await _get(cur, user_id, row_id, lock=True)
+        row = await ROWS.row(cur, user_id=user_id, row_id=row_id, lock=True)
         current = sealed_text.open_row(ring, "beneficiaries", row)
         diff = changed_values(current, {c: changes[c] for c in EDITABLE if c in changes})
         if "allocation_percentage" in diff:
@@ -295,7 +280,7 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     async with transaction(pool) as cur:
         await lock_owner(cur, ALLOCATION_LOCK, user_id)
         await plans.guard_contents(cur, user_id)
-        await _get(cur, user_id, row_id, lock=True)
+        await ROWS.row(cur, user_id=user_id, row_id=row_id, lock=True)
         affected, emptied = await messages.remove_from_audiences(cur, row_id)
         await cur.execute("DELETE FROM beneficiaries WHERE id = %s AND user_id = %s", (row_id, user_id))
         await plans.guard_removal(cur, user_id, table="beneficiaries")

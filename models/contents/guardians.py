@@ -17,21 +17,12 @@ from typing import Any, TypedDict
 import psycopg2.errors
 from arq.connections import ArqRedis
 
-from core.db import Cursor, Pool, autocommit, transaction
+from core.db import Cursor, Pool, transaction
 from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
-from models.common import (
-    as_record,
-    changed_values,
-    delete_owned,
-    fetch_owned,
-    parse_id,
-    update_row,
-    wire_names,
-)
+from models.common import OwnedRows, as_record, changed_values, parse_id, update_row, wire_names
 from models.delivery import outbox
-from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
 COLUMNS = (
@@ -108,21 +99,10 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> Guardian:
     return as_record(Guardian, sealed_text.open_row(ring, "guardians", row))
 
 
-async def _get(cur: Cursor, ring: KeyRing, user_id: str, row_id: str, lock: bool = False) -> Guardian:
-    row = await fetch_owned(cur, f"SELECT {COLUMNS} FROM guardians", user_id, row_id, "Guardian", lock)
-    return _record(ring, row)
-
-
-async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[Guardian]:
-    async with autocommit(pool) as cur:
-        result = await fetch_page(cur, f"SELECT {COLUMNS} FROM guardians WHERE user_id = %s", [user_id], page)
-    return Page([_record(ring, row) for row in result.items], result.next_cursor)
-
-
-async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Guardian:
-    row_id = parse_id(raw_id, "Guardian")
-    async with autocommit(pool) as cur:
-        return await _get(cur, ring, user_id, row_id)
+ROWS = OwnedRows(table="guardians", columns=COLUMNS, what="Guardian", record=_record)
+# The owner's list and one row by id (GET routes), as models.common.OwnedRows reads them.
+list_page = ROWS.list_page
+get = ROWS.get
 
 
 async def create(
@@ -181,7 +161,7 @@ async def update(
     invitations: list[str] = []
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
-        row = await _get(cur, ring, user_id, row_id, lock=True)
+        row = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
         diff = changed_values(row, {c: changes[c] for c in EDITABLE if c in changes})
         if "wallet_address" in diff:
             await _check_not_owner(cur, user_id, diff["wallet_address"])
@@ -213,7 +193,7 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Guardian")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
-        await delete_owned(cur, "guardians", user_id, row_id, "Guardian")
+        await ROWS.delete(cur, user_id=user_id, row_id=row_id)
         await plans.guard_removal(cur, user_id, table="guardians")
         await activity.record(
             cur, user_id=user_id, kind="guardian.deleted", entity_id=row_id, summary="Guardian removed"

@@ -16,22 +16,20 @@ import uuid
 from datetime import date, datetime
 from typing import Any, Literal, TypedDict, get_args
 
-from core.db import Cursor, Pool, autocommit, transaction
+from core.db import Cursor, Pool, transaction
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
 from models.archive import items as archive
 from models.common import (
     Audience,
+    OwnedRows,
     as_record,
     changed_values,
     check_audience,
-    delete_owned,
-    fetch_owned,
     parse_id,
     update_row,
     wire_names,
 )
-from models.pagination import Page, PageRequest, fetch_page
 from models.plan import plans
 
 ReleaseKind = Literal["on_release", "on_date", "after_release"]
@@ -114,24 +112,10 @@ async def _set_audience(cur: Cursor, message_id: str, audience: Audience) -> Non
         )
 
 
-async def _get(cur: Cursor, user_id: str, row_id: str, lock: bool = False) -> dict[str, Any]:
-    return await fetch_owned(
-        cur, f"SELECT {COLUMNS} FROM messages m", user_id, row_id, "Message", lock, alias="m"
-    )
-
-
-async def list_page(pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest) -> Page[Message]:
-    async with autocommit(pool) as cur:
-        result = await fetch_page(
-            cur, f"SELECT {COLUMNS} FROM messages m WHERE m.user_id = %s", [user_id], page, "m."
-        )
-    return Page([_record(ring, row) for row in result.items], result.next_cursor)
-
-
-async def get(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Message:
-    row_id = parse_id(raw_id, "Message")
-    async with autocommit(pool) as cur:
-        return _record(ring, await _get(cur, user_id, row_id))
+ROWS = OwnedRows(table="messages", alias="m", columns=COLUMNS, what="Message", record=_record)
+# The owner's list and one row by id (GET routes), as models.common.OwnedRows reads them.
+list_page = ROWS.list_page
+get = ROWS.get
 
 
 async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Message:
@@ -169,8 +153,7 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
             summary="Message written",
             metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
         )
-        row = await _get(cur, user_id, message_id)
-    return _record(ring, row)
+        return await ROWS.one(cur, ring, user_id=user_id, row_id=message_id)
 
 
 async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> Message:
@@ -185,7 +168,7 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
                 **changes,
                 "media_id": await archive.check_media(cur, user_id=user_id, media_id=changes["media_id"]),
             }
-        current = _record(ring, await _get(cur, user_id, row_id, lock=True))
+        current = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
         diff = changed_values(current, {c: changes[c] for c in EDITABLE if c in changes})
         if "audience" in diff and _same_audience(current["audience"], diff["audience"]):
             del diff["audience"]
@@ -208,15 +191,14 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
             summary="Message updated",
             metadata={"fields": wire_names(diff)},
         )
-        row = await _get(cur, user_id, row_id)
-    return _record(ring, row)
+        return await ROWS.one(cur, ring, user_id=user_id, row_id=row_id)
 
 
 async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw_id, "Message")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
-        await delete_owned(cur, "messages", user_id, row_id, "Message")
+        await ROWS.delete(cur, user_id=user_id, row_id=row_id)
         await activity.record(
             cur, user_id=user_id, kind="message.deleted", entity_id=row_id, summary="Message deleted"
         )
