@@ -29,7 +29,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check service api workers models core
+	$(BIN)/ruff format --check service api workers models core testing
 
 typecheck: install
 	$(BIN)/mypy

@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:
 from bench import archive, capsule, loadgen, measure, processes, scenarios, soroban  # noqa: E402
 from bench import run as bench_run  # noqa: E402
 from core.files.crypto import KeyRing  # noqa: E402
-from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
+from testing.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
 
 KINDS = ("me", "list", "capsule", "submit")
 Runner = measure.Runner

@@ -37,7 +37,7 @@ from bench.processes import (
     start_server,
     wait_ready,
 )
-from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id
+from testing.soroban_rpc import SorobanRpcEmulator, random_contract_id
 
 CONTRACT_ROUTES = r"(/transactions/|/build$|/submit$)"
 

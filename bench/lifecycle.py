@@ -10,7 +10,7 @@
 - **Outbox delivery**: EMAILS outbox rows enqueued to the real worker as the API does
   (`outbox.enqueue`: one `deliver_email` job per batch of 32 rows; each claims its rows in one
   query, renders text + HTML, POSTs them concurrently with Idempotency-Key, records them in
-  one statement) against a local capture server (`python -m tests.emailserver`), timed until
+  one statement) against a local capture server (`python -m testing.emailserver`), timed until
   the last row is `sent`; the ceiling is a bare aiohttp client posting the same bodies to the
   same server, at 16 concurrent requests (arq `max_jobs`, what the worker had with one job per
   row) and at 32 (the worker's connection pool, what it has now), the better of the two kept.

@@ -18,7 +18,7 @@ from typing import Any
 from bench import loadgen, wrk
 from bench.processes import ROOT, Server
 from core.files.crypto import KeyRing
-from tests.soroban_rpc import SorobanRpcEmulator
+from testing.soroban_rpc import SorobanRpcEmulator
 
 # One timed load of a fixed number of seconds against one server; returns its summary.
 Runner = Callable[[float], Awaitable[dict[str, Any]]]

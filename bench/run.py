@@ -55,14 +55,14 @@ from bench.processes import (  # noqa: E402
 from bench.scenarios import bench_auth, bench_beneficiaries, bench_messages  # noqa: E402
 from core.files.crypto import KeyRing  # noqa: E402
 from core.settings import load_settings  # noqa: E402
-from tests.s3server import (  # noqa: E402
+from testing.s3server import (  # noqa: E402
     TEST_ACCESS_KEY_ID,
     TEST_REGION,
     TEST_SECRET_ACCESS_KEY,
     create_bucket,
     start_moto_server,
 )
-from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
+from testing.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
 
 RESULTS_DIR = ROOT / "bench" / "results"
 SCENARIOS = ("auth", "beneficiaries", "messages", "archive", "capsule", "soroban", "lifecycle")
@@ -159,7 +159,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
             env.update(SERVICE_CONTRACT_ID=str(soroban_rpc.contract_id), SOROBAN_RPC_URL=soroban_rpc.url)
         if "lifecycle" in args.only:  # a local stand-in for the email provider
             email_port = free_port()
-            email = start_server("email", ["tests.emailserver", str(email_port)], env, workdir)
+            email = start_server("email", ["testing.emailserver", str(email_port)], env, workdir)
             servers.append(email)
             env.update(
                 EMAIL_PROVIDER_URL=f"http://127.0.0.1:{email_port}/emails",

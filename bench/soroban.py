@@ -1,4 +1,4 @@
-"""On-chain submit and relay against the Soroban RPC emulator (tests/soroban_rpc.py).
+"""On-chain submit and relay against the Soroban RPC emulator (testing/soroban_rpc.py).
 
 Set up in SQL (the lifecycle and capsule are measured elsewhere): owners with `Released`
 plans, beneficiaries with known claim tokens, one wallet each; envelopes are built and signed

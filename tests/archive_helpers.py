@@ -19,9 +19,9 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient
 
 from core.settings import Settings
+from testing.s3server import TEST_ACCESS_KEY_ID, TEST_SECRET_ACCESS_KEY, create_bucket
 from tests.helpers import Session, sign_in
 from tests.plan_helpers import query
-from tests.s3server import TEST_ACCESS_KEY_ID, TEST_SECRET_ACCESS_KEY, create_bucket
 
 KIB = 1024
 MIB = 1024 * KIB

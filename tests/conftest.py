@@ -35,11 +35,11 @@ from tests.helpers import scratch_database
 from workers.main import create_worker
 
 pytest_plugins = [
-    "tests.s3server",
+    "testing.s3server",
     "tests.archive_helpers",
     "tests.capsule_helpers",
-    "tests.soroban_rpc",
-    "tests.emailserver",
+    "testing.soroban_rpc",
+    "testing.emailserver",
     "tests.browser",
 ]
 

@@ -10,7 +10,7 @@ from core.clock import Clock
 from core.settings import Settings
 from core.stellar.soroban import CheckedTransaction, SorobanGateway
 from core.stellar.soroban_check import check_signed
-from tests.soroban_rpc import SorobanRpcEmulator
+from testing.soroban_rpc import SorobanRpcEmulator
 
 
 def contract_overrides(rpc: SorobanRpcEmulator) -> dict[str, Any]:

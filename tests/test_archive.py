@@ -18,10 +18,10 @@ from aiobotocore.session import get_session
 
 from core.files.crypto import ciphertext_size
 from models.archive.upload_rules import sanitize_file_name
+from testing.s3server import s3_client_kwargs
 from tests.archive_helpers import MIB, SEGMENT, Archive, harness
 from tests.helpers import assert_error, sign_in, until
 from tests.plan_helpers import activity_rows, blocked_by, body_for, create, query
-from tests.s3server import s3_client_kwargs
 
 ROUND_TRIP_SIZES = [1, SEGMENT - 1, SEGMENT, SEGMENT + 1, 20 * MIB]
 

@@ -14,7 +14,7 @@ import redis as redis_sync
 from core import queue
 from core.redis import connect
 from models.delivery import outbox
-from tests.emailserver import API_KEY
+from testing.emailserver import API_KEY
 from tests.helpers import sign_in, until
 from tests.lifecycle_helpers import activate_plan, report
 from tests.plan_helpers import query

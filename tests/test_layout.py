@@ -1,8 +1,10 @@
 """The house rules of docs/conventions.md that a reader can check from the files alone: one
-module writes each table, no SQL writes outside models/, no folder of more than 12 modules."""
+module writes each table, no SQL writes outside models/, no folder of more than 12 modules,
+imports run down the floors only and never in a circle."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -14,6 +16,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ("api", "workers", "models", "core")
 PRODUCTION = ("service", *CODE)
+# Who may import whom: each room, the rooms below it. api/ and workers/ share a floor and never
+# import each other; testing/ (the outside world's stand-ins) serves tests/ and bench/ only, and
+# nothing imports tests/.
+MAY_IMPORT = {
+    "core": set(),
+    "models": {"core"},
+    "api": {"models", "core"},
+    "workers": {"models", "core"},
+    "service": {"api", "workers", "models", "core"},
+    "testing": {"service", "api", "workers", "models", "core"},
+    "bench": {"testing", "service", "api", "workers", "models", "core"},
+    "tests": {"testing", "service", "api", "workers", "models", "core"},
+}
 MAX_MODULES = 12
 
 _TABLE = re.compile(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)")
@@ -85,3 +100,136 @@ def test_the_console_script_and_the_build_carry_the_service():
         timeout=60,
     )
     assert (done.returncode, done.stderr.strip()) == (2, "configuration error: DATABASE_URL is required")
+
+
+def _modules(base: Path) -> dict[str, Path]:
+    """Dotted name -> file, for every module of every room."""
+    found = {}
+    for room in MAY_IMPORT:
+        for path in (base / room).rglob("*.py"):
+            parts = path.relative_to(base).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _imports(base: Path) -> list[tuple[str, str, bool]]:
+    """(importing module, imported module, under `if TYPE_CHECKING:`) for every import statement,
+    function-level ones included; relative imports resolved."""
+    modules = _modules(base)
+    found = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for statement in node.body
+            for inner in ast.walk(statement)
+        }
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base_name = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base_name = ".".join([*up, base_name] if base_name else up)
+                # `from package import module` imports the module; `from module import name`, the module.
+                named = [f"{base_name}.{alias.name}" for alias in node.names]
+                targets = [target for target in named if target in modules] or [base_name]
+            else:
+                continue
+            found += [(name, target, id(node) in typing_only) for target in targets]
+    return found
+
+
+def _upward(base: Path = ROOT) -> list[str]:
+    """Imports of a room its floor may not import (TYPE_CHECKING ones too)."""
+    return sorted(
+        {
+            f"{module} -> {target}"
+            for module, target, _ in _imports(base)
+            if (room := module.split(".")[0]) != (other := target.split(".")[0])
+            and other in MAY_IMPORT
+            and other not in MAY_IMPORT[room]
+        }
+    )
+
+
+def _circles(base: Path = ROOT) -> list[list[str]]:
+    """Groups of modules that import each other, round a circle (TYPE_CHECKING imports aside)."""
+    modules = _modules(base)
+    edges: dict[str, set[str]] = defaultdict(set)
+    for module, target, typing_only in _imports(base):
+        if not typing_only and target in modules and target != module:
+            edges[module].add(target)
+    # Tarjan's strongly connected components.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in edges[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for module in sorted(modules):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_imports_run_down_the_floors_only():
+    """core/ imports nothing above it, bench/ and production code never import tests/."""
+    assert _upward() == [], "imports against the floors (see MAY_IMPORT and docs/conventions.md)"
+
+
+def test_no_import_circle():
+    assert _circles() == [], "modules importing each other round a circle (a TYPE_CHECKING one is fine)"
+
+
+def test_the_import_checks_see_an_upward_arrow_and_a_circle(tmp_path):
+    """Both import checks can fail: an arrow up from core/, bench/ into tests/, production into
+    testing/, api/ into workers/, and a circle, are found; a TYPE_CHECKING circle is not."""
+    for name, text in {
+        "core/db.py": "from api.app import create_app\n",
+        "core/files/storage.py": "def lazy():\n    import service.cli\n",
+        "bench/run.py": "from tests.helpers import until\n",
+        "models/plan/plans.py": "from testing import soroban_rpc\n",
+        "api/app.py": "import workers.main\n",
+        "workers/main.py": "from core import clock\n",
+        "models/a.py": "from models import b\n",
+        "models/b.py": "from . import c\n",
+        "models/c.py": "from models.a import thing\n",
+        "models/d.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from models import e\n",
+        "models/e.py": "from models import d\n",
+        "tests/helpers.py": "from testing import soroban_rpc\n",
+        "tests/plan_helpers.py": "from bench import run\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert _upward(tmp_path) == [
+        "api.app -> workers.main",
+        "bench.run -> tests.helpers",
+        "core.db -> api.app",
+        "core.files.storage -> service.cli",
+        "models.plan.plans -> testing",
+        "tests.plan_helpers -> bench.run",
+    ]
+    assert _circles(tmp_path) == [["models.a", "models.b", "models.c"]]

@@ -11,11 +11,11 @@ import pytest
 from aiohttp.test_utils import TestClient
 from stellar_sdk import Keypair, Network, TransactionBuilder, TransactionEnvelope, scval
 
+from testing.soroban_rpc import SorobanRpcEmulator, random_contract_id
 from tests.helpers import assert_error, sign_in
 from tests.lifecycle_helpers import PlanSetup, activate_plan, get_overview, guardian_session, report
 from tests.plan_helpers import query
 from tests.soroban_helpers import contract_overrides, prove_wallet, sign_xdr
-from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id
 
 HASH_RE = re.compile(r"\b[0-9a-f]{64}\b")
 

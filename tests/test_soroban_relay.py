@@ -21,10 +21,10 @@ from core import redis as core_redis
 from core.clock import Clock
 from core.settings import Settings
 from models.chain import transactions
+from testing.soroban_rpc import SorobanRpcEmulator
 from tests.helpers import sign_in, until
 from tests.plan_helpers import create, query
 from tests.soroban_helpers import contract_overrides, signed_call
-from tests.soroban_rpc import SorobanRpcEmulator
 from workers import context
 from workers.soroban import relay_transaction
 

@@ -15,7 +15,7 @@ from stellar_sdk.soroban_rpc import GetTransactionStatus, SendTransactionStatus
 from core.clock import Clock
 from core.errors import BadRequest, Conflict
 from core.stellar import soroban, soroban_check
-from tests.soroban_rpc import SorobanRpcEmulator, random_contract_id
+from testing.soroban_rpc import SorobanRpcEmulator, random_contract_id
 
 
 def gateway(rpc: SorobanRpcEmulator, timeout: float = 5.0) -> soroban.SorobanGateway:

@@ -1,6 +1,6 @@
 """Object storage: both backends against the same contract, S3 through a real moto HTTP server.
 
-Needs the ``s3_endpoint`` fixture from ``tests.s3server`` (conftest, or ``-p tests.s3server``).
+Needs the ``s3_endpoint`` fixture from ``testing.s3server`` (conftest, or ``-p testing.s3server``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from core.files.storage import (
     open_storage,
     validate_key,
 )
-from tests.s3server import (
+from testing.s3server import (
     TEST_ACCESS_KEY_ID,
     TEST_REGION,
     TEST_SECRET_ACCESS_KEY,

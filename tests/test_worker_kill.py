@@ -34,12 +34,12 @@ import redis as redis_sync
 from core.files.crypto import KeyRing
 from core.settings import FIELDS, Settings
 from models.chain import transactions
-from tests.emailserver import CaptureServer
+from testing.emailserver import CaptureServer
+from testing.soroban_rpc import SorobanRpcEmulator
 from tests.helpers import sign_in, until
 from tests.lifecycle_helpers import activate_plan, report
 from tests.plan_helpers import query
 from tests.soroban_helpers import contract_overrides
-from tests.soroban_rpc import SorobanRpcEmulator
 from tests.test_soroban_relay import claim_row, kinds, relay_ctx, state
 from workers import context
 from workers.main import FUNCTIONS, JOB_TIMEOUT_SECONDS, create_worker
@@ -127,7 +127,7 @@ async def test_one_lease_for_every_job_is_the_longest_timeout(settings):
 
 @pytest_asyncio.fixture
 async def held_provider() -> AsyncIterator[CaptureServer]:
-    from tests.emailserver import start_capture_server
+    from testing.emailserver import start_capture_server
 
     server, runner = await start_capture_server()
     server.hold = asyncio.Event()

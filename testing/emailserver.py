@@ -89,7 +89,7 @@ async def _serve(port: int) -> None:
     import asyncio
 
     server, runner = await start_capture_server(port)
-    server.requests = _Counter()  # type: ignore[assignment]
+    server.requests = _Counter()
     print(f"email capture server on {server.url}", flush=True)
     try:
         await asyncio.Event().wait()
@@ -97,16 +97,16 @@ async def _serve(port: int) -> None:
         await runner.cleanup()
 
 
-class _Counter(list):  # type: ignore[type-arg]
+class _Counter(list[Captured]):
     """Long benchmark runs only count requests; the bodies are not kept."""
 
-    count = 0
+    total = 0
 
-    def append(self, item: Any) -> None:
-        self.count += 1
+    def append(self, item: Captured) -> None:
+        self.total += 1
 
 
-if __name__ == "__main__":  # the benchmarks run it as its own process: python -m tests.emailserver PORT
+if __name__ == "__main__":  # the benchmarks run it as its own process: python -m testing.emailserver PORT
     import asyncio
     import sys
 

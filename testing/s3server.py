@@ -2,7 +2,7 @@
 
 A subprocess rather than moto's in-process mocks: the code under test then goes through
 aiobotocore's real HTTP stack, and moto's patching cannot leak into other tests.
-Use as a plugin (``pytest_plugins = ["tests.s3server"]`` or ``-p tests.s3server``) to get
+Use as a plugin (``pytest_plugins = ["testing.s3server"]`` or ``-p testing.s3server``) to get
 the session-scoped ``s3_endpoint`` fixture, or call ``start_moto_server()`` directly.
 """
 
