@@ -18,6 +18,7 @@ from api.claim import resend as claim_links
 from api.claim import wallet as heir_wallet
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, guardians, messages
+from api.delivery import webhooks as email_webhooks
 from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
 from api.plan import check_in_link, check_in_page, guardianships, legacy
 from api.public import collect_public_routes
@@ -52,6 +53,7 @@ ROUTE_MODULES = (
     capsule_page,
     check_in_page,
     stellar_toml,
+    email_webhooks,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 

@@ -2,21 +2,34 @@
 
 `POST $EMAIL_PROVIDER_URL` with `Authorization: Bearer $EMAIL_PROVIDER_API_KEY`,
 `Idempotency-Key: <outbox row id>` and `{"from", "to": [address], "subject", "text", "html"}`.
-2xx is sent; 429, 5xx and network errors are worth retrying (honouring `Retry-After`);
-any other 4xx is final. Nothing here logs an address or a body.
+2xx is sent, and its JSON body's `id` (Resend's shape) is the provider's id for the email, kept
+on the outbox row so the provider's delivery webhook can find it (models/delivery/events.py);
+429, 5xx and network errors are worth retrying (honouring `Retry-After`); any other 4xx is
+final. Nothing here logs an address or a body.
+
+The provider's other half, its delivery webhook, is signed the Svix way (Resend): `svix-id`,
+`svix-timestamp`, `svix-signature` (HMAC-SHA256 over `id.timestamp.body` under the `whsec_…`
+secret); the Standard Webhooks spec names the same headers `webhook-*`. `verify_webhook` lets the
+`standardwebhooks` package check it (constant-time compare, 5 minutes' tolerance either way on
+the timestamp) and only maps the header names and turns every way a forged or malformed message
+fails into one 401.
 """
 
 from __future__ import annotations
 
 import asyncio
+import binascii
 import email.utils
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
 import aiohttp
 import orjson
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from core.errors import Unauthorized
 from core.settings import Settings
 
 TIMEOUT = aiohttp.ClientTimeout(total=20, connect=5)
@@ -27,6 +40,7 @@ class Outcome:
     result: Literal["sent", "retry", "failed"]
     reason: str = ""  # for the outbox row: status code or error class, never a body or address
     retry_after: float | None = None
+    provider_id: str | None = None  # the provider's id for a sent email (its webhook names it)
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,16 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
+def provider_id(answer: bytes) -> str | None:
+    """`{"id": "..."}` from a 2xx answer; None when the provider said nothing usable (the email
+    was still sent: only its later delivery events cannot be matched)."""
+    try:
+        value = orjson.loads(answer).get("id") if answer else None
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    return value if isinstance(value, str) and 0 < len(value) <= 200 else None
+
+
 def body(settings: Settings, message: Email) -> bytes:
     return orjson.dumps(
         {
@@ -82,13 +106,13 @@ async def send(
         async with session.post(
             settings.email_provider_url, data=body(settings, message), headers=headers
         ) as resp:
-            await resp.read()
+            answer = await resp.read()
             status = resp.status
             retry_after = parse_retry_after(resp.headers.get("Retry-After"))
     except (TimeoutError, aiohttp.ClientError) as exc:
         return Outcome("retry", f"provider unreachable ({type(exc).__name__})")
     if 200 <= status < 300:
-        return Outcome("sent", f"HTTP {status}")
+        return Outcome("sent", f"HTTP {status}", provider_id=provider_id(answer))
     if status == 429 or status >= 500:
         return Outcome("retry", f"provider answered HTTP {status}", retry_after)
     return Outcome("failed", f"provider refused the email (HTTP {status})")
@@ -141,3 +165,33 @@ class Senders:
         while not self.queue.empty():
             self.queue.get_nowait()[2].cancel()
         await self.session.close()
+
+
+_NAMES = ("id", "timestamp", "signature")
+
+
+def _webhook_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The three signature headers under their Standard Webhooks names (`webhook-*` wins over
+    `svix-*` when both are sent)."""
+    found: dict[str, str] = {}
+    for name in _NAMES:
+        value = headers.get(f"webhook-{name}") or headers.get(f"svix-{name}")
+        if value:
+            found[f"webhook-{name}"] = value
+    return found
+
+
+def verify_webhook(secret: str, body: bytes, headers: Mapping[str, str]) -> str:
+    """The message id of a correctly signed, fresh message; 401 otherwise (the reason in the
+    message, never the signature)."""
+    signed = _webhook_headers(headers)
+    if len(signed) < len(_NAMES):
+        raise Unauthorized("Missing webhook signature headers (svix-id, svix-timestamp, svix-signature)")
+    try:
+        Webhook(secret).verify(body, signed, json_parse=False)
+    except WebhookVerificationError as exc:
+        raise Unauthorized(f"Webhook signature refused: {exc}") from None
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        # A signature list the library cannot split, bad base64, a body that is not UTF-8.
+        raise Unauthorized("Webhook signature refused: malformed signature or body") from None
+    return signed["webhook-id"]

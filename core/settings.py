@@ -10,6 +10,7 @@ sees what to fix before any traffic. Why not pydantic-settings: docs/configurati
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import fcntl
 import json
@@ -102,6 +103,17 @@ def _secret_seed(value: str) -> str | None:
     if StrKey.is_valid_ed25519_secret_seed(value):
         return None
     return "must be a Stellar secret seed (S followed by 55 base32 characters, valid checksum)"
+
+
+def _webhook_secret(value: str) -> str | None:
+    """A Standard Webhooks secret: `whsec_` and base64 of at least 24 bytes (providers give 24-32)."""
+    try:
+        key = base64.b64decode(value.removeprefix("whsec_") + "==", validate=False)
+    except ValueError:
+        key = b""
+    if not value.startswith("whsec_") or len(key) < 24:
+        return "must be the webhook signing secret the provider shows, `whsec_` followed by base64"
+    return None
 
 
 def _strong_secret(value: str) -> str | None:
@@ -268,6 +280,14 @@ class Settings:
     )
     email_provider_url: str = setting("EMAIL_PROVIDER_URL", "", "Email provider endpoint")
     email_from: str = setting("EMAIL_FROM", "", "Sender address of the service's email")
+    email_webhook_secret: str = setting(
+        "EMAIL_WEBHOOK_SECRET",
+        "",
+        "Signing secret (`whsec_…`) of the email provider's delivery webhook, `POST /api/webhooks/email` "
+        "(Standard Webhooks / Svix); unset: that route answers 503",
+        check=_webhook_secret,
+        secret=True,
+    )
     public_base_url: str = setting(
         "PUBLIC_BASE_URL",
         "",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,7 +63,8 @@ class CaptureServer:
             await self.hold.wait()
         scripted = self.script_to.get(captured.to) or self.script
         status, headers = scripted.pop(0) if scripted else (202, {})
-        return web.json_response({"id": f"msg-{len(self.requests)}"}, status=status, headers=headers)
+        # A provider's id for each email, unique across test servers (the webhook finds rows by it).
+        return web.json_response({"id": f"msg-{uuid.uuid4()}"}, status=status, headers=headers)
 
 
 async def start_capture_server(port: int = 0) -> tuple[CaptureServer, web.AppRunner]:

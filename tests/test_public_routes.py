@@ -60,6 +60,8 @@ EXPECTED_PUBLIC = {
     # The heir proves the wallet they claim with: the claim token in the path is the credential.
     ("POST", "/api/claim/{token}/wallet/challenge"),
     ("POST", "/api/claim/{token}/wallet/verify"),
+    # The email provider's delivery events: the Standard Webhooks signature is the credential.
+    ("POST", "/api/webhooks/email"),
     # The OpenAPI document and its UI (added by aiohttp-apigami).
     ("GET", "/api/docs/openapi.json"),
     ("HEAD", "/api/docs/openapi.json"),

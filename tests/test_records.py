@@ -228,3 +228,32 @@ async def test_onchain_records(make_client, soroban_rpc, clock, run_worker):
     view = await claims.overview(pool, ring, setup.owner.user["id"])
     assert_record(view, claims.ClaimsOverview, "claims overview")
     assert view["release"]["status"] == "confirmed"
+
+
+async def test_delivery_event_records(client, run_worker, settings):
+    """A delivery event's `Heard` rows, and a notice carrying what the provider said (#28)."""
+    from core.db import transaction
+    from models.plan import journey
+    from testing.emailserver import start_capture_server
+
+    server, runner = await start_capture_server()
+    try:
+        owner = await sign_in(client)
+        await activate_plan(client, owner)
+        await run_worker(settings=server.settings)
+    finally:
+        await runner.cleanup()
+    (row,) = query(settings, "SELECT provider_id FROM outbox WHERE kind = 'guardian_invitation' LIMIT 1")
+    pool = client.app[DB]
+    async with transaction(pool) as cur:
+        heard = await outbox.hear(
+            cur, provider_id=row["provider_id"], delivery="bounced", now=client.app[CLOCK].now()
+        )
+    assert heard
+    for item in heard:
+        assert_record(item, outbox.Heard)
+    view = await journey.overview(pool, client.app[SETTINGS].key_ring, owner.user["id"])
+    bounced = [n for n in view["notifications"] if n["delivery"] == "bounced"]
+    assert bounced
+    for notice in view["notifications"]:
+        assert_record(notice, outbox.Notice)

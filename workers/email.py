@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core import mailer
-from models.delivery import claim_links, emails, outbox
+from models.delivery import claim_links, emails, events, outbox
 from models.plan import check_in_links
 from workers import context
 
@@ -100,23 +100,30 @@ def _settle(row: outbox.Delivery, outcome: mailer.Outcome, now: datetime) -> out
         delay = timedelta(seconds=retry_delay(tries, outcome.retry_after))
         return _result(row, "pending", outcome.reason, next_attempt_at=now + delay)
     if outcome.result == "sent":
-        return _result(row, "sent", "")
+        return _result(row, "sent", "", provider_id=outcome.provider_id)
     log.warning("email failed", extra={**extra, "attempt": tries, "reason": outcome.reason})
     return _result(row, "failed", outcome.reason)
 
 
 def _result(
-    row: outbox.Delivery, status: outbox.Status, reason: str, next_attempt_at: datetime | None = None
+    row: outbox.Delivery,
+    status: outbox.Status,
+    reason: str,
+    next_attempt_at: datetime | None = None,
+    provider_id: str | None = None,
 ) -> outbox.Result:
-    return outbox.Result(id=row["id"], status=status, reason=reason, next_attempt_at=next_attempt_at)
+    return outbox.Result(
+        id=row["id"], status=status, reason=reason, next_attempt_at=next_attempt_at, provider_id=provider_id
+    )
 
 
 async def sweep_outbox(ctx: dict[str, Any]) -> int:
     """Enqueue rows whose next attempt is due, in batches: retries, and first attempts a crash
-    left behind."""
+    left behind; forget webhook message ids past their day."""
     app = context.get(ctx)
     due = await outbox.due_for_enqueue(app.db, app.clock.now())
     await outbox.enqueue_due(app.redis, due)
+    await events.prune(app.db, app.clock.now())  # the webhook's replay guard keeps a day of ids
     return len(due)
 
 

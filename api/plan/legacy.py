@@ -142,6 +142,18 @@ class NotificationSchema(BaseSchema):
     status = fields.String(required=True, metadata={"description": "pending, sent, failed or skipped."})
     createdAt = UtcDateTime(required=True)
     finishedAt = UtcDateTime(required=True, allow_none=True)
+    delivery = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "enum": ["delivered", "bounced", "complained", "delayed", None],
+            "description": "What the email provider later reported for a sent email (its delivery "
+            "webhook, POST /api/webhooks/email): `delivered`, `bounced` (the address refused it), "
+            "`complained` (marked as spam) or `delayed` (still trying); null: nothing heard (yet, or no "
+            "webhook configured).",
+        },
+    )
+    deliveryAt = UtcDateTime(required=True, allow_none=True)
 
 
 class OverviewSchema(BaseSchema):
@@ -234,6 +246,8 @@ def _notices(items: list[Any]) -> list[dict[str, Any]]:
             "status": n["status"],
             "createdAt": n["created_at"],
             "finishedAt": n["finished_at"],
+            "delivery": n["delivery"],
+            "deliveryAt": n["delivery_at"],
         }
         for n in items
     ]

@@ -262,6 +262,18 @@ def _claim_link_undelivered(d: Delivery, links: dict[str, str]) -> tuple[str, st
     )
 
 
+def _guardian_email_bounced(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    guardian = d["about_guardian_name"] or "One of your guardians"
+    spam = d["context"].get("outcome") == "complained"
+    what = "was marked as spam by its recipient" if spam else "could not be delivered: the address refused it"
+    return (
+        f"Your invitation to {guardian} did not reach them",
+        f"The email asking {guardian} to be a guardian of your plan {what}. Until they answer it they "
+        "cannot confirm a release. Please check the address you gave for them (correct it and invite them "
+        "again), or tell them to look for it in their spam folder.",
+    )
+
+
 def _wallet_change_requested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     heir = d["subject_name"] or "One of the people they named"
     wallet_end = d["context"].get("walletEnd", "")
@@ -293,6 +305,7 @@ TEMPLATES: dict[str, Template] = {
     "verification_timeout_guardian": _verification_timeout_guardian,
     "claim_link_undelivered": _claim_link_undelivered,
     "wallet_change_requested": _wallet_change_requested,
+    "guardian_email_bounced": _guardian_email_bounced,
 }
 # Appended to every owner email that carries a check-in link (models.check_in_links.KINDS).
 CHECK_IN_LINK_TEXT = (

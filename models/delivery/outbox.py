@@ -24,7 +24,7 @@ from core import queue
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
 from models import sealed_text
-from models.common import as_records
+from models.common import as_record, as_records
 from models.plan import check_in_links
 
 DELIVER_JOB = "deliver_email"
@@ -56,7 +56,8 @@ class OutboxRow(TypedDict):
 
 
 class Notice(TypedDict):
-    """What the owner sees of an email: that it went out, to whom (by role) and when; no body."""
+    """What the owner sees of an email: that it went out, to whom (by role) and when, and what
+    the provider later said of it (delivered, bounced…); no body."""
 
     id: str
     kind: str
@@ -64,6 +65,8 @@ class Notice(TypedDict):
     status: str
     created_at: datetime
     finished_at: datetime | None
+    delivery: str | None
+    delivery_at: datetime | None
 
 
 async def add(
@@ -204,8 +207,8 @@ async def enqueue_due(redis: ArqRedis, due: list[str]) -> int:
 
 async def notices(cur: Cursor, plan_id: str, limit: int = 50) -> list[Notice]:
     await cur.execute(
-        "SELECT id, kind, recipient_type, status, created_at, finished_at FROM outbox"
-        " WHERE plan_id = %s ORDER BY created_at DESC, id DESC LIMIT %s",
+        "SELECT id, kind, recipient_type, status, created_at, finished_at, delivery, delivery_at"
+        " FROM outbox WHERE plan_id = %s ORDER BY created_at DESC, id DESC LIMIT %s",
         (plan_id, limit),
     )
     return as_records(Notice, await cur.fetchall())
@@ -308,6 +311,7 @@ class Result(TypedDict):
     status: Status
     reason: str
     next_attempt_at: datetime | None
+    provider_id: str | None  # a sent email's id at the provider (its delivery webhook names it)
 
 
 class Batch:
@@ -330,21 +334,32 @@ class Batch:
             for r in results
             if r["status"] in ("failed", "skipped") and kinds.get(r["id"]) == "claim_link"
         ]
-        values = ", ".join(["(%s::uuid, %s, %s, %s::timestamptz)"] * len(results))
+        values = ", ".join(["(%s::uuid, %s, %s, %s::timestamptz, %s)"] * len(results))
         params: list[Any] = []
         for r in results:
-            params += [r["id"], r["status"], r["reason"] or None, r["next_attempt_at"]]
+            params += [r["id"], r["status"], r["reason"] or None, r["next_attempt_at"], r["provider_id"]]
         await self.cur.execute(
             "UPDATE outbox o SET status = v.status, last_error = v.reason, attempts = o.attempts + 1,"
             " finished_at = CASE WHEN v.status = 'pending' THEN NULL ELSE %s::timestamptz END,"
-            " next_attempt_at = COALESCE(v.next_at, o.next_attempt_at)"
-            f" FROM (VALUES {values}) AS v(id, status, reason, next_at)"
+            " next_attempt_at = COALESCE(v.next_at, o.next_attempt_at), provider_id = v.provider_id,"
+            f" sent_to_bidx = CASE WHEN v.status = 'sent' THEN {_RECIPIENT_BIDX} END"
+            f" FROM (VALUES {values}) AS v(id, status, reason, next_at, provider_id)"
             " WHERE o.id = v.id AND o.status = 'pending'",
             [self.now, *params],
         )
         recorded = int(self.cur.rowcount)
         self.alerts = await _alert_guardians(self.cur, undelivered, self.now)
         return recorded
+
+
+# The blind index of the recipient's address as it is now (at send): a bounce counts against
+# an address only while the person still has it (migrations/0021_email_events.sql).
+_RECIPIENT_BIDX = (
+    "CASE o.recipient_type"
+    " WHEN 'guardian' THEN (SELECT email_bidx FROM guardians WHERE id = o.recipient_id)"
+    " WHEN 'beneficiary' THEN (SELECT email_bidx FROM beneficiaries WHERE id = o.recipient_id)"
+    " ELSE (SELECT email_bidx FROM users WHERE id = o.recipient_id) END"
+)
 
 
 async def _alert_guardians(cur: Cursor, row_ids: list[str], now: datetime) -> list[str]:
@@ -364,6 +379,104 @@ async def _alert_guardians(cur: Cursor, row_ids: list[str], now: datetime) -> li
         (now, now, list(row_ids)),
     )
     return [row["id"] for row in await cur.fetchall()]
+
+
+# What the provider's webhook says of a sent email (models/delivery/events.py). An outcome
+# only moves forward: a late `delayed` after `delivered`, or `delivered` after a bounce, changes
+# nothing, so replays and out-of-order events settle where the strongest one put them.
+_RANK = {"delayed": 1, "delivered": 2, "bounced": 3, "complained": 3}
+UNDELIVERABLE = ("bounced", "complained")
+# Emails that ask a guardian to answer: their bounce is told to the owner (docs/capsule.md).
+GUARDIAN_ASKS = ("guardian_invitation",)
+# A person's address that keeps bouncing alerts the people who can help at most once a day.
+ALERT_EVERY = timedelta(hours=24)
+
+
+class Heard(TypedDict):
+    """A sent email whose outcome a delivery event just moved."""
+
+    id: str
+    kind: str
+    plan_id: str | None
+    recipient_type: str
+    recipient_id: str
+    delivery: str
+
+
+async def hear(cur: Cursor, *, provider_id: str, delivery: str, now: datetime) -> list[Heard] | None:
+    """Record the provider's word on the email(s) it knows as `provider_id`; the rows whose outcome
+    moved (empty when none did), or None when no email has that id."""
+    await cur.execute(
+        "SELECT id::text AS id, kind, plan_id::text AS plan_id, recipient_type, recipient_id::text"
+        " AS recipient_id, delivery FROM outbox WHERE provider_id = %s ORDER BY id FOR UPDATE",
+        (provider_id,),
+    )
+    rows = await cur.fetchall()
+    if not rows:
+        return None
+    moved = [r for r in rows if _RANK[delivery] > _RANK.get(r["delivery"] or "", 0)]
+    if moved:
+        await cur.execute(
+            "UPDATE outbox SET delivery = %s, delivery_at = %s WHERE id = ANY(%s::uuid[])",
+            (delivery, now, [r["id"] for r in moved]),
+        )
+    return [as_record(Heard, {**r, "delivery": delivery}) for r in moved]
+
+
+async def alert_undeliverable(cur: Cursor, heard: list[Heard], now: datetime) -> list[str]:
+    """Who must hear that an email bounced (or was marked as spam): for a claim link, every
+    accepted guardian of the plan (`claim_link_undelivered`); for a guardian's invitation, the
+    owner (`guardian_email_bounced`). Each row alerts once (its outcome moves once), and one
+    person's address at most once per ALERT_EVERY however often it bounces. The owner's own
+    bounces are read by readiness (`address_bounced`), not emailed to the address that bounced."""
+    links = [h["id"] for h in heard if h["kind"] == "claim_link" and h["delivery"] in UNDELIVERABLE]
+    asks = [h["id"] for h in heard if h["kind"] in GUARDIAN_ASKS and h["delivery"] in UNDELIVERABLE]
+    alerts: list[str] = []
+    if links:
+        await cur.execute(
+            "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at,"
+            " created_at)"
+            " SELECT 'claim_link_undelivered', o.plan_id, 'guardian', g.id,"
+            "   jsonb_build_object('beneficiaryId', o.recipient_id::text, 'outcome', o.delivery),"
+            " %(now)s, %(now)s"
+            " FROM outbox o JOIN plans p ON p.id = o.plan_id JOIN guardians g ON g.user_id = p.user_id"
+            f" WHERE o.id = ANY(%(ids)s::uuid[]) AND {_ACCEPTED} AND NOT EXISTS (SELECT 1 FROM outbox a"
+            "   WHERE a.kind = 'claim_link_undelivered' AND a.plan_id = o.plan_id"
+            "   AND a.context->>'beneficiaryId' = o.recipient_id::text"
+            "   AND a.context->>'outcome' = ANY(%(why)s)"
+            "   AND a.created_at > %(since)s)"
+            " RETURNING id::text AS id",
+            {"now": now, "ids": links, "why": list(UNDELIVERABLE), "since": now - ALERT_EVERY},
+        )
+        alerts += [row["id"] for row in await cur.fetchall()]
+    if asks:
+        await cur.execute(
+            "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at,"
+            " created_at)"
+            " SELECT 'guardian_email_bounced', p.id, 'owner', p.user_id,"
+            "   jsonb_build_object('guardianId', o.recipient_id::text, 'outcome', o.delivery),"
+            " %(now)s, %(now)s"
+            " FROM outbox o JOIN plans p ON p.id = o.plan_id"
+            " WHERE o.id = ANY(%(ids)s::uuid[]) AND NOT EXISTS (SELECT 1 FROM outbox a"
+            "   WHERE a.kind = 'guardian_email_bounced' AND a.plan_id = o.plan_id"
+            "   AND a.context->>'guardianId' = o.recipient_id::text AND a.created_at > %(since)s)"
+            " RETURNING id::text AS id",
+            {"now": now, "ids": asks, "since": now - ALERT_EVERY},
+        )
+        alerts += [row["id"] for row in await cur.fetchall()]
+    return alerts
+
+
+def address_bounced(recipient_type: RecipientType, alias: str) -> str:
+    """SQL: true when the latest provider outcome for this person's current address (row `alias`
+    of their table) was a bounce or a complaint. A changed address has another blind index, so
+    the old bounces stop counting; a later `delivered` to the same address clears it."""
+    return (
+        "COALESCE((SELECT d.delivery IN ('bounced', 'complained') FROM outbox d"
+        f" WHERE d.recipient_type = '{recipient_type}' AND d.recipient_id = {alias}.id"
+        " AND d.delivery IN ('delivered', 'bounced', 'complained')"
+        f" AND d.sent_to_bidx = {alias}.email_bidx ORDER BY d.delivery_at DESC LIMIT 1), false)"
+    )
 
 
 async def recent_resends(cur: Cursor, beneficiary_id: str, since: datetime) -> list[datetime]:

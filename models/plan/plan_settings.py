@@ -16,6 +16,7 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from models import sealed_text
 from models.common import as_record, wire_names
+from models.delivery import outbox
 from models.plan import plans
 from models.plan.plans import (
     ACTIVE,
@@ -38,6 +39,7 @@ class Facts(TypedDict):
     archive_items: int
     messages: int
     has_owner_email: bool  # the address itself is sealed: only whether there is one
+    owner_email_bounced: bool  # the latest word from the provider on it: bounced or marked as spam
     accepted_guardians: int
     unanswered_guardians: list[str]  # names, oldest first: invited, no answer yet
     declined_guardians: list[str]
@@ -58,7 +60,8 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
         " (SELECT count(*) FROM guardians WHERE user_id = u.id AND accepted_at IS NOT NULL)"
         " AS accepted_guardians,"
         " (SELECT count(*) FROM user_wallets WHERE user_id = u.id) AS owner_wallets,"
-        " u.email_sealed IS NOT NULL AS has_owner_email FROM users u WHERE u.id = %s",
+        " u.email_sealed IS NOT NULL AS has_owner_email,"
+        f" {outbox.address_bounced('owner', 'u')} AS owner_email_bounced FROM users u WHERE u.id = %s",
         (user_id,),
     )
     known = as_record(Facts, {**await cur.fetchone(), "unanswered_guardians": [], "declined_guardians": []})
@@ -95,6 +98,11 @@ def readiness(plan: Plan, known: Facts) -> list[str]:
         problems.append(_acceptance_problem(plan, known))
     if not known["has_owner_email"]:
         problems.append("Add your email address to your profile, so reminders to check in can reach you.")
+    elif known["owner_email_bounced"]:
+        problems.append(
+            "Your email address bounced (or our email to it was marked as spam): reminders to check in "
+            "may not reach you. Correct it in your profile, or check your mailbox's filters."
+        )
     return problems
 
 

@@ -1,0 +1,1 @@
+"""What the email provider tells the service: its signed delivery webhook."""
