@@ -10,9 +10,11 @@ from aiohttp_apigami.constants import APISPEC_PARSER
 
 from api import activity, headers, health, html, metrics, middleware
 from api.account import auth, users
+from api.archive import export as owner_export
 from api.archive import routes as archive
 from api.chain import claims, onchain
 from api.claim import capsule, gate
+from api.claim import export as heir_export
 from api.claim import page as capsule_page
 from api.claim import resend as claim_links
 from api.claim import wallet as heir_wallet
@@ -40,10 +42,12 @@ ROUTE_MODULES = (
     messages,
     activity,
     archive,
+    owner_export,
     legacy,
     check_in_link,
     guardianships,
     capsule,
+    heir_export,
     claim_links,
     heir_wallet,
     onchain,

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import archive, capsule, lifecycle, loadgen, soroban, wrk  # noqa: E402
+from bench import archive, capsule, export, lifecycle, loadgen, soroban, wrk  # noqa: E402
 from bench.measure import Bench, machine, print_table, ratios  # noqa: E402
 from bench.processes import (  # noqa: E402
     BENCH_DATABASE,
@@ -65,7 +65,7 @@ from testing.s3server import (  # noqa: E402
 from testing.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
 
 RESULTS_DIR = ROOT / "bench" / "results"
-SCENARIOS = ("auth", "beneficiaries", "messages", "archive", "capsule", "soroban", "lifecycle")
+SCENARIOS = ("auth", "beneficiaries", "messages", "archive", "capsule", "soroban", "lifecycle", "export")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -75,7 +75,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         default=",".join(SCENARIOS),
-        help="comma-separated: auth, beneficiaries, messages, archive, capsule, soroban, lifecycle"
+        help="comma-separated: auth, beneficiaries, messages, archive, capsule, soroban, lifecycle, export"
         " (default: all)",
     )
     parser.add_argument("--duration", type=float, default=5, help="seconds per timed run (default 5)")
@@ -91,6 +91,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=32, help="concurrent connections (default 32)")
     parser.add_argument("--size-mib", type=int, default=100, help="archive file size in MiB (default 100)")
     parser.add_argument("--big", action="store_true", help="also run the archive with a 1 GiB file")
+    parser.add_argument(
+        "--export-mib", type=int, default=1024, help="the owner's export: archive size in MiB (default 1024)"
+    )
     parser.add_argument(
         "--storage",
         choices=("file", "s3"),
@@ -137,6 +140,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
     soroban_results: dict[str, Any] | None = None
     soroban_rpc: SorobanRpcEmulator | None = None
     lifecycle_results: dict[str, Any] | None = None
+    export_results: dict[str, Any] | None = None
     stop_moto = None
     try:
         if args.storage == "s3":
@@ -174,7 +178,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
         ceiling.base_url = f"http://127.0.0.1:{ceiling_env['PORT']}"
         servers.append(ceiling)
         worker = None
-        if {"archive", "capsule", "lifecycle"} & set(args.only):
+        if {"archive", "capsule", "lifecycle", "export"} & set(args.only):
             worker = start_server("worker", ["service.cli", "worker"], env, workdir)
             servers.append(worker)
         await wait_ready(api, "/api/health")
@@ -208,6 +212,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
             soroban_results = await soroban.run(bench, workdir, start_worker)
         if "lifecycle" in args.only:
             lifecycle_results = await lifecycle.run(bench, load_settings(env))
+        if "export" in args.only:
+            export_results = await export.run(bench, workdir)
         for server in servers:
             server.check_alive()
     finally:
@@ -244,6 +250,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
                 "capsule": capsule_results,
                 "soroban": soroban_results,
                 "lifecycle": lifecycle_results,
+                "export": export_results,
             },
             indent=2,
             default=str,

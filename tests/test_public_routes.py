@@ -36,6 +36,7 @@ EXPECTED_PUBLIC = {
     ("HEAD", "/api/claim/{token}/documents/{id}/download"),
     ("GET", "/api/claim/{token}/messages/{id}/media"),
     ("HEAD", "/api/claim/{token}/messages/{id}/media"),
+    ("GET", "/api/claim/{token}/export"),
     # The beneficiary's on-chain calls: the claim token in the path is the credential.
     ("POST", "/api/claim/{token}/release/build"),
     ("POST", "/api/claim/{token}/claim/build"),

@@ -12,6 +12,7 @@ from api.keys import CLOCK, DB, REDIS, SETTINGS
 from models import activity
 from models.account import users
 from models.activity import ActivityFilter
+from models.archive import export as exports
 from models.archive import items as archive
 from models.claim import capsule as capsules
 from models.contents import assets, beneficiaries, guardians, messages
@@ -20,6 +21,7 @@ from models.pagination import PageRequest
 from models.plan import journey
 from models.plan.guardianships import invitation
 from tests.archive_helpers import Archive
+from tests.capsule_helpers import Family
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve, guardian_session, report
 from tests.plan_helpers import create, query
@@ -102,6 +104,25 @@ async def test_archive_records(vault: Archive):
         pool, key_id="not-the-key", after=str(uuid.UUID(int=0))
     )
     assert_record(wrapped, archive.WrappedKey)
+
+
+async def test_export_records(fam: Family):
+    pool, ring, redis = fam.client.app[DB], fam.client.app[SETTINGS].key_ring, fam.client.app[REDIS]
+    heir = await fam.add_heir("Ada", 100)
+    photo = await fam.vault.upload_ok(b"x" * 1000, type="photo", filename="a.png", content_type="image/png")
+    await fam.document(b"a document", filename="d.txt", content_type="text/plain")
+    await fam.vault.work()
+    await fam.document(b"pending", filename="p.txt", content_type="text/plain")
+    await fam.message("hello", mediaId=photo["id"])
+    owned = await exports.owner_export(pool, ring, redis, user_id=fam.owner.user["id"])
+    assert len(owned["files"]) == 2 and len(owned["letters"]) == 1 and len(owned["left_out"]) == 1
+    assert_record(owned, exports.OwnerExport)
+    await fam.release()
+    capsule = await capsules.open_by_token(pool, ring, heir["claimToken"])
+    assert capsule is not None
+    left = await exports.heir_export(pool, ring, redis, capsule=capsule, now=fam.clock.now())
+    assert len(left["files"]) == 3 and len(left["letters"]) == 1  # p.txt verified on the way
+    assert_record(left, exports.HeirExport)
 
 
 async def test_user_and_activity_records(client):

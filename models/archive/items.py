@@ -209,6 +209,14 @@ async def get_sealed(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) ->
     return as_record(SealedArchiveItem, _record(ring, row))
 
 
+async def all_sealed(pool: Pool, ring: KeyRing, *, user_id: str) -> list[SealedArchiveItem]:
+    """Every item of the owner with what opening its file needs (the owner's export)."""
+    rows = await fetch_all(
+        pool, f"SELECT {COLUMNS}, {SEALED_COLUMNS} FROM archive_items i WHERE i.user_id = %s", (user_id,)
+    )
+    return [as_record(SealedArchiveItem, _record(ring, row)) for row in rows]
+
+
 def require_available(item: ArchiveItem) -> None:
     """409 naming the status unless the ciphertext is stored and can be served."""
     status = item["status"]

@@ -1,0 +1,48 @@
+"""`GET /api/claim/:token/export`: an heir's "download everything", one zip of what their
+capsule shows (the heir's page links to it). Behind the claim gate like every claim route, so
+the capsule's privacy headers apply; what goes in: models/archive/export.py `heir_export`."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp_apigami import docs
+
+from api.archive.export import ZIP_NOTE, export_name, file_members, json_member, send_zip
+from api.archive.files import require_storage
+from api.claim.capsule import released_body
+from api.claim.gate import claim_gate
+from api.keys import CLOCK, DB, REDIS, SETTINGS
+from api.schemas import error_responses
+from core.clock import wire_time
+from models.archive import export as exports
+from models.claim import capsule as capsules
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/api/claim/{token}/export", allow_head=False)  # a HEAD would read every file for nothing
+@docs(
+    tags=["capsule"],
+    summary="Download everything in the capsule, as one zip",
+    description="Once the plan is released (409 before): `capsule.json` (what `GET /api/claim/{token}` "
+    "shows, the assets addressed to you included), every letter open to you as text with its date under "
+    "`letters/` with its photo, voice or video, every document under `documents/`, and `manifest.json`. "
+    "Nothing still sealed and nothing addressed only to someone else. At most 10 an hour per link (429 with "
+    "`Retry-After`); the owner's timeline records it (`capsule.exported`). 503 when object storage is not "
+    "configured." + ZIP_NOTE,
+    produces=["application/zip"],
+    responses={200: {"description": "The zip"}, **error_responses(409, 503)},
+)
+@claim_gate
+async def heir_export(request: web.Request, capsule: capsules.Capsule) -> web.StreamResponse:
+    storage = require_storage(request)
+    keys = request.app[SETTINGS].key_ring
+    now = request.app[CLOCK].now()
+    export = await exports.heir_export(request.app[DB], keys, request.app[REDIS], capsule=capsule, now=now)
+    members = [
+        json_member("capsule.json", now, released_body(export["contents"])),
+        *file_members(storage, keys, export["files"], export["letters"]),
+    ]
+    return await send_zip(
+        request, members, file_name=export_name("capsule", now), manifest={"exportedAt": wire_time(now)}
+    )

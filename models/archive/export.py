@@ -1,0 +1,256 @@
+"""Exports: everything the owner entrusted, or everything one heir was left, as one archive.
+
+The owner's (`GET /api/legacy/export`) works until the plan is released (the heirs then have
+their own), at most EXPORTS_PER_HOUR an hour per account; the heir's
+(`GET /api/claim/:token/export`) holds exactly what their capsule shows, read through the
+capsule's own queries, so nothing sealed and nothing of another heir can reach it. Both are
+on the owner's timeline. This module decides what goes in and under which path; the API
+writes the zip (core/files/zipstream.py) as it sends it. Decisions: docs/archive.md, "Exports".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import TypedDict, TypeVar
+
+from redis.asyncio import Redis
+
+from core import ratelimit
+from core.db import Pool, autocommit, transaction
+from core.errors import Conflict, TooManyRequests
+from core.files.crypto import KeyRing
+from core.files.sealed_files import ServedFile
+from models import activity
+from models.account import users
+from models.activity import ActivityEntry, ActivityFilter
+from models.archive import items
+from models.archive.upload_rules import sanitize_file_name
+from models.claim import capsule as capsules
+from models.common import as_record
+from models.contents import assets, beneficiaries, guardians, messages
+from models.pagination import Page, PageRequest, decode_cursor
+from models.plan import plans
+
+EXPORTS_PER_HOUR = 3
+HEIR_EXPORTS_PER_HOUR = 10
+T = TypeVar("T")
+RELEASED = "The plan was released: it is your heirs' now, and each can download their own capsule."
+LOCKED = "This capsule has not been released; there is nothing to download yet."
+
+
+class ExportFile(TypedDict):
+    """A stored file and the path it takes in the archive."""
+
+    path: str
+    file: ServedFile
+    created_at: datetime
+
+
+class ExportText(TypedDict):
+    """A letter as text, and its path."""
+
+    path: str
+    text: str
+    created_at: datetime
+
+
+class LeftOut(TypedDict):
+    """An archive item whose file cannot be in the export (not verified yet, failed, damaged)."""
+
+    id: str
+    title: str
+    status: str
+
+
+class OwnerExport(TypedDict):
+    user: users.UserWithWallets
+    plan: plans.Plan | None
+    beneficiaries: list[beneficiaries.Beneficiary]  # the API leaves the claim tokens out
+    guardians: list[guardians.Guardian]
+    assets: list[assets.Asset]
+    messages: list[messages.Message]
+    archive: list[items.ArchiveItem]
+    timeline: list[ActivityEntry]
+    letters: list[ExportText]
+    files: list[ExportFile]
+    left_out: list[LeftOut]
+
+
+class HeirExport(TypedDict):
+    contents: capsules.Contents
+    letters: list[ExportText]
+    files: list[ExportFile]
+
+
+class _Paths:
+    """Unique, safe archive paths under one folder: sanitised base names, "name (2).ext" on a
+    clash (compared case-insensitively, as most disks do)."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.taken: set[str] = set()
+
+    def take(self, name: str) -> str:
+        clean = sanitize_file_name(name)
+        stem, dot, ext = clean.rpartition(".")
+        if not dot or not stem:
+            stem, dot, ext = clean, "", ""
+        candidate, n = clean, 1
+        while candidate.lower() in self.taken:
+            n += 1
+            candidate = f"{stem} ({n}){dot}{ext}"
+        self.taken.add(candidate.lower())
+        return f"{self.folder}/{candidate}"
+
+
+def letter_text(*, title: str | None, written: datetime, content: str, media: str | None) -> str:
+    """A letter as a person reads it: title, date written, where its media is, then the text."""
+    lines = [title or "A letter", f"Written on {written:%d %B %Y} ({written.isoformat()})"]
+    if media:
+        lines.append(f"With it: {media}")
+    return "\n".join([*lines, "", content, ""])
+
+
+class _Letter(TypedDict):
+    title: str | None
+    content: str
+    created_at: datetime
+
+
+def _stem(n: int, title: str | None) -> str:
+    """Letters keep the order they were written in: "001 Title"."""
+    return f"{n:03d} {title or 'A letter'}"
+
+
+def _letter(paths: _Paths, n: int, message: _Letter, media_path: str | None) -> ExportText:
+    text = letter_text(
+        title=message["title"], written=message["created_at"], content=message["content"], media=media_path
+    )
+    return ExportText(
+        path=paths.take(f"{_stem(n, message['title'])}.txt"), text=text, created_at=message["created_at"]
+    )
+
+
+def _served(item: items.SealedArchiveItem) -> ServedFile:
+    """What streaming the item's file needs, and nothing else of the item."""
+    return ServedFile(
+        id=item["id"],
+        storage_key=item["storage_key"],
+        key_id=item["key_id"],
+        wrapped_key=item["wrapped_key"],
+        size_bytes=item["size_bytes"],
+        stored_bytes=item["stored_bytes"],
+        file_name=item["file_name"],
+        content_type=item["content_type"],
+    )
+
+
+async def _all(fetch: Callable[[PageRequest], Awaitable[Page[T]]]) -> list[T]:
+    """Every row of an owner's paginated list (newest first), oldest first."""
+    rows: list[T] = []
+    cursor: str | None = None
+    while True:
+        page = await fetch(PageRequest(limit=200, after=decode_cursor(cursor) if cursor else None))
+        rows.extend(page.items)
+        cursor = page.next_cursor
+        if cursor is None:
+            return list(reversed(rows))
+
+
+async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str) -> OwnerExport:
+    """Everything of this account, with where each file goes; 409 once the plan is released,
+    429 past EXPORTS_PER_HOUR. Puts `legacy.exported` on the timeline first, so the export's own
+    timeline shows it."""
+    async with transaction(pool) as cur:
+        plan = await plans.get(cur, user_id)
+        if plan is not None and plan["status"] == plans.RELEASED:
+            raise Conflict(RELEASED)
+        wait = await ratelimit.hit(redis, f"export:{user_id}", EXPORTS_PER_HOUR, 3600)
+        if wait:
+            raise TooManyRequests(f"At most {EXPORTS_PER_HOUR} exports an hour; try again later.", wait)
+        await activity.record(
+            cur, user_id=user_id, kind="legacy.exported", entity_id=user_id, summary="Exported everything"
+        )
+    archive = await _all(lambda page: items.list_page(pool, ring, user_id=user_id, page=page))
+    sealed = {item["id"]: item for item in await items.all_sealed(pool, ring, user_id=user_id)}
+    message_list = await _all(lambda page: messages.list_page(pool, ring, user_id=user_id, page=page))
+    letters: list[ExportText] = []
+    files: list[ExportFile] = []
+    left_out: list[LeftOut] = []
+    placed: set[str] = set()
+    letter_paths, archive_paths = _Paths("messages"), _Paths("archive")
+    for n, message in enumerate(message_list, 1):
+        media_path = None
+        media = sealed.get(message["media_id"] or "")
+        if media is not None and media["status"] == "available" and media["id"] not in placed:
+            media_path = letter_paths.take(f"{_stem(n, message['title'])} - {media['file_name']}")
+            files.append(ExportFile(path=media_path, file=_served(media), created_at=media["created_at"]))
+            placed.add(media["id"])
+        letters.append(_letter(letter_paths, n, message, media_path))
+    for item in archive:
+        if item["id"] in placed:
+            continue
+        if item["status"] != "available":
+            left_out.append(LeftOut(id=item["id"], title=item["title"], status=item["status"]))
+            continue
+        path = archive_paths.take(item["file_name"])
+        files.append(ExportFile(path=path, file=_served(sealed[item["id"]]), created_at=item["created_at"]))
+    async with autocommit(pool) as cur:
+        plan = await plans.get(cur, user_id)
+    return OwnerExport(
+        user=await users.get_with_wallets(pool, ring, user_id),
+        plan=plan,
+        beneficiaries=await _all(
+            lambda page: beneficiaries.list_page(pool, ring, user_id=user_id, page=page)
+        ),
+        guardians=await _all(lambda page: guardians.list_page(pool, ring, user_id=user_id, page=page)),
+        assets=await _all(lambda page: assets.list_page(pool, ring, user_id=user_id, page=page)),
+        messages=message_list,
+        archive=archive,
+        timeline=await _all(
+            lambda page: activity.list_for_user(pool, user_id=user_id, filters=ActivityFilter(), page=page)
+        ),
+        letters=letters,
+        files=files,
+        left_out=left_out,
+    )
+
+
+async def heir_export(
+    pool: Pool, ring: KeyRing, redis: Redis, *, capsule: capsules.Capsule, now: datetime
+) -> HeirExport:
+    """What this heir's capsule shows now, with where each file goes: opened letters as text
+    with their media, documents; 409 before release, 429 past HEIR_EXPORTS_PER_HOUR.
+    `capsule.exported` goes on the owner's timeline."""
+    if not capsules.is_released(capsule):
+        raise Conflict(LOCKED)
+    wait = await ratelimit.hit(redis, f"export:heir:{capsule['beneficiary_id']}", HEIR_EXPORTS_PER_HOUR, 3600)
+    if wait:
+        raise TooManyRequests(f"At most {HEIR_EXPORTS_PER_HOUR} downloads an hour; try again later.", wait)
+    contents = await capsules.contents(pool, ring, capsule=capsule, now=now, opened=False)
+    letter_paths, document_paths = _Paths("letters"), _Paths("documents")
+    letters: list[ExportText] = []
+    files: list[ExportFile] = []
+    for n, message in enumerate(contents["messages"], 1):
+        media_path = None
+        if message["media"] is not None:
+            media = await capsules.media_for_message(
+                pool, ring, capsule=capsule, raw_id=message["id"], now=now
+            )
+            media_path = letter_paths.take(f"{_stem(n, message['title'])} - {media['file_name']}")
+            files.append(ExportFile(path=media_path, file=media, created_at=message["created_at"]))
+        letters.append(_letter(letter_paths, n, message, media_path))
+    for document in contents["documents"]:
+        served = await capsules.document_for_download(pool, ring, capsule=capsule, raw_id=document["id"])
+        path = document_paths.take(document["file_name"])
+        files.append(ExportFile(path=path, file=served, created_at=contents["released_at"]))
+    async with transaction(pool) as cur:
+        await activity.record(
+            cur,
+            user_id=capsule["owner_id"],
+            kind="capsule.exported",
+            entity_id=capsule["beneficiary_id"],
+            summary="A beneficiary downloaded everything in their capsule",
+        )
+    return as_record(HeirExport, {"contents": contents, "letters": letters, "files": files})
