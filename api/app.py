@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 from aiohttp_apigami import setup_aiohttp_apispec
-from aiohttp_apigami.constants import APISPEC_PARSER
+from aiohttp_apigami.constants import APISPEC_PARSER  # not exported: docs/conventions.md, Library internals
 
 from api import activity, headers, health, html, metrics, middleware
 from api.account import auth, users

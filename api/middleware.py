@@ -22,7 +22,6 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
 from aiohttp_apigami import validation_middleware
-from aiohttp_apigami.constants import SCHEMAS_ATTR
 from redis.exceptions import RedisError
 
 from api import html
@@ -114,11 +113,9 @@ async def guard_and_map_errors(request: web.Request, handler: Handler) -> web.St
             return response
         if request.match_info.http_exception is None and requires_session(request):
             await authenticate(request)
-        if getattr(request.match_info.handler, SCHEMAS_ATTR, None):
-            # Body and query validation (aiohttp-apigami), called here for the routes that
-            # declare a request schema rather than as one more layer every request crosses.
-            return await validation_middleware(request, handler)
-        return await handler(request)
+        # Body and query validation (aiohttp-apigami's public middleware, called here rather
+        # than as one more layer): a handler without a request schema goes straight through.
+        return await validation_middleware(request, handler)
     except ConnectionResetError:
         # The client hung up mid-body: nobody is left to answer. One quiet line, no traceback;
         # 499 ("client closed request", as nginx logs it) in the access log, not a 500.

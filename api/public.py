@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import TypeVar
 
 from aiohttp import web
-from aiohttp_apigami.utils import get_or_set_apispec
+from aiohttp_apigami.utils import get_or_set_apispec  # not exported: docs/conventions.md, Library internals
 
 from api.keys import PUBLIC_ROUTES
 

@@ -2,13 +2,16 @@
 "Library internals" table in docs/conventions.md lists them all): aiopg's `Cursor._transaction`
 (core.db._unlink) and `Pool._wakeup` (core.db._wake_a_waiter), arq's key layout and enqueue
 (core.queue), aiohttp's request handler (api.server), stellar_sdk's patch of aiohttp's readline
-and its repair (core.stellar.readline).
+and its repair (core.stellar.readline), aiohttp-apigami's operation dict (api.public,
+api.claim.gate) and parser key (api.app), stellar_sdk's XDR types on xdrlib3
+(core.stellar.soroban_check).
 These tests fail loudly when a library changes. marshmallow's hook registry
 (api.common.has_dump_hooks) is tested with dump_many in tests/test_list_dump.py."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import gc
 import inspect
 import socket
@@ -24,6 +27,7 @@ import aiohttp
 import aiohttp.streams
 import psycopg2
 import pytest
+from aiohttp import web
 from arq.jobs import Job
 from stellar_sdk import Keypair
 
@@ -334,3 +338,117 @@ async def _until_up(
             pass
         await asyncio.sleep(0.1)
     raise AssertionError(f"the API did not answer; its log: {log_path}")
+
+
+# aiohttp-apigami: the operation dict a decorator may amend, and the parser under the app key.
+
+
+async def test_public_and_the_claim_gate_amend_the_operation_apigami_documents(aiohttp_client):
+    """api.public.public and api.claim.gate.claim_gate amend a handler's OpenAPI operation through
+    aiohttp-apigami's `utils.get_or_set_apispec` (not exported): the dict its `@docs` fills and
+    its document generator reads. The exported `docs()` is no substitute: it also resets
+    `produces` to JSON, which `@public` above a page's `@docs` would undo. If apigami moves the
+    dict, these operations lose `security: []` or the token parameter and this fails."""
+    from aiohttp_apigami import docs, setup_aiohttp_apispec
+
+    from api.claim.gate import TOKEN_PARAM, claim_gate
+    from api.public import public
+
+    @public
+    @docs(summary="a page", produces=["text/html"])
+    async def page(request: web.Request) -> web.Response:
+        return web.Response()
+
+    @docs(summary="a capsule route")
+    @claim_gate
+    async def capsule(request: web.Request, capsule: object) -> web.Response:
+        return web.Response()
+
+    app = web.Application()
+    app.router.add_get("/page", page)
+    app.router.add_get("/api/claim/{token}", capsule)
+    setup_aiohttp_apispec(app, url="/openapi.json", openapi_version="3.0.3")
+    client = await aiohttp_client(app)
+    spec = await (await client.get("/openapi.json")).json()
+    page_op = spec["paths"]["/page"]["get"]
+    assert (page_op["summary"], page_op["security"], page_op["produces"]) == ("a page", [], ["text/html"])
+    capsule_op = spec["paths"]["/api/claim/{token}"]["get"]
+    assert (capsule_op["summary"], capsule_op["security"]) == ("a capsule route", [])
+    assert [p for p in capsule_op["parameters"] if p["name"] == "token"] == [TOKEN_PARAM]
+    assert {"404", "429"} <= set(capsule_op["responses"])
+
+
+async def test_apigami_validates_with_the_parser_held_under_its_app_key(aiohttp_client):
+    """api.app puts api.common.RequestParser (every failure a 400 in the standard body, the body
+    read within its deadline) under aiohttp-apigami's `constants.APISPEC_PARSER` key, replacing the
+    webargs parser `setup_aiohttp_apispec` stores there; no setup argument takes a parser. If
+    the validation middleware stops reading that key, the recording parser sees nothing."""
+    from aiohttp_apigami import request_schema, setup_aiohttp_apispec, validation_middleware
+    from aiohttp_apigami.constants import APISPEC_PARSER
+    from marshmallow import Schema, fields
+    from webargs.aiohttpparser import AIOHTTPParser
+
+    class Body(Schema):
+        name = fields.String(required=True)
+
+    seen: list[str] = []
+
+    class Recording(AIOHTTPParser):
+        async def load_json(self, req: web.Request, schema: Schema) -> object:
+            seen.append(req.path)
+            return await super().load_json(req, schema)
+
+    @request_schema(Body)
+    async def create(request: web.Request) -> web.Response:
+        return web.json_response(request["data"])
+
+    app = web.Application(middlewares=[validation_middleware])
+    app.router.add_post("/things", create)
+    setup_aiohttp_apispec(app, url="/openapi.json", openapi_version="3.0.3")
+    app[APISPEC_PARSER] = Recording()
+    client = await aiohttp_client(app)
+    resp = await client.post("/things", json={"name": "seam"})
+    assert (resp.status, await resp.json(), seen) == (200, {"name": "seam"}, ["/things"])
+
+
+# stellar_sdk's generated XDR types on xdrlib3 (core/stellar/soroban_check.py decode).
+
+
+def test_stellar_sdk_xdr_types_unpack_from_an_xdrlib3_unpacker_that_refuses_trailing_bytes():
+    """soroban_check.decode unpacks the envelope with stellar_sdk's generated
+    `TransactionEnvelope.unpack` from an `xdrlib3.Unpacker` it holds, so `done()` can refuse
+    bytes after the envelope (the exported `from_xdr_bytes` builds its own and ignores them) and
+    the transaction's own bytes are sliced from the input. If stellar_sdk changes its XDR runtime
+    or the generated `unpack`, this fails."""
+    from stellar_sdk import Account, Network, TransactionBuilder
+    from stellar_sdk import xdr as x
+    from xdrlib3 import Error as XdrError
+    from xdrlib3 import Unpacker
+
+    from core.errors import BadRequest
+    from core.stellar import soroban_check
+
+    keypair = Keypair.random()
+    tx = (
+        TransactionBuilder(Account(keypair.public_key, 7), Network.TESTNET_NETWORK_PASSPHRASE, base_fee=100)
+        .append_bump_sequence_op(9)
+        .set_timeout(60)
+        .build()
+    )
+    tx.sign(keypair)
+    raw = base64.b64decode(tx.to_xdr())
+    unpacker = Unpacker(raw)
+    envelope = x.TransactionEnvelope.unpack(unpacker)
+    unpacker.done()
+    assert envelope == x.TransactionEnvelope.from_xdr_bytes(raw)
+    assert x.TransactionEnvelope.from_xdr_bytes(raw + b"\0\0\0\0") == envelope  # exported: ignores them
+    trailing = Unpacker(raw + b"\0\0\0\0")
+    x.TransactionEnvelope.unpack(trailing)
+    with pytest.raises(XdrError):
+        trailing.done()
+    assert envelope.v1 is not None
+    decoded = soroban_check.decode(base64.b64encode(raw).decode())
+    assert decoded.tx_bytes == envelope.v1.tx.to_xdr_bytes()
+    assert decoded.hash(Network.TESTNET_NETWORK_PASSPHRASE) == tx.hash()
+    with pytest.raises(BadRequest):
+        soroban_check.decode(base64.b64encode(raw + b"\0\0\0\0").decode())

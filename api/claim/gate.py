@@ -18,7 +18,7 @@ import functools
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
-from aiohttp_apigami.utils import get_or_set_apispec
+from aiohttp_apigami.utils import get_or_set_apispec  # not exported: docs/conventions.md, Library internals
 
 from api.common import refuse_miss
 from api.keys import DB, SETTINGS

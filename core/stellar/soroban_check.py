@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from stellar_sdk import Keypair, StrKey, scval
 from stellar_sdk import xdr as x
 from stellar_sdk.exceptions import BadSignatureError
-from xdrlib3 import Unpacker
+from xdrlib3 import Unpacker  # with the generated .unpack: docs/conventions.md, Library internals
 
 from core.errors import BadRequest
 from core.stellar.soroban import FUNCTIONS, KNOWN_NETWORKS, MAX_VALIDITY, CheckedTransaction
