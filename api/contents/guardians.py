@@ -159,5 +159,11 @@ async def patch_guardian(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_guardian(request: web.Request) -> web.Response:
-    await guardians.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
+    await guardians.delete(
+        request.app[DB],
+        request.app[REDIS],
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+        now=request.app[CLOCK].now(),
+    )
     return web.Response(status=204)

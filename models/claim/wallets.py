@@ -190,8 +190,7 @@ class ChangeStatus(TypedDict):
 async def _threshold(cur: Cursor, plan_id: str) -> int:
     plan = await plans.get_by_id(cur, plan_id)
     assert plan is not None
-    await cur.execute("SELECT count(*) AS n FROM guardians WHERE user_id = %s", (plan["user_id"],))
-    return plans.effective_threshold(plan, (await cur.fetchone())["n"])
+    return await plans.threshold_now(cur, plan)
 
 
 async def _request_change(

@@ -189,8 +189,12 @@ async def update(
     return row
 
 
-async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
+async def delete(pool: Pool, redis: ArqRedis, *, user_id: str, raw_id: str, now: datetime) -> None:
+    """Remove a guardian; if that leaves an Active plan fewer accepted guardians than the
+    approvals it needs, the owner is emailed (`guardians_short`): the plan could not be
+    released until they act."""
     row_id = parse_id(raw_id, "Guardian")
+    row_ids: list[str] = []
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         await ROWS.delete(cur, user_id=user_id, row_id=row_id)
@@ -198,3 +202,19 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
         await activity.record(
             cur, user_id=user_id, kind="guardian.deleted", entity_id=row_id, summary="Guardian removed"
         )
+        plan = await plans.get(cur, user_id)
+        if plan is not None and plan["status"] == plans.ACTIVE:
+            accepted, needed = await plans.acceptance(cur, plan)
+            if accepted < needed:
+                row_ids.append(
+                    await outbox.add(
+                        cur,
+                        kind="guardians_short",
+                        plan_id=plan["id"],
+                        recipient_type="owner",
+                        recipient_id=user_id,
+                        now=now,
+                        context={"accepted": accepted, "needed": needed},
+                    )
+                )
+    await outbox.enqueue(redis, row_ids)

@@ -166,14 +166,33 @@ def _guardian_invitation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
+def _short(ctx: dict[str, Any]) -> str:
+    """Whether the accepted guardians still reach the approvals the plan needs, in words."""
+    accepted, needed = ctx.get("accepted"), ctx.get("needed")
+    if accepted is None or needed is None:
+        return ""
+    if accepted >= needed:
+        return f" Your plan can still be released: {accepted} guardians have accepted and it needs {needed}."
+    have = "has" if accepted == 1 else "have"
+    return (
+        f" As things stand your plan cannot be released: only {accepted} of your guardians {have} "
+        f"accepted, and it needs {needed} approvals. Add a guardian, or lower the number of approvals "
+        "needed."
+    )
+
+
 def _guardian_declined(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     name = d["about_guardian_name"] or "One of your guardians"
     return (
         f"{name} declined to be your guardian",
         f"{name} has declined to be a guardian of your legacy plan. Guardians count only once they "
         "have accepted: you may want to ask someone else, or lower the number of approvals your plan "
-        "needs.",
+        "needs." + _short(d["context"]),
     )
+
+
+def _guardians_short(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    return ("Your plan needs more guardians", "You removed a guardian." + _short(d["context"]))
 
 
 def _verification_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
@@ -300,6 +319,7 @@ TEMPLATES: dict[str, Template] = {
     "claim_link": _claim_link,
     "guardian_invitation": _guardian_invitation,
     "guardian_declined": _guardian_declined,
+    "guardians_short": _guardians_short,
     "verification_reminder": _verification_reminder,
     "verification_timeout": _verification_timeout,
     "verification_timeout_guardian": _verification_timeout_guardian,

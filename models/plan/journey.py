@@ -23,8 +23,8 @@ from models.plan.plans import (
     RELEASED,
     STATUSES,
     Plan,
-    effective_threshold,
     get_or_create,
+    threshold,
     verification_deadline,
 )
 
@@ -117,7 +117,7 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> Overview:
     return Overview(
         plan=plan,
         facts=known,
-        threshold=effective_threshold(plan, known["guardians"]),
+        threshold=threshold(plan, known["standing_guardians"]),
         approvals=approvals,
         approval_count=sum(1 for a in approvals if a["approved_at"] is not None),
         problems=readiness(plan, known) if plan["status"] in (DRAFT, ACTIVE) else [],

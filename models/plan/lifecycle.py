@@ -139,6 +139,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
                 "verification_timed_out_at": None,
                 "last_vetoed_at": now,
                 "ready_at": None,
+                "round_threshold": None,
             },
         )
         await approvals.void_round(cur, plan_id=plan_id, round_number=plan["verification_round"], now=now)

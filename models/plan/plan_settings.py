@@ -23,8 +23,8 @@ from models.plan.plans import (
     DRAFT,
     SETTINGS_COLUMNS,
     Plan,
-    effective_threshold,
     get_or_create,
+    threshold,
     update_schedule,
 )
 
@@ -35,6 +35,7 @@ class Facts(TypedDict):
     beneficiaries: int
     allocation_total: Any
     guardians: int
+    standing_guardians: int  # guardians who have not declined: a majority counts these
     assets: int
     archive_items: int
     messages: int
@@ -54,6 +55,8 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
         " (SELECT COALESCE(sum(allocation_percentage), 0) FROM beneficiaries WHERE user_id = u.id)"
         " AS allocation_total,"
         " (SELECT count(*) FROM guardians WHERE user_id = u.id) AS guardians,"
+        " (SELECT count(*) FROM guardians WHERE user_id = u.id AND declined_at IS NULL)"
+        " AS standing_guardians,"
         " (SELECT count(*) FROM assets WHERE user_id = u.id) AS assets,"
         " (SELECT count(*) FROM archive_items WHERE user_id = u.id) AS archive_items,"
         " (SELECT count(*) FROM messages WHERE user_id = u.id) AS messages,"
@@ -89,12 +92,18 @@ def readiness(plan: Plan, known: Facts) -> list[str]:
         problems.append(f"Your beneficiaries' shares add up to {total}%; they must add up to exactly 100%.")
     if known["guardians"] == 0:
         problems.append("Add at least one guardian: someone you trust to confirm a release.")
-    elif effective_threshold(plan, known["guardians"]) > known["guardians"]:
-        problems.append(
-            f"You ask for {plan['guardian_threshold']} guardian approvals but have {known['guardians']} "
-            "guardian(s); add guardians or lower the number of approvals needed."
+    elif threshold(plan, known["standing_guardians"]) > known["standing_guardians"]:
+        declined = (
+            f" who have not declined ({', '.join(known['declined_guardians'])} did)"
+            if known["declined_guardians"]
+            else ""
         )
-    elif known["accepted_guardians"] < effective_threshold(plan, known["guardians"]):
+        problems.append(
+            f"You ask for {plan['guardian_threshold']} guardian approvals but have "
+            f"{known['standing_guardians']} guardian(s){declined}; add guardians or lower the number of "
+            "approvals needed."
+        )
+    elif known["accepted_guardians"] < threshold(plan, known["standing_guardians"]):
         problems.append(_acceptance_problem(plan, known))
     if not known["has_owner_email"]:
         problems.append("Add your email address to your profile, so reminders to check in can reach you.")
@@ -107,7 +116,7 @@ def readiness(plan: Plan, known: Facts) -> list[str]:
 
 
 def _acceptance_problem(plan: Plan, known: Facts) -> str:
-    needed = effective_threshold(plan, known["guardians"])
+    needed = threshold(plan, known["standing_guardians"])
     answers = []
     if known["unanswered_guardians"]:
         answers.append("not answered yet: " + ", ".join(known["unanswered_guardians"]))

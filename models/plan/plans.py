@@ -53,7 +53,7 @@ COLUMNS = (
     " guardian_threshold, activated_at, last_check_in_at, check_in_due_at, stage_done, next_due_at,"
     " verification_round, verification_started_at, verification_reason, approved_at, release_at,"
     " released_at, created_at, updated_at, verification_timeout_seconds, on_verification_timeout,"
-    " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at"
+    " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at, round_threshold"
 )
 SETTINGS_COLUMNS = (
     "check_in_interval_seconds",
@@ -93,6 +93,7 @@ class Plan(TypedDict):
     verification_stage_done: int
     verification_timed_out_at: datetime | None  # the deadline passed and the plan went on waiting
     last_vetoed_at: datetime | None
+    round_threshold: int | None  # the approvals this round needs, frozen when it started
 
 
 def _plan(row: Mapping[str, Any]) -> Plan:
@@ -103,9 +104,38 @@ def majority(guardian_count: int) -> int:
     return guardian_count // 2 + 1
 
 
-def effective_threshold(plan: Plan, guardian_count: int) -> int:
-    """The approvals needed: the owner's number, or a majority of the guardians when unset."""
-    return plan["guardian_threshold"] or majority(guardian_count)
+# The guardians who count towards a majority: every one who has not declined (an invited
+# guardian who has not answered yet still counts, so a plan cannot activate on one of four).
+STANDING_GUARDIANS = "SELECT count(*) FROM guardians WHERE user_id = %s AND declined_at IS NULL"
+
+
+def threshold(plan: Mapping[str, Any], standing: int) -> int:
+    """The approvals needed now, the one rule every caller uses (activation, approvals, the
+    guardian's list, the lost-wallet approvals): during a round (and after it released) the
+    number frozen when it started; otherwise the owner's number, or a majority of the
+    `standing` guardians (those who have not declined) when unset."""
+    if plan["status"] in (PENDING, APPROVED, RELEASED) and plan["round_threshold"]:
+        return int(plan["round_threshold"])
+    return int(plan["guardian_threshold"] or majority(standing))
+
+
+async def threshold_now(cur: Cursor, plan: Plan) -> int:
+    """`threshold` with the standing guardians counted on the caller's cursor."""
+    await cur.execute(STANDING_GUARDIANS.replace("count(*)", "count(*) AS n"), (plan["user_id"],))
+    return threshold(plan, (await cur.fetchone())["n"])
+
+
+async def acceptance(cur: Cursor, plan: Plan) -> tuple[int, int]:
+    """(accepted guardians, approvals needed now): a decline or removal that leaves the first
+    below the second is told to the owner (models.delivery.emails, "guardian_declined",
+    "guardians_short") and shown in readiness."""
+    await cur.execute(
+        "SELECT count(*) FILTER (WHERE accepted_at IS NOT NULL) AS accepted,"
+        " count(*) FILTER (WHERE declined_at IS NULL) AS standing FROM guardians WHERE user_id = %s",
+        (plan["user_id"],),
+    )
+    counts = await cur.fetchone()
+    return counts["accepted"], threshold(plan, counts["standing"])
 
 
 async def timeline(

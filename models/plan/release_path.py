@@ -43,7 +43,9 @@ async def start_verification_in(
     ring: KeyRing | None = None,
 ) -> list[str] | None:
     """Active → PendingVerification; owner and every guardian emailed. None if it was not Active.
-    `ring` seals `actor_name` (a guardian's) in the transition row."""
+    `ring` seals `actor_name` (a guardian's) in the transition row. The approvals the round
+    needs are frozen now (`round_threshold`)."""
+    needed = await plans.threshold_now(cur, plan)
     moved = await transition(
         cur,
         plan_id=plan["id"],
@@ -60,6 +62,7 @@ async def start_verification_in(
             "verification_reason": reason,
             "verification_stage_done": 0,
             "verification_timed_out_at": None,
+            "round_threshold": needed,
         },
     )
     if moved is None:

@@ -15,6 +15,7 @@ from models.claim import wallets
 from models.common import parse_id
 from models.contents import guardians
 from models.delivery import claim_links, outbox
+from models.plan import plans
 from models.plan.guardianships.membership import FIRST_ROW, GUARDIAN_OF, membership
 from models.plan.plans import ACTIVE, APPROVED, FROZEN, PENDING, RELEASED, get_by_id
 
@@ -61,9 +62,11 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
             "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"
             f" {sealed_text.select_list('users', 'o', ('name',), prefix='owner_')}, o.wallet_address AS"
             " owner_wallet,"
-            " p.status, p.guardian_threshold, p.release_at, p.ready_at, g.invited_at, g.accepted_at,"
+            " p.status, p.guardian_threshold, p.round_threshold, p.release_at, p.ready_at, g.invited_at,"
+            " g.accepted_at,"
             " g.declined_at,"
-            " (SELECT count(*) FROM guardians gg WHERE gg.user_id = p.user_id) AS guardians,"
+            " (SELECT count(*) FROM guardians gg WHERE gg.user_id = p.user_id AND gg.declined_at IS NULL)"
+            " AS standing,"
             " (SELECT count(*) FROM plan_approvals a WHERE a.plan_id = p.id AND a.round = "
             "p.verification_round"
             "   AND a.voided_at IS NULL AND p.verification_round > 0) AS approvals,"
@@ -83,7 +86,7 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
     result = []
     for sealed_row in rows:
         row = sealed_text.open_row(ring, "users", sealed_row, id_key="owner_id", prefix="owner_")
-        threshold = row["guardian_threshold"] or row["guardians"] // 2 + 1
+        threshold = plans.threshold(row, row["standing"])
         verified = row["status"] in (PENDING, APPROVED, RELEASED)  # the round's approvals still stand
         result.append(
             Guardianship(
@@ -150,6 +153,8 @@ async def answer(
                 metadata={"actor": "guardian", "guardianId": str(row["id"])},
             )
             if not accept:
+                # Whether the plan can still be released: the email says so either way.
+                accepted, needed = await plans.acceptance(cur, plan)
                 row_ids.append(
                     await outbox.add(
                         cur,
@@ -158,7 +163,7 @@ async def answer(
                         recipient_type="owner",
                         recipient_id=plan["user_id"],
                         now=now,
-                        context={"guardianId": str(row["id"])},
+                        context={"guardianId": str(row["id"]), "accepted": accepted, "needed": needed},
                     )
                 )
     await outbox.enqueue(redis, row_ids)

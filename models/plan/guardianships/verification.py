@@ -21,7 +21,7 @@ from models import sealed_text
 from models.delivery import outbox
 from models.plan import approvals, plans, release_path
 from models.plan.guardianships.membership import locked
-from models.plan.plans import ACTIVE, PENDING, RELEASED, Plan, effective_threshold
+from models.plan.plans import ACTIVE, PENDING, RELEASED, Plan
 
 # Plan, verification round, guardian: an attestation issued before the owner's veto is not
 # found in the next round, so it cannot approve a release the guardian never saw.
@@ -183,12 +183,12 @@ async def record_approval(
         metadata={"actor": "guardian", "guardianId": guardian_id, "source": source},
     )
     await cur.execute(
-        "SELECT count(*) AS approvals, (SELECT count(*) FROM guardians WHERE user_id = %s) AS guardians"
+        f"SELECT count(*) AS approvals, ({plans.STANDING_GUARDIANS}) AS standing"
         " FROM plan_approvals WHERE plan_id = %s AND round = %s AND voided_at IS NULL",
         (plan["user_id"], plan["id"], plan["verification_round"]),
     )
     counts = await cur.fetchone()
-    if counts["approvals"] < effective_threshold(plan, counts["guardians"]):
+    if counts["approvals"] < plans.threshold(plan, counts["standing"]):
         return []
     moved = await release_path.approve_in(
         cur, plan=plan, now=now, actor="guardian", last_guardian_id=guardian_id
