@@ -16,6 +16,7 @@ from api.chain import claims, onchain
 from api.claim import capsule, gate
 from api.claim import export as heir_export
 from api.claim import page as capsule_page
+from api.claim import page_wallet as capsule_page_wallet
 from api.claim import resend as claim_links
 from api.claim import wallet as heir_wallet
 from api.common import RequestParser
@@ -55,6 +56,7 @@ ROUTE_MODULES = (
     metrics,
     html,
     capsule_page,
+    capsule_page_wallet,
     check_in_page,
     stellar_toml,
     email_webhooks,

@@ -82,9 +82,11 @@ def render(
 
 # What each error status says to a person; anything else gets the 500 wording.
 _ERROR_PAGES = {
+    400: ("That could not be used", "said"),
+    401: ("That signature could not be used", "said"),
     404: ("This link does not open anything", "not_found"),
     405: ("This link does not open anything", "not_found"),
-    409: ("This link cannot do that now", "conflict"),
+    409: ("This link cannot do that now", "said"),
     429: ("Please wait a minute", "too_many"),
     503: ("Please try again a little later", "unavailable"),
 }
@@ -94,8 +96,8 @@ def error_page(
     request: web.Request, status: int, message: str | list[str], headers: dict[str, str] | None = None
 ) -> web.Response:
     """The calm page for an error under a page path. The JSON body's words are for programs;
-    only a conflict's message (written for the person, e.g. "the plan has been released") is
-    shown as it is."""
+    only the messages of a 400, 401 or 409 (written for the person, e.g. "the plan has been
+    released", "this is not the wallet bound to you") are shown as they are."""
     title, kind = _ERROR_PAGES.get(status, ("Something went wrong on our side", "failed"))
     return render(
         "error.html",

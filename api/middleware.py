@@ -27,6 +27,7 @@ from redis.exceptions import RedisError
 from api import html
 from api.keys import ACCOUNTS, CLOCK, DB, METRICS, SETTINGS, USER_ID
 from api.public import requires_session
+from api.sep import wallet_request
 from core import tokens
 from core.errors import AppError, Unauthorized
 from core.logging import redact_path, request_id_var
@@ -55,7 +56,7 @@ def error_response(
     **extra: Any,
 ) -> web.Response:
     """The standard error body; under a page path (a person's browser), the calm page instead."""
-    if html.is_page(request.path):
+    if html.is_page(request.path) and not wallet_request.is_wallet_callback(request):
         return html.error_page(request, status, message, headers)
     return web.json_response(error_body(status, message, details, **extra), status=status, headers=headers)
 

@@ -105,3 +105,19 @@ def axe_source() -> str:
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+def read_qr_codes(png: bytes) -> list[str]:
+    """The QR codes in a screenshot, read by zxing-cpp (PyAV decodes the PNG to grey pixels)."""
+    import io
+
+    import av
+    import zxingcpp
+
+    with av.open(io.BytesIO(png), format="png_pipe") as container:
+        frame = next(container.decode(video=0)).reformat(format="gray")
+    plane, width, height = frame.planes[0], frame.width, frame.height
+    raw = bytes(plane)
+    pixels = b"".join(raw[row * plane.line_size : row * plane.line_size + width] for row in range(height))
+    found = zxingcpp.read_barcodes(memoryview(pixels).cast("B", shape=[height, width]))
+    return [code.text for code in found if code.format == zxingcpp.BarcodeFormat.QRCode]

@@ -198,6 +198,8 @@ async def test_ready_says_what_happens_next_and_nothing_of_the_contents(
     since = datetime.fromisoformat(body["readySince"].replace("Z", "+00:00"))
     assert f"Everything is ready since {spelled(since)}. One last step opens it" in words
     assert "What happens next" in words and "Stellar wallet" in words
-    assert "This page cannot do it" in words  # honest: a page with no script signs nothing
+    # The page does it itself now (#26): a form naming the wallet, then signing requests.
+    assert "You can do it here" in words and "Confirm the release" in words
+    assert f'action="/claim/{heir["claimToken"]}/wallet"' in text
     for absent in ("Letters", "Documents", "Your share", "%"):
         assert absent not in words, absent

@@ -49,6 +49,9 @@ EXPECTED_PUBLIC = {
     ("GET", "/check-in/{token}"),
     ("HEAD", "/check-in/{token}"),
     ("POST", "/check-in/{token}"),
+    # The heir finishes from the page: names a wallet; wallets post signed requests back (SEP-7).
+    ("POST", "/claim/{token}/wallet"),
+    ("POST", "/claim/{token}/sep7/{id}"),
     ("GET", "/page.css"),
     ("HEAD", "/page.css"),
     # SEP-1: the network and the key that signs SEP-7 requests, for any wallet.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from stellar_sdk import Keypair
 
 from api.keys import CLOCK, DB, REDIS, SETTINGS
 from models import activity
@@ -14,7 +15,9 @@ from models.account import users
 from models.activity import ActivityFilter
 from models.archive import export as exports
 from models.archive import items as archive
+from models.chain import wallet_requests
 from models.claim import capsule as capsules
+from models.claim import finishing
 from models.contents import assets, beneficiaries, guardians, messages
 from models.delivery import outbox
 from models.pagination import PageRequest
@@ -278,3 +281,27 @@ async def test_delivery_event_records(client, run_worker, settings):
     assert bounced
     for notice in view["notifications"]:
         assert_record(notice, outbox.Notice)
+
+
+async def test_signing_request_records(client, settings):
+    """What a page's signing request keeps (models.chain.wallet_requests) and the heir's step."""
+    pool, redis, ring, now = client.app[DB], client.app[REDIS], settings.key_ring, client.app[CLOCK].now()
+    session = await sign_in(client)
+    created = await create(client, session, "beneficiaries")
+    capsule = await capsules.open_by_token(pool, ring, created["claimToken"])
+    assert capsule is not None
+    prepared = await wallet_requests.challenge(
+        redis,
+        settings,
+        purpose="heir.prove",
+        subject_id=capsule["beneficiary_id"],
+        signer=Keypair.random().public_key,
+        now=now,
+    )
+    assert_record(prepared, wallet_requests.Prepared)
+    kept = await wallet_requests.peek(
+        redis, request_id=prepared["id"], subject_id=capsule["beneficiary_id"], now=now
+    )
+    assert_record(kept, wallet_requests.WalletRequest)
+    step = await finishing.next_step(pool, redis, gateway=None, capsule=capsule, now=now)
+    assert_record(step, finishing.HeirStep)

@@ -9,14 +9,18 @@ the JSON routes' media URL (Range, so a video seeks) and documents download from
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from aiohttp import web
 from aiohttp_apigami import docs
 
 from api import html
 from api.claim.gate import claim_gate
-from api.keys import CLOCK, DB, SETTINGS
+from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN
+from api.sep import wallet_request
+from core.stellar import sep7
 from models.claim import capsule as capsules
+from models.claim import finishing
 
 routes = web.RouteTableDef()
 
@@ -64,17 +68,28 @@ def share(percentage: Decimal) -> str:
 )
 @claim_gate
 async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.Response:
-    shown = await capsules.view(
+    shown, step = await finishing.page(
         request.app[DB],
+        request.app[REDIS],
         request.app[SETTINGS].key_ring,
+        gateway=request.app[SOROBAN],
         capsule=capsule,
         now=request.app[CLOCK].now(),
         opened=request.method != "HEAD",
     )
+    path = request.path.rstrip("/")
+    pending = step["transaction"] is not None and step["transaction"]["status"] == "pending"
+    signing: dict[str, Any] = {
+        "step": step,
+        "request": heir_request(request, step, capsule=capsule, page_path=path),
+        "wallet_action": f"{path}/wallet",
+        # While the network has not answered, the page looks again by itself (no script needed).
+        "refresh": 10 if pending else None,
+    }
     if shown["ready"] is not None:
         ready = shown["ready"]
         owner = ready["owner_name"] or "The person who made this plan"
-        return html.render("capsule_ready.html", title=f"From {owner}", owner=owner, ready=ready)
+        return html.render("capsule_ready.html", title=f"From {owner}", owner=owner, ready=ready, **signing)
     contents = shown["contents"]
     if contents is None:
         return html.render("capsule_locked.html", title="Nothing here yet")
@@ -101,4 +116,20 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
         kind_words=kind_words,
         asset_words=asset_words,
         share=share(contents["allocation_percentage"]),
+        **signing,
     )
+
+
+def heir_request(
+    request: web.Request, step: finishing.HeirStep, *, capsule: capsules.Capsule, page_path: str
+) -> wallet_request.Shown | None:
+    """The step's signing request as the page shows it, with the words the wallet shows."""
+    prepared = step["request"]
+    if prepared is None:
+        return None
+    owner = capsule["owner_name"]
+    if prepared["purpose"] == "heir.finalize_release":
+        msg = sep7.message("Finalise the release of {owner}'s plan, for everyone it names", owner=owner)
+    else:
+        msg = sep7.message("Claim {heir}'s share of what {owner} left", heir=capsule["name"], owner=owner)
+    return wallet_request.present(request, prepared, msg=msg, page_path=page_path)

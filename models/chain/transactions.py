@@ -263,3 +263,15 @@ async def stale_pending(pool: Pool, *, older_than: timedelta, now: datetime, lim
             (now - older_than, limit),
         )
         return [r["hash"] for r in await cur.fetchall()]
+
+
+async def latest_for_beneficiary(pool: Pool, *, beneficiary_id: str, function: str) -> Transaction | None:
+    """This beneficiary's most recent call of `function`: what their page says about it
+    (pending, confirmed or failed) when they come back."""
+    row = await fetch_one(
+        pool,
+        f"SELECT {PUBLIC_COLUMNS} FROM transactions WHERE beneficiary_id = %s AND function = %s"
+        " ORDER BY created_at DESC, id DESC LIMIT 1",
+        (beneficiary_id, function),
+    )
+    return None if row is None else as_record(Transaction, row)

@@ -26,6 +26,7 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from models import activity, sealed_text
+from models.chain import wallet_requests
 from models.claim.capsule import READY, RELEASED_STATE, Capsule, WalletBinding, state
 from models.contents import beneficiaries
 from models.delivery import outbox
@@ -106,6 +107,49 @@ async def verify(
     kept as a request their guardians can approve (a lost wallet), committed before the 409."""
     _require_open(capsule)
     await _burn_signed(redis, capsule=capsule, wallet_address=wallet_address, signature=signature, now=now)
+    return await _bind(pool, redis, capsule=capsule, wallet_address=wallet_address, now=now)
+
+
+async def challenge_transaction(
+    redis: Redis, settings: Settings, *, capsule: Capsule, wallet_address: str, client_ip: str, now: datetime
+) -> wallet_requests.Prepared:
+    """The SEP-10-style challenge the heir's wallet signs to prove it (docs/pages.md), kept as a
+    single-use signing request for this beneficiary; the same rules and limit as `challenge`."""
+    _require_open(capsule)
+    retry = await ratelimit.hit(redis, f"claim-wallet:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
+    if retry:
+        raise TooManyRequests("Too many wallet challenges from this address; try again later", retry)
+    return await wallet_requests.challenge(
+        redis,
+        settings,
+        purpose="heir.prove",
+        subject_id=capsule["beneficiary_id"],
+        signer=wallet_address,
+        now=now,
+    )
+
+
+async def verify_transaction(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    capsule: Capsule,
+    request: wallet_requests.WalletRequest,
+    signed_xdr: str,
+    now: datetime,
+) -> WalletBinding:
+    """`verify` for a signed challenge transaction instead of a message signature: the request
+    used up, then the same binding rules (a sibling's wallet 409, another wallet of theirs kept
+    for the guardians)."""
+    _require_open(capsule)
+    await wallet_requests.take_challenge(redis, settings, request=request, signed_xdr=signed_xdr)
+    return await _bind(pool, redis, capsule=capsule, wallet_address=request["signer"], now=now)
+
+
+async def _bind(
+    pool: Pool, redis: ArqRedis, *, capsule: Capsule, wallet_address: str, now: datetime
+) -> WalletBinding:
     async with transaction(pool) as cur:
         await cur.execute(
             "SELECT b.wallet_address, b.wallet_bound_via, b.wallet_bound_at, p.status, p.ready_at"

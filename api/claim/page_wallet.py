@@ -1,0 +1,100 @@
+"""The heir finishes from their page (contract mode), with any Stellar wallet and no script:
+`POST /claim/<token>/wallet` answers with a SEP-10-style challenge for the wallet they name, as
+a SEP-7 signing request; `POST /claim/<token>/sep7/<id>` is every request's callback (the
+proof binds the wallet; a signed `finalize_release` or `claim_assets` is relayed). All behind
+the claim gate, through the same model functions as the JSON routes. docs/pages.md.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp_apigami import docs
+
+from api import html
+from api.claim.gate import claim_gate
+from api.common import client_ip
+from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN
+from api.schemas import error_responses
+from api.sep import wallet_request
+from core.errors import BadRequest
+from core.stellar import sep7
+from core.stellar.wallet import is_valid_address
+from models.claim import finishing
+from models.claim import wallets as heir_wallets
+from models.claim.capsule import Capsule
+
+routes = web.RouteTableDef()
+
+
+def _page_path(request: web.Request) -> str:
+    return f"/claim/{request.match_info['token']}"
+
+
+@routes.post("/claim/{token}/wallet")
+@docs(
+    tags=["pages"],
+    summary="The heir names their wallet (HTML form): the answer asks the wallet to prove it",
+    description="Form field `walletAddress`. Once the capsule is ready or released (409 page before). "
+    "The page shows a SEP-10-style challenge for that wallet as a SEP-7 signing request (link, QR code, "
+    "XDR, paste-back form); signing it binds the wallet with the rules of `POST /api/claim/{token}/wallet/"
+    "verify`. Rate limited per client address like `/wallet/challenge` (429 page).",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}, **error_responses(400, 409)},
+)
+@claim_gate
+async def name_wallet(request: web.Request, capsule: Capsule) -> web.Response:
+    form = await request.post() if request.content_type == "application/x-www-form-urlencoded" else {}
+    address = form.get("walletAddress")
+    if not isinstance(address, str) or not is_valid_address(address.strip()):
+        raise BadRequest(
+            "That is not a Stellar wallet address: it is 56 characters, starts with G, and your wallet "
+            "app shows it. Go back and copy it again."
+        )
+    prepared = await heir_wallets.challenge_transaction(
+        request.app[REDIS],
+        request.app[SETTINGS],
+        capsule=capsule,
+        wallet_address=address.strip(),
+        client_ip=client_ip(request),
+        now=request.app[CLOCK].now(),
+    )
+    msg = sep7.message(
+        "Prove this wallet is yours, {heir}, to receive what {owner} left you",
+        heir=capsule["name"],
+        owner=capsule["owner_name"],
+    )
+    page = _page_path(request)
+    shown = wallet_request.present(request, prepared, msg=msg, page_path=page)
+    return html.render("claim_prove.html", title="Prove this wallet is yours", request=shown, back=page)
+
+
+@routes.post("/claim/{token}/sep7/{id}")
+@docs(
+    tags=["pages"],
+    summary="SEP-7 callback of the heir's signing requests (a wallet, or the page's paste-back form)",
+    description="Form-encoded `xdr=<signed envelope>` (what SEP-7 wallets send). A signed challenge "
+    "binds the wallet as `POST /api/claim/{token}/wallet/verify`; a signed `finalize_release` or "
+    "`claim_assets` is checked and relayed as `POST /api/claim/{token}/submit`. 200 `{status}` to a "
+    "wallet; 303 back to the page for the form (`via=page`). Another transaction or another signer: "
+    "400/401, the request stays usable; a used or expired request: 409; another heir's request: 404.",
+    responses={
+        200: {"description": "Taken"},
+        303: {"description": "Back to the page"},
+        **error_responses(400, 401, 409, 503),
+    },
+)
+@claim_gate
+async def signed_callback(request: web.Request, capsule: Capsule) -> web.Response:
+    signed = await wallet_request.signed_xdr(request)
+    result = await finishing.take_signed(
+        request.app[DB],
+        request.app[REDIS],
+        request.app[SETTINGS],
+        gateway=request.app[SOROBAN],
+        capsule=capsule,
+        request_id=request.match_info["id"],
+        signed_xdr=signed,
+        now=request.app[CLOCK].now(),
+    )
+    outcome = "bound" if "bound_via" in result else str(result.get("status"))
+    return wallet_request.answer(request, page_path=_page_path(request), outcome=outcome)

@@ -1,0 +1,85 @@
+"""One way to ask a wallet, on every page (docs/pages.md "Asking a wallet"): a signing request
+shown four ways (a `web+stellar:tx` link, the same URI as a QR code, the unsigned XDR, and a
+form to paste the signed XDR back), and its callback's two answers: 200 JSON to a wallet,
+303 back to the page for the form.
+
+The request itself (what the service keeps, single use, until its time bound) is
+models.chain.wallet_requests; the URI and QR code, core.stellar.sep7.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from aiohttp import web
+
+from api.keys import SETTINGS
+from core.errors import BadRequest
+from core.stellar import sep7
+from models.chain.wallet_requests import Prepared
+
+FROM_PAGE = "sep7_from_page"  # request key: the callback came from the page's form
+MAX_XDR = 20_000
+
+
+class Shown(TypedDict):
+    uri: str
+    qr: str  # inline SVG markup, made here (not user input)
+    xdr: str
+    action: str  # the callback path, for the paste-back form
+    msg: str
+    signer: str
+    valid_until: Any
+
+
+def present(request: web.Request, prepared: Prepared, *, msg: str, page_path: str) -> Shown:
+    """The request as the page shows it; its callback is `<PUBLIC_BASE_URL><page>/sep7/<id>`."""
+    settings = request.app[SETTINGS]
+    action = f"{page_path}/sep7/{prepared['id']}"
+    uri = sep7.signing_uri(
+        prepared["xdr"],
+        callback=f"{settings.public_base_url}{action}",
+        msg=msg,
+        public_base_url=settings.public_base_url,
+        passphrase=settings.stellar_network_passphrase,
+        pubkey=prepared["signer"],
+        signer=settings.uri_request_signing_key,
+    )
+    return {
+        "uri": uri,
+        "qr": sep7.qr_svg(uri),
+        "xdr": prepared["xdr"],
+        "action": action,
+        "msg": msg,
+        "signer": prepared["signer"],
+        "valid_until": prepared["valid_until"],
+    }
+
+
+async def signed_xdr(request: web.Request) -> str:
+    """The signed envelope a wallet (or the page's form) posted: form-encoded `xdr=`. A post from
+    the form (`via=page`) is marked so its answer, errors included, is a page."""
+    if request.content_type != "application/x-www-form-urlencoded":
+        raise BadRequest("Post the signed transaction form-encoded, as xdr=<base64 envelope>")
+    form = await request.post()
+    if form.get("via") == "page":
+        request[FROM_PAGE] = True
+    xdr = form.get("xdr")
+    if not isinstance(xdr, str) or not xdr.strip() or len(xdr) > MAX_XDR:
+        raise BadRequest(
+            ["xdr: The signed transaction envelope, base64."],
+            details={"xdr": ["Missing or too long."]},
+        )
+    return xdr.strip()
+
+
+def answer(request: web.Request, *, page_path: str, outcome: str) -> web.Response:
+    """200 JSON to a wallet; 303 back to the page (which now shows what happened) for the form."""
+    if request.get(FROM_PAGE):
+        return web.Response(status=303, headers={"Location": page_path})
+    return web.json_response({"status": outcome})
+
+
+def is_wallet_callback(request: web.Request) -> bool:
+    """A wallet posting to a callback gets JSON errors; the page's form gets error pages."""
+    return "/sep7/" in request.path and not request.get(FROM_PAGE)

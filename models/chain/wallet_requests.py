@@ -1,0 +1,190 @@
+"""Signing requests a page shows a wallet (SEP-7): what the service keeps of each, in Redis, to
+take the signed envelope back exactly once.
+
+A record holds the request id, its purpose (`heir.prove`, `heir.finalize_release`,
+`guardian.accept`, ...), the person it is for (a beneficiary or guardian id), the wallet that
+must sign, the unsigned transaction's hash and when it expires: ids, a public key and a hash,
+no name, no message, no personal text (the words a wallet shows live only in the URI on the
+page). A request lives exactly as long as its transaction's time bound and is used once: a
+page loaded after that builds a fresh one. docs/pages.md "Asking a wallet".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+from datetime import UTC, datetime, timedelta
+from typing import TypedDict
+
+from redis.asyncio import Redis
+
+from core.errors import BadRequest, Conflict, NotFound
+from core.settings import Settings
+from core.stellar import sep7, sep10
+
+KEY = "sep7:request:{}"
+PURPOSES = (
+    "heir.prove",
+    "heir.finalize_release",
+    "heir.claim_assets",
+    "guardian.accept",
+    "guardian.decline",
+    "guardian.report",
+    "guardian.approve",
+    "guardian.approve_onchain",
+    "guardian.resend",
+)
+_TAKE = """
+local value = redis.call('GET', KEYS[1])
+if value then redis.call('DEL', KEYS[1]) end
+return value
+"""
+USED = "This signing request was already used or has expired; open the page again for a fresh one."
+
+
+class WalletRequest(TypedDict):
+    id: str
+    purpose: str
+    subject_id: str  # the beneficiary or guardian the request is for
+    signer: str  # the wallet that must sign (public key)
+    tx_hash: str  # hex hash of the unsigned transaction (signing does not change it)
+    expires_at: datetime
+    extra: str | None  # a row id the action needs (a beneficiary to resend a link to)
+
+
+async def issue(
+    redis: Redis,
+    *,
+    purpose: str,
+    subject_id: str,
+    signer: str,
+    tx_hash: str,
+    expires_at: datetime,
+    now: datetime,
+    extra: str | None = None,
+) -> str:
+    """Keep a new request until its transaction expires; its id goes in the callback URL."""
+    assert purpose in PURPOSES, purpose
+    request_id = secrets.token_urlsafe(16)
+    record = {
+        "purpose": purpose,
+        "subject_id": subject_id,
+        "signer": signer,
+        "tx_hash": tx_hash,
+        "expires_at": expires_at.timestamp(),
+        "extra": extra,
+    }
+    ttl = max(1, math.ceil((expires_at - now).total_seconds()))
+    await redis.set(KEY.format(request_id), json.dumps(record), ex=ttl)
+    return request_id
+
+
+def _record(request_id: str, raw: bytes | str) -> WalletRequest:
+    data = json.loads(raw)
+    return {
+        "id": request_id,
+        "purpose": data["purpose"],
+        "subject_id": data["subject_id"],
+        "signer": data["signer"],
+        "tx_hash": data["tx_hash"],
+        "expires_at": datetime.fromtimestamp(data["expires_at"], UTC),
+        "extra": data.get("extra"),
+    }
+
+
+async def peek(redis: Redis, *, request_id: str, subject_id: str, now: datetime) -> WalletRequest:
+    """The live request of this id for this person; 404 when it is someone else's (a callback
+    under another token), 409 when it is used or expired."""
+    if not (0 < len(request_id) <= 64):
+        raise NotFound("Signing request")
+    raw = await redis.get(KEY.format(request_id))
+    if raw is None:
+        raise Conflict(USED)
+    request = _record(request_id, raw)
+    if request["subject_id"] != subject_id:
+        raise NotFound("Signing request")
+    if request["expires_at"] <= now:
+        raise Conflict(USED)
+    return request
+
+
+async def take(redis: Redis, request: WalletRequest) -> None:
+    """Use the request up (once: two callbacks racing, only one gets past here)."""
+    raw = await redis.eval(_TAKE, 1, KEY.format(request["id"]))  # type: ignore[misc]
+    if raw is None:
+        raise Conflict(USED)
+
+
+def require_hash(request: WalletRequest, tx_hash: str) -> None:
+    """400 unless the signed envelope is the transaction this request asked for."""
+    if tx_hash != request["tx_hash"]:
+        raise BadRequest("This is not the transaction this signing request asked the wallet to sign")
+
+
+class Prepared(TypedDict):
+    """A request as a page shows it: its id (for the callback) and the unsigned envelope."""
+
+    id: str
+    purpose: str
+    signer: str
+    xdr: str
+    valid_until: datetime
+
+
+async def challenge(
+    redis: Redis,
+    settings: Settings,
+    *,
+    purpose: str,
+    subject_id: str,
+    signer: str,
+    now: datetime,
+    text: str | None = None,
+    extra: str | None = None,
+) -> Prepared:
+    """A SEP-10-style challenge for `signer`, signed by the service, kept as a request. With
+    `text`, the challenge's manageData value is its SHA-256, so the signature approves exactly
+    that text (a guardian's attestation)."""
+    built = sep10.build(
+        settings.uri_request_signing_key,
+        client=signer,
+        home_domain=sep7.origin_domain(settings.public_base_url),
+        passphrase=settings.stellar_network_passphrase,
+        value=None if text is None else sep10.digest_value(text),
+    )
+    expires_at = now + timedelta(seconds=sep10.TIMEOUT_SECONDS)
+    request_id = await issue(
+        redis,
+        purpose=purpose,
+        subject_id=subject_id,
+        signer=signer,
+        tx_hash=built["hash"],
+        expires_at=expires_at,
+        now=now,
+        extra=extra,
+    )
+    return {
+        "id": request_id,
+        "purpose": purpose,
+        "signer": signer,
+        "xdr": built["xdr"],
+        "valid_until": expires_at,
+    }
+
+
+async def take_challenge(
+    redis: Redis, settings: Settings, *, request: WalletRequest, signed_xdr: str, text: str | None = None
+) -> None:
+    """Check the signed challenge (stellar-sdk: ours, in time, signed by the request's wallet;
+    the value binding `text` when given) and use the request up; 400/401 leave it usable."""
+    signed_hash = sep10.verify(
+        signed_xdr,
+        server_key=settings.uri_request_signing_key.public_key,
+        client=request["signer"],
+        home_domain=sep7.origin_domain(settings.public_base_url),
+        passphrase=settings.stellar_network_passphrase,
+        value=None if text is None else sep10.digest_value(text),
+    )
+    require_hash(request, signed_hash)
+    await take(redis, request)

@@ -1,0 +1,161 @@
+"""The heir finishes from their own page (contract mode): prove a wallet, then sign
+`finalize_release` (ready) or `claim_assets` (released, share unclaimed) as a SEP-7 signing
+request, and the signed envelope taken back through the same checks and relay as
+`POST /api/claim/:token/submit`. docs/pages.md "The heir finishes from the page".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TypedDict
+
+from arq.connections import ArqRedis
+from stellar_sdk import TransactionEnvelope
+
+from core.db import Pool
+from core.errors import AppError, BadRequest
+from core.files.crypto import KeyRing
+from core.settings import Settings
+from core.stellar import soroban, soroban_check
+from core.stellar.soroban import SorobanGateway
+from models.chain import onchain, transactions, wallet_requests
+from models.chain.transactions import Transaction
+from models.claim import wallets
+from models.claim.capsule import READY, RELEASED_STATE, Capsule, View, WalletBinding, state, view
+
+_PURPOSE = {"finalize_release": "heir.finalize_release", "claim_assets": "heir.claim_assets"}
+
+
+class HeirStep(TypedDict):
+    """What the heir's page offers now."""
+
+    function: str | None  # finalize_release | claim_assets | None: nothing to sign
+    wallet: str | None  # the bound wallet, None: prove one first
+    transaction: Transaction | None  # their latest call of `function`
+    request: wallet_requests.Prepared | None  # the call to sign now, if any
+    problem: str | None  # why no call can be signed now, in the words of the 409/503
+
+
+def due_function(capsule: Capsule) -> str | None:
+    """The contract call this heir's capsule waits for, if any."""
+    shown = state(capsule)
+    if shown == READY:
+        return "finalize_release"
+    if shown == RELEASED_STATE and capsule["plan_id"] is not None and not capsule["claimed"]:
+        return "claim_assets"
+    return None
+
+
+async def next_step(
+    pool: Pool, redis: ArqRedis, *, gateway: SorobanGateway | None, capsule: Capsule, now: datetime
+) -> HeirStep:
+    """The call due, their latest attempt and, unless one is pending, a fresh signing request
+    for the bound wallet (built through the RPC node, as `release/build` and `claim/build`)."""
+    function = due_function(capsule) if gateway is not None else None
+    step = HeirStep(
+        function=function, wallet=capsule["wallet_address"], transaction=None, request=None, problem=None
+    )
+    if gateway is None or function is None or capsule["wallet_address"] is None:
+        return step
+    step["transaction"] = await transactions.latest_for_beneficiary(
+        pool, beneficiary_id=capsule["beneficiary_id"], function=function
+    )
+    if step["transaction"] is not None and step["transaction"]["status"] in ("pending", "confirmed"):
+        return step
+    try:
+        target = onchain.beneficiary_target(capsule, function=function, wallet_address=None, now=now)
+        built = await gateway.build(
+            function=function, owner=target["owner_wallet"], signer=target["signer"], now=now
+        )
+    except AppError as exc:  # not funded, refused by the contract, the node unreachable: said in words
+        step["problem"] = exc.message if isinstance(exc.message, str) else " ".join(exc.message)
+        return step
+    tx_hash = TransactionEnvelope.from_xdr(built["xdr"], built["network_passphrase"]).hash_hex()
+    request_id = await wallet_requests.issue(
+        redis,
+        purpose=_PURPOSE[function],
+        subject_id=capsule["beneficiary_id"],
+        signer=target["signer"],
+        tx_hash=tx_hash,
+        expires_at=built["valid_until"],
+        now=now,
+    )
+    step["request"] = {
+        "id": request_id,
+        "purpose": _PURPOSE[function],
+        "signer": target["signer"],
+        "xdr": built["xdr"],
+        "valid_until": built["valid_until"],
+    }
+    return step
+
+
+async def page(
+    pool: Pool,
+    redis: ArqRedis,
+    ring: KeyRing,
+    *,
+    gateway: SorobanGateway | None,
+    capsule: Capsule,
+    now: datetime,
+    opened: bool,
+) -> tuple[View, HeirStep]:
+    """What the heir's page shows: the capsule (models.claim.capsule.view) and the step due. A
+    HEAD builds no request (it asks the RPC node nothing)."""
+    shown = await view(pool, ring, capsule=capsule, now=now, opened=opened)
+    step = await next_step(pool, redis, gateway=gateway if opened else None, capsule=capsule, now=now)
+    return shown, step
+
+
+async def take_signed(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    gateway: SorobanGateway | None,
+    capsule: Capsule,
+    request_id: str,
+    signed_xdr: str,
+    now: datetime,
+) -> WalletBinding | Transaction:
+    """A signed envelope posted to a request's callback: the challenge binds the wallet (as
+    `/wallet/verify`), a contract call is checked, stored `pending` and relayed (as `/submit`).
+    Wrong envelopes (another transaction, another signer) are 400/401 and leave the request
+    usable; a used, expired or another heir's request is 409/404."""
+    request = await wallet_requests.peek(
+        redis, request_id=request_id, subject_id=capsule["beneficiary_id"], now=now
+    )
+    if request["purpose"] == "heir.prove":
+        return await wallets.verify_transaction(
+            pool, redis, settings, capsule=capsule, request=request, signed_xdr=signed_xdr, now=now
+        )
+    if gateway is None:
+        raise soroban.not_configured()
+    envelope = soroban_check.decode(signed_xdr)
+    wallet_requests.require_hash(request, envelope.hash(gateway.passphrase).hex())
+    function = request["purpose"].removeprefix("heir.")
+    target = onchain.beneficiary_target(
+        capsule, function=function, wallet_address=envelope.source or "", now=now, refuse=BadRequest
+    )
+    soroban_check.check_signed(
+        envelope,
+        contract_id=gateway.contract_id,
+        passphrase=gateway.passphrase,
+        function=function,
+        owner=target["owner_wallet"],
+        signer=target["signer"],
+        now=now,
+    )
+    await wallet_requests.take(redis, request)
+    row, _created = await onchain.beneficiary_submit(
+        pool,
+        capsule=capsule,
+        envelope=envelope,
+        xdr=signed_xdr,
+        contract_id=gateway.contract_id,
+        passphrase=gateway.passphrase,
+        now=now,
+    )
+    if row["status"] == "pending":
+        await transactions.enqueue_relay(redis, row["hash"])
+    return row

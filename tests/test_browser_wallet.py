@@ -1,0 +1,87 @@
+"""Signing requests in a real browser (headless Chromium, tests/browser.py), with JavaScript
+off as a careful heir might have it: the QR code read back from a screenshot (zxing-cpp) is
+exactly the page's `web+stellar:` link, and the paste-back form, signed by the test wallet
+(tests/wallet_app.py), binds the wallet and brings the finalise request. axe-core passes on
+every page with a request. Screenshots land in .data/screenshots."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from stellar_sdk import Keypair
+from stellar_sdk.sep.stellar_uri import TransactionStellarUri
+
+from tests.browser import read_qr_codes
+from tests.test_browser_pages import DESKTOP, PHONE, assert_accessible, assert_fits, record_requests
+from tests.test_heirs_onchain import ready
+from tests.test_onchain import onchain
+from tests.wallet_app import WalletApp
+
+__all__ = ["onchain"]
+
+
+async def assert_qr_is_the_link(page: Any, screenshot: Path) -> str:
+    """Screenshot the request; the QR code in it must decode to the link's URI. Returns it."""
+    link = await page.locator("a.wallet-link").get_attribute("href")
+    assert link is not None and link.startswith("web+stellar:tx?")
+    png = await page.locator(".qr").screenshot(path=str(screenshot))
+    assert read_qr_codes(png) == [html.unescape(link)]
+    return link
+
+
+async def test_the_heir_signs_with_a_wallet_app_through_qr_codes_and_the_paste_back_form(
+    onchain: Any,
+    soroban_rpc: Any,
+    clock: Any,
+    run_worker: Any,
+    email_provider: Any,
+    browser: Any,
+    axe_source: str,
+    screenshots: Path,
+) -> None:
+    setup = await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
+    origin = str(onchain.make_url("")).rstrip("/")
+    url = f"{origin}/claim/{setup.beneficiaries[0]['claimToken']}"
+    key = Keypair.random()
+    soroban_rpc.fund(key.public_key)
+    wallet = WalletApp(onchain, key)
+
+    context = await browser.new_context(java_script_enabled=False, viewport=DESKTOP, device_scale_factor=2)
+    page = await context.new_page()
+    urls = record_requests(page)
+    assert (await page.goto(url)).status == 200
+    await page.locator("#walletAddress").fill(key.public_key)
+    async with page.expect_navigation():
+        await page.get_by_role("button", name="Continue").click()
+    assert await page.locator("h1").inner_text() == "Prove this wallet is yours"
+    await page.screenshot(path=str(screenshots / "claim-prove-1280.png"), full_page=True)
+    link = await assert_qr_is_the_link(page, screenshots / "claim-prove-qr.png")
+    request = await wallet.open(html.unescape(link))
+    assert request.pubkey == key.public_key
+
+    # The paste-back form, scripts off: the wallet signs the XDR from the textarea.
+    unsigned = await page.locator("textarea[readonly]").input_value()
+    assert unsigned == request.transaction_envelope.to_xdr()
+    signed = wallet.sign(TransactionStellarUri.from_uri(html.unescape(link), None))
+    await page.locator("summary").click()
+    await page.get_by_label("The signed transaction").fill(signed)
+    async with page.expect_navigation():
+        await page.get_by_role("button", name="Send the signed transaction").click()
+    assert page.url == url  # 303 back to the heir's page
+    assert await page.get_by_role("heading", name="Confirm the release").count() == 1
+    await page.screenshot(path=str(screenshots / "claim-finalise-1280.png"), full_page=True)
+    link = await assert_qr_is_the_link(page, screenshots / "claim-finalise-qr.png")
+    assert (await wallet.open(html.unescape(link))).msg.startswith("Finalise the release of Olive Owner")
+    assert [u for u in urls if not u.startswith(origin + "/")] == []
+    await context.close()
+
+    # The same page on a phone, through axe (which needs script; the GET only builds a request).
+    checker = await browser.new_context(viewport=PHONE)
+    page = await checker.new_page()
+    assert (await page.goto(url)).status == 200
+    await assert_fits(page)
+    await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / "claim-finalise-360.png"), full_page=True)
+    await checker.close()

@@ -1,0 +1,141 @@
+"""The heir finishes from their own page with any Stellar wallet (#26): names a wallet, proves it
+with a SEP-10-style challenge sent as a SEP-7 signing request, then signs finalize_release and
+claim_assets the same way; the wallet (tests/wallet_app.py) verifies each request against the
+served stellar.toml and posts to the callback. The RPC emulator, the real worker, the claim gate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stellar_sdk import Keypair
+from stellar_sdk.sep.stellar_uri import TransactionStellarUri
+
+from tests.soroban_helpers import prove_wallet
+from tests.test_heirs_onchain import emailed_token, ready, worker_settings
+from tests.test_onchain import onchain
+from tests.wallet_app import WalletApp, callback_path, request_uri
+
+__all__ = ["onchain"]
+
+
+async def page(client: Any, token: str) -> str:
+    resp = await client.get(f"/claim/{token}")
+    assert resp.status == 200, await resp.text()
+    return await resp.text()
+
+
+async def prove_page(client: Any, token: str, address: str) -> str:
+    resp = await client.post(f"/claim/{token}/wallet", data={"walletAddress": address})
+    assert resp.status == 200, await resp.text()
+    return await resp.text()
+
+
+async def test_an_heir_proves_a_wallet_finalises_and_claims_from_the_page(
+    onchain, soroban_rpc, clock, run_worker, email_provider
+):
+    await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
+    token = emailed_token(email_provider, "heir0@example.org")
+    first = await page(onchain, token)
+    assert f'action="/claim/{token}/wallet"' in first and "web+stellar" not in first
+
+    key = Keypair.random()
+    soroban_rpc.fund(key.public_key)
+    wallet = WalletApp(onchain, key)
+    proving = await prove_page(onchain, token, key.public_key)
+    uri = request_uri(proving)
+    request = await wallet.open(uri)
+    assert request.msg == "Prove this wallet is yours, Heir 0, to receive what Olive Owner left you"
+    resp = await wallet.approve(uri)
+    assert resp.status == 200, await resp.text()
+    assert await resp.json() == {"status": "bound"}
+    capsule = await (await onchain.get(f"/api/claim/{token}")).json()
+    assert capsule["wallet"]["address"] == key.public_key and capsule["wallet"]["boundVia"] == "proven"
+
+    # Bound: the page offers finalize_release for that wallet.
+    ready_page = await page(onchain, token)
+    uri = request_uri(ready_page)
+    request = await wallet.open(uri)
+    assert request.msg == "Finalise the release of Olive Owner's plan, for everyone it names"
+    resp = await wallet.approve(uri)
+    assert resp.status == 200, await resp.text()
+    assert await resp.json() == {"status": "pending"}
+    pending = await page(onchain, token)
+    assert "has not confirmed it yet" in pending and '<meta http-equiv="refresh" content="10">' in pending
+    assert "web+stellar" not in pending
+    # The same request again: used.
+    again = await onchain.post(callback_path(request), data={"xdr": wallet.sign(request)})
+    assert again.status == 409
+
+    await run_worker(**worker_settings(soroban_rpc, email_provider))
+    released = await page(onchain, token)
+    assert "left this for you" in released and "Claim it on the Stellar network" in released
+    uri = request_uri(released)
+    assert (await wallet.open(uri)).msg == "Claim Heir 0's share of what Olive Owner left"
+    resp = await wallet.approve(uri)
+    assert resp.status == 200 and await resp.json() == {"status": "pending"}
+    await run_worker(**worker_settings(soroban_rpc, email_provider))
+    done = await page(onchain, token)
+    assert "web+stellar" not in done and "Claim it on the Stellar network" not in done
+    claims = await (await onchain.get(f"/api/claim/{token}")).json()
+    assert claims["status"] == "released"
+
+
+async def test_the_paste_back_form_binds_and_answers_with_the_page(
+    onchain, soroban_rpc, clock, run_worker, email_provider
+):
+    await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
+    token = emailed_token(email_provider, "heir0@example.org")
+    key = Keypair.random()
+    wallet = WalletApp(onchain, key)
+    request = await wallet.open(request_uri(await prove_page(onchain, token, key.public_key)))
+    resp = await onchain.post(
+        callback_path(request), data={"xdr": wallet.sign(request), "via": "page"}, allow_redirects=False
+    )
+    assert resp.status == 303 and resp.headers["Location"] == f"/claim/{token}"
+    assert (await (await onchain.get(f"/api/claim/{token}")).json())["wallet"]["address"] == key.public_key
+
+
+async def test_refusals_expired_wrong_signer_another_token_and_a_siblings_wallet(
+    onchain, soroban_rpc, clock, run_worker, email_provider
+):
+    await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
+    token = emailed_token(email_provider, "heir0@example.org")
+    sibling_token = emailed_token(email_provider, "heir1@example.org")
+    key = Keypair.random()
+    wallet = WalletApp(onchain, key)
+    uri = request_uri(await prove_page(onchain, token, key.public_key))
+    request = await wallet.open(uri)
+
+    # Signed by another key: 401, and the request stays usable.
+    resp = await onchain.post(callback_path(request), data={"xdr": wallet.sign(request, Keypair.random())})
+    assert resp.status == 401, await resp.text()
+    assert (await resp.json())["statusCode"] == 401
+    # Posted under the sibling's token: another heir's request is nothing there.
+    fresh = TransactionStellarUri.from_uri(uri, None)
+    other = callback_path(fresh).replace(token, sibling_token)
+    resp = await onchain.post(other, data={"xdr": wallet.sign(fresh)})
+    assert resp.status == 404
+    # Not a form: 400. Garbage: 400. Then the real one still works.
+    assert (await onchain.post(callback_path(fresh), json={"xdr": "x"})).status == 400
+    assert (await onchain.post(callback_path(fresh), data={"xdr": "AAAA"})).status == 400
+    resp = await wallet.approve(uri)
+    assert resp.status == 200, await resp.text()
+
+    # Expired: the request lives as long as its transaction's time bound.
+    late = await wallet.open(request_uri(await prove_page(onchain, token, key.public_key)))
+    clock.advance(minutes=6)
+    resp = await onchain.post(callback_path(late), data={"xdr": wallet.sign(late)})
+    assert resp.status == 409
+
+    # A sibling's wallet: the sibling proves it first; this heir's proof of it is refused.
+    sibling_key = Keypair.random()
+    resp = await prove_wallet(onchain, sibling_token, sibling_key)
+    assert resp.status == 200
+    theirs = await WalletApp(onchain, sibling_key).open(
+        request_uri(await prove_page(onchain, token, sibling_key.public_key))
+    )
+    resp = await onchain.post(
+        callback_path(theirs), data={"xdr": WalletApp(onchain, sibling_key).sign(theirs)}
+    )
+    assert resp.status == 409, await resp.text()
+    assert "another" in (await resp.json())["message"].lower()
