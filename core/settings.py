@@ -2,10 +2,11 @@
 
 Each variable is declared once, as a field of `Settings` built by `setting()`: its name, default,
 bounds or allowed values, one-line doc and secret flag; the type is the field's annotation.
-`load_settings()` reads every variable from that declaration, the README's configuration table
-is generated from it (`python -m service.settings_docs` rewrites it) and a test checks both the table and
-`.env.example` against it. A bad value raises `ConfigError` naming the variable, so an operator
-sees what to fix before any traffic. Why not pydantic-settings: docs/configuration.md.
+`load_settings()` reads every variable from that declaration, the table of variables in
+docs/configuration.md is generated from it (`python -m service.settings_docs` rewrites it) and a
+test checks both the table and `.env.example` against it. A bad value raises `ConfigError`
+naming the variable, so an operator sees what to fix before any traffic. Why not
+pydantic-settings: docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class Variable:
     upper: bool = False  # compare and store upper-cased (LOG_LEVEL=debug is fine)
     check: Callable[[str], str | None] | None = None  # says what is wrong with a value, or None
     secret: bool = False  # never printed, never given a value in .env.example
-    shown_default: str | None = None  # README default column when the literal one says too little
+    shown_default: str | None = None  # the table's default column when the literal one says too little
     example: str | None = None  # .env.example value when it is not the default
 
 
@@ -348,7 +349,7 @@ class Settings:
         "SERVICE_CONTRACT_ID",
         "",
         "Soroban contract (`C…`, checksum-checked); unset: transaction routes answer 503."
-        " See [docs/soroban.md](docs/soroban.md)",
+        " See [docs/soroban.md](soroban.md)",
         check=_contract_id,
     )
     soroban_rpc_url: str = setting(
@@ -387,7 +388,7 @@ class Settings:
 
 
 # Read from the environment by a library (botocore's credential chain), not by Settings;
-# declared here so the README table and .env.example are checked for them too.
+# declared here so docs/configuration.md's table and .env.example are checked for them too.
 LIBRARY_VARIABLES = (
     Variable(
         "AWS_ACCESS_KEY_ID",

@@ -1,4 +1,5 @@
-"""The README's configuration table and `.env.example` values, from the declaration in core/settings.
+"""The table of every variable in docs/configuration.md and the `.env.example` values, from the
+declaration in core/settings.py. `python -m service.settings_docs` rewrites the table.
 
 A separate module because it changes with the documentation's format, not with configuration.
 """
@@ -12,7 +13,7 @@ from core.settings import FIELDS, VARIABLES, Variable, declared_default
 
 
 def shown_default(var: Variable) -> str:
-    """The README's default column for a variable."""
+    """The table's default column for a variable."""
     if var.shown_default is not None:
         return var.shown_default
     attr = next((a for a, _, v in FIELDS if v is var), None)
@@ -31,24 +32,25 @@ def example_value(var: Variable) -> str:
     return "" if value is None else str(value)
 
 
-README_BEGIN = "<!-- settings-table: generated from core/settings.py by `python -m service.settings_docs` -->"
-README_END = "<!-- /settings-table -->"
+TABLE_FILE = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+TABLE_BEGIN = "<!-- settings-table: generated from core/settings.py by `python -m service.settings_docs` -->"
+TABLE_END = "<!-- /settings-table -->"
 
 
-def readme_table() -> str:
+def table() -> str:
     rows = ["| Variable | Default | Meaning |", "|---|---|---|"]
     rows += [f"| `{var.name}` | {shown_default(var)} | {var.doc} |" for var in VARIABLES]
     return "\n".join(rows)
 
 
-def rewrite_readme(text: str) -> str:
-    """README text with the generated table between its markers."""
-    start = text.index(README_BEGIN) + len(README_BEGIN)
-    end = text.index(README_END)
-    return f"{text[:start]}\n{readme_table()}\n{text[end:]}"
+def rewrite_table(text: str) -> str:
+    """The document's text with the generated table between its markers."""
+    start = text.index(TABLE_BEGIN) + len(TABLE_BEGIN)
+    end = text.index(TABLE_END)
+    return f"{text[:start]}\n{table()}\n{text[end:]}"
 
 
 if __name__ == "__main__":
-    readme = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
-    readme.write_text(rewrite_readme(readme.read_text()))
-    print(f"rewrote the configuration table in {readme}")
+    document = Path(sys.argv[1]) if len(sys.argv) > 1 else TABLE_FILE
+    document.write_text(rewrite_table(document.read_text()))
+    print(f"rewrote the configuration table in {document}")

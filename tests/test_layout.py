@@ -233,3 +233,9 @@ def test_the_import_checks_see_an_upward_arrow_and_a_circle(tmp_path):
         "tests.plan_helpers -> bench.run",
     ]
     assert _circles(tmp_path) == [["models.a", "models.b", "models.c"]]
+
+
+def test_the_readme_links_every_document():
+    readme = (ROOT / "README.md").read_text()
+    unlinked = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if f"](docs/{p.name})" not in readme]
+    assert unlinked == [], "README's Documentation section should link these"

@@ -135,7 +135,8 @@ def test_serve_refuses_to_start_in_production_without_secret(tmp_path):
     assert "JWT_SECRET" in proc.stderr
 
 
-# The declaration in core/settings.py is the one source: the README table and .env.example follow it.
+# The declaration in core/settings.py is the one source: docs/configuration.md's table and .env.example
+# follow it.
 
 
 def env_example() -> dict[str, str]:
@@ -148,12 +149,15 @@ def env_example() -> dict[str, str]:
     return values
 
 
-def test_readme_table_is_the_declaration():
-    readme = (ROOT / "README.md").read_text()
-    assert readme == settings_docs.rewrite_readme(readme), (
-        "README's configuration table disagrees with core/settings.py;"
+def test_the_configuration_table_is_the_declaration():
+    document = (ROOT / "docs" / "configuration.md").read_text()
+    assert settings_docs.TABLE_FILE == ROOT / "docs" / "configuration.md"
+    assert document == settings_docs.rewrite_table(document), (
+        "docs/configuration.md's table of variables disagrees with core/settings.py;"
         " run `.venv/bin/python -m service.settings_docs` to regenerate it"
     )
+    readme = (ROOT / "README.md").read_text()
+    assert settings_docs.TABLE_BEGIN not in readme and "(docs/configuration.md)" in readme
 
 
 def test_env_example_lists_every_declared_variable_with_its_default():
