@@ -129,14 +129,18 @@ async def test_two_uses_of_one_link_at_once_check_in_once(client, run_worker, em
     assert vetoes[0]["n"] == 1
 
 
-async def test_a_wallet_sign_in_ends_the_links(client, clock, run_worker, email_provider):
+async def test_a_sign_in_during_verification_leaves_the_link_and_a_check_in_ends_it(
+    client, clock, run_worker, email_provider
+):
     owner = await sign_in(client)
     setup = await activate_plan(client, owner)
     assert (await report(client, setup, setup.guardians[0])).status == 200
     await run_worker(settings=email_provider.settings)
     [token] = await owner_links(email_provider)
-    await sign_in(client, owner.keypair)  # a check-in of another kind
-    assert (await client.post(URL, json={"token": token})).status == 404
+    await sign_in(client, owner.keypair)  # not a check-in during verification (#25)
+    resp = await client.post(URL, json={"token": token})
+    assert resp.status == 200 and (await resp.json())["status"] == "Active"
+    assert (await client.post(URL, json={"token": token})).status == 404  # used up
 
 
 async def test_a_link_expires_after_30_days(client, clock, run_worker, email_provider):

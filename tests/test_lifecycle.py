@@ -239,8 +239,10 @@ async def test_veto_in_verification_and_after_approval(client, clock, run_worker
     assert len(voided) == 1 and voided[0]["voided_at"] is not None  # kept as history
     # A new round: the old approval does not count.
     await approve_plan(client, setup)
-    # Veto after approval, by signing in with the owner's wallet.
+    # Veto after approval: signing in is not one (tests/test_owner_key.py), checking in is.
     await sign_in(client, owner.keypair)
+    assert (await get_overview(client, owner))["status"] == "Approved"
+    assert (await client.post("/api/legacy/check-in", headers=owner.headers)).status == 200
     body = await get_overview(client, owner)
     assert body["status"] == "Active" and body["releaseAt"] is None
     clock.advance(seconds=120)  # past the old release time: nothing is released

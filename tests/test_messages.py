@@ -16,6 +16,7 @@ FIELDS = {
     "userId",
     "title",
     "content",
+    "opensAt",
     "releaseRule",
     "audience",
     "mediaId",

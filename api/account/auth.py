@@ -12,6 +12,7 @@ from api.common import client_ip, dump_one, json_response
 from api.keys import ACCOUNTS, CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
+from core.clock import wire_time
 from core.errors import Gone
 from models.account import auth, users
 
@@ -99,7 +100,10 @@ async def challenge(request: web.Request) -> web.Response:
     tags=["auth"],
     summary="Exchange a signed challenge for a session token",
     description="Creates the account on first sign-in. A challenge is single use; a replay is 401. "
-    "Signing in counts as a check-in on your legacy plan (and, during verification, as your veto).",
+    "While your legacy plan is Active, signing in counts as a check-in. While guardians verify it "
+    "(PendingVerification, Approved) it does not: it is recorded on the timeline "
+    "(`account.signed_in_during_verification`) and only an explicit check-in "
+    "(POST /api/legacy/check-in, the emailed link or the check-in page) stops the release.",
     responses=error_responses(400, 401),
 )
 @request_schema(VerifyRequestSchema)
@@ -217,6 +221,49 @@ async def link_wallet(request: web.Request) -> web.Response:
         now=request.app[CLOCK].now(),
     )
     return json_response(user_schema.dump(user))
+
+
+SESSIONS_ENDED_HEADER = "Sessions-Ended-Everywhere-By"
+
+
+@routes.delete("/api/auth/wallets/{address}")
+@docs(
+    tags=["auth"],
+    summary="Remove a wallet from this account; every session ends",
+    description="The wallet no longer signs in to this account. 404 for a wallet that is not this "
+    "account's, 409 for its last wallet, and, with an on-chain contract configured, 409 for the primary "
+    "wallet (`walletAddress`: the plan's owner on-chain). Off-chain, removing the primary wallet makes "
+    "the oldest remaining one primary. **Every session of the account ends, this one included**, as "
+    "`POST /api/auth/logout-all` does (a session carries no wallet, so the removed key's sessions go "
+    f"only with all of them): sign in again with a remaining wallet. A 204 has no body, so the header "
+    f"`{SESSIONS_ENDED_HEADER}` gives the moment by which every server refuses the old sessions (at "
+    "once on the one that answered). The owner is emailed once the plan has been activated.",
+    responses={
+        204: {
+            "description": "Removed; every session of the account has ended.",
+            "headers": {
+                SESSIONS_ENDED_HEADER: {
+                    "description": "ISO 8601 UTC: by then every server refuses the account's earlier "
+                    "sessions (at once on the one that answered).",
+                    "schema": {"type": "string", "format": "date-time"},
+                }
+            },
+        },
+        **error_responses(401, 404, 409),
+    },
+)
+async def remove_wallet(request: web.Request) -> web.Response:
+    now = request.app[CLOCK].now()
+    await users.remove_wallet(
+        request.app[DB],
+        request.app[ACCOUNTS],
+        user_id=request[USER_ID],
+        wallet_address=request.match_info["address"],
+        contract_configured=bool(request.app[SETTINGS].service_contract_id),
+        now=now,
+    )
+    everywhere = now + timedelta(seconds=users.ACCOUNT_CHECK_SECONDS)
+    return web.Response(status=204, headers={SESSIONS_ENDED_HEADER: wire_time(everywhere)})
 
 
 @public

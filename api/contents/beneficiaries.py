@@ -102,8 +102,14 @@ class BeneficiarySchema(BaseSchema):
     walletAddress = fields.String(allow_none=True, attribute="wallet_address")
     claimToken = fields.String(
         required=True,
+        allow_none=True,
         attribute="claim_token",
-        metadata={"description": CLAIM_LINK_NOTE, "pattern": "^[0-9a-f]{64}$"},
+        metadata={
+            "description": CLAIM_LINK_NOTE + " null once the plan is released: the heirs hold their own "
+            "links, and the owner's account no longer opens them (a deliberate deviation from the "
+            "spec's string type: docs/api-decisions.md).",
+            "pattern": "^[0-9a-f]{64}$",
+        },
     )
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")

@@ -11,7 +11,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, post_load, validate
 
 from api.common import json_response, list_response
-from api.keys import DB, SETTINGS, USER_ID
+from api.keys import CLOCK, DB, SETTINGS, USER_ID
 from api.schemas import (
     AudienceSchema,
     BaseSchema,
@@ -108,7 +108,22 @@ class MessageSchema(BaseSchema):
     id = fields.String(required=True)
     userId = fields.String(required=True, attribute="user_id")
     title = fields.String(required=True, allow_none=True)
-    content = fields.String(required=True)
+    content = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "null once the plan is released, for a letter that has not yet opened to its "
+            "heirs (see `opensAt`): the owner's key no longer reads what was meant for later."
+        },
+    )
+    opensAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="opens_at",
+        metadata={
+            "description": "Once the plan is released: when the letter opens to its heirs; null before."
+        },
+    )
     releaseRule = fields.Method(
         "dump_rule", required=True, metadata={"type": "object", "description": "{kind, value}, as sent."}
     )
@@ -141,11 +156,12 @@ message_schema = MessageSchema()
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(MessageSchema(many=True), 200)
 async def list_messages(request: web.Request) -> web.Response:
-    page = await messages.list_page(
+    page = await messages.list_for_owner(
         request.app[DB],
         request.app[SETTINGS].key_ring,
         user_id=request[USER_ID],
         page=request["data"]["page"],
+        now=request.app[CLOCK].now(),
     )
     return list_response(request, page, message_schema)
 
@@ -170,11 +186,12 @@ async def create_message(request: web.Request) -> web.Response:
 @docs(tags=["messages"], summary="Get a message", responses=error_responses(401, 404))
 @response_schema(MessageSchema, 200)
 async def get_message(request: web.Request) -> web.Response:
-    row = await messages.get(
+    row = await messages.get_for_owner(
         request.app[DB],
         request.app[SETTINGS].key_ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
+        now=request.app[CLOCK].now(),
     )
     return json_response(message_schema.dump(row))
 

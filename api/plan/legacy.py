@@ -184,6 +184,15 @@ class OverviewSchema(BaseSchema):
         required=True,
         metadata={"description": "The latest 50 emails about this plan (no bodies, no addresses)."},
     )
+    verificationNotice = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "While guardians verify (`PendingVerification`, `Approved`): one plain sentence "
+            "saying who reported (or that no check-in came) and when, what happens at the deadline, and "
+            "that only an explicit check-in stops it: signing in does not. null when no verification runs."
+        },
+    )
 
 
 class StepSchema(BaseSchema):
@@ -296,6 +305,7 @@ def shape_overview(view: journey.Overview) -> dict[str, Any]:
                 "messages": known["messages"],
             },
             "notifications": _notices(view["notifications"]),
+            "verificationNotice": view["verification_notice"],
         }
     )
 

@@ -151,6 +151,70 @@ async def link_wallet(pool: Pool, ring: KeyRing, *, user_id: str, wallet_address
     return await get_with_wallets(pool, ring, user_id)
 
 
+async def remove_wallet(
+    pool: Pool,
+    check: AccountCheck,
+    *,
+    user_id: str,
+    wallet_address: str,
+    contract_configured: bool,
+    now: datetime,
+) -> int:
+    """Remove a wallet from the account and end every session of it, as logout-all does (a
+    session carries no wallet, so a leaked key's sessions can only go with all of them).
+
+    404 for a wallet that is not the account's, 409 for the last one, and, with a contract
+    configured, 409 for the primary wallet (the plan's owner on-chain). Off-chain, removing the
+    primary makes the oldest remaining wallet primary. Returns the new session generation.
+    Decisions: docs/security.md, "The owner's key".
+    """
+    async with transaction(pool) as cur:
+        await cur.execute("SELECT wallet_address FROM users WHERE id = %s FOR UPDATE", (user_id,))
+        account = await cur.fetchone()
+        if account is None:
+            raise NotFound("User")
+        await cur.execute(
+            "SELECT wallet_address FROM user_wallets WHERE user_id = %s ORDER BY created_at, wallet_address",
+            (user_id,),
+        )
+        wallets = [row["wallet_address"] for row in await cur.fetchall()]
+        if wallet_address not in wallets:
+            raise NotFound("Wallet")
+        if len(wallets) == 1:
+            raise Conflict(
+                "This is the only wallet that signs in to your account: link another one first "
+                "(POST /api/auth/link-wallet), then remove this one."
+            )
+        primary = account["wallet_address"] == wallet_address
+        if primary and contract_configured:
+            raise Conflict(
+                "This wallet is your plan's owner on the on-chain contract, so it cannot be removed. "
+                "If its key leaked, sign out everywhere (POST /api/auth/logout-all) and check in."
+            )
+        await cur.execute(
+            "DELETE FROM user_wallets WHERE wallet_address = %s AND user_id = %s", (wallet_address, user_id)
+        )
+        successor = next(w for w in wallets if w != wallet_address)
+        await cur.execute(
+            "UPDATE users SET wallet_address = CASE WHEN %s THEN %s ELSE wallet_address END,"
+            " session_generation = session_generation + 1, updated_at = clock_timestamp()"
+            " WHERE id = %s RETURNING session_generation",
+            (primary, successor, user_id),
+        )
+        generation = int((await cur.fetchone())["session_generation"])
+        await activity.record(
+            cur,
+            user_id=user_id,
+            kind="user.wallet_removed",
+            entity_id=user_id,
+            summary="A Stellar wallet was removed from your account and every session was ended"
+            + ("; your oldest remaining wallet is now your primary one" if primary else ""),
+            metadata={"walletAddress": wallet_address, **({"primaryNow": successor} if primary else {})},
+        )
+    check.remember(user_id, generation, now.timestamp())
+    return generation
+
+
 # How long a process trusts what it last read about an account (that it exists, its session
 # generation). Within it, an account deleted or signed out everywhere elsewhere is still
 # accepted by this process on reads; the process that ended the sessions knows at once.

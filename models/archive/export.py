@@ -187,7 +187,11 @@ async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str)
             media_path = letter_paths.take(f"{_stem(n, message['title'])} - {media['file_name']}")
             files.append(ExportFile(path=media_path, file=_served(media), created_at=media["created_at"]))
             placed.add(media["id"])
-        letters.append(_letter(letter_paths, n, message, media_path))
+        # The export is refused once the plan is released, so no letter's text is withheld here.
+        letter = _Letter(
+            title=message["title"], content=message["content"] or "", created_at=message["created_at"]
+        )
+        letters.append(_letter(letter_paths, n, letter, media_path))
     for item in archive:
         if item["id"] in placed:
             continue

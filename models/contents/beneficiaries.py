@@ -65,9 +65,10 @@ class BeneficiaryPublic(TypedDict):
 
 
 class Beneficiary(BeneficiaryPublic):
-    """The owner's view: with the claim token, opened from its sealed column."""
+    """The owner's view: with the claim token, opened from its sealed column; None once the plan
+    is released (the heirs hold their own links; the owner's key opens none of them)."""
 
-    claim_token: str
+    claim_token: str | None
 
 
 @contextlib.contextmanager
@@ -140,7 +141,9 @@ def _open_token(ring: KeyRing, sealed: str, beneficiary_id: str) -> str:
 def _with_token(ring: KeyRing, row: dict[str, Any]) -> Beneficiary:
     """The record the owner sees: sealed texts and the sealed token opened."""
     record = sealed_text.open_row(ring, "beneficiaries", row)
-    record["claim_token"] = _open_token(ring, record.pop("claim_token_sealed"), record["id"])
+    sealed = record.pop("claim_token_sealed")
+    released = record.pop("plan_released", False)
+    record["claim_token"] = None if released else _open_token(ring, sealed, record["id"])
     return as_record(Beneficiary, record)
 
 
@@ -169,7 +172,15 @@ async def _check_allocation(cur: Cursor, user_id: str, new: Decimal, row_id: str
         )
 
 
-ROWS = OwnedRows(table="beneficiaries", columns=COLUMNS, what="Beneficiary", record=_with_token)
+# The owner's reads also say whether the plan is released: then no claim token is opened
+# (docs/security.md, "A released account holds no keys to the heirs").
+ROWS = OwnedRows(
+    table="beneficiaries",
+    columns=f"{COLUMNS}, EXISTS (SELECT 1 FROM plans p WHERE p.user_id = beneficiaries.user_id"
+    " AND p.status = 'Released') AS plan_released",
+    what="Beneficiary",
+    record=_with_token,
+)
 # The owner's list and one row by id (GET routes), as models.common.OwnedRows reads them.
 list_page = ROWS.list_page
 get = ROWS.get

@@ -13,7 +13,7 @@ Lock order, to rule out deadlocks with beneficiary deletion: audience beneficiar
 from __future__ import annotations
 
 import uuid
-from datetime import date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal, TypedDict, get_args
 
 from core.db import Cursor, Pool, transaction
@@ -30,6 +30,7 @@ from models.common import (
     update_row,
     wire_names,
 )
+from models.pagination import Page, PageRequest
 from models.plan import plans
 
 ReleaseKind = Literal["on_release", "on_date", "after_release"]
@@ -53,7 +54,9 @@ COLUMNS = (
     " m.release_on_date, m.release_after_days,"
     " m.audience_all, m.media_id::text AS media_id, m.created_at, m.updated_at,"
     " ARRAY(SELECT a.beneficiary_id::text FROM message_audience a WHERE a.message_id = m.id"
-    " ORDER BY a.beneficiary_id) AS audience_ids"
+    " ORDER BY a.beneficiary_id) AS audience_ids,"
+    " (SELECT p.released_at FROM plans p WHERE p.user_id = m.user_id AND p.status = 'Released')"
+    " AS plan_released_at"
 )
 
 
@@ -68,7 +71,11 @@ class Message(TypedDict):
     id: str
     user_id: str
     title: str | None
-    content: str
+    # None on the owner's routes once the plan is released and the letter has not yet opened to
+    # its heirs (docs/security.md, "A released account holds no keys to the heirs").
+    content: str | None
+    # When the letter opens to its heirs, once the plan is released (None before: not known yet).
+    opens_at: datetime | None
     media_id: str | None  # an archive item's id
     created_at: datetime
     updated_at: datetime
@@ -87,7 +94,44 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> Message:
     audience_all = record.pop("audience_all")
     ids = record.pop("audience_ids")
     record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
+    released = record.pop("plan_released_at")
+    record["opens_at"] = None if released is None else opens_at(record["release_rule"], released)
     return as_record(Message, record)
+
+
+def opens_at(rule: ReleaseRule, released_at: datetime) -> datetime:
+    """When a letter opens to its heirs, as the capsule decides it (models.claim.capsule
+    `_OPENS_AT`): at the release, at 00:00 UTC of its date (never before the release), or N
+    times 24 hours after the release."""
+    value = rule["value"]
+    if rule["kind"] == "on_date" and isinstance(value, date):
+        return max(datetime.combine(value, time(0), tzinfo=UTC), released_at)
+    if rule["kind"] == "after_release" and isinstance(value, int):
+        return released_at + timedelta(hours=24 * value)
+    return released_at
+
+
+def _withheld(message: Message, now: datetime) -> Message:
+    """The owner's view after release: no text of a letter that has not opened to its heirs
+    yet. Whoever holds a dead owner's key must not read what was meant for later."""
+    if message["opens_at"] is not None and message["opens_at"] > now:
+        return {**message, "content": None}
+    return message
+
+
+async def list_for_owner(
+    pool: Pool, ring: KeyRing, *, user_id: str, page: PageRequest, now: datetime
+) -> Page[Message]:
+    """GET /api/messages: the owner's letters, newest first; after release without the text of
+    those not yet open to their heirs (`_withheld`). The export reads `list_page` (409 after
+    release)."""
+    result = await list_page(pool, ring, user_id=user_id, page=page)
+    return Page([_withheld(m, now) for m in result.items], result.next_cursor)
+
+
+async def get_for_owner(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: datetime) -> Message:
+    """GET /api/messages/:id, withheld as `list_for_owner`."""
+    return _withheld(await get(pool, ring, user_id=user_id, raw_id=raw_id), now)
 
 
 def _rule_columns(rule: ReleaseRule) -> dict[str, Any]:

@@ -63,8 +63,9 @@ def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]
     )
     return (
         "Your guardians have been asked to verify your plan",
-        f"{why} Your guardians are now being asked to confirm. If you are well, please check in: "
-        "it stops everything, and nothing will be released.",
+        f"{why} Your guardians are now being asked to confirm. If you are well, please check in (the "
+        "button in the app, or the link below): it stops everything, and nothing will be released. "
+        "Signing in alone does not stop it.",
     )
 
 

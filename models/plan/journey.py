@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TypedDict
 
-from core.db import Pool, autocommit
+from core.clock import wire_time
+from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
 from models import sealed_text
 from models.common import as_record
@@ -27,6 +28,7 @@ from models.plan.plans import (
     threshold,
     verification_deadline,
 )
+from models.plan.release_path import approved_on_chain
 
 
 class ApprovalEntry(TypedDict):
@@ -44,6 +46,9 @@ class Overview(TypedDict):
     problems: list[str]
     warnings: list[str]
     notifications: list[outbox.Notice]
+    # While guardians verify: one sentence on who started it, what happens next, and that only
+    # an explicit check-in stops it (a sign-in does not). None otherwise.
+    verification_notice: str | None
 
 
 class Step(TypedDict):
@@ -114,6 +119,9 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> Overview:
             for row in await cur.fetchall()
         ]
         notifications = await outbox.notices(cur, plan["id"])
+        notice = await _verification_notice(
+            cur, ring, plan, threshold=effective_threshold(plan, known["guardians"])
+        )
     return Overview(
         plan=plan,
         facts=known,
@@ -123,7 +131,72 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> Overview:
         problems=readiness(plan, known) if plan["status"] in (DRAFT, ACTIVE) else [],
         warnings=warnings(known) if plan["status"] != RELEASED else [],
         notifications=notifications,
+        verification_notice=notice,
     )
+
+
+ONLY_CHECK_IN = (
+    "only an explicit check-in stops it (POST /api/legacy/check-in, the link in our emails, or the "
+    "check-in page): signing in with your wallet does not"
+)
+
+
+async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, threshold: int) -> str | None:
+    """The sentence GET /api/legacy shows while a verification runs (docs/lifecycle.md, "Sign-in
+    is not a veto"): whoever opens the account with the owner's key learns what is under way and
+    that signing in changes nothing."""
+    started = plan["verification_started_at"]
+    if plan["status"] not in (PENDING, APPROVED) or started is None:
+        return None
+    who = (
+        f"No check-in arrived before your grace period ended, so on {wire_time(started)} your "
+        "guardians were asked to verify your plan"
+    )
+    if plan["verification_reason"] == "guardian_report":
+        await cur.execute(
+            f"SELECT r.id, {sealed_text.select_list('plan_reports', 'r', ('guardian_name',))}, r.created_at"
+            " FROM plan_reports r WHERE r.plan_id = %s AND r.round = %s ORDER BY r.created_at, r.id LIMIT 1",
+            (plan["id"], plan["verification_round"]),
+        )
+        row = await cur.fetchone()
+        if row is not None:
+            report = sealed_text.open_row(ring, "plan_reports", row)
+            who = (
+                f"Your guardian {report['guardian_name']} reported on {wire_time(report['created_at'])} that "
+                "you may have died or can no longer act, and your guardians were asked to verify your plan"
+            )
+        else:
+            who = f"A guardian reported on {wire_time(started)} that you may have died or can no longer act"
+    if plan["status"] == APPROVED and plan["ready_at"] is not None:
+        next_ = (
+            f"your guardians approved it, and since {wire_time(plan['ready_at'])} your beneficiaries have "
+            "their links: the release happens when one of them finalises it on-chain"
+        )
+    elif plan["status"] == APPROVED:
+        when = wire_time(plan["release_at"]) if plan["release_at"] else "the end of your cancel window"
+        next_ = f"your guardians approved it: at {when} your beneficiaries are sent their links" + (
+            " and one of them can finalise the release on-chain"
+            if await approved_on_chain(cur, plan=plan)
+            else " and the plan is released"
+        )
+    else:
+        deadline = verification_deadline(plan)
+        approvals = f"{threshold} guardian approval{'' if threshold == 1 else 's'}"
+        if deadline is None:
+            next_ = (
+                f"there is no deadline: once {approvals} are in, the release follows after your cancel window"
+            )
+        elif plan["on_verification_timeout"] == "release":
+            next_ = (
+                f"if fewer than {approvals} are in by the deadline, {wire_time(deadline)}, the plan is "
+                "released after your cancel window all the same"
+            )
+        else:
+            next_ = (
+                f"if fewer than {approvals} are in by the deadline, {wire_time(deadline)}, the plan goes on "
+                "waiting for them"
+            )
+    return f"{who}; {next_}; {ONLY_CHECK_IN}."
 
 
 def _step_times(plan: Plan) -> dict[str, datetime | None]:

@@ -1,5 +1,6 @@
 """The owner's side of the plan lifecycle: activation, deactivation and the check-in (proof of
-life; in verification, the owner's veto), by the route, a one-time link or a wallet sign-in.
+life; in verification, the owner's veto), by the route or a one-time link; a wallet sign-in
+counts as a check-in only while the plan is Active.
 
 Each public function here is one transaction: the guarded transition (models.plan.plans), its
 Family Timeline entry and its outbox rows commit together, and the delivery jobs are
@@ -17,6 +18,7 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict
 from core.files.crypto import KeyRing
+from models import activity
 from models.common import lock_owner
 from models.contents.beneficiaries import ALLOCATION_LOCK
 from models.delivery import outbox
@@ -217,7 +219,11 @@ async def check_in_by_link(pool: Pool, redis: ArqRedis, *, token: str, now: date
 
 
 async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: str, now: datetime) -> None:
-    """A wallet sign-in by the owner counts as a check-in; nothing happens in Draft or Released."""
+    """A wallet sign-in by the owner. In Active it counts as a check-in. While guardians verify
+    (PendingVerification, Approved, ready included) it is not a veto: whoever holds the seed
+    phrase after a death could otherwise stop the release by signing in "to look"; the plan stays
+    as it is and the timeline records that the key was used (docs/lifecycle.md, "Sign-in is not
+    a veto"). Nothing happens in Draft or Released."""
     live = (ACTIVE, *FROZEN)
     async with autocommit(pool) as cur:  # most sign-ins have nothing to do: one cheap read
         await cur.execute("SELECT status FROM plans WHERE user_id = %s", (user_id,))
@@ -227,6 +233,17 @@ async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: str, now:
     async with transaction(pool) as cur:
         plan = await plans.get(cur, user_id, lock=True)
         if plan is None or plan["status"] not in live:
+            return
+        if plan["status"] in FROZEN:
+            await activity.record(
+                cur,
+                user_id=user_id,
+                kind="account.signed_in_during_verification",
+                entity_id=plan["id"],
+                summary="Someone signed in with your wallet while your guardians verify your plan. "
+                "Signing in does not stop the verification: only a check-in does",
+                metadata={"actor": "owner", "status": plan["status"]},
+            )
             return
         row_ids = await check_in_in(cur, plan=plan, now=now, via="sign_in")
     await outbox.enqueue(redis, row_ids)

@@ -1,0 +1,186 @@
+"""The owner's key is not the family's weak point (#25): a sign-in during verification is not a
+veto, a released account holds no keys to the heirs, wallets can be removed, the owner hears of
+every change, and plans carry plain names. Over HTTP, with the email capture."""
+
+from __future__ import annotations
+
+import json
+
+from stellar_sdk import Keypair, StrKey
+
+from tests.helpers import assert_error, challenge, sign, sign_in
+from tests.lifecycle_helpers import activate_plan, approve_plan, get_overview, report
+from tests.plan_helpers import activity_rows, create, query
+
+
+async def test_a_sign_in_during_verification_leaves_the_plan_and_a_check_in_vetoes(
+    client, run_worker, email_provider, settings
+):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner)
+    assert (await get_overview(client, owner))["verificationNotice"] is None
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+
+    # Someone holding the seed phrase signs in "to look": the verification goes on.
+    await sign_in(client, owner.keypair)
+    overview = await get_overview(client, owner)
+    assert overview["status"] == "PendingVerification"
+    notice = overview["verificationNotice"]
+    assert "Guardian 0" in notice and overview["verificationStartedAt"][:16] in notice
+    assert "only an explicit check-in stops it" in notice and "signing in" in notice
+    assert "no deadline" in notice
+    kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
+    assert kinds.count("account.signed_in_during_verification") == 1
+    assert "plan.vetoed" not in kinds and "plan.check_in" not in kinds
+
+    # Approved: the same, and the notice says when the heirs get their links.
+    await approve_plan(client, setup)
+    await sign_in(client, owner.keypair)
+    overview = await get_overview(client, owner)
+    assert overview["status"] == "Approved" and overview["releaseAt"][:16] in overview["verificationNotice"]
+    kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
+    assert kinds.count("account.signed_in_during_verification") == 2 and "plan.vetoed" not in kinds
+    assert query(settings, "SELECT count(*) AS n FROM outbox WHERE kind = 'false_alarm'")[0]["n"] == 0
+
+    # Only an explicit check-in vetoes; the guardians hear it was a false alarm.
+    assert (await client.post("/api/legacy/check-in", headers=owner.headers)).status == 200
+    overview = await get_overview(client, owner)
+    assert overview["status"] == "Active" and overview["verificationNotice"] is None
+    await run_worker(settings=email_provider.settings)
+    assert any("false alarm" in m.body["subject"] for m in email_provider.to("guardian0@example.org"))
+
+    # In Active a sign-in is still a check-in.
+    await sign_in(client, owner.keypair)
+    kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
+    assert kinds.count("plan.check_in") == 2
+
+
+async def test_the_notice_names_the_deadline_and_its_outcome(client, settings):
+    owner = await sign_in(client)
+    setup = await activate_plan(
+        client, owner, settings={"verificationTimeoutSeconds": 7 * 86400, "onVerificationTimeout": "release"}
+    )
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    notice = (await get_overview(client, owner))["verificationNotice"]
+    assert "by the deadline" in notice and "released after your cancel window all the same" in notice
+
+
+async def test_after_release_no_owner_route_holds_a_token_or_a_sealed_text(
+    client, clock, run_worker, settings
+):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner)
+    heir = setup.beneficiaries[0]
+    letters = {}
+    for kind, value, text in (
+        ("on_release", None, "open at release"),
+        ("on_date", "2035-06-01", "sealed until 2035"),
+        ("after_release", 2, "two days after"),
+    ):
+        letters[kind] = await create(
+            client,
+            owner,
+            "messages",
+            content=text,
+            releaseRule={"kind": kind, "value": value},
+            audience={"all": True},
+        )
+    assert letters["on_date"]["content"] == "sealed until 2035" and letters["on_date"]["opensAt"] is None
+    listed = await (await client.get("/api/beneficiaries", headers=owner.headers)).json()
+    assert all(len(b["claimToken"]) == 64 for b in listed)  # before release: as the spec says
+
+    await approve_plan(client, setup)
+    clock.advance(seconds=setup.overview["settings"]["cancelWindowSeconds"] + 1)
+    await run_worker()
+    released_at = (await get_overview(client, owner))["releasedAt"]
+    assert released_at
+
+    # No claim token on any owner route.
+    for path in ("/api/beneficiaries", f"/api/beneficiaries/{heir['id']}"):
+        body = await (await client.get(path, headers=owner.headers)).json()
+        for row in body if isinstance(body, list) else [body]:
+            assert row["claimToken"] is None
+            assert heir["claimToken"] not in json.dumps(row)
+    # No text of a letter not yet opened to its heirs; the opened one stays, each with its date.
+    by_id = {m["id"]: m for m in await (await client.get("/api/messages", headers=owner.headers)).json()}
+    opened, dated, later = (by_id[letters[k]["id"]] for k in ("on_release", "on_date", "after_release"))
+    assert opened["content"] == "open at release" and opened["opensAt"] == released_at
+    assert dated["content"] is None and dated["opensAt"] == "2035-06-01T00:00:00.000Z"
+    assert later["content"] is None and later["opensAt"] > released_at
+    one = await (await client.get(f"/api/messages/{letters['on_date']['id']}", headers=owner.headers)).json()
+    assert one["content"] is None and "sealed until 2035" not in json.dumps(one)
+    clock.advance(days=2, seconds=1)
+    one = await (
+        await client.get(f"/api/messages/{letters['after_release']['id']}", headers=owner.headers)
+    ).json()
+    assert one["content"] == "two days after"
+    # The owner's preview stays: what the heir sees already.
+    resp = await client.get(f"/api/legacy/preview/{heir['id']}", headers=owner.headers)
+    assert resp.status == 200
+    assert "sealed until 2035" not in await resp.text()
+    # Writes are 409 as before; the heir's own link still opens everything that is open.
+    resp = await client.post(f"/api/beneficiaries/{heir['id']}/claim-token/rotate", headers=owner.headers)
+    assert resp.status == 409
+    capsule = await (await client.get(f"/api/claim/{heir['claimToken']}")).json()
+    assert "open at release" in json.dumps(capsule) and "sealed until 2035" not in json.dumps(capsule)
+
+
+async def link(client, session, keypair):
+    message = await challenge(client, keypair.public_key)
+    resp = await client.post(
+        "/api/auth/link-wallet",
+        headers=session.headers,
+        json={"walletAddress": keypair.public_key, "signature": sign(keypair, message)},
+    )
+    assert resp.status == 200, await resp.text()
+    return await resp.json()
+
+
+async def test_a_removed_wallet_no_longer_signs_in_and_every_session_ends(client, settings):
+    owner = await sign_in(client)
+    first = owner.keypair
+    second, third = Keypair.random(), Keypair.random()
+    await link(client, owner, second)
+    await link(client, owner, third)
+
+    # Not the account's: 404 (another account's wallet, an unknown one, garbage).
+    stranger = await sign_in(client)
+    for address in (stranger.keypair.public_key, Keypair.random().public_key, "nonsense"):
+        resp = await client.delete(f"/api/auth/wallets/{address}", headers=owner.headers)
+        assert resp.status == 404, address
+
+    # Off-chain the primary wallet can go: the oldest remaining one becomes primary.
+    resp = await client.delete(f"/api/auth/wallets/{first.public_key}", headers=owner.headers)
+    assert resp.status == 204 and await resp.read() == b""
+    assert resp.headers["Sessions-Ended-Everywhere-By"].endswith("Z")
+    # Every session has ended, this one included.
+    resp = await client.get("/api/auth/me", headers=owner.headers)
+    assert resp.status == 401
+    again = await sign_in(client, second)
+    assert again.user["id"] == owner.user["id"] and again.user["walletAddress"] == second.public_key
+    me = await (await client.get("/api/auth/me", headers=again.headers)).json()
+    assert me["wallets"] == [second.public_key, third.public_key]
+    # The removed wallet signs in to a new, empty account, not to this one.
+    other = await sign_in(client, first)
+    assert other.user["id"] != owner.user["id"]
+    kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
+    assert "user.wallet_removed" in kinds
+
+    # The last wallet stays: 409.
+    resp = await client.delete(f"/api/auth/wallets/{third.public_key}", headers=again.headers)
+    assert resp.status == 204
+    last = await sign_in(client, second)
+    resp = await client.delete(f"/api/auth/wallets/{second.public_key}", headers=last.headers)
+    assert resp.status == 409
+    assert_error(await resp.json(), 409)
+
+
+async def test_with_a_contract_the_primary_wallet_stays(make_client):
+    client = await make_client(service_contract_id=StrKey.encode_contract(bytes(32)))
+    owner = await sign_in(client)
+    second = Keypair.random()
+    await link(client, owner, second)
+    resp = await client.delete(f"/api/auth/wallets/{owner.keypair.public_key}", headers=owner.headers)
+    assert resp.status == 409 and "on-chain" in (await resp.json())["message"]
+    resp = await client.delete(f"/api/auth/wallets/{second.public_key}", headers=owner.headers)
+    assert resp.status == 204
