@@ -119,13 +119,12 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> Overview:
             for row in await cur.fetchall()
         ]
         notifications = await outbox.notices(cur, plan["id"])
-        notice = await _verification_notice(
-            cur, ring, plan, threshold=effective_threshold(plan, known["guardians"])
-        )
+        needed = threshold(plan, known["standing_guardians"])
+        notice = await _verification_notice(cur, ring, plan, needed=needed)
     return Overview(
         plan=plan,
         facts=known,
-        threshold=threshold(plan, known["standing_guardians"]),
+        threshold=needed,
         approvals=approvals,
         approval_count=sum(1 for a in approvals if a["approved_at"] is not None),
         problems=readiness(plan, known) if plan["status"] in (DRAFT, ACTIVE) else [],
@@ -141,7 +140,7 @@ ONLY_CHECK_IN = (
 )
 
 
-async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, threshold: int) -> str | None:
+async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed: int) -> str | None:
     """The sentence GET /api/legacy shows while a verification runs (docs/lifecycle.md, "Sign-in
     is not a veto"): whoever opens the account with the owner's key learns what is under way and
     that signing in changes nothing."""
@@ -181,7 +180,7 @@ async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, thresh
         )
     else:
         deadline = verification_deadline(plan)
-        approvals = f"{threshold} guardian approval{'' if threshold == 1 else 's'}"
+        approvals = f"{needed} guardian approval{'' if needed == 1 else 's'}"
         if deadline is None:
             next_ = (
                 f"there is no deadline: once {approvals} are in, the release follows after your cancel window"
