@@ -11,9 +11,9 @@ is sent at most once per cycle however often the scan runs.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import TypedDict
 
-from core.db import Pool, autocommit, transaction
+from core.db import Cursor, Pool, autocommit, transaction
 from models.common import as_record
 from models.delivery import outbox
 from models.plan import plans, release_path
@@ -40,10 +40,10 @@ CONTRACT_RECHECK = timedelta(hours=1)
 
 async def due_batch(
     pool: Pool, now: datetime, after: tuple[datetime, str] | None, limit: int = BATCH
-) -> list[Any]:
+) -> list[tuple[datetime, str]]:
     """(next_due_at, id) of due plans after the keyset `after`, oldest first."""
     sql = "SELECT next_due_at, id::text AS id FROM plans WHERE next_due_at <= %s"
-    params: list[Any] = [now]
+    params: list[object] = [now]
     if after is not None:
         sql += " AND (next_due_at, id) > (%s, %s::uuid)"
         params += list(after)
@@ -88,9 +88,10 @@ async def advance(
         return "rescheduled", []
 
 
-async def _active(cur: Any, plan: Plan, now: datetime) -> tuple[str, list[str]]:
+async def _active(cur: Cursor, plan: Plan, now: datetime) -> tuple[str, list[str]]:
     times = stage_times(plan)
-    due = [s for s in range(plan["stage_done"], len(times)) if times[s] is not None and times[s] <= now]  # type: ignore[operator]
+    start = plan["stage_done"]
+    due = [s for s, at in enumerate(times[start:], start) if at is not None and at <= now]
     if not due:
         await update_schedule(cur, plan["id"], {"stage_done": plan["stage_done"]})
         return "rescheduled", []
@@ -102,11 +103,12 @@ async def _active(cur: Any, plan: Plan, now: datetime) -> tuple[str, list[str]]:
             cur, plan=plan, now=now, actor="scheduler", actor_name=None, reason="inactivity"
         )
         return "verification_started", row_ids or []
-    due_at = plan["check_in_due_at"]
-    assert due_at is not None
+    due_at, verification_at = plan["check_in_due_at"], times[STAGE_VERIFY]
+    assert due_at is not None and verification_at is not None  # a cycle has both (stage_times)
+    context: dict[str, object]
     if stage == STAGE_GRACE:
         kind, summary = "grace_started", "Your check-in is overdue: the grace period has started"
-        context = {"dueAt": due_at.isoformat(), "verificationAt": times[STAGE_VERIFY].isoformat()}  # type: ignore[union-attr]
+        context = {"dueAt": due_at.isoformat(), "verificationAt": verification_at.isoformat()}
         label = "grace"
     else:
         days = REMINDER_OFFSETS[stage].days
@@ -134,7 +136,9 @@ async def _active(cur: Any, plan: Plan, now: datetime) -> tuple[str, list[str]]:
     return "reminded", [row_id]
 
 
-async def _pending(cur: Any, plan: Plan, now: datetime, contract_configured: bool) -> tuple[str, list[str]]:
+async def _pending(
+    cur: Cursor, plan: Plan, now: datetime, contract_configured: bool
+) -> tuple[str, list[str]]:
     """A verification round: remind the guardians who have not approved, then the deadline.
 
     Each stage is done at most once per round (`verification_stage_done` moves with its outbox
@@ -156,13 +160,15 @@ async def _pending(cur: Any, plan: Plan, now: datetime, contract_configured: boo
         outcome = "verification_timeout_released" if release else "verification_timeout_waiting"
         return outcome, row_ids or []
     label = stages[due[-1]][0]
+    started_at = plan["verification_started_at"]
+    assert started_at is not None  # a Pending plan's round has started (verification_stages)
     row_ids = await outbox.add_for_guardians(
         cur,
         kind="verification_reminder",
         plan_id=plan["id"],
         owner_id=plan["user_id"],
         now=now,
-        context={"days": int(label.rstrip("d")), "startedAt": plan["verification_started_at"].isoformat()},  # type: ignore[union-attr]
+        context={"days": int(label.rstrip("d")), "startedAt": started_at.isoformat()},
         not_approved_in=plan["verification_round"],
     )
     await update_schedule(cur, plan["id"], {"verification_stage_done": done})
