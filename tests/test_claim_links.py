@@ -90,15 +90,25 @@ async def test_resend_limits_per_beneficiary_and_per_address(client, clock, run_
         assert resp.status == 202 and await resp.json() == ACCEPTED
     await run_worker(settings=email_provider.settings)
     assert len(email_provider.to("heir0@example.org")) == 1 + 3  # the release, then 3 a day
-    # The guardian's resend shares the heir's limit, and says so.
+    # A stranger who knows the address used up the public allowance: the guardians' is whole
+    # (#28 F1): 3 a day of its own, then 429, saying so.
     session = await guardian_session(client, setup.guardians[0])
     path = (
         f"/api/legacy/guardianships/{setup.plan_id}/beneficiaries/{setup.beneficiaries[0]['id']}/resend-link"
     )
+    for _ in range(3):
+        resp = await client.post(path, headers=session.headers)
+        assert resp.status == 202 and (await resp.json())["status"] == "pending"
     resp = await client.post(path, headers=session.headers)
     assert resp.status == 429 and int(resp.headers["Retry-After"]) > 23 * 3600
+    assert "guardians already" in (await resp.json())["message"]
+    await run_worker(settings=email_provider.settings)
+    assert len(email_provider.to("heir0@example.org")) == 1 + 3 + 3
+    # The public route still answers the same 202 (and sends nothing more today).
+    resp = await client.post(RESEND, json={"email": "heir0@example.org"})
+    assert resp.status == 202 and await resp.json() == ACCEPTED
     # Per client address: 10 an hour, then 429 whatever the address.
-    for _ in range(5):
+    for _ in range(4):
         assert (await client.post(RESEND, json={"email": "x@example.org"})).status == 202
     resp = await client.post(RESEND, json={"email": "heir1@example.org"})
     assert resp.status == 429 and 0 < int(resp.headers["Retry-After"]) <= 3600

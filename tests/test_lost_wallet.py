@@ -60,9 +60,27 @@ async def test_guardians_approve_the_wallet_an_heir_proved_in_place_of_a_lost_on
     resp = await client.post(path, headers=first.headers)
     assert resp.status == 409 and "already approved" in (await resp.json())["message"]
 
-    # The heir proves yet another wallet: it replaces the request, whose approvals are void.
+    # Whoever holds the link proves yet another wallet while one waits: 409 each time, the
+    # waiting request keeps its approval, and the guardians are not emailed again (#28 F2).
+    before = len(email_provider.requests)
+    for _ in range(5):
+        resp = await prove_wallet(client, token, final)
+        body = await resp.json()
+        assert resp.status == 409 and "already waits for the guardians' approval" in body["message"]
+        waiting = body["details"]["walletChange"]
+        assert waiting["walletAddress"] == lost_and_found.public_key and waiting["approvals"] == 1
+    resp = await prove_wallet(client, token, lost_and_found)  # the same wallet again: the same answer
+    assert resp.status == 409 and (await resp.json())["message"].startswith("This wallet already waits")
+    await run_worker(settings=email_provider.settings)
+    assert len(email_provider.requests) == before
+    listed = await (await client.get("/api/legacy/guardianships", headers=second.headers)).json()
+    [change] = listed[0]["walletChanges"]
+    assert change["walletAddress"] == lost_and_found.public_key and change["approvals"] == 1
+
+    # Seven days on, undecided, it lapses: a new proof takes its place (and asks the guardians).
+    clock.advance(days=7, seconds=1)
     resp = await prove_wallet(client, token, final)
-    assert resp.status == 409
+    assert resp.status == 409 and "guardians have been asked" in (await resp.json())["message"]
     listed = await (await client.get("/api/legacy/guardianships", headers=second.headers)).json()
     [change] = listed[0]["walletChanges"]
     assert change["walletAddress"] == final.public_key and change["approvals"] == 0
@@ -88,6 +106,16 @@ async def test_guardians_approve_the_wallet_an_heir_proved_in_place_of_a_lost_on
         kinds.count("beneficiary.wallet_change_requested") == 2
         and kinds.count("beneficiary.wallet_replaced") == 1
     )
+    # Decided; a new proof the same day waits for the guardians, who were emailed about this heir
+    # less than 24 hours ago: no second email (they see it on their page).
+    await run_worker(settings=email_provider.settings)
+    before = len(email_provider.requests)
+    resp = await prove_wallet(client, token, Keypair.random())
+    assert resp.status == 409 and "guardians have been asked" in (await resp.json())["message"]
+    await run_worker(settings=email_provider.settings)
+    assert len(email_provider.requests) == before
+    listed = await (await client.get("/api/legacy/guardianships", headers=first.headers)).json()
+    assert len(listed[0]["walletChanges"]) == 1
 
 
 async def prove_wallet_status(client, token, keypair) -> int:

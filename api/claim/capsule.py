@@ -95,7 +95,15 @@ class CapsuleAssetSchema(BaseSchema):
     amount = DecimalString(
         required=True, metadata={"description": "A decimal string, as the owner wrote it."}
     )
-    assetCode = fields.String(required=True, allow_none=True, attribute="asset_code")
+    assetCode = fields.String(
+        required=True,
+        allow_none=True,
+        attribute="asset_code",
+        metadata={
+            "description": "`XLM`, `CODE:ISSUER`, or null: not a Stellar asset (a house): show the amount "
+            "alone, with no currency."
+        },
+    )
     description = fields.String(required=True, allow_none=True)
 
 

@@ -95,6 +95,7 @@ async def wallet_verify(request: web.Request, capsule: Capsule) -> web.Response:
     binding = await heir_wallets.verify(
         request.app[DB],
         request.app[REDIS],
+        request.app[SETTINGS],
         capsule=capsule,
         wallet_address=data["wallet_address"],
         signature=data["signature"],

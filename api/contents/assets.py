@@ -83,7 +83,14 @@ class AssetSchema(BaseSchema):
     userId = fields.String(required=True, attribute="user_id")
     label = fields.String(required=True)
     amount = DecimalString(required=True)
-    assetCode = fields.String(required=True, allow_none=True, attribute="asset_code")
+    assetCode = fields.String(
+        required=True,
+        allow_none=True,
+        attribute="asset_code",
+        metadata={
+            "description": "`XLM`, `CODE:ISSUER`, or null: not a Stellar asset (shown with no currency)."
+        },
+    )
     description = fields.String(required=True, allow_none=True)
     audience = fields.Method(
         "dump_audience",

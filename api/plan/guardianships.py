@@ -170,7 +170,9 @@ async def _status_of(request: web.Request, plan_id: str) -> web.Response:
     summary="Plans I guard",
     description="Plans where one of your wallets is a guardian, with verification progress and your "
     "answer to the invitation (`invitation`: pending, accepted or declined; Drafts are listed so that "
-    "you can answer before the plan starts). Nothing of the plans' contents.",
+    "you can answer before the plan starts). Nothing of the plans' contents. Until you accept (and after "
+    "you decline) a plan shows only its owner, its status and your invitation: `beneficiaries` and "
+    "`walletChanges` are empty, `approvals` 0, `releaseAt` and `readySince` null.",
     responses=error_responses(401),
 )
 @response_schema(GuardianshipSchema(many=True), 200)
@@ -330,7 +332,9 @@ async def approve(request: web.Request) -> web.Response:
     summary="Email a beneficiary their link again",
     description="To the address the owner registered for them, and only there (you never see it, nor the "
     "link). Once the plan is `Released` or ready to finalise (409 before). At most 3 resends a day per "
-    "beneficiary, counting their own requests (429 with Retry-After). 202 with their link's delivery "
+    "beneficiary by the guardians, an allowance of their own: the heir's public requests "
+    "(`POST /api/claim/resend`) count apart, so a stranger cannot use it up (429 with Retry-After). "
+    "202 with their link's delivery "
     "(`pending` until the email is sent).",
     responses=error_responses(401, 404, 409, 429),
 )

@@ -11,8 +11,10 @@ the on-chain routes take only the bound wallet (models.onchain). Decisions: docs
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TypedDict, cast
 
 from arq.connections import ArqRedis
@@ -40,6 +42,10 @@ PROVE_FIRST = (
     "/api/claim/{token}/wallet/verify."
 )
 TAKEN = "This wallet is already bound to another beneficiary of this plan"
+# A waiting wallet change blocks another for this long, unless the guardians decide it first.
+PENDING_FOR = timedelta(days=7)
+# Guardians hear about one heir's wallet changes by email at most this often.
+GUARDIAN_EMAIL_EVERY = timedelta(hours=24)
 
 
 def _require_open(capsule: Capsule) -> None:
@@ -54,31 +60,67 @@ def short(address: str) -> str:
     return f"ending in {address[-6:]}"
 
 
-async def challenge(
-    redis: Redis, settings: Settings, *, capsule: Capsule, wallet_address: str, client_ip: str, now: datetime
+def _challenge_text(
+    settings: Settings, *, capsule: Capsule, wallet_address: str, nonce: str, issued: datetime
 ) -> str:
-    """The text the heir signs with the wallet; single use, 5 minutes, several live at once."""
-    _require_open(capsule)
-    retry = await ratelimit.hit(redis, f"claim-wallet:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
-    if retry:
-        raise TooManyRequests("Too many wallet challenges from this address; try again later", retry)
+    """The text an heir signs, built from the database's facts (the owner's name) and the nonce
+    and time kept in Redis: rebuilt at verify, never stored (#28 F3)."""
     owner = capsule["owner_name"] or "the owner"
-    message = (
+    return (
         f"{settings.service_name} asks you to prove this Stellar wallet:\n"
         f"{wallet_address}\n\n"
         f"to claim as beneficiary of {owner}'s plan.\n"
         "Signing proves you control this wallet. It does not authorize any payment or transaction.\n\n"
-        f"Nonce: {secrets.token_hex(32)}\n"
-        f"Issued At: {wire_time(now)}\n"
-        f"Expiration Time: {wire_time(now + CHALLENGE_TTL)}"
+        f"Nonce: {nonce}\n"
+        f"Issued At: {wire_time(issued)}\n"
+        f"Expiration Time: {wire_time(issued + CHALLENGE_TTL)}"
     )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+async def challenge(
+    redis: Redis, settings: Settings, *, capsule: Capsule, wallet_address: str, client_ip: str, now: datetime
+) -> str:
+    """The text the heir signs with the wallet; single use, 5 minutes, several live at once.
+    Redis keeps only `nonce issued-ms digest` per challenge: no name, no text (its snapshot on
+    disk holds nothing personal)."""
+    _require_open(capsule)
+    retry = await ratelimit.hit(redis, f"claim-wallet:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
+    if retry:
+        raise TooManyRequests("Too many wallet challenges from this address; try again later", retry)
+    nonce = secrets.token_hex(32)
+    issued = now.replace(microsecond=now.microsecond // 1000 * 1000)  # wire_time keeps milliseconds
+    message = _challenge_text(
+        settings, capsule=capsule, wallet_address=wallet_address, nonce=nonce, issued=issued
+    )
+    stamp = f"{nonce} {(issued - _EPOCH) // timedelta(milliseconds=1)} {_digest(message)}"
     key = CHALLENGE_KEY.format(capsule["beneficiary_id"], wallet_address)
-    await challenges.store(redis, key, message, ttl_seconds=int(CHALLENGE_TTL.total_seconds()), now=now)
+    await challenges.store(redis, key, stamp, ttl_seconds=int(CHALLENGE_TTL.total_seconds()), now=now)
     return message
 
 
+def _rebuilt(settings: Settings, *, capsule: Capsule, wallet_address: str, stamp: str) -> str | None:
+    """The text a kept stamp stands for, rebuilt from the database's facts; None if it no longer
+    matches the digest (the facts changed since) or the stamp is not one of ours."""
+    try:
+        nonce, millis, digest = stamp.split(" ")
+        issued = _EPOCH + timedelta(milliseconds=int(millis))
+    except ValueError:
+        return None
+    text = _challenge_text(
+        settings, capsule=capsule, wallet_address=wallet_address, nonce=nonce, issued=issued
+    )
+    return text if hmac.compare_digest(_digest(text), digest) else None
+
+
 async def _burn_signed(
-    redis: Redis, *, capsule: Capsule, wallet_address: str, signature: str, now: datetime
+    redis: Redis, settings: Settings, *, capsule: Capsule, wallet_address: str, signature: str, now: datetime
 ) -> None:
     """Find the live challenge this signature signs and burn it (401 otherwise)."""
     raw = decode_signature(signature)
@@ -92,7 +134,12 @@ async def _burn_signed(
     candidates = await challenges.live_at(redis, key, now)
     if not candidates:
         raise Unauthorized(expired)
-    signed = next((m for m in candidates if verify_signature(wallet_address, m, raw)), None)
+    signed = None
+    for stamp in candidates:
+        text = _rebuilt(settings, capsule=capsule, wallet_address=wallet_address, stamp=stamp)
+        if text is not None and verify_signature(wallet_address, text, raw):
+            signed = stamp
+            break
     if signed is None:
         raise Unauthorized("The signature does not match a challenge for this wallet")
     if not await challenges.consume_at(redis, key, signed):
@@ -100,13 +147,22 @@ async def _burn_signed(
 
 
 async def verify(
-    pool: Pool, redis: ArqRedis, *, capsule: Capsule, wallet_address: str, signature: str, now: datetime
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    capsule: Capsule,
+    wallet_address: str,
+    signature: str,
+    now: datetime,
 ) -> WalletBinding:
     """Bind the proven wallet to this beneficiary: the same wallet again is a no-op; a wallet
     bound to a sibling is 409. Another wallet already bound to them is 409 too, and the proof is
     kept as a request their guardians can approve (a lost wallet), committed before the 409."""
     _require_open(capsule)
-    await _burn_signed(redis, capsule=capsule, wallet_address=wallet_address, signature=signature, now=now)
+    await _burn_signed(
+        redis, settings, capsule=capsule, wallet_address=wallet_address, signature=signature, now=now
+    )
     return await _bind(pool, redis, capsule=capsule, wallet_address=wallet_address, now=now)
 
 
@@ -240,9 +296,9 @@ async def _threshold(cur: Cursor, plan_id: str) -> int:
 async def _request_change(
     cur: Cursor, *, capsule: Capsule, wallet_address: str, now: datetime
 ) -> ChangeRequested:
-    """Keep the proven wallet as a request (replacing an earlier one of this heir, and its
-    approvals) and ask every guardian; refused once the heir has claimed, or for a wallet bound
-    to a sibling."""
+    """Keep the proven wallet as a request and ask every guardian (by email at most once a day per
+    heir); 409 while another request of this heir waits (under PENDING_FOR), once the heir has
+    claimed, or for a wallet bound to a sibling."""
     beneficiary_id = capsule["beneficiary_id"]
     await cur.execute(
         "SELECT EXISTS (SELECT 1 FROM transactions WHERE beneficiary_id = %(b)s AND function = 'claim_assets'"
@@ -259,10 +315,8 @@ async def _request_change(
     if facts["taken"]:
         raise Conflict(TAKEN)
     plan_id = facts["plan_id"]
-    await cur.execute(
-        "UPDATE wallet_changes SET status = 'replaced', decided_at = %s WHERE beneficiary_id = %s"
-        " AND status = 'pending'",
-        (now, beneficiary_id),
+    await _refuse_while_pending(
+        cur, plan_id=plan_id, beneficiary_id=beneficiary_id, wallet_address=wallet_address, now=now
     )
     await cur.execute(
         "INSERT INTO wallet_changes (beneficiary_id, plan_id, wallet_address, created_at)"
@@ -270,14 +324,20 @@ async def _request_change(
         (beneficiary_id, plan_id, wallet_address, now),
     )
     change_id = (await cur.fetchone())["id"]
-    row_ids = await outbox.add_for_guardians(
-        cur,
-        kind="wallet_change_requested",
-        plan_id=plan_id,
-        owner_id=capsule["owner_id"],
-        now=now,
-        context={"beneficiaryId": beneficiary_id, "walletEnd": wallet_address[-6:], "changeId": change_id},
-    )
+    row_ids: list[str] = []
+    if not await _guardians_told_lately(cur, plan_id=plan_id, beneficiary_id=beneficiary_id, now=now):
+        row_ids = await outbox.add_for_guardians(
+            cur,
+            kind="wallet_change_requested",
+            plan_id=plan_id,
+            owner_id=capsule["owner_id"],
+            now=now,
+            context={
+                "beneficiaryId": beneficiary_id,
+                "walletEnd": wallet_address[-6:],
+                "changeId": change_id,
+            },
+        )
     await activity.record(
         cur,
         user_id=capsule["owner_id"],
@@ -287,6 +347,62 @@ async def _request_change(
         metadata={"walletAddress": wallet_address},
     )
     return {"outbox": row_ids, "threshold": await _threshold(cur, plan_id)}
+
+
+async def _refuse_while_pending(
+    cur: Cursor, *, plan_id: str, beneficiary_id: str, wallet_address: str, now: datetime
+) -> None:
+    """One request waits per heir: another proof while it is pending is 409 until the guardians
+    decide it or it is PENDING_FOR old (then it lapses, `replaced`). A new proof never resets the
+    approvals of the one waiting (#28 F2: a leaked link looping requests could otherwise keep the
+    real heir's change from ever reaching the threshold)."""
+    await cur.execute(
+        "SELECT c.id, c.wallet_address, c.created_at,"
+        " (SELECT count(*) FROM wallet_change_approvals a WHERE a.change_id = c.id) AS approvals"
+        " FROM wallet_changes c WHERE c.beneficiary_id = %s AND c.status = 'pending' FOR UPDATE",
+        (beneficiary_id,),
+    )
+    pending = await cur.fetchone()
+    if pending is None:
+        return
+    lapses = pending["created_at"] + PENDING_FOR
+    if lapses <= now:
+        await cur.execute(
+            "UPDATE wallet_changes SET status = 'replaced', decided_at = %s WHERE id = %s",
+            (now, pending["id"]),
+        )
+        return
+    threshold = await _threshold(cur, plan_id)
+    waiting = (
+        "This wallet"
+        if pending["wallet_address"] == wallet_address
+        else f"Another wallet ({short(pending['wallet_address'])})"
+    )
+    raise Conflict(
+        f"{waiting} already waits for the guardians' approval"
+        + f" ({pending['approvals']} of {threshold} so far). A different wallet can be asked for once they "
+        f"have decided, or from {wire_time(lapses)}.",
+        details={
+            "walletChange": {
+                "status": "pending",
+                "walletAddress": pending["wallet_address"],
+                "approvals": pending["approvals"],
+                "threshold": threshold,
+                "requestedAt": wire_time(pending["created_at"]),
+                "lapsesAt": wire_time(lapses),
+            }
+        },
+    )
+
+
+async def _guardians_told_lately(cur: Cursor, *, plan_id: str, beneficiary_id: str, now: datetime) -> bool:
+    """Were the guardians emailed about this heir's wallet within GUARDIAN_EMAIL_EVERY?"""
+    await cur.execute(
+        "SELECT EXISTS (SELECT 1 FROM outbox WHERE plan_id = %s AND kind = 'wallet_change_requested'"
+        " AND context->>'beneficiaryId' = %s AND created_at > %s) AS told",
+        (plan_id, beneficiary_id, now - GUARDIAN_EMAIL_EVERY),
+    )
+    return bool((await cur.fetchone())["told"])
 
 
 async def pending_changes(

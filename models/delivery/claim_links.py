@@ -9,7 +9,9 @@ no second chance (issue #16). Now:
   are the same whether or not it matched. A match with a plan that is `Released` or ready gets
   a new email with the same link, to the **registered** address only.
 - A guardian asks from their guardianship view (`models.plan.guardianships.heirs.resend_link`).
-- Both count against one limit: `PER_BENEFICIARY` resends per beneficiary per 24 h.
+- Each has its own limit: `PER_BENEFICIARY` resends per beneficiary per 24 h asked publicly,
+  and as many asked by the guardians. Anyone who knows an heir's address can use up the public
+  allowance; the guardians' stays whole (#28 F1).
 - A claim-link email that ends `failed` or `skipped` emails every guardian (in the delivery
   job's transaction: models.delivery.outbox.Batch.record).
 
@@ -121,7 +123,8 @@ async def send_again(
     cur: Cursor, *, beneficiary_id: str, now: datetime, by: str, guardian_id: str | None = None
 ) -> tuple[list[str], int]:
     """A new claim-link email to the beneficiary's registered address, if their plan is open
-    (released or ready) and they have had fewer than PER_BENEFICIARY resends in 24 h. Returns
+    (released or ready) and they have had fewer than PER_BENEFICIARY resends in 24 h asked the
+    same way (`by`: the public route and the guardians each have their own allowance). Returns
     (outbox ids, 0), or ([], seconds until the next one is allowed) past the limit, or ([], 0)
     when their plan is not open. Serialised per beneficiary, so racing requests count once each."""
     await lock_owner(cur, "claim-link-resend", beneficiary_id)
@@ -133,7 +136,7 @@ async def send_again(
     found = await cur.fetchone()
     if found is None:
         return [], 0
-    recent = await outbox.recent_resends(cur, beneficiary_id, now - PER_BENEFICIARY_WINDOW)
+    recent = await outbox.recent_resends(cur, beneficiary_id, now - PER_BENEFICIARY_WINDOW, by=by)
     if len(recent) >= PER_BENEFICIARY:
         wait = recent[len(recent) - PER_BENEFICIARY] + PER_BENEFICIARY_WINDOW - now
         return [], max(1, int(wait.total_seconds()) + 1)
@@ -144,7 +147,7 @@ async def send_again(
         recipient_type="beneficiary",
         recipient_id=beneficiary_id,
         now=now,
-        context={"stage": "resend"},
+        context={"stage": "resend", "by": by},
     )
     metadata: dict[str, Any] = {"by": by}
     if guardian_id is not None:

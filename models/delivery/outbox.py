@@ -479,12 +479,15 @@ def address_bounced(recipient_type: RecipientType, alias: str) -> str:
     )
 
 
-async def recent_resends(cur: Cursor, beneficiary_id: str, since: datetime) -> list[datetime]:
-    """When this beneficiary's link was emailed again on request (stage `resend`), after `since`."""
+async def recent_resends(cur: Cursor, beneficiary_id: str, since: datetime, *, by: str) -> list[datetime]:
+    """When this beneficiary's link was emailed again on request (stage `resend`) by `by`
+    (`beneficiary`: the public route, `guardian`), after `since`. A row from before the two
+    allowances were split (no `by`) counts as a public one."""
     await cur.execute(
         "SELECT created_at FROM outbox WHERE kind = 'claim_link' AND recipient_id = %s"
-        " AND context->>'stage' = 'resend' AND created_at > %s ORDER BY created_at",
-        (beneficiary_id, since),
+        " AND context->>'stage' = 'resend' AND COALESCE(context->>'by', 'beneficiary') = %s"
+        " AND created_at > %s ORDER BY created_at",
+        (beneficiary_id, by, since),
     )
     return [row["created_at"] for row in await cur.fetchall()]
 

@@ -29,7 +29,8 @@ async def resend_link(
     now: datetime,
 ) -> claim_links.LinkDelivery:
     """A guardian asks for an heir's link to be emailed again, to the heir's registered address
-    only: once the plan is released or ready (409 before); the heir's own limit applies (429)."""
+    only: once the plan is released or ready (409 before); the guardians' own allowance applies
+    (429), apart from the heir's public one."""
     beneficiary_id = parse_id(raw_beneficiary_id, "Beneficiary")
     async with transaction(pool) as cur:
         plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
@@ -47,7 +48,8 @@ async def resend_link(
         )
         if retry:
             raise TooManyRequests(
-                f"This link was already sent again {claim_links.PER_BENEFICIARY} times in the last 24 hours.",
+                f"The guardians already had this link sent again {claim_links.PER_BENEFICIARY} times in the "
+                "last 24 hours.",
                 retry,
             )
         delivery = (await claim_links.deliveries(cur, ring, [plan["id"]]))[str(plan["id"])]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from arq.connections import ArqRedis
 
@@ -50,13 +50,38 @@ class Answer(TypedDict):
     status: str
 
 
+def _invited_only(row: dict[str, Any], threshold: int) -> Guardianship:
+    """What a guardian who has not accepted (or declined) sees: who asks, the plan's state, and
+    their own invitation."""
+    return Guardianship(
+        plan_id=row["plan_id"],
+        owner_name=row["owner_name"],
+        owner_wallet=row["owner_wallet"],
+        status=row["status"],
+        threshold=threshold,
+        approvals=0,
+        approved_by_me=False,
+        reported_by_me=False,
+        release_at=None,
+        invitation=_state(row["accepted_at"], row["declined_at"]),
+        invited_at=row["invited_at"],
+        accepted_at=None,
+        declined_at=row["declined_at"],
+        ready_at=None,
+        beneficiaries=[],
+        wallet_changes=[],
+    )
+
+
 def _state(accepted_at: datetime | None, declined_at: datetime | None) -> InvitationState:
     return "accepted" if accepted_at else "declined" if declined_at else "pending"
 
 
 async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardianship]:
     """Every plan the caller guards or is invited to guard (Drafts too), with its verification
-    progress and the caller's answer; no contents."""
+    progress and the caller's answer; no contents. A guardian who has not accepted (invited, or
+    declined) sees only the owner, the plan's state and their own invitation: nothing about the
+    heirs, the approvals or the release until they take the role on (#28 F4)."""
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"
@@ -79,15 +104,17 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
             (user_id, user_id, user_id),
         )
         rows = await cur.fetchall()
-        links = await claim_links.deliveries(cur, ring, [row["plan_id"] for row in rows])
-        changes = await wallets.pending_changes(
-            cur, ring, plan_ids=[row["plan_id"] for row in rows], guardian_user_id=user_id
-        )
+        guarded = [row["plan_id"] for row in rows if row["accepted_at"] is not None]
+        links = await claim_links.deliveries(cur, ring, guarded)
+        changes = await wallets.pending_changes(cur, ring, plan_ids=guarded, guardian_user_id=user_id)
     result = []
     for sealed_row in rows:
         row = sealed_text.open_row(ring, "users", sealed_row, id_key="owner_id", prefix="owner_")
         threshold = plans.threshold(row, row["standing"])
         verified = row["status"] in (PENDING, APPROVED, RELEASED)  # the round's approvals still stand
+        if row["accepted_at"] is None:
+            result.append(_invited_only(row, threshold))
+            continue
         result.append(
             Guardianship(
                 plan_id=row["plan_id"],
