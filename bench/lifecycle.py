@@ -113,7 +113,9 @@ def explain(database_url: str) -> str:
 async def scan_once(pool: db.Pool, database_url: str, due: int) -> float:
     reset_due(database_url, due)
     started = time.perf_counter()
-    result = await scheduler.scan(pool, now=datetime.now(UTC), contract_configured=False)
+    result = await scheduler.scan(
+        pool, now=datetime.now(UTC), contract_configured=False, warning_seconds=86400
+    )
     elapsed = time.perf_counter() - started
     if result["counts"] != {"verification_started": due}:
         raise RuntimeError(f"scan did not process exactly the due plans: {result['counts']}")

@@ -339,6 +339,20 @@ class Settings:
         "After the owner's veto, how long before a guardian may report again (24 h; 429 until then)",
         minimum=0,
     )
+    plan_default_verification_timeout_seconds: int = setting(
+        "PLAN_DEFAULT_VERIFICATION_TIMEOUT_SECONDS",
+        30 * 24 * 3600,
+        "Verification deadline a new plan starts with (30 days; released then unless a contract is"
+        " configured, when it waits); existing plans keep theirs",
+        minimum=1,
+    )
+    plan_deadline_warning_seconds: int = setting(
+        "PLAN_DEADLINE_WARNING_SECONDS",
+        24 * 3600,
+        "The owner's final warning comes at least this long before a verification deadline releases"
+        " (1 day); after an outage the deadline moves so that it does",
+        minimum=1,
+    )
     lifecycle_scan_seconds: int = setting(
         "LIFECYCLE_SCAN_SECONDS",
         60,

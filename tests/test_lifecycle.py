@@ -32,8 +32,8 @@ async def test_a_new_plan_is_a_draft_that_says_what_blocks_activation(client):
         "gracePeriodSeconds": 14 * DAY,
         "cancelWindowSeconds": 72 * 3600,
         "guardianThreshold": None,
-        "verificationTimeoutSeconds": None,
-        "onVerificationTimeout": "wait",
+        "verificationTimeoutSeconds": 30 * DAY,  # #24: no release waits for ever
+        "onVerificationTimeout": "release",
     }
     assert body["readiness"]["ready"] is False
     assert len(body["readiness"]["problems"]) == 3  # beneficiaries, guardians, email

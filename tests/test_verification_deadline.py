@@ -29,7 +29,8 @@ def guardian_reminders(settings):
 
 async def test_reminders_3_and_7_days_in_once_per_round(client, clock, run_worker, settings, email_provider):
     owner = await sign_in(client)
-    setup = await activate_plan(client, owner, guardians=3)  # a majority: 2 approvals
+    # A majority: 2 approvals; no deadline (new plans have one since #24).
+    setup = await activate_plan(client, owner, guardians=3, settings={"verificationTimeoutSeconds": None})
     first, second, third = setup.guardians
     assert (await report(client, setup, first)).status == 200
     assert (await approve(client, setup, first)).status == 200
@@ -83,7 +84,10 @@ async def test_a_deadline_that_releases(client, clock, run_worker, settings, ema
     assert (await report(client, setup, setup.guardians[0])).status == 200
     assert (await approve(client, setup, setup.guardians[0])).status == 200  # 1 of 2
     work = email_provider.settings
-    clock.advance(days=5, seconds=-30)  # (the test clock also runs in real time: a margin)
+    clock.advance(days=4, seconds=1)  # the owner's final warning, a day before the deadline (#24)
+    await run_worker(settings=work)
+    assert email_provider.to("owner@example.org")[-1].body["subject"].startswith("Last warning")
+    clock.advance(days=1, seconds=-31)  # (the test clock also runs in real time: a margin)
     await run_worker(settings=work)
     assert (await get_overview(client, owner))["status"] == "PendingVerification"  # not early
     clock.advance(seconds=31)
@@ -107,7 +111,12 @@ async def test_a_deadline_that_releases(client, clock, run_worker, settings, ema
 
 async def test_a_deadline_that_waits(client, clock, run_worker, settings, email_provider):
     owner = await sign_in(client)
-    setup = await activate_plan(client, owner, guardians=2, settings={"verificationTimeoutSeconds": 4 * DAY})
+    setup = await activate_plan(
+        client,
+        owner,
+        guardians=2,
+        settings={"verificationTimeoutSeconds": 4 * DAY, "onVerificationTimeout": "wait"},
+    )
     assert setup.overview["settings"]["onVerificationTimeout"] == "wait"
     assert (await report(client, setup, setup.guardians[0])).status == 200
     work = email_provider.settings

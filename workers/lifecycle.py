@@ -21,7 +21,10 @@ async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
     app = context.get(ctx)
     settings = app.settings
     result = await scheduler.scan(
-        app.db, now=app.clock.now(), contract_configured=bool(settings.service_contract_id)
+        app.db,
+        now=app.clock.now(),
+        contract_configured=bool(settings.service_contract_id),
+        warning_seconds=settings.plan_deadline_warning_seconds,
     )
     await outbox.enqueue(app.redis, result["outbox"])
     counts = result["counts"]

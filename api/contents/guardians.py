@@ -18,6 +18,7 @@ from api.schemas import (
     error_responses,
 )
 from models.contents import guardians
+from models.plan import plan_settings
 
 routes = web.RouteTableDef()
 
@@ -111,6 +112,7 @@ async def create_guardian(request: web.Request) -> web.Response:
         user_id=request[USER_ID],
         data=request["data"],
         now=request.app[CLOCK].now(),
+        plan_defaults=plan_settings.new_plan_defaults(request.app[SETTINGS]),
     )
     return json_response(guardian_schema.dump(row), status=201)
 

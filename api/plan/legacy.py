@@ -58,7 +58,8 @@ class SettingsPatchSchema(PatchSchema):
         attribute="guardian_threshold",
         validate=validate.Range(min=1, max=1000),
         metadata={
-            "description": "Approvals needed, 1 … number of guardians; null: a majority (the default)."
+            "description": "Approvals needed, 1 … number of guardians; null: a majority of the guardians "
+            "who have not declined (the default)."
         },
     )
     verificationTimeoutSeconds = fields.Integer(
@@ -68,7 +69,10 @@ class SettingsPatchSchema(PatchSchema):
         validate=validate.Range(min=1, max=366 * 24 * 3600),
         metadata={
             "description": "A deadline for the guardians once a verification starts (at least "
-            "PLAN_MIN_VERIFICATION_TIMEOUT_SECONDS, default 7 days); null: no deadline (the default)."
+            "PLAN_MIN_VERIFICATION_TIMEOUT_SECONDS, default 7 days); null: no deadline. New plans start "
+            "with PLAN_DEFAULT_VERIFICATION_TIMEOUT_SECONDS (30 days). Before a deadline that releases you "
+            "are emailed halfway and a final time at least PLAN_DEADLINE_WARNING_SECONDS (1 day) before "
+            "it; the deadline never falls sooner than that after the final warning."
         },
     )
     onVerificationTimeout = fields.String(
@@ -76,9 +80,10 @@ class SettingsPatchSchema(PatchSchema):
         validate=validate.OneOf(ON_TIMEOUT),
         metadata={
             "description": 'What happens at the deadline with too few approvals and no check-in: "wait" '
-            '(the default: you and the guardians are emailed once, nothing is released) or "release" '
-            "(the plan becomes `Approved`: the cancel window still runs and you are emailed a check-in "
-            'link). Not "release" with an on-chain contract configured (400).'
+            '(you and the guardians are emailed once, nothing is released) or "release" (the default for '
+            "new plans: the plan becomes `Approved`, the cancel window still runs and you are emailed a "
+            'check-in link). Not "release" with an on-chain contract configured (400; new plans then '
+            'start with "wait").'
         },
     )
 
@@ -88,7 +93,9 @@ class SettingsSchema(BaseSchema):
     gracePeriodSeconds = fields.Integer(required=True)
     cancelWindowSeconds = fields.Integer(required=True)
     guardianThreshold = fields.Integer(
-        required=True, allow_none=True, metadata={"description": "As set; null: a majority of the guardians."}
+        required=True,
+        allow_none=True,
+        metadata={"description": "As set; null: a majority of the guardians who have not declined."},
     )
     verificationTimeoutSeconds = fields.Integer(
         required=True, allow_none=True, metadata={"description": "null: no deadline."}
@@ -313,7 +320,12 @@ def shape_overview(view: journey.Overview) -> dict[str, Any]:
 async def _overview(request: web.Request) -> web.Response:
     return json_response(
         shape_overview(
-            await journey.overview(request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID])
+            await journey.overview(
+                request.app[DB],
+                request.app[SETTINGS].key_ring,
+                request[USER_ID],
+                defaults=plan_settings.new_plan_defaults(request.app[SETTINGS]),
+            )
         )
     )
 
@@ -433,6 +445,7 @@ async def get_journey(request: web.Request) -> web.Response:
         request.app[SETTINGS].key_ring,
         request[USER_ID],
         contract_configured=bool(request.app[SETTINGS].service_contract_id),
+        defaults=plan_settings.new_plan_defaults(request.app[SETTINGS]),
     )
     return json_response(
         journey_schema.dump(

@@ -59,7 +59,13 @@ async def record_answer(cur: Cursor, guardian_id: str, *, accept: bool, now: dat
 
 
 async def _invite(
-    cur: Cursor, ring: KeyRing, *, user_id: str, guardian_id: str, now: datetime
+    cur: Cursor,
+    ring: KeyRing,
+    *,
+    user_id: str,
+    guardian_id: str,
+    now: datetime,
+    plan_defaults: plans.NewPlan | None = None,
 ) -> tuple[Guardian, str]:
     """Ask (again) from now: any earlier answer is cleared. Returns the row and the outbox id."""
     await cur.execute(
@@ -68,7 +74,7 @@ async def _invite(
         (now, guardian_id),
     )
     row = _record(ring, await cur.fetchone())
-    plan = await plans.get_or_create(cur, user_id)
+    plan = await plans.get_or_create(cur, user_id, defaults=plan_defaults)
     row_id = await outbox.add(
         cur,
         kind="guardian_invitation",
@@ -106,8 +112,17 @@ get = ROWS.get
 
 
 async def create(
-    pool: Pool, ring: KeyRing, redis: ArqRedis, *, user_id: str, data: dict[str, Any], now: datetime
+    pool: Pool,
+    ring: KeyRing,
+    redis: ArqRedis,
+    *,
+    user_id: str,
+    data: dict[str, Any],
+    now: datetime,
+    plan_defaults: plans.NewPlan | None = None,
 ) -> Guardian:
+    """Add a guardian and invite them; the owner's plan is created (with `plan_defaults`) if it
+    does not exist yet: the invitation belongs to it."""
     guardian_id = str(uuid.uuid4())
     texts = sealed_text.sealed_values(
         ring, "guardians", guardian_id, {c: data.get(c) for c in ("name", "email", "relationship")}
@@ -131,7 +146,9 @@ async def create(
             )
         except psycopg2.errors.UniqueViolation:
             raise Conflict(DUPLICATE) from None
-        row, invitation = await _invite(cur, ring, user_id=user_id, guardian_id=guardian_id, now=now)
+        row, invitation = await _invite(
+            cur, ring, user_id=user_id, guardian_id=guardian_id, now=now, plan_defaults=plan_defaults
+        )
         await activity.record(
             cur,
             user_id=user_id,

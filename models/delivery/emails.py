@@ -207,6 +207,26 @@ def _verification_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str
     )
 
 
+def _deadline_warning(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    ctx = d["context"]
+    when = _when(ctx.get("deadlineAt"))
+    asked = (
+        f"On {_when(ctx.get('startedAt'))} we asked your guardians to confirm whether you have died or "
+        "can no longer act, and not enough of them have answered."
+    )
+    if ctx.get("stage") == "final":
+        return (
+            "Last warning: your plan will be released unless you check in",
+            f"{asked} As you chose, if nothing changes your plan will be released after {when}: this is "
+            "our last warning before then. If you are well, check in now: it stops everything.",
+        )
+    return (
+        "Your plan will be released unless you check in",
+        f"{asked} As you chose, if nothing changes your plan will be released after {when}; we will "
+        "warn you once more before then. If you are well, check in now: it stops everything.",
+    )
+
+
 def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     asked = (
         "We asked your guardians to confirm, and by the deadline you chose not enough of them had approved."
@@ -323,6 +343,7 @@ TEMPLATES: dict[str, Template] = {
     "guardians_short": _guardians_short,
     "verification_reminder": _verification_reminder,
     "verification_timeout": _verification_timeout,
+    "deadline_warning": _deadline_warning,
     "verification_timeout_guardian": _verification_timeout_guardian,
     "claim_link_undelivered": _claim_link_undelivered,
     "wallet_change_requested": _wallet_change_requested,

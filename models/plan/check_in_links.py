@@ -24,7 +24,14 @@ PURPOSE = "check-in-link"
 LIFETIME = timedelta(days=30)
 # Owner emails that ask, in effect, "are you still there?": each carries its own link.
 KINDS = frozenset(
-    {"check_in_reminder", "grace_started", "verification_started", "plan_approved", "verification_timeout"}
+    {
+        "check_in_reminder",
+        "grace_started",
+        "verification_started",
+        "plan_approved",
+        "verification_timeout",
+        "deadline_warning",
+    }
 )
 TOKEN_RE = re.compile(r"[0-9a-f]{64}")
 

@@ -23,6 +23,7 @@ from models.plan.plans import (
     PENDING,
     RELEASED,
     STATUSES,
+    NewPlan,
     Plan,
     get_or_create,
     threshold,
@@ -101,9 +102,10 @@ def verification(plan: Plan) -> Verification | None:
     )
 
 
-async def overview(pool: Pool, ring: KeyRing, user_id: str) -> Overview:
+async def overview(pool: Pool, ring: KeyRing, user_id: str, *, defaults: NewPlan | None = None) -> Overview:
+    """The owner's plan as GET /api/legacy shows it (created with `defaults` if it is new)."""
     async with autocommit(pool) as cur:
-        plan = await get_or_create(cur, user_id)
+        plan = await get_or_create(cur, user_id, defaults=defaults)
         known = await facts(cur, ring, user_id)
         # Every guardian, with the time they approved in the current round (None if not).
         await cur.execute(
@@ -128,7 +130,7 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> Overview:
         approvals=approvals,
         approval_count=sum(1 for a in approvals if a["approved_at"] is not None),
         problems=readiness(plan, known) if plan["status"] in (DRAFT, ACTIVE) else [],
-        warnings=warnings(known) if plan["status"] != RELEASED else [],
+        warnings=warnings(plan, known) if plan["status"] != RELEASED else [],
         notifications=notifications,
         verification_notice=notice,
     )
@@ -242,9 +244,16 @@ def _steps(plan: Plan, contract_configured: bool) -> list[Step]:
     return steps
 
 
-async def journey(pool: Pool, ring: KeyRing, user_id: str, *, contract_configured: bool = False) -> Journey:
+async def journey(
+    pool: Pool,
+    ring: KeyRing,
+    user_id: str,
+    *,
+    contract_configured: bool = False,
+    defaults: NewPlan | None = None,
+) -> Journey:
     async with autocommit(pool) as cur:
-        plan = await get_or_create(cur, user_id)
+        plan = await get_or_create(cur, user_id, defaults=defaults)
         await cur.execute(
             "SELECT t.id, t.from_status, t.to_status, t.actor,"
             f" {sealed_text.select_list('plan_transitions', 't')},"

@@ -142,6 +142,8 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
                 "last_vetoed_at": now,
                 "ready_at": None,
                 "round_threshold": None,
+                "deadline_stage_done": 0,
+                "deadline_warned_at": None,
             },
         )
         await approvals.void_round(cur, plan_id=plan_id, round_number=plan["verification_round"], now=now)

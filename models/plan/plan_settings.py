@@ -131,9 +131,27 @@ def _acceptance_problem(plan: Plan, known: Facts) -> str:
     )
 
 
-def warnings(known: Facts) -> list[str]:
+def new_plan_defaults(settings: Settings) -> plans.NewPlan:
+    """What a plan created now starts with (docs/lifecycle.md, "Settings and bounds")."""
+    return plans.new_plan(
+        default_timeout_seconds=settings.plan_default_verification_timeout_seconds,
+        contract_configured=bool(settings.service_contract_id),
+    )
+
+
+def warnings(plan: Plan, known: Facts) -> list[str]:
     """Advice that never blocks anything: what would make the plan fail its owner."""
     advice = []
+    if plan["verification_timeout_seconds"] is None:
+        advice.append(
+            "Your plan has no verification deadline: if your guardians cannot or do not answer, it waits "
+            "for ever and your beneficiaries are never told."
+        )
+    elif plan["on_verification_timeout"] == "wait":
+        advice.append(
+            "When the verification deadline passes, your plan goes on waiting: if your guardians cannot "
+            "or do not answer, it is never released and your beneficiaries are never told."
+        )
     if known["owner_wallets"] < 2:
         advice.append(
             "You sign in with a single wallet: link a second one (POST /api/auth/link-wallet) so that "
@@ -183,7 +201,7 @@ async def update_settings(
 ) -> None:
     """Settings change in Draft and Active only; in Active the current cycle's due time follows."""
     async with transaction(pool) as cur:
-        plan = await get_or_create(cur, user_id, lock=True)
+        plan = await get_or_create(cur, user_id, lock=True, defaults=new_plan_defaults(settings))
         if plan["status"] not in (DRAFT, ACTIVE):
             raise Conflict(
                 f"Settings can change only while the plan is Draft or Active; it is {plan['status']}.",

@@ -47,13 +47,18 @@ STAGE_VERIFY = STAGE_GRACE + 1
 VERIFICATION_REMINDERS = (timedelta(days=3), timedelta(days=7))
 TIMEOUT = "timeout"
 ON_TIMEOUT = ("wait", "release")
+# The owner's warnings before a deadline that releases: halfway (where it falls before the
+# final one) and the final warning, at least `deadline_warning_seconds` before the deadline.
+HALFWAY = "halfway"
+FINAL_WARNING = "final"
 
 COLUMNS = (
     "id, user_id, status, check_in_interval_seconds, grace_period_seconds, cancel_window_seconds,"
     " guardian_threshold, activated_at, last_check_in_at, check_in_due_at, stage_done, next_due_at,"
     " verification_round, verification_started_at, verification_reason, approved_at, release_at,"
     " released_at, created_at, updated_at, verification_timeout_seconds, on_verification_timeout,"
-    " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at, round_threshold"
+    " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at, round_threshold,"
+    " deadline_stage_done, deadline_warned_at, deadline_warning_seconds"
 )
 SETTINGS_COLUMNS = (
     "check_in_interval_seconds",
@@ -94,6 +99,9 @@ class Plan(TypedDict):
     verification_timed_out_at: datetime | None  # the deadline passed and the plan went on waiting
     last_vetoed_at: datetime | None
     round_threshold: int | None  # the approvals this round needs, frozen when it started
+    deadline_stage_done: int  # the owner's warnings before a releasing deadline, sent this round
+    deadline_warned_at: datetime | None  # the final warning: the deadline is >= this + the interval
+    deadline_warning_seconds: int  # PLAN_DEADLINE_WARNING_SECONDS when the round started
 
 
 def _plan(row: Mapping[str, Any]) -> Plan:
@@ -169,12 +177,42 @@ async def get_by_id(cur: Cursor, plan_id: str, *, lock: bool = False) -> Plan | 
     return None if row is None else _plan(row)
 
 
-async def get_or_create(cur: Cursor, user_id: str, *, lock: bool = False) -> Plan:
-    """The owner's plan, created in Draft with the default settings the first time it is needed."""
+class NewPlan(TypedDict):
+    """What a plan created now starts with, from the service's settings (`new_plan`)."""
+
+    verification_timeout_seconds: int | None
+    on_verification_timeout: str
+
+
+def new_plan(*, default_timeout_seconds: int, contract_configured: bool) -> NewPlan:
+    """A new plan's deadline (#24: no release waits for ever): PLAN_DEFAULT_VERIFICATION_TIMEOUT_SECONDS,
+    releasing then; with a contract, a release needs the guardians on-chain, so it waits."""
+    return NewPlan(
+        verification_timeout_seconds=default_timeout_seconds,
+        on_verification_timeout="wait" if contract_configured else "release",
+    )
+
+
+async def get_or_create(
+    cur: Cursor, user_id: str, *, lock: bool = False, defaults: NewPlan | None = None
+) -> Plan:
+    """The owner's plan, created in Draft the first time it is needed, with `defaults` (the
+    service's, `new_plan`). Without them the table's own (no deadline, "wait"), which only
+    callers that never commit a new plan may rely on (a check-in or deactivation of a plan that
+    does not exist is refused, and its transaction rolled back)."""
     plan = await get(cur, user_id, lock=lock)
     if plan is not None:
         return plan
-    await cur.execute("INSERT INTO plans (user_id) VALUES (%s) ON CONFLICT (user_id) DO NOTHING", (user_id,))
+    if defaults is None:
+        await cur.execute(
+            "INSERT INTO plans (user_id) VALUES (%s) ON CONFLICT (user_id) DO NOTHING", (user_id,)
+        )
+    else:
+        await cur.execute(
+            "INSERT INTO plans (user_id, verification_timeout_seconds, on_verification_timeout)"
+            " VALUES (%s, %s, %s) ON CONFLICT (user_id) DO NOTHING",
+            (user_id, defaults["verification_timeout_seconds"], defaults["on_verification_timeout"]),
+        )
     plan = await get(cur, user_id, lock=lock)
     assert plan is not None
     return plan
@@ -242,21 +280,44 @@ def stage_times(plan: Plan) -> list[datetime | None]:
 
 def verification_stages(plan: Plan) -> list[tuple[str, datetime]]:
     """The stages of the current verification round in time order: ("3d" | "7d" | TIMEOUT, when).
-    A reminder and the deadline at the same moment: the deadline comes last (it supersedes)."""
+    A reminder and the deadline at the same moment: the deadline comes last (it supersedes).
+    Once the owner's final warning went out, the deadline is at least the warning interval
+    after it (`verification_deadline`); it only ever moves later, past stages not yet done, so
+    `verification_stage_done` still counts a prefix of this list."""
     start = plan["verification_started_at"]
     if start is None:
         return []
     stages = [(f"{offset.days}d", start + offset) for offset in VERIFICATION_REMINDERS]
-    if plan["verification_timeout_seconds"] is not None:
-        stages.append((TIMEOUT, start + timedelta(seconds=plan["verification_timeout_seconds"])))
+    deadline = verification_deadline(plan)
+    if deadline is not None:
+        stages.append((TIMEOUT, deadline))
     return sorted(stages, key=lambda stage: (stage[1], stage[0] == TIMEOUT))
 
 
 def verification_deadline(plan: Plan) -> datetime | None:
-    for name, at in verification_stages(plan):
-        if name == TIMEOUT:
-            return at
-    return None
+    """When the round's deadline falls (None: no deadline): the owner's choice after the start,
+    and never sooner than the warning interval after the final warning to the owner."""
+    start, seconds = plan["verification_started_at"], plan["verification_timeout_seconds"]
+    if start is None or seconds is None:
+        return None
+    deadline = start + timedelta(seconds=seconds)
+    warned = plan["deadline_warned_at"]
+    if warned is not None:
+        deadline = max(deadline, warned + timedelta(seconds=plan["deadline_warning_seconds"]))
+    return deadline
+
+
+def owner_warnings(plan: Plan) -> list[tuple[str, datetime]]:
+    """The owner's warnings before a deadline that releases, in order: HALFWAY (only where it
+    falls before the final one) and FINAL_WARNING, `deadline_warning_seconds` before the
+    deadline (at the start of the round for a deadline shorter than that: the deadline then
+    moves to the warning interval after it). None for a deadline that waits, or no deadline."""
+    start, seconds = plan["verification_started_at"], plan["verification_timeout_seconds"]
+    if start is None or seconds is None or plan["on_verification_timeout"] != "release":
+        return []
+    final = max(start, start + timedelta(seconds=seconds - plan["deadline_warning_seconds"]))
+    halfway = start + timedelta(seconds=seconds / 2)
+    return ([(HALFWAY, halfway)] if start < halfway < final else []) + [(FINAL_WARNING, final)]
 
 
 def next_due(plan: Plan) -> datetime | None:
@@ -268,9 +329,11 @@ def next_due(plan: Plan) -> datetime | None:
                 return times[stage]
         return None
     if plan["status"] == PENDING:
-        stages = verification_stages(plan)
-        done = plan["verification_stage_done"]
-        return stages[done][1] if done < len(stages) else None
+        stages, done = verification_stages(plan), plan["verification_stage_done"]
+        warnings, warned = owner_warnings(plan), plan["deadline_stage_done"]
+        upcoming = [stages[done][1]] if done < len(stages) else []
+        upcoming += [warnings[warned][1]] if warned < len(warnings) else []
+        return min(upcoming) if upcoming else None
     if plan["status"] == APPROVED:
         return plan["release_at"]
     return None
@@ -360,6 +423,8 @@ async def update_schedule(cur: Cursor, plan_id: str, values: Mapping[str, Any]) 
         "release_at",
         "verification_stage_done",
         "verification_timed_out_at",
+        "deadline_stage_done",
+        "deadline_warned_at",
         *SETTINGS_COLUMNS,
     }
     if not values or set(values) - allowed:

@@ -40,11 +40,13 @@ async def start_verification_in(
     actor: Actor,
     actor_name: str | None,
     reason: str,
+    warning_seconds: int,
     ring: KeyRing | None = None,
 ) -> list[str] | None:
     """Active → PendingVerification; owner and every guardian emailed. None if it was not Active.
     `ring` seals `actor_name` (a guardian's) in the transition row. The approvals the round
-    needs are frozen now (`round_threshold`)."""
+    needs are frozen now (`round_threshold`), and so is the owner's warning interval before a
+    deadline that releases (`warning_seconds`, PLAN_DEADLINE_WARNING_SECONDS)."""
     needed = await plans.threshold_now(cur, plan)
     moved = await transition(
         cur,
@@ -63,6 +65,9 @@ async def start_verification_in(
             "verification_stage_done": 0,
             "verification_timed_out_at": None,
             "round_threshold": needed,
+            "deadline_stage_done": 0,
+            "deadline_warned_at": None,
+            "deadline_warning_seconds": warning_seconds,
         },
     )
     if moved is None:
@@ -225,6 +230,42 @@ async def release_in(cur: Cursor, *, plan_id: str, now: datetime, actor: Actor) 
         metadata={"actor": actor},
     )
     return row_ids
+
+
+async def warn_owner_in(cur: Cursor, *, plan: Plan, now: datetime, stage: str, stages_done: int) -> list[str]:
+    """The owner's warning before a verification deadline that releases (halfway, or the final
+    one), with a check-in link; the final one moves the deadline to at least the warning
+    interval from now (after an outage it has not passed unannounced). Once per round: the
+    stage moves with the outbox row, on the locked plan."""
+    values: dict[str, Any] = {"deadline_stage_done": stages_done}
+    if stage == plans.FINAL_WARNING:
+        values["deadline_warned_at"] = now
+    moved = await update_schedule(cur, plan["id"], values)
+    deadline = plans.verification_deadline(moved)
+    assert deadline is not None
+    row_id = await outbox.add(
+        cur,
+        kind="deadline_warning",
+        plan_id=plan["id"],
+        recipient_type="owner",
+        recipient_id=plan["user_id"],
+        now=now,
+        context={
+            "stage": stage,
+            "deadlineAt": deadline.isoformat(),
+            "startedAt": plan["verification_started_at"].isoformat(),  # type: ignore[union-attr]
+        },
+    )
+    await plans.timeline(
+        cur,
+        user_id=plan["user_id"],
+        kind="plan.deadline_warning",
+        plan_id=plan["id"],
+        summary=("Final warning sent: " if stage == plans.FINAL_WARNING else "Reminder sent: ")
+        + f"unless you check in, your plan will be released after {wire_time(deadline)}",
+        metadata={"actor": "scheduler", "stage": stage, "deadlineAt": wire_time(deadline)},
+    )
+    return [row_id]
 
 
 async def verification_timeout_in(

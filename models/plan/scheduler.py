@@ -28,6 +28,7 @@ from models.plan.plans import (
     TIMEOUT,
     Plan,
     next_due,
+    owner_warnings,
     stage_times,
     update_schedule,
     verification_stages,
@@ -55,9 +56,10 @@ async def due_batch(
 
 
 async def advance(
-    pool: Pool, plan_id: str, *, now: datetime, contract_configured: bool
+    pool: Pool, plan_id: str, *, now: datetime, contract_configured: bool, warning_seconds: int
 ) -> tuple[str, list[str]]:
-    """Do what is due for one plan; returns (what was done, outbox ids to enqueue)."""
+    """Do what is due for one plan; returns (what was done, outbox ids to enqueue).
+    `warning_seconds` (PLAN_DEADLINE_WARNING_SECONDS) goes to the verification rounds it starts."""
     async with transaction(pool) as cur:
         await cur.execute(
             f"SELECT {COLUMNS} FROM plans WHERE id = %s AND next_due_at <= %s FOR UPDATE SKIP LOCKED",
@@ -68,7 +70,7 @@ async def advance(
             return "skipped", []  # another worker has it, or it is no longer due
         plan = as_record(Plan, row)
         if plan["status"] == ACTIVE:
-            return await _active(cur, plan, now)
+            return await _active(cur, plan, now, warning_seconds)
         if plan["status"] == PENDING:
             return await _pending(cur, plan, now, contract_configured)
         if plan["status"] == APPROVED and plan["release_at"] is not None and plan["release_at"] <= now:
@@ -88,7 +90,7 @@ async def advance(
         return "rescheduled", []
 
 
-async def _active(cur: Cursor, plan: Plan, now: datetime) -> tuple[str, list[str]]:
+async def _active(cur: Cursor, plan: Plan, now: datetime, warning_seconds: int) -> tuple[str, list[str]]:
     times = stage_times(plan)
     start = plan["stage_done"]
     due = [s for s, at in enumerate(times[start:], start) if at is not None and at <= now]
@@ -100,7 +102,13 @@ async def _active(cur: Cursor, plan: Plan, now: datetime) -> tuple[str, list[str
     stage = due[-1]
     if stage == STAGE_VERIFY:
         row_ids = await release_path.start_verification_in(
-            cur, plan=plan, now=now, actor="scheduler", actor_name=None, reason="inactivity"
+            cur,
+            plan=plan,
+            now=now,
+            actor="scheduler",
+            actor_name=None,
+            reason="inactivity",
+            warning_seconds=warning_seconds,
         )
         return "verification_started", row_ids or []
     due_at, verification_at = plan["check_in_due_at"], times[STAGE_VERIFY]
@@ -143,22 +151,42 @@ async def _pending(
 
     Each stage is done at most once per round (`verification_stage_done` moves with its outbox
     rows). After an outage only the latest due reminder goes out, and a due deadline
-    supersedes the reminders due with it (its own email tells the guardians)."""
+    supersedes the reminders due with it (its own email tells the guardians).
+
+    A deadline that releases is first announced to the owner (halfway where there is room,
+    then a final warning); the final warning moves the deadline to at least the warning
+    interval after it, so a deadline found due after an outage warns now and releases later."""
+    warned: list[str] = []
+    if release_possible(plan, contract_configured):
+        warnings = owner_warnings(plan)
+        first_warning = plan["deadline_stage_done"]
+        due_warnings = [i for i in range(first_warning, len(warnings)) if warnings[i][1] <= now]
+        if due_warnings:
+            # The latest due one only: after an outage, the final warning rather than both.
+            stage = due_warnings[-1]
+            warned = await release_path.warn_owner_in(
+                cur, plan=plan, now=now, stage=warnings[stage][0], stages_done=stage + 1
+            )
+            plan = await plans.get_by_id(cur, plan["id"]) or plan
+    elif plan["deadline_stage_done"] < len(owner_warnings(plan)):
+        # A plan set to release before a contract was configured: its deadline waits, so there
+        # is nothing to warn of (and the stages must not stay due).
+        plan = await update_schedule(cur, plan["id"], {"deadline_stage_done": len(owner_warnings(plan))})
     stages = verification_stages(plan)
     first = plan["verification_stage_done"]
     due = [index for index in range(first, len(stages)) if stages[index][1] <= now]
     if not due:
         await update_schedule(cur, plan["id"], {"verification_stage_done": first})
-        return "rescheduled", []
+        return ("owner_warned", warned) if warned else ("rescheduled", [])
     done = due[-1] + 1
     if any(stages[index][0] == TIMEOUT for index in due):
         # With a contract, only on-chain approvals can release: the deadline can only wait.
-        release = plan["on_verification_timeout"] == "release" and not contract_configured
+        release = release_possible(plan, contract_configured)
         row_ids = await release_path.verification_timeout_in(
             cur, plan=plan, now=now, release=release, stages_done=done
         )
         outcome = "verification_timeout_released" if release else "verification_timeout_waiting"
-        return outcome, row_ids or []
+        return outcome, warned + (row_ids or [])
     label = stages[due[-1]][0]
     started_at = plan["verification_started_at"]
     assert started_at is not None  # a Pending plan's round has started (verification_stages)
@@ -180,7 +208,13 @@ async def _pending(
         summary=f"Guardians who have not answered were reminded ({label} after verification started)",
         metadata={"actor": "scheduler", "stage": label, "guardians": len(row_ids)},
     )
-    return "guardians_reminded", row_ids
+    return "guardians_reminded", warned + row_ids
+
+
+def release_possible(plan: Plan, contract_configured: bool) -> bool:
+    """Whether this plan's deadline releases: the owner chose it, and no contract is configured
+    (with one, only on-chain approvals release, so the deadline can only wait)."""
+    return plan["on_verification_timeout"] == "release" and not contract_configured
 
 
 class ScanResult(TypedDict):
@@ -188,7 +222,7 @@ class ScanResult(TypedDict):
     outbox: list[str]  # outbox row ids to enqueue, once committed
 
 
-async def scan(pool: Pool, *, now: datetime, contract_configured: bool) -> ScanResult:
+async def scan(pool: Pool, *, now: datetime, contract_configured: bool, warning_seconds: int) -> ScanResult:
     """Advance every plan due at `now`; returns counts by outcome and the outbox ids to enqueue."""
     counts: dict[str, int] = {}
     row_ids: list[str] = []
@@ -198,7 +232,13 @@ async def scan(pool: Pool, *, now: datetime, contract_configured: bool) -> ScanR
         if not batch:
             break
         for _due_at, plan_id in batch:
-            done, ids = await advance(pool, plan_id, now=now, contract_configured=contract_configured)
+            done, ids = await advance(
+                pool,
+                plan_id,
+                now=now,
+                contract_configured=contract_configured,
+                warning_seconds=warning_seconds,
+            )
             counts[done] = counts.get(done, 0) + 1
             row_ids += ids
         after = batch[-1]

@@ -74,6 +74,7 @@ async def report(
                     actor="guardian",
                     actor_name=member["guardian_name"],
                     reason="guardian_report",
+                    warning_seconds=settings.plan_deadline_warning_seconds,
                     ring=ring,
                 )
                 or []
