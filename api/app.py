@@ -23,7 +23,7 @@ from api.common import RequestParser
 from api.contents import assets, beneficiaries, guardians, messages
 from api.delivery import webhooks as email_webhooks
 from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
-from api.plan import check_in_link, check_in_page, guardianships, legacy
+from api.plan import check_in_link, check_in_page, guardian_page, guardianships, legacy
 from api.public import collect_public_routes
 from api.sep import stellar_toml
 from core import db, redis
@@ -58,6 +58,7 @@ ROUTE_MODULES = (
     capsule_page,
     capsule_page_wallet,
     check_in_page,
+    guardian_page,
     stellar_toml,
     email_webhooks,
 )

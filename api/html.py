@@ -24,7 +24,7 @@ from api.public import public
 from core.clock import wire_time
 
 # Paths whose every response is a page for a person (and is as private as the capsule).
-PAGE_PREFIXES = ("/claim/", "/check-in/")
+PAGE_PREFIXES = ("/claim/", "/check-in/", "/guardian/")
 # No script from anywhere (not even inline), nothing from another origin, no framing, forms
 # post only here.
 PAGE_CSP = (
@@ -70,7 +70,7 @@ _TEMPLATES.filters.update(spelled=spelled, iso=wire_time, file_size=file_size)
 
 
 def is_page(path: str) -> bool:
-    return path.startswith(PAGE_PREFIXES)
+    return path.startswith(PAGE_PREFIXES) or path == "/claim"
 
 
 def render(

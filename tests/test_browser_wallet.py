@@ -14,7 +14,10 @@ from stellar_sdk import Keypair
 from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
 from tests.browser import read_qr_codes
+from tests.helpers import sign_in
 from tests.test_browser_pages import DESKTOP, PHONE, assert_accessible, assert_fits, record_requests
+from tests.test_guardian_invitations import draft_with_guardians
+from tests.test_guardian_page import page_link
 from tests.test_heirs_onchain import ready
 from tests.test_onchain import onchain
 from tests.wallet_app import WalletApp
@@ -84,4 +87,55 @@ async def test_the_heir_signs_with_a_wallet_app_through_qr_codes_and_the_paste_b
     await assert_fits(page)
     await assert_accessible(page, axe_source)
     await page.screenshot(path=str(screenshots / "claim-finalise-360.png"), full_page=True)
+    await checker.close()
+
+
+async def test_a_guardian_answers_from_their_page_in_a_browser(
+    client: Any,
+    run_worker: Any,
+    email_provider: Any,
+    browser: Any,
+    axe_source: str,
+    screenshots: Path,
+) -> None:
+    owner = await sign_in(client)
+    _, guardians = await draft_with_guardians(client, owner, count=1)
+    await run_worker(settings=email_provider.settings)
+    origin = str(client.make_url("")).rstrip("/")
+    url = origin + page_link(email_provider, "guardian0@example.org")
+    wallet = WalletApp(client, guardians[0].keypair)
+
+    context = await browser.new_context(java_script_enabled=False, viewport=DESKTOP, device_scale_factor=2)
+    page = await context.new_page()
+    urls = record_requests(page)
+    assert (await page.goto(url)).status == 200
+    await page.screenshot(path=str(screenshots / "guardian-invited-1280.png"), full_page=True)
+    async with page.expect_navigation():
+        await page.get_by_role("button", name="Accept").click()
+    assert await page.locator("h1").inner_text() == "Accept with your wallet"
+    await page.screenshot(path=str(screenshots / "guardian-accept-1280.png"), full_page=True)
+    link = await assert_qr_is_the_link(page, screenshots / "guardian-accept-qr.png")
+    request = await wallet.open(html.unescape(link))
+    assert request.msg == "Accept being a guardian for Olive Owner's plan"
+    await page.locator("summary").click()
+    await page.get_by_label("The signed transaction").fill(wallet.sign(request))
+    async with page.expect_navigation():
+        await page.get_by_role("button", name="Send the signed transaction").click()
+    assert page.url == url
+    assert "not answered the invitation" not in await page.locator("main").inner_text()
+    assert [u for u in urls if not u.startswith(origin + "/")] == []
+    await context.close()
+    rows = await (await client.get("/api/guardians", headers=owner.headers)).json()
+    assert rows[0]["acceptedAt"] is not None
+
+    checker = await browser.new_context(viewport=PHONE)
+    page = await checker.new_page()
+    assert (await page.goto(url)).status == 200
+    await assert_fits(page)
+    await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / "guardian-360.png"), full_page=True)
+    async with page.expect_navigation():
+        await page.get_by_role("button", name="Decline").click()
+    await assert_fits(page)
+    await assert_accessible(page, axe_source)
     await checker.close()

@@ -139,3 +139,25 @@ async def test_refusals_expired_wrong_signer_another_token_and_a_siblings_wallet
     )
     assert resp.status == 409, await resp.text()
     assert "another" in (await resp.json())["message"].lower()
+
+
+async def test_the_claim_page_without_a_token_asks_for_the_address_and_answers_the_same(
+    onchain, soroban_rpc, clock, run_worker, email_provider
+):
+    await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
+    before = len(email_provider.to("heir0@example.org"))
+    resp = await onchain.get("/claim")
+    assert resp.status == 200 and resp.headers["Referrer-Policy"] == "no-referrer"
+    assert "Content-Security-Policy" in resp.headers
+    assert '<form method="post" action="/claim">' in await resp.text()
+    answers = []
+    for address in ("HEIR0@example.org ", "nobody@example.org"):
+        resp = await onchain.post("/claim", data={"email": address})
+        assert resp.status == 200
+        answers.append(await resp.text())
+    assert answers[0] == answers[1] and "a new link is on its way" in answers[0]
+    await run_worker(**worker_settings(soroban_rpc, email_provider))
+    assert len(email_provider.to("heir0@example.org")) == before + 1
+    assert emailed_token(email_provider, "heir0@example.org")
+    resp = await onchain.post("/claim", data={"email": "not an address"})
+    assert resp.status == 400 and "not an email address" in await resp.text()

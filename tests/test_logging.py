@@ -99,8 +99,11 @@ async def test_malformed_requests_never_put_secrets_in_any_log(client, caplog):
         # these requests can reach a log.
         server = client.server.runner.server
         await until(
-            lambda: not server.connections
-            and sum(r.getMessage() == "malformed request refused" for r in caplog.records) == len(MALFORMED),
+            lambda: (
+                not server.connections
+                and sum(r.getMessage() == "malformed request refused" for r in caplog.records)
+                == len(MALFORMED)
+            ),
             "the refusals logged and their connections closed",
         )
     text = _formatted(caplog)

@@ -51,7 +51,16 @@ EXPECTED_PUBLIC = {
     ("POST", "/check-in/{token}"),
     # The heir finishes from the page: names a wallet; wallets post signed requests back (SEP-7).
     ("POST", "/claim/{token}/wallet"),
+    # An heir who lost their link asks for it by address (the twin of POST /api/claim/resend).
+    ("GET", "/claim"),
+    ("HEAD", "/claim"),
+    ("POST", "/claim"),
     ("POST", "/claim/{token}/sep7/{id}"),
+    # Each guardian's page: the token in the path shows it; acting needs the guardian's wallet.
+    ("GET", "/guardian/{token}"),
+    ("HEAD", "/guardian/{token}"),
+    ("POST", "/guardian/{token}/ask"),
+    ("POST", "/guardian/{token}/sep7/{id}"),
     ("GET", "/page.css"),
     ("HEAD", "/page.css"),
     # SEP-1: the network and the key that signs SEP-7 requests, for any wallet.

@@ -305,3 +305,22 @@ async def test_signing_request_records(client, settings):
     assert_record(kept, wallet_requests.WalletRequest)
     step = await finishing.next_step(pool, redis, gateway=None, capsule=capsule, now=now)
     assert_record(step, finishing.HeirStep)
+
+
+async def test_guardian_page_records(client, settings):
+    """A guardian's page (models.plan.guardianships.page), opened by the token its link carries."""
+    from core.db import transaction
+    from models.plan import guardian_links
+    from models.plan.guardianships import page as guardian_pages
+
+    pool, ring = client.app[DB], settings.key_ring
+    session = await sign_in(client)
+    await activate_plan(client, session, guardians=1)
+    (row,) = query(settings, "SELECT id::text AS id FROM guardians")
+    async with transaction(pool) as cur:
+        await guardians.remember_pages(cur, ring, [(row["id"], 1)])
+    token = guardian_links.token_for(ring, key_id=ring.primary_id, guardian_id=row["id"], version=1)
+    page = await guardian_pages.open_by_token(pool, ring, token=token)
+    assert page is not None and page["status"] == "Active" and page["asks"] == ["report", "decline"]
+    assert_record(page, guardian_pages.GuardianPage)
+    assert await guardian_pages.open_by_token(pool, ring, token="0" * 64) is None

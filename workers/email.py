@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core import mailer
+from models.contents import guardians
 from models.delivery import claim_links, emails, events, outbox
 from models.plan import check_in_links
 from workers import context
@@ -54,6 +55,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
         results: list[outbox.Result] = []
         sending: list[tuple[outbox.Delivery, asyncio.Future[mailer.Outcome]]] = []
         new_links: list[str] = []  # check-in links rendered for the first time: store their digests
+        new_pages: list[tuple[str, int]] = []  # guardian page links likewise (guardian, version)
         for row in batch.rows:
             extra = {"outboxId": row["id"], "kind": row["kind"]}
             if not configured:
@@ -72,6 +74,12 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
                     sending.append((row, senders.submit(row["id"], message)))
                     if row["check_in_link"] and row["check_in_key_id"] is None:
                         new_links.append(row["id"])
+                    if (
+                        row["guardian_id"]
+                        and row["guardian_page_version"]
+                        and row["guardian_page_key_id"] is None
+                    ):
+                        new_pages.append((row["guardian_id"], row["guardian_page_version"]))
         try:
             outcomes = await asyncio.gather(*(future for _, future in sending))
         except BaseException:
@@ -80,6 +88,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
             raise
         results += [_settle(row, outcome, now) for (row, _), outcome in zip(sending, outcomes, strict=True)]
         await check_in_links.remember(batch.cur, ring, new_links)
+        await guardians.remember_pages(batch.cur, ring, new_pages)
         await batch.record(results)
     await outbox.enqueue(app.redis, batch.alerts)  # guardians told of an undelivered link
     counts: dict[str, int] = {}

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import fields, validate
+from marshmallow import ValidationError, fields, validate
 
+from api import html
 from api.common import client_ip, json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS
 from api.public import public
 from api.schemas import BaseSchema, Text, error_responses
+from core.errors import BadRequest
 from models.delivery import claim_links
 
 routes = web.RouteTableDef()
@@ -63,3 +65,47 @@ async def resend(request: web.Request) -> web.Response:
         now=request.app[CLOCK].now(),
     )
     return json_response(ACCEPTED_BODY, status=202)
+
+
+# The same, as a page (docs/pages.md): what an heir without their email reaches at /claim.
+
+
+@routes.get("/claim")
+@public
+@docs(
+    tags=["pages"],
+    summary="Lost your link? A page asking for your address (HTML twin of POST /api/claim/resend)",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+async def resend_page(_: web.Request) -> web.Response:
+    return html.render("claim_resend.html", title="Find your link again", done=None)
+
+
+@routes.post("/claim")
+@public
+@docs(
+    tags=["pages"],
+    summary="Ask for your link again from the page (HTML form, field `email`)",
+    description="Exactly `POST /api/claim/resend`: the same answer whatever the address, the same limits "
+    "(429 page past them).",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}, **error_responses(400, 429)},
+)
+async def resend_from_page(request: web.Request) -> web.Response:
+    form = await request.post() if request.content_type == "application/x-www-form-urlencoded" else {}
+    raw = form.get("email")
+    try:
+        email = ResendRequestSchema().load({"email": raw if isinstance(raw, str) else ""})["email"]
+    except ValidationError:
+        raise BadRequest("That is not an email address. Please check it and try again.") from None
+    await claim_links.request(
+        request.app[DB],
+        request.app[REDIS],
+        request.app[SETTINGS].key_ring,
+        request.app[SETTINGS],
+        email=email,
+        client_ip=client_ip(request),
+        now=request.app[CLOCK].now(),
+    )
+    return html.render("claim_resend.html", title="Find your link again", done=claim_links.ACCEPTED)

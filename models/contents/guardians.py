@@ -23,7 +23,7 @@ from core.files.crypto import KeyRing
 from models import activity, sealed_text
 from models.common import OwnedRows, as_record, changed_values, parse_id, update_row, wire_names
 from models.delivery import outbox
-from models.plan import plans
+from models.plan import guardian_links, plans
 
 COLUMNS = (
     f"id, user_id, {sealed_text.select_list('guardians', 'guardians')}, wallet_address,"
@@ -190,6 +190,13 @@ async def update(
                 )
             except psycopg2.errors.UniqueViolation:
                 raise Conflict(DUPLICATE) from None
+            if "wallet_address" in diff or "email" in diff:
+                # The page link was for the old address or wallet: it opens nothing from now on.
+                await cur.execute(
+                    "UPDATE guardians SET page_version = page_version + 1, page_key_id = NULL,"
+                    " page_token_digest = NULL WHERE id = %s",
+                    (row_id,),
+                )
             unanswered = row["accepted_at"] is None and row["declined_at"] is None
             if "wallet_address" in diff or ("email" in diff and unanswered):
                 row, invitation = await _invite(cur, ring, user_id=user_id, guardian_id=row_id, now=now)
@@ -235,3 +242,16 @@ async def delete(pool: Pool, redis: ArqRedis, *, user_id: str, raw_id: str, now:
                     )
                 )
     await outbox.enqueue(redis, row_ids)
+
+
+async def remember_pages(cur: Cursor, ring: KeyRing, rendered: list[tuple[str, int]]) -> None:
+    """Store the digest of each guardian page link (guardian id, page version) rendered for the
+    first time, under the ring's primary key; a version replaced meanwhile stays replaced."""
+    key_id = ring.primary_id
+    for guardian_id, version in dict.fromkeys(rendered):
+        token = guardian_links.token_for(ring, key_id=key_id, guardian_id=guardian_id, version=version)
+        await cur.execute(
+            "UPDATE guardians SET page_key_id = %s, page_token_digest = %s"
+            " WHERE id = %s AND page_version = %s AND page_token_digest IS NULL",
+            (key_id, guardian_links.digest(token), guardian_id, version),
+        )

@@ -1,7 +1,8 @@
 """Rendering outbox rows into emails at send time (the rows themselves: models.delivery.outbox).
 
 Names are user input: every value is escaped in the HTML part. Claim links are built here,
-at send time, from the sealed claim token (`$PUBLIC_BASE_URL/claim/<token>`), and check-in
+at send time, from the sealed claim token (`$PUBLIC_BASE_URL/claim/<token>`), guardians' page
+links from the guardian's id and page version (models.plan.guardian_links), and check-in
 links from the outbox row id (models.check_in_links), so no token or address is ever stored
 in the outbox. Texts are short and kind; they are read by people at a
 hard moment.
@@ -18,7 +19,7 @@ from core.files.crypto import KeyRing
 from core.mailer import Email
 from models.contents.beneficiaries import open_claim_token
 from models.delivery.outbox import Delivery
-from models.plan import check_in_links
+from models.plan import check_in_links, guardian_links
 
 
 def _when(value: Any) -> str:
@@ -162,8 +163,14 @@ def _guardian_invitation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
         "a guardian tells us they have died or can no longer act, we ask the guardians to confirm. "
         f"The plan is released to the people {_owner(d)} chose only when enough guardians approve, and "
         f"{_owner(d)} can stop it at any time by checking in. Most of the time there is nothing to do.\n\n"
-        f"To accept or decline, sign in at {links['app']} with that wallet and answer the invitation "
-        "among the plans you guard. You count as a guardian only once you have accepted.",
+        f"To accept or decline, open your page for this plan:\n\n{links['guardian']}\n\n"
+        "Your wallet app signs your answer there (a link or a QR code; nothing is paid)."
+        + (
+            f" Or sign in at {links['app']} with that wallet and answer among the plans you guard."
+            if links.get("app")
+            else ""
+        )
+        + " You count as a guardian only once you have accepted. Keep the link to yourself.",
     )
 
 
@@ -349,6 +356,11 @@ TEMPLATES: dict[str, Template] = {
     "wallet_change_requested": _wallet_change_requested,
     "guardian_email_bounced": _guardian_email_bounced,
 }
+# Appended to every guardian email (the invitation says it in its own words).
+GUARDIAN_PAGE_TEXT = (
+    "Your page for this plan shows what is asked of you now, and your wallet app answers there "
+    "(keep the link to yourself):\n\n{url}"
+)
 # Appended to every owner email that carries a check-in link (models.check_in_links.KINDS).
 CHECK_IN_LINK_TEXT = (
     "No wallet at hand? This link checks you in once, without signing in (it works for 30 days, "
@@ -374,8 +386,16 @@ def render(d: Delivery, *, ring: KeyRing, base_url: str, app_url: str) -> Email:
     if d["kind"] == "claim_link":
         token = open_claim_token(ring, d["claim_token_sealed"] or "", d["beneficiary_id"] or "")
         links["claim"] = f"{base_url}/claim/{token}"
-    if d["kind"] == "guardian_invitation":
-        links["app"] = app_url
+    if d["kind"] == "guardian_invitation" and app_url != base_url:
+        links["app"] = app_url  # the owners' web client, where a deployment has one
+    if d["recipient_type"] == "guardian" and d["guardian_id"] and d["guardian_page_version"]:
+        token = guardian_links.token_for(
+            ring,
+            key_id=d["guardian_page_key_id"] or ring.primary_id,
+            guardian_id=d["guardian_id"],
+            version=d["guardian_page_version"],
+        )
+        links["guardian"] = guardian_links.url(base_url, token)
     if d["check_in_link"]:
         key_id = d["check_in_key_id"] or ring.primary_id
         token = check_in_links.token_for(ring, key_id=key_id, outbox_id=d["id"])
@@ -383,6 +403,8 @@ def render(d: Delivery, *, ring: KeyRing, base_url: str, app_url: str) -> Email:
     subject, text = TEMPLATES[d["kind"]](d, links)
     if "check_in" in links:
         text += "\n\n" + CHECK_IN_LINK_TEXT.format(url=links["check_in"])
+    if "guardian" in links and d["kind"] != "guardian_invitation":
+        text += "\n\n" + GUARDIAN_PAGE_TEXT.format(url=links["guardian"])
     greeting = f"Dear {d['recipient_name']}," if d["recipient_name"] else "Hello,"
     paragraphs = [p for p in text.split("\n\n") if p]
     signoff = "With care,\nThe legacy planning service"

@@ -235,6 +235,11 @@ class Delivery(TypedDict):
     check_in_key_id: str | None  # the key its token was first rendered under (None: not yet)
     about_guardian_name: str | None  # the guardian an email to the owner is about (a refusal)
     subject_name: str | None  # the heir a guardian's email is about (context beneficiaryId)
+    # A guardian recipient's page link (models.plan.guardian_links): its version and the key its
+    # token was first rendered under (None: not yet).
+    guardian_id: str | None
+    guardian_page_version: int | None
+    guardian_page_key_id: str | None
 
 
 # Names and addresses are sealed at rest (models/sealed_text.py): `_delivery` opens the recipient's
@@ -250,6 +255,7 @@ _SELECT = (
     + f" u.id AS u_id, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
     " u.wallet_address AS owner_wallet, b.id AS beneficiary_id, b.claim_token_sealed,"
     " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
+    " g.page_version AS guardian_page_version, g.page_key_id AS guardian_page_key_id,"
     f" ag.id AS ag_id, {sealed_text.select_list('guardians', 'ag', ('name',), prefix='ag_')},"
     f" sb.id AS sb_id, {sealed_text.select_list('beneficiaries', 'sb', ('name',), prefix='sb_')}"
     " FROM outbox o LEFT JOIN plans p ON p.id = o.plan_id LEFT JOIN users u ON u.id = p.user_id"
@@ -289,6 +295,9 @@ def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
             "ag_name"
         ],
         subject_name=subject["sb_name"],
+        guardian_id=None if row["g_id"] is None else str(row["g_id"]),
+        guardian_page_version=row["guardian_page_version"],
+        guardian_page_key_id=row["guardian_page_key_id"],
     )
 
 

@@ -18,6 +18,7 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from models import sealed_text
+from models.chain import wallet_requests
 from models.delivery import outbox
 from models.plan import approvals, plans, release_path
 from models.plan.guardianships.membership import locked
@@ -118,20 +119,44 @@ async def attestation(
     """The text the guardian signs to approve; single use, 10 minutes, one outstanding per guardian."""
     async with autocommit(pool) as cur:
         plan, member = await locked(cur, settings.key_ring, user_id=user_id, raw_plan_id=raw_plan_id)
+    return await issue_attestation(
+        redis,
+        settings,
+        plan=plan,
+        guardian_id=member["guardian_id"],
+        wallet_address=member["wallet_address"],
+        owner_wallet=member["owner_wallet"],
+        now=now,
+    )
+
+
+async def issue_attestation(
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    plan: Plan,
+    guardian_id: str,
+    wallet_address: str,
+    owner_wallet: str,
+    now: datetime,
+) -> str:
+    """The attestation text for this guardian and round, kept outstanding (the last one issued
+    is the one that counts): signed as a message (`approve`) or, from the guardian's page, as a
+    challenge transaction carrying its SHA-256 (`approve_by_challenge`)."""
     if plan["status"] != PENDING:
         raise Conflict(
             f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
         )
     message = (
         f"{settings.service_name}: guardian attestation\n\n"
-        f"I, the guardian holding wallet {member['wallet_address']}, approve the release of the legacy plan "
-        f"{plan['id']} of the owner with wallet {member['owner_wallet']}.\n"
+        f"I, the guardian holding wallet {wallet_address}, approve the release of the legacy plan "
+        f"{plan['id']} of the owner with wallet {owner_wallet}.\n"
         "I have good reason to believe the owner has died or can no longer act.\n\n"
         f"Nonce: {secrets.token_hex(32)}\n"
         f"Issued At: {wire_time(now)}\n"
         f"Expiration Time: {wire_time(now + ATTESTATION_TTL)}"
     )
-    key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
+    key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], guardian_id)
     await redis.set(key, message, ex=int(ATTESTATION_TTL.total_seconds()))
     return message
 
@@ -248,5 +273,57 @@ async def approve(
             now=now,
             message=message,
             signature=signature.strip(),
+        )
+    await outbox.enqueue(redis, row_ids)
+
+
+async def approve_by_challenge(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    user_id: str,
+    raw_plan_id: str,
+    request: wallet_requests.WalletRequest,
+    signed_xdr: str,
+    now: datetime,
+) -> None:
+    """`approve` for a wallet that signs transactions, not messages (the guardian's page): the
+    outstanding attestation travels as a SEP-10-style challenge whose manageData value is its
+    SHA-256 (core.stellar.sep10), signed by the guardian wallet the owner recorded. The same
+    attestation, burnt once, and the same approval record (the signed challenge as evidence)."""
+    if settings.service_contract_id:
+        raise Conflict("This service approves releases on-chain: sign the approve_guardian request instead.")
+    ring = settings.key_ring
+    async with autocommit(pool) as cur:
+        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
+    if request["signer"] != member["wallet_address"]:
+        raise Unauthorized("The challenge was for another wallet than your guardian wallet")
+    key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
+    message = await redis.get(key)
+    message = message.decode() if isinstance(message, bytes) else message
+    if message is None:
+        raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
+    await wallet_requests.take_challenge(
+        redis, settings, request=request, signed_xdr=signed_xdr, text=message
+    )
+    if not await challenges.consume_key(redis, key, message):
+        raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
+    async with transaction(pool) as cur:
+        signed_round = plan["verification_round"]
+        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
+        if plan["verification_round"] != signed_round:
+            raise Unauthorized("The attestation was for an earlier verification; request a new one")
+        row_ids = await record_approval(
+            cur,
+            ring,
+            plan=plan,
+            guardian_id=member["guardian_id"],
+            guardian_name=member["guardian_name"],
+            wallet_address=member["wallet_address"],
+            approver_user_id=user_id,
+            now=now,
+            message=message,
+            signature=signed_xdr,
         )
     await outbox.enqueue(redis, row_ids)

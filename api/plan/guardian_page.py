@@ -1,0 +1,134 @@
+"""`/guardian/<token>`: each guardian's own page, linked from every guardian email (#26).
+
+GET shows the plan's state and what is asked of the guardian now, with one button per answer
+(mail scanners fetch every link: a GET builds nothing and changes nothing). A button's POST
+(`/ask`) answers with that one answer as a SEP-7 signing request for the guardian's wallet;
+the wallet (or the paste-back form) posts the signed envelope to `/sep7/<id>`, which runs the
+JSON routes' model functions (models.plan.guardianships.page). An unknown token is the calm 404
+page, misses counted per IP as for claim links. docs/pages.md "The guardian's page".
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp_apigami import docs
+
+from api import html
+from api.common import refuse_miss
+from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN
+from api.public import public
+from api.schemas import error_responses
+from api.sep import wallet_request
+from models.plan.guardianships import page as guardian_pages
+
+routes = web.RouteTableDef()
+
+PATH = "/guardian/{token}"
+ASK_TITLES = {
+    "accept": "Accept with your wallet",
+    "decline": "Decline with your wallet",
+    "report": "Report with your wallet",
+    "approve": "Approve with your wallet",
+    "resend": "Send the link again",
+}
+
+
+async def _page(request: web.Request) -> guardian_pages.GuardianPage:
+    found = await guardian_pages.open_by_token(
+        request.app[DB], request.app[SETTINGS].key_ring, token=request.match_info["token"]
+    )
+    if found is not None:
+        return found
+    await refuse_miss(
+        request,
+        kind="guardian",
+        limit=request.app[SETTINGS].rate_limit_claim_misses_per_ip,
+        what="Guardian page",
+        too_many="Too many unknown guardian links from this address; try again later.",
+    )
+
+
+def _path(request: web.Request) -> str:
+    return f"/guardian/{request.match_info['token']}"
+
+
+@routes.get(PATH)
+@public
+@docs(
+    tags=["pages"],
+    summary="A guardian's page: whose plan, its state, what is asked of them now (HTML)",
+    description="The link in every guardian email. Shows the owner's name, the plan's state, a running "
+    "verification (who reported, when, the note, approvals so far and needed, the deadline) and one "
+    "button per answer asked now; heirs' names and their links' delivery only once the guardian has "
+    "accepted and the plan is released or ready. Nothing of the plan's contents. Unknown token: 404 "
+    "page (429 past the per-IP miss limit).",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+async def guardian_page(request: web.Request) -> web.Response:
+    page = await _page(request)
+    return html.render("guardian.html", title="Your guardian page", page=page, path=_path(request))
+
+
+@routes.post(PATH + "/ask")
+@public
+@docs(
+    tags=["pages"],
+    summary="A guardian's answer as a signing request for their wallet (HTML form)",
+    description="Form fields `action` (accept, decline, report, approve, resend) and `beneficiaryId` "
+    "(resend). The page shows that answer as a SEP-7 signing request for the guardian wallet the "
+    "owner recorded: a SEP-10-style challenge (approve off-chain: carrying the attestation's SHA-256), "
+    "or approve_guardian built through the RPC node in contract mode. 409 page when that answer is not "
+    "asked now.",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}, **error_responses(400, 409, 503)},
+)
+async def guardian_ask(request: web.Request) -> web.Response:
+    page = await _page(request)
+    form = await request.post() if request.content_type == "application/x-www-form-urlencoded" else {}
+    action, heir_id = form.get("action"), form.get("beneficiaryId")
+    prepared = await guardian_pages.ask(
+        request.app[DB],
+        request.app[REDIS],
+        request.app[SETTINGS],
+        gateway=request.app[SOROBAN],
+        page=page,
+        action=action if isinstance(action, str) else "",
+        beneficiary_id=heir_id if isinstance(heir_id, str) else None,
+        now=request.app[CLOCK].now(),
+    )
+    heir = next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == heir_id), None)
+    action_name = prepared["purpose"].removeprefix("guardian.").removesuffix("_onchain")
+    msg = guardian_pages.message(page, action_name, heir)  # type: ignore[arg-type]
+    shown = wallet_request.present(request, prepared, msg=msg, page_path=_path(request))
+    return html.render(
+        "guardian_ask.html", title=ASK_TITLES[action_name], request=shown, back=_path(request), page=page
+    )
+
+
+@routes.post(PATH + "/sep7/{id}")
+@public
+@docs(
+    tags=["pages"],
+    summary="SEP-7 callback of a guardian's signing requests (a wallet, or the page's paste-back form)",
+    description="Form-encoded `xdr=<signed envelope>`. Checked (the transaction asked for, signed by "
+    "the guardian wallet: 400/401 otherwise, the request still usable), used once, then the JSON "
+    "route's model function runs for the wallet's account (accept/decline, report, resend, approve "
+    "with the attestation challenge, or the on-chain approve_guardian relayed). 200 `{status}` to a "
+    "wallet, 303 to the page for the form; a used or expired request 409, another guardian's 404.",
+    responses={200: {"description": "Taken"}, **error_responses(400, 401, 403, 409, 503)},
+)
+async def guardian_callback(request: web.Request) -> web.Response:
+    page = await _page(request)
+    signed = await wallet_request.signed_xdr(request)
+    outcome = await guardian_pages.take_signed(
+        request.app[DB],
+        request.app[REDIS],
+        request.app[SETTINGS],
+        gateway=request.app[SOROBAN],
+        page=page,
+        request_id=request.match_info["id"],
+        signed_xdr=signed,
+        now=request.app[CLOCK].now(),
+    )
+    return wallet_request.answer(request, page_path=_path(request), outcome=outcome)

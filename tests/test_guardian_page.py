@@ -1,0 +1,156 @@
+"""Each guardian's own page (#26): linked from every guardian email, the link a capability
+(HMAC-derived, looked up by digest, replaced when the email or wallet changes), and every answer
+a SEP-7 signing request for the guardian wallet, taken back through the JSON routes' model
+functions. A stellar-sdk test wallet (tests/wallet_app.py) verifies each request against the
+served stellar.toml, signs it and posts it to the callback; the real worker sends the email."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from stellar_sdk import Keypair
+
+from tests.helpers import sign_in
+from tests.lifecycle_helpers import get_overview
+from tests.plan_helpers import query
+from tests.test_guardian_invitations import draft_with_guardians
+from tests.test_heirs_onchain import worker_settings
+from tests.test_onchain import approving, onchain
+from tests.wallet_app import WalletApp, callback_path, request_uri
+
+__all__ = ["onchain"]
+
+PAGE_RE = re.compile(r"https://legacy\.example\.test(/guardian/([0-9a-f]{64}))")
+
+
+def page_link(email_provider: Any, address: str) -> str:
+    """The guardian page's path from the last email to this address (text and HTML agree)."""
+    mail = email_provider.to(address)[-1].body
+    found = PAGE_RE.findall(mail["text"])
+    assert found, f"no guardian page link in the email to {address}"
+    assert f'href="https://legacy.example.test{found[-1][0]}"' in mail["html"]
+    return str(found[-1][0])
+
+
+async def ask(client: Any, path: str, action: str, **fields: str) -> str:
+    resp = await client.post(f"{path}/ask", data={"action": action, **fields})
+    assert resp.status == 200, await resp.text()
+    return request_uri(await resp.text())
+
+
+async def test_a_guardian_accepts_and_approves_off_chain_from_their_page(
+    client, run_worker, email_provider, settings
+):
+    owner = await sign_in(client)
+    _, guardians = await draft_with_guardians(client, owner, count=2)
+    await run_worker(settings=email_provider.settings)
+    path = page_link(email_provider, "guardian0@example.org")
+    assert "open your page for this plan" in email_provider.to("guardian0@example.org")[-1].body["text"]
+    first = await (await client.get(path)).text()
+    assert "You are a guardian of Olive Owner\u2019s plan" in first and "still preparing the plan" in first
+    assert "not answered the invitation" in first and 'value="accept"' in first
+    assert "Heir" not in first  # no heir to a guardian who has not accepted
+    # The digest is stored, never the token.
+    token = path.rsplit("/", 1)[1]
+    rows = query(
+        settings, "SELECT page_token_digest, page_key_id FROM guardians WHERE page_key_id IS NOT NULL"
+    )
+    assert len(rows) == 2 and all(token.encode() not in bytes(r["page_token_digest"]) for r in rows)
+
+    wallet = WalletApp(client, guardians[0].keypair)
+    uri = await ask(client, path, "accept")
+    assert (await wallet.open(uri)).msg == "Accept being a guardian for Olive Owner's plan"
+    resp = await wallet.approve(uri)
+    assert resp.status == 200, await resp.text()
+    assert await resp.json() == {"status": "accepted"}
+    rows = await (await client.get("/api/guardians", headers=owner.headers)).json()
+    assert sorted(r["acceptedAt"] is not None for r in rows) == [False, True]
+    # Used once.
+    request = await wallet.open(uri)
+    assert (await client.post(callback_path(request), data={"xdr": wallet.sign(request)})).status == 409
+
+    # The second guardian accepts with the paste-back form (303 back to the page).
+    second = page_link(email_provider, "guardian1@example.org")
+    other = WalletApp(client, guardians[1].keypair)
+    request = await other.open(await ask(client, second, "accept"))
+    resp = await client.post(
+        callback_path(request), data={"xdr": other.sign(request), "via": "page"}, allow_redirects=False
+    )
+    assert resp.status == 303 and resp.headers["Location"] == second
+    assert (await client.post("/api/legacy/activate", headers=owner.headers)).status == 200
+
+    # Guardian 0 reports from the page; the verification shows on both pages.
+    uri = await ask(client, path, "report")
+    assert (await wallet.open(uri)).msg == "Report that Olive Owner has died or can no longer act"
+    resp = await wallet.approve(uri)
+    assert resp.status == 200 and await resp.json() == {"status": "reported"}
+    assert (await get_overview(client, owner))["status"] == "PendingVerification"
+    seen = await (await client.get(second)).text()
+    assert "The verification" in seen and "Guardian 0 reported on" in seen and "0 of the 2 approvals" in seen
+
+    # Approve off-chain: the attestation's SHA-256 in the challenge, signed by the guardian wallet.
+    uri = await ask(client, path, "approve")
+    request = await wallet.open(uri)
+    assert request.msg == "Approve the release of Olive Owner's plan, as their guardian"
+    # Signed by another key: 401 and nothing recorded; the request stays usable.
+    resp = await client.post(callback_path(request), data={"xdr": wallet.sign(request, Keypair.random())})
+    assert resp.status == 401
+    resp = await wallet.approve(uri)
+    assert resp.status == 200, await resp.text()
+    assert await resp.json() == {"status": "approved"}
+    [approval] = query(settings, "SELECT source, message, signature FROM plan_approvals")
+    assert approval["source"] == "attestation" and "guardian attestation" in approval["message"]
+    after = await (await client.get(path)).text()
+    assert "1 of the 2 approvals needed so far, yours included" in after and 'value="approve"' not in after
+
+    # A callback for another guardian's page: nothing there.
+    uri = await ask(client, second, "approve")
+    request = await other.open(uri)
+    resp = await client.post(callback_path(request).replace(second, path), data={"xdr": other.sign(request)})
+    assert resp.status == 404
+
+
+async def test_an_unknown_token_is_the_calm_404_page_and_a_new_wallet_replaces_the_link(
+    client, run_worker, email_provider
+):
+    resp = await client.get("/guardian/" + "0" * 64)
+    assert resp.status == 404 and "This link does not open anything" in await resp.text()
+    assert resp.headers["Referrer-Policy"] == "no-referrer" and "script-src" not in resp.headers.get(
+        "Content-Security-Policy", "x"
+    )
+    owner = await sign_in(client)
+    _, guardians = await draft_with_guardians(client, owner, count=1)
+    await run_worker(settings=email_provider.settings)
+    old = page_link(email_provider, "guardian0@example.org")
+    assert (await client.get(old)).status == 200
+    resp = await client.patch(
+        f"/api/guardians/{guardians[0].row['id']}",
+        json={"walletAddress": Keypair.random().public_key},
+        headers=owner.headers,
+    )
+    assert resp.status == 200
+    assert (await client.get(old)).status == 404  # the old link opens nothing at once
+    await run_worker(settings=email_provider.settings)
+    new = page_link(email_provider, "guardian0@example.org")
+    assert new != old and (await client.get(new)).status == 200
+
+
+async def test_a_guardian_approves_on_chain_from_their_page(
+    onchain, soroban_rpc, clock, run_worker, email_provider, settings
+):
+    setup = await approving(onchain, soroban_rpc, guardians=2, threshold=1)
+    await onchain.patch("/api/users/me", json={"email": "owner@example.org"}, headers=setup.owner.headers)
+    await run_worker(**worker_settings(soroban_rpc, email_provider))
+    path = page_link(email_provider, "guardian1@example.org")
+    wallet = WalletApp(onchain, setup.guardians[1].keypair)
+    uri = await ask(onchain, path, "approve")
+    request = await wallet.open(uri)
+    assert request.msg == "Approve the release of Olive Owner's plan, as their guardian"
+    resp = await wallet.approve(uri)
+    assert resp.status == 200, await resp.text()
+    assert await resp.json() == {"status": "pending"}
+    await run_worker(**worker_settings(soroban_rpc, email_provider))
+    assert (await get_overview(onchain, setup.owner))["status"] == "Approved"
+    [row] = query(settings, "SELECT function, status FROM transactions")
+    assert (row["function"], row["status"]) == ("approve_guardian", "confirmed")
