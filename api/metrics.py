@@ -19,13 +19,14 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, gen
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from api.keys import DB, METRICS, REDIS, SETTINGS
+from api.keys import CLOCK, DB, METRICS, REDIS, SETTINGS
 from api.public import public
 from api.schemas import error_responses
 from core import jobstats, queue
 from core.errors import NotFound, Unauthorized
 from models import metrics as counts
 from models.archive import items as archive
+from models.archive import scrub
 
 routes = web.RouteTableDef()
 
@@ -119,6 +120,23 @@ class _EnqueueFailures(Collector):
         yield failures
 
 
+class _Scrub(Collector):
+    """The archive scrub's counters (core.jobstats, written by the workers)."""
+
+    def __init__(self) -> None:
+        self.snapshot: dict[str, float] = {}
+
+    def collect(self) -> Iterator[Metric]:
+        failures = CounterMetricFamily(
+            "lps_archive_scrub_failures", "Stored files the scrub found damaged (each once)"
+        )
+        failures.add_metric([], self.snapshot.get("failures", 0.0))
+        read = CounterMetricFamily("lps_archive_scrub_read_bytes", "Bytes the scrub read and authenticated")
+        read.add_metric([], self.snapshot.get("bytes", 0.0))
+        yield failures
+        yield read
+
+
 class Metrics:
     """One registry per app (tests build many apps in one process)."""
 
@@ -134,8 +152,16 @@ class Metrics:
         self.archive = Gauge(
             "lps_archive_items", "Archive items by status", ["status"], registry=self.registry
         )
+        self.scrub_cycle = Gauge(
+            "lps_archive_scrub_cycle_seconds",
+            "Age of the oldest whole read of a stored file: about ARCHIVE_SCRUB_INTERVAL_SECONDS while the"
+            " scrub keeps up; past it, the scrub runs continuously and this is how long a whole pass takes",
+            registry=self.registry,
+        )
         self.jobs = _Jobs()
         self.registry.register(self.jobs)
+        self.scrub = _Scrub()
+        self.registry.register(self.scrub)
         self.registry.register(_EnqueueFailures())
         self._scrape = asyncio.Lock()
 
@@ -146,11 +172,16 @@ class Metrics:
 
     async def render(self, app: web.Application) -> bytes:
         async with self._scrape:
-            backlog, depth, jobs = await asyncio.gather(
+            backlog, depth, jobs, scrubbed, stalest = await asyncio.gather(
                 counts.backlog(app[DB]),
                 app[REDIS].zcard(app[SETTINGS].arq_queue_name),
                 jobstats.read(app[REDIS]),
+                jobstats.read_counts(app[REDIS], scrub.METRICS),
+                scrub.stalest_check(app[DB]),
             )
+            self.scrub.snapshot = scrubbed
+            now = app[CLOCK].now()
+            self.scrub_cycle.set(0 if stalest is None else max(0.0, (now - stalest).total_seconds()))
             self.queue_depth.set(depth)
             self.outbox.set(backlog["outbox_pending"])
             self.transactions.set(backlog["transactions_pending"])

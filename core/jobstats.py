@@ -46,6 +46,22 @@ async def read(redis: Redis) -> dict[str, dict[str, float]]:
     return result
 
 
+COUNTS_KEY = "metrics:counts:{}"
+
+
+async def add_counts(redis: Redis, name: str, **counts: int) -> None:
+    """Add to a job family's own counters (e.g. the scrub's bytes read and failures found)."""
+    async with redis.pipeline(transaction=False) as pipe:
+        for field, n in counts.items():
+            pipe.hincrby(COUNTS_KEY.format(name), field, n)
+        await pipe.execute()
+
+
+async def read_counts(redis: Redis, name: str) -> dict[str, float]:
+    raw = await redis.hgetall(COUNTS_KEY.format(name))  # type: ignore[misc]
+    return {(k.decode() if isinstance(k, bytes) else k): float(v) for k, v in raw.items()}
+
+
 def instrument(name: str, coroutine: Callable[..., Awaitable[Any]]) -> Any:
     """Wrap a job so each run is counted (under `name`); counting never fails the job."""
 

@@ -273,6 +273,18 @@ class Settings:
     archive_max_bytes: int = setting(
         "ARCHIVE_MAX_BYTES", 100 * 1024 * 1024, "Largest upload (100 MiB); larger is 413", minimum=1
     )
+    archive_scrub_interval_seconds: int = setting(
+        "ARCHIVE_SCRUB_INTERVAL_SECONDS",
+        7 * 24 * 3600,
+        "How often the worker's scrub reads each stored file whole again (7 days); `docs/archive.md`",
+        minimum=1,
+    )
+    archive_scrub_bytes_per_second: int = setting(
+        "ARCHIVE_SCRUB_BYTES_PER_SECOND",
+        20 * 1024 * 1024,
+        "The scrub's read rate cap per worker deployment (20 MiB/s), so it never starves the API",
+        minimum=1,
+    )
     email_provider_api_key: str = setting(
         "EMAIL_PROVIDER_API_KEY",
         "",

@@ -81,6 +81,7 @@ async def test_locked_until_released_then_the_contents(fam_on: Family):
             "contentType": "application/pdf",
             "size": 13,
             "sha256": fam.vault.row(doc["id"])["sha256"].hex(),
+            "status": "available",
         }
     ]
     resp = await fam.open(ada["claimToken"], f"/documents/{doc['id']}/download")
@@ -213,7 +214,12 @@ async def test_sealed_messages_leak_nothing(fam: Family):
     assert_error(await resp.json(), 404)
     fam.clock.advance(days=30, minutes=1)
     body = await fam.capsule(ada)
-    assert body["messages"][0]["media"] == {"type": "voice", "contentType": "audio/ogg", "size": 17}
+    assert body["messages"][0]["media"] == {
+        "type": "voice",
+        "contentType": "audio/ogg",
+        "size": 17,
+        "status": "available",
+    }
     resp = await fam.open(ada["claimToken"], f"/messages/{sealed['id']}/media")
     assert resp.status == 200 and await resp.read() == b"RIFF-secret-voice"
 

@@ -128,6 +128,20 @@ async def test_export_records(fam: Family):
     assert_record(left, exports.HeirExport)
 
 
+async def test_scrub_records(vault: Archive, clock):
+    from datetime import timedelta
+
+    from models.archive import scrub
+
+    await vault.upload_ok(b"x" * 1000, filename="a.txt", content_type="text/plain")
+    await vault.work()
+    target = await scrub.next_due(
+        vault.client.app[DB], now=clock.now() + timedelta(days=8), interval=timedelta(days=7)
+    )
+    assert target is not None
+    assert_record(target, scrub.ScrubTarget)
+
+
 async def test_user_and_activity_records(client):
     session = await sign_in(client)
     pool, user_id, ring = client.app[DB], session.user["id"], client.app[SETTINGS].key_ring

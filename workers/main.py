@@ -15,7 +15,7 @@ from core import logging as app_logging
 from core.clock import Clock
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
-from workers import archive, context, email, keys, lifecycle, soroban
+from workers import archive, context, email, keys, lifecycle, scrub, soroban
 from workers.heartbeat import heartbeat
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,8 @@ CRON_JOBS = [
     cron(archive.sweep_archive_orphans, minute=17, second=45),
     cron(archive.sweep_partial_uploads, minute=set(range(3, 60, 10)), second=50, run_at_startup=True),
     cron(archive.rewrap_archive_keys, minute=47, second=15),
+    # Every minute; each run reads for at most scrub.RUN_SECONDS at the configured byte rate.
+    cron(scrub.scrub_archive, second=20, run_at_startup=True),
     cron(keys.reseal_claim_tokens, minute=52, second=15),
     # At startup too: it seals the plaintext rows written before migration 0012.
     cron(keys.reseal_private_texts, minute=57, second=15, run_at_startup=True),

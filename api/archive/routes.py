@@ -40,7 +40,8 @@ FORM_OVERHEAD = 64 * 1024
 LIFECYCLE = (
     "Files are encrypted at rest (AES-256-GCM streaming, a data key per file wrapped under "
     "ENCRYPTION_KEYS). `status`: `pending` (stored encrypted, being verified), `available` "
-    "(downloadable), `failed` (see `failureReason`; delete and upload again)."
+    "(downloadable), `failed` (see `failureReason`; delete and upload again), `damaged` (the regular "
+    "check found the stored file damaged: `damagedAt`; delete and upload again)."
 )
 
 
@@ -95,6 +96,15 @@ class ArchiveItemSchema(BaseSchema):
     )
     status = fields.String(required=True, metadata={"enum": list(archive.STATUSES)})
     failureReason = fields.String(required=True, allow_none=True, attribute="failure_reason")
+    damagedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="damaged_at",
+        metadata={
+            "description": "When the archive's regular check (the scrub) found the stored file damaged "
+            "(`status: damaged`): delete the item and upload the file again. null otherwise."
+        },
+    )
     audience = fields.Method(
         "dump_audience",
         required=True,

@@ -42,6 +42,14 @@ class MediaSchema(BaseSchema):
     type = fields.String(required=True, metadata={"enum": ["photo", "video", "voice"]})
     contentType = fields.String(required=True, attribute="content_type")
     size = fields.Integer(required=True, metadata={"description": "Bytes."})
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["available", "damaged"],
+            "description": "`damaged`: the archive's regular check found the stored file damaged; it can no "
+            "longer be opened (its download answers 409 in words). Nothing else is affected.",
+        },
+    )
 
 
 class CapsuleMessageSchema(BaseSchema):
@@ -72,6 +80,14 @@ class CapsuleDocumentSchema(BaseSchema):
     contentType = fields.String(required=True, attribute="content_type")
     size = fields.Integer(required=True, metadata={"description": "Bytes."})
     sha256 = fields.String(required=True, metadata={"description": "Hex SHA-256 of the file."})
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["available", "damaged"],
+            "description": "`damaged`: the archive's regular check found the stored file damaged; it can no "
+            "longer be opened (its download answers 409 in words). Nothing else is affected.",
+        },
+    )
 
 
 class WalletBindingSchema(BaseSchema):

@@ -44,5 +44,8 @@ async def heir_export(request: web.Request, capsule: capsules.Capsule) -> web.St
         *file_members(storage, keys, export["files"], export["letters"]),
     ]
     return await send_zip(
-        request, members, file_name=export_name("capsule", now), manifest={"exportedAt": wire_time(now)}
+        request,
+        members,
+        file_name=export_name("capsule", now),
+        manifest={"exportedAt": wire_time(now), "notIncluded": export["damaged"]},
     )

@@ -7,7 +7,8 @@ SQL: the row that records where a file is and under which wrapped key lives in
 - `seal` (the API, on upload): encrypt an upload as it streams in, straight into storage;
 - `open_plaintext` (owner and capsule downloads): decrypt a stored file segment by segment;
 - `open_range` (their HTTP Range requests): decrypt only the segments a byte range touches;
-- `verify` (the worker, after upload): check the stored object is whole and opens.
+- `verify` (the worker, after upload): check the stored object is whole and opens;
+- `read_through` (the worker's scrub): authenticate every segment of a stored file again.
 
 Objects live at the deterministic key `archive/<owner>/<item>`, so the orphan sweeper can tell
 from a key alone which item an object belongs to.
@@ -233,3 +234,26 @@ async def verify(storage: Storage, keys: KeyRing, file: SealedFile) -> None:
         raise
     except IntegrityError as exc:
         raise VerificationFailed(str(exc)) from None
+
+
+async def read_through(
+    storage: Storage, keys: KeyRing, file: SealedFile, *, start: int, stop: int
+) -> AsyncGenerator[int, None]:
+    """Authenticate plaintext[start:stop] of a stored file segment by segment, yielding how many
+    bytes each chunk held (the scrub paces its reads on them); from 0, first `verify` (the
+    object's length and its final segment). A whole pass from 0 to the size proves every AEAD
+    tag. Raises VerificationFailed for a file that does not read whole (missing, wrong length,
+    a segment that fails authentication); StorageError / UnknownKeyError as `verify` does.
+    """
+    if start == 0:
+        await verify(storage, keys, file)
+    try:
+        async with aclosing(open_range(storage, keys, file, start=start, stop=stop)) as chunks:
+            async for chunk in chunks:
+                yield len(chunk)
+    except UnknownKeyError:
+        raise
+    except IntegrityError as exc:
+        raise VerificationFailed(str(exc)) from None
+    except ObjectNotFound:
+        raise VerificationFailed("the stored object is missing") from None

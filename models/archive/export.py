@@ -81,6 +81,7 @@ class HeirExport(TypedDict):
     contents: capsules.Contents
     letters: list[ExportText]
     files: list[ExportFile]
+    damaged: list[str]  # titles of files the capsule lists as damaged: named, not included
 
 
 class _Paths:
@@ -236,9 +237,12 @@ async def heir_export(
     letter_paths, document_paths = _Paths("letters"), _Paths("documents")
     letters: list[ExportText] = []
     files: list[ExportFile] = []
+    damaged: list[str] = []
     for n, message in enumerate(contents["messages"], 1):
         media_path = None
-        if message["media"] is not None:
+        if message["media"] is not None and message["media"]["status"] == "damaged":
+            damaged.append(f"{_stem(n, message['title'])}: its {message['media']['type']}")
+        elif message["media"] is not None:
             media = await capsules.media_for_message(
                 pool, ring, capsule=capsule, raw_id=message["id"], now=now
             )
@@ -246,6 +250,9 @@ async def heir_export(
             files.append(ExportFile(path=media_path, file=media, created_at=message["created_at"]))
         letters.append(_letter(letter_paths, n, message, media_path))
     for document in contents["documents"]:
+        if document["status"] == "damaged":
+            damaged.append(document["title"])
+            continue
         served = await capsules.document_for_download(pool, ring, capsule=capsule, raw_id=document["id"])
         path = document_paths.take(document["file_name"])
         files.append(ExportFile(path=path, file=served, created_at=contents["released_at"]))
@@ -257,4 +264,6 @@ async def heir_export(
             entity_id=capsule["beneficiary_id"],
             summary="A beneficiary downloaded everything in their capsule",
         )
-    return as_record(HeirExport, {"contents": contents, "letters": letters, "files": files})
+    return as_record(
+        HeirExport, {"contents": contents, "letters": letters, "files": files, "damaged": damaged}
+    )

@@ -45,17 +45,21 @@ CATEGORIES = (
     "personal",
     "other",
 )
-STATUSES = ("pending", "available", "failed")
+STATUSES = ("pending", "available", "failed", "damaged")
 MESSAGE_MEDIA_TYPES = tuple(MEDIA_FAMILIES)
 
 VERIFY_JOB = "verify_archive_item"
+DAMAGED_SENTENCE = (
+    "The stored file was found damaged by the archive's regular check and can no longer be opened"
+    " (status damaged); delete the item and upload the file again."
+)
 MEDIA_IN_USE = "The file is the media of a message; remove it from the message first."
 
 # Title, description and file name are sealed at rest (models/sealed_text.py): `_record` opens them.
 COLUMNS = (
     "i.id::text AS id, i.user_id::text AS user_id, i.type, i.category,"
     f" {sealed_text.select_list('archive_items', 'i')}, i.content_type, i.size_bytes, i.audience_all,"
-    " i.status, i.failure_reason, i.sha256,"
+    " i.status, i.failure_reason, i.sha256, i.damaged_at,"
     " i.created_at, i.updated_at, i.stored_at,"
     " ARRAY(SELECT a.beneficiary_id::text FROM archive_item_audience a"
     " WHERE a.item_id = i.id ORDER BY a.beneficiary_id) AS audience_ids"
@@ -80,6 +84,7 @@ class ArchiveItem(TypedDict):
     status: str
     failure_reason: str | None
     sha256: str | None  # hex; None only on items failed by migration 0004
+    damaged_at: datetime | None  # when the scrub found the stored file no longer whole
     created_at: datetime
     updated_at: datetime
     stored_at: datetime | None
@@ -222,11 +227,10 @@ def require_available(item: ArchiveItem) -> None:
     status = item["status"]
     if status == "available":
         return
-    message = (
-        "The file is still being verified (status pending); try again shortly."
-        if status == "pending"
-        else "The file could not be stored (status failed); delete it and upload it again."
-    )
+    message = {
+        "pending": "The file is still being verified (status pending); try again shortly.",
+        "damaged": DAMAGED_SENTENCE,
+    }.get(status, "The file could not be stored (status failed); delete it and upload it again.")
     raise Conflict(message, extra={"itemStatus": status, "failureReason": item.get("failure_reason")})
 
 
@@ -369,6 +373,56 @@ async def mark_failed(pool: Pool, *, item_id: str, reason: str) -> bool:
         (reason, item_id),
     )
     return row is not None
+
+
+# --------------------------------------------------------------------------------------------
+# The scrub's verdicts (models/archive/scrub.py reads the files and keeps its own table)
+# --------------------------------------------------------------------------------------------
+
+
+async def mark_damaged(cur: Cursor, *, item_id: str, now: datetime) -> str | None:
+    """`available` -> `damaged`, with its timeline entry; the owner's id, or None if the item is
+    no longer available (deleted, or already damaged)."""
+    await cur.execute(
+        "UPDATE archive_items SET status = 'damaged', damaged_at = %s, failure_reason = %s,"
+        " updated_at = clock_timestamp() WHERE id = %s AND status = 'available'"
+        " RETURNING user_id::text AS user_id, type",
+        (now, DAMAGED_SENTENCE, item_id),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    await activity.record(
+        cur,
+        user_id=row["user_id"],
+        kind="archive_item.damaged",
+        entity_id=item_id,
+        summary=f"A {row['type']} in the archive was found damaged in storage",
+    )
+    owner: str = row["user_id"]
+    return owner
+
+
+async def mark_whole_again(cur: Cursor, *, item_id: str) -> bool:
+    """`damaged` -> `available` once the scrub reads it whole again (an operator restored the
+    object from a backup or an earlier version), with its timeline entry."""
+    await cur.execute(
+        "UPDATE archive_items SET status = 'available', damaged_at = NULL, failure_reason = NULL,"
+        " updated_at = clock_timestamp() WHERE id = %s AND status = 'damaged'"
+        " RETURNING user_id::text AS user_id, type",
+        (item_id,),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return False
+    await activity.record(
+        cur,
+        user_id=row["user_id"],
+        kind="archive_item.restored",
+        entity_id=item_id,
+        summary=f"A damaged {row['type']} in the archive opens whole again",
+    )
+    return True
 
 
 # --------------------------------------------------------------------------------------------

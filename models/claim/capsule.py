@@ -26,7 +26,7 @@ from decimal import Decimal
 from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
-from core.errors import NotFound
+from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
 from core.files.sealed_files import ServedFile
 from models import activity, sealed_text
@@ -69,6 +69,7 @@ class Media(TypedDict):
     type: str
     content_type: str
     size: int
+    status: str  # available | damaged (found damaged in storage: shown in words, not served)
 
 
 class OpenedMessage(TypedDict):
@@ -94,6 +95,7 @@ class Document(TypedDict):
     content_type: str
     size: int
     sha256: str
+    status: str  # available | damaged (found damaged in storage: shown in words, not served)
 
 
 class CapsuleAsset(TypedDict):
@@ -129,6 +131,10 @@ class Ready(TypedDict):
 
 
 LOCKED, READY, RELEASED_STATE = "locked", "ready", "released"
+DAMAGED = (
+    "This file was found damaged in storage by the service's regular check and can no longer be opened;"
+    " everything else in the capsule is unaffected."
+)
 
 
 # The three queries of a capsule GET (bench/ceiling.py runs the same ones, imported from here).
@@ -145,6 +151,9 @@ CAPSULE_SQL = (
     " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"
 )
 
+# Files the capsule shows: those that open, and those the scrub found damaged (listed in words,
+# never served: `_served` answers 409 in words).
+SHOWN = "('available', 'damaged')"
 # A message addressed to the beneficiary: to everyone, or to an explicit list that names them.
 _ADDRESSED = (
     "(m.audience_all OR EXISTS (SELECT 1 FROM message_audience a"
@@ -166,21 +175,22 @@ MESSAGES_SQL = (
     " CASE WHEN o.opens_at <= %(now)s THEN m.content_sealed END AS content_sealed,"
     " CASE WHEN o.opens_at <= %(now)s THEN i.type END AS media_type,"
     " CASE WHEN o.opens_at <= %(now)s THEN i.content_type END AS media_content_type,"
-    " CASE WHEN o.opens_at <= %(now)s THEN i.size_bytes END AS media_size"
+    " CASE WHEN o.opens_at <= %(now)s THEN i.size_bytes END AS media_size,"
+    " CASE WHEN o.opens_at <= %(now)s THEN i.status END AS media_status"
     f" FROM messages m CROSS JOIN LATERAL (SELECT {_OPENS_AT} AS opens_at) o"
-    " LEFT JOIN archive_items i ON i.id = m.media_id AND i.status = 'available'"
+    f" LEFT JOIN archive_items i ON i.id = m.media_id AND i.status IN {SHOWN}"
     f" WHERE m.user_id = %(owner)s AND {_ADDRESSED} ORDER BY m.created_at, m.id"
 )
 # A message's media is delivered with its message (its audience, its release rule), never as a
 # document: a sealed birthday video must not turn up in the document list before its day.
 _DOCUMENT_FILTER = (
-    "i.user_id = %(owner)s AND i.status = 'available' AND (i.audience_all OR EXISTS"
+    f"i.user_id = %(owner)s AND i.status IN {SHOWN} AND (i.audience_all OR EXISTS"
     " (SELECT 1 FROM archive_item_audience a WHERE a.item_id = i.id AND a.beneficiary_id = %(beneficiary)s))"
     " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.media_id = i.id)"
 )
 DOCUMENTS_SQL = (
     "SELECT i.id::text AS id, i.title_sealed, i.type, i.category, i.file_name_sealed, i.content_type,"
-    " i.size_bytes AS size, encode(i.sha256, 'hex') AS sha256"
+    " i.size_bytes AS size, encode(i.sha256, 'hex') AS sha256, i.status"
     f" FROM archive_items i WHERE {_DOCUMENT_FILTER} ORDER BY i.created_at, i.id"
 )
 # The assets addressed to the beneficiary (to everyone, or a list naming them), oldest first;
@@ -193,7 +203,7 @@ ASSETS_SQL = (
 # What a download needs to stream an item (a core.files.sealed_files.ServedFile; never shown).
 _SERVED_COLUMNS = (
     "i.id::text AS id, i.storage_key, i.key_id, i.wrapped_key, i.size_bytes, i.stored_bytes,"
-    " i.file_name_sealed, i.content_type"
+    " i.file_name_sealed, i.content_type, i.status"
 )
 
 
@@ -276,6 +286,7 @@ async def _read_contents(
                 "type": row["media_type"],
                 "content_type": row["media_content_type"],
                 "size": row["media_size"],
+                "status": row["media_status"],
             }
         opened.append(
             {
@@ -391,7 +402,10 @@ async def preview(
 
 
 def _served(ring: KeyRing, row: dict[str, Any]) -> ServedFile:
-    record = sealed_text.open_row(ring, "archive_items", row)
+    """A file to stream; a damaged one is a 409 in words (models.archive.items.require_available)."""
+    if row["status"] != "available":
+        raise Conflict(DAMAGED, extra={"itemStatus": row["status"]})
+    record = sealed_text.open_row(ring, "archive_items", {k: v for k, v in row.items() if k != "status"})
     return as_record(ServedFile, {**record, "wrapped_key": bytes(row["wrapped_key"])})
 
 
@@ -422,7 +436,7 @@ async def media_for_message(
         pool,
         f"SELECT {_SERVED_COLUMNS} FROM messages m JOIN archive_items i ON i.id = m.media_id"
         f" WHERE m.id = %(id)s AND m.user_id = %(owner)s AND {_ADDRESSED}"
-        f" AND i.status = 'available' AND {_OPENS_AT} <= %(now)s",
+        f" AND i.status IN {SHOWN} AND {_OPENS_AT} <= %(now)s",
         {
             "id": message_id,
             "owner": capsule["owner_id"],

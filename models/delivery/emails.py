@@ -333,6 +333,26 @@ def _wallet_change_requested(d: Delivery, links: dict[str, str]) -> tuple[str, s
     )
 
 
+def _archive_item_damaged(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    ctx = d["context"]
+    kind = {"photo": "photo", "video": "video", "voice": "voice recording"}.get(
+        ctx.get("itemType", ""), "file"
+    )
+    uploaded = (
+        datetime.fromisoformat(ctx["uploadedAt"]).strftime("%d %B %Y") if ctx.get("uploadedAt") else "earlier"
+    )
+    size = ctx.get("sizeBytes")
+    how_big = f" ({size / 1_000_000:.1f} MB)" if isinstance(size, int) and size >= 100_000 else ""
+    return (
+        "Please upload a file in your plan again",
+        f"Our regular check of the files kept for your plan found that the {kind} you uploaded on "
+        f'{uploaded}{how_big} can no longer be read whole from storage. It is marked "damaged" in your '
+        "archive, and your heirs would see it listed as damaged instead of receiving it.\n\n"
+        "Please re-upload this file: delete the damaged item, then upload the file again from your own "
+        "copy. We will remind you at most once a week while it stays damaged.",
+    )
+
+
 TEMPLATES: dict[str, Template] = {
     "check_in_reminder": _check_in_reminder,
     "grace_started": _grace_started,
@@ -355,6 +375,7 @@ TEMPLATES: dict[str, Template] = {
     "claim_link_undelivered": _claim_link_undelivered,
     "wallet_change_requested": _wallet_change_requested,
     "guardian_email_bounced": _guardian_email_bounced,
+    "archive_item_damaged": _archive_item_damaged,
 }
 # Appended to every guardian email (the invitation says it in its own words).
 GUARDIAN_PAGE_TEXT = (

@@ -73,7 +73,7 @@ async def add(
     cur: Cursor,
     *,
     kind: str,
-    plan_id: str,
+    plan_id: str | None,
     recipient_type: RecipientType,
     recipient_id: str,
     now: datetime,
