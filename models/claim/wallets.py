@@ -32,6 +32,7 @@ from models.chain import wallet_requests
 from models.claim.capsule import READY, RELEASED_STATE, Capsule, WalletBinding, state
 from models.contents import beneficiaries
 from models.delivery import outbox
+from models.delivery.announce import Email, Entry, announce
 from models.plan import plans
 
 CHALLENGE_KEY = "claim:wallet:{}:{}"  # beneficiary id, wallet -> live challenges (core.challenges)
@@ -324,27 +325,24 @@ async def _request_change(
         (beneficiary_id, plan_id, wallet_address, now),
     )
     change_id = (await cur.fetchone())["id"]
-    row_ids: list[str] = []
-    if not await _guardians_told_lately(cur, plan_id=plan_id, beneficiary_id=beneficiary_id, now=now):
-        row_ids = await outbox.add_for_guardians(
-            cur,
-            kind="wallet_change_requested",
-            plan_id=plan_id,
-            owner_id=capsule["owner_id"],
-            now=now,
-            context={
-                "beneficiaryId": beneficiary_id,
-                "walletEnd": wallet_address[-6:],
-                "changeId": change_id,
-            },
-        )
-    await activity.record(
+    told_lately = await _guardians_told_lately(cur, plan_id=plan_id, beneficiary_id=beneficiary_id, now=now)
+    row_ids = await announce(
         cur,
-        user_id=capsule["owner_id"],
-        kind="beneficiary.wallet_change_requested",
-        entity_id=beneficiary_id,
-        summary="A beneficiary proved a new wallet; the guardians were asked to approve it",
-        metadata={"walletAddress": wallet_address},
+        plan_id=plan_id,
+        owner_id=capsule["owner_id"],
+        now=now,
+        guardians=None
+        if told_lately
+        else Email(
+            "wallet_change_requested",
+            {"beneficiaryId": beneficiary_id, "walletEnd": wallet_address[-6:], "changeId": change_id},
+        ),
+        timeline=Entry(
+            "beneficiary.wallet_change_requested",
+            "A beneficiary proved a new wallet; the guardians were asked to approve it",
+            {"walletAddress": wallet_address},
+            entity_id=beneficiary_id,
+        ),
     )
     return {"outbox": row_ids, "threshold": await _threshold(cur, plan_id)}
 

@@ -32,10 +32,11 @@ from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import TooManyRequests
 from core.files.crypto import KeyRing
 from core.settings import Settings
-from models import activity, sealed_text
+from models import sealed_text
 from models.common import lock_owner
 from models.contents import beneficiaries
 from models.delivery import outbox
+from models.delivery.announce import Email, Entry, announce
 from models.plan.plans import APPROVED, RELEASED
 
 log = logging.getLogger(__name__)
@@ -140,27 +141,23 @@ async def send_again(
     if len(recent) >= PER_BENEFICIARY:
         wait = recent[len(recent) - PER_BENEFICIARY] + PER_BENEFICIARY_WINDOW - now
         return [], max(1, int(wait.total_seconds()) + 1)
-    row_id = await outbox.add(
-        cur,
-        kind="claim_link",
-        plan_id=found["plan_id"],
-        recipient_type="beneficiary",
-        recipient_id=beneficiary_id,
-        now=now,
-        context={"stage": "resend", "by": by},
-    )
     metadata: dict[str, Any] = {"by": by}
     if guardian_id is not None:
         metadata["guardianId"] = guardian_id
-    await activity.record(
+    row_ids = await announce(
         cur,
-        user_id=found["user_id"],
-        kind="beneficiary.claim_link_resent",
-        entity_id=beneficiary_id,
-        summary="A beneficiary's claim link was emailed again, to their registered address",
-        metadata=metadata,
+        plan_id=found["plan_id"],
+        owner_id=found["user_id"],
+        now=now,
+        beneficiaries=Email("claim_link", {"stage": "resend", "by": by}, beneficiary_id=beneficiary_id),
+        timeline=Entry(
+            "beneficiary.claim_link_resent",
+            "A beneficiary's claim link was emailed again, to their registered address",
+            metadata,
+            entity_id=beneficiary_id,
+        ),
     )
-    return [row_id], 0
+    return row_ids, 0
 
 
 async def deliveries(cur: Cursor, ring: KeyRing, plan_ids: list[str]) -> dict[str, list[LinkDelivery]]:

@@ -126,34 +126,6 @@ async def add_for_guardians(
     return [row["id"] for row in await cur.fetchall()]
 
 
-async def add_for_owner_and_guardians(
-    cur: Cursor,
-    *,
-    owner_kind: str,
-    guardian_kind: str,
-    plan_id: str,
-    owner_id: str,
-    now: datetime,
-    context: dict[str, Any] | None = None,
-    exclude: Iterable[Any] = (),
-) -> list[str]:
-    """The owner's email and one per guardian (except `exclude`), for a step both must hear of."""
-    row_ids = [
-        await add(
-            cur,
-            kind=owner_kind,
-            plan_id=plan_id,
-            recipient_type="owner",
-            recipient_id=owner_id,
-            now=now,
-            context=context,
-        )
-    ]
-    return row_ids + await add_for_guardians(
-        cur, kind=guardian_kind, plan_id=plan_id, owner_id=owner_id, now=now, context=context, exclude=exclude
-    )
-
-
 async def add_for_beneficiaries(
     cur: Cursor,
     *,

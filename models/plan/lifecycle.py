@@ -22,6 +22,7 @@ from models import activity
 from models.common import lock_owner
 from models.contents.beneficiaries import ALLOCATION_LOCK
 from models.delivery import outbox
+from models.delivery.announce import Email, Entry, announce
 from models.plan import approvals, check_in_links, plans
 from models.plan.plan_settings import facts, readiness
 from models.plan.plans import (
@@ -70,13 +71,14 @@ async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime) ->
             reason="activated",
             values={"activated_at": now, **_fresh_cycle(plan, now)},
         )
-        await plans.timeline(
+        await announce(
             cur,
-            user_id=user_id,
-            kind="plan.activated",
             plan_id=plan["id"],
-            summary="Plan activated: check-ins are now expected",
-            metadata={"actor": "owner"},
+            owner_id=user_id,
+            now=now,
+            timeline=Entry(
+                "plan.activated", "Plan activated: check-ins are now expected", {"actor": "owner"}
+            ),
         )
 
 
@@ -95,13 +97,14 @@ async def deactivate(pool: Pool, *, user_id: str, now: datetime) -> None:
         )
         if moved is None:
             raise Conflict(f"Only an Active plan can be deactivated; this one is {plan['status']}.")
-        await plans.timeline(
+        await announce(
             cur,
-            user_id=user_id,
-            kind="plan.deactivated",
             plan_id=plan["id"],
-            summary="Plan returned to draft: no check-ins expected",
-            metadata={"actor": "owner"},
+            owner_id=user_id,
+            now=now,
+            timeline=Entry(
+                "plan.deactivated", "Plan returned to draft: no check-ins expected", {"actor": "owner"}
+            ),
         )
 
 
@@ -147,27 +150,26 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
             },
         )
         await approvals.void_round(cur, plan_id=plan_id, round_number=plan["verification_round"], now=now)
-        row_ids += await outbox.add_for_guardians(
-            cur, kind="false_alarm", plan_id=plan_id, owner_id=user_id, now=now
-        )
-        await plans.timeline(
+        row_ids += await announce(
             cur,
-            user_id=user_id,
-            kind="plan.vetoed",
             plan_id=plan_id,
-            summary="You checked in: the release was stopped and your guardians were told it was a "
-            "false alarm",
-            metadata={"actor": "owner", "from": plan["status"], "via": via},
+            owner_id=user_id,
+            now=now,
+            guardians=Email("false_alarm"),
+            timeline=Entry(
+                "plan.vetoed",
+                "You checked in: the release was stopped and your guardians were told it was a false alarm",
+                {"actor": "owner", "from": plan["status"], "via": via},
+            ),
         )
     else:
         await update_schedule(cur, plan_id, _fresh_cycle(plan, now))
-    await plans.timeline(
+    await announce(
         cur,
-        user_id=user_id,
-        kind="plan.check_in",
         plan_id=plan_id,
-        summary=CHECK_IN_VIA[via],
-        metadata={"actor": "owner", "via": via},
+        owner_id=user_id,
+        now=now,
+        timeline=Entry("plan.check_in", CHECK_IN_VIA[via], {"actor": "owner", "via": via}),
     )
     return row_ids
 

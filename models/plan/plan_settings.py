@@ -17,6 +17,7 @@ from core.settings import Settings
 from models import sealed_text
 from models.common import as_record, wire_names
 from models.delivery import outbox
+from models.delivery.announce import Entry, announce
 from models.plan import plans
 from models.plan.plans import (
     ACTIVE,
@@ -220,11 +221,12 @@ async def update_settings(
                 seconds=diff["check_in_interval_seconds"]
             )
         await update_schedule(cur, plan["id"], values)
-        await plans.timeline(
+        await announce(
             cur,
-            user_id=user_id,
-            kind="plan.updated",
             plan_id=plan["id"],
-            summary="Plan settings changed",
-            metadata={"fields": wire_names(diff), "actor": "owner"},
+            owner_id=user_id,
+            now=now,
+            timeline=Entry(
+                "plan.updated", "Plan settings changed", {"fields": wire_names(diff), "actor": "owner"}
+            ),
         )

@@ -3,8 +3,8 @@ PendingVerification → Approved → Released.
 
 Every transition is one guarded UPDATE (`WHERE status = ANY(from)`) run inside the caller's
 transaction, with its transition row; two racing triggers cannot both fire it. The caller
-adds the timeline entry (`timeline`) and the outbox rows in the same transaction
-(models.plan.lifecycle, models.plan.release_path).
+adds the timeline entry and the outbox rows in the same transaction, in one call of
+models.delivery.announce (models.plan.lifecycle, models.plan.release_path).
 `guard_contents` is the one freeze check every plan-content mutation takes. Decisions:
 docs/lifecycle.md.
 """
@@ -19,7 +19,7 @@ from typing import Any, Literal, TypedDict
 from core.db import Cursor
 from core.errors import Conflict
 from core.files.crypto import KeyRing
-from models import activity, sealed_text
+from models import sealed_text
 from models.common import as_record
 
 DRAFT = "Draft"
@@ -144,21 +144,6 @@ async def acceptance(cur: Cursor, plan: Plan) -> tuple[int, int]:
     )
     counts = await cur.fetchone()
     return counts["accepted"], threshold(plan, counts["standing"])
-
-
-async def timeline(
-    cur: Cursor,
-    *,
-    user_id: str,
-    kind: str,
-    plan_id: str,
-    summary: str,
-    metadata: dict[str, Any] | None = None,
-) -> None:
-    """The plan's Family Timeline entry, on the owner's timeline; the actor goes in metadata."""
-    await activity.record(
-        cur, user_id=user_id, kind=kind, entity_id=plan_id, summary=summary, metadata=metadata
-    )
 
 
 async def get(cur: Cursor, user_id: str, *, lock: bool = False) -> Plan | None:

@@ -18,7 +18,7 @@ from typing import Any
 from core.clock import wire_time
 from core.db import Cursor
 from core.files.crypto import KeyRing
-from models.delivery import outbox
+from models.delivery.announce import Email, Entry, announce
 from models.plan import plans
 from models.plan.plans import (
     ACTIVE,
@@ -73,29 +73,24 @@ async def start_verification_in(
     if moved is None:
         return None
     context = {"reason": reason}
-    row_ids = await outbox.add_for_owner_and_guardians(
-        cur,
-        owner_kind="verification_started",
-        guardian_kind="verification_requested",
-        plan_id=plan["id"],
-        owner_id=plan["user_id"],
-        now=now,
-        context=context,
-    )
     summary = (
         "A guardian reported that you may have died or cannot act; guardians were asked to verify"
         if reason == "guardian_report"
         else "No check-in before the end of the grace period; guardians were asked to verify"
     )
-    await plans.timeline(
+    return await announce(
         cur,
-        user_id=plan["user_id"],
-        kind="plan.verification_started",
         plan_id=plan["id"],
-        summary=summary + ". Check in to stop it.",
-        metadata={"actor": actor, "reason": reason},
+        owner_id=plan["user_id"],
+        now=now,
+        owner=Email("verification_started", context),
+        guardians=Email("verification_requested", context),
+        timeline=Entry(
+            "plan.verification_started",
+            summary + ". Check in to stop it.",
+            {"actor": actor, "reason": reason},
+        ),
     )
-    return row_ids
 
 
 async def approve_in(
@@ -121,31 +116,27 @@ async def approve_in(
     # finalises. The emails say so (models.delivery.emails), rather than promise a date that will
     # not come.
     context = {"releaseAt": release_at.isoformat(), "onchain": onchain}
-    row_ids = await outbox.add_for_owner_and_guardians(
+    return await announce(
         cur,
-        owner_kind="plan_approved",
-        guardian_kind="plan_approved_guardian",
         plan_id=plan["id"],
         owner_id=plan["user_id"],
         now=now,
-        context=context,
-        exclude=[last_guardian_id] if last_guardian_id else [],
-    )
-    await plans.timeline(
-        cur,
-        user_id=plan["user_id"],
-        kind="plan.approved",
-        plan_id=plan["id"],
-        summary="Guardians approved the release; "
-        + (
-            "when the cancel window ends your beneficiaries get their links and one of them finalises "
-            "it on-chain, unless you check in"
-            if onchain
-            else "it happens when the cancel window ends unless you check in"
+        owner=Email("plan_approved", context),
+        guardians=Email(
+            "plan_approved_guardian", context, exclude=[last_guardian_id] if last_guardian_id else []
         ),
-        metadata={"actor": actor, "releaseAt": wire_time(release_at), "onchain": onchain},
+        timeline=Entry(
+            "plan.approved",
+            "Guardians approved the release; "
+            + (
+                "when the cancel window ends your beneficiaries get their links and one of them finalises "
+                "it on-chain, unless you check in"
+                if onchain
+                else "it happens when the cancel window ends unless you check in"
+            ),
+            {"actor": actor, "releaseAt": wire_time(release_at), "onchain": onchain},
+        ),
     )
-    return row_ids
 
 
 async def approved_on_chain(cur: Cursor, *, plan: Plan) -> bool:
@@ -168,28 +159,21 @@ async def ready_in(cur: Cursor, *, plan: Plan, now: datetime) -> list[str] | Non
     Once per approval: None if it was already ready (or no longer Approved)."""
     if not await plans.mark_ready(cur, plan["id"], now):
         return None
-    context = {"stage": "ready"}
-    row_ids = await outbox.add_for_beneficiaries(
-        cur, kind="claim_link", plan_id=plan["id"], owner_id=plan["user_id"], now=now, context=context
-    )
-    row_ids += await outbox.add_for_owner_and_guardians(
+    return await announce(
         cur,
-        owner_kind="plan_ready",
-        guardian_kind="plan_ready_guardian",
         plan_id=plan["id"],
         owner_id=plan["user_id"],
         now=now,
+        beneficiaries=Email("claim_link", {"stage": "ready"}),
+        owner=Email("plan_ready"),
+        guardians=Email("plan_ready_guardian"),
+        timeline=Entry(
+            "plan.ready_to_finalize",
+            "The cancel window ended: each beneficiary was sent their link, and the release "
+            "happens when one of them finalises it on-chain",
+            {"actor": "scheduler"},
+        ),
     )
-    await plans.timeline(
-        cur,
-        user_id=plan["user_id"],
-        kind="plan.ready_to_finalize",
-        plan_id=plan["id"],
-        summary="The cancel window ended: each beneficiary was sent their link, and the release "
-        "happens when one of them finalises it on-chain",
-        metadata={"actor": "scheduler"},
-    )
-    return row_ids
 
 
 async def release_in(cur: Cursor, *, plan_id: str, now: datetime, actor: Actor) -> list[str] | None:
@@ -210,26 +194,19 @@ async def release_in(cur: Cursor, *, plan_id: str, now: datetime, actor: Actor) 
     )
     if moved is None:
         return None
-    row_ids = await outbox.add_for_beneficiaries(
+    return await announce(
         cur,
-        kind="claim_link",
         plan_id=plan_id,
         owner_id=moved["user_id"],
         now=now,
-        context={"stage": "released"},
+        beneficiaries=Email("claim_link", {"stage": "released"}),
+        guardians=Email("plan_released_guardian"),
+        timeline=Entry(
+            "plan.released",
+            "The plan was released; each beneficiary was sent their claim link",
+            {"actor": actor},
+        ),
     )
-    row_ids += await outbox.add_for_guardians(
-        cur, kind="plan_released_guardian", plan_id=plan_id, owner_id=moved["user_id"], now=now
-    )
-    await plans.timeline(
-        cur,
-        user_id=moved["user_id"],
-        kind="plan.released",
-        plan_id=plan_id,
-        summary="The plan was released; each beneficiary was sent their claim link",
-        metadata={"actor": actor},
-    )
-    return row_ids
 
 
 async def warn_owner_in(cur: Cursor, *, plan: Plan, now: datetime, stage: str, stages_done: int) -> list[str]:
@@ -243,29 +220,26 @@ async def warn_owner_in(cur: Cursor, *, plan: Plan, now: datetime, stage: str, s
     moved = await update_schedule(cur, plan["id"], values)
     deadline = plans.verification_deadline(moved)
     assert deadline is not None
-    row_id = await outbox.add(
+    return await announce(
         cur,
-        kind="deadline_warning",
         plan_id=plan["id"],
-        recipient_type="owner",
-        recipient_id=plan["user_id"],
+        owner_id=plan["user_id"],
         now=now,
-        context={
-            "stage": stage,
-            "deadlineAt": deadline.isoformat(),
-            "startedAt": plan["verification_started_at"].isoformat(),  # type: ignore[union-attr]
-        },
+        owner=Email(
+            "deadline_warning",
+            {
+                "stage": stage,
+                "deadlineAt": deadline.isoformat(),
+                "startedAt": plan["verification_started_at"].isoformat(),  # type: ignore[union-attr]
+            },
+        ),
+        timeline=Entry(
+            "plan.deadline_warning",
+            ("Final warning sent: " if stage == plans.FINAL_WARNING else "Reminder sent: ")
+            + f"unless you check in, your plan will be released after {wire_time(deadline)}",
+            {"actor": "scheduler", "stage": stage, "deadlineAt": wire_time(deadline)},
+        ),
     )
-    await plans.timeline(
-        cur,
-        user_id=plan["user_id"],
-        kind="plan.deadline_warning",
-        plan_id=plan["id"],
-        summary=("Final warning sent: " if stage == plans.FINAL_WARNING else "Reminder sent: ")
-        + f"unless you check in, your plan will be released after {wire_time(deadline)}",
-        metadata={"actor": "scheduler", "stage": stage, "deadlineAt": wire_time(deadline)},
-    )
-    return [row_id]
 
 
 async def verification_timeout_in(
@@ -304,21 +278,14 @@ async def verification_timeout_in(
             "The verification deadline passed without enough guardian approvals: as you chose, the plan "
             "goes on waiting for your guardians or your check-in"
         )
-    row_ids = await outbox.add_for_owner_and_guardians(
+    return await announce(
         cur,
-        owner_kind="verification_timeout",
-        guardian_kind="verification_timeout_guardian",
         plan_id=plan["id"],
         owner_id=plan["user_id"],
         now=now,
-        context=context,
+        owner=Email("verification_timeout", context),
+        guardians=Email("verification_timeout_guardian", context),
+        timeline=Entry(
+            "plan.verification_timed_out", summary, {"actor": "scheduler", "outcome": context["outcome"]}
+        ),
     )
-    await plans.timeline(
-        cur,
-        user_id=plan["user_id"],
-        kind="plan.verification_timed_out",
-        plan_id=plan["id"],
-        summary=summary,
-        metadata={"actor": "scheduler", "outcome": context["outcome"]},
-    )
-    return row_ids

@@ -15,7 +15,7 @@ from typing import TypedDict
 
 from core.db import Cursor, Pool, autocommit, transaction
 from models.common import as_record
-from models.delivery import outbox
+from models.delivery.announce import Email, Entry, announce
 from models.plan import plans, release_path
 from models.plan.plans import (
     ACTIVE,
@@ -123,25 +123,16 @@ async def _active(cur: Cursor, plan: Plan, now: datetime, warning_seconds: int) 
         kind, summary = "check_in_reminder", f"Reminder sent: your check-in falls due in {days} day(s)"
         context = {"dueAt": due_at.isoformat(), "daysBefore": days}
         label = f"{days}d"
-    row_id = await outbox.add(
+    row_ids = await announce(
         cur,
-        kind=kind,
         plan_id=plan["id"],
-        recipient_type="owner",
-        recipient_id=plan["user_id"],
+        owner_id=plan["user_id"],
         now=now,
-        context=context,
+        owner=Email(kind, context),
+        timeline=Entry("plan.reminder_sent", summary, {"actor": "scheduler", "stage": label}),
     )
     await update_schedule(cur, plan["id"], {"stage_done": stage + 1})
-    await plans.timeline(
-        cur,
-        user_id=plan["user_id"],
-        kind="plan.reminder_sent",
-        plan_id=plan["id"],
-        summary=summary,
-        metadata={"actor": "scheduler", "stage": label},
-    )
-    return "reminded", [row_id]
+    return "reminded", row_ids
 
 
 async def _pending(
@@ -190,24 +181,24 @@ async def _pending(
     label = stages[due[-1]][0]
     started_at = plan["verification_started_at"]
     assert started_at is not None  # a Pending plan's round has started (verification_stages)
-    row_ids = await outbox.add_for_guardians(
+    row_ids = await announce(
         cur,
-        kind="verification_reminder",
         plan_id=plan["id"],
         owner_id=plan["user_id"],
         now=now,
-        context={"days": int(label.rstrip("d")), "startedAt": started_at.isoformat()},
-        not_approved_in=plan["verification_round"],
+        guardians=Email(
+            "verification_reminder",
+            {"days": int(label.rstrip("d")), "startedAt": started_at.isoformat()},
+            not_approved_in=plan["verification_round"],
+        ),
+        timeline=Entry(
+            "plan.guardians_reminded",
+            f"Guardians who have not answered were reminded ({label} after verification started)",
+            {"actor": "scheduler", "stage": label},
+            count_as="guardians",
+        ),
     )
     await update_schedule(cur, plan["id"], {"verification_stage_done": done})
-    await plans.timeline(
-        cur,
-        user_id=plan["user_id"],
-        kind="plan.guardians_reminded",
-        plan_id=plan["id"],
-        summary=f"Guardians who have not answered were reminded ({label} after verification started)",
-        metadata={"actor": "scheduler", "stage": label, "guardians": len(row_ids)},
-    )
     return "guardians_reminded", warned + row_ids
 
 

@@ -10,11 +10,12 @@ from arq.connections import ArqRedis
 from core.db import Pool, autocommit, transaction
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
-from models import activity, sealed_text
+from models import sealed_text
 from models.claim import wallets
 from models.common import parse_id
 from models.contents import guardians
 from models.delivery import claim_links, outbox
+from models.delivery.announce import Email, Entry, announce
 from models.plan import plans
 from models.plan.guardianships.membership import FIRST_ROW, GUARDIAN_OF, membership
 from models.plan.plans import ACTIVE, APPROVED, FROZEN, PENDING, RELEASED, get_by_id
@@ -170,28 +171,25 @@ async def answer(
         row_ids: list[str] = []
         for row in changing:
             await guardians.record_answer(cur, row["id"], accept=accept, now=now)
-            await activity.record(
-                cur,
-                user_id=plan["user_id"],
-                kind="guardian.accepted" if accept else "guardian.declined",
-                entity_id=row["id"],
-                summary="A guardian "
-                + ("accepted to guard your plan" if accept else "declined to guard your plan"),
-                metadata={"actor": "guardian", "guardianId": str(row["id"])},
-            )
+            declined = None
             if not accept:
                 # Whether the plan can still be released: the email says so either way.
                 accepted, needed = await plans.acceptance(cur, plan)
-                row_ids.append(
-                    await outbox.add(
-                        cur,
-                        kind="guardian_declined",
-                        plan_id=plan["id"],
-                        recipient_type="owner",
-                        recipient_id=plan["user_id"],
-                        now=now,
-                        context={"guardianId": str(row["id"]), "accepted": accepted, "needed": needed},
-                    )
-                )
+                context = {"guardianId": str(row["id"]), "accepted": accepted, "needed": needed}
+                declined = Email("guardian_declined", context)
+            row_ids += await announce(
+                cur,
+                plan_id=plan["id"],
+                owner_id=plan["user_id"],
+                now=now,
+                owner=declined,  # a decline is told to the owner; an acceptance is on their timeline only
+                timeline=Entry(
+                    "guardian.accepted" if accept else "guardian.declined",
+                    "A guardian "
+                    + ("accepted to guard your plan" if accept else "declined to guard your plan"),
+                    {"actor": "guardian", "guardianId": str(row["id"])},
+                    entity_id=row["id"],
+                ),
+            )
     await outbox.enqueue(redis, row_ids)
     return Answer(invitation="accepted" if accept else "declined", status=plan["status"])

@@ -20,6 +20,7 @@ from core.stellar.wallet import decode_signature, verify_signature
 from models import sealed_text
 from models.chain import wallet_requests
 from models.delivery import outbox
+from models.delivery.announce import Entry, announce
 from models.plan import approvals, plans, release_path
 from models.plan.guardianships.membership import locked
 from models.plan.plans import ACTIVE, PENDING, RELEASED, Plan
@@ -102,13 +103,16 @@ async def report(
                 now,
             ),
         )
-        await plans.timeline(
+        await announce(
             cur,
-            user_id=plan["user_id"],
-            kind="guardian.reported",
             plan_id=plan["id"],
-            summary="A guardian reported that you may have died or cannot act",
-            metadata={"actor": "guardian", "guardianId": str(member["guardian_id"]), "withNote": bool(note)},
+            owner_id=plan["user_id"],
+            now=now,
+            timeline=Entry(
+                "guardian.reported",
+                "A guardian reported that you may have died or cannot act",
+                {"actor": "guardian", "guardianId": str(member["guardian_id"]), "withNote": bool(note)},
+            ),
         )
     await outbox.enqueue(redis, row_ids)
 
@@ -200,13 +204,16 @@ async def record_approval(
         tx_hash=tx_hash,
         now=now,
     )
-    await plans.timeline(
+    await announce(
         cur,
-        user_id=plan["user_id"],
-        kind="guardian.approved",
         plan_id=plan["id"],
-        summary="A guardian approved the release",
-        metadata={"actor": "guardian", "guardianId": guardian_id, "source": source},
+        owner_id=plan["user_id"],
+        now=now,
+        timeline=Entry(
+            "guardian.approved",
+            "A guardian approved the release",
+            {"actor": "guardian", "guardianId": guardian_id, "source": source},
+        ),
     )
     await cur.execute(
         f"SELECT count(*) AS approvals, ({plans.STANDING_GUARDIANS}) AS standing"
