@@ -73,6 +73,7 @@ first, paged with `?limit=` (default 50, max 200) and the opaque `?cursor=` give
 async def _database(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     app[DB] = await db.create_pool(settings.database_url, settings.db_pool_max, settings.db_timeout_seconds)
+    await db.log_budget(app[DB], process="api")
     yield
     app[DB].close()
     await app[DB].wait_closed()

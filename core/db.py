@@ -8,9 +8,10 @@ on its own, for reads and for single-statement writes that need no BEGIN/COMMIT 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypedDict
 
 import aiopg
 import psycopg2.errors
@@ -186,6 +187,54 @@ async def unless_duplicate(cur: Cursor, sql: str, params: Any) -> bool:
         return False
     await cur.execute("RELEASE SAVEPOINT unless_duplicate")
     return True
+
+
+class Budget(TypedDict):
+    """This process's share of the server's connections, as measured at its start."""
+
+    pool: int  # this process's most connections (its pool's size)
+    max_connections: int
+    reserved: int  # superuser_reserved_connections: never ours
+    in_use: int  # client connections open on the server, this process's first one included
+    crossed: bool
+
+
+async def log_budget(pool: Pool, *, process: str) -> Budget | None:
+    """Log this process's pool size against the server's `max_connections` and the connections
+    already in use; warn when the pool could not open in full (in use + pool > max - reserved).
+    The rule and when to put PgBouncer in front: docs/operations.md. Never stops a start: a
+    server that will not say is one info line."""
+    log = logging.getLogger("core.db")
+    try:
+        row = await fetch_one(
+            pool,
+            "SELECT current_setting('max_connections')::int AS max_connections,"
+            " current_setting('superuser_reserved_connections')::int AS reserved,"
+            " (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS in_use",
+        )
+    except psycopg2.Error as exc:
+        log.info("database connection budget unknown", extra={"role": process, "error": repr(exc)})
+        return None
+    assert row is not None
+    size = pool.maxsize or 0
+    # Our first connection is already counted in `in_use`; the rest of the pool may still open.
+    crossed = row["in_use"] - 1 + size > row["max_connections"] - row["reserved"]
+    budget = Budget(
+        pool=size,
+        max_connections=row["max_connections"],
+        reserved=row["reserved"],
+        in_use=row["in_use"],
+        crossed=crossed,
+    )
+    extra = {"role": process, **budget}
+    if crossed:
+        log.warning(
+            "database connection budget crossed: this pool may not open in full; see docs/operations.md",
+            extra=extra,
+        )
+    else:
+        log.info("database connection budget", extra=extra)
+    return budget
 
 
 async def fetch_one(pool: Pool, sql: str, params: Any = None) -> dict[str, Any] | None:

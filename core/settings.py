@@ -152,7 +152,13 @@ class Settings:
         shown_default="(embedded in dev)",
         example="redis://127.0.0.1:6379/0",
     )
-    db_pool_max: int = setting("DB_POOL_MAX", 20, "PostgreSQL connections per process", minimum=1)
+    db_pool_max: int = setting(
+        "DB_POOL_MAX",
+        20,
+        "Most PostgreSQL connections of an API process; a worker opens min(this, its 16 jobs + 2). "
+        "Keep the sum over all processes under `max_connections` (docs/operations.md)",
+        minimum=1,
+    )
     db_timeout_seconds: int = setting(
         "DB_TIMEOUT_SECONDS",
         30,

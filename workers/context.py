@@ -48,10 +48,16 @@ def get(ctx: dict[str, Any]) -> Context:
     return value
 
 
-async def open_context(settings: Settings, clock: Clock, redis: ArqRedis) -> Context:
+async def open_context(
+    settings: Settings, clock: Clock, redis: ArqRedis, *, pool_size: int | None = None
+) -> Context:
     """Everything a job shares, opened once per worker process (arq hands each job a copy of
-    ctx, so shared objects go in at start-up)."""
-    pool = await db.create_pool(settings.database_url, settings.db_pool_max, settings.db_timeout_seconds)
+    ctx, so shared objects go in at start-up). The pool holds `pool_size` connections at most
+    (workers.main.pool_size: the jobs it runs at once; DB_POOL_MAX when not given); its budget
+    is logged."""
+    size = settings.db_pool_max if pool_size is None else pool_size
+    pool = await db.create_pool(settings.database_url, size, settings.db_timeout_seconds)
+    await db.log_budget(pool, process="worker")
     return Context(
         settings=settings,
         clock=clock,

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
 from core import mailer
+from core.db import Cursor
 from models.contents import guardians
 from models.delivery import claim_links, emails, events, outbox
 from models.plan import check_in_links
@@ -38,9 +40,10 @@ def retry_delay(attempt: int, retry_after: float | None) -> float:
 
 
 async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[str, int]:
-    """Send a batch of outbox rows: claim the pending ones in one query (locked until recorded,
-    so no other job sends them meanwhile), hand them to the worker's senders, which POST them
-    concurrently, each under its own Idempotency-Key, and record every result in one statement.
+    """Send a batch of outbox rows: claim the pending ones in one short transaction (claimed
+    under this job's id until recorded, so no other job sends them meanwhile; no connection held
+    while the provider answers), hand them to the worker's senders, which POST them concurrently,
+    each under its own Idempotency-Key, and record every result in one statement.
 
     Rows another job holds, already finished, or not yet due are left out: rerunning a job
     (at least once) sends nothing twice that was recorded. Returns counts by result."""
@@ -51,45 +54,51 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     ring, base_url, app_url = app.key_ring, settings.public_base_url, settings.public_app_url
     senders = app.senders  # the worker's, shared by its delivery jobs (workers/context.py)
 
-    async with outbox.claim(pool, ring, ids, now=now) as batch:
-        results: list[outbox.Result] = []
-        sending: list[tuple[outbox.Delivery, asyncio.Future[mailer.Outcome]]] = []
-        new_links: list[str] = []  # check-in links rendered for the first time: store their digests
-        new_pages: list[tuple[str, int]] = []  # guardian page links likewise (guardian, version)
-        for row in batch.rows:
-            extra = {"outboxId": row["id"], "kind": row["kind"]}
-            if not configured:
-                log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
-                results.append(_result(row, "skipped", "email provider not configured"))
-            elif not row["address"]:
-                log.warning("email failed: no address for the recipient", extra=extra)
-                results.append(_result(row, "failed", "the recipient has no email address"))
+    # Claimed under this job's id: its own rerun (after a kill or a timeout) takes them back at once.
+    holder = str(ctx.get("job_id") or uuid.uuid4())
+    batch = await outbox.claim(pool, ring, ids, holder=holder, now=now)
+    # No connection is held from here until `record`: the provider may take its time.
+    results: list[outbox.Result] = []
+    sending: list[tuple[outbox.Delivery, asyncio.Future[mailer.Outcome]]] = []
+    new_links: list[str] = []  # check-in links rendered for the first time: store their digests
+    new_pages: list[tuple[str, int]] = []  # guardian page links likewise (guardian, version)
+    for row in batch.rows:
+        extra = {"outboxId": row["id"], "kind": row["kind"]}
+        if not configured:
+            log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
+            results.append(_result(row, "skipped", "email provider not configured"))
+        elif not row["address"]:
+            log.warning("email failed: no address for the recipient", extra=extra)
+            results.append(_result(row, "failed", "the recipient has no email address"))
+        else:
+            try:
+                message = emails.render(row, ring=ring, base_url=base_url, app_url=app_url)
+            except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
+                reason = f"could not render the email ({type(exc).__name__})"
+                results.append(_settle(row, mailer.Outcome("retry", reason), now))
             else:
-                try:
-                    message = emails.render(row, ring=ring, base_url=base_url, app_url=app_url)
-                except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
-                    reason = f"could not render the email ({type(exc).__name__})"
-                    results.append(_settle(row, mailer.Outcome("retry", reason), now))
-                else:
-                    sending.append((row, senders.submit(row["id"], message)))
-                    if row["check_in_link"] and row["check_in_key_id"] is None:
-                        new_links.append(row["id"])
-                    if (
-                        row["guardian_id"]
-                        and row["guardian_page_version"]
-                        and row["guardian_page_key_id"] is None
-                    ):
-                        new_pages.append((row["guardian_id"], row["guardian_page_version"]))
-        try:
-            outcomes = await asyncio.gather(*(future for _, future in sending))
-        except BaseException:
-            for _, future in sending:  # not yet taken by a sender: never sent
-                future.cancel()
-            raise
-        results += [_settle(row, outcome, now) for (row, _), outcome in zip(sending, outcomes, strict=True)]
-        await check_in_links.remember(batch.cur, ring, new_links)
-        await guardians.remember_pages(batch.cur, ring, new_pages)
-        await batch.record(results)
+                sending.append((row, senders.submit(row["id"], message)))
+                if row["check_in_link"] and row["check_in_key_id"] is None:
+                    new_links.append(row["id"])
+                if (
+                    row["guardian_id"]
+                    and row["guardian_page_version"]
+                    and row["guardian_page_key_id"] is None
+                ):
+                    new_pages.append((row["guardian_id"], row["guardian_page_version"]))
+    try:
+        outcomes = await asyncio.gather(*(future for _, future in sending))
+    except BaseException:
+        for _, future in sending:  # not yet taken by a sender: never sent
+            future.cancel()
+        raise
+    results += [_settle(row, outcome, now) for (row, _), outcome in zip(sending, outcomes, strict=True)]
+
+    async def remember(cur: Cursor) -> None:  # the links these emails carried, with their results
+        await check_in_links.remember(cur, ring, new_links)
+        await guardians.remember_pages(cur, ring, new_pages)
+
+    await batch.record(pool, results, also=remember)
     await outbox.enqueue(app.redis, batch.alerts)  # guardians told of an undelivered link
     counts: dict[str, int] = {}
     for r in results:

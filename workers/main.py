@@ -62,6 +62,14 @@ CRON_JOBS = [
 # it also caps throughput at MAX_JOBS / poll_delay jobs a second: with 4, a release emailing
 # many heirs went out at that cap however fast the provider answered (bench/README.md).
 MAX_JOBS = 16
+# Connections a worker's pool may open: one per job it runs at once (crons count as jobs), plus
+# two spare, rather than the API's DB_POOL_MAX; never more than DB_POOL_MAX, which an operator
+# lowers to fit many processes on one server (docs/operations.md).
+POOL_SPARE = 2
+
+
+def pool_size(settings: Settings) -> int:
+    return min(settings.db_pool_max, MAX_JOBS + POOL_SPARE)
 
 
 def every(seconds: int) -> dict[str, Any]:
@@ -85,7 +93,9 @@ def on_startup(settings: Settings, clock: Clock) -> Callable[[dict[str, Any]], A
     """arq's on_startup: the worker's `Context`, under its one key, before any job runs."""
 
     async def startup(ctx: dict[str, Any]) -> None:
-        ctx[context.KEY] = await context.open_context(settings, clock, ctx["redis"])
+        ctx[context.KEY] = await context.open_context(
+            settings, clock, ctx["redis"], pool_size=pool_size(settings)
+        )
 
     return startup
 

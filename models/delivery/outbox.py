@@ -12,8 +12,7 @@ Redis outage, and retries whose backoff has elapsed.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypedDict
 
@@ -38,6 +37,10 @@ STALE_AFTER = timedelta(seconds=30)
 # each bounded at 20 s (core.mailer.TIMEOUT): one batch alone is two waves, within its 60 s job
 # timeout. 64 rows per job measured well above 32 against a bare client (bench/README.md).
 BATCH = 64
+# How long a delivery job's claim on its rows lasts: past its 60 s timeout (workers/main.py), so a
+# live job's rows are never taken from it; a dead job's rows wait this long for another job (its
+# own rerun, under the same job id, takes them at once).
+LEASE = timedelta(seconds=120)
 
 
 class OutboxRow(TypedDict):
@@ -158,13 +161,14 @@ async def enqueue(redis: ArqRedis, row_ids: Iterable[str]) -> None:
 
 async def due_for_enqueue(pool: Pool, now: datetime, limit: int = 1000) -> list[str]:
     """Pending rows whose next attempt is due and that have waited long enough to be left behind;
-    rows a job holds right now (locked, being sent) are not due."""
+    rows a job holds right now (claimed, its lease running) are not due."""
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT id::text AS id FROM outbox WHERE status = 'pending'"
             " AND next_attempt_at <= %s AND (attempts > 0 OR created_at <= %s)"
+            " AND (claimed_until IS NULL OR claimed_until <= %s)"
             " ORDER BY next_attempt_at, id LIMIT %s FOR UPDATE SKIP LOCKED",
-            (now, now - STALE_AFTER, limit),
+            (now, now - STALE_AFTER, now, limit),
         )
         return [row["id"] for row in await cur.fetchall()]
 
@@ -296,41 +300,55 @@ class Result(TypedDict):
 
 
 class Batch:
-    """Rows claimed by one delivery job, locked until it records their results."""
+    """Rows claimed by one delivery job (`claim`), held under its name until it records them.
+    No connection is held in between: the job sends while the rows wait, claimed."""
 
-    def __init__(self, cur: Cursor, rows: list[Delivery], now: datetime) -> None:
-        self.cur, self.rows, self.now = cur, rows, now
+    def __init__(self, rows: list[Delivery], holder: str, now: datetime) -> None:
+        self.rows, self.holder, self.now = rows, holder, now
         # Outbox ids of the guardians' alerts about claim links that could not be delivered,
         # written with the results: enqueue them once the batch has committed.
         self.alerts: list[str] = []
 
-    async def record(self, results: list[Result]) -> int:
-        """Every result in one statement; each row gets one more attempt. Rows count once. A
-        claim link that ended failed or skipped alerts the plan's guardians, in this transaction."""
+    async def record(
+        self,
+        pool: Pool,
+        results: list[Result],
+        *,
+        also: Callable[[Cursor], Awaitable[None]] | None = None,
+    ) -> int:
+        """Every result in one statement and one short transaction; each row gets one more attempt
+        and is released. Only rows still pending and still held by this batch count (a row whose
+        claim lapsed and that another job recorded first is left as that job recorded it). A claim
+        link that ended failed or skipped alerts the plan's guardians, in this transaction; `also`
+        runs in it too (the worker remembers the links these emails first carried)."""
         if not results:
             return 0
-        kinds = {row["id"]: row["kind"] for row in self.rows}
-        undelivered = [
-            r["id"]
-            for r in results
-            if r["status"] in ("failed", "skipped") and kinds.get(r["id"]) == "claim_link"
-        ]
-        values = ", ".join(["(%s::uuid, %s, %s, %s::timestamptz, %s)"] * len(results))
-        params: list[Any] = []
-        for r in results:
-            params += [r["id"], r["status"], r["reason"] or None, r["next_attempt_at"], r["provider_id"]]
-        await self.cur.execute(
-            "UPDATE outbox o SET status = v.status, last_error = v.reason, attempts = o.attempts + 1,"
-            " finished_at = CASE WHEN v.status = 'pending' THEN NULL ELSE %s::timestamptz END,"
-            " next_attempt_at = COALESCE(v.next_at, o.next_attempt_at), provider_id = v.provider_id,"
-            f" sent_to_bidx = CASE WHEN v.status = 'sent' THEN {_RECIPIENT_BIDX} END"
-            f" FROM (VALUES {values}) AS v(id, status, reason, next_at, provider_id)"
-            " WHERE o.id = v.id AND o.status = 'pending'",
-            [self.now, *params],
-        )
-        recorded = int(self.cur.rowcount)
-        self.alerts = await _alert_guardians(self.cur, undelivered, self.now)
-        return recorded
+        async with transaction(pool) as cur:
+            if also is not None:
+                await also(cur)
+            values = ", ".join(["(%s::uuid, %s, %s, %s::timestamptz, %s)"] * len(results))
+            params: list[Any] = []
+            for r in results:
+                params += [r["id"], r["status"], r["reason"] or None, r["next_attempt_at"], r["provider_id"]]
+            await cur.execute(
+                "UPDATE outbox o SET status = v.status, last_error = v.reason, attempts = o.attempts + 1,"
+                " finished_at = CASE WHEN v.status = 'pending' THEN NULL ELSE %s::timestamptz END,"
+                " next_attempt_at = COALESCE(v.next_at, o.next_attempt_at), provider_id = v.provider_id,"
+                f" sent_to_bidx = CASE WHEN v.status = 'sent' THEN {_RECIPIENT_BIDX} END,"
+                " claimed_by = NULL, claimed_until = NULL"
+                f" FROM (VALUES {values}) AS v(id, status, reason, next_at, provider_id)"
+                " WHERE o.id = v.id AND o.status = 'pending' AND o.claimed_by = %s"
+                " RETURNING o.id::text AS id, o.kind, o.status",
+                [self.now, *params, self.holder],
+            )
+            recorded = await cur.fetchall()
+            undelivered = [
+                r["id"]
+                for r in recorded
+                if r["kind"] == "claim_link" and r["status"] in ("failed", "skipped")
+            ]
+            self.alerts = await _alert_guardians(cur, undelivered, self.now)
+        return len(recorded)
 
 
 # The blind index of the recipient's address as it is now (at send): a bounce counts against
@@ -487,21 +505,33 @@ async def latest_claim_links(cur: Cursor, beneficiary_ids: list[str]) -> dict[st
     return {row["id"]: (row["status"], row["at"]) for row in await cur.fetchall()}
 
 
-@asynccontextmanager
-async def claim(pool: Pool, ring: KeyRing, row_ids: list[str], *, now: datetime) -> AsyncIterator[Batch]:
-    """Lock the rows among `row_ids` that are pending, due and not held by another job, in one
-    query (`FOR UPDATE SKIP LOCKED`), and keep them locked until the batch is recorded and
-    committed. Two jobs holding the same row id never both send it; a worker killed mid-batch
-    drops its connection, so PostgreSQL rolls back and releases the rows at once, still pending
-    with no attempt counted, for the rerun of the job (or the sweep). A first attempt is always
-    due (its time was written by the API's clock, which may run ahead of this host's); a retry
-    waits for the time this worker's side set from the backoff and Retry-After."""
+async def claim(pool: Pool, ring: KeyRing, row_ids: list[str], *, holder: str, now: datetime) -> Batch:
+    """Claim the rows among `row_ids` that are pending, due and not held by another job, for
+    `holder` (the job's id) until `now + LEASE`, in one short transaction, and read them with what
+    their templates need. The job then sends with no connection held (#28: a slow provider no
+    longer holds a connection and row locks per job) and records the results with
+    `Batch.record`.
+
+    Exactly once, as before: two jobs carrying the same row never both send it (the second skips
+    rows claimed by another holder whose lease runs); a worker killed mid-batch leaves its rows
+    pending with no attempt counted, and the rerun of the same job (the same id) claims them again
+    at once and sends them under the same Idempotency-Key; any other job may take them once the
+    lease has lapsed (the sweep sees them due then). A first attempt is always due (its time was
+    written by the API's clock, which may run ahead of this host's); a retry waits for the time
+    this worker's side set from the backoff and Retry-After."""
     async with transaction(pool) as cur:
         await cur.execute(
-            _SELECT + " WHERE o.id = ANY(%s::uuid[]) AND o.status = 'pending'"
-            " AND (o.attempts = 0 OR o.next_attempt_at <= %s)"
-            " ORDER BY o.id FOR UPDATE OF o SKIP LOCKED",
-            (list(row_ids), now),
+            "UPDATE outbox o SET claimed_by = %(holder)s, claimed_until = %(until)s"
+            " WHERE o.id IN (SELECT id FROM outbox WHERE id = ANY(%(ids)s::uuid[]) AND status = 'pending'"
+            "   AND (attempts = 0 OR next_attempt_at <= %(now)s)"
+            "   AND (claimed_by IS NULL OR claimed_until <= %(now)s OR claimed_by = %(holder)s)"
+            "   ORDER BY id FOR UPDATE SKIP LOCKED)"
+            " RETURNING o.id::text AS id",
+            {"holder": holder, "until": now + LEASE, "ids": list(row_ids), "now": now},
         )
+        claimed = [row["id"] for row in await cur.fetchall()]
+        if not claimed:
+            return Batch([], holder, now)
+        await cur.execute(_SELECT + " WHERE o.id = ANY(%s::uuid[]) ORDER BY o.id", (claimed,))
         rows = [_delivery(ring, row) for row in await cur.fetchall()]
-        yield Batch(cur, rows, now)
+    return Batch(rows, holder, now)
