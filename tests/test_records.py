@@ -142,6 +142,20 @@ async def test_scrub_records(vault: Archive, clock):
     assert_record(target, scrub.ScrubTarget)
 
 
+async def test_deletion_records(client):
+    from models.account import deletion
+
+    session = await sign_in(client)
+    now = client.app[CLOCK].now()
+    requested = await deletion.request(
+        client.app[DB], user_id=session.user["id"], confirm=session.keypair.public_key, now=now
+    )
+    assert_record(requested, deletion.Requested)
+    found = await deletion.get(client.app[DB], requested["deletion_id"])
+    assert found is not None
+    assert_record(found, deletion.Deletion)
+
+
 async def test_user_and_activity_records(client):
     session = await sign_in(client)
     pool, user_id, ring = client.app[DB], session.user["id"], client.app[SETTINGS].key_ring

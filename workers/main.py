@@ -15,7 +15,7 @@ from core import logging as app_logging
 from core.clock import Clock
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
-from workers import archive, context, email, keys, lifecycle, scrub, soroban
+from workers import account, archive, context, email, keys, lifecycle, scrub, soroban
 from workers.heartbeat import heartbeat
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,8 @@ FUNCTIONS: list[Any] = [
     func(email.deliver_email, max_tries=3, timeout=60),
     # One address looked up, a few rows written: milliseconds.
     func(email.resend_claim_link, max_tries=3, timeout=60),
+    # A few queries and one object removal per file (the rest is retried by sweep_archive).
+    func(account.delete_account, max_tries=3, timeout=120),
     # A few RPC calls of at most SOROBAN_RPC_TIMEOUT_SECONDS each; longer waits are deferrals.
     func(soroban.relay_transaction, max_tries=soroban.MAX_TRIES, timeout=60),
 ]
@@ -51,6 +53,7 @@ CRON_JOBS = [
     cron(archive.rewrap_archive_keys, minute=47, second=15),
     # Every minute; each run reads for at most scrub.RUN_SECONDS at the configured byte rate.
     cron(scrub.scrub_archive, second=20, run_at_startup=True),
+    cron(account.sweep_account_deletions, second=35, run_at_startup=True),
     cron(keys.reseal_claim_tokens, minute=52, second=15),
     # At startup too: it seals the plaintext rows written before migration 0012.
     cron(keys.reseal_private_texts, minute=57, second=15, run_at_startup=True),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
@@ -9,9 +11,9 @@ from marshmallow import fields, validate
 from api.account import auth
 from api.account.auth import UserSchema, user_schema
 from api.common import json_response
-from api.keys import DB, SETTINGS, USER_ID
-from api.schemas import PatchSchema, Text, error_responses
-from models.account import users
+from api.keys import ACCOUNTS, CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.schemas import BaseSchema, PatchSchema, Text, UtcDateTime, error_responses
+from models.account import deletion, users
 
 routes = web.RouteTableDef()
 
@@ -39,3 +41,60 @@ async def patch_me(request: web.Request) -> web.Response:
         request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID], changes=request["data"]
     )
     return json_response(user_schema.dump(user))
+
+
+class DeleteAccountSchema(BaseSchema):
+    confirm = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=100),
+        metadata={"description": "A wallet address (G…) that signs in to this account, to confirm."},
+    )
+
+
+class DeletionSchema(BaseSchema):
+    status = fields.String(required=True, metadata={"enum": ["deleting"]})
+    endedEverywhereBy = UtcDateTime(
+        required=True,
+        attribute="ended_everywhere_by",
+        metadata={"description": "Every session of the account is refused on every server by then."},
+    )
+    message = fields.String(required=True)
+
+
+deletion_schema = DeletionSchema()
+
+
+@routes.delete("/api/users/me")
+@docs(
+    tags=["users"],
+    summary="Delete your account and everything in it",
+    description="`confirm`: one of the account's wallet addresses. 202: every session ends (on this "
+    "server at once, on the others within 30 seconds, as with logout-all) and no wallet signs in to it "
+    "any more (signing in again starts a new, empty account); each guardian who accepted is emailed "
+    "that the plan no longer exists; then the worker deletes every row, stored file and cached key of "
+    "the account, within minutes once those emails are settled. Claim and guardian links then open "
+    "nothing (404). 409 while your guardians are verifying the plan, or once it is approved, ready or "
+    "released: the family's claim must not vanish mid-release. 400 if `confirm` is not one of your "
+    "wallets. What stays in backups, and for how long: docs/security.md.",
+    responses=error_responses(400, 401, 409),
+)
+@request_schema(DeleteAccountSchema, required=True)
+@response_schema(DeletionSchema, 202)
+async def delete_me(request: web.Request) -> web.Response:
+    now = request.app[CLOCK].now()
+    await deletion.start(
+        request.app[DB],
+        request.app[REDIS],
+        request.app[ACCOUNTS],
+        user_id=request[USER_ID],
+        confirm=request["data"]["confirm"],
+        now=now,
+    )
+    everywhere = now + timedelta(seconds=users.ACCOUNT_CHECK_SECONDS)
+    body = {
+        "status": "deleting",
+        "ended_everywhere_by": everywhere,
+        "message": "Your account is being deleted: every session has ended, your guardians are being told "
+        "the plan no longer exists, and then everything is removed.",
+    }
+    return json_response(deletion_schema.dump(body), status=202)

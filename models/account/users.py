@@ -7,8 +7,8 @@ from typing import Any, TypedDict
 
 import psycopg2.errors
 
-from core.db import Pool, fetch_one, transaction
-from core.errors import Conflict, NotFound
+from core.db import Cursor, Pool, fetch_one, transaction
+from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
 from models.common import as_record
@@ -213,6 +213,32 @@ async def remove_wallet(
         )
     check.remember(user_id, generation, now.timestamp())
     return generation
+
+
+async def retire(cur: Cursor, *, user_id: str, confirm: str) -> int:
+    """The first step of deleting an account (models.account.deletion), in its transaction: no
+    wallet signs in to it any more (the next sign-in with one starts a new, empty account: the
+    account's own `wallet_address` becomes a tombstone) and every session ends, as logout-all
+    ends them. 400 unless `confirm` is one of its wallets. Returns the new session generation."""
+    await cur.execute("SELECT id FROM users WHERE id = %s FOR UPDATE", (user_id,))
+    if await cur.fetchone() is None:
+        raise NotFound("User")
+    await cur.execute("SELECT wallet_address FROM user_wallets WHERE user_id = %s", (user_id,))
+    if confirm not in {row["wallet_address"] for row in await cur.fetchall()}:
+        raise validation_error({"confirm": ["Must be a wallet address of this account."]})
+    await cur.execute("DELETE FROM user_wallets WHERE user_id = %s", (user_id,))
+    await cur.execute(
+        "UPDATE users SET wallet_address = 'deleted:' || id::text,"
+        " session_generation = session_generation + 1, updated_at = clock_timestamp()"
+        " WHERE id = %s RETURNING session_generation",
+        (user_id,),
+    )
+    return int((await cur.fetchone())["session_generation"])
+
+
+async def delete(cur: Cursor, *, user_id: str) -> None:
+    """The account's last step: every row of it goes, every table cascading from `users`."""
+    await cur.execute("DELETE FROM users WHERE id = %s", (user_id,))
 
 
 # How long a process trusts what it last read about an account (that it exists, its session

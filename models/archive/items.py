@@ -291,6 +291,18 @@ async def remove_object(pool: Pool, storage: Storage, *, key: str) -> bool:
     return True
 
 
+async def queue_account_removals(cur: Cursor, *, user_id: str) -> list[str]:
+    """Every object of an account being deleted, recorded in archive_deletions in the deletion's
+    last transaction (the rows then cascade away): removed after it, retried by the sweeper."""
+    await cur.execute(
+        "WITH keys AS (SELECT storage_key FROM archive_items WHERE user_id = %s AND storage_key IS NOT NULL),"
+        " queued AS (INSERT INTO archive_deletions (storage_key) SELECT storage_key FROM keys"
+        " ON CONFLICT DO NOTHING) SELECT storage_key FROM keys",
+        (user_id,),
+    )
+    return [row["storage_key"] for row in await cur.fetchall()]
+
+
 async def check_media(cur: Cursor, *, user_id: str, media_id: str | None) -> str | None:
     """A message's media must be one of the owner's archive items of type photo, video or
     voice, in any status (it may still be pending); 400 otherwise. Returns the id as text."""

@@ -353,6 +353,13 @@ def _archive_item_damaged(d: Delivery, links: dict[str, str]) -> tuple[str, str]
     )
 
 
+def _plan_deleted(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    return (
+        f"{_owner(d)}'s plan no longer exists",
+        f"{_owner(d)} has deleted their legacy plan, so there is nothing more for you to do as its guardian.",
+    )
+
+
 TEMPLATES: dict[str, Template] = {
     "check_in_reminder": _check_in_reminder,
     "grace_started": _grace_started,
@@ -376,6 +383,7 @@ TEMPLATES: dict[str, Template] = {
     "wallet_change_requested": _wallet_change_requested,
     "guardian_email_bounced": _guardian_email_bounced,
     "archive_item_damaged": _archive_item_damaged,
+    "plan_deleted": _plan_deleted,
 }
 # Appended to every guardian email (the invitation says it in its own words).
 GUARDIAN_PAGE_TEXT = (
@@ -424,7 +432,7 @@ def render(d: Delivery, *, ring: KeyRing, base_url: str, app_url: str) -> Email:
     subject, text = TEMPLATES[d["kind"]](d, links)
     if "check_in" in links:
         text += "\n\n" + CHECK_IN_LINK_TEXT.format(url=links["check_in"])
-    if "guardian" in links and d["kind"] != "guardian_invitation":
+    if "guardian" in links and d["kind"] not in ("guardian_invitation", "plan_deleted"):  # a page soon gone
         text += "\n\n" + GUARDIAN_PAGE_TEXT.format(url=links["guardian"])
     greeting = f"Dear {d['recipient_name']}," if d["recipient_name"] else "Hello,"
     paragraphs = [p for p in text.split("\n\n") if p]

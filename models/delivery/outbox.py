@@ -148,6 +148,22 @@ async def add_for_beneficiaries(
     return [row["id"] for row in await cur.fetchall()]
 
 
+async def unsettled(pool: Pool, row_ids: list[str]) -> int:
+    """How many of these rows are still to be sent (a deletion waits for its goodbyes)."""
+    async with autocommit(pool) as cur:
+        await cur.execute(
+            "SELECT count(*)::int AS n FROM outbox WHERE id = ANY(%s::uuid[]) AND status = 'pending'",
+            (row_ids,),
+        )
+        row = await cur.fetchone()
+    return int(row["n"])
+
+
+async def delete_for_owner(cur: Cursor, owner_id: str) -> None:
+    """An account's own emails not tied to its plan (which cascade with it): its deletion's."""
+    await cur.execute("DELETE FROM outbox WHERE recipient_type = 'owner' AND recipient_id = %s", (owner_id,))
+
+
 def batches(row_ids: list[str]) -> list[list[str]]:
     return [row_ids[i : i + BATCH] for i in range(0, len(row_ids), BATCH)]
 

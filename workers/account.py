@@ -1,0 +1,63 @@
+"""Account deletion, the worker's part (the request and the ledger: models/account/deletion.py).
+
+`delete_account` (job id `delete_account:<ledger id>`) finishes a deletion once the guardians'
+goodbye emails are settled: the account's Redis keys, then one transaction that queues every
+stored object for removal and deletes the account's rows with its ledger row, then the objects
+(what storage refuses now, the archive sweeper retries). Idempotent: a rerun finds no ledger row
+and does nothing. `sweep_account_deletions` re-enqueues every unfinished ledger row, so a lost
+job, a worker killed mid-way or emails still waiting never leave an account half-deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from core import queue
+from models.account import deletion as deletions
+from models.archive import items as archive
+from workers import context
+
+log = logging.getLogger(__name__)
+
+
+async def delete_account(ctx: dict[str, Any], deletion_id: str) -> str:
+    app = context.get(ctx)
+    pool = app.db
+    found = await deletions.get(pool, deletion_id)
+    if found is None:
+        return "done"
+    await deletions.count_attempt(pool, deletion_id)
+    waiting = await deletions.emails_unsettled(pool, found)
+    if waiting:
+        return f"waiting for {waiting} goodbye emails"  # the sweeper comes back within a minute
+    await deletions.forget_in_redis(app.redis, await deletions.redis_ids(pool, found))
+    keys = await deletions.finish(pool, found)
+    removed = 0
+    if app.storage is not None:
+        for key in keys:
+            if not await archive.remove_object(pool, app.storage, key=key):
+                break  # storage is down: sweep_archive retries every archive_deletions row
+            removed += 1
+    log.info(
+        "account deleted",
+        # The opaque account id, so an operator restoring an older backup can delete it again
+        # (docs/operations.md); no name, address or wallet.
+        extra={
+            "deletionId": deletion_id,
+            "accountId": found["user_id"],
+            "objects": len(keys),
+            "objectsRemoved": removed,
+        },
+    )
+    return "deleted"
+
+
+async def sweep_account_deletions(ctx: dict[str, Any]) -> int:
+    """Every minute: re-enqueue unfinished deletions (waiting emails, a lost job, a crash)."""
+    app = context.get(ctx)
+    queued = 0
+    for deletion_id in await deletions.pending(app.db):
+        if await queue.after_commit(app.redis, deletions.DELETE_JOB, deletion_id, row_id=deletion_id):
+            queued += 1
+    return queued
