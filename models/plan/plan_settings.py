@@ -153,6 +153,11 @@ def warnings(plan: Plan, known: Facts) -> list[str]:
             "When the verification deadline passes, your plan goes on waiting: if your guardians cannot "
             "or do not answer, it is never released and your beneficiaries are never told."
         )
+    if not plan["allow_beneficiary_requests"]:
+        advice.append(
+            "Your beneficiaries cannot ask for a verification: if your guardians stay silent, only your "
+            "silence past the grace period starts one."
+        )
     if known["owner_wallets"] < 2:
         advice.append(
             "You sign in with a single wallet: link a second one (POST /api/auth/link-wallet) so that "
