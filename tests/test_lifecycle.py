@@ -34,10 +34,9 @@ async def test_a_new_plan_is_a_draft_that_says_what_blocks_activation(client):
         "guardianThreshold": None,
         "verificationTimeoutSeconds": 30 * DAY,  # #24: no release waits for ever
         "onVerificationTimeout": "release",
-        "allowBeneficiaryRequests": True,
     }
     assert body["readiness"]["ready"] is False
-    assert len(body["readiness"]["problems"]) == 3  # beneficiaries, guardians, email
+    assert len(body["readiness"]["problems"]) == 4  # beneficiaries, guardians, name (#25), email
     resp = await client.post("/api/legacy/activate", headers=owner.headers)
     assert resp.status == 409
     error = await resp.json()
@@ -47,7 +46,9 @@ async def test_a_new_plan_is_a_draft_that_says_what_blocks_activation(client):
 
 async def test_activation_needs_allocations_of_exactly_100(client):
     owner = await sign_in(client)
-    resp = await client.patch("/api/users/me", json={"email": "o@example.org"}, headers=owner.headers)
+    resp = await client.patch(
+        "/api/users/me", json={"email": "o@example.org", "name": "Olive"}, headers=owner.headers
+    )
     assert resp.status == 200
     await create(client, owner, "beneficiaries", allocationPercentage=90)
     await create(client, owner, "guardians")

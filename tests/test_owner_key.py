@@ -9,7 +9,14 @@ import json
 from stellar_sdk import Keypair, StrKey
 
 from tests.helpers import assert_error, challenge, sign, sign_in
-from tests.lifecycle_helpers import activate_plan, approve_plan, get_overview, report
+from tests.lifecycle_helpers import (
+    activate_plan,
+    approve,
+    approve_plan,
+    get_overview,
+    guardian_session,
+    report,
+)
 from tests.plan_helpers import activity_rows, create, query
 
 
@@ -28,7 +35,7 @@ async def test_a_sign_in_during_verification_leaves_the_plan_and_a_check_in_veto
     notice = overview["verificationNotice"]
     assert "Guardian 0" in notice and overview["verificationStartedAt"][:16] in notice
     assert "only an explicit check-in stops it" in notice and "signing in" in notice
-    assert "no deadline" in notice
+    assert "deadline" in notice
     kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
     assert kinds.count("account.signed_in_during_verification") == 1
     assert "plan.vetoed" not in kinds and "plan.check_in" not in kinds
@@ -184,3 +191,191 @@ async def test_with_a_contract_the_primary_wallet_stays(make_client):
     assert resp.status == 409 and "on-chain" in (await resp.json())["message"]
     resp = await client.delete(f"/api/auth/wallets/{second.public_key}", headers=owner.headers)
     assert resp.status == 204
+
+
+def changes_mail(email_provider, address):
+    """The owner's digests and address-change notices (not the lifecycle's own emails)."""
+    return [m for m in email_provider.to(address) if "change" in m.body["subject"]]
+
+
+def digests(settings):
+    return query(
+        settings, "SELECT status, context FROM outbox WHERE kind = 'account_changes' ORDER BY created_at"
+    )
+
+
+async def test_the_owner_hears_of_every_change_once_a_minute(
+    client, clock, run_worker, email_provider, settings
+):
+    owner = await sign_in(client)
+    # While drafting nothing is told: the owner is still setting up.
+    draft_heir = await create(client, owner, "beneficiaries", name="Drafted", allocationPercentage=10)
+    resp = await client.delete(f"/api/beneficiaries/{draft_heir['id']}", headers=owner.headers)
+    assert resp.status == 204
+    setup = await activate_plan(client, owner, guardians=3)
+    assert digests(settings) == []
+
+    heir, guardian = setup.beneficiaries[0], setup.guardians[0].row
+    wallet = Keypair.random()
+    edits = [
+        ("PATCH", f"/api/beneficiaries/{heir['id']}", {"email": "new-heir@example.org"}),
+        ("PATCH", f"/api/beneficiaries/{heir['id']}", {"walletAddress": Keypair.random().public_key}),
+        ("PATCH", f"/api/guardians/{guardian['id']}", {"email": "new-guardian@example.org"}),
+        ("PATCH", f"/api/guardians/{guardian['id']}", {"walletAddress": Keypair.random().public_key}),
+        ("PATCH", f"/api/beneficiaries/{heir['id']}", {"relationship": "niece"}),  # not told
+    ]
+    for method, path, body in edits:
+        resp = await client.request(method, path, json=body, headers=owner.headers)
+        assert resp.status == 200, await resp.text()
+    added = await create(client, owner, "guardians", name="Gwen Added", email="gwen@example.org")
+    resp = await client.delete(f"/api/guardians/{setup.guardians[2].row['id']}", headers=owner.headers)
+    assert resp.status == 204, await resp.text()
+    await link(client, owner, wallet)
+    clock.advance(seconds=30)
+    resp = await client.delete(f"/api/auth/wallets/{wallet.public_key}", headers=owner.headers)
+    assert resp.status == 204
+    owner = await sign_in(client, owner.keypair)
+
+    # One digest, not sent before its minute is over.
+    [digest] = digests(settings)
+    assert digest["status"] == "pending" and len(digest["context"]["changes"]) == 8
+    assert "Heir 0" not in json.dumps(digest["context"])  # names are sealed in the row
+    await run_worker(settings=email_provider.settings)
+    assert changes_mail(email_provider, "owner@example.org") == []
+    clock.advance(seconds=31)
+    await run_worker(settings=email_provider.settings)
+    [mail] = changes_mail(email_provider, "owner@example.org")
+    text = mail.body["text"]
+    assert mail.body["subject"] == "8 changes to your legacy plan"
+    for line in (
+        "Heir 0 (beneficiary): email address changed",
+        "Heir 0 (beneficiary): Stellar wallet changed",
+        "Guardian 0 (guardian): email address changed",
+        "Guardian 0 (guardian): Stellar wallet changed",
+        "Gwen Added: added as a guardian",
+        "Guardian 2: removed from your guardians",
+        f"The wallet {wallet.public_key}: linked to your account",
+        f"The wallet {wallet.public_key}: removed from your account",
+    ):
+        assert line in text, line
+    assert "niece" not in text and "new-heir@example.org" not in text and "gwen@example.org" not in text
+    assert "check in" in text and "sign out everywhere" in text and "review your beneficiaries" in text
+    assert added["id"]
+
+    # A later change starts the next digest; the owner's address: both addresses are told.
+    resp = await client.patch("/api/users/me", json={"email": "moved@example.org"}, headers=owner.headers)
+    assert resp.status == 200
+    await run_worker(settings=email_provider.settings)
+    [old] = changes_mail(email_provider, "owner@example.org")[1:]
+    assert "was changed" in old.body["subject"] and "moved@example.org" not in old.body["text"]
+    assert "sign out everywhere" in old.body["text"]
+    clock.advance(seconds=61)
+    await run_worker(settings=email_provider.settings)
+    [new] = changes_mail(email_provider, "moved@example.org")
+    assert new.body["subject"] == "A change to your legacy plan"
+    assert "Your email address: changed to this one" in new.body["text"]
+
+
+async def test_activation_needs_the_owners_name_and_invitations_wait_for_it(
+    client, run_worker, email_provider, settings
+):
+    owner = await sign_in(client)
+    resp = await client.patch("/api/users/me", json={"email": "nameless@example.org"}, headers=owner.headers)
+    assert resp.status == 200
+    await create(client, owner, "beneficiaries", allocationPercentage=100)
+    keypair = Keypair.random()
+    guardian = await create(
+        client, owner, "guardians", name="Gail", email="gail@example.org", walletAddress=keypair.public_key
+    )
+    assert guardian["invitedAt"] is None
+    await run_worker(settings=email_provider.settings)
+    assert email_provider.to("gail@example.org") == []  # no "the person who named you"
+    resp = await client.post("/api/legacy/activate", headers=owner.headers)
+    assert resp.status == 409
+    problems = (await resp.json())["details"]["readiness"]["problems"]
+    assert "Add your name so guardians and heirs know whose plan this is." in problems
+
+    resp = await client.patch("/api/users/me", json={"name": "Nora Named"}, headers=owner.headers)
+    assert resp.status == 200
+    [row] = await (await client.get("/api/guardians", headers=owner.headers)).json()
+    assert row["invitedAt"] is not None
+    await run_worker(settings=email_provider.settings)
+    [mail] = email_provider.to("gail@example.org")
+    assert "Nora Named" in mail.body["subject"] and "Nora Named" in mail.body["text"]
+    assert "the person who named you" not in mail.body["text"]
+    problems = (await get_overview(client, owner))["readiness"]["problems"]
+    assert not any("Add your name" in p for p in problems)
+
+
+async def test_warnings_for_a_guardian_who_inherits_and_a_single_approval(client):
+    owner = await sign_in(client)
+    heir_wallet = Keypair.random().public_key
+    await create(
+        client, owner, "beneficiaries", name="Ann", email="ANN@example.org", walletAddress=heir_wallet
+    )
+    await create(client, owner, "guardians", name="Ann as guardian", email="ann@Example.org")
+    await create(client, owner, "guardians", name="Bob", email="bob@example.org", walletAddress=heir_wallet)
+    await create(client, owner, "guardians", name="Cy", email="cy@example.org")
+    warnings = (await get_overview(client, owner))["readiness"]["warnings"]
+    [both] = [w for w in warnings if "both a guardian and a beneficiary" in w]
+    assert "Ann as guardian, Bob are" in both and "Cy" not in both
+    assert not any("One guardian's approval" in w for w in warnings)  # a majority of 3 is 2
+    resp = await client.patch("/api/legacy", json={"guardianThreshold": 1}, headers=owner.headers)
+    assert resp.status == 200
+    warnings = (await get_overview(client, owner))["readiness"]["warnings"]
+    assert any("One guardian's approval is enough" in w for w in warnings)
+
+
+async def released_after_report(client, clock, run_worker, email_provider, owner, reason):
+    setup = await activate_plan(client, owner, guardians=2)
+    resp = await client.post(
+        f"/api/legacy/guardianships/{setup.plan_id}/report",
+        json={"reason": reason},
+        headers=(await guardian_session(client, setup.guardians[0])).headers,
+    )
+    assert resp.status == 200, await resp.text()
+    for guardian in setup.guardians:
+        assert (await approve(client, setup, guardian)).status == 200
+    clock.advance(seconds=setup.overview["settings"]["cancelWindowSeconds"] + 1)
+    await run_worker(settings=email_provider.settings)
+    assert (await get_overview(client, owner))["status"] == "Released"
+    return setup
+
+
+async def test_a_reported_death_brings_sympathy_and_other_reasons_neutral_words(
+    client, clock, run_worker, email_provider, settings
+):
+    # A reason outside the four is a 400.
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=2)
+    session = await guardian_session(client, setup.guardians[0])
+    resp = await client.post(
+        f"/api/legacy/guardianships/{setup.plan_id}/report",
+        json={"reason": "boredom"},
+        headers=session.headers,
+    )
+    assert resp.status == 400
+
+    for reason, owner_words, guardian_words in (
+        ("death", "reported your death", "has died"),
+        ("unreachable", "cannot reach you", "cannot reach Olive Owner"),
+    ):
+        email_provider.requests.clear()
+        owner = await sign_in(client)
+        setup = await released_after_report(client, clock, run_worker, email_provider, owner, reason)
+        await run_worker(settings=email_provider.settings)
+        [started] = [m for m in email_provider.to("owner@example.org") if "verify" in m.body["subject"]]
+        assert owner_words in started.body["text"]
+        [asked] = [
+            m for m in email_provider.to("guardian1@example.org") if "help is needed" in m.body["subject"]
+        ]
+        assert guardian_words in asked.body["text"]
+        [link] = email_provider.to("heir0@example.org")
+        page = await (await client.get(f"/claim/{setup.beneficiaries[0]['claimToken']}")).text()
+        if reason == "death":
+            assert link.body["text"].count("sorry for your loss") == 1 and "sorry for your loss" in page
+        else:
+            assert "sorry" not in link.body["text"] and "sorry" not in page
+            assert "left something for you" in link.body["subject"]
+        kinds = {r["kind"]: r["metadata"] for r in activity_rows(settings, owner.user["id"])}
+        assert kinds["guardian.reported"]["reason"] == reason

@@ -162,7 +162,9 @@ async def test_user_and_activity_records(client):
     user = await users.get_by_wallet(pool, ring, session.keypair.public_key)
     assert user is not None
     assert_record(user, users.SigningIn)
-    updated = await users.update_profile(pool, ring, user_id=user_id, changes={"name": "Ada"})
+    updated = await users.update_profile(
+        pool, ring, client.app[REDIS], user_id=user_id, changes={"name": "Ada"}, now=client.app[CLOCK].now()
+    )
     assert_record(updated, users.UserWithWallets)
     assert updated["wallets"] == [session.keypair.public_key]
     await create(client, session, "assets")  # an entry with metadata

@@ -256,6 +256,7 @@ async def remove_wallet(request: web.Request) -> web.Response:
     now = request.app[CLOCK].now()
     await users.remove_wallet(
         request.app[DB],
+        request.app[SETTINGS].key_ring,
         request.app[ACCOUNTS],
         user_id=request[USER_ID],
         wallet_address=request.match_info["address"],

@@ -38,7 +38,12 @@ routes.get("/api/users/me")(auth.me)
 @response_schema(UserSchema, 200)
 async def patch_me(request: web.Request) -> web.Response:
     user = await users.update_profile(
-        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID], changes=request["data"]
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        request.app[REDIS],
+        user_id=request[USER_ID],
+        changes=request["data"],
+        now=request.app[CLOCK].now(),
     )
     return json_response(user_schema.dump(user))
 

@@ -89,7 +89,14 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
     if shown["ready"] is not None:
         ready = shown["ready"]
         owner = ready["owner_name"] or "The person who made this plan"
-        return html.render("capsule_ready.html", title=f"From {owner}", owner=owner, ready=ready, **signing)
+        return html.render(
+            "capsule_ready.html",
+            title=f"From {owner}",
+            owner=owner,
+            ready=ready,
+            sympathy=capsule["report_reason"] == "death",
+            **signing,
+        )
     contents = shown["contents"]
     if contents is None:
         return html.render("capsule_locked.html", title="Nothing here yet")
@@ -116,6 +123,8 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
         kind_words=kind_words,
         asset_words=asset_words,
         share=share(contents["allocation_percentage"]),
+        # Sympathy only when a guardian reported a death; neutral words otherwise (#25).
+        sympathy=capsule["report_reason"] == "death",
         **signing,
     )
 

@@ -11,7 +11,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate
 
 from api.common import json_response, list_response
-from api.keys import DB, SETTINGS, USER_ID
+from api.keys import CLOCK, DB, SETTINGS, USER_ID
 from api.schemas import (
     BaseSchema,
     PageQuerySchema,
@@ -146,7 +146,11 @@ async def list_beneficiaries(request: web.Request) -> web.Response:
 @response_schema(BeneficiarySchema, 201)
 async def create_beneficiary(request: web.Request) -> web.Response:
     row = await beneficiaries.create(
-        request.app[DB], _ring(request), user_id=request[USER_ID], data=request["data"]
+        request.app[DB],
+        _ring(request),
+        user_id=request[USER_ID],
+        data=request["data"],
+        now=request.app[CLOCK].now(),
     )
     return json_response(beneficiary_schema.dump(row), status=201)
 
@@ -178,6 +182,7 @@ async def patch_beneficiary(request: web.Request) -> web.Response:
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
         changes=request["data"],
+        now=request.app[CLOCK].now(),
     )
     return json_response(beneficiary_schema.dump(row))
 
@@ -191,7 +196,13 @@ async def patch_beneficiary(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_beneficiary(request: web.Request) -> web.Response:
-    await beneficiaries.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
+    await beneficiaries.delete(
+        request.app[DB],
+        _ring(request),
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+        now=request.app[CLOCK].now(),
+    )
     return web.Response(status=204)
 
 

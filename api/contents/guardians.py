@@ -51,7 +51,10 @@ class GuardianSchema(BaseSchema):
         required=True,
         allow_none=True,
         attribute="invited_at",
-        metadata={"description": "When the invitation was (last) emailed."},
+        metadata={
+            "description": "When the invitation was (last) emailed; null while it waits for your name "
+            "(PATCH /api/users/me): no invitation goes out without saying whose plan it is."
+        },
     )
     acceptedAt = UtcDateTime(
         required=True,
@@ -163,6 +166,7 @@ async def patch_guardian(request: web.Request) -> web.Response:
 async def delete_guardian(request: web.Request) -> web.Response:
     await guardians.delete(
         request.app[DB],
+        request.app[SETTINGS].key_ring,
         request.app[REDIS],
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],

@@ -16,6 +16,7 @@ from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, Text, UtcDateTime, error_responses
 from models.plan.guardianships import heirs, invitation, verification
+from models.plan.plans import REPORT_REASONS
 
 routes = web.RouteTableDef()
 
@@ -113,6 +114,14 @@ class AnswerSchema(BaseSchema):
 
 
 class ReportSchema(BaseSchema):
+    reason = fields.String(
+        allow_none=True,
+        validate=validate.OneOf(REPORT_REASONS),
+        metadata={
+            "description": "Optional: why you report (`death`, `incapacity`, `unreachable`, `other`). The "
+            "emails and the heirs' page choose their words by it: sympathy only when a death was reported."
+        },
+    )
     note = Text(
         validate=validate.Length(max=2000),
         allow_none=True,
@@ -272,6 +281,7 @@ async def report(request: web.Request) -> web.Response:
         raw_plan_id=plan_id,
         note=(request.get("data") or {}).get("note") or None,
         now=request.app[CLOCK].now(),
+        reason=(request.get("data") or {}).get("reason"),
     )
     return await _status_of(request, plan_id)
 

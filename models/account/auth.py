@@ -109,4 +109,4 @@ async def link_wallet(
     await prove_wallet(
         redis, wallet_address=wallet_address, signature=signature, client_ip=client_ip, now=now
     )
-    return await users.link_wallet(pool, ring, user_id=user_id, wallet_address=wallet_address)
+    return await users.link_wallet(pool, ring, user_id=user_id, wallet_address=wallet_address, now=now)

@@ -6,12 +6,16 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 import psycopg2.errors
+from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, fetch_one, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
 from models.common import as_record
+from models.contents import guardians
+from models.delivery import changes as owner_notices
+from models.delivery import outbox
 
 USER_COLUMNS = f"u.id, u.wallet_address, {sealed_text.select_list('users', 'u')}, u.created_at, u.updated_at"
 
@@ -101,12 +105,23 @@ async def get_with_wallets(pool: Pool, ring: KeyRing, user_id: str) -> UserWithW
 
 
 async def update_profile(
-    pool: Pool, ring: KeyRing, *, user_id: str, changes: dict[str, Any]
+    pool: Pool, ring: KeyRing, redis: ArqRedis, *, user_id: str, changes: dict[str, Any], now: datetime
 ) -> UserWithWallets:
-    """Apply name/email changes (sealed); the timeline names the fields, not their values."""
+    """Apply name/email changes (sealed); the timeline names the fields, not their values. A new
+    address is told to the owner at both addresses (models.delivery.changes)."""
     columns = [c for c in ("name", "email") if c in changes]
     values = sealed_text.sealed_values(ring, "users", user_id, {c: changes[c] for c in columns})
+    row_ids: list[str] = []
     async with transaction(pool) as cur:
+        await cur.execute(
+            f"SELECT u.id, {sealed_text.select_list('users', 'u', ('email',))} FROM users u WHERE u.id = %s"
+            " FOR UPDATE",
+            (user_id,),
+        )
+        before = await cur.fetchone()
+        if before is None:
+            raise NotFound("User")
+        previous = sealed_text.open_row(ring, "users", before)["email"]
         assignments = ", ".join(f"{c} = %s" for c in values)
         await cur.execute(
             f"UPDATE users SET {assignments}, updated_at = clock_timestamp() WHERE id = %s RETURNING id",
@@ -122,10 +137,23 @@ async def update_profile(
             summary="Profile updated",
             metadata={"fields": columns},
         )
+        if changes.get("name"):  # invitations that waited for the owner's name go now (#25)
+            row_ids += await guardians.invite_waiting(cur, ring, user_id=user_id, now=now)
+        if "email" in changes and changes["email"] != previous:
+            await owner_notices.tell_owner(
+                cur, ring, user_id=user_id, change="owner_email", name=changes["email"], now=now
+            )
+            if previous is not None:
+                row_ids += await owner_notices.tell_previous_address(
+                    cur, ring, user_id=user_id, address=previous, now=now
+                )
+    await outbox.enqueue(redis, row_ids)
     return await get_with_wallets(pool, ring, user_id)
 
 
-async def link_wallet(pool: Pool, ring: KeyRing, *, user_id: str, wallet_address: str) -> UserWithWallets:
+async def link_wallet(
+    pool: Pool, ring: KeyRing, *, user_id: str, wallet_address: str, now: datetime
+) -> UserWithWallets:
     """Attach a proven wallet; 409 if another account already signs in with it."""
     async with transaction(pool) as cur:
         await cur.execute("SELECT user_id FROM user_wallets WHERE wallet_address = %s", (wallet_address,))
@@ -148,11 +176,15 @@ async def link_wallet(pool: Pool, ring: KeyRing, *, user_id: str, wallet_address
                 summary="Another Stellar wallet was linked",
                 metadata={"walletAddress": wallet_address},
             )
+            await owner_notices.tell_owner(
+                cur, ring, user_id=user_id, change="wallet_linked", name=wallet_address, now=now
+            )
     return await get_with_wallets(pool, ring, user_id)
 
 
 async def remove_wallet(
     pool: Pool,
+    ring: KeyRing,
     check: AccountCheck,
     *,
     user_id: str,
@@ -210,6 +242,9 @@ async def remove_wallet(
             summary="A Stellar wallet was removed from your account and every session was ended"
             + ("; your oldest remaining wallet is now your primary one" if primary else ""),
             metadata={"walletAddress": wallet_address, **({"primaryNow": successor} if primary else {})},
+        )
+        await owner_notices.tell_owner(
+            cur, ring, user_id=user_id, change="wallet_removed", name=wallet_address, now=now
         )
     check.remember(user_id, generation, now.timestamp())
     return generation

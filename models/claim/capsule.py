@@ -55,6 +55,8 @@ class Capsule(TypedDict):
     release_at: datetime | None  # the end of the owner's cancel window
     owner_wallet: str
     claimed: bool  # this beneficiary's claim_assets is confirmed on-chain
+    # Why a guardian reported, if one said (plans.REPORT_REASONS): the page's words follow it.
+    report_reason: str | None
 
 
 class WalletBinding(TypedDict):
@@ -145,7 +147,7 @@ CAPSULE_SQL = (
     f" b.allocation_percentage, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
     " p.status AS plan_status, p.released_at,"
     " p.ready_at, b.wallet_address, b.wallet_bound_via, b.wallet_bound_at,"
-    " p.id AS plan_id, p.release_at, u.wallet_address AS owner_wallet,"
+    " p.id AS plan_id, p.release_at, u.wallet_address AS owner_wallet, p.report_reason,"
     " EXISTS (SELECT 1 FROM transactions t WHERE t.beneficiary_id = b.id"
     "   AND t.function = 'claim_assets' AND t.status = 'confirmed') AS claimed"
     " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"

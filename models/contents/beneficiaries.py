@@ -33,6 +33,7 @@ from core.files.crypto import IntegrityError, KeyRing
 from models import activity, sealed_text
 from models.common import OwnedRows, as_record, changed_values, lock_owner, parse_id, update_row, wire_names
 from models.contents import messages
+from models.delivery import changes as owner_notices
 from models.plan import plans
 
 SEAL_PURPOSE = "claim-token"
@@ -186,7 +187,9 @@ list_page = ROWS.list_page
 get = ROWS.get
 
 
-async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Beneficiary:
+async def create(
+    pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any], now: datetime
+) -> Beneficiary:
     beneficiary_id = str(uuid.uuid4())
     token = new_claim_token()
     texts = sealed_text.sealed_values(
@@ -226,13 +229,17 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
             summary="Beneficiary added",
             metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
         )
+        await owner_notices.tell_owner(
+            cur, ring, user_id=user_id, change="beneficiary_added", name=data["name"], now=now
+        )
     return _with_token(ring, row)
 
 
 async def update(
-    pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any]
+    pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any], now: datetime
 ) -> Beneficiary:
-    """Apply the fields given; an unchanged value writes nothing and records nothing."""
+    """Apply the fields given; an unchanged value writes nothing and records nothing. A new
+    address or wallet is told to the owner (models.delivery.changes)."""
     row_id = parse_id(raw_id, "Beneficiary")
     async with transaction(pool) as cur:
         if "allocation_percentage" in changes:
@@ -257,6 +264,16 @@ async def update(
                 summary="Beneficiary details updated",
                 metadata={"fields": wire_names(diff)},
             )
+            name = sealed_text.open_row(ring, "beneficiaries", row)["name"]
+            told: tuple[tuple[str, owner_notices.Change], ...] = (
+                ("email", "beneficiary_email"),
+                ("wallet_address", "beneficiary_wallet"),
+            )
+            for column, change in told:
+                if column in diff:
+                    await owner_notices.tell_owner(
+                        cur, ring, user_id=user_id, change=change, name=name, now=now
+                    )
     return _with_token(ring, row)
 
 
@@ -285,13 +302,15 @@ async def rotate_claim_token(pool: Pool, ring: KeyRing, *, user_id: str, raw_id:
     return _with_token(ring, row)
 
 
-async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
+async def delete(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: datetime) -> None:
     """Delete the beneficiary and take it out of every message audience (see docs/plan-contents.md)."""
     row_id = parse_id(raw_id, "Beneficiary")
     async with transaction(pool) as cur:
         await lock_owner(cur, ALLOCATION_LOCK, user_id)
         await plans.guard_contents(cur, user_id)
-        await ROWS.row(cur, user_id=user_id, row_id=row_id, lock=True)
+        removed = sealed_text.open_row(
+            ring, "beneficiaries", await ROWS.row(cur, user_id=user_id, row_id=row_id, lock=True)
+        )
         affected, emptied = await messages.remove_from_audiences(cur, row_id)
         await cur.execute("DELETE FROM beneficiaries WHERE id = %s AND user_id = %s", (row_id, user_id))
         await plans.guard_removal(cur, user_id, table="beneficiaries")
@@ -305,6 +324,9 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
             entity_id=row_id,
             summary=summary,
             metadata={"messageIds": affected, "messagesWithoutAudience": emptied},
+        )
+        await owner_notices.tell_owner(
+            cur, ring, user_id=user_id, change="beneficiary_removed", name=removed["name"], now=now
         )
 
 

@@ -22,6 +22,7 @@ from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
 from models.common import OwnedRows, as_record, changed_values, parse_id, update_row, wire_names
+from models.delivery import changes as owner_notices
 from models.delivery import outbox
 from models.plan import guardian_links, plans
 
@@ -66,14 +67,21 @@ async def _invite(
     guardian_id: str,
     now: datetime,
     plan_defaults: plans.NewPlan | None = None,
-) -> tuple[Guardian, str]:
-    """Ask (again) from now: any earlier answer is cleared. Returns the row and the outbox id."""
+) -> tuple[Guardian, str | None]:
+    """Ask (again) from now: any earlier answer is cleared. Returns the row and the outbox id;
+    None while the owner has no name (#25): the invitation would not say whose plan it is, and
+    reads like phishing. It goes when the owner adds one (`invite_waiting`); until then
+    `invited_at` is null."""
+    await cur.execute("SELECT name_sealed IS NOT NULL AS named FROM users WHERE id = %s", (user_id,))
+    named = bool((await cur.fetchone())["named"])
     await cur.execute(
         "UPDATE guardians SET invited_at = %s, accepted_at = NULL, declined_at = NULL WHERE id = %s"
         f" RETURNING {COLUMNS}",
-        (now, guardian_id),
+        (now if named else None, guardian_id),
     )
     row = _record(ring, await cur.fetchone())
+    if not named:
+        return row, None
     plan = await plans.get_or_create(cur, user_id, defaults=plan_defaults)
     row_id = await outbox.add(
         cur,
@@ -89,6 +97,29 @@ async def _invite(
         },
     )
     return row, row_id
+
+
+async def invite_waiting(cur: Cursor, ring: KeyRing, *, user_id: str, now: datetime) -> list[str]:
+    """The owner now has a name: every guardian whose invitation waited for it is invited.
+    Returns the outbox row ids to enqueue after COMMIT."""
+    await cur.execute(
+        "SELECT id FROM guardians WHERE user_id = %s AND invited_at IS NULL AND accepted_at IS NULL"
+        " AND declined_at IS NULL ORDER BY created_at, id FOR UPDATE",
+        (user_id,),
+    )
+    row_ids = []
+    for waiting in await cur.fetchall():
+        _, row_id = await _invite(cur, ring, user_id=user_id, guardian_id=waiting["id"], now=now)
+        if row_id is not None:
+            row_ids.append(row_id)
+            await activity.record(
+                cur,
+                user_id=user_id,
+                kind="guardian.invited",
+                entity_id=waiting["id"],
+                summary="Guardian invited, now that your profile says whose plan it is",
+            )
+    return row_ids
 
 
 async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str) -> None:
@@ -154,10 +185,15 @@ async def create(
             user_id=user_id,
             kind="guardian.created",
             entity_id=row["id"],
-            summary="Guardian added and invited",
+            summary="Guardian added and invited"
+            if invitation
+            else "Guardian added; the invitation goes once your profile has your name",
             metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
         )
-    await outbox.enqueue(redis, [invitation])
+        await owner_notices.tell_owner(
+            cur, ring, user_id=user_id, change="guardian_added", name=row["name"], now=now
+        )
+    await outbox.enqueue(redis, [invitation] if invitation else [])
     return row
 
 
@@ -200,7 +236,7 @@ async def update(
             unanswered = row["accepted_at"] is None and row["declined_at"] is None
             if "wallet_address" in diff or ("email" in diff and unanswered):
                 row, invitation = await _invite(cur, ring, user_id=user_id, guardian_id=row_id, now=now)
-                invitations.append(invitation)
+                invitations += [invitation] if invitation else []
             await activity.record(
                 cur,
                 user_id=user_id,
@@ -209,11 +245,22 @@ async def update(
                 summary="Guardian details updated" + (" and invited again" if invitations else ""),
                 metadata={"fields": wire_names(diff)},
             )
+            told: tuple[tuple[str, owner_notices.Change], ...] = (
+                ("email", "guardian_email"),
+                ("wallet_address", "guardian_wallet"),
+            )
+            for column, change in told:
+                if column in diff:
+                    await owner_notices.tell_owner(
+                        cur, ring, user_id=user_id, change=change, name=row["name"], now=now
+                    )
     await outbox.enqueue(redis, invitations)
     return row
 
 
-async def delete(pool: Pool, redis: ArqRedis, *, user_id: str, raw_id: str, now: datetime) -> None:
+async def delete(
+    pool: Pool, ring: KeyRing, redis: ArqRedis, *, user_id: str, raw_id: str, now: datetime
+) -> None:
     """Remove a guardian; if that leaves an Active plan fewer accepted guardians than the
     approvals it needs, the owner is emailed (`guardians_short`): the plan could not be
     released until they act."""
@@ -221,6 +268,7 @@ async def delete(pool: Pool, redis: ArqRedis, *, user_id: str, raw_id: str, now:
     row_ids: list[str] = []
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
+        removed = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
         await ROWS.delete(cur, user_id=user_id, row_id=row_id)
         await plans.guard_removal(cur, user_id, table="guardians")
         await activity.record(
@@ -241,6 +289,9 @@ async def delete(pool: Pool, redis: ArqRedis, *, user_id: str, raw_id: str, now:
                         context={"accepted": accepted, "needed": needed},
                     )
                 )
+        await owner_notices.tell_owner(
+            cur, ring, user_id=user_id, change="guardian_removed", name=removed["name"], now=now
+        )
     await outbox.enqueue(redis, row_ids)
 
 

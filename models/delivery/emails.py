@@ -34,7 +34,27 @@ Template = Callable[[Delivery, dict[str, str]], tuple[str, str]]
 
 
 def _owner(d: Delivery) -> str:
-    return d["owner_name"] or "the person who named you"
+    """The owner by name; a plan is activated and a guardian invited only once it has one (#25),
+    so the wallet stands in only for a name cleared since, never "the person who named you"."""
+    return d["owner_name"] or f"the holder of the Stellar wallet {d['owner_wallet']}"
+
+
+# What a guardian reported, in the words each email uses (plans.REPORT_REASONS; None: no reason
+# given, or no report at all). Sympathy only when a death was reported.
+_TO_OWNER = {
+    "death": "One of your guardians reported your death.",
+    "incapacity": "One of your guardians reported that you can no longer act for yourself.",
+    "unreachable": "One of your guardians reported that they cannot reach you.",
+}
+_TO_GUARDIAN = {
+    "death": "One of {owner}'s guardians has told us that {owner} has died.",
+    "incapacity": "One of {owner}'s guardians has told us that {owner} can no longer act for themselves.",
+    "unreachable": "One of {owner}'s guardians has told us that they cannot reach {owner}.",
+}
+
+
+def _sympathy(d: Delivery) -> str:
+    return "We are sorry for your loss. " if d["report_reason"] == "death" else ""
 
 
 def _check_in_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
@@ -57,13 +77,11 @@ def _grace_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
 
 
 def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    reason = d["context"].get("reason")
     why = (
-        "One of your guardians told us you may have died or can no longer act."
-        if reason == "guardian_report"
-        else f"{d['subject_name'] or 'One of your beneficiaries'}, whom you named in your plan, asked us to "
-        "verify whether you have died or can no longer act."
-        if reason == "beneficiary_request"
+        _TO_OWNER.get(
+            d["report_reason"] or "", "One of your guardians told us you may have died or can no longer act."
+        )
+        if d["context"].get("reason") == "guardian_report"
         else "We have not heard from you for longer than your plan allows."
     )
     return (
@@ -75,17 +93,13 @@ def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]
 
 
 def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    why = "We have reason to think they may have died or can no longer act."
-    if d["context"].get("reason") == "beneficiary_request":
-        heir = d["subject_name"] or "One of the people they named in their plan"
-        why = f"{heir}, one of the people {_owner(d)} named in their plan, asked us to verify whether they "
-        why += "have died or can no longer act."
-        if d["request_note"]:
-            why += f' They wrote: "{d["request_note"]}"'
     return (
         f"Your help is needed with {_owner(d)}'s plan",
-        f"You are a guardian of {_owner(d)}'s legacy plan. {why} If you know this to be true, please sign in "
-        "with your wallet and approve the release (or report it). "
+        f"You are a guardian of {_owner(d)}'s legacy plan. "
+        + _TO_GUARDIAN.get(
+            d["report_reason"] or "", "We have reason to think they may have died or can no longer act."
+        ).format(owner=_owner(d))
+        + " If you know this to be true, please sign in with your wallet and approve the release. "
         "If you are unsure, please do nothing for now: we release only when enough guardians agree.",
     )
 
@@ -209,15 +223,6 @@ def _guardian_declined(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _release_stopped(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    return (
-        f"{_owner(d)}'s plan is no longer ready to be released",
-        f"We recently sent you a link to {_owner(d)}'s legacy plan. The release has been stopped, so the "
-        "link opens nothing for now and there is nothing for you to do. If the plan becomes ready again, "
-        "we will write to you.",
-    )
-
-
 def _guardians_short(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return ("Your plan needs more guardians", "You removed a guardian." + _short(d["context"]))
 
@@ -299,7 +304,7 @@ def _claim_link(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     if stage == "ready":
         return (
             f"{_owner(d)} left something for you",
-            f"We are sorry for your loss. {_owner(d)} asked us to pass something on to you when the time "
+            f"{_sympathy(d)}{_owner(d)} asked us to pass something on to you when the time "
             "came. Everything is ready; one last step opens it, whenever you feel able:"
             f"\n\n{links['claim']}\n\n"
             "On that page you connect a Stellar wallet (an app that holds digital money, such as "
@@ -310,7 +315,7 @@ def _claim_link(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
         )
     return (
         f"{_owner(d)} left something for you",
-        f"We are sorry for your loss. {_owner(d)} asked us to pass something on to you when the time came. "
+        f"{_sympathy(d)}{_owner(d)} asked us to pass something on to you when the time came. "
         f"You can open it here, whenever you are ready:\n\n{links['claim']}\n\n"
         "This link is yours alone; please do not share it.",
     )
@@ -379,7 +384,58 @@ def _plan_deleted(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
+# The owner's digest of changes (models.delivery.changes): each line names the person and what
+# changed about them; never an address or any other value.
+_CHANGES = {
+    "beneficiary_added": ("{name}", "added as a beneficiary"),
+    "beneficiary_removed": ("{name}", "removed from your beneficiaries"),
+    "beneficiary_email": ("{name} (beneficiary)", "email address changed"),
+    "beneficiary_wallet": ("{name} (beneficiary)", "Stellar wallet changed"),
+    "guardian_added": ("{name}", "added as a guardian (and invited)"),
+    "guardian_removed": ("{name}", "removed from your guardians"),
+    "guardian_email": ("{name} (guardian)", "email address changed"),
+    "guardian_wallet": ("{name} (guardian)", "Stellar wallet changed (they are asked to accept again)"),
+    "wallet_linked": ("The wallet {name}", "linked to your account: it can now sign in as you"),
+    "wallet_removed": ("The wallet {name}", "removed from your account; every session was ended"),
+    "owner_email": ("Your email address", "changed to this one (the previous address was told too)"),
+}
+
+
+def _if_not_you(links: dict[str, str]) -> str:
+    return (
+        "If this was you, there is nothing to do. If it was not, someone else may hold your wallet's key. "
+        f"Sign in at {links['app']} with a wallet only you hold, check in, sign out everywhere (every "
+        "session ends), remove any wallet you do not recognise, and review your beneficiaries and guardians."
+    )
+
+
+def _account_changes(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    changes = d["context"].get("changes", [])
+    lines = []
+    for change in changes:
+        who, what = _CHANGES.get(change.get("what", ""), ("Your plan", "changed"))
+        name = change.get("name") or "(name unavailable)"  # sealed under a key retired since
+        lines.append(f"{_when(change.get('at'))} — {who.format(name=name)}: {what}.")
+    subject = (
+        "A change to your legacy plan" if len(lines) == 1 else f"{len(lines)} changes to your legacy plan"
+    )
+    return (
+        subject,
+        "Your legacy plan or account changed:\n\n" + "\n\n".join(lines) + "\n\n" + _if_not_you(links),
+    )
+
+
+def _owner_email_changed(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    return (
+        "The email address of your legacy plan was changed",
+        f"On {_when(d['context'].get('at'))} the email address of your legacy plan account was changed from "
+        "this one to another address; our emails about your plan now go there. " + _if_not_you(links),
+    )
+
+
 TEMPLATES: dict[str, Template] = {
+    "account_changes": _account_changes,
+    "owner_email_changed": _owner_email_changed,
     "check_in_reminder": _check_in_reminder,
     "grace_started": _grace_started,
     "verification_started": _verification_started,
@@ -394,7 +450,6 @@ TEMPLATES: dict[str, Template] = {
     "guardian_invitation": _guardian_invitation,
     "guardian_declined": _guardian_declined,
     "guardians_short": _guardians_short,
-    "release_stopped": _release_stopped,
     "verification_reminder": _verification_reminder,
     "verification_timeout": _verification_timeout,
     "deadline_warning": _deadline_warning,
@@ -445,6 +500,8 @@ def render(d: Delivery, *, ring: KeyRing, base_url: str, app_url: str) -> Email:
             version=d["guardian_page_version"],
         )
         links["guardian"] = guardian_links.url(base_url, token)
+    if d["kind"] in ("account_changes", "owner_email_changed"):
+        links["app"] = app_url  # where the owner signs in to act on it
     if d["check_in_link"]:
         key_id = d["check_in_key_id"] or ring.primary_id
         token = check_in_links.token_for(ring, key_id=key_id, outbox_id=d["id"])

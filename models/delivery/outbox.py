@@ -164,6 +164,34 @@ async def delete_for_owner(cur: Cursor, owner_id: str) -> None:
     await cur.execute("DELETE FROM outbox WHERE recipient_type = 'owner' AND recipient_id = %s", (owner_id,))
 
 
+# The owner's digest of changes to their plan and account (models.delivery.changes): one row
+# gathers every change within DIGEST_WINDOW of the first, and is sent when the window ends.
+DIGEST = "account_changes"
+
+
+async def add_to_digest(
+    cur: Cursor, *, plan_id: str, owner_id: str, change: dict[str, Any], now: datetime, window: timedelta
+) -> None:
+    """Append `change` to the owner's digest that is still gathering (pending, not yet due), or
+    start one due `window` from now. Not enqueued: the sweep sends it once due. Call under the
+    owner's notice lock (models.delivery.changes), so two changes cannot start two digests; a
+    digest a job is sending is locked and no longer pending once the append can look at it, so
+    the change starts the next one."""
+    await cur.execute(
+        "UPDATE outbox SET context = jsonb_set(context, '{changes}', (context->'changes') || %s::jsonb)"
+        " WHERE kind = %s AND recipient_type = 'owner' AND recipient_id = %s AND status = 'pending'"
+        " AND attempts = 0 AND next_attempt_at > %s RETURNING id",
+        (Json([change]), DIGEST, owner_id, now),
+    )
+    if await cur.fetchone() is not None:
+        return
+    await cur.execute(
+        "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at,"
+        " created_at) VALUES (%s, %s, 'owner', %s, %s, %s, %s)",
+        (DIGEST, plan_id, owner_id, Json({"changes": [change]}), now + window, now),
+    )
+
+
 def batches(row_ids: list[str]) -> list[list[str]]:
     return [row_ids[i : i + BATCH] for i in range(0, len(row_ids), BATCH)]
 
@@ -232,7 +260,8 @@ class Delivery(TypedDict):
     guardian_id: str | None
     guardian_page_version: int | None
     guardian_page_key_id: str | None
-    request_note: str | None  # an heir's note with their request to verify (context requestId)
+    # Why a guardian reported, if one said (plans.REPORT_REASONS): the words follow it.
+    report_reason: str | None
 
 
 # Names and addresses are sealed at rest (models/sealed_text.py): `_delivery` opens the recipient's
@@ -246,23 +275,40 @@ _SELECT = (
         for alias, table in _RECIPIENTS
     )
     + f" u.id AS u_id, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
-    " u.wallet_address AS owner_wallet, b.id AS beneficiary_id, b.claim_token_sealed,"
+    " u.wallet_address AS owner_wallet, p.report_reason, b.id AS beneficiary_id, b.claim_token_sealed,"
     " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
     " g.page_version AS guardian_page_version, g.page_key_id AS guardian_page_key_id,"
     f" ag.id AS ag_id, {sealed_text.select_list('guardians', 'ag', ('name',), prefix='ag_')},"
-    f" sb.id AS sb_id, {sealed_text.select_list('beneficiaries', 'sb', ('name',), prefix='sb_')},"
-    f" hr.id AS hr_id, {sealed_text.select_list('heir_requests', 'hr', prefix='hr_')}"
+    f" sb.id AS sb_id, {sealed_text.select_list('beneficiaries', 'sb', ('name',), prefix='sb_')}"
     " FROM outbox o LEFT JOIN plans p ON p.id = o.plan_id LEFT JOIN users u ON u.id = p.user_id"
     " LEFT JOIN beneficiaries sb ON sb.id = (o.context->>'beneficiaryId')::uuid"
     " LEFT JOIN guardians g ON o.recipient_type = 'guardian' AND g.id = o.recipient_id"
     " LEFT JOIN beneficiaries b ON o.recipient_type = 'beneficiary' AND b.id = o.recipient_id"
     " LEFT JOIN users ru ON o.recipient_type = 'owner' AND ru.id = o.recipient_id"
     " LEFT JOIN check_in_links l ON l.outbox_id = o.id"
-    # An heir's request to verify (#24): its note, sealed at rest, for the guardians' email.
-    " LEFT JOIN heir_requests hr ON hr.id = (o.context->>'requestId')::uuid AND hr.plan_id = o.plan_id"
     # The guardian an email to the owner is about (a decline), named in its context.
     " LEFT JOIN guardians ag ON ag.id = (o.context->>'guardianId')::uuid AND ag.user_id = p.user_id"
 )
+
+
+# Texts an outbox row may carry sealed in its context (models.delivery.changes): the names in
+# an owner's digest of changes, and the owner's previous address told of a change of address.
+# Sealed under "outbox" with their own uuid ("sealId") as the row id, opened only at send.
+def _open_context(ring: KeyRing, context: dict[str, Any]) -> dict[str, Any]:
+    def opened(sealed: str | None, seal_id: str, column: str) -> str | None:
+        try:
+            return sealed_text.open_text(ring, table="outbox", column=column, row_id=seal_id, sealed=sealed)
+        except sealed_text.SealedTextError:  # its key retired since: the email says "someone"
+            return None
+
+    if "changes" in context:
+        changes = [
+            {**c, "name": opened(c.get("nameSealed"), c["sealId"], "change_name")} for c in context["changes"]
+        ]
+        context = {**context, "changes": changes}
+    if "toSealed" in context:
+        context = {**context, "to": opened(context["toSealed"], context["sealId"], "address")}
+    return context
 
 
 def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
@@ -272,12 +318,15 @@ def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
         opened = sealed_text.open_row(ring, table, record, id_key=f"{alias}_id", prefix=f"{alias}_")
         address = address or opened[f"{alias}_email"]
         name = name or opened[f"{alias}_name"]
+    context = _open_context(ring, row["context"])
+    if "toSealed" in context:  # an address the row names itself (an owner's previous one)
+        address = context.get("to")
     subject = sealed_text.open_row(ring, "beneficiaries", row, id_key="sb_id", prefix="sb_")
     return Delivery(
         id=row["id"],
         kind=row["kind"],
         attempts=row["attempts"],
-        context=row["context"],
+        context=context,
         recipient_type=row["recipient_type"],
         address=address,
         recipient_name=name,
@@ -294,9 +343,7 @@ def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
         guardian_id=None if row["g_id"] is None else str(row["g_id"]),
         guardian_page_version=row["guardian_page_version"],
         guardian_page_key_id=row["guardian_page_key_id"],
-        request_note=sealed_text.open_row(ring, "heir_requests", row, id_key="hr_id", prefix="hr_")[
-            "hr_note"
-        ],
+        report_reason=row["report_reason"],
     )
 
 
@@ -376,10 +423,12 @@ class Batch:
 
 # The blind index of the recipient's address as it is now (at send): a bounce counts against
 # an address only while the person still has it (migrations/0021_email_events.sql).
+# A row sent to an address of its own (an owner's previous one) counts against nobody's.
 _RECIPIENT_BIDX = (
-    "CASE o.recipient_type"
-    " WHEN 'guardian' THEN (SELECT email_bidx FROM guardians WHERE id = o.recipient_id)"
-    " WHEN 'beneficiary' THEN (SELECT email_bidx FROM beneficiaries WHERE id = o.recipient_id)"
+    "CASE WHEN o.context->>'toSealed' IS NOT NULL THEN NULL"
+    " WHEN o.recipient_type = 'guardian' THEN (SELECT email_bidx FROM guardians WHERE id = o.recipient_id)"
+    " WHEN o.recipient_type = 'beneficiary'"
+    " THEN (SELECT email_bidx FROM beneficiaries WHERE id = o.recipient_id)"
     " ELSE (SELECT email_bidx FROM users WHERE id = o.recipient_id) END"
 )
 

@@ -162,17 +162,17 @@ async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed
         row = await cur.fetchone()
         if row is not None:
             report = sealed_text.open_row(ring, "plan_reports", row)
+            said = {
+                "death": "you have died",
+                "incapacity": "you can no longer act for yourself",
+                "unreachable": "they cannot reach you",
+            }.get(plan["report_reason"] or "", "you may have died or can no longer act")
             who = (
                 f"Your guardian {report['guardian_name']} reported on {wire_time(report['created_at'])} that "
-                "you may have died or can no longer act, and your guardians were asked to verify your plan"
+                f"{said}, and your guardians were asked to verify your plan"
             )
         else:
             who = f"A guardian reported on {wire_time(started)} that you may have died or can no longer act"
-    elif plan["verification_reason"] == "beneficiary_request":
-        who = (
-            f"One of your beneficiaries asked on {wire_time(started)} that your guardians verify whether you "
-            "have died or can no longer act, and your guardians were asked to verify your plan"
-        )
     if plan["status"] == APPROVED and plan["ready_at"] is not None:
         next_ = (
             f"your guardians approved it, and since {wire_time(plan['ready_at'])} your beneficiaries have "

@@ -18,7 +18,6 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict
 from core.files.crypto import KeyRing
-from models import activity
 from models.common import lock_owner
 from models.contents.beneficiaries import ALLOCATION_LOCK
 from models.delivery import outbox
@@ -143,6 +142,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
                 "verification_stage_done": 0,
                 "verification_timed_out_at": None,
                 "last_vetoed_at": now,
+                "report_reason": None,
                 "ready_at": None,
                 "round_threshold": None,
                 "deadline_stage_done": 0,
@@ -156,9 +156,6 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
             owner_id=user_id,
             now=now,
             guardians=Email("false_alarm"),
-            # Contract mode: the heirs were sent their links when it became ready; they hear, in
-            # neutral words, that the release is off (#24 section 5).
-            beneficiaries=Email("release_stopped") if plan["ready_at"] is not None else None,
             timeline=Entry(
                 "plan.vetoed",
                 "You checked in: the release was stopped and your guardians were told it was a false alarm",
@@ -242,14 +239,17 @@ async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: str, now:
         if plan is None or plan["status"] not in live:
             return
         if plan["status"] in FROZEN:
-            await activity.record(
+            await announce(
                 cur,
-                user_id=user_id,
-                kind="account.signed_in_during_verification",
-                entity_id=plan["id"],
-                summary="Someone signed in with your wallet while your guardians verify your plan. "
-                "Signing in does not stop the verification: only a check-in does",
-                metadata={"actor": "owner", "status": plan["status"]},
+                plan_id=plan["id"],
+                owner_id=user_id,
+                now=now,
+                timeline=Entry(
+                    "account.signed_in_during_verification",
+                    "Someone signed in with your wallet while your guardians verify your plan. "
+                    "Signing in does not stop the verification: only a check-in does",
+                    {"actor": "owner", "status": plan["status"]},
+                ),
             )
             return
         row_ids = await check_in_in(cur, plan=plan, now=now, via="sign_in")

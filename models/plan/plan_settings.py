@@ -41,11 +41,14 @@ class Facts(TypedDict):
     archive_items: int
     messages: int
     has_owner_email: bool  # the address itself is sealed: only whether there is one
+    has_owner_name: bool  # guardians and heirs are told whose plan it is by this name
     owner_email_bounced: bool  # the latest word from the provider on it: bounced or marked as spam
     accepted_guardians: int
     unanswered_guardians: list[str]  # names, oldest first: invited, no answer yet
     declined_guardians: list[str]
     owner_wallets: int
+    # Guardians who are also beneficiaries (same email, or a beneficiary's wallet), by name.
+    guardians_also_heirs: list[str]
 
 
 async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
@@ -64,11 +67,21 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
         " (SELECT count(*) FROM guardians WHERE user_id = u.id AND accepted_at IS NOT NULL)"
         " AS accepted_guardians,"
         " (SELECT count(*) FROM user_wallets WHERE user_id = u.id) AS owner_wallets,"
-        " u.email_sealed IS NOT NULL AS has_owner_email,"
+        " u.email_sealed IS NOT NULL AS has_owner_email, u.name_sealed IS NOT NULL AS has_owner_name,"
         f" {outbox.address_bounced('owner', 'u')} AS owner_email_bounced FROM users u WHERE u.id = %s",
         (user_id,),
     )
-    known = as_record(Facts, {**await cur.fetchone(), "unanswered_guardians": [], "declined_guardians": []})
+    known = as_record(
+        Facts,
+        {
+            **await cur.fetchone(),
+            "unanswered_guardians": [],
+            "declined_guardians": [],
+            "guardians_also_heirs": [],
+        },
+    )
+    if known["guardians"] and known["beneficiaries"]:
+        known["guardians_also_heirs"] = await _guardians_also_heirs(cur, ring, user_id)
     if known["accepted_guardians"] < known["guardians"]:
         await cur.execute(
             f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name',))}, g.declined_at"
@@ -81,6 +94,32 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
                 known["declined_guardians"] if guardian["declined_at"] else known["unanswered_guardians"]
             ).append(name)
     return known
+
+
+async def _guardians_also_heirs(cur: Cursor, ring: KeyRing, user_id: str) -> list[str]:
+    """Names of the guardians who are also beneficiaries: the same email address (compared as
+    the blind index compares it, trimmed and case-insensitive; the indexes are bound to their
+    table, so the sealed addresses are opened here) or a beneficiary's wallet."""
+    await cur.execute(
+        f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name', 'email'))},"
+        " EXISTS (SELECT 1 FROM beneficiaries b WHERE b.user_id = g.user_id"
+        " AND b.wallet_address = g.wallet_address) AS heir_wallet"
+        " FROM guardians g WHERE g.user_id = %s ORDER BY g.created_at, g.id",
+        (user_id,),
+    )
+    guardians = [sealed_text.open_row(ring, "guardians", row) for row in await cur.fetchall()]
+    await cur.execute(
+        f"SELECT b.id, {sealed_text.select_list('beneficiaries', 'b', ('email',))} FROM beneficiaries b"
+        " WHERE b.user_id = %s",
+        (user_id,),
+    )
+    emails = {
+        sealed_text.normalise(sealed_text.open_row(ring, "beneficiaries", row)["email"] or "")
+        for row in await cur.fetchall()
+    }
+    return [
+        g["name"] for g in guardians if g["heir_wallet"] or sealed_text.normalise(g["email"] or "") in emails
+    ]
 
 
 def readiness(plan: Plan, known: Facts) -> list[str]:
@@ -106,6 +145,8 @@ def readiness(plan: Plan, known: Facts) -> list[str]:
         )
     elif known["accepted_guardians"] < threshold(plan, known["standing_guardians"]):
         problems.append(_acceptance_problem(plan, known))
+    if not known["has_owner_name"]:
+        problems.append("Add your name so guardians and heirs know whose plan this is.")
     if not known["has_owner_email"]:
         problems.append("Add your email address to your profile, so reminders to check in can reach you.")
     elif known["owner_email_bounced"]:
@@ -153,10 +194,17 @@ def warnings(plan: Plan, known: Facts) -> list[str]:
             "When the verification deadline passes, your plan goes on waiting: if your guardians cannot "
             "or do not answer, it is never released and your beneficiaries are never told."
         )
-    if not plan["allow_beneficiary_requests"]:
+    if known["guardians_also_heirs"]:
+        names = ", ".join(known["guardians_also_heirs"])
         advice.append(
-            "Your beneficiaries cannot ask for a verification: if your guardians stay silent, only your "
-            "silence past the grace period starts one."
+            f"{names} {'is' if len(known['guardians_also_heirs']) == 1 else 'are'} both a guardian and a "
+            "beneficiary (the same email address or wallet): a guardian who inherits has a stake in the "
+            "release they confirm. Consider asking someone who does not inherit."
+        )
+    if known["guardians"] and threshold(plan, known["standing_guardians"]) == 1:
+        advice.append(
+            "One guardian's approval is enough to release your plan: a single person, mistaken or "
+            "dishonest, could release it. Add guardians and ask for at least two approvals."
         )
     if known["owner_wallets"] < 2:
         advice.append(

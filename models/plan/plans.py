@@ -31,7 +31,7 @@ STATUSES = (DRAFT, ACTIVE, PENDING, APPROVED, RELEASED)
 # While guardians verify, contents wait for the owner's check-in; after release, for good.
 FROZEN = (PENDING, APPROVED)
 
-Actor = Literal["owner", "guardian", "scheduler", "contract", "beneficiary"]
+Actor = Literal["owner", "guardian", "scheduler", "contract"]
 
 DEFAULT_CHECK_IN_INTERVAL = 90 * 24 * 3600
 DEFAULT_GRACE_PERIOD = 14 * 24 * 3600
@@ -58,8 +58,10 @@ COLUMNS = (
     " verification_round, verification_started_at, verification_reason, approved_at, release_at,"
     " released_at, created_at, updated_at, verification_timeout_seconds, on_verification_timeout,"
     " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at, round_threshold,"
-    " deadline_stage_done, deadline_warned_at, deadline_warning_seconds, allow_beneficiary_requests"
+    " deadline_stage_done, deadline_warned_at, deadline_warning_seconds, report_reason"
 )
+# Why a guardian reported (optional): emails and the heir's page choose their words by it.
+REPORT_REASONS = ("death", "incapacity", "unreachable", "other")
 SETTINGS_COLUMNS = (
     "check_in_interval_seconds",
     "grace_period_seconds",
@@ -67,7 +69,6 @@ SETTINGS_COLUMNS = (
     "guardian_threshold",
     "verification_timeout_seconds",
     "on_verification_timeout",
-    "allow_beneficiary_requests",
 )
 
 
@@ -103,7 +104,8 @@ class Plan(TypedDict):
     deadline_stage_done: int  # the owner's warnings before a releasing deadline, sent this round
     deadline_warned_at: datetime | None  # the final warning: the deadline is >= this + the interval
     deadline_warning_seconds: int  # PLAN_DEADLINE_WARNING_SECONDS when the round started
-    allow_beneficiary_requests: bool  # an heir may ask for a verification (#24)
+    # The round's reported reason (REPORT_REASONS): the first report that gave one; None if none did.
+    report_reason: str | None
 
 
 def _plan(row: Mapping[str, Any]) -> Plan:
@@ -388,6 +390,13 @@ async def transition(
 async def set_next_due(cur: Cursor, plan_id: str, due: datetime | None) -> None:
     """When the scheduler should look at this plan again (the due-plans index reads it)."""
     await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (due, plan_id))
+
+
+async def note_report_reason(cur: Cursor, plan_id: str, *, reason: str) -> None:
+    """The round's reason, from the first report that gives one (a veto clears it)."""
+    await cur.execute(
+        "UPDATE plans SET report_reason = %s WHERE id = %s AND report_reason IS NULL", (reason, plan_id)
+    )
 
 
 async def mark_ready(cur: Cursor, plan_id: str, now: datetime) -> bool:

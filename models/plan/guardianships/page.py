@@ -344,7 +344,7 @@ async def take_signed(
         return answer["invitation"]
     if request["purpose"] == "guardian.report":
         await verification.report(
-            pool, redis, settings, user_id=user_id, raw_plan_id=plan_id, note=None, now=now
+            pool, redis, settings, user_id=user_id, raw_plan_id=plan_id, note=None, reason=None, now=now
         )
         return "reported"
     if request["purpose"] == "guardian.resend":

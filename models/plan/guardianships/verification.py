@@ -54,10 +54,13 @@ async def report(
     user_id: str,
     raw_plan_id: str,
     note: str | None,
+    reason: str | None,
     now: datetime,
 ) -> None:
     """Active → PendingVerification at once; in verification the report is recorded, no more.
-    The guardian's name and note are sealed (models/sealed_text.py); the timeline names no one."""
+    The guardian's name and note are sealed (models/sealed_text.py); the timeline names no one.
+    `reason` (plans.REPORT_REASONS, optional) chooses the words of the emails and the heir's
+    page: the round keeps the first one given."""
     ring = settings.key_ring
     report_id = str(uuid.uuid4())
     texts = sealed_text.sealed_values(ring, "plan_reports", report_id, {"note": note})
@@ -91,7 +94,7 @@ async def report(
         )
         await cur.execute(
             "INSERT INTO plan_reports (id, plan_id, round, guardian_id, guardian_name_sealed,"
-            " reporter_user_id, note_sealed, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            " reporter_user_id, note_sealed, created_at, reason) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 report_id,
                 plan["id"],
@@ -101,8 +104,11 @@ async def report(
                 user_id,
                 texts["note_sealed"],
                 now,
+                reason,
             ),
         )
+        if reason is not None:
+            await plans.note_report_reason(cur, plan["id"], reason=reason)
         await announce(
             cur,
             plan_id=plan["id"],
@@ -111,7 +117,12 @@ async def report(
             timeline=Entry(
                 "guardian.reported",
                 "A guardian reported that you may have died or cannot act",
-                {"actor": "guardian", "guardianId": str(member["guardian_id"]), "withNote": bool(note)},
+                {
+                    "actor": "guardian",
+                    "guardianId": str(member["guardian_id"]),
+                    "withNote": bool(note),
+                    "reason": reason,
+                },
             ),
         )
     await outbox.enqueue(redis, row_ids)
