@@ -1,4 +1,5 @@
-"""The lifecycle cron: advance every due plan (reminders, grace notice, verification, release).
+"""The lifecycle cron: advance every due plan (reminders, grace notice, verification, release),
+and announce the letters opening now to the heirs of released plans.
 
 Safe with several workers: each plan is taken under FOR UPDATE SKIP LOCKED and every step is
 a guarded transition (models.plan.scheduler). Release never comes from here when a contract is
@@ -10,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from models.delivery import outbox
+from models.delivery import letters, outbox
 from models.plan import scheduler
 from workers import context
 
@@ -28,6 +29,11 @@ async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
     )
     await outbox.enqueue(app.redis, result["outbox"])
     counts = result["counts"]
+    # Letters opening now for heirs of released plans: each heir emailed once (#28).
+    opened = await letters.announce_due(app.db, now=app.clock.now())
+    await outbox.enqueue(app.redis, opened)
+    if opened:
+        counts = {**counts, "letter_emails": len(opened)}
     if counts:
         log.info("lifecycle scan", extra={"counts": counts})
     return counts

@@ -333,6 +333,18 @@ def _claim_link_undelivered(d: Delivery, links: dict[str, str]) -> tuple[str, st
     )
 
 
+def _letter_opened(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    count = int(d["context"].get("letters") or 1)
+    what = "A letter" if count == 1 else f"{count} letters"
+    return (
+        f"{what} from {_owner(d)} opened today",
+        f"{what} from {_owner(d)} opened today. {_owner(d)} asked that {'it' if count == 1 else 'they'} "
+        f"reach you now, and {'it is' if count == 1 else 'they are'} waiting for you here, whenever you are "
+        f"ready:\n\n{links['claim']}\n\n"
+        "This is the same link you were given before; it is yours alone, please do not share it.",
+    )
+
+
 def _guardian_email_bounced(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     guardian = d["about_guardian_name"] or "One of your guardians"
     spam = d["context"].get("outcome") == "complained"
@@ -457,6 +469,7 @@ TEMPLATES: dict[str, Template] = {
     "claim_link_undelivered": _claim_link_undelivered,
     "wallet_change_requested": _wallet_change_requested,
     "guardian_email_bounced": _guardian_email_bounced,
+    "letter_opened": _letter_opened,
     "archive_item_damaged": _archive_item_damaged,
     "plan_deleted": _plan_deleted,
 }
@@ -487,7 +500,7 @@ def render(d: Delivery, *, ring: KeyRing, base_url: str, app_url: str) -> Email:
     """The email for one outbox row. Links to the service's own pages use `base_url`
     (PUBLIC_BASE_URL); only "sign in" points at `app_url` (PUBLIC_APP_URL), docs/pages.md."""
     links: dict[str, str] = {}
-    if d["kind"] == "claim_link":
+    if d["kind"] in ("claim_link", "letter_opened"):
         token = open_claim_token(ring, d["claim_token_sealed"] or "", d["beneficiary_id"] or "")
         links["claim"] = f"{base_url}/claim/{token}"
     if d["kind"] == "guardian_invitation" and app_url != base_url:

@@ -18,6 +18,7 @@ from typing import Any
 from core.clock import wire_time
 from core.db import Cursor
 from core.files.crypto import KeyRing
+from models.delivery import letters
 from models.delivery.announce import Email, Entry, announce
 from models.plan import plans
 from models.plan.plans import (
@@ -194,6 +195,8 @@ async def release_in(cur: Cursor, *, plan_id: str, now: datetime, actor: Actor) 
     )
     if moved is None:
         return None
+    # Letters that open later announce themselves then (models/delivery/letters.py).
+    await letters.schedule(cur, plan_id=plan_id, owner_id=moved["user_id"], released_at=now)
     return await announce(
         cur,
         plan_id=plan_id,
