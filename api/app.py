@@ -13,6 +13,7 @@ from api.account import auth, users
 from api.archive import export as owner_export
 from api.archive import routes as archive
 from api.chain import claims, onchain
+from api.claim import ask as heir_requests
 from api.claim import capsule, gate
 from api.claim import export as heir_export
 from api.claim import page as capsule_page
@@ -49,6 +50,7 @@ ROUTE_MODULES = (
     guardianships,
     capsule,
     heir_export,
+    heir_requests,
     claim_links,
     heir_wallet,
     onchain,

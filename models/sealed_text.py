@@ -43,6 +43,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "plan_reports": ("guardian_name", "note"),
     "plan_approvals": ("guardian_name",),
     "plan_transitions": ("actor_name",),
+    "heir_requests": ("note",),
 }
 # Columns the service finds rows by: each also has `c_bidx` (bytea), the keyed blind index of its
 # normalised value, written with `c_sealed` (see `blind_index`).
@@ -201,8 +202,19 @@ async def reseal(pool: Pool, ring: KeyRing, *, batch: int = 200) -> tuple[int, i
     """
     prefix = f"{ring.primary_id}."
     legacy = await legacy_columns(pool)
+    async with autocommit(pool) as cur:
+        # A table created by a later migration than the one running this (the 0015 hook) is
+        # not there yet, and holds nothing to seal.
+        await cur.execute(
+            "SELECT table_name::text AS t FROM information_schema.tables"
+            " WHERE table_schema = current_schema() AND table_name = ANY(%s)",
+            (list(COLUMNS),),
+        )
+        existing = {r["t"] for r in await cur.fetchall()}
     resealed = unopenable = 0
     for table, columns in COLUMNS.items():
+        if table not in existing:
+            continue
         plain = legacy.get(table, ())
         stale = " OR ".join(
             [f"{c} IS NOT NULL" for c in plain]

@@ -252,3 +252,9 @@ async def test_an_owner_check_in_while_ready_locks_the_capsule_again(
     assert await (await onchain.get(f"/api/claim/{token}")).json() == {"status": "locked"}
     resp = await onchain.post(f"/api/claim/{token}/release/build", json={})
     assert resp.status == 409
+    # The heirs who received the "ready" link are told, in neutral words (#24 section 5).
+    await run_worker(**worker_settings(soroban_rpc, email_provider))
+    for index in range(len(setup.beneficiaries)):
+        mail = email_provider.to(f"heir{index}@example.org")[-1].body
+        assert "no longer ready" in mail["subject"] and "nothing for you to do" in mail["text"]
+        assert "alive" not in mail["text"] and "check" not in mail["text"].lower()

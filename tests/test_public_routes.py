@@ -37,6 +37,8 @@ EXPECTED_PUBLIC = {
     ("GET", "/api/claim/{token}/messages/{id}/media"),
     ("HEAD", "/api/claim/{token}/messages/{id}/media"),
     ("GET", "/api/claim/{token}/export"),
+    # An heir asks the guardians to verify (#24): the claim token is the credential.
+    ("POST", "/api/claim/{token}/request"),
     # The beneficiary's on-chain calls: the claim token in the path is the credential.
     ("POST", "/api/claim/{token}/release/build"),
     ("POST", "/api/claim/{token}/claim/build"),

@@ -86,6 +86,16 @@ class SettingsPatchSchema(PatchSchema):
             'start with "wait").'
         },
     )
+    allowBeneficiaryRequests = fields.Boolean(
+        truthy={True},
+        falsy={False},
+        attribute="allow_beneficiary_requests",
+        metadata={
+            "description": "Whether an heir may ask, through their claim link, that your guardians verify "
+            "(POST /api/claim/{token}/request; default true). Such a request starts a verification as a "
+            "guardian's report does: you are emailed and can stop it by checking in."
+        },
+    )
 
 
 class SettingsSchema(BaseSchema):
@@ -101,6 +111,7 @@ class SettingsSchema(BaseSchema):
         required=True, allow_none=True, metadata={"description": "null: no deadline."}
     )
     onVerificationTimeout = fields.String(required=True, validate=validate.OneOf(ON_TIMEOUT))
+    allowBeneficiaryRequests = fields.Boolean(required=True)
 
 
 class ApprovalGuardianSchema(BaseSchema):
@@ -211,7 +222,10 @@ class StepSchema(BaseSchema):
 class TransitionSchema(BaseSchema):
     fromStatus = fields.String(required=True)
     toStatus = fields.String(required=True)
-    actor = fields.String(required=True, metadata={"description": "owner, guardian, scheduler or contract."})
+    actor = fields.String(
+        required=True,
+        metadata={"description": "owner, guardian, scheduler, contract or beneficiary (an heir's request)."},
+    )
     actorName = fields.String(
         required=True, allow_none=True, metadata={"description": "The guardian's name."}
     )
@@ -223,7 +237,9 @@ class VerificationSchema(BaseSchema):
     round = fields.Integer(required=True)
     startedAt = UtcDateTime(required=True)
     reason = fields.String(
-        required=True, allow_none=True, metadata={"description": "inactivity or guardian_report."}
+        required=True,
+        allow_none=True,
+        metadata={"description": "inactivity, guardian_report or beneficiary_request."},
     )
     deadlineAt = UtcDateTime(
         required=True, allow_none=True, metadata={"description": "null: no deadline was set."}
@@ -282,6 +298,7 @@ def shape_overview(view: journey.Overview) -> dict[str, Any]:
                 "guardianThreshold": plan["guardian_threshold"],
                 "verificationTimeoutSeconds": plan["verification_timeout_seconds"],
                 "onVerificationTimeout": plan["on_verification_timeout"],
+                "allowBeneficiaryRequests": plan["allow_beneficiary_requests"],
             },
             "lastCheckInAt": plan["last_check_in_at"],
             "nextCheckInDueAt": plan["check_in_due_at"],

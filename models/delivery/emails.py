@@ -77,11 +77,15 @@ def _grace_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
 
 
 def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    reason = d["context"].get("reason")
     why = (
         _TO_OWNER.get(
             d["report_reason"] or "", "One of your guardians told us you may have died or can no longer act."
         )
-        if d["context"].get("reason") == "guardian_report"
+        if reason == "guardian_report"
+        else f"{d['subject_name'] or 'One of your beneficiaries'}, whom you named in your plan, asked us to "
+        "verify whether you have died or can no longer act."
+        if reason == "beneficiary_request"
         else "We have not heard from you for longer than your plan allows."
     )
     return (
@@ -93,13 +97,19 @@ def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]
 
 
 def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    why = _TO_GUARDIAN.get(
+        d["report_reason"] or "", "We have reason to think they may have died or can no longer act."
+    ).format(owner=_owner(d))
+    if d["context"].get("reason") == "beneficiary_request":
+        heir = d["subject_name"] or "One of the people they named in their plan"
+        why = f"{heir}, one of the people {_owner(d)} named in their plan, asked us to verify whether they "
+        why += "have died or can no longer act."
+        if d["request_note"]:
+            why += f' They wrote: "{d["request_note"]}"'
     return (
         f"Your help is needed with {_owner(d)}'s plan",
-        f"You are a guardian of {_owner(d)}'s legacy plan. "
-        + _TO_GUARDIAN.get(
-            d["report_reason"] or "", "We have reason to think they may have died or can no longer act."
-        ).format(owner=_owner(d))
-        + " If you know this to be true, please sign in with your wallet and approve the release. "
+        f"You are a guardian of {_owner(d)}'s legacy plan. {why} If you know this to be true, please sign in "
+        "with your wallet and approve the release (or report it). "
         "If you are unsure, please do nothing for now: we release only when enough guardians agree.",
     )
 
@@ -220,6 +230,15 @@ def _guardian_declined(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
         f"{name} has declined to be a guardian of your legacy plan. Guardians count only once they "
         "have accepted: you may want to ask someone else, or lower the number of approvals your plan "
         "needs." + _short(d["context"]),
+    )
+
+
+def _release_stopped(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    return (
+        f"{_owner(d)}'s plan is no longer ready to be released",
+        f"We recently sent you a link to {_owner(d)}'s legacy plan. The release has been stopped, so the "
+        "link opens nothing for now and there is nothing for you to do. If the plan becomes ready again, "
+        "we will write to you.",
     )
 
 
@@ -462,6 +481,7 @@ TEMPLATES: dict[str, Template] = {
     "guardian_invitation": _guardian_invitation,
     "guardian_declined": _guardian_declined,
     "guardians_short": _guardians_short,
+    "release_stopped": _release_stopped,
     "verification_reminder": _verification_reminder,
     "verification_timeout": _verification_timeout,
     "deadline_warning": _deadline_warning,

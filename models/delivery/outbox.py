@@ -260,6 +260,7 @@ class Delivery(TypedDict):
     guardian_id: str | None
     guardian_page_version: int | None
     guardian_page_key_id: str | None
+    request_note: str | None  # an heir's note with their request to verify (context requestId)
     # Why a guardian reported, if one said (plans.REPORT_REASONS): the words follow it.
     report_reason: str | None
 
@@ -279,13 +280,16 @@ _SELECT = (
     " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
     " g.page_version AS guardian_page_version, g.page_key_id AS guardian_page_key_id,"
     f" ag.id AS ag_id, {sealed_text.select_list('guardians', 'ag', ('name',), prefix='ag_')},"
-    f" sb.id AS sb_id, {sealed_text.select_list('beneficiaries', 'sb', ('name',), prefix='sb_')}"
+    f" sb.id AS sb_id, {sealed_text.select_list('beneficiaries', 'sb', ('name',), prefix='sb_')},"
+    f" hr.id AS hr_id, {sealed_text.select_list('heir_requests', 'hr', prefix='hr_')}"
     " FROM outbox o LEFT JOIN plans p ON p.id = o.plan_id LEFT JOIN users u ON u.id = p.user_id"
     " LEFT JOIN beneficiaries sb ON sb.id = (o.context->>'beneficiaryId')::uuid"
     " LEFT JOIN guardians g ON o.recipient_type = 'guardian' AND g.id = o.recipient_id"
     " LEFT JOIN beneficiaries b ON o.recipient_type = 'beneficiary' AND b.id = o.recipient_id"
     " LEFT JOIN users ru ON o.recipient_type = 'owner' AND ru.id = o.recipient_id"
     " LEFT JOIN check_in_links l ON l.outbox_id = o.id"
+    # An heir's request to verify (#24): its note, sealed at rest, for the guardians' email.
+    " LEFT JOIN heir_requests hr ON hr.id = (o.context->>'requestId')::uuid AND hr.plan_id = o.plan_id"
     # The guardian an email to the owner is about (a decline), named in its context.
     " LEFT JOIN guardians ag ON ag.id = (o.context->>'guardianId')::uuid AND ag.user_id = p.user_id"
 )
@@ -343,6 +347,9 @@ def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
         guardian_id=None if row["g_id"] is None else str(row["g_id"]),
         guardian_page_version=row["guardian_page_version"],
         guardian_page_key_id=row["guardian_page_key_id"],
+        request_note=sealed_text.open_row(ring, "heir_requests", row, id_key="hr_id", prefix="hr_")[
+            "hr_note"
+        ],
         report_reason=row["report_reason"],
     )
 

@@ -173,6 +173,11 @@ async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed
             )
         else:
             who = f"A guardian reported on {wire_time(started)} that you may have died or can no longer act"
+    elif plan["verification_reason"] == "beneficiary_request":
+        who = (
+            f"One of your beneficiaries asked on {wire_time(started)} that your guardians verify whether you "
+            "have died or can no longer act, and your guardians were asked to verify your plan"
+        )
     if plan["status"] == APPROVED and plan["ready_at"] is not None:
         next_ = (
             f"your guardians approved it, and since {wire_time(plan['ready_at'])} your beneficiaries have "

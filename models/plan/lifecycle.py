@@ -156,6 +156,9 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
             owner_id=user_id,
             now=now,
             guardians=Email("false_alarm"),
+            # Contract mode: the heirs were sent their links when it became ready; they hear, in
+            # neutral words, that the release is off (#24 section 5).
+            beneficiaries=Email("release_stopped") if plan["ready_at"] is not None else None,
             timeline=Entry(
                 "plan.vetoed",
                 "You checked in: the release was stopped and your guardians were told it was a false alarm",

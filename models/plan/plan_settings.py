@@ -194,6 +194,11 @@ def warnings(plan: Plan, known: Facts) -> list[str]:
             "When the verification deadline passes, your plan goes on waiting: if your guardians cannot "
             "or do not answer, it is never released and your beneficiaries are never told."
         )
+    if not plan["allow_beneficiary_requests"]:
+        advice.append(
+            "Your beneficiaries cannot ask for a verification: if your guardians stay silent, only your "
+            "silence past the grace period starts one."
+        )
     if known["guardians_also_heirs"]:
         names = ", ".join(known["guardians_also_heirs"])
         advice.append(

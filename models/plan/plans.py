@@ -31,7 +31,7 @@ STATUSES = (DRAFT, ACTIVE, PENDING, APPROVED, RELEASED)
 # While guardians verify, contents wait for the owner's check-in; after release, for good.
 FROZEN = (PENDING, APPROVED)
 
-Actor = Literal["owner", "guardian", "scheduler", "contract"]
+Actor = Literal["owner", "guardian", "scheduler", "contract", "beneficiary"]
 
 DEFAULT_CHECK_IN_INTERVAL = 90 * 24 * 3600
 DEFAULT_GRACE_PERIOD = 14 * 24 * 3600
@@ -58,7 +58,8 @@ COLUMNS = (
     " verification_round, verification_started_at, verification_reason, approved_at, release_at,"
     " released_at, created_at, updated_at, verification_timeout_seconds, on_verification_timeout,"
     " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at, round_threshold,"
-    " deadline_stage_done, deadline_warned_at, deadline_warning_seconds, report_reason"
+    " deadline_stage_done, deadline_warned_at, deadline_warning_seconds, allow_beneficiary_requests,"
+    " report_reason"
 )
 # Why a guardian reported (optional): emails and the heir's page choose their words by it.
 REPORT_REASONS = ("death", "incapacity", "unreachable", "other")
@@ -69,6 +70,7 @@ SETTINGS_COLUMNS = (
     "guardian_threshold",
     "verification_timeout_seconds",
     "on_verification_timeout",
+    "allow_beneficiary_requests",
 )
 
 
@@ -104,6 +106,7 @@ class Plan(TypedDict):
     deadline_stage_done: int  # the owner's warnings before a releasing deadline, sent this round
     deadline_warned_at: datetime | None  # the final warning: the deadline is >= this + the interval
     deadline_warning_seconds: int  # PLAN_DEADLINE_WARNING_SECONDS when the round started
+    allow_beneficiary_requests: bool  # an heir may ask for a verification (#24)
     # The round's reported reason (REPORT_REASONS): the first report that gave one; None if none did.
     report_reason: str | None
 

@@ -43,11 +43,13 @@ async def start_verification_in(
     reason: str,
     warning_seconds: int,
     ring: KeyRing | None = None,
+    about: dict[str, Any] | None = None,
 ) -> list[str] | None:
     """Active → PendingVerification; owner and every guardian emailed. None if it was not Active.
     `ring` seals `actor_name` (a guardian's) in the transition row. The approvals the round
     needs are frozen now (`round_threshold`), and so is the owner's warning interval before a
-    deadline that releases (`warning_seconds`, PLAN_DEADLINE_WARNING_SECONDS)."""
+    deadline that releases (`warning_seconds`, PLAN_DEADLINE_WARNING_SECONDS). `about` adds
+    facts to the emails' context (an heir's request: `beneficiaryId`, `requestId`)."""
     needed = await plans.threshold_now(cur, plan)
     moved = await transition(
         cur,
@@ -73,12 +75,13 @@ async def start_verification_in(
     )
     if moved is None:
         return None
-    context = {"reason": reason}
-    summary = (
-        "A guardian reported that you may have died or cannot act; guardians were asked to verify"
-        if reason == "guardian_report"
-        else "No check-in before the end of the grace period; guardians were asked to verify"
-    )
+    context = {"reason": reason, **(about or {})}
+    summary = {
+        "guardian_report": "A guardian reported that you may have died or cannot act; guardians were "
+        "asked to verify",
+        "beneficiary_request": "One of your beneficiaries asked us to verify whether you have died or "
+        "cannot act; guardians were asked to verify",
+    }.get(reason, "No check-in before the end of the grace period; guardians were asked to verify")
     return await announce(
         cur,
         plan_id=plan["id"],

@@ -1,0 +1,101 @@
+"""An heir's request to verify (#24 section 4): through their claim link, an heir who believes
+the owner has died asks the guardians to verify. It starts a verification as a guardian's
+report does (actor `beneficiary`, reason `beneficiary_request`); the owner is emailed with a
+check-in link naming the heir and has the whole verification, its deadline included, to say
+no. This is Bitwarden Emergency Access's model. Decisions: docs/lifecycle.md ("An heir can ask").
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from datetime import datetime, timedelta
+
+from arq.connections import ArqRedis
+
+from core.clock import wire_time
+from core.db import Pool, transaction
+from core.errors import Conflict, TooManyRequests
+from core.settings import Settings
+from models import sealed_text
+from models.claim.capsule import Capsule
+from models.delivery import outbox
+from models.delivery.announce import Entry, announce
+from models.plan import plans, release_path
+from models.plan.plans import ACTIVE, FROZEN, get_by_id
+
+
+async def request(
+    pool: Pool, redis: ArqRedis, settings: Settings, *, capsule: Capsule, note: str | None, now: datetime
+) -> None:
+    """Start a verification at the heir's request: only on an Active plan whose owner allows it
+    (409 otherwise, in plain words), not within PLAN_REPORT_COOLDOWN_SECONDS of the owner's last
+    veto (429). The note is sealed with the request row, never on the timeline."""
+    ring = settings.key_ring
+    request_id = str(uuid.uuid4())
+    sealed = sealed_text.sealed_values(ring, "heir_requests", request_id, {"note": note})
+    async with transaction(pool) as cur:
+        plan = None if capsule["plan_id"] is None else await get_by_id(cur, capsule["plan_id"], lock=True)
+        if plan is None or plan["status"] != ACTIVE:
+            status = None if plan is None else plan["status"]
+            if status in FROZEN:
+                raise Conflict(
+                    "The guardians are already verifying this plan: there is nothing more to ask. You will "
+                    "be emailed if it is released.",
+                    details={"status": status},
+                )
+            raise Conflict(
+                "This plan is not active, so there is nothing to ask: "
+                + (
+                    "it has already been released."
+                    if status == plans.RELEASED
+                    else "the owner has not started it."
+                ),
+                details={"status": status},
+            )
+        if not plan["allow_beneficiary_requests"]:
+            raise Conflict("The owner of this plan has chosen not to take requests from beneficiaries.")
+        vetoed = plan["last_vetoed_at"]
+        if vetoed is not None:
+            until = vetoed + timedelta(seconds=settings.plan_report_cooldown_seconds)
+            if now < until:
+                raise TooManyRequests(
+                    f"The owner checked in at {wire_time(vetoed)} and said they are well. A new request is "
+                    f"possible from {wire_time(until)}.",
+                    math.ceil((until - now).total_seconds()),
+                )
+        row_ids = await release_path.start_verification_in(
+            cur,
+            plan=plan,
+            now=now,
+            actor="beneficiary",
+            actor_name=capsule["name"],
+            ring=ring,
+            reason="beneficiary_request",
+            warning_seconds=settings.plan_deadline_warning_seconds,
+            about={"beneficiaryId": capsule["beneficiary_id"], "requestId": request_id},
+        )
+        await cur.execute(
+            "INSERT INTO heir_requests (id, plan_id, round, beneficiary_id, note_sealed, created_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            (
+                request_id,
+                plan["id"],
+                plan["verification_round"] + 1,
+                capsule["beneficiary_id"],
+                sealed["note_sealed"],
+                now,
+            ),
+        )
+        await announce(
+            cur,
+            plan_id=plan["id"],
+            owner_id=plan["user_id"],
+            now=now,
+            timeline=Entry(
+                "beneficiary.requested_verification",
+                "One of your beneficiaries asked us to verify whether you have died or cannot act",
+                {"actor": "beneficiary", "beneficiaryId": capsule["beneficiary_id"], "withNote": bool(note)},
+            ),
+        )
+    await outbox.enqueue(redis, row_ids or [])
