@@ -156,6 +156,18 @@ async def test_deletion_records(client):
     assert_record(found, deletion.Deletion)
 
 
+async def test_key_check_records(vault: Archive):
+    from api.keys import STORAGE
+    from models import key_check
+
+    await vault.upload_ok(b"x" * 1000, filename="a.txt", content_type="text/plain")
+    await vault.work()
+    app = vault.client.app
+    report = await key_check.check(app[DB], app[SETTINGS].key_ring, app[STORAGE], sample=5)
+    assert report["problems"] == [] and report["checked"]["archive objects"] == 1
+    assert_record(report, key_check.Report)
+
+
 async def test_user_and_activity_records(client):
     session = await sign_in(client)
     pool, user_id, ring = client.app[DB], session.user["id"], client.app[SETTINGS].key_ring
