@@ -17,6 +17,7 @@ from tests.lifecycle_helpers import (
     guardian_session,
     report,
 )
+from tests.media_samples import png
 from tests.plan_helpers import activity_rows, create, query
 
 
@@ -379,3 +380,28 @@ async def test_a_reported_death_brings_sympathy_and_other_reasons_neutral_words(
             assert "left something for you" in link.body["subject"]
         kinds = {r["kind"]: r["metadata"] for r in activity_rows(settings, owner.user["id"])}
         assert kinds["guardian.reported"]["reason"] == reason
+
+
+async def test_after_release_the_media_of_an_unopened_letter_stays_the_heirs(vault, clock):
+    client, owner = vault.client, vault.session
+    setup = await activate_plan(client, owner)
+    photos = []
+    for name in ("now.png", "later.png"):
+        item = await vault.upload_ok(png(), type="photo", filename=name, content_type="image/png")
+        photos.append(item["id"])
+    await vault.work()
+    for media, rule in zip(
+        photos,
+        ({"kind": "on_release", "value": None}, {"kind": "on_date", "value": "2035-06-01"}),
+        strict=True,
+    ):
+        await create(client, owner, "messages", mediaId=media, releaseRule=rule)
+    assert (await vault.download(photos[1])).status == 200  # before release: the owner's own
+    await approve_plan(client, setup)
+    clock.advance(seconds=setup.overview["settings"]["cancelWindowSeconds"] + 1)
+    await vault.work()
+    assert (await get_overview(client, owner))["status"] == "Released"
+    assert (await vault.download(photos[0])).status == 200  # its letter is open to the heirs
+    resp = await vault.download(photos[1])
+    body = await resp.json()
+    assert resp.status == 409 and body["details"]["opensAt"] == "2035-06-01T00:00:00.000Z"

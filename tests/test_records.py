@@ -98,7 +98,9 @@ async def test_archive_records(vault: Archive):
     page = await archive.list_page(pool, ring, page=PageRequest(), **owner)
     assert_record(page.items[0], archive.ArchiveItem)
     assert_record(await archive.get(pool, ring, raw_id=created["id"], **owner), archive.ArchiveItem)
-    sealed = await archive.get_sealed(pool, ring, raw_id=created["id"], **owner)
+    sealed = await archive.get_sealed(
+        pool, ring, raw_id=created["id"], now=vault.client.app[CLOCK].now(), **owner
+    )
     assert_record(sealed, archive.SealedArchiveItem)
     claimed = await archive.claim_attempt(pool, created["id"])  # what the verify job reads
     assert claimed is not None

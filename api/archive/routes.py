@@ -22,7 +22,7 @@ from marshmallow import ValidationError, fields, validate
 from api.archive import multipart
 from api.archive.files import RANGE_NOTE, require_storage, send_file, storage_down
 from api.common import json_response, list_response
-from api.keys import DB, REDIS, SETTINGS, STORAGE, USER_ID
+from api.keys import CLOCK, DB, REDIS, SETTINGS, STORAGE, USER_ID
 from api.schemas import AudienceSchema, BaseSchema, PageQuerySchema, Text, UtcDateTime, error_responses
 from core.errors import validation_error
 from core.files import sealed_files
@@ -294,8 +294,10 @@ async def delete_item(request: web.Request) -> web.Response:
     summary="Download and decrypt a file",
     description="Streams the plaintext with Content-Type from the upload, `Content-Disposition: "
     "attachment` (RFC 6266 `filename*`), `X-Content-Type-Options: nosniff`, `Cache-Control: "
-    "no-store`. `pending` or `failed`: 409 with `itemStatus`. A failed integrity check before the "
-    "first byte is a 500; later, the connection is cut short (never unauthenticated bytes)." + RANGE_NOTE,
+    "no-store`. `pending` or `failed`: 409 with `itemStatus`. Once the plan is released, 409 for the "
+    "media of a letter that has not yet opened to its heirs (`details.opensAt`). A failed integrity "
+    "check before the first byte is a 500; later, the connection is cut short (never unauthenticated bytes)."
+    + RANGE_NOTE,
     produces=["application/octet-stream"],
     responses={
         200: {"description": "The file"},
@@ -310,6 +312,7 @@ async def download(request: web.Request) -> web.StreamResponse:
         request.app[SETTINGS].key_ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
+        now=request.app[CLOCK].now(),
     )
     archive.require_available(item)
     return await send_file(request, storage, item)

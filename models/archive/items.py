@@ -22,6 +22,7 @@ import psycopg2.errors
 from arq.connections import ArqRedis
 
 from core import queue
+from core.clock import wire_time
 from core.db import Cursor, Pool, autocommit, fetch_all, fetch_one, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import KeyRing
@@ -206,11 +207,37 @@ list_page = ROWS.list_page
 get = ROWS.get
 
 
-async def get_sealed(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> SealedArchiveItem:
-    """The owner's item with storage key, key id and wrapped key (for downloads)."""
+# Once the plan is released: the earliest moment a letter using this item as its media opens to
+# its heirs (as models.claim.capsule `_OPENS_AT` decides it); NULL when no letter uses it or the
+# plan is not released.
+_MEDIA_OPENS_AT = (
+    "(SELECT min(CASE m.release_rule_kind WHEN 'on_release' THEN p.released_at"
+    " WHEN 'on_date' THEN GREATEST(m.release_on_date::timestamp AT TIME ZONE 'UTC', p.released_at)"
+    " ELSE p.released_at + m.release_after_days * interval '24 hours' END)"
+    " FROM messages m JOIN plans p ON p.user_id = m.user_id AND p.status = 'Released'"
+    " WHERE m.media_id = i.id) AS media_opens_at"
+)
+
+
+async def get_sealed(
+    pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: datetime
+) -> SealedArchiveItem:
+    """The owner's item with storage key, key id and wrapped key (for downloads). Once the plan
+    is released, the photo, video or recording of a letter that has not yet opened to its heirs
+    is 409: whoever holds the owner's key must not play what was meant for later (docs/security.md,
+    "The owner's key")."""
     item_id = parse_id(raw_id, "Archive item")
     async with autocommit(pool) as cur:
-        row = await ROWS.row(cur, user_id=user_id, row_id=item_id, columns=f"{COLUMNS}, {SEALED_COLUMNS}")
+        row = await ROWS.row(
+            cur, user_id=user_id, row_id=item_id, columns=f"{COLUMNS}, {SEALED_COLUMNS}, {_MEDIA_OPENS_AT}"
+        )
+    opens_at = row.pop("media_opens_at")
+    if opens_at is not None and opens_at > now:
+        raise Conflict(
+            f"This file belongs to a letter that opens to its heirs on {wire_time(opens_at)}: after the "
+            "release it is theirs to open first.",
+            details={"opensAt": wire_time(opens_at)},
+        )
     return as_record(SealedArchiveItem, _record(ring, row))
 
 
