@@ -371,6 +371,19 @@ class Settings:
         " (1 day); after an outage the deadline moves so that it does",
         minimum=1,
     )
+    guardian_reconfirm_interval_seconds: int = setting(
+        "GUARDIAN_RECONFIRM_INTERVAL_SECONDS",
+        365 * 24 * 3600,
+        "How long after a guardian accepted or last confirmed they are asked to confirm they can still"
+        " act (365 days)",
+        minimum=1,
+    )
+    guardian_reconfirm_grace_seconds: int = setting(
+        "GUARDIAN_RECONFIRM_GRACE_SECONDS",
+        30 * 24 * 3600,
+        "How long a guardian has to confirm before the owner is told they are unresponsive (30 days)",
+        minimum=1,
+    )
     lifecycle_scan_seconds: int = setting(
         "LIFECYCLE_SCAN_SECONDS",
         60,

@@ -20,6 +20,8 @@ FIELDS = {
     "invitedAt",
     "acceptedAt",
     "declinedAt",
+    "reconfirmedAt",
+    "unresponsiveSince",
 }
 
 

@@ -9,10 +9,12 @@ configured: only a confirmed finalize_release releases then.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 from models.delivery import letters, outbox
 from models.plan import scheduler
+from models.plan.guardianships import reconfirmation
 from workers import context
 
 log = logging.getLogger(__name__)
@@ -34,6 +36,15 @@ async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
     await outbox.enqueue(app.redis, opened)
     if opened:
         counts = {**counts, "letter_emails": len(opened)}
+    # Guardians asked to confirm they can still act (#24), on the same beat.
+    asked, row_ids = await reconfirmation.sweep(
+        app.db,
+        now=app.clock.now(),
+        interval=timedelta(seconds=settings.guardian_reconfirm_interval_seconds),
+        grace=timedelta(seconds=settings.guardian_reconfirm_grace_seconds),
+    )
+    await outbox.enqueue(app.redis, row_ids)
+    counts.update({f"guardians_{k}": v for k, v in asked.items()})
     if counts:
         log.info("lifecycle scan", extra={"counts": counts})
     return counts

@@ -71,6 +71,24 @@ class GuardianSchema(BaseSchema):
         attribute="declined_at",
         metadata={"description": "null unless declined."},
     )
+    reconfirmedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="reconfirmed_at",
+        metadata={
+            "description": "When they last confirmed they can still act (asked every "
+            "GUARDIAN_RECONFIRM_INTERVAL_SECONDS, a year, after accepting or confirming); null: not yet."
+        },
+    )
+    unresponsiveSince = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="unresponsive_since",
+        metadata={
+            "description": "Set when they were asked to confirm and did not within "
+            "GUARDIAN_RECONFIRM_GRACE_SECONDS (30 days); cleared when they confirm. You are emailed once."
+        },
+    )
 
 
 guardian_schema = GuardianSchema()

@@ -8,6 +8,8 @@ approves only once they have accepted (403 before). Decisions: docs/lifecycle.md
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
@@ -15,7 +17,7 @@ from marshmallow import fields, validate
 from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, Text, UtcDateTime, error_responses
-from models.plan.guardianships import heirs, invitation, verification
+from models.plan.guardianships import heirs, invitation, reconfirmation, verification
 from models.plan.plans import REPORT_REASONS
 
 routes = web.RouteTableDef()
@@ -224,6 +226,7 @@ async def _answer(request: web.Request, *, accept: bool) -> web.Response:
         raw_plan_id=request.match_info["planId"],
         accept=accept,
         now=request.app[CLOCK].now(),
+        reconfirm_after=timedelta(seconds=request.app[SETTINGS].guardian_reconfirm_interval_seconds),
     )
     return json_response({"ok": True, "invitation": result["invitation"], "status": result["status"]})
 
@@ -241,6 +244,44 @@ async def _answer(request: web.Request, *, accept: bool) -> web.Response:
 @response_schema(AnswerSchema, 200)
 async def accept(request: web.Request) -> web.Response:
     return await _answer(request, accept=True)
+
+
+class ReconfirmedSchema(BaseSchema):
+    ok = fields.Boolean(required=True)
+    reconfirmedAt = UtcDateTime(required=True, attribute="reconfirmed_at")
+    nextAskAt = UtcDateTime(
+        required=True,
+        attribute="next_ask_at",
+        metadata={"description": "When you will be asked again (GUARDIAN_RECONFIRM_INTERVAL_SECONDS)."},
+    )
+
+
+reconfirmed_schema = ReconfirmedSchema()
+
+
+@routes.post("/api/legacy/guardianships/{planId}/reconfirm")
+@docs(
+    tags=["guardianships"],
+    summary="Confirm you can still act as a guardian",
+    description="Asked by email every GUARDIAN_RECONFIRM_INTERVAL_SECONDS (a year) after you accepted or "
+    "last confirmed, while the plan is `Active` or in verification: any session of the wallet the owner "
+    "recorded for you will do (signing in proved you hold its key). Clears `unresponsiveSince` on the "
+    "owner's list. Allowed at any time before the release; 403 before you accepted, 404 for a plan you "
+    "do not guard, 409 once it is released.",
+    responses=error_responses(401, 403, 404, 409),
+)
+@response_schema(ReconfirmedSchema, 200)
+async def reconfirm(request: web.Request) -> web.Response:
+    settings = request.app[SETTINGS]
+    result = await reconfirmation.reconfirm(
+        request.app[DB],
+        settings.key_ring,
+        user_id=request[USER_ID],
+        raw_plan_id=request.match_info["planId"],
+        now=request.app[CLOCK].now(),
+        interval=timedelta(seconds=settings.guardian_reconfirm_interval_seconds),
+    )
+    return json_response(reconfirmed_schema.dump({"ok": True, **result}))
 
 
 @routes.post("/api/legacy/guardianships/{planId}/decline")

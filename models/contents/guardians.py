@@ -11,7 +11,7 @@ the answer came from the old wallet. Decisions: docs/lifecycle.md ("Guardians sa
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
 import psycopg2.errors
@@ -28,7 +28,7 @@ from models.plan import guardian_links, plans
 
 COLUMNS = (
     f"id, user_id, {sealed_text.select_list('guardians', 'guardians')}, wallet_address,"
-    " created_at, updated_at, invited_at, accepted_at, declined_at"
+    " created_at, updated_at, invited_at, accepted_at, declined_at, reconfirmed_at, unresponsive_since"
 )
 EDITABLE = ("name", "email", "wallet_address", "relationship")
 WRITABLE_COLUMNS = sealed_text.writable("guardians", EDITABLE)
@@ -49,13 +49,76 @@ class Guardian(TypedDict):
     invited_at: datetime | None
     accepted_at: datetime | None  # None until they accept; a new wallet address clears it
     declined_at: datetime | None
+    reconfirmed_at: datetime | None  # when they last confirmed they can still act (#24)
+    unresponsive_since: datetime | None  # asked to confirm, no answer within the grace
 
 
-async def record_answer(cur: Cursor, guardian_id: str, *, accept: bool, now: datetime) -> None:
-    """The guardian's answer to the invitation: accepting clears a decline and the reverse."""
+async def record_answer(
+    cur: Cursor, guardian_id: str, *, accept: bool, now: datetime, reconfirm_after: timedelta
+) -> None:
+    """The guardian's answer to the invitation: accepting clears a decline and the reverse. An
+    acceptance is asked to be confirmed `reconfirm_after` later (GUARDIAN_RECONFIRM_INTERVAL_SECONDS)."""
     await cur.execute(
-        "UPDATE guardians SET accepted_at = %s, declined_at = %s WHERE id = %s",
-        (now if accept else None, None if accept else now, guardian_id),
+        "UPDATE guardians SET accepted_at = %s, declined_at = %s, reconfirm_asked_at = NULL,"
+        " unresponsive_since = NULL, reconfirm_due_at = %s WHERE id = %s",
+        (
+            now if accept else None,
+            None if accept else now,
+            now + reconfirm_after if accept else None,
+            guardian_id,
+        ),
+    )
+
+
+async def record_reconfirmed(
+    cur: Cursor, guardian_ids: list[str], *, now: datetime, next_ask: datetime
+) -> None:
+    """The guardian confirmed they can still act: not unresponsive any more, asked again at `next_ask`."""
+    await cur.execute(
+        "UPDATE guardians SET reconfirmed_at = %s, reconfirm_asked_at = NULL, unresponsive_since = NULL,"
+        " reconfirm_due_at = %s WHERE id = ANY(%s::uuid[])",
+        (now, next_ask, guardian_ids),
+    )
+
+
+class ReconfirmDue(TypedDict):
+    """A guardian the reconfirmation sweep has something to do for (locked for the caller)."""
+
+    id: str
+    user_id: str
+    plan_id: str
+    plan_status: str
+    wallet_address: str
+    reconfirm_asked_at: datetime | None
+    unresponsive_since: datetime | None
+
+
+async def due_for_reconfirm(cur: Cursor, *, now: datetime, limit: int) -> list[ReconfirmDue]:
+    """Accepted guardians whose reconfirmation step is due, oldest first, locked `SKIP LOCKED`
+    (another worker's are left to it). Walks the partial index on `reconfirm_due_at`."""
+    await cur.execute(
+        "SELECT g.id::text AS id, g.user_id::text AS user_id, p.id::text AS plan_id, p.status AS plan_status,"
+        " g.wallet_address, g.reconfirm_asked_at, g.unresponsive_since"
+        " FROM guardians g JOIN plans p ON p.user_id = g.user_id"
+        " WHERE g.reconfirm_due_at <= %s ORDER BY g.reconfirm_due_at LIMIT %s FOR UPDATE OF g SKIP LOCKED",
+        (now, limit),
+    )
+    return [as_record(ReconfirmDue, row) for row in await cur.fetchall()]
+
+
+async def set_reconfirm_step(
+    cur: Cursor,
+    guardian_id: str,
+    *,
+    asked_at: datetime | None,
+    unresponsive_since: datetime | None,
+    due: datetime | None,
+) -> None:
+    """Where a guardian's reconfirmation stands: asked (and when), unresponsive (since when), next due."""
+    await cur.execute(
+        "UPDATE guardians SET reconfirm_asked_at = %s, unresponsive_since = %s, reconfirm_due_at = %s"
+        " WHERE id = %s",
+        (asked_at, unresponsive_since, due, guardian_id),
     )
 
 
@@ -75,7 +138,8 @@ async def _invite(
     await cur.execute("SELECT name_sealed IS NOT NULL AS named FROM users WHERE id = %s", (user_id,))
     named = bool((await cur.fetchone())["named"])
     await cur.execute(
-        "UPDATE guardians SET invited_at = %s, accepted_at = NULL, declined_at = NULL WHERE id = %s"
+        "UPDATE guardians SET invited_at = %s, accepted_at = NULL, declined_at = NULL, reconfirmed_at = NULL,"
+        " reconfirm_asked_at = NULL, unresponsive_since = NULL, reconfirm_due_at = NULL WHERE id = %s"
         f" RETURNING {COLUMNS}",
         (now if named else None, guardian_id),
     )

@@ -208,6 +208,32 @@ def _guardian_invitation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
+def _guardian_reconfirm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    wallet = d["context"].get("walletAddress") or "the wallet they recorded for you"
+    days = d["context"].get("graceDays", 30)
+    where = f" at {links['app']}" if links.get("app") else ""
+    return (
+        f"Are you still able to act for {_owner(d)}?",
+        f"Some time ago you agreed to be a guardian of {_owner(d)}'s legacy plan. Please tell us that you "
+        f"still can: sign in{where} with your Stellar wallet {wallet} and press Confirm among the plans you "
+        "guard. Signing in proves you still hold the key; it takes a minute, and nothing else changes.\n\n"
+        f"If we do not hear from you within {days} days, we will let {_owner(d)} know, so that they can "
+        "check on you or choose someone else. If you no longer have that wallet, tell them.",
+    )
+
+
+def _guardian_unresponsive(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    name = d["about_guardian_name"] or "One of your guardians"
+    return (
+        f"{name} has not confirmed they can still act",
+        f"We asked {name} on {_when(d['context'].get('askedAt'))} to confirm that they can still act as a "
+        "guardian of your plan, and they have not answered. They may have changed their email address, "
+        "lost the wallet you recorded for them, or be unable to act. You may want to ask them, update "
+        "their details, or add another guardian. We will not write to you about this again unless they "
+        "confirm and later fall silent.",
+    )
+
+
 def _short(ctx: dict[str, Any]) -> str:
     """Whether the accepted guardians still reach the approvals the plan needs, in words."""
     accepted, needed = ctx.get("accepted"), ctx.get("needed")
@@ -482,6 +508,8 @@ TEMPLATES: dict[str, Template] = {
     "guardian_declined": _guardian_declined,
     "guardians_short": _guardians_short,
     "release_stopped": _release_stopped,
+    "guardian_reconfirm": _guardian_reconfirm,
+    "guardian_unresponsive": _guardian_unresponsive,
     "verification_reminder": _verification_reminder,
     "verification_timeout": _verification_timeout,
     "deadline_warning": _deadline_warning,
@@ -523,7 +551,7 @@ def render(d: Delivery, *, ring: KeyRing, base_url: str, app_url: str) -> Email:
     if d["kind"] in ("claim_link", "letter_opened"):
         token = open_claim_token(ring, d["claim_token_sealed"] or "", d["beneficiary_id"] or "")
         links["claim"] = f"{base_url}/claim/{token}"
-    if d["kind"] == "guardian_invitation" and app_url != base_url:
+    if d["kind"] in ("guardian_invitation", "guardian_reconfirm") and app_url != base_url:
         links["app"] = app_url  # the owners' web client, where a deployment has one
     if d["recipient_type"] == "guardian" and d["guardian_id"] and d["guardian_page_version"]:
         token = guardian_links.token_for(

@@ -46,6 +46,7 @@ class Facts(TypedDict):
     accepted_guardians: int
     unanswered_guardians: list[str]  # names, oldest first: invited, no answer yet
     declined_guardians: list[str]
+    unresponsive_guardians: list[str]  # names: asked to confirm they can still act, no answer (#24)
     owner_wallets: int
     # Guardians who are also beneficiaries (same email, or a beneficiary's wallet), by name.
     guardians_also_heirs: list[str]
@@ -67,21 +68,35 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
         " (SELECT count(*) FROM guardians WHERE user_id = u.id AND accepted_at IS NOT NULL)"
         " AS accepted_guardians,"
         " (SELECT count(*) FROM user_wallets WHERE user_id = u.id) AS owner_wallets,"
+        " (SELECT count(*) FROM guardians WHERE user_id = u.id AND unresponsive_since IS NOT NULL)"
+        " AS unresponsive,"
         " u.email_sealed IS NOT NULL AS has_owner_email, u.name_sealed IS NOT NULL AS has_owner_name,"
         f" {outbox.address_bounced('owner', 'u')} AS owner_email_bounced FROM users u WHERE u.id = %s",
         (user_id,),
     )
+    row = dict(await cur.fetchone())
+    unresponsive = row.pop("unresponsive")
     known = as_record(
         Facts,
         {
-            **await cur.fetchone(),
+            **row,
             "unanswered_guardians": [],
             "declined_guardians": [],
             "guardians_also_heirs": [],
+            "unresponsive_guardians": [],
         },
     )
     if known["guardians"] and known["beneficiaries"]:
         known["guardians_also_heirs"] = await _guardians_also_heirs(cur, ring, user_id)
+    if unresponsive:
+        await cur.execute(
+            f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name',))} FROM guardians g"
+            " WHERE g.user_id = %s AND g.unresponsive_since IS NOT NULL ORDER BY g.unresponsive_since, g.id",
+            (user_id,),
+        )
+        known["unresponsive_guardians"] = [
+            sealed_text.open_row(ring, "guardians", guardian)["name"] for guardian in await cur.fetchall()
+        ]
     if known["accepted_guardians"] < known["guardians"]:
         await cur.execute(
             f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name',))}, g.declined_at"
@@ -193,6 +208,12 @@ def warnings(plan: Plan, known: Facts) -> list[str]:
         advice.append(
             "When the verification deadline passes, your plan goes on waiting: if your guardians cannot "
             "or do not answer, it is never released and your beneficiaries are never told."
+        )
+    if known["unresponsive_guardians"]:
+        names = ", ".join(known["unresponsive_guardians"])
+        advice.append(
+            f"Not confirmed when asked whether they can still act as your guardian: {names}. Check on them, "
+            "update their details, or add another guardian."
         )
     if not plan["allow_beneficiary_requests"]:
         advice.append(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, TypedDict
 
 from arq.connections import ArqRedis
@@ -140,7 +140,15 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
 
 
 async def answer(
-    pool: Pool, redis: ArqRedis, ring: KeyRing, *, user_id: str, raw_plan_id: str, accept: bool, now: datetime
+    pool: Pool,
+    redis: ArqRedis,
+    ring: KeyRing,
+    *,
+    user_id: str,
+    raw_plan_id: str,
+    accept: bool,
+    now: datetime,
+    reconfirm_after: timedelta,
 ) -> Answer:
     """Accept or decline the invitation to guard this plan (every guardian row of the plan whose
     wallet is the caller's). Answering again the same way changes nothing. A decline is told
@@ -170,7 +178,9 @@ async def answer(
         changing = [r for r in rows if r[answered] is None]
         row_ids: list[str] = []
         for row in changing:
-            await guardians.record_answer(cur, row["id"], accept=accept, now=now)
+            await guardians.record_answer(
+                cur, row["id"], accept=accept, now=now, reconfirm_after=reconfirm_after
+            )
             declined = None
             if not accept:
                 # Whether the plan can still be released: the email says so either way.

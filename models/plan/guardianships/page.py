@@ -339,7 +339,14 @@ async def take_signed(
     if request["purpose"] in ("guardian.accept", "guardian.decline"):
         accept = request["purpose"] == "guardian.accept"
         answer = await invitation.answer(
-            pool, redis, ring, user_id=user_id, raw_plan_id=plan_id, accept=accept, now=now
+            pool,
+            redis,
+            ring,
+            user_id=user_id,
+            raw_plan_id=plan_id,
+            accept=accept,
+            now=now,
+            reconfirm_after=timedelta(seconds=settings.guardian_reconfirm_interval_seconds),
         )
         return answer["invitation"]
     if request["purpose"] == "guardian.report":
