@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import secrets
 from datetime import UTC, datetime, timedelta
-from typing import TypedDict, cast
+from typing import TypedDict
 
 from arq.connections import ArqRedis
 from redis.asyncio import Redis
@@ -30,6 +30,7 @@ from core.stellar.wallet import decode_signature, verify_signature
 from models import activity, sealed_text
 from models.chain import wallet_requests
 from models.claim.capsule import READY, RELEASED_STATE, Capsule, WalletBinding, state
+from models.common import as_record
 from models.contents import beneficiaries
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
@@ -217,7 +218,9 @@ async def _bind(
         if row is None:
             raise NotFound("Capsule")
         # Again under the row lock: the owner may have checked in since the token was looked up.
-        _require_open(cast(Capsule, {**capsule, "plan_status": row["status"], "ready_at": row["ready_at"]}))
+        _require_open(
+            as_record(Capsule, {**capsule, "plan_status": row["status"], "ready_at": row["ready_at"]})
+        )
         bound = row["wallet_address"]
         if bound == wallet_address:
             return {
@@ -425,7 +428,7 @@ async def pending_changes(
     for sealed_row in await cur.fetchall():
         row = sealed_text.open_row(ring, "beneficiaries", sealed_row, id_key="beneficiary_id")
         plan_id = row.pop("plan_id")
-        result.setdefault(plan_id, []).append(cast(WalletChange, row))
+        result.setdefault(plan_id, []).append(as_record(WalletChange, row))
     return result
 
 

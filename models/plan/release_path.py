@@ -225,7 +225,8 @@ async def warn_owner_in(cur: Cursor, *, plan: Plan, now: datetime, stage: str, s
         values["deadline_warned_at"] = now
     moved = await update_schedule(cur, plan["id"], values)
     deadline = plans.verification_deadline(moved)
-    assert deadline is not None
+    started_at = plan["verification_started_at"]
+    assert deadline is not None and started_at is not None  # a round in PendingVerification
     return await announce(
         cur,
         plan_id=plan["id"],
@@ -236,7 +237,7 @@ async def warn_owner_in(cur: Cursor, *, plan: Plan, now: datetime, stage: str, s
             {
                 "stage": stage,
                 "deadlineAt": deadline.isoformat(),
-                "startedAt": plan["verification_started_at"].isoformat(),  # type: ignore[union-attr]
+                "startedAt": started_at.isoformat(),
             },
         ),
         timeline=Entry(
