@@ -22,7 +22,7 @@ request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id
 
 # `/check-in/link` is the route that takes a token in its body, not a token itself.
 _CHECK_IN = r"/check-in/(?!link(?:[/?#\s\"'\\]|$))"
-CLAIM_PATH_RE = re.compile(rf"(/claim/|{_CHECK_IN})[^/?#\s\"'\\]+")
+CLAIM_PATH_RE = re.compile(rf"(/claim/|/guardian/|{_CHECK_IN})[^/?#\s\"'\\]+")
 _BLANK_RECORD = vars(logging.LogRecord("", 0, "", 0, "", None, None))
 _STANDARD_ATTRS = frozenset(_BLANK_RECORD) | {"message", "asctime"}
 # LogRecord.__init__ sets its attributes first and in a fixed order; extra fields come after.
@@ -30,13 +30,13 @@ _FIRST_EXTRA = len(_BLANK_RECORD)
 
 # Secrets that can reach a log line by way of a raw request line, a header echoed in a parser
 # error, or an exception message: bearer tokens and Authorization values, JWT-shaped strings
-# (even truncated), claim tokens in paths or alone (64 hex), ed25519 signatures (128 hex or
-# 88 base64). One pass of one regex; each alternative names its replacement.
+# (even truncated), claim, guardian-page and check-in tokens in paths or alone (64 hex),
+# ed25519 signatures (128 hex or 88 base64). One pass of one regex; each alternative names its replacement.
 _SECRETS = re.compile(
     r"(?P<bearer>(?i:bearer)(?:\s+|%20|\+))[^\s\"',;\\]+"
     r"|(?P<authz>(?i:authorization)\s*[:=]\s*)[^\r\n\\\"']+"
     r"|(?P<jwt>eyJ[A-Za-z0-9_-]{6,}(?:\.[A-Za-z0-9_-]*){0,2})"
-    rf"|(?P<claim>/claim/|{_CHECK_IN})[^/?#\s\"'\\]+"
+    rf"|(?P<claim>/claim/|/guardian/|{_CHECK_IN})[^/?#\s\"'\\]+"
     r"|(?P<hex>(?<![0-9A-Za-z])(?:[0-9a-fA-F]{128}|[0-9a-f]{64})(?![0-9A-Za-z]))"
     r"|(?P<b64>(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{86}==)"
 )
@@ -75,7 +75,7 @@ def redact(text: str) -> str:
 
 def redact_path(path: str) -> str:
     # The pattern needs one of these; a substring test is cheaper than a sub().
-    if "/claim/" not in path and "/check-in/" not in path:
+    if "/claim/" not in path and "/check-in/" not in path and "/guardian/" not in path:
         return path
     return CLAIM_PATH_RE.sub(r"\1<redacted>", path)
 

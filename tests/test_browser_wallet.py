@@ -18,7 +18,7 @@ from tests.helpers import sign_in
 from tests.test_browser_pages import DESKTOP, PHONE, assert_accessible, assert_fits, record_requests
 from tests.test_guardian_invitations import draft_with_guardians
 from tests.test_guardian_page import page_link
-from tests.test_heirs_onchain import ready
+from tests.test_heirs_onchain import ready, worker_settings
 from tests.test_onchain import onchain
 from tests.wallet_app import WalletApp
 
@@ -87,6 +87,22 @@ async def test_the_heir_signs_with_a_wallet_app_through_qr_codes_and_the_paste_b
     await assert_fits(page)
     await assert_accessible(page, axe_source)
     await page.screenshot(path=str(screenshots / "claim-finalise-360.png"), full_page=True)
+
+    # The wallet app signs the finalise request from the phone; once confirmed, the released
+    # page asks for the claim the same way.
+    resp = await wallet.approve(html.unescape(link))
+    assert resp.status == 200 and await resp.json() == {"status": "pending"}
+    assert (await page.reload()).status == 200
+    assert "has not confirmed it yet" in await page.locator("main").inner_text()
+    await run_worker(**worker_settings(soroban_rpc, email_provider))
+    desktop = await browser.new_context(java_script_enabled=False, viewport=DESKTOP, device_scale_factor=2)
+    page = await desktop.new_page()
+    assert (await page.goto(url)).status == 200
+    assert await page.get_by_role("heading", name="Claim it on the Stellar network").count() == 1
+    await page.screenshot(path=str(screenshots / "claim-share-1280.png"), full_page=True)
+    link = await assert_qr_is_the_link(page, screenshots / "claim-share-qr.png")
+    assert (await wallet.open(html.unescape(link))).msg == "Claim Heir 0's share of what Olive Owner left"
+    await desktop.close()
     await checker.close()
 
 

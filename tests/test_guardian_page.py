@@ -6,11 +6,14 @@ served stellar.toml, signs it and posts it to the callback; the real worker send
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
+import redis as redis_sync
 from stellar_sdk import Keypair
 
+from core.logging import JsonFormatter, redact_path
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import get_overview
 from tests.plan_helpers import query
@@ -86,6 +89,10 @@ async def test_a_guardian_accepts_and_approves_off_chain_from_their_page(
     resp = await wallet.approve(uri)
     assert resp.status == 200 and await resp.json() == {"status": "reported"}
     assert (await get_overview(client, owner))["status"] == "PendingVerification"
+    # Every guardian email carries the same link: the verification request too.
+    await run_worker(settings=email_provider.settings)
+    asked = email_provider.to("guardian1@example.org")[-1].body["text"]
+    assert "Your page for this plan" in asked and page_link(email_provider, "guardian1@example.org") == second
     seen = await (await client.get(second)).text()
     assert "The verification" in seen and "Guardian 0 reported on" in seen and "0 of the 2 approvals" in seen
 
@@ -154,3 +161,28 @@ async def test_a_guardian_approves_on_chain_from_their_page(
     assert (await get_overview(onchain, setup.owner))["status"] == "Approved"
     [row] = query(settings, "SELECT function, status FROM transactions")
     assert (row["function"], row["status"]) == ("approve_guardian", "confirmed")
+
+
+async def test_guardian_tokens_and_signing_requests_never_reach_a_log_or_redis_text(
+    client, run_worker, email_provider, settings, caplog
+):
+    """The page token is redacted from every log line; what Redis keeps of a request names no one."""
+    owner = await sign_in(client)
+    _, guardians = await draft_with_guardians(client, owner, count=1)
+    with caplog.at_level(logging.DEBUG):
+        await run_worker(settings=email_provider.settings)
+        path = page_link(email_provider, "guardian0@example.org")
+        await client.get(path)
+        uri = await ask(client, path, "accept")
+        resp = await WalletApp(client, guardians[0].keypair).approve(uri)
+        assert resp.status == 200
+        await client.get("/guardian/" + "ab" * 32)
+    token = path.rsplit("/", 1)[1]
+    text = "\n".join(JsonFormatter().format(r) for r in caplog.records)
+    assert "/guardian/<redacted>" in text and token not in text
+    assert redact_path(f"/guardian/{token}/sep7/x") == "/guardian/<redacted>/sep7/x"
+    # A request kept in Redis: ids, a public key, a hash, a time; no name.
+    uri = await ask(client, path, "decline")
+    keys = redis_sync.Redis.from_url(settings.redis_url).keys("sep7:request:*")
+    values = [redis_sync.Redis.from_url(settings.redis_url).get(k) for k in keys]
+    assert values and all(b"Olive" not in v and b"Guardian 0" not in v for v in values if v)

@@ -14,7 +14,7 @@ from aiohttp import web
 from aiohttp_apigami import docs
 
 from api import html
-from api.common import refuse_miss
+from api.common import client_ip, refuse_miss
 from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN
 from api.public import public
 from api.schemas import error_responses
@@ -79,9 +79,9 @@ async def guardian_page(request: web.Request) -> web.Response:
     "(resend). The page shows that answer as a SEP-7 signing request for the guardian wallet the "
     "owner recorded: a SEP-10-style challenge (approve off-chain: carrying the attestation's SHA-256), "
     "or approve_guardian built through the RPC node in contract mode. 409 page when that answer is not "
-    "asked now.",
+    "asked now; RATE_LIMIT_CHALLENGE_PER_IP a minute per client address (429 page).",
     produces=["text/html"],
-    responses={200: {"description": "The page"}, **error_responses(400, 409, 503)},
+    responses={200: {"description": "The page"}, **error_responses(400, 409, 429, 503)},
 )
 async def guardian_ask(request: web.Request) -> web.Response:
     page = await _page(request)
@@ -95,6 +95,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
         page=page,
         action=action if isinstance(action, str) else "",
         beneficiary_id=heir_id if isinstance(heir_id, str) else None,
+        client_ip=client_ip(request),
         now=request.app[CLOCK].now(),
     )
     heir = next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == heir_id), None)

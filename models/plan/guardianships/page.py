@@ -19,8 +19,9 @@ from typing import Literal, TypedDict
 from arq.connections import ArqRedis
 from stellar_sdk import TransactionEnvelope
 
+from core import ratelimit
 from core.db import Cursor, Pool, autocommit
-from core.errors import BadRequest, Conflict, NotFound
+from core.errors import BadRequest, Conflict, NotFound, TooManyRequests
 from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar import sep7, sep10, soroban, soroban_check
@@ -201,6 +202,7 @@ async def ask(
     page: GuardianPage,
     action: str,
     beneficiary_id: str | None,
+    client_ip: str,
     now: datetime,
 ) -> wallet_requests.Prepared:
     """The signing request for one answer: a challenge for the guardian wallet (accept,
@@ -208,6 +210,9 @@ async def ask(
     approve_guardian call built through the RPC node (approve, contract mode)."""
     if action not in page["asks"]:
         raise Conflict("That is not asked of you now; open your page again to see what is.")
+    retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
+    if retry:
+        raise TooManyRequests("Too many signing requests from this address; try again in a minute", retry)
     assert page["plan_id"] is not None
     subject, wallet = page["guardian_id"], page["wallet_address"]
     extra = None
