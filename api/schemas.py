@@ -234,7 +234,7 @@ class PageQuerySchema(BaseSchema):
         after = None
         if data.get("cursor"):
             try:
-                after = decode_cursor(data["cursor"])
+                after = decode_cursor(cursor=data["cursor"])
             except ValueError as exc:
                 raise ValidationError(str(exc), field_name="cursor") from None
         data["page"] = PageRequest(limit=data["limit"], after=after)

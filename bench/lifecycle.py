@@ -194,7 +194,10 @@ def seal_owner_contacts(database_url: str, ring: KeyRing, count: int) -> None:
         for user_id, wallet in cur.fetchall():
             number = wallet.removeprefix("GBENCHPLAN")
             sealed = sealed_text.sealed_values(
-                ring, "users", user_id, {"name": f"Owner {number}", "email": f"owner{number}@example.test"}
+                ring,
+                table="users",
+                row_id=user_id,
+                values={"name": f"Owner {number}", "email": f"owner{number}@example.test"},
             )
             values.append((user_id, sealed["name_sealed"], sealed["email_sealed"], sealed["email_bidx"]))
         psycopg2.extras.execute_values(

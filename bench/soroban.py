@@ -59,7 +59,7 @@ SCENARIO = "POST /api/claim/:token/submit"
 def _sealed_heir(ring: KeyRing, beneficiary_id: Any) -> tuple[Any, ...]:
     """Name, relationship, email (sealed, as the service stores them) and the email's index."""
     texts = {"name": "Heir", "relationship": "child", "email": "heir@example.org"}
-    sealed = sealed_text.sealed_values(ring, "beneficiaries", beneficiary_id, texts)
+    sealed = sealed_text.sealed_values(ring, table="beneficiaries", row_id=beneficiary_id, values=texts)
     return sealed["name_sealed"], sealed["relationship_sealed"], sealed["email_sealed"], sealed["email_bidx"]
 
 

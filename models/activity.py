@@ -19,7 +19,7 @@ from models.pagination import Page, PageRequest, fetch_page
 _INSERT = "INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
 
 
-def insert_sql(select: str) -> str:
+def insert_sql(*, select: str) -> str:
     """The INSERT of one entry per row of `select` (SQL yielding user_id, kind, entity_type,
     entity_id, summary, metadata), for a writer whose row and entry must go in one statement as
     CTEs (a measured hot path: models.chain.transactions.insert). `record()` otherwise."""
@@ -97,5 +97,5 @@ async def list_for_user(
         sql += " AND created_at < %s"
         params.append(filters.until)
     async with autocommit(pool) as cur:
-        result = await fetch_page(cur, sql, params, page)
+        result = await fetch_page(cur, sql=sql, params=params, page=page)
     return cast("Page[ActivityEntry]", result)

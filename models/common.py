@@ -15,7 +15,7 @@ from models.pagination import Page, PageRequest, fetch_page
 R = TypeVar("R")
 
 
-def as_record(kind: type[R], row: Mapping[str, Any]) -> R:
+def as_record(kind: type[R], *, row: Mapping[str, Any]) -> R:
     """A row (a dict from the DictCursor) as the record its SQL was written to return.
 
     A cast, not a check, and it costs nothing per row: mypy trusts `kind` from here on, and
@@ -24,7 +24,7 @@ def as_record(kind: type[R], row: Mapping[str, Any]) -> R:
     return cast(R, row)
 
 
-def as_records(kind: type[R], rows: Iterable[Mapping[str, Any]]) -> list[R]:
+def as_records(kind: type[R], *, rows: Iterable[Mapping[str, Any]]) -> list[R]:
     """`as_record` for a list of rows (the list itself when it is one: no copy)."""
     return cast(list[R], rows if isinstance(rows, list) else list(rows))
 
@@ -36,7 +36,7 @@ class Audience(TypedDict):
     beneficiary_ids: list[str]
 
 
-def parse_id(raw: str, what: str) -> str:
+def parse_id(*, raw: str, what: str) -> str:
     """A malformed id names nothing that exists: 404, like a missing or foreign one (never a 500)."""
     try:
         return str(uuid.UUID(raw))
@@ -89,7 +89,7 @@ class OwnedRows(Generic[R]):
 
     async def get(self, pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> R:
         """GET /…/:id: a malformed id is a 404 like a missing one."""
-        row_id = parse_id(raw_id, self.what)
+        row_id = parse_id(raw=raw_id, what=self.what)
         async with autocommit(pool) as cur:
             return await self.one(cur, ring, user_id=user_id, row_id=row_id)
 
@@ -97,7 +97,7 @@ class OwnedRows(Generic[R]):
         """The owner's rows, newest first, one page at a time (models.pagination)."""
         sql = f"SELECT {self.columns} FROM {self._source} WHERE {self._prefix}user_id = %s"
         async with autocommit(pool) as cur:
-            result = await fetch_page(cur, sql, [user_id], page, self._prefix)
+            result = await fetch_page(cur, sql=sql, params=[user_id], page=page, prefix=self._prefix)
         return Page([self.record(ring, row) for row in result.items], result.next_cursor)
 
     async def delete(self, cur: Cursor, *, user_id: str, row_id: str) -> None:
@@ -109,7 +109,7 @@ class OwnedRows(Generic[R]):
             raise NotFound(self.what)
 
 
-async def check_audience(cur: Cursor, user_id: str, audience: Mapping[str, Any]) -> None:
+async def check_audience(cur: Cursor, *, user_id: str, audience: Mapping[str, Any]) -> None:
     """400 unless every listed id is one of the owner's beneficiaries; locks them until COMMIT.
 
     FOR KEY SHARE keeps a concurrent delete of a listed beneficiary waiting, so audience rows
@@ -130,7 +130,7 @@ async def check_audience(cur: Cursor, user_id: str, audience: Mapping[str, Any])
         )
 
 
-async def lock_owner(cur: Cursor, scope: str, user_id: str) -> None:
+async def lock_owner(cur: Cursor, *, scope: str, user_id: str) -> None:
     """Serialise one owner's transactions that check a total across rows (e.g. allocations <= 100).
 
     A row-level check cannot see a concurrent insert, so two transactions could each pass it;
@@ -140,13 +140,14 @@ async def lock_owner(cur: Cursor, scope: str, user_id: str) -> None:
     await cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{scope}:{user_id}",))
 
 
-def changed_values(current: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+def changed_values(*, current: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
     """The subset of `changes` that differs from the stored row, so a no-op PATCH writes nothing."""
     return {column: value for column, value in changes.items() if current.get(column) != value}
 
 
 async def update_row(
     cur: Cursor,
+    *,
     table: str,
     row_id: str,
     values: Mapping[str, Any],
@@ -170,7 +171,7 @@ async def update_row(
     return row
 
 
-def wire_names(columns: Iterable[str]) -> list[str]:
+def wire_names(*, columns: Iterable[str]) -> list[str]:
     """camelCase field names as the client knows them, for activity metadata ("fields")."""
     names = []
     for column in columns:

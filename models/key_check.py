@@ -80,7 +80,7 @@ async def check(pool: Pool, ring: KeyRing, storage: Storage | None, *, sample: i
         present = " OR ".join(f"t.{c}_sealed IS NOT NULL" for c in columns)
         rows = await fetch_all(
             pool,
-            f"SELECT t.id::text AS id, {sealed_text.select_list(table, 't')} FROM {table} t"
+            f"SELECT t.id::text AS id, {sealed_text.select_list(table=table, alias='t')} FROM {table} t"
             f" WHERE {present} ORDER BY random() LIMIT %s",
             (sample,),
         )
@@ -120,7 +120,7 @@ async def check(pool: Pool, ring: KeyRing, storage: Storage | None, *, sample: i
             {"where": "object storage", "reason": "STORAGE_URL is not set: stored files not checked"}
         )
     for raw in items:
-        item = as_record(_Item, {**raw, "wrapped_key": bytes(raw["wrapped_key"])})
+        item = as_record(_Item, row={**raw, "wrapped_key": bytes(raw["wrapped_key"])})
         where = f"archive item {item['id']}"
         try:
             ring.unwrap_data_key(item["key_id"], item["wrapped_key"], item["id"])

@@ -35,12 +35,12 @@ class Page(Generic[T]):
     next_cursor: str | None
 
 
-def encode_cursor(created_at: datetime, row_id: str) -> str:
+def encode_cursor(*, created_at: datetime, row_id: str) -> str:
     raw = f"{created_at.isoformat()}|{row_id}".encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> tuple[datetime, str]:
+def decode_cursor(*, cursor: str) -> tuple[datetime, str]:
     """Raise ValueError for anything that is not a cursor this service issued."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
@@ -58,7 +58,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
 
 
 async def fetch_page(
-    cur: Cursor, sql: str, params: list[Any], page: PageRequest, prefix: str = ""
+    cur: Cursor, *, sql: str, params: list[Any], page: PageRequest, prefix: str = ""
 ) -> Page[dict[str, Any]]:
     """Run `sql` (a SELECT ending in a WHERE clause) one page at a time.
 
@@ -76,4 +76,4 @@ async def fetch_page(
         return Page(rows, None)
     rows = rows[: page.limit]
     last = rows[-1]
-    return Page(rows, encode_cursor(last["created_at"], last["id"]))
+    return Page(rows, encode_cursor(created_at=last["created_at"], row_id=last["id"]))

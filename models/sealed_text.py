@@ -58,13 +58,13 @@ class SealedTextError(IntegrityError):
     """A sealed text did not open for its row and column (tampered, moved, or its key retired)."""
 
 
-def select_list(table: str, alias: str, columns: tuple[str, ...] | None = None, prefix: str = "") -> str:
+def select_list(*, table: str, alias: str, columns: tuple[str, ...] | None = None, prefix: str = "") -> str:
     """The sealed columns of `table` (all, or `columns`), for a SELECT; open the row with
     `open_row` (same `prefix`, which names the output keys when several tables are joined)."""
     return ", ".join(f"{alias}.{c}_sealed AS {prefix}{c}_sealed" for c in (columns or COLUMNS[table]))
 
 
-def normalise(value: str) -> str:
+def normalise(*, value: str) -> str:
     """What a blind index compares: trimmed, lower case (an email typed differently still matches)."""
     return value.strip().lower()
 
@@ -77,7 +77,7 @@ def blind_index(
     if value is None:
         return None
     key = ring.subkey(key_id or ring.primary_id, INDEX_PURPOSE)
-    message = f"{table}.{column}|".encode() + normalise(value).encode("utf-8")
+    message = f"{table}.{column}|".encode() + normalise(value=value).encode("utf-8")
     return hmac.new(key, message, hashlib.sha256).digest()
 
 
@@ -129,7 +129,7 @@ def _row_keys(table: str, prefix: str) -> tuple[tuple[str, str, str], ...]:
 
 
 def open_row(
-    ring: KeyRing, table: str, row: Mapping[str, Any], *, id_key: str = "id", prefix: str = ""
+    ring: KeyRing, *, table: str, row: Mapping[str, Any], id_key: str = "id", prefix: str = ""
 ) -> dict[str, Any]:
     """A copy of `row` with each `c_sealed` present (keys `{prefix}c_sealed`) replaced by the text
     as `{prefix}c`; the row's id is `row[id_key]` (NULL for an outer join that found none).
@@ -153,7 +153,7 @@ def open_row(
     return record
 
 
-def sealed_values(ring: KeyRing, table: str, row_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
+def sealed_values(ring: KeyRing, *, table: str, row_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """Column values to write: each private text becomes `c_sealed`, plus `c_bidx` for a
     blind-indexed one. Other values pass through; a Decimal is sealed as its string."""
     out: dict[str, Any] = {}
@@ -168,7 +168,7 @@ def sealed_values(ring: KeyRing, table: str, row_id: str, values: Mapping[str, A
     return out
 
 
-def writable(table: str, columns: tuple[str, ...]) -> tuple[str, ...]:
+def writable(*, table: str, columns: tuple[str, ...]) -> tuple[str, ...]:
     """`columns` with each private text among them replaced by its sealed column (and blind index)."""
     indexed = BLIND_INDEXED.get(table, ())
     return (
@@ -249,7 +249,7 @@ async def reseal(pool: Pool, ring: KeyRing, *, batch: int = 200) -> tuple[int, i
                 except SealedTextError:
                     unopenable += 1
                     continue
-                new = sealed_values(ring, table, row["id"], texts)
+                new = sealed_values(ring, table=table, row_id=row["id"], values=texts)
                 new.update({c: None for c in plain})
                 assignments = ", ".join(f"{c} = %(new_{c})s" for c in new)
                 guard = " AND ".join(f"{c} IS NOT DISTINCT FROM %(old_{c})s" for c in new if c in row)

@@ -121,10 +121,10 @@ async def test_openapi_document_and_swagger_ui(client):
 def test_cursor_round_trip_and_rejects_garbage():
     stamp = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
     row_id = "0b6c3c9e-0e55-4d5c-9b8f-9d0f1f9b2a11"
-    assert decode_cursor(encode_cursor(stamp, row_id)) == (stamp, row_id)
-    for garbage in ("", "abc", "!!!", encode_cursor(stamp, "not-a-uuid")):
+    assert decode_cursor(cursor=encode_cursor(created_at=stamp, row_id=row_id)) == (stamp, row_id)
+    for garbage in ("", "abc", "!!!", encode_cursor(created_at=stamp, row_id="not-a-uuid")):
         with pytest.raises(ValueError):
-            decode_cursor(garbage)
+            decode_cursor(cursor=garbage)
 
 
 async def test_nul_characters_are_400_everywhere(client):

@@ -341,11 +341,11 @@ async def test_the_drop_of_plaintext_columns_refuses_until_all_is_sealed_and_los
                 await cur.execute(
                     f"SELECT {beneficiaries.PUBLIC_COLUMNS} FROM beneficiaries WHERE id = %s", (ids["heir"],)
                 )
-                heir = sealed_text.open_row(ring, "beneficiaries", await cur.fetchone())
+                heir = sealed_text.open_row(ring, table="beneficiaries", row=await cur.fetchone())
                 await cur.execute("SELECT id, note_sealed, guardian_name_sealed FROM plan_reports")
-                report_row = sealed_text.open_row(ring, "plan_reports", await cur.fetchone())
+                report_row = sealed_text.open_row(ring, table="plan_reports", row=await cur.fetchone())
                 await cur.execute("SELECT id, actor_name_sealed FROM plan_transitions")
-                transition = sealed_text.open_row(ring, "plan_transitions", await cur.fetchone())
+                transition = sealed_text.open_row(ring, table="plan_transitions", row=await cur.fetchone())
             assert (heir["name"], heir["relationship"]) == (f"Ada {MARK}", f"daughter {MARK}")
             assert (report_row["note"], report_row["guardian_name"]) == (f"gone {MARK}", f"Grace {MARK}")
             assert transition["actor_name"] == f"Grace {MARK}"

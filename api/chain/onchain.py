@@ -175,7 +175,7 @@ async def guardian_transaction(request: web.Request) -> web.Response:
     )
     row = await transactions.get(
         request.app[DB],
-        tx_id=parse_id(request.match_info["id"], "Transaction"),
+        tx_id=parse_id(raw=request.match_info["id"], what="Transaction"),
         owner_id=target["owner_id"],
         signer=target["signer"],
     )
@@ -270,7 +270,7 @@ async def claim_transaction(request: web.Request, capsule: Capsule) -> web.Respo
     _gateway(request)
     row = await transactions.get_for_beneficiary(
         request.app[DB],
-        tx_id=parse_id(request.match_info["id"], "Transaction"),
+        tx_id=parse_id(raw=request.match_info["id"], what="Transaction"),
         beneficiary_id=capsule["beneficiary_id"],
     )
     if row is None:

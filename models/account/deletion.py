@@ -113,7 +113,7 @@ async def get(pool: Pool, deletion_id: str) -> Deletion | None:
         " FROM account_deletions WHERE id = %s",
         (deletion_id,),
     )
-    return None if row is None else as_record(Deletion, row)
+    return None if row is None else as_record(Deletion, row=row)
 
 
 async def pending(pool: Pool, limit: int = 100) -> list[str]:

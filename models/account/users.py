@@ -17,7 +17,9 @@ from models.contents import guardians
 from models.delivery import changes as owner_notices
 from models.delivery import outbox
 
-USER_COLUMNS = f"u.id, u.wallet_address, {sealed_text.select_list('users', 'u')}, u.created_at, u.updated_at"
+USER_COLUMNS = (
+    f"u.id, u.wallet_address, {sealed_text.select_list(table='users', alias='u')}, u.created_at, u.updated_at"
+)
 
 
 class User(TypedDict):
@@ -42,7 +44,7 @@ class SigningIn(User):
 
 
 def _record(ring: KeyRing, row: dict[str, Any]) -> Any:
-    return sealed_text.open_row(ring, "users", row)
+    return sealed_text.open_row(ring, table="users", row=row)
 
 
 async def sign_in(pool: Pool, ring: KeyRing, wallet_address: str) -> SigningIn:
@@ -88,7 +90,7 @@ async def get_by_wallet(pool: Pool, ring: KeyRing, wallet_address: str) -> Signi
         " WHERE w.wallet_address = %s",
         (wallet_address,),
     )
-    return None if row is None else as_record(SigningIn, _record(ring, row))
+    return None if row is None else as_record(SigningIn, row=_record(ring, row))
 
 
 async def get_with_wallets(pool: Pool, ring: KeyRing, user_id: str) -> UserWithWallets:
@@ -101,7 +103,7 @@ async def get_with_wallets(pool: Pool, ring: KeyRing, user_id: str) -> UserWithW
     )
     if row is None:
         raise NotFound("User")
-    return as_record(UserWithWallets, _record(ring, row))
+    return as_record(UserWithWallets, row=_record(ring, row))
 
 
 async def update_profile(
@@ -110,18 +112,22 @@ async def update_profile(
     """Apply name/email changes (sealed); the timeline names the fields, not their values. A new
     address is told to the owner at both addresses (models.delivery.changes)."""
     columns = [c for c in ("name", "email") if c in changes]
-    values = sealed_text.sealed_values(ring, "users", user_id, {c: changes[c] for c in columns})
+    values = sealed_text.sealed_values(
+        ring, table="users", row_id=user_id, values={c: changes[c] for c in columns}
+    )
     row_ids: list[str] = []
     async with transaction(pool) as cur:
         await cur.execute(
-            f"SELECT u.id, {sealed_text.select_list('users', 'u', ('email',))} FROM users u WHERE u.id = %s"
+            "SELECT u.id,"
+            f" {sealed_text.select_list(table='users', alias='u', columns=('email',))}"
+            " FROM users u WHERE u.id = %s"
             " FOR UPDATE",
             (user_id,),
         )
         before = await cur.fetchone()
         if before is None:
             raise NotFound("User")
-        previous = sealed_text.open_row(ring, "users", before)["email"]
+        previous = sealed_text.open_row(ring, table="users", row=before)["email"]
         assignments = ", ".join(f"{c} = %s" for c in values)
         await cur.execute(
             f"UPDATE users SET {assignments}, updated_at = clock_timestamp() WHERE id = %s RETURNING id",

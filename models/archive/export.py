@@ -152,7 +152,7 @@ async def _all(fetch: Callable[[PageRequest], Awaitable[Page[T]]]) -> list[T]:
     rows: list[T] = []
     cursor: str | None = None
     while True:
-        page = await fetch(PageRequest(limit=200, after=decode_cursor(cursor) if cursor else None))
+        page = await fetch(PageRequest(limit=200, after=decode_cursor(cursor=cursor) if cursor else None))
         rows.extend(page.items)
         cursor = page.next_cursor
         if cursor is None:
@@ -265,5 +265,5 @@ async def heir_export(
             summary="A beneficiary downloaded everything in their capsule",
         )
     return as_record(
-        HeirExport, {"contents": contents, "letters": letters, "files": files, "damaged": damaged}
+        HeirExport, row={"contents": contents, "letters": letters, "files": files, "damaged": damaged}
     )

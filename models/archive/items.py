@@ -59,7 +59,8 @@ MEDIA_IN_USE = "The file is the media of a message; remove it from the message f
 # Title, description and file name are sealed at rest (models/sealed_text.py): `_record` opens them.
 COLUMNS = (
     "i.id::text AS id, i.user_id::text AS user_id, i.type, i.category,"
-    f" {sealed_text.select_list('archive_items', 'i')}, i.content_type, i.size_bytes, i.audience_all,"
+    f" {sealed_text.select_list(table='archive_items', alias='i')},"
+    " i.content_type, i.size_bytes, i.audience_all,"
     " i.status, i.failure_reason, i.sha256, i.damaged_at,"
     " i.created_at, i.updated_at, i.stored_at,"
     " ARRAY(SELECT a.beneficiary_id::text FROM archive_item_audience a"
@@ -108,7 +109,7 @@ class SealedArchiveItem(ArchiveItem):
 def _record(ring: KeyRing, row: dict[str, Any]) -> ArchiveItem:
     """Row -> the owner's view: texts opened, audience {all, beneficiary_ids}, sha256 as hex (and,
     with the sealed columns, the wrapped key as bytes rather than the driver's memoryview)."""
-    record = sealed_text.open_row(ring, "archive_items", row)
+    record = sealed_text.open_row(ring, table="archive_items", row=row)
     audience_all = record.pop("audience_all")
     ids = record.pop("audience_ids")
     record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
@@ -116,7 +117,7 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> ArchiveItem:
     record["sha256"] = bytes(digest).hex() if digest is not None else None
     if record.get("wrapped_key") is not None:
         record["wrapped_key"] = bytes(record["wrapped_key"])
-    return as_record(ArchiveItem, record)
+    return as_record(ArchiveItem, row=record)
 
 
 ROWS = OwnedRows(table="archive_items", alias="i", columns=COLUMNS, what="Archive item", record=_record)
@@ -137,9 +138,9 @@ async def create(
     audience = data["audience"]
     texts = sealed_text.sealed_values(
         ring,
-        "archive_items",
-        item_id,
-        {
+        table="archive_items",
+        row_id=item_id,
+        values={
             "title": data.get("title") or data["file_name"],
             "description": data.get("description"),
             "file_name": data["file_name"],
@@ -172,7 +173,7 @@ async def create(
             ),
         )
         if not audience["all"] and audience["beneficiary_ids"]:
-            await check_audience(cur, user_id, audience)
+            await check_audience(cur, user_id=user_id, audience=audience)
             await cur.execute(
                 "INSERT INTO archive_item_audience (item_id, beneficiary_id) SELECT %s, unnest(%s::uuid[])",
                 (item_id, audience["beneficiary_ids"]),
@@ -226,7 +227,7 @@ async def get_sealed(
     is released, the photo, video or recording of a letter that has not yet opened to its heirs
     is 409: whoever holds the owner's key must not play what was meant for later (docs/security.md,
     "The owner's key")."""
-    item_id = parse_id(raw_id, "Archive item")
+    item_id = parse_id(raw=raw_id, what="Archive item")
     async with autocommit(pool) as cur:
         row = await ROWS.row(
             cur, user_id=user_id, row_id=item_id, columns=f"{COLUMNS}, {SEALED_COLUMNS}, {_MEDIA_OPENS_AT}"
@@ -238,7 +239,7 @@ async def get_sealed(
             "release it is theirs to open first.",
             details={"opensAt": wire_time(opens_at)},
         )
-    return as_record(SealedArchiveItem, _record(ring, row))
+    return as_record(SealedArchiveItem, row=_record(ring, row))
 
 
 async def all_sealed(pool: Pool, ring: KeyRing, *, user_id: str) -> list[SealedArchiveItem]:
@@ -246,7 +247,7 @@ async def all_sealed(pool: Pool, ring: KeyRing, *, user_id: str) -> list[SealedA
     rows = await fetch_all(
         pool, f"SELECT {COLUMNS}, {SEALED_COLUMNS} FROM archive_items i WHERE i.user_id = %s", (user_id,)
     )
-    return [as_record(SealedArchiveItem, _record(ring, row)) for row in rows]
+    return [as_record(SealedArchiveItem, row=_record(ring, row)) for row in rows]
 
 
 def require_available(item: ArchiveItem) -> None:
@@ -267,7 +268,7 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> str:
     The object key is recorded in archive_deletions in the same transaction, so the object
     is removed even if storage is down right now (the sweeper retries).
     """
-    item_id = parse_id(raw_id, "Archive item")
+    item_id = parse_id(raw=raw_id, what="Archive item")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         await cur.execute(
@@ -389,7 +390,7 @@ async def claim_attempt(pool: Pool, item_id: str) -> ClaimedItem | None:
     if row is None:
         return None
     row["wrapped_key"] = bytes(row["wrapped_key"])
-    return as_record(ClaimedItem, row)
+    return as_record(ClaimedItem, row=row)
 
 
 async def mark_available(pool: Pool, item_id: str) -> bool:

@@ -62,7 +62,7 @@ async def next_due(
     if row is None:
         return None
     row["wrapped_key"] = bytes(row["wrapped_key"])
-    return as_record(ScrubTarget, row)
+    return as_record(ScrubTarget, row=row)
 
 
 async def save_position(pool: Pool, *, item_id: str, position: int) -> None:

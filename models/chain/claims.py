@@ -7,7 +7,6 @@ later attempts; otherwise the latest attempt is shown, so a failure is visible w
 
 from __future__ import annotations
 
-import functools
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypedDict
@@ -63,7 +62,7 @@ def _on_chain(row: dict[str, Any] | None) -> OnChain:
 async def overview(pool: Pool, ring: KeyRing, user_id: str) -> ClaimsOverview:
     async with autocommit(pool) as cur:
         await cur.execute(
-            f"SELECT b.id, {sealed_text.select_list('beneficiaries', 'b', ('name',))},"
+            f"SELECT b.id, {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',))},"
             " b.allocation_percentage,"
             " b.wallet_address, b.wallet_bound_via, b.wallet_bound_at,"
             " (SELECT max(a.created_at) FROM activity a WHERE a.user_id = b.user_id"
@@ -74,6 +73,7 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> ClaimsOverview:
             " WHERE b.user_id = %s ORDER BY b.created_at, b.id",
             (user_id,),
         )
+        opened = [sealed_text.open_row(ring, table="beneficiaries", row=row) for row in await cur.fetchall()]
         claims: list[BeneficiaryClaim] = [
             {
                 "beneficiary_id": row["id"],
@@ -90,9 +90,7 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> ClaimsOverview:
                 "capsule_opened_at": row["capsule_opened_at"],
                 "claim": _on_chain(row),
             }
-            for row in map(
-                functools.partial(sealed_text.open_row, ring, "beneficiaries"), await cur.fetchall()
-            )
+            for row in opened
         ]
         await cur.execute(
             "SELECT t.status AS tx_status, t.hash, t.confirmed_at, t.contract_error_code FROM transactions t"
@@ -102,7 +100,8 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> ClaimsOverview:
         release = await cur.fetchone()
         await cur.execute(
             "SELECT g.id AS guardian_id,"
-            f" {sealed_text.select_list('guardians', 'g', ('name',), prefix='guardian_')},"
+            f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',), prefix='guardian_')}"
+            ","
             " t.status AS tx_status, t.hash,"
             " t.confirmed_at, t.contract_error_code FROM guardians g"
             " JOIN LATERAL (SELECT * FROM transactions t"
@@ -113,7 +112,7 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str) -> ClaimsOverview:
         approvals: list[GuardianApproval] = [
             {"guardian_id": row["guardian_id"], "guardian_name": row["guardian_name"], **_on_chain(row)}
             for row in (
-                sealed_text.open_row(ring, "guardians", r, id_key="guardian_id", prefix="guardian_")
+                sealed_text.open_row(ring, table="guardians", row=r, id_key="guardian_id", prefix="guardian_")
                 for r in await cur.fetchall()
             )
         ]

@@ -64,12 +64,12 @@ async def _approval_counted(cur: Cursor, ring: KeyRing, row: RelayRow, now: date
         raise Conflict("the plan or the guardian no longer exists")
     plan = await plans.get_by_id(cur, plan_id, lock=True)
     await cur.execute(
-        f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name',))}"
+        f"SELECT g.id, {sealed_text.select_list(table='guardians', alias='g', columns=('name',))}"
         " FROM guardians g WHERE g.id = %s",
         (guardian_id,),
     )
     found = await cur.fetchone()
-    guardian = None if found is None else sealed_text.open_row(ring, "guardians", found)
+    guardian = None if found is None else sealed_text.open_row(ring, table="guardians", row=found)
     if plan is None or guardian is None:
         raise Conflict("the plan or the guardian no longer exists")
     started = plan["verification_started_at"]

@@ -55,7 +55,7 @@ async def guardian_target(
 ) -> Target:
     """The caller's guardian wallet on this plan; 404 unless one of their wallets guards it,
     403 with `accepted_only` unless they have accepted to guard it."""
-    plan_id = parse_id(raw_plan_id, "Plan")
+    plan_id = parse_id(raw=raw_plan_id, what="Plan")
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT g.id AS guardian_id, g.wallet_address, g.accepted_at, p.user_id, p.status"

@@ -86,7 +86,7 @@ async def _timeline(
 
 # The timeline entry of a new row of `t`, written in the row's own statement.
 _SUBMITTED_ENTRY = activity.insert_sql(
-    "SELECT %(owner)s, 'transaction.submitted', 'transaction', t.id::text, %(summary)s,"
+    select="SELECT %(owner)s, 'transaction.submitted', 'transaction', t.id::text, %(summary)s,"
     " jsonb_build_object('function', t.function, 'hash', t.hash, 'status', t.status) FROM t"
 )
 
@@ -151,7 +151,7 @@ async def get(pool: Pool, *, tx_id: str, owner_id: str, signer: str) -> Transact
         f"SELECT {PUBLIC_COLUMNS} FROM transactions WHERE id = %s AND user_id = %s AND signer = %s",
         (tx_id, owner_id, signer),
     )
-    return None if row is None else as_record(Transaction, row)
+    return None if row is None else as_record(Transaction, row=row)
 
 
 async def get_for_beneficiary(pool: Pool, *, tx_id: str, beneficiary_id: str) -> Transaction | None:
@@ -160,7 +160,7 @@ async def get_for_beneficiary(pool: Pool, *, tx_id: str, beneficiary_id: str) ->
         f"SELECT {PUBLIC_COLUMNS} FROM transactions WHERE id = %s AND beneficiary_id = %s",
         (tx_id, beneficiary_id),
     )
-    return None if row is None else as_record(Transaction, row)
+    return None if row is None else as_record(Transaction, row=row)
 
 
 # The relay (workers/soroban.py) -------------------------------------------------------------
@@ -175,7 +175,7 @@ async def start_attempt(pool: Pool, tx_hash: str, now: datetime) -> RelayRow | N
             (now, tx_hash),
         )
         row = await cur.fetchone()
-        return None if row is None else as_record(RelayRow, row)
+        return None if row is None else as_record(RelayRow, row=row)
 
 
 async def mark_accepted(pool: Pool, row: RelayRow, now: datetime) -> None:
@@ -274,4 +274,4 @@ async def latest_for_beneficiary(pool: Pool, *, beneficiary_id: str, function: s
         " ORDER BY created_at DESC, id DESC LIMIT 1",
         (beneficiary_id, function),
     )
-    return None if row is None else as_record(Transaction, row)
+    return None if row is None else as_record(Transaction, row=row)

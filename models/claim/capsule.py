@@ -143,8 +143,9 @@ DAMAGED = (
 # Names and the relationship are sealed at rest (models/sealed_text.py): `_capsule` opens them.
 CAPSULE_SQL = (
     "SELECT b.id::text AS beneficiary_id, b.user_id::text AS owner_id,"
-    f" {sealed_text.select_list('beneficiaries', 'b', ('name', 'relationship'))},"
-    f" b.allocation_percentage, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
+    f" {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name', 'relationship'))},"
+    " b.allocation_percentage,"
+    f" {sealed_text.select_list(table='users', alias='u', columns=('name',), prefix='owner_')},"
     " p.status AS plan_status, p.released_at,"
     " p.ready_at, b.wallet_address, b.wallet_bound_via, b.wallet_bound_at,"
     " p.id AS plan_id, p.release_at, u.wallet_address AS owner_wallet, p.report_reason,"
@@ -198,7 +199,9 @@ DOCUMENTS_SQL = (
 # The assets addressed to the beneficiary (to everyone, or a list naming them), oldest first;
 # label, description and amount are sealed at rest (`_read_contents` opens them).
 ASSETS_SQL = (
-    f"SELECT a.id::text AS id, {sealed_text.select_list('assets', 'a')}, a.asset_code FROM assets a"
+    "SELECT a.id::text AS id,"
+    f" {sealed_text.select_list(table='assets', alias='a')},"
+    " a.asset_code FROM assets a"
     " WHERE a.user_id = %(owner)s AND (a.audience_all OR EXISTS (SELECT 1 FROM asset_audience x"
     " WHERE x.asset_id = a.id AND x.beneficiary_id = %(beneficiary)s)) ORDER BY a.created_at, a.id"
 )
@@ -218,9 +221,9 @@ def token_digest(token: str) -> bytes:
 
 
 def _capsule(ring: KeyRing, row: dict[str, Any]) -> Capsule:
-    record = sealed_text.open_row(ring, "beneficiaries", row, id_key="beneficiary_id")
-    record = sealed_text.open_row(ring, "users", record, id_key="owner_id", prefix="owner_")
-    return as_record(Capsule, record)
+    record = sealed_text.open_row(ring, table="beneficiaries", row=row, id_key="beneficiary_id")
+    record = sealed_text.open_row(ring, table="users", row=record, id_key="owner_id", prefix="owner_")
+    return as_record(Capsule, row=record)
 
 
 async def open_by_token(pool: Pool, ring: KeyRing, token: str) -> Capsule | None:
@@ -277,7 +280,7 @@ async def _read_contents(
     opened: list[OpenedMessage] = []
     sealed: list[SealedMessage] = []
     for sealed_row in await cur.fetchall():
-        row = sealed_text.open_row(ring, "messages", sealed_row)
+        row = sealed_text.open_row(ring, table="messages", row=sealed_row)
         message_id = row["id"]
         if row["opens_at"] > now:
             sealed.append({"id": message_id, "title": row["title"], "opens_at": row["opens_at"]})
@@ -302,14 +305,15 @@ async def _read_contents(
     sealed.sort(key=lambda m: (m["opens_at"], m["id"]))
     await cur.execute(DOCUMENTS_SQL, params)
     documents = [
-        as_record(Document, sealed_text.open_row(ring, "archive_items", row)) for row in await cur.fetchall()
+        as_record(Document, row=sealed_text.open_row(ring, table="archive_items", row=row))
+        for row in await cur.fetchall()
     ]
     await cur.execute(ASSETS_SQL, params)
     assets: list[CapsuleAsset] = []
     for sealed_row in await cur.fetchall():
-        row = sealed_text.open_row(ring, "assets", sealed_row)
+        row = sealed_text.open_row(ring, table="assets", row=sealed_row)
         row["amount"] = Decimal(str(row["amount"]))
-        assets.append(as_record(CapsuleAsset, row))
+        assets.append(as_record(CapsuleAsset, row=row))
     return {
         "released_at": released_at,
         "owner_name": capsule["owner_name"],
@@ -393,7 +397,7 @@ async def preview(
     pool: Pool, ring: KeyRing, *, owner_id: str, raw_beneficiary_id: str, now: datetime
 ) -> Contents:
     """The owner's rehearsal: this beneficiary's capsule as if the plan were released at `now`."""
-    beneficiary_id = parse_id(raw_beneficiary_id, "Beneficiary")
+    beneficiary_id = parse_id(raw=raw_beneficiary_id, what="Beneficiary")
     async with autocommit(pool) as cur:
         await cur.execute(f"{CAPSULE_SQL} WHERE b.id = %s AND b.user_id = %s", (beneficiary_id, owner_id))
         row = await cur.fetchone()
@@ -407,13 +411,15 @@ def _served(ring: KeyRing, row: dict[str, Any]) -> ServedFile:
     """A file to stream; a damaged one is a 409 in words (models.archive.items.require_available)."""
     if row["status"] != "available":
         raise Conflict(DAMAGED, extra={"itemStatus": row["status"]})
-    record = sealed_text.open_row(ring, "archive_items", {k: v for k, v in row.items() if k != "status"})
-    return as_record(ServedFile, {**record, "wrapped_key": bytes(row["wrapped_key"])})
+    record = sealed_text.open_row(
+        ring, table="archive_items", row={k: v for k, v in row.items() if k != "status"}
+    )
+    return as_record(ServedFile, row={**record, "wrapped_key": bytes(row["wrapped_key"])})
 
 
 async def document_for_download(pool: Pool, ring: KeyRing, *, capsule: Capsule, raw_id: str) -> ServedFile:
     """One of the documents the capsule lists, with what streaming it needs; 404 otherwise."""
-    item_id = parse_id(raw_id, "Document")
+    item_id = parse_id(raw=raw_id, what="Document")
     if not is_released(capsule):
         raise NotFound("Document")
     row = await fetch_one(
@@ -430,7 +436,7 @@ async def media_for_message(
     pool: Pool, ring: KeyRing, *, capsule: Capsule, raw_id: str, now: datetime
 ) -> ServedFile:
     """The media of a message the capsule shows as opened; a sealed one's is 404, like a stranger's."""
-    message_id = parse_id(raw_id, "Media")
+    message_id = parse_id(raw=raw_id, what="Media")
     released_at = capsule["released_at"]
     if not is_released(capsule) or released_at is None:
         raise NotFound("Media")

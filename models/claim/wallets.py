@@ -219,7 +219,7 @@ async def _bind(
             raise NotFound("Capsule")
         # Again under the row lock: the owner may have checked in since the token was looked up.
         _require_open(
-            as_record(Capsule, {**capsule, "plan_status": row["status"], "ready_at": row["ready_at"]})
+            as_record(Capsule, row={**capsule, "plan_status": row["status"], "ready_at": row["ready_at"]})
         )
         bound = row["wallet_address"]
         if bound == wallet_address:
@@ -415,7 +415,7 @@ async def pending_changes(
         return {}
     await cur.execute(
         "SELECT c.id::text AS id, c.plan_id::text AS plan_id, c.beneficiary_id::text AS beneficiary_id,"
-        f" {sealed_text.select_list('beneficiaries', 'b', ('name',))}, c.wallet_address,"
+        f" {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',))}, c.wallet_address,"
         " c.created_at AS requested_at,"
         " (SELECT count(*) FROM wallet_change_approvals a WHERE a.change_id = c.id) AS approvals,"
         " EXISTS (SELECT 1 FROM wallet_change_approvals a WHERE a.change_id = c.id"
@@ -426,9 +426,9 @@ async def pending_changes(
     )
     result: dict[str, list[WalletChange]] = {}
     for sealed_row in await cur.fetchall():
-        row = sealed_text.open_row(ring, "beneficiaries", sealed_row, id_key="beneficiary_id")
+        row = sealed_text.open_row(ring, table="beneficiaries", row=sealed_row, id_key="beneficiary_id")
         plan_id = row.pop("plan_id")
-        result.setdefault(plan_id, []).append(as_record(WalletChange, row))
+        result.setdefault(plan_id, []).append(as_record(WalletChange, row=row))
     return result
 
 

@@ -31,12 +31,13 @@ from models.common import (
 from models.plan import plans
 
 COLUMNS = (
-    f"id, user_id, {sealed_text.select_list('assets', 'assets')}, asset_code, created_at, updated_at,"
+    f"id, user_id, {sealed_text.select_list(table='assets', alias='assets')},"
+    " asset_code, created_at, updated_at,"
     " audience_all, ARRAY(SELECT a.beneficiary_id::text FROM asset_audience a"
     " WHERE a.asset_id = assets.id ORDER BY a.beneficiary_id) AS audience_ids"
 )
 EDITABLE = ("label", "amount", "asset_code", "description")
-WRITABLE_COLUMNS = sealed_text.writable("assets", EDITABLE)
+WRITABLE_COLUMNS = sealed_text.writable(table="assets", columns=EDITABLE)
 
 
 class Asset(TypedDict):
@@ -57,17 +58,17 @@ class Asset(TypedDict):
 def _record(ring: KeyRing, row: dict[str, Any]) -> Asset:
     """Row → record: texts opened, the amount back to a Decimal with the scale it was sent with,
     audience {all, beneficiary_ids} from its two columns."""
-    record = sealed_text.open_row(ring, "assets", row)
+    record = sealed_text.open_row(ring, table="assets", row=row)
     record["amount"] = Decimal(str(record["amount"]))
     audience_all = record.pop("audience_all")
     ids = record.pop("audience_ids")
     record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
-    return as_record(Asset, record)
+    return as_record(Asset, row=record)
 
 
 async def _set_audience(cur: Cursor, user_id: str, asset_id: str, audience: Audience) -> None:
     """Replace the asset's audience; listed ids must be the owner's own beneficiaries (400)."""
-    await check_audience(cur, user_id, audience)
+    await check_audience(cur, user_id=user_id, audience=audience)
     await cur.execute(
         "UPDATE assets SET audience_all = %s, updated_at = clock_timestamp() WHERE id = %s",
         (audience["all"], asset_id),
@@ -93,7 +94,10 @@ get = ROWS.get
 async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Asset:
     asset_id = str(uuid.uuid4())
     texts = sealed_text.sealed_values(
-        ring, "assets", asset_id, {c: data.get(c) for c in ("label", "amount", "description")}
+        ring,
+        table="assets",
+        row_id=asset_id,
+        values={c: data.get(c) for c in ("label", "amount", "description")},
     )
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
@@ -119,7 +123,7 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
             kind="asset.created",
             entity_id=row["id"],
             summary="Asset added",
-            metadata={"fields": wire_names(c for c in (*EDITABLE, "audience") if c in data)},
+            metadata={"fields": wire_names(columns=(c for c in (*EDITABLE, "audience") if c in data))},
         )
     return row
 
@@ -129,12 +133,12 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
 
     "12.50" → "12.5" is a change: the amount is stored as the client wrote it.
     """
-    row_id = parse_id(raw_id, "Asset")
+    row_id = parse_id(raw=raw_id, what="Asset")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         row = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
         proposed = {c: changes[c] for c in EDITABLE if c in changes}
-        diff = changed_values(row, proposed)
+        diff = changed_values(current=row, changes=proposed)
         if "amount" in proposed and str(proposed["amount"]) != str(row["amount"]):
             diff["amount"] = proposed["amount"]  # equal value, new notation: still shown back as sent
         if "audience" in changes and not _same_audience(row["audience"], changes["audience"]):
@@ -144,8 +148,8 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
                 await _set_audience(cur, user_id, row_id, diff["audience"])
             columns = {c: v for c, v in diff.items() if c in EDITABLE}
             if columns:
-                values = sealed_text.sealed_values(ring, "assets", row_id, columns)
-                await update_row(cur, "assets", row_id, values, WRITABLE_COLUMNS)
+                values = sealed_text.sealed_values(ring, table="assets", row_id=row_id, values=columns)
+                await update_row(cur, table="assets", row_id=row_id, values=values, allowed=WRITABLE_COLUMNS)
             row = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id)
             await activity.record(
                 cur,
@@ -153,13 +157,13 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
                 kind="asset.updated",
                 entity_id=row_id,
                 summary="Asset updated",
-                metadata={"fields": wire_names(diff)},
+                metadata={"fields": wire_names(columns=diff)},
             )
     return row
 
 
 async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
-    row_id = parse_id(raw_id, "Asset")
+    row_id = parse_id(raw=raw_id, what="Asset")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         await ROWS.delete(cur, user_id=user_id, row_id=row_id)

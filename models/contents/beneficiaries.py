@@ -41,12 +41,14 @@ ALLOCATION_LOCK = "allocations"
 MAX_TOTAL = Decimal(100)
 
 PUBLIC_COLUMNS = (
-    f"id, user_id, {sealed_text.select_list('beneficiaries', 'beneficiaries')}, allocation_percentage,"
+    "id, user_id,"
+    f" {sealed_text.select_list(table='beneficiaries', alias='beneficiaries')},"
+    " allocation_percentage,"
     " wallet_address, created_at, updated_at"
 )
 COLUMNS = f"{PUBLIC_COLUMNS}, claim_token_sealed"
 EDITABLE = ("name", "relationship", "email", "allocation_percentage", "wallet_address")
-WRITABLE_COLUMNS = sealed_text.writable("beneficiaries", EDITABLE)
+WRITABLE_COLUMNS = sealed_text.writable(table="beneficiaries", columns=EDITABLE)
 WALLET_TAKEN = "This wallet is already recorded for another of your beneficiaries"
 
 
@@ -141,11 +143,11 @@ def _open_token(ring: KeyRing, sealed: str, beneficiary_id: str) -> str:
 
 def _with_token(ring: KeyRing, row: dict[str, Any]) -> Beneficiary:
     """The record the owner sees: sealed texts and the sealed token opened."""
-    record = sealed_text.open_row(ring, "beneficiaries", row)
+    record = sealed_text.open_row(ring, table="beneficiaries", row=row)
     sealed = record.pop("claim_token_sealed")
     released = record.pop("plan_released", False)
     record["claim_token"] = None if released else _open_token(ring, sealed, record["id"])
-    return as_record(Beneficiary, record)
+    return as_record(Beneficiary, row=record)
 
 
 def _percent(value: Decimal) -> str:
@@ -193,10 +195,13 @@ async def create(
     beneficiary_id = str(uuid.uuid4())
     token = new_claim_token()
     texts = sealed_text.sealed_values(
-        ring, "beneficiaries", beneficiary_id, {c: data[c] for c in ("name", "relationship", "email")}
+        ring,
+        table="beneficiaries",
+        row_id=beneficiary_id,
+        values={c: data[c] for c in ("name", "relationship", "email")},
     )
     async with transaction(pool) as cur:
-        await lock_owner(cur, ALLOCATION_LOCK, user_id)
+        await lock_owner(cur, scope=ALLOCATION_LOCK, user_id=user_id)
         await plans.guard_contents(cur, user_id)
         await _check_allocation(cur, user_id, data["allocation_percentage"])
         with _wallet_unique():
@@ -227,7 +232,7 @@ async def create(
             kind="beneficiary.created",
             entity_id=beneficiary_id,
             summary="Beneficiary added",
-            metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
+            metadata={"fields": wire_names(columns=(c for c in EDITABLE if c in data))},
         )
         await owner_notices.tell_owner(
             cur, ring, user_id=user_id, change="beneficiary_added", name=data["name"], now=now
@@ -240,31 +245,38 @@ async def update(
 ) -> Beneficiary:
     """Apply the fields given; an unchanged value writes nothing and records nothing. A new
     address or wallet is told to the owner (models.delivery.changes)."""
-    row_id = parse_id(raw_id, "Beneficiary")
+    row_id = parse_id(raw=raw_id, what="Beneficiary")
     async with transaction(pool) as cur:
         if "allocation_percentage" in changes:
-            await lock_owner(cur, ALLOCATION_LOCK, user_id)
+            await lock_owner(cur, scope=ALLOCATION_LOCK, user_id=user_id)
         await plans.guard_contents(cur, user_id)
         row = await ROWS.row(cur, user_id=user_id, row_id=row_id, lock=True)
-        current = sealed_text.open_row(ring, "beneficiaries", row)
-        diff = changed_values(current, {c: changes[c] for c in EDITABLE if c in changes})
+        current = sealed_text.open_row(ring, table="beneficiaries", row=row)
+        diff = changed_values(current=current, changes={c: changes[c] for c in EDITABLE if c in changes})
         if "allocation_percentage" in diff:
             await _check_allocation(cur, user_id, diff["allocation_percentage"], row_id)
         if diff:
-            values = sealed_text.sealed_values(ring, "beneficiaries", row_id, diff)
+            values = sealed_text.sealed_values(ring, table="beneficiaries", row_id=row_id, values=diff)
             with _wallet_unique():
                 if "wallet_address" in values:
                     await _bind_by_owner(cur, row_id, values["wallet_address"])
-                row = await update_row(cur, "beneficiaries", row_id, values, WRITABLE_COLUMNS, COLUMNS)
+                row = await update_row(
+                    cur,
+                    table="beneficiaries",
+                    row_id=row_id,
+                    values=values,
+                    allowed=WRITABLE_COLUMNS,
+                    returning=COLUMNS,
+                )
             await activity.record(
                 cur,
                 user_id=user_id,
                 kind="beneficiary.updated",
                 entity_id=row_id,
                 summary="Beneficiary details updated",
-                metadata={"fields": wire_names(diff)},
+                metadata={"fields": wire_names(columns=diff)},
             )
-            name = sealed_text.open_row(ring, "beneficiaries", row)["name"]
+            name = sealed_text.open_row(ring, table="beneficiaries", row=row)["name"]
             told: tuple[tuple[str, owner_notices.Change], ...] = (
                 ("email", "beneficiary_email"),
                 ("wallet_address", "beneficiary_wallet"),
@@ -279,7 +291,7 @@ async def update(
 
 async def rotate_claim_token(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str) -> Beneficiary:
     """Replace the token; the old digest is gone once this commits, so the old link stops working."""
-    row_id = parse_id(raw_id, "Beneficiary")
+    row_id = parse_id(raw=raw_id, what="Beneficiary")
     token = new_claim_token()
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
@@ -304,12 +316,12 @@ async def rotate_claim_token(pool: Pool, ring: KeyRing, *, user_id: str, raw_id:
 
 async def delete(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: datetime) -> None:
     """Delete the beneficiary and take it out of every message audience (see docs/plan-contents.md)."""
-    row_id = parse_id(raw_id, "Beneficiary")
+    row_id = parse_id(raw=raw_id, what="Beneficiary")
     async with transaction(pool) as cur:
-        await lock_owner(cur, ALLOCATION_LOCK, user_id)
+        await lock_owner(cur, scope=ALLOCATION_LOCK, user_id=user_id)
         await plans.guard_contents(cur, user_id)
         removed = sealed_text.open_row(
-            ring, "beneficiaries", await ROWS.row(cur, user_id=user_id, row_id=row_id, lock=True)
+            ring, table="beneficiaries", row=await ROWS.row(cur, user_id=user_id, row_id=row_id, lock=True)
         )
         affected, emptied = await messages.remove_from_audiences(cur, row_id)
         await cur.execute("DELETE FROM beneficiaries WHERE id = %s AND user_id = %s", (row_id, user_id))

@@ -27,11 +27,11 @@ from models.delivery import outbox
 from models.plan import guardian_links, plans
 
 COLUMNS = (
-    f"id, user_id, {sealed_text.select_list('guardians', 'guardians')}, wallet_address,"
+    f"id, user_id, {sealed_text.select_list(table='guardians', alias='guardians')}, wallet_address,"
     " created_at, updated_at, invited_at, accepted_at, declined_at, reconfirmed_at, unresponsive_since"
 )
 EDITABLE = ("name", "email", "wallet_address", "relationship")
-WRITABLE_COLUMNS = sealed_text.writable("guardians", EDITABLE)
+WRITABLE_COLUMNS = sealed_text.writable(table="guardians", columns=EDITABLE)
 DUPLICATE = "This wallet is already one of your guardians"
 
 
@@ -103,7 +103,7 @@ async def due_for_reconfirm(cur: Cursor, *, now: datetime, limit: int) -> list[R
         " WHERE g.reconfirm_due_at <= %s ORDER BY g.reconfirm_due_at LIMIT %s FOR UPDATE OF g SKIP LOCKED",
         (now, limit),
     )
-    return [as_record(ReconfirmDue, row) for row in await cur.fetchall()]
+    return [as_record(ReconfirmDue, row=row) for row in await cur.fetchall()]
 
 
 async def set_reconfirm_step(
@@ -197,7 +197,7 @@ async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str) -> No
 
 
 def _record(ring: KeyRing, row: dict[str, Any]) -> Guardian:
-    return as_record(Guardian, sealed_text.open_row(ring, "guardians", row))
+    return as_record(Guardian, row=sealed_text.open_row(ring, table="guardians", row=row))
 
 
 ROWS = OwnedRows(table="guardians", columns=COLUMNS, what="Guardian", record=_record)
@@ -220,7 +220,10 @@ async def create(
     does not exist yet: the invitation belongs to it."""
     guardian_id = str(uuid.uuid4())
     texts = sealed_text.sealed_values(
-        ring, "guardians", guardian_id, {c: data.get(c) for c in ("name", "email", "relationship")}
+        ring,
+        table="guardians",
+        row_id=guardian_id,
+        values={c: data.get(c) for c in ("name", "email", "relationship")},
     )
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
@@ -252,7 +255,7 @@ async def create(
             summary="Guardian added and invited"
             if invitation
             else "Guardian added; the invitation goes once your profile has your name",
-            metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
+            metadata={"fields": wire_names(columns=(c for c in EDITABLE if c in data))},
         )
         await owner_notices.tell_owner(
             cur, ring, user_id=user_id, change="guardian_added", name=row["name"], now=now
@@ -274,19 +277,27 @@ async def update(
     """Apply the fields given; an unchanged value writes nothing and records nothing. A new
     wallet address asks the guardian again (their answer was for the old one); a new email
     address of a guardian who has not answered sends the invitation there."""
-    row_id = parse_id(raw_id, "Guardian")
+    row_id = parse_id(raw=raw_id, what="Guardian")
     invitations: list[str] = []
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         row = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
-        diff = changed_values(row, {c: changes[c] for c in EDITABLE if c in changes})
+        diff = changed_values(current=row, changes={c: changes[c] for c in EDITABLE if c in changes})
         if "wallet_address" in diff:
             await _check_not_owner(cur, user_id, diff["wallet_address"])
         if diff:
             try:
-                values = sealed_text.sealed_values(ring, "guardians", row_id, diff)
+                values = sealed_text.sealed_values(ring, table="guardians", row_id=row_id, values=diff)
                 row = _record(
-                    ring, await update_row(cur, "guardians", row_id, values, WRITABLE_COLUMNS, COLUMNS)
+                    ring,
+                    await update_row(
+                        cur,
+                        table="guardians",
+                        row_id=row_id,
+                        values=values,
+                        allowed=WRITABLE_COLUMNS,
+                        returning=COLUMNS,
+                    ),
                 )
             except psycopg2.errors.UniqueViolation:
                 raise Conflict(DUPLICATE) from None
@@ -307,7 +318,7 @@ async def update(
                 kind="guardian.updated",
                 entity_id=row_id,
                 summary="Guardian details updated" + (" and invited again" if invitations else ""),
-                metadata={"fields": wire_names(diff)},
+                metadata={"fields": wire_names(columns=diff)},
             )
             told: tuple[tuple[str, owner_notices.Change], ...] = (
                 ("email", "guardian_email"),
@@ -328,7 +339,7 @@ async def delete(
     """Remove a guardian; if that leaves an Active plan fewer accepted guardians than the
     approvals it needs, the owner is emailed (`guardians_short`): the plan could not be
     released until they act."""
-    row_id = parse_id(raw_id, "Guardian")
+    row_id = parse_id(raw=raw_id, what="Guardian")
     row_ids: list[str] = []
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)

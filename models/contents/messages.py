@@ -37,8 +37,8 @@ ReleaseKind = Literal["on_release", "on_date", "after_release"]
 RELEASE_KINDS: tuple[ReleaseKind, ...] = get_args(ReleaseKind)
 EDITABLE = ("title", "content", "release_rule", "audience", "media_id")
 WRITABLE_COLUMNS = sealed_text.writable(
-    "messages",
-    (
+    table="messages",
+    columns=(
         "title",
         "content",
         "release_rule_kind",
@@ -50,7 +50,7 @@ WRITABLE_COLUMNS = sealed_text.writable(
 )
 # Title and content are sealed at rest (models/sealed_text.py): `_record` opens them.
 COLUMNS = (
-    f"m.id, m.user_id, {sealed_text.select_list('messages', 'm')}, m.release_rule_kind,"
+    f"m.id, m.user_id, {sealed_text.select_list(table='messages', alias='m')}, m.release_rule_kind,"
     " m.release_on_date, m.release_after_days,"
     " m.audience_all, m.media_id::text AS media_id, m.created_at, m.updated_at,"
     " ARRAY(SELECT a.beneficiary_id::text FROM message_audience a WHERE a.message_id = m.id"
@@ -86,7 +86,7 @@ class Message(TypedDict):
 def _record(ring: KeyRing, row: dict[str, Any]) -> Message:
     """Row → domain record: title and content opened, release_rule {kind, value} and audience
     {all, beneficiary_ids}."""
-    record = sealed_text.open_row(ring, "messages", row)
+    record = sealed_text.open_row(ring, table="messages", row=row)
     kind = record.pop("release_rule_kind")
     on_date = record.pop("release_on_date")
     days = record.pop("release_after_days")
@@ -96,7 +96,7 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> Message:
     record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
     released = record.pop("plan_released_at")
     record["opens_at"] = None if released is None else opens_at(record["release_rule"], released)
-    return as_record(Message, record)
+    return as_record(Message, row=record)
 
 
 def opens_at(rule: ReleaseRule, released_at: datetime) -> datetime:
@@ -165,11 +165,14 @@ get = ROWS.get
 async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Message:
     message_id = str(uuid.uuid4())
     texts = sealed_text.sealed_values(
-        ring, "messages", message_id, {"title": data.get("title"), "content": data["content"]}
+        ring,
+        table="messages",
+        row_id=message_id,
+        values={"title": data.get("title"), "content": data["content"]},
     )
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
-        await check_audience(cur, user_id, data["audience"])
+        await check_audience(cur, user_id=user_id, audience=data["audience"])
         media_id = await archive.check_media(cur, user_id=user_id, media_id=data.get("media_id"))
         rule = _rule_columns(data["release_rule"])
         await cur.execute(
@@ -195,51 +198,54 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
             kind="message.created",
             entity_id=message_id,
             summary="Message written",
-            metadata={"fields": wire_names(c for c in EDITABLE if c in data)},
+            metadata={"fields": wire_names(columns=(c for c in EDITABLE if c in data))},
         )
         return await ROWS.one(cur, ring, user_id=user_id, row_id=message_id)
 
 
 async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any]) -> Message:
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
-    row_id = parse_id(raw_id, "Message")
+    row_id = parse_id(raw=raw_id, what="Message")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         if "audience" in changes:
-            await check_audience(cur, user_id, changes["audience"])
+            await check_audience(cur, user_id=user_id, audience=changes["audience"])
         if changes.get("media_id") is not None:
             changes = {
                 **changes,
                 "media_id": await archive.check_media(cur, user_id=user_id, media_id=changes["media_id"]),
             }
         current = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
-        diff = changed_values(current, {c: changes[c] for c in EDITABLE if c in changes})
+        diff = changed_values(current=current, changes={c: changes[c] for c in EDITABLE if c in changes})
         if "audience" in diff and _same_audience(current["audience"], diff["audience"]):
             del diff["audience"]
         if not diff:
             return current
         columns = sealed_text.sealed_values(
-            ring, "messages", row_id, {c: diff[c] for c in ("title", "content", "media_id") if c in diff}
+            ring,
+            table="messages",
+            row_id=row_id,
+            values={c: diff[c] for c in ("title", "content", "media_id") if c in diff},
         )
         if "release_rule" in diff:
             columns.update(_rule_columns(diff["release_rule"]))
         if "audience" in diff:
             columns["audience_all"] = diff["audience"]["all"]
             await _set_audience(cur, row_id, diff["audience"])
-        await update_row(cur, "messages", row_id, columns, WRITABLE_COLUMNS)
+        await update_row(cur, table="messages", row_id=row_id, values=columns, allowed=WRITABLE_COLUMNS)
         await activity.record(
             cur,
             user_id=user_id,
             kind="message.updated",
             entity_id=row_id,
             summary="Message updated",
-            metadata={"fields": wire_names(diff)},
+            metadata={"fields": wire_names(columns=diff)},
         )
         return await ROWS.one(cur, ring, user_id=user_id, row_id=row_id)
 
 
 async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
-    row_id = parse_id(raw_id, "Message")
+    row_id = parse_id(raw=raw_id, what="Message")
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id)
         await ROWS.delete(cur, user_id=user_id, row_id=row_id)

@@ -60,7 +60,7 @@ async def tell_owner(
     plan_id = await _live_plan(cur, user_id)
     if plan_id is None:
         return
-    await lock_owner(cur, NOTICE_LOCK, user_id)
+    await lock_owner(cur, scope=NOTICE_LOCK, user_id=user_id)
     seal_id = str(uuid.uuid4())
     entry = {
         "what": change,

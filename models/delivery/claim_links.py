@@ -128,7 +128,7 @@ async def send_again(
     same way (`by`: the public route and the guardians each have their own allowance). Returns
     (outbox ids, 0), or ([], seconds until the next one is allowed) past the limit, or ([], 0)
     when their plan is not open. Serialised per beneficiary, so racing requests count once each."""
-    await lock_owner(cur, "claim-link-resend", beneficiary_id)
+    await lock_owner(cur, scope="claim-link-resend", user_id=beneficiary_id)
     await cur.execute(
         f"SELECT b.user_id, p.id AS plan_id FROM beneficiaries b JOIN plans p ON p.user_id = b.user_id"
         f" WHERE b.id = %s AND {_OPEN_PLAN}",
@@ -167,13 +167,13 @@ async def deliveries(cur: Cursor, ring: KeyRing, plan_ids: list[str]) -> dict[st
         return {}
     await cur.execute(
         "SELECT p.id::text AS plan_id, b.id::text AS beneficiary_id,"
-        f" {sealed_text.select_list('beneficiaries', 'b', ('name',))}"
+        f" {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',))}"
         " FROM plans p JOIN beneficiaries b ON b.user_id = p.user_id"
         f" WHERE p.id = ANY(%s::uuid[]) AND {_OPEN_PLAN} ORDER BY b.created_at, b.id",
         (plan_ids,),
     )
     rows = [
-        sealed_text.open_row(ring, "beneficiaries", row, id_key="beneficiary_id")
+        sealed_text.open_row(ring, table="beneficiaries", row=row, id_key="beneficiary_id")
         for row in await cur.fetchall()
     ]
     latest = await outbox.latest_claim_links(cur, [row["beneficiary_id"] for row in rows])

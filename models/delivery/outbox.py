@@ -231,7 +231,7 @@ async def notices(cur: Cursor, plan_id: str, limit: int = 50) -> list[Notice]:
         " FROM outbox WHERE plan_id = %s ORDER BY created_at DESC, id DESC LIMIT %s",
         (plan_id, limit),
     )
-    return as_records(Notice, await cur.fetchall())
+    return as_records(Notice, rows=await cur.fetchall())
 
 
 # Delivery: the worker's side of the rows (read with what a template needs, claimed, recorded).
@@ -272,16 +272,20 @@ _SELECT = (
     "SELECT o.id::text AS id, o.kind, o.attempts, o.context, o.recipient_type,"
     + "".join(
         f" {alias}.id AS {alias}_id,"
-        f" {sealed_text.select_list(table, alias, ('name', 'email'), prefix=alias + '_')},"
+        f" {sealed_text.select_list(table=table, alias=alias, columns=('name', 'email'), prefix=alias + '_')}"
+        ","
         for alias, table in _RECIPIENTS
     )
-    + f" u.id AS u_id, {sealed_text.select_list('users', 'u', ('name',), prefix='owner_')},"
+    + " u.id AS u_id,"
+    f" {sealed_text.select_list(table='users', alias='u', columns=('name',), prefix='owner_')},"
     " u.wallet_address AS owner_wallet, p.report_reason, b.id AS beneficiary_id, b.claim_token_sealed,"
     " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
     " g.page_version AS guardian_page_version, g.page_key_id AS guardian_page_key_id,"
-    f" ag.id AS ag_id, {sealed_text.select_list('guardians', 'ag', ('name',), prefix='ag_')},"
-    f" sb.id AS sb_id, {sealed_text.select_list('beneficiaries', 'sb', ('name',), prefix='sb_')},"
-    f" hr.id AS hr_id, {sealed_text.select_list('heir_requests', 'hr', prefix='hr_')}"
+    " ag.id AS ag_id,"
+    f" {sealed_text.select_list(table='guardians', alias='ag', columns=('name',), prefix='ag_')},"
+    " sb.id AS sb_id,"
+    f" {sealed_text.select_list(table='beneficiaries', alias='sb', columns=('name',), prefix='sb_')},"
+    f" hr.id AS hr_id, {sealed_text.select_list(table='heir_requests', alias='hr', prefix='hr_')}"
     " FROM outbox o LEFT JOIN plans p ON p.id = o.plan_id LEFT JOIN users u ON u.id = p.user_id"
     " LEFT JOIN beneficiaries sb ON sb.id = (o.context->>'beneficiaryId')::uuid"
     " LEFT JOIN guardians g ON o.recipient_type = 'guardian' AND g.id = o.recipient_id"
@@ -316,16 +320,16 @@ def _open_context(ring: KeyRing, context: dict[str, Any]) -> dict[str, Any]:
 
 
 def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
-    record = sealed_text.open_row(ring, "users", row, id_key="u_id", prefix="owner_")
+    record = sealed_text.open_row(ring, table="users", row=row, id_key="u_id", prefix="owner_")
     address = name = None
     for alias, table in _RECIPIENTS:
-        opened = sealed_text.open_row(ring, table, record, id_key=f"{alias}_id", prefix=f"{alias}_")
+        opened = sealed_text.open_row(ring, table=table, row=record, id_key=f"{alias}_id", prefix=f"{alias}_")
         address = address or opened[f"{alias}_email"]
         name = name or opened[f"{alias}_name"]
     context = _open_context(ring, row["context"])
     if "toSealed" in context:  # an address the row names itself (an owner's previous one)
         address = context.get("to")
-    subject = sealed_text.open_row(ring, "beneficiaries", row, id_key="sb_id", prefix="sb_")
+    subject = sealed_text.open_row(ring, table="beneficiaries", row=row, id_key="sb_id", prefix="sb_")
     return Delivery(
         id=row["id"],
         kind=row["kind"],
@@ -340,14 +344,14 @@ def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
         claim_token_sealed=row["claim_token_sealed"],
         check_in_link=row["check_in_link"],
         check_in_key_id=row["check_in_key_id"],
-        about_guardian_name=sealed_text.open_row(ring, "guardians", row, id_key="ag_id", prefix="ag_")[
-            "ag_name"
-        ],
+        about_guardian_name=sealed_text.open_row(
+            ring, table="guardians", row=row, id_key="ag_id", prefix="ag_"
+        )["ag_name"],
         subject_name=subject["sb_name"],
         guardian_id=None if row["g_id"] is None else str(row["g_id"]),
         guardian_page_version=row["guardian_page_version"],
         guardian_page_key_id=row["guardian_page_key_id"],
-        request_note=sealed_text.open_row(ring, "heir_requests", row, id_key="hr_id", prefix="hr_")[
+        request_note=sealed_text.open_row(ring, table="heir_requests", row=row, id_key="hr_id", prefix="hr_")[
             "hr_note"
         ],
         report_reason=row["report_reason"],
@@ -498,7 +502,7 @@ async def hear(cur: Cursor, *, provider_id: str, delivery: str, now: datetime) -
             "UPDATE outbox SET delivery = %s, delivery_at = %s WHERE id = ANY(%s::uuid[])",
             (delivery, now, [r["id"] for r in moved]),
         )
-    return [as_record(Heard, {**r, "delivery": delivery}) for r in moved]
+    return [as_record(Heard, row={**r, "delivery": delivery}) for r in moved]
 
 
 async def alert_undeliverable(cur: Cursor, heard: list[Heard], now: datetime) -> list[str]:

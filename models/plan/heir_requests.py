@@ -33,7 +33,7 @@ async def request(
     veto (429). The note is sealed with the request row, never on the timeline."""
     ring = settings.key_ring
     request_id = str(uuid.uuid4())
-    sealed = sealed_text.sealed_values(ring, "heir_requests", request_id, {"note": note})
+    sealed = sealed_text.sealed_values(ring, table="heir_requests", row_id=request_id, values={"note": note})
     async with transaction(pool) as cur:
         plan = None if capsule["plan_id"] is None else await get_by_id(cur, capsule["plan_id"], lock=True)
         if plan is None or plan["status"] != ACTIVE:

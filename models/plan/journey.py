@@ -109,7 +109,8 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str, *, defaults: NewPlan
         known = await facts(cur, ring, user_id)
         # Every guardian, with the time they approved in the current round (None if not).
         await cur.execute(
-            f"SELECT g.id AS guardian_id, {sealed_text.select_list('guardians', 'g', ('name',))},"
+            "SELECT g.id AS guardian_id,"
+            f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
             " a.created_at AS approved_at FROM guardians g"
             " LEFT JOIN plan_approvals a ON a.plan_id = %s AND a.round = %s AND a.voided_at IS NULL"
             "  AND a.wallet_address = g.wallet_address AND %s > 0"
@@ -117,7 +118,10 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str, *, defaults: NewPlan
             (plan["id"], plan["verification_round"], plan["verification_round"], user_id),
         )
         approvals = [
-            as_record(ApprovalEntry, sealed_text.open_row(ring, "guardians", row, id_key="guardian_id"))
+            as_record(
+                ApprovalEntry,
+                row=sealed_text.open_row(ring, table="guardians", row=row, id_key="guardian_id"),
+            )
             for row in await cur.fetchall()
         ]
         notifications = await outbox.notices(cur, plan["id"])
@@ -155,13 +159,15 @@ async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed
     )
     if plan["verification_reason"] == "guardian_report":
         await cur.execute(
-            f"SELECT r.id, {sealed_text.select_list('plan_reports', 'r', ('guardian_name',))}, r.created_at"
+            "SELECT r.id,"
+            f" {sealed_text.select_list(table='plan_reports', alias='r', columns=('guardian_name',))},"
+            " r.created_at"
             " FROM plan_reports r WHERE r.plan_id = %s AND r.round = %s ORDER BY r.created_at, r.id LIMIT 1",
             (plan["id"], plan["verification_round"]),
         )
         row = await cur.fetchone()
         if row is not None:
-            report = sealed_text.open_row(ring, "plan_reports", row)
+            report = sealed_text.open_row(ring, table="plan_reports", row=row)
             said = {
                 "death": "you have died",
                 "incapacity": "you can no longer act for yourself",
@@ -266,15 +272,15 @@ async def journey(
         plan = await get_or_create(cur, user_id, defaults=defaults)
         await cur.execute(
             "SELECT t.id, t.from_status, t.to_status, t.actor,"
-            f" {sealed_text.select_list('plan_transitions', 't')},"
+            f" {sealed_text.select_list(table='plan_transitions', alias='t')},"
             " t.reason, t.at FROM plan_transitions t WHERE t.plan_id = %s ORDER BY t.seq",
             (plan["id"],),
         )
         transitions = []
         for row in await cur.fetchall():
-            record = sealed_text.open_row(ring, "plan_transitions", row)
+            record = sealed_text.open_row(ring, table="plan_transitions", row=row)
             del record["id"]
-            transitions.append(as_record(Transition, record))
+            transitions.append(as_record(Transition, row=record))
         notifications = await outbox.notices(cur, plan["id"])
     steps = _steps(plan, contract_configured)
     return Journey(

@@ -50,7 +50,7 @@ async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime) ->
     async with transaction(pool) as cur:
         # Same order as the beneficiary routes (allocation lock, then the plan row): no deadlock,
         # and no allocation can change between this check and COMMIT.
-        await lock_owner(cur, ALLOCATION_LOCK, user_id)
+        await lock_owner(cur, scope=ALLOCATION_LOCK, user_id=user_id)
         plan = await get_or_create(cur, user_id, lock=True)
         if plan["status"] != DRAFT:
             raise Conflict(f"Only a Draft plan can be activated; this one is {plan['status']}.")

@@ -78,7 +78,7 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
     unresponsive = row.pop("unresponsive")
     known = as_record(
         Facts,
-        {
+        row={
             **row,
             "unanswered_guardians": [],
             "declined_guardians": [],
@@ -90,21 +90,26 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
         known["guardians_also_heirs"] = await _guardians_also_heirs(cur, ring, user_id)
     if unresponsive:
         await cur.execute(
-            f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name',))} FROM guardians g"
+            "SELECT g.id,"
+            f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))}"
+            " FROM guardians g"
             " WHERE g.user_id = %s AND g.unresponsive_since IS NOT NULL ORDER BY g.unresponsive_since, g.id",
             (user_id,),
         )
         known["unresponsive_guardians"] = [
-            sealed_text.open_row(ring, "guardians", guardian)["name"] for guardian in await cur.fetchall()
+            sealed_text.open_row(ring, table="guardians", row=guardian)["name"]
+            for guardian in await cur.fetchall()
         ]
     if known["accepted_guardians"] < known["guardians"]:
         await cur.execute(
-            f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name',))}, g.declined_at"
+            "SELECT g.id,"
+            f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
+            " g.declined_at"
             " FROM guardians g WHERE g.user_id = %s AND g.accepted_at IS NULL ORDER BY g.created_at, g.id",
             (user_id,),
         )
         for guardian in await cur.fetchall():
-            name = sealed_text.open_row(ring, "guardians", guardian)["name"]
+            name = sealed_text.open_row(ring, table="guardians", row=guardian)["name"]
             (
                 known["declined_guardians"] if guardian["declined_at"] else known["unanswered_guardians"]
             ).append(name)
@@ -116,24 +121,28 @@ async def _guardians_also_heirs(cur: Cursor, ring: KeyRing, user_id: str) -> lis
     the blind index compares it, trimmed and case-insensitive; the indexes are bound to their
     table, so the sealed addresses are opened here) or a beneficiary's wallet."""
     await cur.execute(
-        f"SELECT g.id, {sealed_text.select_list('guardians', 'g', ('name', 'email'))},"
+        f"SELECT g.id, {sealed_text.select_list(table='guardians', alias='g', columns=('name', 'email'))},"
         " EXISTS (SELECT 1 FROM beneficiaries b WHERE b.user_id = g.user_id"
         " AND b.wallet_address = g.wallet_address) AS heir_wallet"
         " FROM guardians g WHERE g.user_id = %s ORDER BY g.created_at, g.id",
         (user_id,),
     )
-    guardians = [sealed_text.open_row(ring, "guardians", row) for row in await cur.fetchall()]
+    guardians = [sealed_text.open_row(ring, table="guardians", row=row) for row in await cur.fetchall()]
     await cur.execute(
-        f"SELECT b.id, {sealed_text.select_list('beneficiaries', 'b', ('email',))} FROM beneficiaries b"
+        "SELECT b.id,"
+        f" {sealed_text.select_list(table='beneficiaries', alias='b', columns=('email',))}"
+        " FROM beneficiaries b"
         " WHERE b.user_id = %s",
         (user_id,),
     )
     emails = {
-        sealed_text.normalise(sealed_text.open_row(ring, "beneficiaries", row)["email"] or "")
+        sealed_text.normalise(value=sealed_text.open_row(ring, table="beneficiaries", row=row)["email"] or "")
         for row in await cur.fetchall()
     }
     return [
-        g["name"] for g in guardians if g["heir_wallet"] or sealed_text.normalise(g["email"] or "") in emails
+        g["name"]
+        for g in guardians
+        if g["heir_wallet"] or sealed_text.normalise(value=g["email"] or "") in emails
     ]
 
 
@@ -306,6 +315,8 @@ async def update_settings(
             owner_id=user_id,
             now=now,
             timeline=Entry(
-                "plan.updated", "Plan settings changed", {"fields": wire_names(diff), "actor": "owner"}
+                "plan.updated",
+                "Plan settings changed",
+                {"fields": wire_names(columns=diff), "actor": "owner"},
             ),
         )

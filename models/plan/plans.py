@@ -112,7 +112,7 @@ class Plan(TypedDict):
 
 
 def _plan(row: Mapping[str, Any]) -> Plan:
-    return as_record(Plan, row)
+    return as_record(Plan, row=row)
 
 
 def majority(guardian_count: int) -> int:

@@ -68,7 +68,7 @@ async def advance(
         row = await cur.fetchone()
         if row is None:
             return "skipped", []  # another worker has it, or it is no longer due
-        plan = as_record(Plan, row)
+        plan = as_record(Plan, row=row)
         if plan["status"] == ACTIVE:
             return await _active(cur, plan, now, warning_seconds)
         if plan["status"] == PENDING:

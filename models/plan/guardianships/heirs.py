@@ -31,7 +31,7 @@ async def resend_link(
     """A guardian asks for an heir's link to be emailed again, to the heir's registered address
     only: once the plan is released or ready (409 before); the guardians' own allowance applies
     (429), apart from the heir's public one."""
-    beneficiary_id = parse_id(raw_beneficiary_id, "Beneficiary")
+    beneficiary_id = parse_id(raw=raw_beneficiary_id, what="Beneficiary")
     async with transaction(pool) as cur:
         plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
         if not (plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)):
@@ -62,7 +62,7 @@ async def approve_wallet_change(
 ) -> wallets.ChangeStatus:
     """A guardian approves the wallet an heir proved in place of a lost one; at the plan's
     threshold it is bound to the heir. Only while the plan is released or ready (409 before)."""
-    change_id = parse_id(raw_change_id, "Wallet change")
+    change_id = parse_id(raw=raw_change_id, what="Wallet change")
     async with transaction(pool) as cur:
         plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
         if not (plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)):

@@ -86,8 +86,8 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"
-            f" {sealed_text.select_list('users', 'o', ('name',), prefix='owner_')}, o.wallet_address AS"
-            " owner_wallet,"
+            f" {sealed_text.select_list(table='users', alias='o', columns=('name',), prefix='owner_')},"
+            " o.wallet_address AS owner_wallet,"
             " p.status, p.guardian_threshold, p.round_threshold, p.release_at, p.ready_at, g.invited_at,"
             " g.accepted_at,"
             " g.declined_at,"
@@ -110,7 +110,7 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
         changes = await wallets.pending_changes(cur, ring, plan_ids=guarded, guardian_user_id=user_id)
     result = []
     for sealed_row in rows:
-        row = sealed_text.open_row(ring, "users", sealed_row, id_key="owner_id", prefix="owner_")
+        row = sealed_text.open_row(ring, table="users", row=sealed_row, id_key="owner_id", prefix="owner_")
         threshold = plans.threshold(row, row["standing"])
         verified = row["status"] in (PENDING, APPROVED, RELEASED)  # the round's approvals still stand
         if row["accepted_at"] is None:
@@ -154,7 +154,7 @@ async def answer(
     wallet is the caller's). Answering again the same way changes nothing. A decline is told
     to the owner; it is refused while guardians verify (409: a guardian does not step down in
     the middle of a verification) and accepting is refused once the plan is released."""
-    plan_id = parse_id(raw_plan_id, "Plan")
+    plan_id = parse_id(raw=raw_plan_id, what="Plan")
     async with transaction(pool) as cur:
         await membership(cur, ring, user_id=user_id, plan_id=plan_id)
         plan = await get_by_id(cur, plan_id, lock=True)

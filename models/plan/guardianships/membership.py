@@ -40,7 +40,7 @@ async def membership(cur: Cursor, ring: KeyRing, *, user_id: str, plan_id: str) 
     """The caller's guardian row of this plan (the accepted one first); 404 if it guards none."""
     await cur.execute(
         "SELECT g.id AS guardian_id,"
-        f" {sealed_text.select_list('guardians', 'g', ('name',), prefix='guardian_')},"
+        f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',), prefix='guardian_')},"
         " g.wallet_address, o.wallet_address AS owner_wallet, g.accepted_at "
         f"{GUARDIAN_OF} AND p.id = %s ORDER BY {FIRST_ROW} LIMIT 1",
         (user_id, plan_id),
@@ -49,7 +49,8 @@ async def membership(cur: Cursor, ring: KeyRing, *, user_id: str, plan_id: str) 
     if row is None:
         raise NotFound("Plan")
     return as_record(
-        Membership, sealed_text.open_row(ring, "guardians", row, id_key="guardian_id", prefix="guardian_")
+        Membership,
+        row=sealed_text.open_row(ring, table="guardians", row=row, id_key="guardian_id", prefix="guardian_"),
     )
 
 
@@ -64,7 +65,7 @@ def require_accepted(*, accepted_at: datetime | None) -> None:
 
 async def locked(cur: Cursor, ring: KeyRing, *, user_id: str, raw_plan_id: str) -> tuple[Plan, Membership]:
     """The plan (locked) and the caller's accepted guardian row; 404, 403 or 409 (a draft)."""
-    plan_id = parse_id(raw_plan_id, "Plan")
+    plan_id = parse_id(raw=raw_plan_id, what="Plan")
     member = await membership(cur, ring, user_id=user_id, plan_id=plan_id)
     require_accepted(accepted_at=member["accepted_at"])
     plan = await get_by_id(cur, plan_id, lock=True)

@@ -74,8 +74,9 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT g.id::text AS id, g.user_id::text AS owner_id,"
-            f" {sealed_text.select_list('guardians', 'g', ('name',))}, g.wallet_address, g.accepted_at,"
-            f" g.declined_at, {sealed_text.select_list('users', 'o', ('name',), prefix='owner_')},"
+            f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
+            " g.wallet_address, g.accepted_at, g.declined_at,"
+            f" {sealed_text.select_list(table='users', alias='o', columns=('name',), prefix='owner_')},"
             " o.wallet_address AS owner_wallet, p.id::text AS plan_id"
             " FROM guardians g JOIN users o ON o.id = g.user_id LEFT JOIN plans p ON p.user_id = g.user_id"
             " WHERE g.page_token_digest = %s",
@@ -84,8 +85,8 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         sealed_row = await cur.fetchone()
         if sealed_row is None:
             return None
-        row = sealed_text.open_row(ring, "guardians", sealed_row)
-        row = sealed_text.open_row(ring, "users", row, id_key="owner_id", prefix="owner_")
+        row = sealed_text.open_row(ring, table="guardians", row=sealed_row)
+        row = sealed_text.open_row(ring, table="users", row=row, id_key="owner_id", prefix="owner_")
         plan = None if row["plan_id"] is None else await plans.get_by_id(cur, row["plan_id"])
         reports: list[Report] = []
         approvals, approved_by_me, threshold = 0, False, 0
@@ -139,13 +140,16 @@ async def _round(cur: Cursor, ring: KeyRing, plan: Plan, guardian_id: str) -> tu
         return [], 0, False
     db = cur
     await db.execute(
-        f"SELECT id::text AS id, {sealed_text.select_list('plan_reports', 'r')}, created_at"
+        f"SELECT id::text AS id, {sealed_text.select_list(table='plan_reports', alias='r')}, created_at"
         " FROM plan_reports r WHERE plan_id = %s AND round = %s ORDER BY created_at, id",
         (plan["id"], plan["verification_round"]),
     )
     reports = [
         as_record(
-            Report, {k: v for k, v in sealed_text.open_row(ring, "plan_reports", r).items() if k != "id"}
+            Report,
+            row={
+                k: v for k, v in sealed_text.open_row(ring, table="plan_reports", row=r).items() if k != "id"
+            },
         )
         for r in await db.fetchall()
     ]

@@ -41,7 +41,7 @@ async def reconfirm(
     """The guardian confirms they can still act (every accepted row of the plan whose wallet is
     the caller's): no longer unresponsive, asked again `interval` from now. 404 for a plan the
     caller does not guard, 403 before accepting, 409 once released."""
-    plan_id = parse_id(raw_plan_id, "Plan")
+    plan_id = parse_id(raw=raw_plan_id, what="Plan")
     async with transaction(pool) as cur:
         member = await membership(cur, ring, user_id=user_id, plan_id=plan_id)
         require_accepted(accepted_at=member["accepted_at"])

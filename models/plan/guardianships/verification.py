@@ -63,7 +63,7 @@ async def report(
     page: the round keeps the first one given."""
     ring = settings.key_ring
     report_id = str(uuid.uuid4())
-    texts = sealed_text.sealed_values(ring, "plan_reports", report_id, {"note": note})
+    texts = sealed_text.sealed_values(ring, table="plan_reports", row_id=report_id, values={"note": note})
     async with transaction(pool) as cur:
         plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
         if plan["status"] == RELEASED:
@@ -89,7 +89,10 @@ async def report(
             round_ = plan["verification_round"]
         texts.update(
             sealed_text.sealed_values(
-                ring, "plan_reports", report_id, {"guardian_name": member["guardian_name"]}
+                ring,
+                table="plan_reports",
+                row_id=report_id,
+                values={"guardian_name": member["guardian_name"]},
             )
         )
         await cur.execute(
