@@ -15,7 +15,7 @@ from stellar_sdk import Keypair
 
 from core.logging import JsonFormatter, redact_path
 from tests.helpers import sign_in
-from tests.lifecycle_helpers import get_overview
+from tests.lifecycle_helpers import activate_plan, get_overview
 from tests.plan_helpers import query
 from tests.test_guardian_invitations import draft_with_guardians
 from tests.test_heirs_onchain import worker_settings
@@ -186,3 +186,42 @@ async def test_guardian_tokens_and_signing_requests_never_reach_a_log_or_redis_t
     keys = redis_sync.Redis.from_url(settings.redis_url).keys("sep7:request:*")
     values = [redis_sync.Redis.from_url(settings.redis_url).get(k) for k in keys]
     assert values and all(b"Olive" not in v and b"Guardian 0" not in v for v in values if v)
+
+
+async def test_a_guardian_reconfirms_and_reports_with_a_reason_from_the_page(
+    make_client, clock, run_worker, settings, email_provider
+):
+    """#24's reconfirmation and #25's report reasons, both on main, answered from the page."""
+    reconfirm = {"guardian_reconfirm_interval_seconds": 1800, "guardian_reconfirm_grace_seconds": 600}
+    client = await make_client(**reconfirm)
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=2)
+    clock.advance(seconds=1801)
+    await run_worker(settings={**email_provider.settings, **reconfirm})
+    mail = [m.body for m in email_provider.to("guardian0@example.org") if "still able" in m.body["subject"]][
+        -1
+    ]
+    path = PAGE_RE.findall(mail["text"])[-1][0]
+    shown = await (await client.get(path)).text()
+    assert "to confirm that you can still act" in shown and 'value="reconfirm"' in shown
+    wallet = WalletApp(client, setup.guardians[0].keypair)
+    uri = await ask(client, path, "reconfirm")
+    assert (await wallet.open(uri)).msg == "Confirm you can still act as a guardian for Olive Owner's plan"
+    resp = await wallet.approve(uri)
+    assert resp.status == 200 and await resp.json() == {"status": "reconfirmed"}
+    rows = await (await client.get("/api/guardians", headers=owner.headers)).json()
+    assert {r["name"]: r["reconfirmedAt"] is not None for r in rows} == {
+        "Guardian 0": True,
+        "Guardian 1": False,
+    }
+    assert 'value="reconfirm"' not in await (await client.get(path)).text()
+
+    # A report with its reason (one of four words, carried by the request; no free text).
+    bad = await client.post(f"{path}/ask", data={"action": "report", "reason": "bored"})
+    assert bad.status == 400
+    uri = await ask(client, path, "report", reason="death")
+    resp = await wallet.approve(uri)
+    assert resp.status == 200 and await resp.json() == {"status": "reported"}
+    [row] = query(settings, "SELECT reason FROM plan_reports")
+    assert row["reason"] == "death"
+    assert "Guardian 0 reported that Olive Owner has died on" in await (await client.get(path)).text()

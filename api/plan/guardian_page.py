@@ -27,6 +27,7 @@ PATH = "/guardian/{token}"
 ASK_TITLES = {
     "accept": "Accept with your wallet",
     "decline": "Decline with your wallet",
+    "reconfirm": "Confirm with your wallet",
     "report": "Report with your wallet",
     "approve": "Approve with your wallet",
     "resend": "Send the link again",
@@ -75,9 +76,10 @@ async def guardian_page(request: web.Request) -> web.Response:
 @docs(
     tags=["pages"],
     summary="A guardian's answer as a signing request for their wallet (HTML form)",
-    description="Form fields `action` (accept, decline, report, approve, resend) and `beneficiaryId` "
-    "(resend). The page shows that answer as a SEP-7 signing request for the guardian wallet the "
-    "owner recorded: a SEP-10-style challenge (approve off-chain: carrying the attestation's SHA-256), "
+    description="Form fields `action` (accept, decline, reconfirm, report, approve, resend), "
+    "`beneficiaryId` (resend) and `reason` (report, optional: death, incapacity, unreachable, other). "
+    "The page shows that answer as a SEP-7 signing request for the guardian wallet the owner recorded: "
+    "a SEP-10-style challenge (approve off-chain: carrying the attestation's SHA-256), "
     "or approve_guardian built through the RPC node in contract mode. 409 page when that answer is not "
     "asked now; RATE_LIMIT_CHALLENGE_PER_IP a minute per client address (429 page).",
     produces=["text/html"],
@@ -86,7 +88,7 @@ async def guardian_page(request: web.Request) -> web.Response:
 async def guardian_ask(request: web.Request) -> web.Response:
     page = await _page(request)
     form = await request.post() if request.content_type == "application/x-www-form-urlencoded" else {}
-    action, heir_id = form.get("action"), form.get("beneficiaryId")
+    action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
     prepared = await guardian_pages.ask(
         request.app[DB],
         request.app[REDIS],
@@ -95,6 +97,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
         page=page,
         action=action if isinstance(action, str) else "",
         beneficiary_id=heir_id if isinstance(heir_id, str) else None,
+        reason=reason if isinstance(reason, str) and reason else None,
         client_ip=client_ip(request),
         now=request.app[CLOCK].now(),
     )

@@ -30,6 +30,7 @@ PURPOSES = (
     "heir.claim_assets",
     "guardian.accept",
     "guardian.decline",
+    "guardian.reconfirm",
     "guardian.report",
     "guardian.approve",
     "guardian.approve_onchain",
@@ -50,7 +51,7 @@ class WalletRequest(TypedDict):
     signer: str  # the wallet that must sign (public key)
     tx_hash: str  # hex hash of the unsigned transaction (signing does not change it)
     expires_at: datetime
-    extra: str | None  # a row id the action needs (a beneficiary to resend a link to)
+    extra: str | None  # what the action needs: a beneficiary's id (resend), a report's reason word
 
 
 async def issue(

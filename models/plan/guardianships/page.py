@@ -32,16 +32,17 @@ from models.chain import onchain, transactions, wallet_requests
 from models.common import as_record
 from models.delivery import claim_links
 from models.plan import guardian_links, plans
-from models.plan.guardianships import heirs, invitation, verification
+from models.plan.guardianships import heirs, invitation, reconfirmation, verification
 from models.plan.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
 
-Action = Literal["accept", "decline", "report", "approve", "resend"]
-ACTIONS: tuple[Action, ...] = ("accept", "decline", "report", "approve", "resend")
+Action = Literal["accept", "decline", "reconfirm", "report", "approve", "resend"]
+ACTIONS: tuple[Action, ...] = ("accept", "decline", "reconfirm", "report", "approve", "resend")
 
 
 class Report(TypedDict):
     guardian_name: str | None
     note: str | None
+    reason: str | None  # plans.REPORT_REASONS, or None when the guardian gave none (#25)
     created_at: datetime
 
 
@@ -52,6 +53,8 @@ class GuardianPage(TypedDict):
     guardian_name: str
     wallet_address: str
     invitation: str  # pending | accepted | declined
+    reconfirm_asked_at: datetime | None  # asked to confirm they can still act (#24), unanswered
+    unresponsive_since: datetime | None  # that request went unanswered past its grace
     owner_name: str | None
     owner_wallet: str
     plan_id: str | None
@@ -75,7 +78,7 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         await cur.execute(
             "SELECT g.id::text AS id, g.user_id::text AS owner_id,"
             f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
-            " g.wallet_address, g.accepted_at, g.declined_at,"
+            " g.wallet_address, g.accepted_at, g.declined_at, g.reconfirm_asked_at, g.unresponsive_since,"
             f" {sealed_text.select_list(table='users', alias='o', columns=('name',), prefix='owner_')},"
             " o.wallet_address AS owner_wallet, p.id::text AS plan_id"
             " FROM guardians g JOIN users o ON o.id = g.user_id LEFT JOIN plans p ON p.user_id = g.user_id"
@@ -102,6 +105,8 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         guardian_name=row["name"],
         wallet_address=row["wallet_address"],
         invitation=state,
+        reconfirm_asked_at=row["reconfirm_asked_at"] if row["accepted_at"] else None,
+        unresponsive_since=row["unresponsive_since"] if row["accepted_at"] else None,
         owner_name=row["owner_name"],
         owner_wallet=row["owner_wallet"],
         plan_id=row["plan_id"],
@@ -140,8 +145,8 @@ async def _round(cur: Cursor, ring: KeyRing, plan: Plan, guardian_id: str) -> tu
         return [], 0, False
     db = cur
     await db.execute(
-        f"SELECT id::text AS id, {sealed_text.select_list(table='plan_reports', alias='r')}, created_at"
-        " FROM plan_reports r WHERE plan_id = %s AND round = %s ORDER BY created_at, id",
+        f"SELECT id::text AS id, {sealed_text.select_list(table='plan_reports', alias='r')}, reason,"
+        " created_at FROM plan_reports r WHERE plan_id = %s AND round = %s ORDER BY created_at, id",
         (plan["id"], plan["verification_round"]),
     )
     reports = [
@@ -173,6 +178,9 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
         # A guardian does not step down in the middle of a verification (invitation.answer).
         return ["accept"] if status in FROZEN else ["accept", "decline"]
     asks: list[Action] = []
+    asked = page["reconfirm_asked_at"] is not None or page["unresponsive_since"] is not None
+    if asked and status in (ACTIVE, PENDING, APPROVED):
+        asks.append("reconfirm")
     if status == ACTIVE:
         asks.append("report")
     if status == PENDING and not page["approved_by_me"]:
@@ -190,6 +198,7 @@ def message(page: GuardianPage, action: Action, heir: str | None = None) -> str:
     templates = {
         "accept": "Accept being a guardian for {owner}'s plan",
         "decline": "Decline being a guardian for {owner}'s plan",
+        "reconfirm": "Confirm you can still act as a guardian for {owner}'s plan",
         "report": "Report that {owner} has died or can no longer act",
         "approve": "Approve the release of {owner}'s plan, as their guardian",
         "resend": "Send {heir}'s link again, for {owner}'s plan",
@@ -206,6 +215,7 @@ async def ask(
     page: GuardianPage,
     action: str,
     beneficiary_id: str | None,
+    reason: str | None,
     client_ip: str,
     now: datetime,
 ) -> wallet_requests.Prepared:
@@ -224,6 +234,10 @@ async def ask(
         if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
             raise NotFound("Beneficiary")
         extra = beneficiary_id
+    if action == "report" and reason:  # one of four words, no personal text: it may ride along
+        if reason not in plans.REPORT_REASONS:
+            raise BadRequest(f"reason: one of {', '.join(plans.REPORT_REASONS)}, or none")
+        extra = reason
     if action != "approve":
         return await wallet_requests.challenge(
             redis,
@@ -360,9 +374,26 @@ async def take_signed(
         return answer["invitation"]
     if request["purpose"] == "guardian.report":
         await verification.report(
-            pool, redis, settings, user_id=user_id, raw_plan_id=plan_id, note=None, reason=None, now=now
+            pool,
+            redis,
+            settings,
+            user_id=user_id,
+            raw_plan_id=plan_id,
+            note=None,
+            reason=request["extra"],
+            now=now,
         )
         return "reported"
+    if request["purpose"] == "guardian.reconfirm":
+        await reconfirmation.reconfirm(
+            pool,
+            ring,
+            user_id=user_id,
+            raw_plan_id=plan_id,
+            now=now,
+            interval=timedelta(seconds=settings.guardian_reconfirm_interval_seconds),
+        )
+        return "reconfirmed"
     if request["purpose"] == "guardian.resend":
         await heirs.resend_link(
             pool,
