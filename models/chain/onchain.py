@@ -18,6 +18,7 @@ from core.errors import BadRequest, Conflict, NotFound
 from core.stellar.soroban_check import Envelope, check_signed
 from models.chain import transactions
 from models.chain.transactions import Transaction
+from models.claim import wallet_changes
 from models.claim import wallets as heir_wallets
 from models.claim.capsule import Capsule
 from models.common import parse_id
@@ -203,7 +204,7 @@ def beneficiary_target(
         raise refuse(heir_wallets.PROVE_FIRST)
     if wallet_address is not None and bound != wallet_address:
         raise refuse(
-            f"This is not the wallet bound to you: use the wallet {heir_wallets.short(bound)}. "
+            f"This is not the wallet bound to you: use the wallet {wallet_changes.short(bound)}. "
             "If you no longer hold it, prove the new one (POST /api/claim/{token}/wallet/challenge "
             "and /wallet/verify) and the plan's guardians can approve it."
         )

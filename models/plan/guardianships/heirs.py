@@ -11,7 +11,7 @@ from arq.connections import ArqRedis
 from core.db import Pool, transaction
 from core.errors import Conflict, NotFound, TooManyRequests
 from core.files.crypto import KeyRing
-from models.claim import wallets
+from models.claim import wallet_changes
 from models.common import parse_id
 from models.delivery import claim_links, outbox
 from models.plan.guardianships.membership import locked
@@ -59,7 +59,7 @@ async def resend_link(
 
 async def approve_wallet_change(
     pool: Pool, ring: KeyRing, *, user_id: str, raw_plan_id: str, raw_change_id: str, now: datetime
-) -> wallets.ChangeStatus:
+) -> wallet_changes.ChangeStatus:
     """A guardian approves the wallet an heir proved in place of a lost one; at the plan's
     threshold it is bound to the heir. Only while the plan is released or ready (409 before)."""
     change_id = parse_id(raw=raw_change_id, what="Wallet change")
@@ -69,7 +69,7 @@ async def approve_wallet_change(
             raise Conflict(
                 "Wallets are approved once the plan is released (or ready to finalise); it is not yet."
             )
-        return await wallets.approve_change(
+        return await wallet_changes.approve_change(
             cur,
             plan_id=plan["id"],
             owner_id=plan["user_id"],

@@ -11,7 +11,7 @@ from core.db import Pool, autocommit, transaction
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
 from models import sealed_text
-from models.claim import wallets
+from models.claim import wallet_changes
 from models.common import parse_id
 from models.contents import guardians
 from models.delivery import claim_links, outbox
@@ -41,7 +41,7 @@ class Guardianship(TypedDict):
     # Once released or ready: each heir's claim-link delivery (names only; empty before).
     beneficiaries: list[claim_links.LinkDelivery]
     # Wallets heirs proved in place of a lost one, waiting for the guardians (docs/soroban.md).
-    wallet_changes: list[wallets.WalletChange]
+    wallet_changes: list[wallet_changes.WalletChange]
 
 
 class Answer(TypedDict):
@@ -107,7 +107,7 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
         rows = await cur.fetchall()
         guarded = [row["plan_id"] for row in rows if row["accepted_at"] is not None]
         links = await claim_links.deliveries(cur, ring, guarded)
-        changes = await wallets.pending_changes(cur, ring, plan_ids=guarded, guardian_user_id=user_id)
+        changes = await wallet_changes.pending_changes(cur, ring, plan_ids=guarded, guardian_user_id=user_id)
     result = []
     for sealed_row in rows:
         row = sealed_text.open_row(ring, table="users", row=sealed_row, id_key="owner_id", prefix="owner_")
