@@ -168,9 +168,12 @@ async def test_an_intact_file_is_read_once_per_interval_within_the_byte_rate(fam
     rate = {"archive_scrub_bytes_per_second": MIB}
 
     fam.clock.advance(seconds=WEEK + 1)
+    # Nothing read since the upload, a week ago: that is how stale the oldest whole read is.
+    assert metric(await metrics_text(fam), "lps_archive_scrub_cycle_seconds") >= WEEK
     started = time.monotonic()
     await fam.vault.work(settings=rate)
     elapsed = time.monotonic() - started
+    assert metric(await metrics_text(fam), "lps_archive_scrub_cycle_seconds") < WEEK
     read = (await counters(fam)).get("bytes", 0)
     assert read == len(data)  # every byte authenticated once
     # The pacing sleeps until bytes / rate have passed: a run can be slower, never faster.
