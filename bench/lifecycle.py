@@ -6,7 +6,10 @@
   function the cron runs, against the bench database; the due plans are reset between runs
   (SCAN_ROUNDS each, median kept). The two should be within 25 %: the scan reads due plans
   through the partial index on `next_due_at`, so idle plans cost nothing. The plan's
-  `EXPLAIN (ANALYZE, BUFFERS)` is printed for both sizes.
+  `EXPLAIN (ANALYZE, BUFFERS)` is printed for both sizes. The plans carry #24's default
+  deadline (30 days, release). Then the guardians' reconfirmation sweep (#24): one accepted
+  guardian per plan, 1 000 of them due, `models.plan.guardianships.reconfirmation.sweep` timed
+  the same way (it asks each due guardian: an outbox row and the due time moved).
 - **Outbox delivery**: EMAILS outbox rows enqueued to the real worker as the API does
   (`outbox.enqueue`: one `deliver_email` job per batch of 32 rows; each claims its rows in one
   query, renders text + HTML, POSTs them concurrently with Idempotency-Key, records them in
@@ -26,7 +29,7 @@ import asyncio
 import os
 import statistics
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -42,6 +45,7 @@ from core.settings import Settings
 from models import sealed_text
 from models.delivery import emails, outbox
 from models.plan import scheduler
+from models.plan.guardianships import reconfirmation
 from service.migrate import apply_migrations
 from workers.main import MAX_JOBS
 
@@ -77,9 +81,13 @@ def make_plans(database_url: str, total: int, due: int) -> None:
         # for the owners the outbox bench emails; the scan reads neither.
         "INSERT INTO users (wallet_address) SELECT 'GBENCHPLAN' || g FROM generate_series(1, %(total)s) g",
         # Idle plans: checked in within the last 30 days, next stage spread over the coming weeks.
-        "INSERT INTO plans (user_id, status, activated_at, last_check_in_at, check_in_due_at, next_due_at)"
+        # With #24's defaults for new plans: a 30-day deadline that releases (its rounds carry the
+        # owner's warning stages too).
+        "INSERT INTO plans (user_id, status, activated_at, last_check_in_at, check_in_due_at, next_due_at,"
+        " verification_timeout_seconds, on_verification_timeout)"
         " SELECT u.id, 'Active', now() - interval '100 days', now() - mod(n, 30) * interval '1 day',"
-        "  now() + (90 - mod(n, 30)) * interval '1 day', now() + (76 - mod(n, 30)) * interval '1 day'"
+        "  now() + (90 - mod(n, 30)) * interval '1 day', now() + (76 - mod(n, 30)) * interval '1 day',"
+        "  30 * 86400, 'release'"
         " FROM (SELECT id, row_number() OVER (ORDER BY wallet_address) AS n FROM users"
         "       WHERE wallet_address LIKE 'GBENCHPLAN%%') u",
         "UPDATE plans SET last_check_in_at = now() - interval '120 days',"
@@ -97,12 +105,52 @@ def reset_due(database_url: str, due: int) -> None:
     _execute(
         database_url,
         "UPDATE plans SET status = 'Active', verification_round = 0, verification_started_at = NULL,"
-        " verification_reason = NULL, next_due_at = now() - interval '16 days'"
+        " verification_reason = NULL, round_threshold = NULL, deadline_stage_done = 0,"
+        " next_due_at = now() - interval '16 days'"
         " WHERE id IN (SELECT id FROM plans ORDER BY id LIMIT %(due)s)",
         "TRUNCATE check_in_links, outbox, plan_transitions, activity",
         "VACUUM ANALYZE plans",
         params={"due": due},
     )
+
+
+def make_guardians(database_url: str, due: int) -> None:
+    """One accepted guardian per bench plan, its reconfirmation a year away; the first `due` of
+    them due now (#24: the sweep must follow the due guardians, not all of them)."""
+    _execute(
+        database_url,
+        # (Names and addresses are not opened by the sweep: placeholders stand for the sealed values.)
+        "INSERT INTO guardians (user_id, name_sealed, email_sealed, wallet_address, accepted_at, invited_at,"
+        " reconfirm_due_at)"
+        " SELECT p.user_id, 'bench', 'bench', 'GBENCHGUARD' || row_number() OVER (ORDER BY p.id),"
+        "  now() - interval '200 days', now() - interval '201 days',"
+        "  now() + (1 + mod(row_number() OVER (ORDER BY p.id), 300)) * interval '1 day' FROM plans p",
+        "VACUUM ANALYZE guardians",
+    )
+    reset_guardians(database_url, due)
+
+
+def reset_guardians(database_url: str, due: int) -> None:
+    _execute(
+        database_url,
+        "UPDATE guardians SET reconfirm_asked_at = NULL, reconfirm_due_at = now() - interval '1 hour'"
+        " WHERE id IN (SELECT id FROM guardians ORDER BY id LIMIT %(due)s)",
+        "TRUNCATE outbox CASCADE",
+        "VACUUM ANALYZE guardians",
+        params={"due": due},
+    )
+
+
+async def sweep_once(pool: db.Pool, database_url: str, due: int) -> float:
+    reset_guardians(database_url, due)
+    started = time.perf_counter()
+    counts, _ = await reconfirmation.sweep(
+        pool, now=datetime.now(UTC), interval=timedelta(days=365), grace=timedelta(days=30)
+    )
+    elapsed = time.perf_counter() - started
+    if counts != {"asked": due}:
+        raise RuntimeError(f"sweep did not ask exactly the due guardians: {counts}")
+    return elapsed
 
 
 def explain(database_url: str) -> str:
@@ -148,12 +196,19 @@ async def bench_scan(database_url: str) -> dict[str, Any]:
         reset_due(small_url, DUE)
         big_plan, small_plan = explain(database_url), explain(small_url)  # with the due plans in place
         times: dict[str, list[float]] = {"big": [], "small": []}
+        sweeps: dict[str, list[float]] = {"big": [], "small": []}
         pools = {"big": await db.create_pool(database_url, 10), "small": await db.create_pool(small_url, 10)}
         urls = {"big": database_url, "small": small_url}
         try:
             for _ in range(SCAN_ROUNDS):
                 for size in ("big", "small"):
                     times[size].append(await scan_once(pools[size], urls[size], DUE))
+            # The guardians' reconfirmation sweep (#24), over the same plans' guardians.
+            for size in ("big", "small"):
+                make_guardians(urls[size], DUE)
+            for _ in range(SCAN_ROUNDS):
+                for size in ("big", "small"):
+                    sweeps[size].append(await sweep_once(pools[size], urls[size], DUE))
         finally:
             for pool in pools.values():
                 pool.close()
@@ -169,12 +224,24 @@ async def bench_scan(database_url: str) -> dict[str, Any]:
             flush=True,
         )
     print(f"  lifecycle scan 100k / 10k time ratio {ratio:.2f} (target within 1.25)")
+    swept = {size: statistics.median(runs) for size, runs in sweeps.items()}
+    sweep_ratio = swept["big"] / swept["small"]
+    for size, n in (("big", BIG), ("small", SMALL)):
+        print(
+            f"  reconfirmation sweep, {n:>7} guardians, {DUE} due   {swept[size] * 1000:8.1f} ms"
+            f"  (rounds {[round(t, 3) for t in sweeps[size]]})",
+            flush=True,
+        )
+    print(f"  reconfirmation sweep 100k / 10k time ratio {sweep_ratio:.2f} (target within 1.25)")
     print("  EXPLAIN (100k):\n    " + big_plan.replace("\n", "\n    "))
     print("  EXPLAIN (10k):\n    " + small_plan.replace("\n", "\n    "))
     return {
         "plans_100k": {"median_s": medians["big"], "rounds_s": times["big"]},
         "plans_10k": {"median_s": medians["small"], "rounds_s": times["small"]},
         "ratio": ratio,
+        "sweep_100k": {"median_s": swept["big"], "rounds_s": sweeps["big"]},
+        "sweep_10k": {"median_s": swept["small"], "rounds_s": sweeps["small"]},
+        "sweep_ratio": sweep_ratio,
         "explain_100k": big_plan,
         "explain_10k": small_plan,
     }
