@@ -6,6 +6,7 @@ empty account."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import redis as redis_sync
@@ -94,7 +95,16 @@ async def test_everything_goes_and_the_wallet_starts_afresh(fam: Family, email_p
     setup = await activate_plan(fam.client, fam.owner, email="olive@example.org")
     doc = await fam.document(b"the deed", filename="deed.txt", content_type="text/plain")
     photo = await fam.vault.upload_ok(b"\x89PNG", filename="p.png", content_type="image/png", type="photo")
-    await fam.vault.work()
+    await fam.vault.work(settings=email_provider.settings)  # the guardians' invitations go out
+    pages = {
+        m.group(0)
+        for r in email_provider.requests
+        for m in re.finditer(r"/guardian/[0-9a-f]{64}", r.body["text"])
+    }
+    assert len(pages) == 2
+    for page in pages:
+        resp = await fam.client.get(page)
+        assert resp.status == 200
     await fam.message("to all", mediaId=photo["id"])
     resp = await fam.client.get("/api/legacy/export", headers=fam.owner.headers)  # a Redis key of its own
     await resp.read()
@@ -136,6 +146,9 @@ async def test_everything_goes_and_the_wallet_starts_afresh(fam: Family, email_p
     assert redis_keys_naming(fam, ids) == []
     resp = await fam.open(heir_token)
     assert resp.status == 404
+    for page in pages:  # the guardians' pages open nothing either
+        resp = await fam.client.get(page)
+        assert resp.status == 404
     resp = await fam.client.get("/api/beneficiaries", headers=again.headers)  # the new account is untouched
     assert resp.status == 200
 
