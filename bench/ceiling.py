@@ -135,7 +135,7 @@ async def capsule(request: web.Request) -> web.Response:
     rows as read, on one pooled connection; no schemas, no timeline, no privacy headers."""
     async with db.autocommit(request.app[POOL]) as cur:
         await cur.execute(
-            f"{CAPSULE_SQL} WHERE b.claim_token_hash = %s", (token_digest(request.match_info["token"]),)
+            f"{CAPSULE_SQL} WHERE b.claim_token_hash = %s", (token_digest(token=request.match_info["token"]),)
         )
         found = await cur.fetchone()
         if found is None:

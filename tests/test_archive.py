@@ -89,13 +89,13 @@ async def test_upload_response_download_headers_and_list(vault: Archive, setting
 
 
 def test_file_names_are_sanitised():
-    assert sanitize_file_name("a%22b%0D%0A.txt") == "a_b__.txt"
-    assert sanitize_file_name('../../etc/pa"ss\x01wd.txt') == "pa_ss_wd.txt"
-    assert sanitize_file_name("C:\\Users\\me\\report.pdf") == "report.pdf"
-    assert sanitize_file_name("invoice\u202efdp.exe") == "invoice_fdp.exe"
-    assert sanitize_file_name("  ..  ") == "file"
-    assert sanitize_file_name(None) == "file"
-    long = sanitize_file_name("a" * 500 + ".jpeg")
+    assert sanitize_file_name(raw="a%22b%0D%0A.txt") == "a_b__.txt"
+    assert sanitize_file_name(raw='../../etc/pa"ss\x01wd.txt') == "pa_ss_wd.txt"
+    assert sanitize_file_name(raw="C:\\Users\\me\\report.pdf") == "report.pdf"
+    assert sanitize_file_name(raw="invoice\u202efdp.exe") == "invoice_fdp.exe"
+    assert sanitize_file_name(raw="  ..  ") == "file"
+    assert sanitize_file_name(raw=None) == "file"
+    long = sanitize_file_name(raw="a" * 500 + ".jpeg")
     assert len(long) == 200 and long.endswith(".jpeg")
 
 

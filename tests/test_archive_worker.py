@@ -173,14 +173,14 @@ async def test_sweeper_requeues_a_lost_enqueue(vault: Archive, settings):
 async def test_double_enqueue_runs_once_and_a_rerun_changes_nothing(vault: Archive):
     item = await vault.upload_ok(os.urandom(200_000))
     redis = vault.client.app[REDIS]
-    assert await archive.enqueue_verify(redis, item["id"]) is False  # already queued
+    assert await archive.enqueue_verify(redis, item_id=item["id"]) is False  # already queued
     worker = await vault.work(cron_jobs=[])
     assert worker.jobs_complete == 1
 
     before = vault.row(item["id"])
     path = vault.object_path(item["id"])
     blob, stat = path.read_bytes(), path.stat()
-    assert await archive.enqueue_verify(redis, item["id"]) is True  # finished result cleared
+    assert await archive.enqueue_verify(redis, item_id=item["id"]) is True  # finished result cleared
     worker = await vault.work(cron_jobs=[])
     assert worker.jobs_complete == 1
     assert vault.row(item["id"]) == before

@@ -266,7 +266,7 @@ async def test_rotate_issues_a_new_token_and_the_old_one_stops_matching(client, 
     session = await sign_in(client)
     created = await create(client, session, "beneficiaries")
     pool = client.server.app[DB]
-    assert (await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, created["claimToken"]))[
+    assert (await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, token=created["claimToken"]))[
         "beneficiary_id"
     ] == created["id"]
     resp = await client.post(
@@ -278,8 +278,10 @@ async def test_rotate_issues_a_new_token_and_the_old_one_stops_matching(client, 
     assert {k: v for k, v in rotated.items() if k not in ("claimToken", "updatedAt")} == {
         k: v for k, v in created.items() if k not in ("claimToken", "updatedAt")
     }
-    assert await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, created["claimToken"]) is None
-    assert (await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, rotated["claimToken"]))[
+    assert (
+        await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, token=created["claimToken"]) is None
+    )
+    assert (await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, token=rotated["claimToken"]))[
         "beneficiary_id"
     ] == created["id"]
     got = await (await client.get(f"/api/beneficiaries/{created['id']}", headers=session.headers)).json()
@@ -292,7 +294,7 @@ async def test_a_claim_token_opens_its_capsule_and_nothing_else_does(client):
     session = await sign_in(client)
     created = await create(client, session, "beneficiaries")
     pool = client.server.app[DB]
-    found = await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, created["claimToken"])
+    found = await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, token=created["claimToken"])
     assert found is not None
     assert found["owner_id"] == session.user["id"] and found["name"] == "Ada"
     assert not {"claim_token", "claim_token_hash", "claim_token_sealed"} & set(found)
@@ -308,4 +310,4 @@ async def test_a_claim_token_opens_its_capsule_and_nothing_else_does(client):
         "\udcff",
         "\ud800",
     ):
-        assert await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, other) is None
+        assert await capsules.open_by_token(pool, client.app[SETTINGS].key_ring, token=other) is None

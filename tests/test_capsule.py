@@ -427,7 +427,7 @@ async def test_records_match_their_types(fam: Family):
     doc = await fam.document(b"doc", filename="d.txt", content_type="text/plain")
     await fam.release()
     pool, ring, now = fam.client.app[DB], fam.client.app[SETTINGS].key_ring, fam.clock.now()
-    found = await capsules.open_by_token(pool, ring, ada["claimToken"])
+    found = await capsules.open_by_token(pool, ring, token=ada["claimToken"])
     assert found is not None
     assert_record(found, capsules.Capsule)
     contents = await capsules.contents(pool, ring, capsule=found, now=now)

@@ -43,7 +43,7 @@ async def test_beneficiary_records(client):
     assert_record(item, beneficiaries.Beneficiary)
     rotated = await beneficiaries.rotate_claim_token(pool, ring, raw_id=created["id"], **owner)
     assert_record(rotated, beneficiaries.Beneficiary)
-    found = await capsules.open_by_token(pool, ring, rotated["claim_token"])
+    found = await capsules.open_by_token(pool, ring, token=rotated["claim_token"])
     assert found is not None
     assert_record(found, capsules.Capsule)
     with pytest.raises(AssertionError, match=r"missing \['claim_token'"):
@@ -102,7 +102,7 @@ async def test_archive_records(vault: Archive):
         pool, ring, raw_id=created["id"], now=vault.client.app[CLOCK].now(), **owner
     )
     assert_record(sealed, archive.SealedArchiveItem)
-    claimed = await archive.claim_attempt(pool, created["id"])  # what the verify job reads
+    claimed = await archive.claim_attempt(pool, item_id=created["id"])  # what the verify job reads
     assert claimed is not None
     assert_record(claimed, archive.ClaimedItem)
     (wrapped,) = await archive.wrapped_under_other_keys(
@@ -123,7 +123,7 @@ async def test_export_records(fam: Family):
     assert len(owned["files"]) == 2 and len(owned["letters"]) == 1 and len(owned["left_out"]) == 1
     assert_record(owned, exports.OwnerExport)
     await fam.release()
-    capsule = await capsules.open_by_token(pool, ring, heir["claimToken"])
+    capsule = await capsules.open_by_token(pool, ring, token=heir["claimToken"])
     assert capsule is not None
     left = await exports.heir_export(pool, ring, redis, capsule=capsule, now=fam.clock.now())
     assert len(left["files"]) == 3 and len(left["letters"]) == 1  # p.txt verified on the way
@@ -273,11 +273,11 @@ async def test_onchain_records(make_client, soroban_rpc, clock, run_worker):
     soroban_rpc.fund(wallet.public_key)
     pool, ring = client.app[DB], client.app[SETTINGS].key_ring
 
-    capsule = await capsules.open_by_token(pool, ring, heir["claimToken"])
+    capsule = await capsules.open_by_token(pool, ring, token=heir["claimToken"])
     assert_record(capsule, capsules.Capsule, "capsule")
     assert capsule is not None and capsule["plan_id"] == plan and capsule["claimed"] is False
     target = onchain.beneficiary_target(
-        capsule, function="finalize_release", wallet_address=wallet.public_key, now=clock.now()
+        capsule=capsule, function="finalize_release", wallet_address=wallet.public_key, now=clock.now()
     )
     assert_record(target, onchain.Target, "target")
     tx = await build_sign_submit(
@@ -290,10 +290,12 @@ async def test_onchain_records(make_client, soroban_rpc, clock, run_worker):
     )
     stored = await transactions.get_for_beneficiary(pool, tx_id=tx["id"], beneficiary_id=heir["id"])
     assert_record(stored, transactions.Transaction, "transaction")
-    relay_row = await transactions.start_attempt(pool, tx["hash"], clock.now())  # as the relay reads it
+    relay_row = await transactions.start_attempt(
+        pool, tx_hash=tx["hash"], now=clock.now()
+    )  # as the relay reads it
     assert_record(relay_row, transactions.RelayRow, "relay row")
     await run(run_worker, soroban_rpc)
-    view = await claims.overview(pool, ring, setup.owner.user["id"])
+    view = await claims.overview(pool, ring, user_id=setup.owner.user["id"])
     assert_record(view, claims.ClaimsOverview, "claims overview")
     assert view["release"]["status"] == "confirmed"
 
@@ -332,7 +334,7 @@ async def test_signing_request_records(client, settings):
     pool, redis, ring, now = client.app[DB], client.app[REDIS], settings.key_ring, client.app[CLOCK].now()
     session = await sign_in(client)
     created = await create(client, session, "beneficiaries")
-    capsule = await capsules.open_by_token(pool, ring, created["claimToken"])
+    capsule = await capsules.open_by_token(pool, ring, token=created["claimToken"])
     assert capsule is not None
     prepared = await wallet_requests.challenge(
         redis,

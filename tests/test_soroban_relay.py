@@ -84,7 +84,7 @@ async def test_try_again_later_then_success_confirms_and_applies_once(
     made = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
     soroban_rpc.send_script = ["TRY_AGAIN_LATER"]
     soroban_rpc.not_found_polls = 2
-    assert await transactions.enqueue_relay(context.get(relay_ctx).redis, made["row"]["hash"])
+    assert await transactions.enqueue_relay(context.get(relay_ctx).redis, tx_hash=made["row"]["hash"])
     await run_worker(settings=contract_overrides(soroban_rpc))
 
     row = state(settings, made["row"]["id"])
@@ -108,7 +108,7 @@ async def test_try_again_later_then_success_confirms_and_applies_once(
     ]
 
     # A second relay of the same hash (double enqueue, re-drive) changes nothing.
-    await transactions.enqueue_relay(context.get(relay_ctx).redis, made["row"]["hash"])
+    await transactions.enqueue_relay(context.get(relay_ctx).redis, tx_hash=made["row"]["hash"])
     await relay_transaction(relay_ctx, made["row"]["hash"])
     assert kinds(settings, owner_id) == timeline
     assert len(soroban_rpc.calls_to("sendTransaction")) == 2
@@ -165,7 +165,7 @@ async def test_rpc_down_at_relay_keeps_pending_then_confirms(
             await relay_transaction(relay_ctx, made["row"]["hash"])
         row = state(settings, made["row"]["id"])
         assert row["status"] == "pending" and row["reason"] is None
-    await transactions.enqueue_relay(context.get(relay_ctx).redis, made["row"]["hash"])
+    await transactions.enqueue_relay(context.get(relay_ctx).redis, tx_hash=made["row"]["hash"])
     await run_worker(settings=contract_overrides(soroban_rpc))
     assert state(settings, made["row"]["id"])["status"] == "confirmed"
 

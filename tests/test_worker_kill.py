@@ -235,7 +235,7 @@ async def test_worker_killed_between_send_and_confirm(
     soroban_rpc.fail_next("timeout", method="getTransaction")  # the first poll hangs
     tx_hash = made["row"]["hash"]
     overrides = {**contract_overrides(soroban_rpc), "soroban_rpc_timeout_seconds": 20}
-    assert await transactions.enqueue_relay(context.get(relay_ctx).redis, tx_hash)
+    assert await transactions.enqueue_relay(context.get(relay_ctx).redis, tx_hash=tx_hash)
     first = spawn_worker(overrides)
     await until(lambda: soroban_rpc.calls_to("getTransaction"), "the relay polling the node")
     kill(first)

@@ -61,7 +61,7 @@ async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
     app = context.get(ctx)
     pool = app.db
     storage = app.storage
-    item = await archive.claim_attempt(pool, item_id)
+    item = await archive.claim_attempt(pool, item_id=item_id)
     if item is None:
         return "not pending"  # already available or failed, or deleted: nothing to do
     attempt = item["attempts"]
@@ -83,7 +83,7 @@ async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
             log.error("archive item failed", extra=extra)
             return "failed"
         raise Retry(defer=retry_delay(attempt)) from exc
-    if await archive.mark_available(pool, item_id):
+    if await archive.mark_available(pool, item_id=item_id):
         log.info("archive item available", extra={**extra, "keyId": item["key_id"]})
         return "available"
     return "not pending"  # deleted or failed while we looked
@@ -96,7 +96,7 @@ async def sweep_archive(ctx: dict[str, Any]) -> dict[str, int]:
     storage = app.storage
     requeued = 0
     for item_id in await archive.stale_pending(pool, older_than=STALE_PENDING_AFTER):
-        if await archive.enqueue_verify(app.redis, item_id):
+        if await archive.enqueue_verify(app.redis, item_id=item_id):
             requeued += 1
     removed = 0
     if storage is not None:
@@ -153,7 +153,7 @@ async def sweep_archive_orphans(ctx: dict[str, Any]) -> int:
 
 
 async def _remove_orphans(pool: Pool, storage: Storage, batch: dict[str, str]) -> int:
-    known = await archive.known_ids(pool, batch)
+    known = await archive.known_ids(pool, item_ids=batch)
     removed = 0
     for item_id, key in batch.items():
         if item_id not in known and await archive.remove_object(pool, storage, key=key):

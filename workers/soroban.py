@@ -61,7 +61,7 @@ async def relay_transaction(ctx: dict[str, Any], tx_hash: str) -> str:
             "relay skipped: SERVICE_CONTRACT_ID is not configured on this worker", extra={"hash": tx_hash}
         )
         raise Retry(defer=RETRY_MAX_SECONDS)
-    row = await transactions.start_attempt(pool, tx_hash, clock.now())
+    row = await transactions.start_attempt(pool, tx_hash=tx_hash, now=clock.now())
     if row is None:
         return "not pending"
     try:
@@ -72,7 +72,7 @@ async def relay_transaction(ctx: dict[str, Any], tx_hash: str) -> str:
         log.warning(
             "relay: RPC unavailable, retrying", extra={"hash": tx_hash, "error": exc.message, "in": delay}
         )
-        await transactions.touch(pool, row, clock.now())
+        await transactions.touch(pool, row=row, now=clock.now())
         raise Retry(defer=delay) from None
 
 
@@ -89,13 +89,13 @@ async def _relay(ctx: dict[str, Any], gateway: SorobanGateway, row: RelayRow) ->
     if not row["accepted"]:
         if clock.now() > row["valid_until"]:
             await transactions.fail(
-                pool, row, reason="Expired before the network accepted it", now=clock.now()
+                pool, row=row, reason="Expired before the network accepted it", now=clock.now()
             )
             return "expired"
         sent = await gateway.send(row["xdr"])
         log.info("relay: sent", extra={**extra, "status": sent.status})
         if sent.status == "TRY_AGAIN_LATER":
-            await transactions.touch(pool, row, clock.now())
+            await transactions.touch(pool, row=row, now=clock.now())
             raise Retry(defer=retry_delay(ctx.get("job_try", 1)))
         if sent.status == "ERROR":
             # A resend of an envelope already on the ledger is refused (its sequence is used):
@@ -105,13 +105,13 @@ async def _relay(ctx: dict[str, Any], gateway: SorobanGateway, row: RelayRow) ->
                 return await _settle(ctx, row, found)
             await transactions.fail(
                 pool,
-                row,
+                row=row,
                 reason=_rejected_reason(sent.result_code),
                 contract_error_code=sent.contract_error_code,
                 now=clock.now(),
             )
             return "rejected"
-        await transactions.mark_accepted(pool, row, clock.now())
+        await transactions.mark_accepted(pool, row=row, now=clock.now())
         asked = False
     for delay in INLINE_POLLS:
         if delay:
@@ -124,12 +124,12 @@ async def _relay(ctx: dict[str, Any], gateway: SorobanGateway, row: RelayRow) ->
         if clock.now() > row["valid_until"] + EXPIRY_GRACE:
             await transactions.fail(
                 pool,
-                row,
+                row=row,
                 reason="Expired: the network did not include it before its time bound",
                 now=clock.now(),
             )
             return "expired"
-    await transactions.touch(pool, row, clock.now())
+    await transactions.touch(pool, row=row, now=clock.now())
     raise Retry(defer=poll_delay(ctx.get("job_try", 1)))
 
 
@@ -139,7 +139,7 @@ async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) 
     if found.status == "SUCCESS":
         assert found.ledger is not None
         outbox_ids = await transactions.confirm(
-            pool, app.key_ring, row, ledger=found.ledger, closed_at=found.closed_at, now=now
+            pool, app.key_ring, row=row, ledger=found.ledger, closed_at=found.closed_at, now=now
         )
         if outbox_ids:
             await outbox.enqueue(app.redis, outbox_ids)  # emails the effect wrote
@@ -147,7 +147,7 @@ async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) 
         return "confirmed" if outbox_ids is not None else "not pending"
     await transactions.fail(
         pool,
-        row,
+        row=row,
         reason=f"Failed on-chain ({found.result_code or 'no result code'})",
         contract_error_code=found.contract_error_code,
         now=now,
@@ -165,7 +165,7 @@ async def sweep_transactions(ctx: dict[str, Any]) -> int:
     requeued = 0
     stale = await transactions.stale_pending(pool, older_than=STALE_PENDING_AFTER, now=app.clock.now())
     for tx_hash in stale:
-        if await transactions.enqueue_relay(app.redis, tx_hash):
+        if await transactions.enqueue_relay(app.redis, tx_hash=tx_hash):
             requeued += 1
     if requeued:
         log.info("transactions sweep", extra={"requeued": requeued})

@@ -157,14 +157,14 @@ def _validated(values: dict[str, str], file: dict[str, str]) -> dict[str, Any]:
         data: dict[str, Any] = upload_fields.load(values)
     except ValidationError as exc:
         raise validation_error(exc.messages) from None
-    check_content_type(data["type"], file["content_type"])
+    check_content_type(item_type=data["type"], content_type=file["content_type"])
     return {**data, **file}
 
 
 def _file_metadata(part: BodyPartReader) -> dict[str, str]:
     return {
-        "file_name": sanitize_file_name(part.filename),
-        "content_type": normalize_content_type(part.headers.get(CONTENT_TYPE)),
+        "file_name": sanitize_file_name(raw=part.filename),
+        "content_type": normalize_content_type(raw=part.headers.get(CONTENT_TYPE)),
     }
 
 
@@ -221,7 +221,7 @@ async def upload(request: web.Request) -> web.Response:
     except BaseException:
         await asyncio.shield(sealed_files.discard(storage, sealed.storage_key))
         raise
-    await archive.enqueue_verify(request.app[REDIS], item_id)
+    await archive.enqueue_verify(request.app[REDIS], item_id=item_id)
     return json_response(item_schema.dump(item), status=202)
 
 
@@ -314,5 +314,5 @@ async def download(request: web.Request) -> web.StreamResponse:
         raw_id=request.match_info["id"],
         now=request.app[CLOCK].now(),
     )
-    archive.require_available(item)
+    archive.require_available(item=item)
     return await send_file(request, storage, item)

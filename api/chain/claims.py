@@ -64,5 +64,7 @@ claims_schema = ClaimsSchema()
 )
 @response_schema(ClaimsSchema, 200)
 async def get_claims(request: web.Request) -> web.Response:
-    overview = await claims.overview(request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID])
+    overview = await claims.overview(
+        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID]
+    )
     return json_response(claims_schema.dump(overview))

@@ -112,7 +112,7 @@ async def _accepted(request: web.Request, row: transactions.Transaction) -> web.
     """202 with the committed row's status; its relay is enqueued after the commit (a Redis
     failure leaves it to the sweep, never a 503 for a stored transaction)."""
     if row["status"] == "pending":
-        await transactions.enqueue_relay(request.app[REDIS], row["hash"])
+        await transactions.enqueue_relay(request.app[REDIS], tx_hash=row["hash"])
     return json_response(dump_many(transaction_schema, [dict(row)])[0], status=202)
 
 
@@ -221,7 +221,7 @@ async def claim_build(request: web.Request, capsule: Capsule) -> web.Response:
 async def _beneficiary_build(request: web.Request, capsule: Capsule, function: str) -> web.Response:
     _gateway(request)
     target = onchain.beneficiary_target(
-        capsule,
+        capsule=capsule,
         function=function,
         wallet_address=(request.get("data") or {}).get("wallet_address"),
         now=request.app[CLOCK].now(),

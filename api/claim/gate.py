@@ -64,7 +64,7 @@ async def resolve(request: web.Request) -> capsules.Capsule:
     limiter, so nobody's guesses (not even from the same address) can lock a beneficiary out.
     """
     capsule = await capsules.open_by_token(
-        request.app[DB], request.app[SETTINGS].key_ring, request.match_info["token"]
+        request.app[DB], request.app[SETTINGS].key_ring, token=request.match_info["token"]
     )
     if capsule is not None:
         return capsule

@@ -93,7 +93,7 @@ class _Paths:
         self.taken: set[str] = set()
 
     def take(self, name: str) -> str:
-        clean = sanitize_file_name(name)
+        clean = sanitize_file_name(raw=name)
         stem, dot, ext = clean.rpartition(".")
         if not dot or not stem:
             stem, dot, ext = clean, "", ""
@@ -228,7 +228,7 @@ async def heir_export(
     """What this heir's capsule shows now, with where each file goes: opened letters as text
     with their media, documents; 409 before release, 429 past HEIR_EXPORTS_PER_HOUR.
     `capsule.exported` goes on the owner's timeline."""
-    if not capsules.is_released(capsule):
+    if not capsules.is_released(capsule=capsule):
         raise Conflict(LOCKED)
     wait = await ratelimit.hit(redis, f"export:heir:{capsule['beneficiary_id']}", HEIR_EXPORTS_PER_HOUR, 3600)
     if wait:

@@ -192,7 +192,7 @@ async def create(
         return await ROWS.one(cur, ring, user_id=user_id, row_id=item_id)
 
 
-async def enqueue_verify(redis: ArqRedis, item_id: str) -> bool:
+async def enqueue_verify(redis: ArqRedis, *, item_id: str) -> bool:
     """Queue the verify job once per item, after the commit and from the sweeper, while the item
     is pending (core.queue.after_commit); True if this call queued it."""
     return await queue.after_commit(redis, VERIFY_JOB, item_id, row_id=item_id)
@@ -250,7 +250,7 @@ async def all_sealed(pool: Pool, ring: KeyRing, *, user_id: str) -> list[SealedA
     return [as_record(SealedArchiveItem, row=_record(ring, row)) for row in rows]
 
 
-def require_available(item: ArchiveItem) -> None:
+def require_available(*, item: ArchiveItem) -> None:
     """409 naming the status unless the ciphertext is stored and can be served."""
     status = item["status"]
     if status == "available":
@@ -378,7 +378,7 @@ class WrappedKey(TypedDict):
 # --------------------------------------------------------------------------------------------
 
 
-async def claim_attempt(pool: Pool, item_id: str) -> ClaimedItem | None:
+async def claim_attempt(pool: Pool, *, item_id: str) -> ClaimedItem | None:
     """Count one more attempt at a pending item and return it; None if it is not pending."""
     row = await fetch_one(
         pool,
@@ -393,7 +393,7 @@ async def claim_attempt(pool: Pool, item_id: str) -> ClaimedItem | None:
     return as_record(ClaimedItem, row=row)
 
 
-async def mark_available(pool: Pool, item_id: str) -> bool:
+async def mark_available(pool: Pool, *, item_id: str) -> bool:
     """`pending` -> `available`; False if the item is no longer pending (deleted, failed)."""
     row = await fetch_one(
         pool,
@@ -481,14 +481,14 @@ async def stale_pending(pool: Pool, *, older_than: timedelta, limit: int = 500) 
     return [row["id"] for row in rows]
 
 
-async def pending_deletions(pool: Pool, limit: int = 500) -> list[str]:
+async def pending_deletions(pool: Pool, *, limit: int = 500) -> list[str]:
     rows = await fetch_all(
         pool, "SELECT storage_key FROM archive_deletions ORDER BY created_at LIMIT %s", (limit,)
     )
     return [row["storage_key"] for row in rows]
 
 
-async def known_ids(pool: Pool, item_ids: Collection[str]) -> set[str]:
+async def known_ids(pool: Pool, *, item_ids: Collection[str]) -> set[str]:
     """Which of these item ids still have a row."""
     rows = await fetch_all(
         pool, "SELECT id::text AS id FROM archive_items WHERE id = ANY(%s::uuid[])", (list(item_ids),)

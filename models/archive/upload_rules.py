@@ -23,7 +23,7 @@ _MEDIA_TYPE_RE = re.compile(rf"{_MEDIA_TOKEN}/{_MEDIA_TOKEN}")
 _CHARSET_RE = re.compile(r"charset\s*=\s*\"?([A-Za-z0-9._:-]{1,40})\"?", re.IGNORECASE)
 
 
-def sanitize_file_name(raw: str | None) -> str:
+def sanitize_file_name(*, raw: str | None) -> str:
     """A name safe in Content-Disposition and on any disk: basename only, no controls, quotes
     or separators, NFC, at most MAX_FILE_NAME characters (the extension kept when trimming)."""
     # Browsers escape '"', CR and LF in multipart file names as %22, %0D, %0A (WHATWG).
@@ -40,7 +40,7 @@ def sanitize_file_name(raw: str | None) -> str:
     return name or "file"
 
 
-def normalize_content_type(raw: str | None) -> str:
+def normalize_content_type(*, raw: str | None) -> str:
     """`type/subtype` lowercased, plus a charset if one was given; anything else is octet-stream.
 
     The value is echoed in the download's Content-Type, so nothing outside this grammar may
@@ -56,7 +56,7 @@ def normalize_content_type(raw: str | None) -> str:
     return f"{essence}; charset={charset.group(1).lower()}" if charset else essence
 
 
-def check_content_type(item_type: str, content_type: str) -> None:
+def check_content_type(*, item_type: str, content_type: str) -> None:
     """A photo must be an image, a video a video and a voice note audio (400 otherwise)."""
     family = MEDIA_FAMILIES.get(item_type)
     if family and not content_type.startswith(family):

@@ -59,7 +59,7 @@ def _on_chain(row: dict[str, Any] | None) -> OnChain:
     }
 
 
-async def overview(pool: Pool, ring: KeyRing, user_id: str) -> ClaimsOverview:
+async def overview(pool: Pool, ring: KeyRing, *, user_id: str) -> ClaimsOverview:
     async with autocommit(pool) as cur:
         await cur.execute(
             f"SELECT b.id, {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',))},"

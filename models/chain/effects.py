@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from models.chain.transactions import RelayRow
 
 
-async def apply(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetime) -> list[str]:
+async def apply(cur: Cursor, ring: KeyRing, *, row: RelayRow, now: datetime) -> list[str]:
     """What a confirmed call means for the plan. The chain has spoken, so a plan whose state
     disagrees (e.g. the owner checked in meanwhile) keeps the confirmation and records why the
     effect was not applied, instead of rolling the confirmation back."""

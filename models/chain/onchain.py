@@ -83,7 +83,7 @@ async def guardian_target(
     }
 
 
-def require_verification(status: str) -> None:
+def require_verification(*, status: str) -> None:
     if status != PENDING_VERIFICATION:
         raise Conflict(f"Approvals are accepted only while the plan is being verified; it is {status}.")
 
@@ -93,7 +93,7 @@ async def guardian_approval_target(pool: Pool, *, user_id: str, raw_plan_id: str
     target = await guardian_target(pool, user_id=user_id, raw_plan_id=raw_plan_id, accepted_only=True)
     async with autocommit(pool) as cur:
         plan = await _plan(cur, target["owner_id"])
-    require_verification(plan["status"])
+    require_verification(status=plan["status"])
     return target
 
 
@@ -131,7 +131,11 @@ async def beneficiary_submit(
     # otherwise another heir's signed envelope (public once on the network) could claim
     # through this token (docs/soroban.md "Beneficiary wallets").
     target = beneficiary_target(
-        capsule, function=envelope.function, wallet_address=envelope.source or "", now=now, refuse=BadRequest
+        capsule=capsule,
+        function=envelope.function,
+        wallet_address=envelope.source or "",
+        now=now,
+        refuse=BadRequest,
     )
     async with autocommit(pool) as cur:
         return await _store_signed(
@@ -175,8 +179,8 @@ async def _store_signed(
 
 
 def beneficiary_target(
-    capsule: Capsule,
     *,
+    capsule: Capsule,
     function: str,
     wallet_address: str | None,
     now: datetime,
@@ -204,7 +208,7 @@ def beneficiary_target(
         raise refuse(heir_wallets.PROVE_FIRST)
     if wallet_address is not None and bound != wallet_address:
         raise refuse(
-            f"This is not the wallet bound to you: use the wallet {wallet_changes.short(bound)}. "
+            f"This is not the wallet bound to you: use the wallet {wallet_changes.short(address=bound)}. "
             "If you no longer hold it, prove the new one (POST /api/claim/{token}/wallet/challenge "
             "and /wallet/verify) and the plan's guardians can approve it."
         )

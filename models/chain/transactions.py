@@ -64,7 +64,7 @@ class RelayRow(Transaction):
     created_at: datetime  # when submit stored it: which verification round it was signed in
 
 
-async def enqueue_relay(redis: ArqRedis, tx_hash: str) -> bool:
+async def enqueue_relay(redis: ArqRedis, *, tx_hash: str) -> bool:
     """Enqueue the relay after COMMIT and from the sweep, for a row still pending
     (core.queue.after_commit). The row is named by its hash, unique per row and what the job
     takes, so a double enqueue runs once."""
@@ -166,7 +166,7 @@ async def get_for_beneficiary(pool: Pool, *, tx_id: str, beneficiary_id: str) ->
 # The relay (workers/soroban.py) -------------------------------------------------------------
 
 
-async def start_attempt(pool: Pool, tx_hash: str, now: datetime) -> RelayRow | None:
+async def start_attempt(pool: Pool, *, tx_hash: str, now: datetime) -> RelayRow | None:
     """The pending row for this hash with its attempt counted; None when it is no longer pending."""
     async with autocommit(pool) as cur:
         await cur.execute(
@@ -178,7 +178,7 @@ async def start_attempt(pool: Pool, tx_hash: str, now: datetime) -> RelayRow | N
         return None if row is None else as_record(RelayRow, row=row)
 
 
-async def mark_accepted(pool: Pool, row: RelayRow, now: datetime) -> None:
+async def mark_accepted(pool: Pool, *, row: RelayRow, now: datetime) -> None:
     async with transaction(pool) as cur:
         await cur.execute(
             "UPDATE transactions SET accepted = true, updated_at = %s"
@@ -195,7 +195,7 @@ async def mark_accepted(pool: Pool, row: RelayRow, now: datetime) -> None:
             )
 
 
-async def touch(pool: Pool, row: RelayRow, now: datetime) -> None:
+async def touch(pool: Pool, *, row: RelayRow, now: datetime) -> None:
     """Still waiting: the sweeper leaves a row alone while its relay keeps touching it."""
     async with autocommit(pool) as cur:
         await cur.execute(
@@ -204,7 +204,7 @@ async def touch(pool: Pool, row: RelayRow, now: datetime) -> None:
 
 
 async def fail(
-    pool: Pool, row: RelayRow, *, reason: str, now: datetime, contract_error_code: int | None = None
+    pool: Pool, *, row: RelayRow, reason: str, now: datetime, contract_error_code: int | None = None
 ) -> bool:
     """pending → failed with the reason (and the contract's code); False if it was not pending."""
     if contract_error_code is not None:
@@ -229,7 +229,7 @@ async def fail(
 
 
 async def confirm(
-    pool: Pool, ring: KeyRing, row: RelayRow, *, ledger: int, closed_at: datetime | None, now: datetime
+    pool: Pool, ring: KeyRing, *, row: RelayRow, ledger: int, closed_at: datetime | None, now: datetime
 ) -> list[str] | None:
     """pending → confirmed and its effect, in one transaction; None if it was not pending.
 
@@ -251,7 +251,7 @@ async def confirm(
             verb="confirmed",
             summary=f"The {WHAT[row['function']]} transaction was confirmed on-chain in ledger {ledger}",
         )
-        return await effects.apply(cur, ring, row, now)
+        return await effects.apply(cur, ring, row=row, now=now)
 
 
 async def stale_pending(pool: Pool, *, older_than: timedelta, now: datetime, limit: int = 500) -> list[str]:

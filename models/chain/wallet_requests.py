@@ -110,14 +110,14 @@ async def peek(redis: Redis, *, request_id: str, subject_id: str, now: datetime)
     return request
 
 
-async def take(redis: Redis, request: WalletRequest) -> None:
+async def take(redis: Redis, *, request: WalletRequest) -> None:
     """Use the request up (once: two callbacks racing, only one gets past here)."""
     raw = await redis.eval(_TAKE, 1, KEY.format(request["id"]))  # type: ignore[misc]
     if raw is None:
         raise Conflict(USED)
 
 
-def require_hash(request: WalletRequest, tx_hash: str) -> None:
+def require_hash(*, request: WalletRequest, tx_hash: str) -> None:
     """400 unless the signed envelope is the transaction this request asked for."""
     if tx_hash != request["tx_hash"]:
         raise BadRequest("This is not the transaction this signing request asked the wallet to sign")
@@ -187,5 +187,5 @@ async def take_challenge(
         passphrase=settings.stellar_network_passphrase,
         value=None if text is None else sep10.digest_value(text),
     )
-    require_hash(request, signed_hash)
-    await take(redis, request)
+    require_hash(request=request, tx_hash=signed_hash)
+    await take(redis, request=request)

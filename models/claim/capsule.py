@@ -212,7 +212,7 @@ _SERVED_COLUMNS = (
 )
 
 
-def token_digest(token: str) -> bytes:
+def token_digest(*, token: str) -> bytes:
     """SHA-256 of whatever came in the path, so every value takes the same lookup.
 
     A stored digest is always that of a 64-hex token, so nothing else can match.
@@ -226,44 +226,44 @@ def _capsule(ring: KeyRing, row: dict[str, Any]) -> Capsule:
     return as_record(Capsule, row=record)
 
 
-async def open_by_token(pool: Pool, ring: KeyRing, token: str) -> Capsule | None:
+async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> Capsule | None:
     """The capsule a claim token opens, in any plan state; None for an unknown token."""
-    row = await fetch_one(pool, f"{CAPSULE_SQL} WHERE b.claim_token_hash = %s", (token_digest(token),))
+    row = await fetch_one(pool, f"{CAPSULE_SQL} WHERE b.claim_token_hash = %s", (token_digest(token=token),))
     return None if row is None else _capsule(ring, row)
 
 
-def is_released(capsule: Capsule) -> bool:
+def is_released(*, capsule: Capsule) -> bool:
     return capsule["plan_status"] == RELEASED and capsule["released_at"] is not None
 
 
-def is_ready(capsule: Capsule) -> bool:
+def is_ready(*, capsule: Capsule) -> bool:
     """Contract mode, the cancel window over: the heirs hold their links, nothing is open yet."""
     return capsule["plan_status"] == APPROVED and capsule["ready_at"] is not None
 
 
-def state(capsule: Capsule) -> str:
+def state(*, capsule: Capsule) -> str:
     """`locked`, `ready` or `released`: the one rule for what a claim token shows."""
-    if is_released(capsule):
+    if is_released(capsule=capsule):
         return RELEASED_STATE
-    return READY if is_ready(capsule) else LOCKED
+    return READY if is_ready(capsule=capsule) else LOCKED
 
 
-def wallet(capsule: Capsule) -> WalletBinding | None:
+def wallet(*, capsule: Capsule) -> WalletBinding | None:
     address, via, at = capsule["wallet_address"], capsule["wallet_bound_via"], capsule["wallet_bound_at"]
     if address is None or via is None or at is None:
         return None
     return {"address": address, "bound_via": via, "bound_at": at}
 
 
-def ready(capsule: Capsule) -> Ready:
+def ready(*, capsule: Capsule) -> Ready:
     ready_at = capsule["ready_at"]
-    if not is_ready(capsule) or ready_at is None:
+    if not is_ready(capsule=capsule) or ready_at is None:
         raise ValueError("the capsule is not ready")
     return {
         "ready_since": ready_at,
         "owner_name": capsule["owner_name"],
         "name": capsule["name"],
-        "wallet": wallet(capsule),
+        "wallet": wallet(capsule=capsule),
     }
 
 
@@ -320,7 +320,7 @@ async def _read_contents(
         "name": capsule["name"],
         "relationship": capsule["relationship"],
         "allocation_percentage": capsule["allocation_percentage"],
-        "wallet": wallet(capsule),
+        "wallet": wallet(capsule=capsule),
         "messages": opened,
         "sealed_messages": sealed,
         "documents": documents,
@@ -364,7 +364,7 @@ async def contents(
     """A released capsule's contents as of `now`; `opened` puts the open on the owner's
     timeline (not for a HEAD, which receives nothing)."""
     released_at = capsule["released_at"]
-    if not is_released(capsule) or released_at is None:
+    if not is_released(capsule=capsule) or released_at is None:
         raise ValueError("the capsule is locked")
     async with autocommit(pool) as cur:
         result = await _read_contents(cur, ring, capsule=capsule, released_at=released_at, now=now)
@@ -384,9 +384,9 @@ class View(TypedDict):
 async def view(pool: Pool, ring: KeyRing, *, capsule: Capsule, now: datetime, opened: bool = True) -> View:
     """The one answer to "what does this link show now", for the JSON capsule and any page
     rendered from it: locked (nothing), ready (no contents), or released (the contents)."""
-    status = state(capsule)
+    status = state(capsule=capsule)
     if status == READY:
-        return {"status": status, "ready": ready(capsule), "contents": None}
+        return {"status": status, "ready": ready(capsule=capsule), "contents": None}
     if status == RELEASED_STATE:
         found = await contents(pool, ring, capsule=capsule, now=now, opened=opened)
         return {"status": status, "ready": None, "contents": found}
@@ -420,7 +420,7 @@ def _served(ring: KeyRing, row: dict[str, Any]) -> ServedFile:
 async def document_for_download(pool: Pool, ring: KeyRing, *, capsule: Capsule, raw_id: str) -> ServedFile:
     """One of the documents the capsule lists, with what streaming it needs; 404 otherwise."""
     item_id = parse_id(raw=raw_id, what="Document")
-    if not is_released(capsule):
+    if not is_released(capsule=capsule):
         raise NotFound("Document")
     row = await fetch_one(
         pool,
@@ -438,7 +438,7 @@ async def media_for_message(
     """The media of a message the capsule shows as opened; a sealed one's is 404, like a stranger's."""
     message_id = parse_id(raw=raw_id, what="Media")
     released_at = capsule["released_at"]
-    if not is_released(capsule) or released_at is None:
+    if not is_released(capsule=capsule) or released_at is None:
         raise NotFound("Media")
     row = await fetch_one(
         pool,

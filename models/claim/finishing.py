@@ -36,9 +36,9 @@ class HeirStep(TypedDict):
     problem: str | None  # why no call can be signed now, in the words of the 409/503
 
 
-def due_function(capsule: Capsule) -> str | None:
+def due_function(*, capsule: Capsule) -> str | None:
     """The contract call this heir's capsule waits for, if any."""
-    shown = state(capsule)
+    shown = state(capsule=capsule)
     if shown == READY:
         return "finalize_release"
     if shown == RELEASED_STATE and capsule["plan_id"] is not None and not capsule["claimed"]:
@@ -51,7 +51,7 @@ async def next_step(
 ) -> HeirStep:
     """The call due, their latest attempt and, unless one is pending, a fresh signing request
     for the bound wallet (built through the RPC node, as `release/build` and `claim/build`)."""
-    function = due_function(capsule) if gateway is not None else None
+    function = due_function(capsule=capsule) if gateway is not None else None
     step = HeirStep(
         function=function, wallet=capsule["wallet_address"], transaction=None, request=None, problem=None
     )
@@ -63,7 +63,7 @@ async def next_step(
     if step["transaction"] is not None and step["transaction"]["status"] in ("pending", "confirmed"):
         return step
     try:
-        target = onchain.beneficiary_target(capsule, function=function, wallet_address=None, now=now)
+        target = onchain.beneficiary_target(capsule=capsule, function=function, wallet_address=None, now=now)
         built = await gateway.build(
             function=function, owner=target["owner_wallet"], signer=target["signer"], now=now
         )
@@ -132,10 +132,10 @@ async def take_signed(
     if gateway is None:
         raise soroban.not_configured()
     envelope = soroban_check.decode(signed_xdr)
-    wallet_requests.require_hash(request, envelope.hash(gateway.passphrase).hex())
+    wallet_requests.require_hash(request=request, tx_hash=envelope.hash(gateway.passphrase).hex())
     function = request["purpose"].removeprefix("heir.")
     target = onchain.beneficiary_target(
-        capsule, function=function, wallet_address=envelope.source or "", now=now, refuse=BadRequest
+        capsule=capsule, function=function, wallet_address=envelope.source or "", now=now, refuse=BadRequest
     )
     soroban_check.check_signed(
         envelope,
@@ -146,7 +146,7 @@ async def take_signed(
         signer=target["signer"],
         now=now,
     )
-    await wallet_requests.take(redis, request)
+    await wallet_requests.take(redis, request=request)
     row, _created = await onchain.beneficiary_submit(
         pool,
         capsule=capsule,
@@ -157,5 +157,5 @@ async def take_signed(
         now=now,
     )
     if row["status"] == "pending":
-        await transactions.enqueue_relay(redis, row["hash"])
+        await transactions.enqueue_relay(redis, tx_hash=row["hash"])
     return row

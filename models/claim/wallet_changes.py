@@ -28,7 +28,7 @@ PENDING_FOR = timedelta(days=7)
 GUARDIAN_EMAIL_EVERY = timedelta(hours=24)
 
 
-def short(address: str) -> str:
+def short(*, address: str) -> str:
     """A wallet as people compare it: its last six characters."""
     return f"ending in {address[-6:]}"
 
@@ -140,7 +140,7 @@ async def _refuse_while_pending(
     waiting = (
         "This wallet"
         if pending["wallet_address"] == wallet_address
-        else f"Another wallet ({short(pending['wallet_address'])})"
+        else f"Another wallet ({short(address=pending['wallet_address'])})"
     )
     raise Conflict(
         f"{waiting} already waits for the guardians' approval"

@@ -46,7 +46,7 @@ PROVE_FIRST = (
 def _require_open(capsule: Capsule) -> None:
     """Proofs only once the heirs hold their links (ready or released): before that the owner
     decides the wallet, and the challenge would name the owner to whoever holds a locked link."""
-    if state(capsule) not in (READY, RELEASED_STATE):
+    if state(capsule=capsule) not in (READY, RELEASED_STATE):
         raise Conflict("Your capsule is not open yet; a wallet can be proven once it is.")
 
 
@@ -222,7 +222,7 @@ async def _bind(
         change = await wallet_changes.request(cur, capsule=capsule, wallet_address=wallet_address, now=now)
     await outbox.enqueue(redis, change["outbox"])
     raise Conflict(
-        f"Another wallet ({short(bound)}) is already bound to you"
+        f"Another wallet ({short(address=bound)}) is already bound to you"
         + (", as the plan's owner recorded it." if row["wallet_bound_via"] == "owner" else ".")
         + " Claim with that wallet. If you no longer hold it, this proof was kept: the plan's "
         f"guardians have been asked to approve this wallet instead ({change['threshold']} of them must).",

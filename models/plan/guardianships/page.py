@@ -264,7 +264,7 @@ async def ask(
         return await wallet_requests.challenge(
             redis, settings, purpose="guardian.approve", subject_id=subject, signer=wallet, now=now, text=text
         )
-    onchain.require_verification(plan["status"])
+    onchain.require_verification(status=plan["status"])
     built = await gateway.build(
         function="approve_guardian", owner=page["owner_wallet"], signer=wallet, now=now
     )
@@ -313,7 +313,7 @@ async def take_signed(
         if gateway is None:
             raise soroban.not_configured()
         envelope = soroban_check.decode(signed_xdr)
-        wallet_requests.require_hash(request, envelope.hash(gateway.passphrase).hex())
+        wallet_requests.require_hash(request=request, tx_hash=envelope.hash(gateway.passphrase).hex())
         soroban_check.check_signed(
             envelope,
             contract_id=gateway.contract_id,
@@ -323,7 +323,7 @@ async def take_signed(
             signer=page["wallet_address"],
             now=now,
         )
-        await wallet_requests.take(redis, request)
+        await wallet_requests.take(redis, request=request)
         user = await users.sign_in(pool, ring, page["wallet_address"])
         row, _created = await onchain.guardian_submit(
             pool,
@@ -335,7 +335,7 @@ async def take_signed(
             now=now,
         )
         if row["status"] == "pending":
-            await transactions.enqueue_relay(redis, row["hash"])
+            await transactions.enqueue_relay(redis, tx_hash=row["hash"])
         return row["status"]
     # A challenge: first prove the wallet (nothing used up yet), then act as its account.
     sep10.verify(
