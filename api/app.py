@@ -21,7 +21,7 @@ from api.claim import page_wallet as capsule_page_wallet
 from api.claim import resend as claim_links
 from api.claim import wallet as heir_wallet
 from api.common import RequestParser
-from api.contents import assets, beneficiaries, guardians, messages
+from api.contents import assets, beneficiaries, email_confirmations, guardians, messages
 from api.delivery import webhooks as email_webhooks
 from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
 from api.plan import check_in_link, check_in_page, guardian_page, guardianships, legacy
@@ -63,6 +63,7 @@ ROUTE_MODULES = (
     guardian_page,
     stellar_toml,
     email_webhooks,
+    email_confirmations,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 

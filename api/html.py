@@ -24,7 +24,7 @@ from api.public import public
 from core.clock import wire_time
 
 # Paths whose every response is a page for a person (and is as private as the capsule).
-PAGE_PREFIXES = ("/claim/", "/check-in/", "/guardian/")
+PAGE_PREFIXES = ("/claim/", "/check-in/", "/guardian/", "/confirm-email/")
 # No script from anywhere (not even inline), nothing from another origin, no framing, forms
 # post only here.
 PAGE_CSP = (

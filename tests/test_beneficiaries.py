@@ -25,6 +25,7 @@ FIELDS = {
     "allocationPercentage",
     "walletAddress",  # optional (null until set or bound by a claim): docs/soroban.md
     "claimToken",
+    "emailConfirmedAt",  # null until the heir confirms their address (#28): docs/capsule.md
     "createdAt",
     "updatedAt",
 }

@@ -75,6 +75,12 @@ EXPECTED_PUBLIC = {
     # The heir proves the wallet they claim with: the claim token in the path is the credential.
     ("POST", "/api/claim/{token}/wallet/challenge"),
     ("POST", "/api/claim/{token}/wallet/verify"),
+    # An heir confirms their address: the one-time token (in the path of the page, in the body of
+    # its JSON twin) is the credential.
+    ("POST", "/api/beneficiaries/confirm-email"),
+    ("GET", "/confirm-email/{token}"),
+    ("HEAD", "/confirm-email/{token}"),
+    ("POST", "/confirm-email/{token}"),
     # The email provider's delivery events: the Standard Webhooks signature is the credential.
     ("POST", "/api/webhooks/email"),
     # The OpenAPI document and its UI (added by aiohttp-apigami).

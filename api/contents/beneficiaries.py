@@ -111,6 +111,16 @@ class BeneficiarySchema(BaseSchema):
             "pattern": "^[0-9a-f]{64}$",
         },
     )
+    emailConfirmedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="email_confirmed_at",
+        metadata={
+            "description": "When the heir confirmed, by the link of "
+            "`POST /api/beneficiaries/:id/confirm-email`, that this address reaches them; null until "
+            "then, and again after the address changes."
+        },
+    )
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")
 

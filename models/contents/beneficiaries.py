@@ -44,11 +44,11 @@ PUBLIC_COLUMNS = (
     "id, user_id,"
     f" {sealed_text.select_list(table='beneficiaries', alias='beneficiaries')},"
     " allocation_percentage,"
-    " wallet_address, created_at, updated_at"
+    " wallet_address, email_confirmed_at, created_at, updated_at"
 )
 COLUMNS = f"{PUBLIC_COLUMNS}, claim_token_sealed"
 EDITABLE = ("name", "relationship", "email", "allocation_percentage", "wallet_address")
-WRITABLE_COLUMNS = sealed_text.writable(table="beneficiaries", columns=EDITABLE)
+WRITABLE_COLUMNS = (*sealed_text.writable(table="beneficiaries", columns=EDITABLE), "email_confirmed_at")
 WALLET_TAKEN = "This wallet is already recorded for another of your beneficiaries"
 
 
@@ -63,6 +63,8 @@ class BeneficiaryPublic(TypedDict):
     allocation_percentage: Decimal
     # The wallet that claims on-chain: set by the owner, or bound by the first confirmed claim.
     wallet_address: str | None
+    # When the heir confirmed their current address by its link (#28); None after a change.
+    email_confirmed_at: datetime | None
     created_at: datetime
     updated_at: datetime
 
@@ -257,6 +259,8 @@ async def update(
             await _check_allocation(cur, user_id, diff["allocation_percentage"], row_id)
         if diff:
             values = sealed_text.sealed_values(ring, table="beneficiaries", row_id=row_id, values=diff)
+            if "email" in diff:
+                values["email_confirmed_at"] = None  # a new address is not confirmed
             with _wallet_unique():
                 if "wallet_address" in values:
                     await _bind_by_owner(cur, row_id, values["wallet_address"])
@@ -382,6 +386,20 @@ async def reseal_claim_tokens(pool: Pool, ring: KeyRing, *, batch: int = 500) ->
 def open_claim_token(ring: KeyRing, sealed: str, beneficiary_id: str) -> str:
     """The claim token from its sealed column (for the claim-link email, rendered at send time)."""
     return _open_token(ring, sealed, beneficiary_id)
+
+
+async def confirm_email(
+    cur: Cursor, *, beneficiary_id: str, email_bidx: bytes | None, now: datetime
+) -> str | None:
+    """Mark the heir's address confirmed, if it is still the one the link went to (same blind
+    index); the owner's id, or None when the address changed since."""
+    await cur.execute(
+        "UPDATE beneficiaries SET email_confirmed_at = %s WHERE id = %s AND email_bidx = %s"
+        " RETURNING user_id::text AS user_id",
+        (now, beneficiary_id, email_bidx),
+    )
+    row = await cur.fetchone()
+    return None if row is None else str(row["user_id"])
 
 
 async def find_by_email(cur: Cursor, ring: KeyRing, email: str) -> list[str]:

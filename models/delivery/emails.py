@@ -17,6 +17,7 @@ from typing import Any
 
 from core.files.crypto import KeyRing
 from core.mailer import Email
+from models.contents import email_confirmations
 from models.contents.beneficiaries import open_claim_token
 from models.delivery.outbox import Delivery
 from models.plan import check_in_links, guardian_links
@@ -390,6 +391,17 @@ def _letter_opened(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
+def _email_confirmation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    return (
+        "Please confirm that this address reaches you",
+        f"{_owner(d)} has listed this address to receive something from them in the future, and would "
+        "like to be sure it reaches you. If it does, please confirm it here (one button, nothing else "
+        f"is asked of you):\n\n{links['confirm']}\n\n"
+        f"The link works once, for 30 days. If you do not know {_owner(d)}, or this is not your address, "
+        "you can ignore this email: nothing happens unless you press the button.",
+    )
+
+
 def _guardian_email_bounced(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     guardian = d["about_guardian_name"] or "One of your guardians"
     spam = d["context"].get("outcome") == "complained"
@@ -518,6 +530,7 @@ TEMPLATES: dict[str, Template] = {
     "wallet_change_requested": _wallet_change_requested,
     "guardian_email_bounced": _guardian_email_bounced,
     "letter_opened": _letter_opened,
+    "email_confirmation": _email_confirmation,
     "archive_item_damaged": _archive_item_damaged,
     "plan_deleted": _plan_deleted,
 }
@@ -551,6 +564,9 @@ def render(d: Delivery, *, ring: KeyRing, base_url: str, app_url: str) -> Email:
     if d["kind"] in ("claim_link", "letter_opened"):
         token = open_claim_token(ring, d["claim_token_sealed"] or "", d["beneficiary_id"] or "")
         links["claim"] = f"{base_url}/claim/{token}"
+    if d["kind"] == "email_confirmation":
+        token = email_confirmations.token_for(ring, key_id=d["context"]["keyId"], outbox_id=d["id"])
+        links["confirm"] = email_confirmations.url(base_url, token)
     if d["kind"] in ("guardian_invitation", "guardian_reconfirm") and app_url != base_url:
         links["app"] = app_url  # the owners' web client, where a deployment has one
     if d["recipient_type"] == "guardian" and d["guardian_id"] and d["guardian_page_version"]:

@@ -469,7 +469,7 @@ async def _alert_guardians(cur: Cursor, row_ids: list[str], now: datetime) -> li
 _RANK = {"delayed": 1, "delivered": 2, "bounced": 3, "complained": 3}
 UNDELIVERABLE = ("bounced", "complained")
 # Emails that ask a guardian to answer: their bounce is told to the owner (docs/capsule.md).
-GUARDIAN_ASKS = ("guardian_invitation",)
+GUARDIAN_ASKS = ("guardian_invitation", "guardian_reconfirm")
 # A person's address that keeps bouncing alerts the people who can help at most once a day.
 ALERT_EVERY = timedelta(hours=24)
 

@@ -50,6 +50,9 @@ class Facts(TypedDict):
     owner_wallets: int
     # Guardians who are also beneficiaries (same email, or a beneficiary's wallet), by name.
     guardians_also_heirs: list[str]
+    # Heirs whose address bounced (or was marked as spam), and those who never confirmed theirs.
+    bounced_heirs: list[str]
+    unconfirmed_heirs: list[str]
 
 
 async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
@@ -84,8 +87,23 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
             "declined_guardians": [],
             "guardians_also_heirs": [],
             "unresponsive_guardians": [],
+            "bounced_heirs": [],
+            "unconfirmed_heirs": [],
         },
     )
+    if known["beneficiaries"]:
+        await cur.execute(
+            f"SELECT b.id, {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',))},"
+            f" {outbox.address_bounced('beneficiary', 'b')} AS bounced, b.email_confirmed_at IS NOT NULL"
+            " AS confirmed FROM beneficiaries b WHERE b.user_id = %s ORDER BY b.created_at, b.id",
+            (user_id,),
+        )
+        for heir in await cur.fetchall():
+            name = sealed_text.open_row(ring, table="beneficiaries", row=heir)["name"]
+            if heir["bounced"]:
+                known["bounced_heirs"].append(name)
+            elif not heir["confirmed"]:
+                known["unconfirmed_heirs"].append(name)
     if known["guardians"] and known["beneficiaries"]:
         known["guardians_also_heirs"] = await _guardians_also_heirs(cur, ring, user_id)
     if unresponsive:
@@ -240,6 +258,19 @@ def warnings(plan: Plan, known: Facts) -> list[str]:
         advice.append(
             "One guardian's approval is enough to release your plan: a single person, mistaken or "
             "dishonest, could release it. Add guardians and ask for at least two approvals."
+        )
+    if known["bounced_heirs"]:
+        names = ", ".join(known["bounced_heirs"])
+        advice.append(
+            f"Our email to {names} bounced (or was marked as spam): check the address you gave, or they "
+            "may never receive what you leave them."
+        )
+    if known["unconfirmed_heirs"]:
+        names = ", ".join(known["unconfirmed_heirs"])
+        advice.append(
+            f"{names} {'has' if len(known['unconfirmed_heirs']) == 1 else 'have'} not confirmed their email "
+            "address: a mistyped address is otherwise found only after the release. "
+            "POST /api/beneficiaries/:id/confirm-email sends them a short, neutral note asking them to."
         )
     if known["owner_wallets"] < 2:
         advice.append(

@@ -1,0 +1,144 @@
+"""An heir confirms their address before it is needed (#28): the owner's request, the heir's
+one-time link as a page (`/confirm-email/<token>`: a GET shows one button, its POST confirms),
+and the JSON twin `POST /api/beneficiaries/confirm-email {"token"}`. Public routes: the token is
+the credential; every miss is the same 404 (429 past the per-IP miss limit). docs/capsule.md.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
+from marshmallow import fields, validate
+
+from api import html
+from api.common import json_response, refuse_miss
+from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.public import public
+from api.schemas import BaseSchema, UtcDateTime, error_responses
+from models.contents import email_confirmations
+from models.delivery import outbox
+
+routes = web.RouteTableDef()
+
+PAGE = "/confirm-email/{token}"
+
+
+class ConfirmationSentSchema(BaseSchema):
+    status = fields.String(
+        required=True, metadata={"enum": ["pending"], "description": "The email is queued."}
+    )
+    expiresAt = UtcDateTime(required=True, metadata={"description": "When the link in it stops working."})
+
+
+class ConfirmTokenSchema(BaseSchema):
+    token = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "The 64-hex token from `$PUBLIC_BASE_URL/confirm-email/<token>`."},
+    )
+
+
+class ConfirmedSchema(BaseSchema):
+    confirmed = fields.Boolean(required=True)
+    emailConfirmedAt = UtcDateTime(required=True)
+
+
+async def refuse_confirmation_miss(request: web.Request) -> NoReturn:
+    """404 for a link that confirms nothing (malformed, unknown, used, expired, or the address
+    changed since: one answer for all), 429 past the per-IP miss limit; shared with the page."""
+    await refuse_miss(
+        request,
+        kind="confirm-email",
+        limit=request.app[SETTINGS].rate_limit_check_in_misses_per_ip,
+        what="Confirmation link",
+        too_many="Too many unknown confirmation links from this address; try again later.",
+    )
+
+
+@routes.post("/api/beneficiaries/{id}/confirm-email")
+@docs(
+    tags=["beneficiaries"],
+    summary="Ask a beneficiary to confirm their email address",
+    description="Sends the heir a neutral email at their registered address: you have listed it to "
+    "receive something in the future; a one-time link `$PUBLIC_BASE_URL/confirm-email/<token>` (30 days, "
+    "single use) confirms that it reaches them, and `emailConfirmedAt` then shows on the beneficiary. "
+    "Changing the address clears it. At most 3 a day per beneficiary (429 with Retry-After); 409 once "
+    "the plan is released. Until confirmed (or when the address bounced) readiness carries a warning, "
+    "never a block: some owners will not tell their heirs.",
+    responses={202: {"description": "Queued"}, **error_responses(401, 404, 409, 429)},
+)
+@response_schema(ConfirmationSentSchema, 202)
+async def ask_to_confirm(request: web.Request) -> web.Response:
+    sent = await email_confirmations.request(
+        request.app[DB],
+        request.app[SETTINGS].key_ring,
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+        now=request.app[CLOCK].now(),
+    )
+    await outbox.enqueue(request.app[REDIS], [sent["outbox_id"]])
+    return json_response(
+        ConfirmationSentSchema().dump({"status": "pending", "expiresAt": sent["expires_at"]}), status=202
+    )
+
+
+@routes.post("/api/beneficiaries/confirm-email")
+@public  # the token in the body is the credential
+@docs(
+    tags=["beneficiaries"],
+    summary="Confirm an address with the token of its link (the page's twin)",
+    description="What the button of `/confirm-email/<token>` does, for a web client. Unknown, used, "
+    "expired and malformed tokens, and a link whose address the owner changed since, are the same 404; "
+    "past RATE_LIMIT_CHECK_IN_MISSES_PER_IP of them a minute from one address, 429.",
+    responses=error_responses(400, 404, 429),
+)
+@request_schema(ConfirmTokenSchema, required=True)
+@response_schema(ConfirmedSchema, 200)
+async def confirm_by_token(request: web.Request) -> web.Response:
+    confirmed = await email_confirmations.confirm(
+        request.app[DB], token=request["data"]["token"], now=request.app[CLOCK].now()
+    )
+    if confirmed is None:
+        await refuse_confirmation_miss(request)
+    return json_response(
+        ConfirmedSchema().dump({"confirmed": True, "emailConfirmedAt": confirmed["email_confirmed_at"]})
+    )
+
+
+@routes.get(PAGE)
+@public
+@docs(
+    tags=["pages"],
+    summary="The heir's address confirmation link as a page: one button, nothing done on GET",
+    description="What `$PUBLIC_BASE_URL/confirm-email/<token>` opens. A live link shows one button "
+    "that posts the form back here; opening it changes nothing (mail scanners fetch links). A link "
+    "that confirms nothing is the 404 page (429 page past the miss limit).",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+async def confirm_page(request: web.Request) -> web.Response:
+    token = request.match_info["token"]
+    if not await email_confirmations.is_live(request.app[DB], token=token, now=request.app[CLOCK].now()):
+        await refuse_confirmation_miss(request)
+    return html.render("confirm_email.html", title="Confirm your address", action=request.path)
+
+
+@routes.post(PAGE)
+@public
+@docs(
+    tags=["pages"],
+    summary="Confirm the address from the page's button (an HTML form post)",
+    description="The same as `POST /api/beneficiaries/confirm-email` with this token; 404/429 pages "
+    "as the GET.",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+async def confirm_from_page(request: web.Request) -> web.Response:
+    confirmed = await email_confirmations.confirm(
+        request.app[DB], token=request.match_info["token"], now=request.app[CLOCK].now()
+    )
+    if confirmed is None:
+        await refuse_confirmation_miss(request)
+    return html.render("confirm_email_done.html", title="Thank you")
