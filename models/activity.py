@@ -18,6 +18,18 @@ from models.pagination import Page, PageRequest, fetch_page
 
 _INSERT = "INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
 
+# A wallet sign-in to an account whose plan is in verification (#25): not a veto, but someone
+# holds the owner's key, and the plan's accepted guardians see when (models.plan.guardianships).
+SIGNED_IN_DURING_VERIFICATION = "account.signed_in_during_verification"
+# The latest such sign-in in the current verification round of the plan aliased `p`, as a scalar
+# subquery (NULL: none). The entry carries its round, so an earlier round's sign-in never shows;
+# it is read through the partial index activity_signed_in_during_verification_idx (0032).
+KEY_USED_AT_SQL = (
+    "(SELECT max(ka.created_at) FROM activity ka WHERE ka.user_id = p.user_id"
+    f" AND ka.kind = '{SIGNED_IN_DURING_VERIFICATION}'"
+    " AND ka.metadata->>'round' = p.verification_round::text)"
+)
+
 
 def insert_sql(*, select: str) -> str:
     """The INSERT of one entry per row of `select` (SQL yielding user_id, kind, entity_type,

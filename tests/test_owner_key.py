@@ -8,6 +8,8 @@ import json
 
 from stellar_sdk import Keypair, StrKey
 
+from api.html import spelled
+from core.clock import wire_time
 from tests.helpers import assert_error, challenge, sign, sign_in
 from tests.lifecycle_helpers import (
     activate_plan,
@@ -19,6 +21,9 @@ from tests.lifecycle_helpers import (
 )
 from tests.media_samples import png
 from tests.plan_helpers import activity_rows, create, query
+from tests.test_capsule_page import visible_text
+from tests.test_guardian_page import ask, page_link
+from tests.wallet_app import WalletApp
 
 
 async def test_a_sign_in_during_verification_leaves_the_plan_and_a_check_in_vetoes(
@@ -61,6 +66,122 @@ async def test_a_sign_in_during_verification_leaves_the_plan_and_a_check_in_veto
     await sign_in(client, owner.keypair)
     kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
     assert kinds.count("plan.check_in") == 2
+
+
+def key_used_times(settings, user_id):
+    """When the owner's timeline recorded a sign-in during verification, oldest first."""
+    rows = query(
+        settings,
+        "SELECT created_at FROM activity WHERE user_id = %s"
+        " AND kind = 'account.signed_in_during_verification' ORDER BY created_at",
+        (user_id,),
+    )
+    return [r["created_at"] for r in rows]
+
+
+async def guardianship(client, guardian, plan_id):
+    """The plan as this guardian's GET /api/legacy/guardianships lists it."""
+    resp = await client.get(
+        "/api/legacy/guardianships", headers=(await guardian_session(client, guardian)).headers
+    )
+    assert resp.status == 200, await resp.text()
+    [item] = [g for g in await resp.json() if g["planId"] == plan_id]
+    return item
+
+
+def key_sentence(owner, at):
+    return (
+        f"Someone signed in with {owner}\u2019s key on {spelled(at)} during this verification. "
+        "Only an explicit check-in stops the release."
+    )
+
+
+async def test_the_plans_accepted_guardians_see_that_someone_used_the_owners_key(
+    client, run_worker, email_provider, settings
+):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=3, accepting=2)
+    await run_worker(settings=email_provider.settings)
+    paths = [page_link(email_provider, f"guardian{i}@example.org") for i in range(3)]
+    accepted = setup.guardians[:2]
+
+    async def seen(index):
+        """ownerKeyUsedAt and the page's words for guardian `index`."""
+        guardian = setup.guardians[index]
+        item = await guardianship(client, guardian, setup.plan_id)
+        page = visible_text(await (await client.get(paths[index])).text())
+        return item["ownerKeyUsedAt"], page
+
+    # Active: a sign-in is a check-in, nothing for the guardians to see.
+    await sign_in(client, owner.keypair)
+    for index in range(3):
+        at, page = await seen(index)
+        assert at is None and "Someone signed in" not in page
+    assert (await report(client, setup, accepted[0])).status == 200
+    at, page = await seen(0)
+    assert at is None and "Someone signed in" not in page
+
+    # Someone signs in with the owner's key, twice: the accepted guardians see the latest time.
+    await sign_in(client, owner.keypair)
+    await sign_in(client, owner.keypair)
+    first, latest = key_used_times(settings, owner.user["id"])
+    assert first < latest
+    for index in (0, 1):
+        at, page = await seen(index)
+        assert at == wire_time(latest)
+        assert key_sentence("Olive Owner", latest) in page
+    # Never a guardian who has not accepted.
+    at, page = await seen(2)
+    assert at is None and "Someone signed in" not in page
+
+    # Approved: the same round, still shown.
+    for guardian in accepted:
+        assert (await approve(client, setup, guardian)).status == 200
+    assert (await get_overview(client, owner))["status"] == "Approved"
+    at, page = await seen(1)
+    assert at == wire_time(latest) and key_sentence("Olive Owner", latest) in page
+
+    # The owner checks in: the verification is over, and so is the notice.
+    assert (await client.post("/api/legacy/check-in", headers=owner.headers)).status == 200
+    at, page = await seen(0)
+    assert at is None and "Someone signed in" not in page
+
+    # A new verification starts clean: the last round's sign-ins are not this one's.
+    assert (await report(client, setup, accepted[1])).status == 200
+    at, page = await seen(0)
+    assert at is None and "Someone signed in" not in page
+    await sign_in(client, owner.keypair)
+    again = key_used_times(settings, owner.user["id"])[-1]
+    at, page = await seen(0)
+    assert at == wire_time(again) and key_sentence("Olive Owner", again) in page
+
+
+async def test_an_owner_without_a_name_is_their_wallet_on_the_guardians_page(
+    client, run_worker, email_provider, settings
+):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner)
+    await run_worker(settings=email_provider.settings)
+    path = page_link(email_provider, "guardian0@example.org")
+    # The name is cleared after activation (activation and invitations need one).
+    resp = await client.patch("/api/users/me", json={"name": None}, headers=owner.headers)
+    assert resp.status == 200, await resp.text()
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    await sign_in(client, owner.keypair)
+
+    wallet = owner.keypair.public_key
+    holder = f"the holder of the Stellar wallet {wallet}"
+    page = visible_text(await (await client.get(path)).text())
+    assert "person who named you" not in page and "Olive" not in page
+    assert f"You are a guardian of {holder}\u2019s plan" in page
+    assert f"The holder of the Stellar wallet {wallet} can stop it at any moment by checking in." in page
+    [at] = key_used_times(settings, owner.user["id"])
+    assert key_sentence(holder, at) in page
+    # The wallet's prompt names the owner the same way.
+    request = await WalletApp(client, setup.guardians[0].keypair).open(await ask(client, path, "approve"))
+    assert request.msg == f"Approve the release of {holder}'s plan, as their guardian"
+    item = await guardianship(client, setup.guardians[0], setup.plan_id)
+    assert item["owner"] == {"name": None, "walletAddress": wallet}
 
 
 async def test_the_notice_names_the_deadline_and_its_outcome(client, settings):

@@ -102,7 +102,8 @@ async def challenge(request: web.Request) -> web.Response:
     description="Creates the account on first sign-in. A challenge is single use; a replay is 401. "
     "While your legacy plan is Active, signing in counts as a check-in. While guardians verify it "
     "(PendingVerification, Approved) it does not: it is recorded on the timeline "
-    "(`account.signed_in_during_verification`) and only an explicit check-in "
+    "(`account.signed_in_during_verification`), the plan's accepted guardians see when "
+    "(`ownerKeyUsedAt` in GET /api/legacy/guardianships), and only an explicit check-in "
     "(POST /api/legacy/check-in, the emailed link or the check-in page) stops the release.",
     responses=error_responses(400, 401),
 )

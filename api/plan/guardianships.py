@@ -90,6 +90,17 @@ class GuardianshipSchema(BaseSchema):
             "have their links; one of them releases it on-chain)."
         },
     )
+    ownerKeyUsedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "When someone last signed in with the owner's wallet during this verification "
+            "(the owner's timeline: `account.signed_in_during_verification`): someone holds the owner's key. "
+            "Signing in does not stop the release; only an explicit check-in does. Null when nobody has "
+            "since the verification started, when no verification runs (Active, Draft, Released) and "
+            "until you accept."
+        },
+    )
     walletChanges = fields.List(
         fields.Nested(WalletChangeSchema),
         required=True,
@@ -183,7 +194,7 @@ async def _status_of(request: web.Request, plan_id: str) -> web.Response:
     "answer to the invitation (`invitation`: pending, accepted or declined; Drafts are listed so that "
     "you can answer before the plan starts). Nothing of the plans' contents. Until you accept (and after "
     "you decline) a plan shows only its owner, its status and your invitation: `beneficiaries` and "
-    "`walletChanges` are empty, `approvals` 0, `releaseAt` and `readySince` null.",
+    "`walletChanges` are empty, `approvals` 0, `releaseAt`, `readySince` and `ownerKeyUsedAt` null.",
     responses=error_responses(401),
 )
 @response_schema(GuardianshipSchema(many=True), 200)
@@ -208,6 +219,7 @@ async def list_guardianships(request: web.Request) -> web.Response:
                     "acceptedAt": g["accepted_at"],
                     "declinedAt": g["declined_at"],
                     "readySince": g["ready_at"],
+                    "ownerKeyUsedAt": g["owner_key_used_at"],
                     "beneficiaries": g["beneficiaries"],
                     "walletChanges": g["wallet_changes"],
                 }

@@ -43,6 +43,16 @@ class SigningIn(User):
     session_generation: int
 
 
+def known_as(*, name: str | None, wallet: str | None) -> str:
+    """The words naming an owner to their guardians and heirs (emails, the guardian's page): their
+    name; a plan is activated and a guardian invited only once it has one (#25), so the wallet
+    stands in only for a name cleared since, never "the person who named you". (No wallet: an
+    email with no plan behind it, which names no owner.)"""
+    if name:
+        return name
+    return f"the holder of the Stellar wallet {wallet}" if wallet else "the plan's owner"
+
+
 def _record(ring: KeyRing, row: dict[str, Any]) -> Any:
     return sealed_text.open_row(ring, table="users", row=row)
 

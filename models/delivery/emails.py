@@ -17,6 +17,7 @@ from typing import Any
 
 from core.files.crypto import KeyRing
 from core.mailer import Email
+from models.account import users
 from models.contents import email_confirmations
 from models.contents.beneficiaries import open_claim_token
 from models.delivery.outbox import Delivery
@@ -35,9 +36,7 @@ Template = Callable[[Delivery, dict[str, str]], tuple[str, str]]
 
 
 def _owner(d: Delivery) -> str:
-    """The owner by name; a plan is activated and a guardian invited only once it has one (#25),
-    so the wallet stands in only for a name cleared since, never "the person who named you"."""
-    return d["owner_name"] or f"the holder of the Stellar wallet {d['owner_wallet']}"
+    return users.known_as(name=d["owner_name"], wallet=d["owner_wallet"])
 
 
 # What a guardian reported, in the words each email uses (plans.REPORT_REASONS; None: no reason

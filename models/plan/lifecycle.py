@@ -18,6 +18,7 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict
 from core.files.crypto import KeyRing
+from models import activity
 from models.common import lock_owner
 from models.contents.beneficiaries import ALLOCATION_LOCK
 from models.delivery import outbox
@@ -248,10 +249,11 @@ async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: str, now:
                 owner_id=user_id,
                 now=now,
                 timeline=Entry(
-                    "account.signed_in_during_verification",
+                    activity.SIGNED_IN_DURING_VERIFICATION,
                     "Someone signed in with your wallet while your guardians verify your plan. "
                     "Signing in does not stop the verification: only a check-in does",
-                    {"actor": "owner", "status": plan["status"]},
+                    # The round: the plan's accepted guardians see this round's latest sign-in.
+                    {"actor": "owner", "status": plan["status"], "round": plan["verification_round"]},
                 ),
             )
             return

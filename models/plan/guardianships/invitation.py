@@ -10,7 +10,7 @@ from arq.connections import ArqRedis
 from core.db import Pool, autocommit, transaction
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
-from models import sealed_text
+from models import activity, sealed_text
 from models.claim import wallet_changes
 from models.common import parse_id
 from models.contents import guardians
@@ -38,6 +38,8 @@ class Guardianship(TypedDict):
     accepted_at: datetime | None
     declined_at: datetime | None
     ready_at: datetime | None  # contract mode: links sent, the release awaits a beneficiary
+    # The latest sign-in with the owner's wallet during this verification (#25): not a veto.
+    owner_key_used_at: datetime | None
     # Once released or ready: each heir's claim-link delivery (names only; empty before).
     beneficiaries: list[claim_links.LinkDelivery]
     # Wallets heirs proved in place of a lost one, waiting for the guardians (docs/soroban.md).
@@ -69,6 +71,7 @@ def _invited_only(row: dict[str, Any], threshold: int) -> Guardianship:
         accepted_at=None,
         declined_at=row["declined_at"],
         ready_at=None,
+        owner_key_used_at=None,
         beneficiaries=[],
         wallet_changes=[],
     )
@@ -82,7 +85,8 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
     """Every plan the caller guards or is invited to guard (Drafts too), with its verification
     progress and the caller's answer; no contents. A guardian who has not accepted (invited, or
     declined) sees only the owner, the plan's state and their own invitation: nothing about the
-    heirs, the approvals or the release until they take the role on (#28 F4)."""
+    heirs, the approvals, the release or the owner's key being used until they take the role on
+    (#28 F4)."""
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"
@@ -91,6 +95,7 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
             " p.status, p.guardian_threshold, p.round_threshold, p.release_at, p.ready_at, g.invited_at,"
             " g.accepted_at,"
             " g.declined_at,"
+            f" {activity.KEY_USED_AT_SQL} AS owner_key_used_at,"
             " (SELECT count(*) FROM guardians gg WHERE gg.user_id = p.user_id AND gg.declined_at IS NULL)"
             " AS standing,"
             " (SELECT count(*) FROM plan_approvals a WHERE a.plan_id = p.id AND a.round = "
@@ -132,6 +137,7 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
                 accepted_at=row["accepted_at"],
                 declined_at=row["declined_at"],
                 ready_at=row["ready_at"] if row["status"] == APPROVED else None,
+                owner_key_used_at=row["owner_key_used_at"] if row["status"] in FROZEN else None,
                 beneficiaries=links.get(str(row["plan_id"]), []),
                 wallet_changes=changes.get(str(row["plan_id"]), []),
             )

@@ -26,7 +26,7 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar import sep7, sep10, soroban, soroban_check
 from core.stellar.soroban import SorobanGateway
-from models import sealed_text
+from models import activity, sealed_text
 from models.account import users
 from models.chain import onchain, transactions, wallet_requests
 from models.common import as_record
@@ -57,6 +57,7 @@ class GuardianPage(TypedDict):
     unresponsive_since: datetime | None  # that request went unanswered past its grace
     owner_name: str | None
     owner_wallet: str
+    owner: str  # the words naming the owner: their name, or their wallet (users.known_as)
     plan_id: str | None
     status: str | None  # None: the owner has no plan yet
     verification_reason: str | None
@@ -67,6 +68,8 @@ class GuardianPage(TypedDict):
     threshold: int
     approved_by_me: bool
     ready_at: datetime | None
+    # Accepted, in verification: the latest sign-in with the owner's wallet this round (#25).
+    owner_key_used_at: datetime | None
     # Once accepted and the plan released or ready: each heir's link delivery (names only).
     beneficiaries: list[claim_links.LinkDelivery]
     asks: list[Action]  # what is asked of this guardian now
@@ -80,7 +83,8 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
             f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
             " g.wallet_address, g.accepted_at, g.declined_at, g.reconfirm_asked_at, g.unresponsive_since,"
             f" {sealed_text.select_list(table='users', alias='o', columns=('name',), prefix='owner_')},"
-            " o.wallet_address AS owner_wallet, p.id::text AS plan_id"
+            " o.wallet_address AS owner_wallet, p.id::text AS plan_id,"
+            f" {activity.KEY_USED_AT_SQL} AS owner_key_used_at"
             " FROM guardians g JOIN users o ON o.id = g.user_id LEFT JOIN plans p ON p.user_id = g.user_id"
             " WHERE g.page_token_digest = %s",
             (guardian_links.digest(token),),
@@ -109,6 +113,7 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         unresponsive_since=row["unresponsive_since"] if row["accepted_at"] else None,
         owner_name=row["owner_name"],
         owner_wallet=row["owner_wallet"],
+        owner=users.known_as(name=row["owner_name"], wallet=row["owner_wallet"]),
         plan_id=row["plan_id"],
         status=None if plan is None else plan["status"],
         verification_reason=plan["verification_reason"] if plan and plan["status"] == PENDING else None,
@@ -121,6 +126,9 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         threshold=threshold,
         approved_by_me=approved_by_me,
         ready_at=plan["ready_at"] if plan and plan["status"] == APPROVED else None,
+        owner_key_used_at=row["owner_key_used_at"]
+        if plan and plan["status"] in FROZEN and row["accepted_at"]
+        else None,
         beneficiaries=links,
         asks=[],
     )
@@ -194,7 +202,7 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
 
 def message(page: GuardianPage, action: Action, heir: str | None = None) -> str:
     """The words a wallet shows for this request (SEP-7 `msg`): the verb and the people."""
-    owner = page["owner_name"]
+    owner = page["owner"]
     templates = {
         "accept": "Accept being a guardian for {owner}'s plan",
         "decline": "Decline being a guardian for {owner}'s plan",
