@@ -503,6 +503,30 @@ async def test_a_reported_death_brings_sympathy_and_other_reasons_neutral_words(
         assert kinds["guardian.reported"]["reason"] == reason
 
 
+async def test_in_a_browser_the_heirs_page_chooses_its_words_by_the_reported_reason(
+    client, clock, run_worker, email_provider, context
+):
+    """Chromium reads the heir's released page: sympathy only for a reported death."""
+    origin = str(client.make_url("")).rstrip("/")
+    page = await context.new_page()
+    for reason in ("death", "incapacity", "unreachable", "other", None):
+        owner = await sign_in(client)
+        setup = await released_after_report(client, clock, run_worker, email_provider, owner, reason)
+        response = await page.goto(
+            f"{origin}/claim/{setup.beneficiaries[0]['claimToken']}", wait_until="load"
+        )
+        assert response.status == 200
+        assert await page.locator("h1").inner_text() == "Olive Owner left this for you, Heir 0"
+        lead = await page.locator("p.lead").inner_text()
+        words = await page.locator("body").inner_text()
+        if reason == "death":
+            assert lead.startswith("We are sorry for your loss. It was released to you on"), lead
+            assert words.count("sorry") == 1
+        else:
+            assert lead.startswith("It was released to you on"), (reason, lead)
+            assert "sorry" not in words.lower() and "loss" not in words.lower(), reason
+
+
 async def test_after_release_the_media_of_an_unopened_letter_stays_the_heirs(vault, clock):
     client, owner = vault.client, vault.session
     setup = await activate_plan(client, owner)
