@@ -35,9 +35,17 @@ RESEAL_FIRST = "-- legacy-planning: reseal first"
 
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
     files = sorted(p for p in directory.iterdir() if p.suffix == ".sql")
+    numbers: dict[str, str] = {}
     for path in files:
-        if not FILE_RE.match(path.name):
+        match = FILE_RE.match(path.name)
+        if not match:
             raise ValueError(f"migration file name must look like 0001_name.sql: {path.name}")
+        # Two engineers landing the same number would make the order depend on their names.
+        if match.group(1) in numbers:
+            raise ValueError(
+                f"migration number {match.group(1)} is taken twice: {numbers[match.group(1)]}, {path.name}"
+            )
+        numbers[match.group(1)] = path.name
     return files
 
 

@@ -61,6 +61,13 @@ def test_badly_named_migration_is_refused(tmp_path):
         migration_files(tmp_path)
 
 
+def test_a_number_taken_twice_is_refused(tmp_path):
+    (tmp_path / "0001_first.sql").write_text("SELECT 1;")
+    (tmp_path / "0001_second.sql").write_text("SELECT 1;")
+    with pytest.raises(ValueError, match="0001 is taken twice"):
+        migration_files(tmp_path)
+
+
 def test_0004_fails_uploads_left_in_staging_honestly(empty_database, tmp_path):
     """Items still pending under the staging design cannot be encrypted any more: they become
     `failed` with a reason, and the plaintext staging goes with its table."""
