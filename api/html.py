@@ -22,6 +22,7 @@ from aiohttp_apigami import docs
 from api.claim.gate import CAPSULE_HEADERS
 from api.public import public
 from core.clock import wire_time
+from core.errors import BadRequest
 
 # Paths whose every response is a page for a person (and is as private as the capsule).
 PAGE_PREFIXES = ("/claim/", "/check-in/", "/guardian/", "/confirm-email/")
@@ -67,6 +68,24 @@ def file_size(size: int) -> str:
 
 
 _TEMPLATES.filters.update(spelled=spelled, iso=wire_time, file_size=file_size)
+
+
+FORM = "application/x-www-form-urlencoded"
+
+
+async def read_form(request: web.Request) -> dict[str, str]:
+    """A page's form post, text fields only; anything else (another body type, bytes that are
+    not UTF-8, text PostgreSQL cannot hold) is 400, never a 500."""
+    if request.content_type != FORM:
+        raise BadRequest("Send the page's form (application/x-www-form-urlencoded)")
+    try:
+        posted = await request.post()
+    except (UnicodeDecodeError, ValueError):
+        raise BadRequest("The form's text could not be read") from None
+    fields = {key: value for key, value in posted.items() if isinstance(value, str)}
+    if any("\x00" in value for value in fields.values()):
+        raise BadRequest("The form's text could not be read")
+    return fields
 
 
 def is_page(path: str) -> bool:

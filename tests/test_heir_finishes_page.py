@@ -161,3 +161,22 @@ async def test_the_claim_page_without_a_token_asks_for_the_address_and_answers_t
     assert emailed_token(email_provider, "heir0@example.org")
     resp = await onchain.post("/claim", data={"email": "not an address"})
     assert resp.status == 400 and "not an email address" in await resp.text()
+
+
+async def test_page_forms_that_cannot_be_read_are_400_pages_never_500(client):
+    """Raw bytes that are not UTF-8, NULs, other body types: the calm 400 page (or 404 for a token
+    that opens nothing), on every form the pages post."""
+    token = "0" * 64
+    for path in ("/claim", f"/claim/{token}/wallet", f"/guardian/{token}/ask", f"/claim/{token}/sep7/x"):
+        for body, kind in (
+            (b"email=%ff%fe", "application/x-www-form-urlencoded"),
+            (b"\xff\xfe=\x00", "application/x-www-form-urlencoded"),
+            (b"xdr=%00&email=a%00", "application/x-www-form-urlencoded"),
+            (b'{"xdr": "x"}', "application/json"),
+        ):
+            resp = await client.post(path, data=body, headers={"Content-Type": kind})
+            assert resp.status in (400, 404), (path, body, resp.status)
+    resp = await client.post(
+        "/claim", data=b"\xff\xfe=\x00", headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert resp.status == 400 and "could not be read" in await resp.text()

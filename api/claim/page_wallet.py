@@ -43,7 +43,7 @@ def _page_path(request: web.Request) -> str:
 )
 @claim_gate
 async def name_wallet(request: web.Request, capsule: Capsule) -> web.Response:
-    form = await request.post() if request.content_type == "application/x-www-form-urlencoded" else {}
+    form = await html.read_form(request)
     address = form.get("walletAddress")
     if not isinstance(address, str) or not is_valid_address(address.strip()):
         raise BadRequest(

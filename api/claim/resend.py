@@ -93,7 +93,7 @@ async def resend_page(_: web.Request) -> web.Response:
     responses={200: {"description": "The page"}, **error_responses(400, 429)},
 )
 async def resend_from_page(request: web.Request) -> web.Response:
-    form = await request.post() if request.content_type == "application/x-www-form-urlencoded" else {}
+    form = await html.read_form(request)
     raw = form.get("email")
     try:
         email = ResendRequestSchema().load({"email": raw if isinstance(raw, str) else ""})["email"]

@@ -87,7 +87,7 @@ async def guardian_page(request: web.Request) -> web.Response:
 )
 async def guardian_ask(request: web.Request) -> web.Response:
     page = await _page(request)
-    form = await request.post() if request.content_type == "application/x-www-form-urlencoded" else {}
+    form = await html.read_form(request)
     action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
     prepared = await guardian_pages.ask(
         request.app[DB],

@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 
 from aiohttp import web
 
+from api import html
 from api.keys import SETTINGS
 from core.errors import BadRequest
 from core.stellar import sep7
@@ -59,9 +60,9 @@ def present(request: web.Request, prepared: Prepared, *, msg: str, page_path: st
 async def signed_xdr(request: web.Request) -> str:
     """The signed envelope a wallet (or the page's form) posted: form-encoded `xdr=`. A post from
     the form (`via=page`) is marked so its answer, errors included, is a page."""
-    if request.content_type != "application/x-www-form-urlencoded":
+    if request.content_type != html.FORM:
         raise BadRequest("Post the signed transaction form-encoded, as xdr=<base64 envelope>")
-    form = await request.post()
+    form = await html.read_form(request)
     if form.get("via") == "page":
         request[FROM_PAGE] = True
     xdr = form.get("xdr")
