@@ -225,3 +225,28 @@ async def test_a_guardian_reconfirms_and_reports_with_a_reason_from_the_page(
     [row] = query(settings, "SELECT reason FROM plan_reports")
     assert row["reason"] == "death"
     assert "Guardian 0 reported that Olive Owner has died on" in await (await client.get(path)).text()
+
+
+async def test_a_guardian_sends_an_heirs_link_again_from_their_page(
+    onchain, soroban_rpc, clock, run_worker, email_provider
+):
+    """Once the plan is ready, an accepted guardian's page names the heirs and their links'
+    delivery, and resends one, to the heir's registered address only (heirs.resend_link)."""
+    from tests.test_heirs_onchain import ready
+
+    setup = await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
+    path = page_link(email_provider, "guardian0@example.org")
+    shown = await (await onchain.get(path)).text()
+    assert "The heirs\u2019 links" in shown and "Heir 0: sent" in shown
+    before = len(email_provider.to("heir0@example.org"))
+    heir_id = setup.beneficiaries[0]["id"]
+    uri = await ask(onchain, path, "resend", beneficiaryId=heir_id)
+    wallet = WalletApp(onchain, setup.guardians[0].keypair)
+    assert (await wallet.open(uri)).msg == "Send Heir 0's link again, for Olive Owner's plan"
+    resp = await wallet.approve(uri)
+    assert resp.status == 200 and await resp.json() == {"status": "sent"}
+    await run_worker(**worker_settings(soroban_rpc, email_provider))
+    assert len(email_provider.to("heir0@example.org")) == before + 1
+    # Another plan's heir, or none: nothing to ask for.
+    resp = await onchain.post(f"{path}/ask", data={"action": "resend", "beneficiaryId": "x"})
+    assert resp.status == 404
