@@ -16,6 +16,7 @@ import asyncio
 import logging
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -35,21 +36,32 @@ LOCK_KEY = "archive:scrub:lock"
 
 
 class Pace:
-    """Sleep as needed so that the bytes read since the start never exceed the rate."""
+    """Sleep as needed so that the bytes read since the start never exceed the rate.
 
-    def __init__(self, rate: int) -> None:
+    The clock and the sleep are the process's own; a test passes its own pair to check the
+    rate without timing anything."""
+
+    def __init__(
+        self,
+        rate: int,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.rate = rate
-        self.started = time.monotonic()
+        self.monotonic = monotonic
+        self.sleep = sleep
+        self.started = monotonic()
         self.read = 0
 
     def seconds_left(self) -> float:
-        return RUN_SECONDS - (time.monotonic() - self.started)
+        return RUN_SECONDS - (self.monotonic() - self.started)
 
     async def spent(self, n: int) -> None:
         self.read += n
-        ahead = self.started + self.read / self.rate - time.monotonic()
+        ahead = self.started + self.read / self.rate - self.monotonic()
         if ahead > 0:
-            await asyncio.sleep(ahead)
+            await self.sleep(ahead)
 
 
 async def scrub_archive(ctx: dict[str, Any]) -> dict[str, int]:
