@@ -182,6 +182,8 @@ def service_env(database_url: str, redis_url: str, storage: dict[str, str], port
         # Required in production (links in emails, SEP-7 requests).
         PUBLIC_BASE_URL=f"http://127.0.0.1:{port}",
         URI_REQUEST_SIGNING_SEED=Keypair.random().secret,
+        # Trees from before PUBLIC_BASE_URL required this one in production (bench/ab.py runs them).
+        PUBLIC_APP_URL=f"http://127.0.0.1:{port}",
         # The lifecycle bench times the scan itself: the worker's own scan stays out of its way.
         LIFECYCLE_SCAN_SECONDS="3600",
         LOG_LEVEL="INFO",
