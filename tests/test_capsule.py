@@ -12,6 +12,7 @@ import pytest
 from api.keys import DB, SETTINGS
 from core.files.sealed_files import ServedFile
 from models.claim import capsule as capsules
+from models.claim import downloads
 from tests.capsule_helpers import Family, assert_private, family
 from tests.helpers import assert_error
 from tests.plan_helpers import query
@@ -436,10 +437,11 @@ async def test_records_match_their_types(fam: Family):
         contents["messages"][0]["media"] is not None and contents["sealed_messages"] and contents["documents"]
     )
     assert_record(
-        await capsules.document_for_download(pool, ring, capsule=found, raw_id=doc["id"]), ServedFile
+        await downloads.document_for_download(pool, ring, capsule=found, raw_id=doc["id"]), ServedFile
     )
     assert_record(
-        await capsules.media_for_message(pool, ring, capsule=found, raw_id=message["id"], now=now), ServedFile
+        await downloads.media_for_message(pool, ring, capsule=found, raw_id=message["id"], now=now),
+        ServedFile,
     )
     assert_record(
         await capsules.preview(

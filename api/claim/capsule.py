@@ -20,6 +20,7 @@ from api.contents.beneficiaries import Percentage
 from api.keys import CLOCK, DB, SETTINGS, USER_ID
 from api.schemas import BaseSchema, DecimalString, UtcDateTime, error_responses
 from models.claim import capsule as capsules
+from models.claim import downloads
 
 routes = web.RouteTableDef()
 
@@ -255,13 +256,13 @@ async def get_capsule(request: web.Request, capsule: capsules.Capsule) -> web.Re
 @claim_gate
 async def download_document(request: web.Request, capsule: capsules.Capsule) -> web.StreamResponse:
     storage = require_storage(request)
-    item = await capsules.document_for_download(
+    item = await downloads.document_for_download(
         request.app[DB], request.app[SETTINGS].key_ring, capsule=capsule, raw_id=request.match_info["id"]
     )
 
     async def started(wanted: ByteRange | None) -> None:
         if wanted is None or wanted.start == 0:  # a resume or a seek is not a new download
-            await capsules.record_download(request.app[DB], capsule=capsule, document_id=item["id"])
+            await downloads.record_download(request.app[DB], capsule=capsule, document_id=item["id"])
 
     return await send_file(request, storage, item, on_start=started)
 
@@ -282,7 +283,7 @@ async def download_document(request: web.Request, capsule: capsules.Capsule) -> 
 @claim_gate
 async def message_media(request: web.Request, capsule: capsules.Capsule) -> web.StreamResponse:
     storage = require_storage(request)
-    item = await capsules.media_for_message(
+    item = await downloads.media_for_message(
         request.app[DB],
         request.app[SETTINGS].key_ring,
         capsule=capsule,

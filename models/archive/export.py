@@ -27,6 +27,7 @@ from models.activity import ActivityEntry, ActivityFilter
 from models.archive import items
 from models.archive.upload_rules import sanitize_file_name
 from models.claim import capsule as capsules
+from models.claim import downloads
 from models.common import as_record
 from models.contents import assets, beneficiaries, guardians, messages
 from models.pagination import Page, PageRequest, decode_cursor
@@ -243,7 +244,7 @@ async def heir_export(
         if message["media"] is not None and message["media"]["status"] == "damaged":
             damaged.append(f"{_stem(n, message['title'])}: its {message['media']['type']}")
         elif message["media"] is not None:
-            media = await capsules.media_for_message(
+            media = await downloads.media_for_message(
                 pool, ring, capsule=capsule, raw_id=message["id"], now=now
             )
             media_path = letter_paths.take(f"{_stem(n, message['title'])} - {media['file_name']}")
@@ -253,7 +254,7 @@ async def heir_export(
         if document["status"] == "damaged":
             damaged.append(document["title"])
             continue
-        served = await capsules.document_for_download(pool, ring, capsule=capsule, raw_id=document["id"])
+        served = await downloads.document_for_download(pool, ring, capsule=capsule, raw_id=document["id"])
         path = document_paths.take(document["file_name"])
         files.append(ExportFile(path=path, file=served, created_at=contents["released_at"]))
     async with transaction(pool) as cur:

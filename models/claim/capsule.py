@@ -26,9 +26,8 @@ from decimal import Decimal
 from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
-from core.errors import Conflict, NotFound
+from core.errors import NotFound
 from core.files.crypto import KeyRing
-from core.files.sealed_files import ServedFile
 from models import activity, sealed_text
 from models.common import as_record, parse_id
 from models.plan.plans import APPROVED, RELEASED
@@ -133,10 +132,6 @@ class Ready(TypedDict):
 
 
 LOCKED, READY, RELEASED_STATE = "locked", "ready", "released"
-DAMAGED = (
-    "This file was found damaged in storage by the service's regular check and can no longer be opened;"
-    " everything else in the capsule is unaffected."
-)
 
 
 # The three queries of a capsule GET (bench/ceiling.py runs the same ones, imported from here).
@@ -155,16 +150,16 @@ CAPSULE_SQL = (
 )
 
 # Files the capsule shows: those that open, and those the scrub found damaged (listed in words,
-# never served: `_served` answers 409 in words).
+# never served: models.claim.downloads answers 409 in words).
 SHOWN = "('available', 'damaged')"
 # A message addressed to the beneficiary: to everyone, or to an explicit list that names them.
-_ADDRESSED = (
+ADDRESSED = (
     "(m.audience_all OR EXISTS (SELECT 1 FROM message_audience a"
     " WHERE a.message_id = m.id AND a.beneficiary_id = %(beneficiary)s))"
 )
 # When a message opens, from its release rule and the release instant (timestamptz + hours is
 # exact, unlike + days, which follows the session time zone across DST changes).
-_OPENS_AT = (
+OPENS_AT = (
     "CASE m.release_rule_kind"
     " WHEN 'on_release' THEN %(released)s::timestamptz"
     " WHEN 'on_date'"
@@ -180,13 +175,13 @@ MESSAGES_SQL = (
     " CASE WHEN o.opens_at <= %(now)s THEN i.content_type END AS media_content_type,"
     " CASE WHEN o.opens_at <= %(now)s THEN i.size_bytes END AS media_size,"
     " CASE WHEN o.opens_at <= %(now)s THEN i.status END AS media_status"
-    f" FROM messages m CROSS JOIN LATERAL (SELECT {_OPENS_AT} AS opens_at) o"
+    f" FROM messages m CROSS JOIN LATERAL (SELECT {OPENS_AT} AS opens_at) o"
     f" LEFT JOIN archive_items i ON i.id = m.media_id AND i.status IN {SHOWN}"
-    f" WHERE m.user_id = %(owner)s AND {_ADDRESSED} ORDER BY m.created_at, m.id"
+    f" WHERE m.user_id = %(owner)s AND {ADDRESSED} ORDER BY m.created_at, m.id"
 )
 # A message's media is delivered with its message (its audience, its release rule), never as a
 # document: a sealed birthday video must not turn up in the document list before its day.
-_DOCUMENT_FILTER = (
+DOCUMENT_FILTER = (
     f"i.user_id = %(owner)s AND i.status IN {SHOWN} AND (i.audience_all OR EXISTS"
     " (SELECT 1 FROM archive_item_audience a WHERE a.item_id = i.id AND a.beneficiary_id = %(beneficiary)s))"
     " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.media_id = i.id)"
@@ -194,7 +189,7 @@ _DOCUMENT_FILTER = (
 DOCUMENTS_SQL = (
     "SELECT i.id::text AS id, i.title_sealed, i.type, i.category, i.file_name_sealed, i.content_type,"
     " i.size_bytes AS size, encode(i.sha256, 'hex') AS sha256, i.status"
-    f" FROM archive_items i WHERE {_DOCUMENT_FILTER} ORDER BY i.created_at, i.id"
+    f" FROM archive_items i WHERE {DOCUMENT_FILTER} ORDER BY i.created_at, i.id"
 )
 # The assets addressed to the beneficiary (to everyone, or a list naming them), oldest first;
 # label, description and amount are sealed at rest (`_read_contents` opens them).
@@ -204,11 +199,6 @@ ASSETS_SQL = (
     " a.asset_code FROM assets a"
     " WHERE a.user_id = %(owner)s AND (a.audience_all OR EXISTS (SELECT 1 FROM asset_audience x"
     " WHERE x.asset_id = a.id AND x.beneficiary_id = %(beneficiary)s)) ORDER BY a.created_at, a.id"
-)
-# What a download needs to stream an item (a core.files.sealed_files.ServedFile; never shown).
-_SERVED_COLUMNS = (
-    "i.id::text AS id, i.storage_key, i.key_id, i.wrapped_key, i.size_bytes, i.stored_bytes,"
-    " i.file_name_sealed, i.content_type, i.status"
 )
 
 
@@ -405,67 +395,3 @@ async def preview(
             raise NotFound("Beneficiary")
         capsule = _capsule(ring, row)
         return await _read_contents(cur, ring, capsule=capsule, released_at=now, now=now)
-
-
-def _served(ring: KeyRing, row: dict[str, Any]) -> ServedFile:
-    """A file to stream; a damaged one is a 409 in words (models.archive.items.require_available)."""
-    if row["status"] != "available":
-        raise Conflict(DAMAGED, extra={"itemStatus": row["status"]})
-    record = sealed_text.open_row(
-        ring, table="archive_items", row={k: v for k, v in row.items() if k != "status"}
-    )
-    return as_record(ServedFile, row={**record, "wrapped_key": bytes(row["wrapped_key"])})
-
-
-async def document_for_download(pool: Pool, ring: KeyRing, *, capsule: Capsule, raw_id: str) -> ServedFile:
-    """One of the documents the capsule lists, with what streaming it needs; 404 otherwise."""
-    item_id = parse_id(raw=raw_id, what="Document")
-    if not is_released(capsule=capsule):
-        raise NotFound("Document")
-    row = await fetch_one(
-        pool,
-        f"SELECT {_SERVED_COLUMNS} FROM archive_items i WHERE i.id = %(id)s AND {_DOCUMENT_FILTER}",
-        {"id": item_id, "owner": capsule["owner_id"], "beneficiary": capsule["beneficiary_id"]},
-    )
-    if row is None:
-        raise NotFound("Document")
-    return _served(ring, row)
-
-
-async def media_for_message(
-    pool: Pool, ring: KeyRing, *, capsule: Capsule, raw_id: str, now: datetime
-) -> ServedFile:
-    """The media of a message the capsule shows as opened; a sealed one's is 404, like a stranger's."""
-    message_id = parse_id(raw=raw_id, what="Media")
-    released_at = capsule["released_at"]
-    if not is_released(capsule=capsule) or released_at is None:
-        raise NotFound("Media")
-    row = await fetch_one(
-        pool,
-        f"SELECT {_SERVED_COLUMNS} FROM messages m JOIN archive_items i ON i.id = m.media_id"
-        f" WHERE m.id = %(id)s AND m.user_id = %(owner)s AND {_ADDRESSED}"
-        f" AND i.status IN {SHOWN} AND {_OPENS_AT} <= %(now)s",
-        {
-            "id": message_id,
-            "owner": capsule["owner_id"],
-            "beneficiary": capsule["beneficiary_id"],
-            "released": released_at,
-            "now": now,
-        },
-    )
-    if row is None:
-        raise NotFound("Media")
-    return _served(ring, row)
-
-
-async def record_download(pool: Pool, *, capsule: Capsule, document_id: str) -> None:
-    """`capsule.document_downloaded` on the owner's timeline: ids only, no names or titles."""
-    async with transaction(pool) as cur:
-        await activity.record(
-            cur,
-            user_id=capsule["owner_id"],
-            kind="capsule.document_downloaded",
-            entity_id=capsule["beneficiary_id"],
-            summary="A beneficiary downloaded a document from their capsule",
-            metadata={"documentId": document_id},
-        )

@@ -101,7 +101,7 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> Message:
 
 def opens_at(rule: ReleaseRule, released_at: datetime) -> datetime:
     """When a letter opens to its heirs, as the capsule decides it (models.claim.capsule
-    `_OPENS_AT`): at the release, at 00:00 UTC of its date (never before the release), or N
+    `OPENS_AT`): at the release, at 00:00 UTC of its date (never before the release), or N
     times 24 hours after the release."""
     value = rule["value"]
     if rule["kind"] == "on_date" and isinstance(value, date):
