@@ -215,8 +215,10 @@ def _guardian_reconfirm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
         f"Are you still able to act for {_owner(d)}?",
         f"Some time ago you agreed to be a guardian of {_owner(d)}'s legacy plan. Please tell us that you "
-        f"still can: sign in{where} with your Stellar wallet {wallet} and press Confirm among the plans you "
-        "guard. Signing in proves you still hold the key; it takes a minute, and nothing else changes.\n\n"
+        f"still can: confirm on your page for this plan (the link below) with your Stellar wallet {wallet}"
+        + (f", or sign in{where} with that wallet and confirm among the plans you guard" if where else "")
+        + ". Your wallet's signature proves you still hold the key; it takes a minute, and nothing else "
+        "changes.\n\n"
         f"If we do not hear from you within {days} days, we will let {_owner(d)} know, so that they can "
         "check on you or choose someone else. If you no longer have that wallet, tell them.",
     )
