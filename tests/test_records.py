@@ -15,6 +15,7 @@ from models.account import users
 from models.activity import ActivityFilter
 from models.archive import export as exports
 from models.archive import items as archive
+from models.archive import serving, sweeps
 from models.chain import wallet_requests
 from models.claim import capsule as capsules
 from models.claim import finishing
@@ -98,17 +99,17 @@ async def test_archive_records(vault: Archive):
     page = await archive.list_page(pool, ring, page=PageRequest(), **owner)
     assert_record(page.items[0], archive.ArchiveItem)
     assert_record(await archive.get(pool, ring, raw_id=created["id"], **owner), archive.ArchiveItem)
-    sealed = await archive.get_sealed(
+    sealed = await serving.get_sealed(
         pool, ring, raw_id=created["id"], now=vault.client.app[CLOCK].now(), **owner
     )
     assert_record(sealed, archive.SealedArchiveItem)
     claimed = await archive.claim_attempt(pool, item_id=created["id"])  # what the verify job reads
     assert claimed is not None
     assert_record(claimed, archive.ClaimedItem)
-    (wrapped,) = await archive.wrapped_under_other_keys(
+    (wrapped,) = await sweeps.wrapped_under_other_keys(
         pool, key_id="not-the-key", after=str(uuid.UUID(int=0))
     )
-    assert_record(wrapped, archive.WrappedKey)
+    assert_record(wrapped, sweeps.WrappedKey)
 
 
 async def test_export_records(fam: Family):

@@ -20,6 +20,7 @@ from core.files import sealed_files
 from core.files.crypto import IntegrityError, UnknownKeyError
 from core.files.storage import Storage, StorageError
 from models.archive import items as archive
+from models.archive import sweeps
 from workers import context
 
 log = logging.getLogger(__name__)
@@ -95,12 +96,12 @@ async def sweep_archive(ctx: dict[str, Any]) -> dict[str, int]:
     pool = app.db
     storage = app.storage
     requeued = 0
-    for item_id in await archive.stale_pending(pool, older_than=STALE_PENDING_AFTER):
+    for item_id in await sweeps.stale_pending(pool, older_than=STALE_PENDING_AFTER):
         if await archive.enqueue_verify(app.redis, item_id=item_id):
             requeued += 1
     removed = 0
     if storage is not None:
-        for key in await archive.pending_deletions(pool):
+        for key in await sweeps.pending_deletions(pool):
             if not await archive.remove_object(pool, storage, key=key):
                 break  # storage is down: the next sweep tries again
             removed += 1
@@ -153,7 +154,7 @@ async def sweep_archive_orphans(ctx: dict[str, Any]) -> int:
 
 
 async def _remove_orphans(pool: Pool, storage: Storage, batch: dict[str, str]) -> int:
-    known = await archive.known_ids(pool, item_ids=batch)
+    known = await sweeps.known_ids(pool, item_ids=batch)
     removed = 0
     for item_id, key in batch.items():
         if item_id not in known and await archive.remove_object(pool, storage, key=key):
@@ -174,7 +175,7 @@ async def rewrap_archive_keys(ctx: dict[str, Any]) -> int:
     keys = app.key_ring
     rewrapped = 0
     after = "00000000-0000-0000-0000-000000000000"
-    while batch := await archive.wrapped_under_other_keys(pool, key_id=keys.primary_id, after=after):
+    while batch := await sweeps.wrapped_under_other_keys(pool, key_id=keys.primary_id, after=after):
         for row in batch:
             after = row["id"]
             try:

@@ -28,6 +28,7 @@ from core.errors import validation_error
 from core.files import sealed_files
 from core.files.storage import StorageError
 from models.archive import items as archive
+from models.archive import serving
 from models.archive.upload_rules import check_content_type, normalize_content_type, sanitize_file_name
 
 routes = web.RouteTableDef()
@@ -307,12 +308,12 @@ async def delete_item(request: web.Request) -> web.Response:
 )
 async def download(request: web.Request) -> web.StreamResponse:
     storage = require_storage(request)
-    item = await archive.get_sealed(
+    item = await serving.get_sealed(
         request.app[DB],
         request.app[SETTINGS].key_ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
         now=request.app[CLOCK].now(),
     )
-    archive.require_available(item=item)
+    serving.require_available(item=item)
     return await send_file(request, storage, item)

@@ -24,7 +24,7 @@ from core.files.sealed_files import ServedFile
 from models import activity
 from models.account import users
 from models.activity import ActivityEntry, ActivityFilter
-from models.archive import items
+from models.archive import items, serving
 from models.archive.upload_rules import sanitize_file_name
 from models.claim import capsule as capsules
 from models.claim import downloads
@@ -175,7 +175,7 @@ async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str)
             cur, user_id=user_id, kind="legacy.exported", entity_id=user_id, summary="Exported everything"
         )
     archive = await _all(lambda page: items.list_page(pool, ring, user_id=user_id, page=page))
-    sealed = {item["id"]: item for item in await items.all_sealed(pool, ring, user_id=user_id)}
+    sealed = {item["id"]: item for item in await serving.all_sealed(pool, ring, user_id=user_id)}
     message_list = await _all(lambda page: messages.list_page(pool, ring, user_id=user_id, page=page))
     letters: list[ExportText] = []
     files: list[ExportFile] = []

@@ -6,15 +6,16 @@ then commits the item `pending` with its activity entry here; the `verify_archiv
 reason. Every state change after the upload is one guarded UPDATE, so a rerun, a late job or a
 concurrent delete can never move an item backwards. File-name and content-type rules are in
 models/archive/upload_rules.py. This module is the one that writes `archive_items`: the owner's
-side first, then the worker's (the verify job's bookkeeping, the sweepers' queries, re-wrapping
-data keys after a key rotation; workers/archive.py).
+side first, then the worker's (the verify job's bookkeeping, the scrub's verdicts, re-wrapping
+data keys after a key rotation; workers/archive.py). Reads that change for other reasons live
+beside it: models/archive/serving.py (opening a stored file) and models/archive/sweeps.py (the
+sweepers' queries).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, TypedDict
 
 import psycopg2
@@ -22,8 +23,7 @@ import psycopg2.errors
 from arq.connections import ArqRedis
 
 from core import queue
-from core.clock import wire_time
-from core.db import Cursor, Pool, autocommit, fetch_all, fetch_one, transaction
+from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import KeyRing
 from core.files.sealed_files import Sealed, object_key
@@ -97,7 +97,7 @@ class SealedArchiveItem(ArchiveItem):
     """An item with what opening its file needs: a core.files.sealed_files.SealedFile.
 
     The sealed columns are NULL only on items failed by migration 0004, which are never
-    opened (`require_available` first).
+    opened (models.archive.serving.require_available first).
     """
 
     storage_key: str
@@ -208,60 +208,6 @@ list_page = ROWS.list_page
 get = ROWS.get
 
 
-# Once the plan is released: the earliest moment a letter using this item as its media opens to
-# its heirs (as models.claim.capsule `OPENS_AT` decides it); NULL when no letter uses it or the
-# plan is not released.
-_MEDIA_OPENS_AT = (
-    "(SELECT min(CASE m.release_rule_kind WHEN 'on_release' THEN p.released_at"
-    " WHEN 'on_date' THEN GREATEST(m.release_on_date::timestamp AT TIME ZONE 'UTC', p.released_at)"
-    " ELSE p.released_at + m.release_after_days * interval '24 hours' END)"
-    " FROM messages m JOIN plans p ON p.user_id = m.user_id AND p.status = 'Released'"
-    " WHERE m.media_id = i.id) AS media_opens_at"
-)
-
-
-async def get_sealed(
-    pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: datetime
-) -> SealedArchiveItem:
-    """The owner's item with storage key, key id and wrapped key (for downloads). Once the plan
-    is released, the photo, video or recording of a letter that has not yet opened to its heirs
-    is 409: whoever holds the owner's key must not play what was meant for later (docs/security.md,
-    "The owner's key")."""
-    item_id = parse_id(raw=raw_id, what="Archive item")
-    async with autocommit(pool) as cur:
-        row = await ROWS.row(
-            cur, user_id=user_id, row_id=item_id, columns=f"{COLUMNS}, {SEALED_COLUMNS}, {_MEDIA_OPENS_AT}"
-        )
-    opens_at = row.pop("media_opens_at")
-    if opens_at is not None and opens_at > now:
-        raise Conflict(
-            f"This file belongs to a letter that opens to its heirs on {wire_time(opens_at)}: after the "
-            "release it is theirs to open first.",
-            details={"opensAt": wire_time(opens_at)},
-        )
-    return as_record(SealedArchiveItem, row=_record(ring, row))
-
-
-async def all_sealed(pool: Pool, ring: KeyRing, *, user_id: str) -> list[SealedArchiveItem]:
-    """Every item of the owner with what opening its file needs (the owner's export)."""
-    rows = await fetch_all(
-        pool, f"SELECT {COLUMNS}, {SEALED_COLUMNS} FROM archive_items i WHERE i.user_id = %s", (user_id,)
-    )
-    return [as_record(SealedArchiveItem, row=_record(ring, row)) for row in rows]
-
-
-def require_available(*, item: ArchiveItem) -> None:
-    """409 naming the status unless the ciphertext is stored and can be served."""
-    status = item["status"]
-    if status == "available":
-        return
-    message = {
-        "pending": "The file is still being verified (status pending); try again shortly.",
-        "damaged": DAMAGED_SENTENCE,
-    }.get(status, "The file could not be stored (status failed); delete it and upload it again.")
-    raise Conflict(message, extra={"itemStatus": status, "failureReason": item.get("failure_reason")})
-
-
 async def delete(pool: Pool, *, user_id: str, raw_id: str) -> str:
     """Remove row and audience, and queue the object's removal; return its key.
 
@@ -367,12 +313,6 @@ class ClaimedItem(TypedDict):
     attempts: int
 
 
-class WrappedKey(TypedDict):
-    id: str
-    key_id: str
-    wrapped_key: bytes
-
-
 # --------------------------------------------------------------------------------------------
 # The verify job's bookkeeping (workers/archive.py)
 # --------------------------------------------------------------------------------------------
@@ -463,52 +403,6 @@ async def mark_whole_again(cur: Cursor, *, item_id: str) -> bool:
         summary=f"A damaged {row['type']} in the archive opens whole again",
     )
     return True
-
-
-# --------------------------------------------------------------------------------------------
-# The sweeper's queries
-# --------------------------------------------------------------------------------------------
-
-
-async def stale_pending(pool: Pool, *, older_than: timedelta, limit: int = 500) -> list[str]:
-    """Pending items nothing has touched for a while: their job may have been lost."""
-    rows = await fetch_all(
-        pool,
-        "SELECT id::text AS id FROM archive_items WHERE status = 'pending'"
-        " AND updated_at < clock_timestamp() - %s ORDER BY updated_at LIMIT %s",
-        (older_than, limit),
-    )
-    return [row["id"] for row in rows]
-
-
-async def pending_deletions(pool: Pool, *, limit: int = 500) -> list[str]:
-    rows = await fetch_all(
-        pool, "SELECT storage_key FROM archive_deletions ORDER BY created_at LIMIT %s", (limit,)
-    )
-    return [row["storage_key"] for row in rows]
-
-
-async def known_ids(pool: Pool, *, item_ids: Collection[str]) -> set[str]:
-    """Which of these item ids still have a row."""
-    rows = await fetch_all(
-        pool, "SELECT id::text AS id FROM archive_items WHERE id = ANY(%s::uuid[])", (list(item_ids),)
-    )
-    return {row["id"] for row in rows}
-
-
-async def wrapped_under_other_keys(
-    pool: Pool, *, key_id: str, after: str, limit: int = 500
-) -> list[WrappedKey]:
-    """Items whose data key is wrapped under another key than `key_id`, by id after `after`."""
-    rows = await fetch_all(
-        pool,
-        "SELECT id::text AS id, key_id, wrapped_key FROM archive_items"
-        " WHERE key_id <> %s AND id > %s::uuid ORDER BY id LIMIT %s",
-        (key_id, after, limit),
-    )
-    return [
-        {"id": row["id"], "key_id": row["key_id"], "wrapped_key": bytes(row["wrapped_key"])} for row in rows
-    ]
 
 
 async def rewrap(pool: Pool, *, item_id: str, old_key_id: str, key_id: str, wrapped_key: bytes) -> bool:
