@@ -43,7 +43,7 @@ from core.files.crypto import KeyRing
 from core.redis import connect
 from core.settings import Settings
 from models import sealed_text
-from models.delivery import emails, outbox
+from models.delivery import deliveries, emails, outbox
 from models.plan import scheduler
 from models.plan.guardianships import reconfirmation
 from service.migrate import apply_migrations
@@ -333,7 +333,7 @@ async def bodies(
     out = []
     try:
         for row_id in ids:
-            row = await outbox.load(pool, ring, row_id)
+            row = await deliveries.load(pool, ring, row_id)
             assert row is not None
             message = emails.render(
                 row, ring=ring, base_url=settings.public_base_url, app_url=settings.public_app_url

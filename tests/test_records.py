@@ -20,7 +20,7 @@ from models.chain import wallet_requests
 from models.claim import capsule as capsules
 from models.claim import finishing
 from models.contents import assets, beneficiaries, guardians, messages
-from models.delivery import outbox
+from models.delivery import deliveries, history, outbox
 from models.pagination import PageRequest
 from models.plan import journey
 from models.plan.guardianships import invitation
@@ -209,16 +209,15 @@ async def test_plan_records(client, settings):
     pending = query(
         settings, "SELECT id::text AS id FROM outbox WHERE status = 'pending' ORDER BY created_at"
     )
-    delivery = await outbox.load(pool, ring, pending[0]["id"])
+    delivery = await deliveries.load(pool, ring, pending[0]["id"])
     assert delivery is not None
-    assert_record(delivery, outbox.Delivery)
+    assert_record(delivery, deliveries.Delivery)
 
 
 async def test_liveness_records(client, clock, run_worker):
     """The plan row, the readiness facts, a guardianship and an email delivery with a check-in
     link, as read by the SQL that builds them (#17)."""
     from core.db import autocommit
-    from models.delivery import outbox
     from models.plan import journey, plan_settings, plans
     from models.plan.guardianships import invitation
     from tests.lifecycle_helpers import activate_plan, report
@@ -238,8 +237,8 @@ async def test_liveness_records(client, clock, run_worker):
     assert_record(journey.verification(plan), journey.Verification, "verification")
     [item] = await invitation.list_for(pool, ring, user_id=setup.guardians[0].session.user["id"])  # type: ignore[union-attr]
     assert_record(item, invitation.Guardianship, "guardianships")
-    delivery = await outbox.load(pool, ring, outbox_id)
-    assert_record(delivery, outbox.Delivery, "outbox")
+    delivery = await deliveries.load(pool, ring, outbox_id)
+    assert_record(delivery, deliveries.Delivery, "outbox")
     assert delivery is not None and delivery["check_in_link"] is True
 
 
@@ -327,7 +326,7 @@ async def test_delivery_event_records(client, run_worker, settings):
     bounced = [n for n in view["notifications"] if n["delivery"] == "bounced"]
     assert bounced
     for notice in view["notifications"]:
-        assert_record(notice, outbox.Notice)
+        assert_record(notice, history.Notice)
 
 
 async def test_signing_request_records(client, settings):

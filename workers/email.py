@@ -22,7 +22,7 @@ from typing import Any
 from core import mailer
 from core.db import Cursor
 from models.contents import guardians
-from models.delivery import claim_links, emails, events, outbox
+from models.delivery import claim_links, deliveries, emails, events, outbox
 from models.plan import check_in_links
 from workers import context
 
@@ -59,7 +59,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     batch = await outbox.claim(pool, ring, ids, holder=holder, now=now)
     # No connection is held from here until `record`: the provider may take its time.
     results: list[outbox.Result] = []
-    sending: list[tuple[outbox.Delivery, asyncio.Future[mailer.Outcome]]] = []
+    sending: list[tuple[deliveries.Delivery, asyncio.Future[mailer.Outcome]]] = []
     new_links: list[str] = []  # check-in links rendered for the first time: store their digests
     new_pages: list[tuple[str, int]] = []  # guardian page links likewise (guardian, version)
     for row in batch.rows:
@@ -107,7 +107,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     return counts
 
 
-def _settle(row: outbox.Delivery, outcome: mailer.Outcome, now: datetime) -> outbox.Result:
+def _settle(row: deliveries.Delivery, outcome: mailer.Outcome, now: datetime) -> outbox.Result:
     """What one provider answer (or a failure to render) makes of the row."""
     extra = {"outboxId": row["id"], "kind": row["kind"]}
     tries = row["attempts"] + 1
@@ -124,7 +124,7 @@ def _settle(row: outbox.Delivery, outcome: mailer.Outcome, now: datetime) -> out
 
 
 def _result(
-    row: outbox.Delivery,
+    row: deliveries.Delivery,
     status: outbox.Status,
     reason: str,
     next_attempt_at: datetime | None = None,

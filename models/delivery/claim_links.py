@@ -35,7 +35,7 @@ from core.settings import Settings
 from models import sealed_text
 from models.common import lock_owner
 from models.contents import beneficiaries
-from models.delivery import outbox
+from models.delivery import history
 from models.delivery.announce import Email, Entry, announce
 from models.plan.plans import APPROVED, RELEASED
 
@@ -137,7 +137,7 @@ async def send_again(
     found = await cur.fetchone()
     if found is None:
         return [], 0
-    recent = await outbox.recent_resends(cur, beneficiary_id, now - PER_BENEFICIARY_WINDOW, by=by)
+    recent = await history.recent_resends(cur, beneficiary_id, now - PER_BENEFICIARY_WINDOW, by=by)
     if len(recent) >= PER_BENEFICIARY:
         wait = recent[len(recent) - PER_BENEFICIARY] + PER_BENEFICIARY_WINDOW - now
         return [], max(1, int(wait.total_seconds()) + 1)
@@ -176,7 +176,7 @@ async def deliveries(cur: Cursor, ring: KeyRing, plan_ids: list[str]) -> dict[st
         sealed_text.open_row(ring, table="beneficiaries", row=row, id_key="beneficiary_id")
         for row in await cur.fetchall()
     ]
-    latest = await outbox.latest_claim_links(cur, [row["beneficiary_id"] for row in rows])
+    latest = await history.latest_claim_links(cur, [row["beneficiary_id"] for row in rows])
     result: dict[str, list[LinkDelivery]] = {}
     for row in rows:
         status, at = latest.get(row["beneficiary_id"], ("none", None))

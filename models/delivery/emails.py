@@ -20,7 +20,7 @@ from core.mailer import Email
 from models.account import users
 from models.contents import email_confirmations
 from models.contents.beneficiaries import open_claim_token
-from models.delivery.outbox import Delivery
+from models.delivery.deliveries import Delivery
 from models.plan import check_in_links, guardian_links
 
 

@@ -1,6 +1,7 @@
 """The email outbox, the one owner of its table: rows written in the transaction of the event
-that causes them, and the worker's side of them (read with what a template needs, claimed,
-their results recorded).
+that causes them, and the worker's side of them (claimed, their results recorded; read with what
+a template needs by models.delivery.deliveries). What the outbox says of emails already written
+(notifications, bounced addresses, the claim-link history) is read in models.delivery.history.
 
 A row holds references (kind, plan, recipient) and non-secret facts, never a rendered body, an
 address or a claim token: those are read here and rendered at send time
@@ -22,8 +23,9 @@ from psycopg2.extras import Json
 from core import queue
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
-from models import sealed_text
-from models.common import as_record, as_records
+from models.common import as_record
+from models.delivery import deliveries
+from models.delivery.deliveries import Delivery
 from models.plan import check_in_links
 
 DELIVER_JOB = "deliver_email"
@@ -56,20 +58,6 @@ class OutboxRow(TypedDict):
     last_error: str | None
     created_at: datetime
     finished_at: datetime | None
-
-
-class Notice(TypedDict):
-    """What the owner sees of an email: that it went out, to whom (by role) and when, and what
-    the provider later said of it (delivered, bounced…); no body."""
-
-    id: str
-    kind: str
-    recipient_type: str
-    status: str
-    created_at: datetime
-    finished_at: datetime | None
-    delivery: str | None
-    delivery_at: datetime | None
 
 
 async def add(
@@ -225,146 +213,8 @@ async def enqueue_due(redis: ArqRedis, due: list[str]) -> int:
     return jobs
 
 
-async def notices(cur: Cursor, plan_id: str, limit: int = 50) -> list[Notice]:
-    await cur.execute(
-        "SELECT id, kind, recipient_type, status, created_at, finished_at, delivery, delivery_at"
-        " FROM outbox WHERE plan_id = %s ORDER BY created_at DESC, id DESC LIMIT %s",
-        (plan_id, limit),
-    )
-    return as_records(Notice, rows=await cur.fetchall())
-
-
-# Delivery: the worker's side of the rows (read with what a template needs, claimed, recorded).
-
-
-class Delivery(TypedDict):
-    """A pending outbox row with what its template needs, read in one statement."""
-
-    id: str
-    kind: str
-    attempts: int
-    context: dict[str, Any]
-    recipient_type: str
-    address: str | None
-    recipient_name: str | None
-    owner_name: str | None
-    owner_wallet: str | None
-    beneficiary_id: str | None
-    claim_token_sealed: str | None
-    check_in_link: bool  # the email carries a check-in link that no check-in has ended yet
-    check_in_key_id: str | None  # the key its token was first rendered under (None: not yet)
-    about_guardian_name: str | None  # the guardian an email to the owner is about (a refusal)
-    subject_name: str | None  # the heir a guardian's email is about (context beneficiaryId)
-    # A guardian recipient's page link (models.plan.guardian_links): its version and the key its
-    # token was first rendered under (None: not yet).
-    guardian_id: str | None
-    guardian_page_version: int | None
-    guardian_page_key_id: str | None
-    request_note: str | None  # an heir's note with their request to verify (context requestId)
-    # Why a guardian reported, if one said (plans.REPORT_REASONS): the words follow it.
-    report_reason: str | None
-
-
-# Names and addresses are sealed at rest (models/sealed_text.py): `_delivery` opens the recipient's
-# (guardian, beneficiary or owner, whichever the row names) and the plan owner's name.
-_RECIPIENTS = (("g", "guardians"), ("b", "beneficiaries"), ("ru", "users"))
-_SELECT = (
-    "SELECT o.id::text AS id, o.kind, o.attempts, o.context, o.recipient_type,"
-    + "".join(
-        f" {alias}.id AS {alias}_id,"
-        f" {sealed_text.select_list(table=table, alias=alias, columns=('name', 'email'), prefix=alias + '_')}"
-        ","
-        for alias, table in _RECIPIENTS
-    )
-    + " u.id AS u_id,"
-    f" {sealed_text.select_list(table='users', alias='u', columns=('name',), prefix='owner_')},"
-    " u.wallet_address AS owner_wallet, p.report_reason, b.id AS beneficiary_id, b.claim_token_sealed,"
-    " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
-    " g.page_version AS guardian_page_version, g.page_key_id AS guardian_page_key_id,"
-    " ag.id AS ag_id,"
-    f" {sealed_text.select_list(table='guardians', alias='ag', columns=('name',), prefix='ag_')},"
-    " sb.id AS sb_id,"
-    f" {sealed_text.select_list(table='beneficiaries', alias='sb', columns=('name',), prefix='sb_')},"
-    f" hr.id AS hr_id, {sealed_text.select_list(table='heir_requests', alias='hr', prefix='hr_')}"
-    " FROM outbox o LEFT JOIN plans p ON p.id = o.plan_id LEFT JOIN users u ON u.id = p.user_id"
-    " LEFT JOIN beneficiaries sb ON sb.id = (o.context->>'beneficiaryId')::uuid"
-    " LEFT JOIN guardians g ON o.recipient_type = 'guardian' AND g.id = o.recipient_id"
-    " LEFT JOIN beneficiaries b ON o.recipient_type = 'beneficiary' AND b.id = o.recipient_id"
-    " LEFT JOIN users ru ON o.recipient_type = 'owner' AND ru.id = o.recipient_id"
-    " LEFT JOIN check_in_links l ON l.outbox_id = o.id"
-    # An heir's request to verify (#24): its note, sealed at rest, for the guardians' email.
-    " LEFT JOIN heir_requests hr ON hr.id = (o.context->>'requestId')::uuid AND hr.plan_id = o.plan_id"
-    # The guardian an email to the owner is about (a decline), named in its context.
-    " LEFT JOIN guardians ag ON ag.id = (o.context->>'guardianId')::uuid AND ag.user_id = p.user_id"
-)
-
-
-# Texts an outbox row may carry sealed in its context (models.delivery.changes): the names in
-# an owner's digest of changes, and the owner's previous address told of a change of address.
-# Sealed under "outbox" with their own uuid ("sealId") as the row id, opened only at send.
-def _open_context(ring: KeyRing, context: dict[str, Any]) -> dict[str, Any]:
-    def opened(sealed: str | None, seal_id: str, column: str) -> str | None:
-        try:
-            return sealed_text.open_text(ring, table="outbox", column=column, row_id=seal_id, sealed=sealed)
-        except sealed_text.SealedTextError:  # its key retired since: the email says "someone"
-            return None
-
-    if "changes" in context:
-        changes = [
-            {**c, "name": opened(c.get("nameSealed"), c["sealId"], "change_name")} for c in context["changes"]
-        ]
-        context = {**context, "changes": changes}
-    if "toSealed" in context:
-        context = {**context, "to": opened(context["toSealed"], context["sealId"], "address")}
-    return context
-
-
-def _delivery(ring: KeyRing, row: dict[str, Any]) -> Delivery:
-    record = sealed_text.open_row(ring, table="users", row=row, id_key="u_id", prefix="owner_")
-    address = name = None
-    for alias, table in _RECIPIENTS:
-        opened = sealed_text.open_row(ring, table=table, row=record, id_key=f"{alias}_id", prefix=f"{alias}_")
-        address = address or opened[f"{alias}_email"]
-        name = name or opened[f"{alias}_name"]
-    context = _open_context(ring, row["context"])
-    if "toSealed" in context:  # an address the row names itself (an owner's previous one)
-        address = context.get("to")
-    subject = sealed_text.open_row(ring, table="beneficiaries", row=row, id_key="sb_id", prefix="sb_")
-    return Delivery(
-        id=row["id"],
-        kind=row["kind"],
-        attempts=row["attempts"],
-        context=context,
-        recipient_type=row["recipient_type"],
-        address=address,
-        recipient_name=name,
-        owner_name=record["owner_name"],
-        owner_wallet=row["owner_wallet"],
-        beneficiary_id=row["beneficiary_id"],
-        claim_token_sealed=row["claim_token_sealed"],
-        check_in_link=row["check_in_link"],
-        check_in_key_id=row["check_in_key_id"],
-        about_guardian_name=sealed_text.open_row(
-            ring, table="guardians", row=row, id_key="ag_id", prefix="ag_"
-        )["ag_name"],
-        subject_name=subject["sb_name"],
-        guardian_id=None if row["g_id"] is None else str(row["g_id"]),
-        guardian_page_version=row["guardian_page_version"],
-        guardian_page_key_id=row["guardian_page_key_id"],
-        request_note=sealed_text.open_row(ring, table="heir_requests", row=row, id_key="hr_id", prefix="hr_")[
-            "hr_note"
-        ],
-        report_reason=row["report_reason"],
-    )
-
-
-async def load(pool: Pool, ring: KeyRing, row_id: str) -> Delivery | None:
-    """The row if it is still pending, with its recipient's address and names; None otherwise
-    (read only: the benchmark renders the worker's very requests with it)."""
-    async with autocommit(pool) as cur:
-        await cur.execute(_SELECT + " WHERE o.id = %s AND o.status = 'pending'", (row_id,))
-        row = await cur.fetchone()
-    return None if row is None else _delivery(ring, row)
+# Delivery: the worker's side of the rows (read with what a template needs by
+# models.delivery.deliveries, claimed, recorded).
 
 
 Status = Literal["sent", "failed", "skipped", "pending"]
@@ -549,45 +399,6 @@ async def alert_undeliverable(cur: Cursor, heard: list[Heard], now: datetime) ->
     return alerts
 
 
-def address_bounced(recipient_type: RecipientType, alias: str) -> str:
-    """SQL: true when the latest provider outcome for this person's current address (row `alias`
-    of their table) was a bounce or a complaint. A changed address has another blind index, so
-    the old bounces stop counting; a later `delivered` to the same address clears it."""
-    return (
-        "COALESCE((SELECT d.delivery IN ('bounced', 'complained') FROM outbox d"
-        f" WHERE d.recipient_type = '{recipient_type}' AND d.recipient_id = {alias}.id"
-        " AND d.delivery IN ('delivered', 'bounced', 'complained')"
-        f" AND d.sent_to_bidx = {alias}.email_bidx ORDER BY d.delivery_at DESC LIMIT 1), false)"
-    )
-
-
-async def recent_resends(cur: Cursor, beneficiary_id: str, since: datetime, *, by: str) -> list[datetime]:
-    """When this beneficiary's link was emailed again on request (stage `resend`) by `by`
-    (`beneficiary`: the public route, `guardian`), after `since`. A row from before the two
-    allowances were split (no `by`) counts as a public one."""
-    await cur.execute(
-        "SELECT created_at FROM outbox WHERE kind = 'claim_link' AND recipient_id = %s"
-        " AND context->>'stage' = 'resend' AND COALESCE(context->>'by', 'beneficiary') = %s"
-        " AND created_at > %s ORDER BY created_at",
-        (beneficiary_id, by, since),
-    )
-    return [row["created_at"] for row in await cur.fetchall()]
-
-
-async def latest_claim_links(cur: Cursor, beneficiary_ids: list[str]) -> dict[str, tuple[str, datetime]]:
-    """Each beneficiary's latest claim-link email: its status, and when it ended (or was queued)."""
-    if not beneficiary_ids:
-        return {}
-    await cur.execute(
-        "SELECT DISTINCT ON (recipient_id) recipient_id::text AS id, status,"
-        " COALESCE(finished_at, created_at) AS at FROM outbox"
-        " WHERE kind = 'claim_link' AND recipient_id = ANY(%s::uuid[])"
-        " ORDER BY recipient_id, created_at DESC, id DESC",
-        (list(beneficiary_ids),),
-    )
-    return {row["id"]: (row["status"], row["at"]) for row in await cur.fetchall()}
-
-
 async def claim(pool: Pool, ring: KeyRing, row_ids: list[str], *, holder: str, now: datetime) -> Batch:
     """Claim the rows among `row_ids` that are pending, due and not held by another job, for
     `holder` (the job's id) until `now + LEASE`, in one short transaction, and read them with what
@@ -615,6 +426,6 @@ async def claim(pool: Pool, ring: KeyRing, row_ids: list[str], *, holder: str, n
         claimed = [row["id"] for row in await cur.fetchall()]
         if not claimed:
             return Batch([], holder, now)
-        await cur.execute(_SELECT + " WHERE o.id = ANY(%s::uuid[]) ORDER BY o.id", (claimed,))
-        rows = [_delivery(ring, row) for row in await cur.fetchall()]
+        await cur.execute(deliveries.SELECT + " WHERE o.id = ANY(%s::uuid[]) ORDER BY o.id", (claimed,))
+        rows = [deliveries.from_row(ring, row) for row in await cur.fetchall()]
     return Batch(rows, holder, now)

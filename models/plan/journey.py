@@ -14,7 +14,7 @@ from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
 from models import sealed_text
 from models.common import as_record
-from models.delivery import outbox
+from models.delivery import history
 from models.plan.plan_settings import Facts, facts, readiness, warnings
 from models.plan.plans import (
     ACTIVE,
@@ -46,7 +46,7 @@ class Overview(TypedDict):
     approval_count: int
     problems: list[str]
     warnings: list[str]
-    notifications: list[outbox.Notice]
+    notifications: list[history.Notice]
     # While guardians verify: one sentence on who started it, what happens next, and that only
     # an explicit check-in stops it (a sign-in does not). None otherwise.
     verification_notice: str | None
@@ -83,7 +83,7 @@ class Journey(TypedDict):
     plan: Plan
     steps: list[Step]
     transitions: list[Transition]
-    notifications: list[outbox.Notice]
+    notifications: list[history.Notice]
     verification: Verification | None
 
 
@@ -124,7 +124,7 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str, *, defaults: NewPlan
             )
             for row in await cur.fetchall()
         ]
-        notifications = await outbox.notices(cur, plan["id"])
+        notifications = await history.notices(cur, plan["id"])
         needed = threshold(plan, known["standing_guardians"])
         notice = await _verification_notice(cur, ring, plan, needed=needed)
     return Overview(
@@ -281,7 +281,7 @@ async def journey(
             record = sealed_text.open_row(ring, table="plan_transitions", row=row)
             del record["id"]
             transitions.append(as_record(Transition, row=record))
-        notifications = await outbox.notices(cur, plan["id"])
+        notifications = await history.notices(cur, plan["id"])
     steps = _steps(plan, contract_configured)
     return Journey(
         plan=plan,

@@ -16,7 +16,7 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from models import sealed_text
 from models.common import as_record, wire_names
-from models.delivery import outbox
+from models.delivery import history
 from models.delivery.announce import Entry, announce
 from models.plan import plans
 from models.plan.plans import (
@@ -74,7 +74,7 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
         " (SELECT count(*) FROM guardians WHERE user_id = u.id AND unresponsive_since IS NOT NULL)"
         " AS unresponsive,"
         " u.email_sealed IS NOT NULL AS has_owner_email, u.name_sealed IS NOT NULL AS has_owner_name,"
-        f" {outbox.address_bounced('owner', 'u')} AS owner_email_bounced FROM users u WHERE u.id = %s",
+        f" {history.address_bounced('owner', 'u')} AS owner_email_bounced FROM users u WHERE u.id = %s",
         (user_id,),
     )
     row = dict(await cur.fetchone())
@@ -94,7 +94,7 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
     if known["beneficiaries"]:
         await cur.execute(
             f"SELECT b.id, {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',))},"
-            f" {outbox.address_bounced('beneficiary', 'b')} AS bounced, b.email_confirmed_at IS NOT NULL"
+            f" {history.address_bounced('beneficiary', 'b')} AS bounced, b.email_confirmed_at IS NOT NULL"
             " AS confirmed FROM beneficiaries b WHERE b.user_id = %s ORDER BY b.created_at, b.id",
             (user_id,),
         )

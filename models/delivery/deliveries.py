@@ -1,0 +1,147 @@
+"""An outbox row as the worker sends it: the row with what its template needs, read in one
+statement (the recipient's address and name, the owner's name and wallet, the claim token, the
+check-in and guardian-page link state, the heir or guardian it is about, an heir's note), the
+sealed texts opened.
+
+models.delivery.outbox (the one writer of `outbox`) claims rows with this read; the benchmark
+renders the worker's very requests with `load`. It changes with what the emails say
+(models.delivery.emails), not with how rows are queued, claimed and recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from core.db import Pool, autocommit
+from core.files.crypto import KeyRing
+from models import sealed_text
+
+
+class Delivery(TypedDict):
+    """A pending outbox row with what its template needs, read in one statement."""
+
+    id: str
+    kind: str
+    attempts: int
+    context: dict[str, Any]
+    recipient_type: str
+    address: str | None
+    recipient_name: str | None
+    owner_name: str | None
+    owner_wallet: str | None
+    beneficiary_id: str | None
+    claim_token_sealed: str | None
+    check_in_link: bool  # the email carries a check-in link that no check-in has ended yet
+    check_in_key_id: str | None  # the key its token was first rendered under (None: not yet)
+    about_guardian_name: str | None  # the guardian an email to the owner is about (a refusal)
+    subject_name: str | None  # the heir a guardian's email is about (context beneficiaryId)
+    # A guardian recipient's page link (models.plan.guardian_links): its version and the key its
+    # token was first rendered under (None: not yet).
+    guardian_id: str | None
+    guardian_page_version: int | None
+    guardian_page_key_id: str | None
+    request_note: str | None  # an heir's note with their request to verify (context requestId)
+    # Why a guardian reported, if one said (plans.REPORT_REASONS): the words follow it.
+    report_reason: str | None
+
+
+# Names and addresses are sealed at rest (models/sealed_text.py): `from_row` opens the recipient's
+# (guardian, beneficiary or owner, whichever the row names) and the plan owner's name.
+_RECIPIENTS = (("g", "guardians"), ("b", "beneficiaries"), ("ru", "users"))
+SELECT = (
+    "SELECT o.id::text AS id, o.kind, o.attempts, o.context, o.recipient_type,"
+    + "".join(
+        f" {alias}.id AS {alias}_id,"
+        f" {sealed_text.select_list(table=table, alias=alias, columns=('name', 'email'), prefix=alias + '_')}"
+        ","
+        for alias, table in _RECIPIENTS
+    )
+    + " u.id AS u_id,"
+    f" {sealed_text.select_list(table='users', alias='u', columns=('name',), prefix='owner_')},"
+    " u.wallet_address AS owner_wallet, p.report_reason, b.id AS beneficiary_id, b.claim_token_sealed,"
+    " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
+    " g.page_version AS guardian_page_version, g.page_key_id AS guardian_page_key_id,"
+    " ag.id AS ag_id,"
+    f" {sealed_text.select_list(table='guardians', alias='ag', columns=('name',), prefix='ag_')},"
+    " sb.id AS sb_id,"
+    f" {sealed_text.select_list(table='beneficiaries', alias='sb', columns=('name',), prefix='sb_')},"
+    f" hr.id AS hr_id, {sealed_text.select_list(table='heir_requests', alias='hr', prefix='hr_')}"
+    " FROM outbox o LEFT JOIN plans p ON p.id = o.plan_id LEFT JOIN users u ON u.id = p.user_id"
+    " LEFT JOIN beneficiaries sb ON sb.id = (o.context->>'beneficiaryId')::uuid"
+    " LEFT JOIN guardians g ON o.recipient_type = 'guardian' AND g.id = o.recipient_id"
+    " LEFT JOIN beneficiaries b ON o.recipient_type = 'beneficiary' AND b.id = o.recipient_id"
+    " LEFT JOIN users ru ON o.recipient_type = 'owner' AND ru.id = o.recipient_id"
+    " LEFT JOIN check_in_links l ON l.outbox_id = o.id"
+    # An heir's request to verify (#24): its note, sealed at rest, for the guardians' email.
+    " LEFT JOIN heir_requests hr ON hr.id = (o.context->>'requestId')::uuid AND hr.plan_id = o.plan_id"
+    # The guardian an email to the owner is about (a decline), named in its context.
+    " LEFT JOIN guardians ag ON ag.id = (o.context->>'guardianId')::uuid AND ag.user_id = p.user_id"
+)
+
+
+# Texts an outbox row may carry sealed in its context (models.delivery.changes): the names in
+# an owner's digest of changes, and the owner's previous address told of a change of address.
+# Sealed under "outbox" with their own uuid ("sealId") as the row id, opened only at send.
+def _open_context(ring: KeyRing, context: dict[str, Any]) -> dict[str, Any]:
+    def opened(sealed: str | None, seal_id: str, column: str) -> str | None:
+        try:
+            return sealed_text.open_text(ring, table="outbox", column=column, row_id=seal_id, sealed=sealed)
+        except sealed_text.SealedTextError:  # its key retired since: the email says "someone"
+            return None
+
+    if "changes" in context:
+        changes = [
+            {**c, "name": opened(c.get("nameSealed"), c["sealId"], "change_name")} for c in context["changes"]
+        ]
+        context = {**context, "changes": changes}
+    if "toSealed" in context:
+        context = {**context, "to": opened(context["toSealed"], context["sealId"], "address")}
+    return context
+
+
+def from_row(ring: KeyRing, row: dict[str, Any]) -> Delivery:
+    record = sealed_text.open_row(ring, table="users", row=row, id_key="u_id", prefix="owner_")
+    address = name = None
+    for alias, table in _RECIPIENTS:
+        opened = sealed_text.open_row(ring, table=table, row=record, id_key=f"{alias}_id", prefix=f"{alias}_")
+        address = address or opened[f"{alias}_email"]
+        name = name or opened[f"{alias}_name"]
+    context = _open_context(ring, row["context"])
+    if "toSealed" in context:  # an address the row names itself (an owner's previous one)
+        address = context.get("to")
+    subject = sealed_text.open_row(ring, table="beneficiaries", row=row, id_key="sb_id", prefix="sb_")
+    return Delivery(
+        id=row["id"],
+        kind=row["kind"],
+        attempts=row["attempts"],
+        context=context,
+        recipient_type=row["recipient_type"],
+        address=address,
+        recipient_name=name,
+        owner_name=record["owner_name"],
+        owner_wallet=row["owner_wallet"],
+        beneficiary_id=row["beneficiary_id"],
+        claim_token_sealed=row["claim_token_sealed"],
+        check_in_link=row["check_in_link"],
+        check_in_key_id=row["check_in_key_id"],
+        about_guardian_name=sealed_text.open_row(
+            ring, table="guardians", row=row, id_key="ag_id", prefix="ag_"
+        )["ag_name"],
+        subject_name=subject["sb_name"],
+        guardian_id=None if row["g_id"] is None else str(row["g_id"]),
+        guardian_page_version=row["guardian_page_version"],
+        guardian_page_key_id=row["guardian_page_key_id"],
+        request_note=sealed_text.open_row(ring, table="heir_requests", row=row, id_key="hr_id", prefix="hr_")[
+            "hr_note"
+        ],
+        report_reason=row["report_reason"],
+    )
+
+
+async def load(pool: Pool, ring: KeyRing, row_id: str) -> Delivery | None:
+    """The row if it is still pending, with its recipient's address and names; None otherwise
+    (read only: the benchmark renders the worker's very requests with it)."""
+    async with autocommit(pool) as cur:
+        await cur.execute(SELECT + " WHERE o.id = %s AND o.status = 'pending'", (row_id,))
+        row = await cur.fetchone()
+    return None if row is None else from_row(ring, row)
