@@ -1,6 +1,6 @@
 """The house rules of docs/conventions.md that a reader can check from the files alone: one
-module writes each table, no SQL writes outside models/, no folder of more than 12 modules,
-imports run down the floors only and never in a circle."""
+module writes each table, no SQL writes outside models/, no folder of more than 12 modules, no
+module in models/ over 450 lines, imports run down the floors only and never in a circle."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ MAY_IMPORT = {
     "tests": {"testing", "service", "api", "workers", "models", "core"},
 }
 MAX_MODULES = 12
+# A module in models/ past this many lines holds more than one reason to change (#29): split it.
+MAX_LINES = 450
 
 _TABLE = re.compile(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)")
 
@@ -81,6 +83,39 @@ def test_no_folder_holds_more_than_twelve_modules():
             if len(modules) > MAX_MODULES:
                 crowded[str(directory.relative_to(ROOT))] = len(modules)
     assert not crowded, f"folders past {MAX_MODULES} modules (group them by feature): {crowded}"
+
+
+def _long_modules(base: Path = ROOT) -> dict[str, int]:
+    """models/ module -> its line count, for each one past MAX_LINES."""
+    found = {}
+    for path in (base / "models").rglob("*.py"):
+        lines = len(path.read_text().splitlines())
+        if lines > MAX_LINES:
+            found[str(path.relative_to(base))] = lines
+    return found
+
+
+def test_no_module_in_models_is_over_450_lines():
+    long = _long_modules()
+    assert not long, (
+        f"modules in models/ past {MAX_LINES} lines (split by their second reason to change): {long}"
+    )
+
+
+def test_the_check_sees_a_long_module(tmp_path):
+    """The count itself can fail: one line past the limit is found, in a sub-room too; the limit is not."""
+    for name, lines in {
+        "models/plan/long.py": MAX_LINES + 1,
+        "models/plan/just.py": MAX_LINES,
+        "models/delivery/texts/deep.py": 600,
+        "api/plan/legacy.py": 900,
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n" * lines)
+    assert _long_modules(tmp_path) == {
+        "models/plan/long.py": MAX_LINES + 1,
+        "models/delivery/texts/deep.py": 600,
+    }
 
 
 def test_the_console_script_and_the_build_carry_the_service():
