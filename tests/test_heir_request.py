@@ -107,5 +107,74 @@ async def test_refusals_and_the_cooldown(make_client, clock, settings):
     clock.advance(hours=23, seconds=1)
     assert (await ask(client, token)).status == 202
     assert (await get_overview(client, owner))["status"] == "PendingVerification"
-    # Released: nothing to ask.
+    assert query(settings, "SELECT count(*) AS n FROM heir_requests")[0]["n"] == 1
+
+
+async def test_an_heirs_request_releases_by_the_default_deadline(
+    client, clock, run_worker, settings, email_provider
+):
+    """Bitwarden's model end to end: the heir asks, nobody answers, the owner is warned halfway
+    and a last time, the default deadline releases, and the heir's link opens the capsule; asking
+    again while Approved or once Released is refused in plain words."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=2)
+    assert setup.overview["settings"]["onVerificationTimeout"] == "release"
+    heir, other = setup.beneficiaries
+    assert await (await client.get(f"/api/claim/{heir['claimToken']}")).json() == {"status": "locked"}
+    assert (await ask(client, heir["claimToken"], NOTE)).status == 202
+    work = email_provider.settings
+    await run_worker(settings=work)
+    [started] = [m.body for m in email_provider.to("owner@example.org") if "verify" in m.body["subject"]]
+    assert "Heir 0" in started["text"] and LINK.search(started["text"])
+
+    clock.advance(days=15, seconds=1)  # halfway through the 30 days
+    await run_worker(settings=work)
+    clock.advance(days=14)  # a day before the deadline: the last warning
+    await run_worker(settings=work)
+    assert (await get_overview(client, owner))["status"] == "PendingVerification"
+    clock.advance(days=1)  # the deadline
+    await run_worker(settings=work)
+    overview = await get_overview(client, owner)
+    assert overview["status"] == "Approved", overview
+    resp = await ask(client, other["claimToken"])
+    assert resp.status == 409
+    body = await resp.json()
+    assert_error(body, 409)
+    assert body["message"].startswith("The guardians have already approved this plan's release")
+    assert body["details"] == {"status": "Approved"}
+
+    clock.advance(seconds=setup.overview["settings"]["cancelWindowSeconds"] + 1)
+    await run_worker(settings=work)
+    assert (await get_overview(client, owner))["status"] == "Released"
+    # The owner was warned before it, each warning once, in order; then the release.
+    rows = query(
+        settings,
+        "SELECT kind, context->>'stage' AS stage FROM outbox WHERE recipient_type = 'owner'"
+        " AND kind IN ('verification_started', 'deadline_warning', 'verification_timeout')"
+        " ORDER BY created_at",
+    )
+    assert [(r["kind"], r["stage"]) for r in rows] == [
+        ("verification_started", None),
+        ("deadline_warning", "halfway"),
+        ("deadline_warning", "final"),
+        ("verification_timeout", None),
+    ]
+    transitions = query(settings, "SELECT to_status, actor, reason FROM plan_transitions ORDER BY seq")
+    assert [(t["to_status"], t["actor"], t["reason"]) for t in transitions][-3:] == [
+        ("PendingVerification", "beneficiary", "beneficiary_request"),
+        ("Approved", "scheduler", "verification_timeout"),
+        ("Released", "scheduler", "released"),
+    ]
+    assert email_provider.to("heir0@example.org")
+    capsule = await (await client.get(f"/api/claim/{heir['claimToken']}")).json()
+    assert capsule["status"] == "released"
+
+    resp = await ask(client, heir["claimToken"])
+    assert resp.status == 409
+    body = await resp.json()
+    assert_error(body, 409)
+    assert body["message"] == (
+        "This plan is not active, so there is nothing to ask: it has already been released."
+    )
+    assert body["details"] == {"status": "Released"}
     assert query(settings, "SELECT count(*) AS n FROM heir_requests")[0]["n"] == 1

@@ -4,9 +4,12 @@ scans, workers or simultaneous requests."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 
+import psycopg2
 from stellar_sdk import StrKey
 
+from models.plan import scheduler
 from tests.helpers import sign, sign_in
 from tests.lifecycle_helpers import (
     activate_plan,
@@ -180,3 +183,34 @@ async def test_with_a_contract_release_and_off_chain_approval_are_not_ours(
     clock.advance(seconds=61)
     await run_worker(settings={"service_contract_id": CONTRACT_ID})
     assert (await get_overview(client, owner))["status"] == "Released"
+
+
+def test_the_scans_query_reads_its_index_not_the_plans(settings):
+    """The scan's own query (models.plan.scheduler.DUE_SQL and its keyset continuation), planned
+    over 20 000 plans of which 10 are due, with fresh statistics: the planner, left to choose,
+    ranges over plans_next_due_idx and never reads the table through. Rolled back afterwards."""
+    now = datetime.now(UTC)
+    with psycopg2.connect(settings.database_url) as conn, conn.cursor() as cur:
+        cur.execute(
+            "WITH owners AS (INSERT INTO users (wallet_address)"
+            " SELECT 'G' || n FROM generate_series(1, 20000) AS n RETURNING id, wallet_address)"
+            " INSERT INTO plans (user_id, status, next_due_at) SELECT id, 'Active',"
+            " now() + CASE WHEN substr(wallet_address, 2)::int <= 10 THEN interval '-1 day'"
+            " ELSE substr(wallet_address, 2)::int * interval '1 hour' END FROM owners"
+        )
+        cur.execute("ANALYZE plans")
+        plans = []
+        for sql, params in (
+            (scheduler.DUE_SQL + scheduler.DUE_ORDER_SQL, (now, scheduler.BATCH)),
+            (
+                scheduler.DUE_SQL + scheduler.DUE_AFTER_SQL + scheduler.DUE_ORDER_SQL,
+                (now, now - timedelta(days=2), "00000000-0000-0000-0000-000000000000", scheduler.BATCH),
+            ),
+        ):
+            cur.execute("EXPLAIN " + sql, params)
+            plans.append("\n".join(row[0] for row in cur.fetchall()))
+        conn.rollback()
+    conn.close()
+    for plan in plans:
+        assert "plans_next_due_idx" in plan, plan
+        assert "Seq Scan on plans" not in plan, plan

@@ -82,6 +82,41 @@ class GuardianshipSchema(BaseSchema):
     invitedAt = UtcDateTime(required=True, allow_none=True)
     acceptedAt = UtcDateTime(required=True, allow_none=True)
     declinedAt = UtcDateTime(required=True, allow_none=True)
+    reconfirmedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "When you last confirmed that you can still act as this plan's guardian "
+            "(POST /api/legacy/guardianships/{planId}/reconfirm). Null if you never have, and until you "
+            "accept."
+        },
+    )
+    reconfirmationAsked = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "Whether you are asked now to confirm that you can still act as this plan's "
+            "guardian (an emailed request within its grace, or one gone unanswered: `unresponsiveSince`): "
+            "confirm with POST /api/legacy/guardianships/{planId}/reconfirm. False until you accept and once "
+            "the plan is released."
+        },
+    )
+    reconfirmationAskedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "When the request to confirm was emailed, while within its grace "
+            "(GUARDIAN_RECONFIRM_GRACE_SECONDS); past it, null and `unresponsiveSince` is set. Null until "
+            "you accept."
+        },
+    )
+    unresponsiveSince = UtcDateTime(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Since when a request to confirm went unanswered past its grace: the owner was "
+            "told and sees it. Confirming clears it. Null otherwise, and until you accept."
+        },
+    )
     readySince = UtcDateTime(
         required=True,
         allow_none=True,
@@ -194,7 +229,8 @@ async def _status_of(request: web.Request, plan_id: str) -> web.Response:
     "answer to the invitation (`invitation`: pending, accepted or declined; Drafts are listed so that "
     "you can answer before the plan starts). Nothing of the plans' contents. Until you accept (and after "
     "you decline) a plan shows only its owner, its status and your invitation: `beneficiaries` and "
-    "`walletChanges` are empty, `approvals` 0, `releaseAt`, `readySince` and `ownerKeyUsedAt` null.",
+    "`walletChanges` are empty, `approvals` 0, `reconfirmationAsked` false, `releaseAt`, `readySince`, "
+    "`ownerKeyUsedAt`, `reconfirmedAt`, `reconfirmationAskedAt` and `unresponsiveSince` null.",
     responses=error_responses(401),
 )
 @response_schema(GuardianshipSchema(many=True), 200)
@@ -218,6 +254,10 @@ async def list_guardianships(request: web.Request) -> web.Response:
                     "invitedAt": g["invited_at"],
                     "acceptedAt": g["accepted_at"],
                     "declinedAt": g["declined_at"],
+                    "reconfirmedAt": g["reconfirmed_at"],
+                    "reconfirmationAsked": g["reconfirmation_asked"],
+                    "reconfirmationAskedAt": g["reconfirm_asked_at"],
+                    "unresponsiveSince": g["unresponsive_since"],
                     "readySince": g["ready_at"],
                     "ownerKeyUsedAt": g["owner_key_used_at"],
                     "beneficiaries": g["beneficiaries"],

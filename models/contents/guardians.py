@@ -93,16 +93,19 @@ class ReconfirmDue(TypedDict):
     unresponsive_since: datetime | None
 
 
+# The sweep's query (now, limit): tests/test_guardian_reconfirm.py checks its plan uses the index.
+DUE_FOR_RECONFIRM = (
+    "SELECT g.id::text AS id, g.user_id::text AS user_id, p.id::text AS plan_id, p.status AS plan_status,"
+    " g.wallet_address, g.reconfirm_asked_at, g.unresponsive_since"
+    " FROM guardians g JOIN plans p ON p.user_id = g.user_id"
+    " WHERE g.reconfirm_due_at <= %s ORDER BY g.reconfirm_due_at LIMIT %s FOR UPDATE OF g SKIP LOCKED"
+)
+
+
 async def due_for_reconfirm(cur: Cursor, *, now: datetime, limit: int) -> list[ReconfirmDue]:
     """Accepted guardians whose reconfirmation step is due, oldest first, locked `SKIP LOCKED`
     (another worker's are left to it). Walks the partial index on `reconfirm_due_at`."""
-    await cur.execute(
-        "SELECT g.id::text AS id, g.user_id::text AS user_id, p.id::text AS plan_id, p.status AS plan_status,"
-        " g.wallet_address, g.reconfirm_asked_at, g.unresponsive_since"
-        " FROM guardians g JOIN plans p ON p.user_id = g.user_id"
-        " WHERE g.reconfirm_due_at <= %s ORDER BY g.reconfirm_due_at LIMIT %s FOR UPDATE OF g SKIP LOCKED",
-        (now, limit),
-    )
+    await cur.execute(DUE_FOR_RECONFIRM, (now, limit))
     return [as_record(ReconfirmDue, row=row) for row in await cur.fetchall()]
 
 

@@ -38,6 +38,12 @@ async def request(
         plan = None if capsule["plan_id"] is None else await get_by_id(cur, capsule["plan_id"], lock=True)
         if plan is None or plan["status"] != ACTIVE:
             status = None if plan is None else plan["status"]
+            if status == plans.APPROVED:
+                raise Conflict(
+                    "The guardians have already approved this plan's release: there is nothing more to ask. "
+                    "You will be emailed when it is released.",
+                    details={"status": status},
+                )
             if status in FROZEN:
                 raise Conflict(
                     "The guardians are already verifying this plan: there is nothing more to ask. You will "

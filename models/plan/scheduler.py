@@ -39,16 +39,22 @@ BATCH = 500
 CONTRACT_RECHECK = timedelta(hours=1)
 
 
+# The scan's query, in parts (tests/test_lifecycle_scheduler.py checks its plan uses the index).
+DUE_SQL = "SELECT next_due_at, id::text AS id FROM plans WHERE next_due_at <= %s"
+DUE_AFTER_SQL = " AND (next_due_at, id) > (%s, %s::uuid)"
+DUE_ORDER_SQL = " ORDER BY next_due_at, id LIMIT %s"
+
+
 async def due_batch(
     pool: Pool, now: datetime, after: tuple[datetime, str] | None, limit: int = BATCH
 ) -> list[tuple[datetime, str]]:
     """(next_due_at, id) of due plans after the keyset `after`, oldest first."""
-    sql = "SELECT next_due_at, id::text AS id FROM plans WHERE next_due_at <= %s"
+    sql = DUE_SQL
     params: list[object] = [now]
     if after is not None:
-        sql += " AND (next_due_at, id) > (%s, %s::uuid)"
+        sql += DUE_AFTER_SQL
         params += list(after)
-    sql += " ORDER BY next_due_at, id LIMIT %s"
+    sql += DUE_ORDER_SQL
     params.append(limit)
     async with autocommit(pool) as cur:
         await cur.execute(sql, params)

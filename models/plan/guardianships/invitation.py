@@ -37,6 +37,13 @@ class Guardianship(TypedDict):
     invited_at: datetime | None
     accepted_at: datetime | None
     declined_at: datetime | None
+    # Reconfirmation (#24): the last confirmation, a request within its grace, since when one went
+    # unanswered past it, and whether a confirmation is asked now (either, before the release, as
+    # the guardian's page asks). Nothing until the guardian accepts.
+    reconfirmed_at: datetime | None
+    reconfirm_asked_at: datetime | None
+    unresponsive_since: datetime | None
+    reconfirmation_asked: bool
     ready_at: datetime | None  # contract mode: links sent, the release awaits a beneficiary
     # The latest sign-in with the owner's wallet during this verification (#25): not a veto.
     owner_key_used_at: datetime | None
@@ -70,6 +77,10 @@ def _invited_only(row: dict[str, Any], threshold: int) -> Guardianship:
         invited_at=row["invited_at"],
         accepted_at=None,
         declined_at=row["declined_at"],
+        reconfirmed_at=None,
+        reconfirm_asked_at=None,
+        unresponsive_since=None,
+        reconfirmation_asked=False,
         ready_at=None,
         owner_key_used_at=None,
         beneficiaries=[],
@@ -85,16 +96,15 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
     """Every plan the caller guards or is invited to guard (Drafts too), with its verification
     progress and the caller's answer; no contents. A guardian who has not accepted (invited, or
     declined) sees only the owner, the plan's state and their own invitation: nothing about the
-    heirs, the approvals, the release or the owner's key being used until they take the role on
-    (#28 F4)."""
+    heirs, the approvals, the release, the owner's key being used or their reconfirmation until
+    they take the role on (#28 F4)."""
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"
             f" {sealed_text.select_list(table='users', alias='o', columns=('name',), prefix='owner_')},"
             " o.wallet_address AS owner_wallet,"
             " p.status, p.guardian_threshold, p.round_threshold, p.release_at, p.ready_at, g.invited_at,"
-            " g.accepted_at,"
-            " g.declined_at,"
+            " g.accepted_at, g.declined_at, g.reconfirmed_at, g.reconfirm_asked_at, g.unresponsive_since,"
             f" {activity.KEY_USED_AT_SQL} AS owner_key_used_at,"
             " (SELECT count(*) FROM guardians gg WHERE gg.user_id = p.user_id AND gg.declined_at IS NULL)"
             " AS standing,"
@@ -136,6 +146,11 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
                 invited_at=row["invited_at"],
                 accepted_at=row["accepted_at"],
                 declined_at=row["declined_at"],
+                reconfirmed_at=row["reconfirmed_at"],
+                reconfirm_asked_at=row["reconfirm_asked_at"],
+                unresponsive_since=row["unresponsive_since"],
+                reconfirmation_asked=(row["reconfirm_asked_at"] or row["unresponsive_since"]) is not None
+                and row["status"] in (ACTIVE, PENDING, APPROVED),
                 ready_at=row["ready_at"] if row["status"] == APPROVED else None,
                 owner_key_used_at=row["owner_key_used_at"] if row["status"] in FROZEN else None,
                 beneficiaries=links.get(str(row["plan_id"]), []),
