@@ -177,7 +177,7 @@ async def authenticate(request: web.Request) -> None:
     user_id = claims["sub"]
     check = request.app[ACCOUNTS]
     now = request.app[CLOCK].now().timestamp()
-    current = await check.generation(request.app[DB], user_id, now)
+    current = await check.generation(request.app[DB], user_id=user_id, now=now)
     if current is None:
         raise Unauthorized("This account no longer exists", headers={"WWW-Authenticate": "Bearer"})
     issued = tokens.generation(claims)
@@ -189,5 +189,5 @@ async def authenticate(request: web.Request) -> None:
             )
         # A token we signed with a later generation: another process ended the sessions
         # since this one last read the account. Learn it now (older tokens are refused from here).
-        check.remember(user_id, issued, now)
+        check.remember(user_id=user_id, generation=issued, now=now)
     request[USER_ID] = user_id

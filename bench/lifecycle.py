@@ -310,7 +310,7 @@ async def worker_rate(database_url: str, redis: ArqRedis, ids: list[str]) -> flo
 
     try:
         started = time.perf_counter()
-        await outbox.enqueue(redis, ids)
+        await outbox.enqueue(redis, row_ids=ids)
         while pending():
             if time.perf_counter() - started > 300:
                 raise RuntimeError(f"the worker left emails pending after 300 s (of {len(ids)})")
@@ -333,10 +333,10 @@ async def bodies(
     out = []
     try:
         for row_id in ids:
-            row = await deliveries.load(pool, ring, row_id)
+            row = await deliveries.load(pool, ring, row_id=row_id)
             assert row is not None
             message = emails.render(
-                row, ring=ring, base_url=settings.public_base_url, app_url=settings.public_app_url
+                d=row, ring=ring, base_url=settings.public_base_url, app_url=settings.public_app_url
             )
             out.append((row_id, mailer.body(settings, message)))
     finally:

@@ -103,7 +103,7 @@ async def check(pool: Pool, ring: KeyRing, storage: Storage | None, *, sample: i
         (sample,),
     ):
         try:
-            open_claim_token(ring, row["claim_token_sealed"], row["id"])
+            open_claim_token(ring, sealed=row["claim_token_sealed"], beneficiary_id=row["id"])
             checked["beneficiaries.claim_token"] += 1
         except (IntegrityError, ValueError):
             problems.append(

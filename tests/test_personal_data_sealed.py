@@ -335,7 +335,7 @@ async def test_the_drop_of_plaintext_columns_refuses_until_all_is_sealed_and_los
             )
             guardian = await guardians.get(pool, ring, raw_id=ids["guardian"], **owner)
             assert (guardian["name"], guardian["email"]) == (f"Grace {MARK}", f"grace.{MARK}@example.org")
-            user = await users.get_with_wallets(pool, ring, ids["user"])
+            user = await users.get_with_wallets(pool, ring, user_id=ids["user"])
             assert (user["name"], user["email"]) == (f"Olive {MARK}", f"olive.{MARK}@example.org")
             async with pool.acquire() as conn, conn.cursor() as cur:
                 await cur.execute(

@@ -154,7 +154,7 @@ async def test_deletion_records(client):
         client.app[DB], user_id=session.user["id"], confirm=session.keypair.public_key, now=now
     )
     assert_record(requested, deletion.Requested)
-    found = await deletion.get(client.app[DB], requested["deletion_id"])
+    found = await deletion.get(client.app[DB], deletion_id=requested["deletion_id"])
     assert found is not None
     assert_record(found, deletion.Deletion)
 
@@ -174,7 +174,7 @@ async def test_key_check_records(vault: Archive):
 async def test_user_and_activity_records(client):
     session = await sign_in(client)
     pool, user_id, ring = client.app[DB], session.user["id"], client.app[SETTINGS].key_ring
-    user = await users.get_by_wallet(pool, ring, session.keypair.public_key)
+    user = await users.get_by_wallet(pool, ring, wallet_address=session.keypair.public_key)
     assert user is not None
     assert_record(user, users.SigningIn)
     updated = await users.update_profile(
@@ -197,10 +197,10 @@ async def test_plan_records(client, settings):
     assert (await report(client, setup, setup.guardians[0])).status == 200
     assert (await approve(client, setup, setup.guardians[0])).status == 200
     pool, ring, user_id = client.app[DB], client.app[SETTINGS].key_ring, owner.user["id"]
-    view = await journey.overview(pool, ring, user_id)
+    view = await journey.overview(pool, ring, user_id=user_id)
     assert_record(view, journey.Overview)
     assert view["approval_count"] == 1 and view["notifications"]
-    story = await journey.journey(pool, ring, user_id)
+    story = await journey.journey(pool, ring, user_id=user_id)
     assert_record(story, journey.Journey)
     assert story["transitions"]
     guardian = await guardian_session(client, setup.guardians[0])
@@ -209,7 +209,7 @@ async def test_plan_records(client, settings):
     pending = query(
         settings, "SELECT id::text AS id FROM outbox WHERE status = 'pending' ORDER BY created_at"
     )
-    delivery = await deliveries.load(pool, ring, pending[0]["id"])
+    delivery = await deliveries.load(pool, ring, row_id=pending[0]["id"])
     assert delivery is not None
     assert_record(delivery, deliveries.Delivery)
 
@@ -227,17 +227,19 @@ async def test_liveness_records(client, clock, run_worker):
     assert (await report(client, setup, setup.guardians[0])).status == 200
     pool = client.app[DB]
     async with autocommit(pool) as cur:
-        plan = await plans.get(cur, owner.user["id"])
+        plan = await plans.get(cur, user_id=owner.user["id"])
         assert_record(plan, plans.Plan, "plans")
         ring = client.app[SETTINGS].key_ring
-        assert_record(await plan_settings.facts(cur, ring, owner.user["id"]), plan_settings.Facts, "facts")
+        assert_record(
+            await plan_settings.facts(cur, ring, user_id=owner.user["id"]), plan_settings.Facts, "facts"
+        )
         await cur.execute("SELECT id::text AS id FROM outbox WHERE kind = 'verification_started'")
         outbox_id = (await cur.fetchone())["id"]
     assert plan is not None
-    assert_record(journey.verification(plan), journey.Verification, "verification")
+    assert_record(journey.verification(plan=plan), journey.Verification, "verification")
     [item] = await invitation.list_for(pool, ring, user_id=setup.guardians[0].session.user["id"])  # type: ignore[union-attr]
     assert_record(item, invitation.Guardianship, "guardianships")
-    delivery = await deliveries.load(pool, ring, outbox_id)
+    delivery = await deliveries.load(pool, ring, row_id=outbox_id)
     assert_record(delivery, deliveries.Delivery, "outbox")
     assert delivery is not None and delivery["check_in_link"] is True
 
@@ -322,7 +324,7 @@ async def test_delivery_event_records(client, run_worker, settings):
     assert heard
     for item in heard:
         assert_record(item, outbox.Heard)
-    view = await journey.overview(pool, client.app[SETTINGS].key_ring, owner.user["id"])
+    view = await journey.overview(pool, client.app[SETTINGS].key_ring, user_id=owner.user["id"])
     bounced = [n for n in view["notifications"] if n["delivery"] == "bounced"]
     assert bounced
     for notice in view["notifications"]:
@@ -364,7 +366,7 @@ async def test_guardian_page_records(client, settings):
     await activate_plan(client, session, guardians=1)
     (row,) = query(settings, "SELECT id::text AS id FROM guardians")
     async with transaction(pool) as cur:
-        await guardians.remember_pages(cur, ring, [(row["id"], 1)])
+        await guardians.remember_pages(cur, ring, rendered=[(row["id"], 1)])
     token = guardian_links.token_for(ring, key_id=ring.primary_id, guardian_id=row["id"], version=1)
     page = await guardian_pages.open_by_token(pool, ring, token=token)
     assert page is not None and page["status"] == "Active" and page["asks"] == ["report", "decline"]

@@ -83,9 +83,9 @@ async def test_concurrent_first_sign_ins_create_one_account(client, settings):
         address = (await sign_in(client)).keypair.public_key  # an existing wallet...
         fresh = Keypair.random().public_key  # ...and a new one, claimed by eight racers at once
         ring = settings.encryption_keys
-        results = await asyncio.gather(*(users.sign_in(pool, ring, fresh) for _ in range(8)))
+        results = await asyncio.gather(*(users.sign_in(pool, ring, wallet_address=fresh) for _ in range(8)))
         assert len({str(r["id"]) for r in results}) == 1
-        assert str((await users.sign_in(pool, ring, address))["id"]) != str(results[0]["id"])
+        assert str((await users.sign_in(pool, ring, wallet_address=address))["id"]) != str(results[0]["id"])
     finally:
         pool.close()
         await pool.wait_closed()

@@ -24,15 +24,15 @@ log = logging.getLogger(__name__)
 async def delete_account(ctx: dict[str, Any], deletion_id: str) -> str:
     app = context.get(ctx)
     pool = app.db
-    found = await deletions.get(pool, deletion_id)
+    found = await deletions.get(pool, deletion_id=deletion_id)
     if found is None:
         return "done"
-    await deletions.count_attempt(pool, deletion_id)
-    waiting = await deletions.emails_unsettled(pool, found)
+    await deletions.count_attempt(pool, deletion_id=deletion_id)
+    waiting = await deletions.emails_unsettled(pool, deletion=found)
     if waiting:
         return f"waiting for {waiting} goodbye emails"  # the sweeper comes back within a minute
-    await deletions.forget_in_redis(app.redis, await deletions.redis_ids(pool, found))
-    keys = await deletions.finish(pool, found)
+    await deletions.forget_in_redis(app.redis, ids=await deletions.redis_ids(pool, deletion=found))
+    keys = await deletions.finish(pool, deletion=found)
     removed = 0
     if app.storage is not None:
         for key in keys:

@@ -56,7 +56,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
 
     # Claimed under this job's id: its own rerun (after a kill or a timeout) takes them back at once.
     holder = str(ctx.get("job_id") or uuid.uuid4())
-    batch = await outbox.claim(pool, ring, ids, holder=holder, now=now)
+    batch = await outbox.claim(pool, ring, row_ids=ids, holder=holder, now=now)
     # No connection is held from here until `record`: the provider may take its time.
     results: list[outbox.Result] = []
     sending: list[tuple[deliveries.Delivery, asyncio.Future[mailer.Outcome]]] = []
@@ -72,7 +72,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
             results.append(_result(row, "failed", "the recipient has no email address"))
         else:
             try:
-                message = emails.render(row, ring=ring, base_url=base_url, app_url=app_url)
+                message = emails.render(d=row, ring=ring, base_url=base_url, app_url=app_url)
             except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
                 reason = f"could not render the email ({type(exc).__name__})"
                 results.append(_settle(row, mailer.Outcome("retry", reason), now))
@@ -95,11 +95,11 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     results += [_settle(row, outcome, now) for (row, _), outcome in zip(sending, outcomes, strict=True)]
 
     async def remember(cur: Cursor) -> None:  # the links these emails carried, with their results
-        await check_in_links.remember(cur, ring, new_links)
-        await guardians.remember_pages(cur, ring, new_pages)
+        await check_in_links.remember(cur, ring, outbox_ids=new_links)
+        await guardians.remember_pages(cur, ring, rendered=new_pages)
 
-    await batch.record(pool, results, also=remember)
-    await outbox.enqueue(app.redis, batch.alerts)  # guardians told of an undelivered link
+    await batch.record(pool, results=results, also=remember)
+    await outbox.enqueue(app.redis, row_ids=batch.alerts)  # guardians told of an undelivered link
     counts: dict[str, int] = {}
     for r in results:
         key = "retry" if r["status"] == "pending" else r["status"]
@@ -139,9 +139,9 @@ async def sweep_outbox(ctx: dict[str, Any]) -> int:
     """Enqueue rows whose next attempt is due, in batches: retries, and first attempts a crash
     left behind; forget webhook message ids past their day."""
     app = context.get(ctx)
-    due = await outbox.due_for_enqueue(app.db, app.clock.now())
-    await outbox.enqueue_due(app.redis, due)
-    await events.prune(app.db, app.clock.now())  # the webhook's replay guard keeps a day of ids
+    due = await outbox.due_for_enqueue(app.db, now=app.clock.now())
+    await outbox.enqueue_due(app.redis, due=due)
+    await events.prune(app.db, now=app.clock.now())  # the webhook's replay guard keeps a day of ids
     return len(due)
 
 
@@ -151,12 +151,12 @@ async def resend_claim_link(ctx: dict[str, Any], request_id: str) -> int:
     whether it matched."""
     app = context.get(ctx)
     row_ids = await claim_links.process(app.db, app.key_ring, request_id=request_id, now=app.clock.now())
-    await outbox.enqueue(app.redis, row_ids)
+    await outbox.enqueue(app.redis, row_ids=row_ids)
     return 0  # the same result whatever happened: arq keeps it in Redis
 
 
 async def sweep_claim_link_requests(ctx: dict[str, Any]) -> int:
     """Queue link requests whose job was lost (enqueue failed after COMMIT, Redis lost it)."""
     app = context.get(ctx)
-    stale = await claim_links.stale_requests(app.db, app.clock.now())
-    return await claim_links.requeue(app.redis, stale)
+    stale = await claim_links.stale_requests(app.db, now=app.clock.now())
+    return await claim_links.requeue(app.redis, request_ids=stale)

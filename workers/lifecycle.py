@@ -29,11 +29,11 @@ async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
         contract_configured=bool(settings.service_contract_id),
         warning_seconds=settings.plan_deadline_warning_seconds,
     )
-    await outbox.enqueue(app.redis, result["outbox"])
+    await outbox.enqueue(app.redis, row_ids=result["outbox"])
     counts = result["counts"]
     # Letters opening now for heirs of released plans: each heir emailed once (#28).
     opened = await letters.announce_due(app.db, now=app.clock.now())
-    await outbox.enqueue(app.redis, opened)
+    await outbox.enqueue(app.redis, row_ids=opened)
     if opened:
         counts = {**counts, "letter_emails": len(opened)}
     # Guardians asked to confirm they can still act (#24), on the same beat.
@@ -43,7 +43,7 @@ async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
         interval=timedelta(seconds=settings.guardian_reconfirm_interval_seconds),
         grace=timedelta(seconds=settings.guardian_reconfirm_grace_seconds),
     )
-    await outbox.enqueue(app.redis, row_ids)
+    await outbox.enqueue(app.redis, row_ids=row_ids)
     counts.update({f"guardians_{k}": v for k, v in asked.items()})
     if counts:
         log.info("lifecycle scan", extra={"counts": counts})

@@ -105,7 +105,7 @@ async def _run(app: context.Context) -> dict[str, int]:
                 result["damaged"] += 1
                 await jobstats.add_counts(app.redis, scrub.METRICS, failures=1)
                 log.error("archive scrub: stored file damaged", extra={**where, "error": str(exc)})
-            await outbox.enqueue(app.redis, verdict["emails"])
+            await outbox.enqueue(app.redis, row_ids=verdict["emails"])
             result["checked"] += 1
             continue
         except UnknownKeyError:

@@ -142,7 +142,7 @@ async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) 
             pool, app.key_ring, row=row, ledger=found.ledger, closed_at=found.closed_at, now=now
         )
         if outbox_ids:
-            await outbox.enqueue(app.redis, outbox_ids)  # emails the effect wrote
+            await outbox.enqueue(app.redis, row_ids=outbox_ids)  # emails the effect wrote
         log.info("relay: confirmed", extra={"hash": row["hash"], "ledger": found.ledger})
         return "confirmed" if outbox_ids is not None else "not pending"
     await transactions.fail(

@@ -127,7 +127,9 @@ async def verify(request: web.Request) -> web.Response:
 @docs(tags=["auth"], summary="The signed-in account", responses=error_responses(401))
 @response_schema(UserSchema, 200)
 async def me(request: web.Request) -> web.Response:
-    user = await users.get_with_wallets(request.app[DB], request.app[SETTINGS].key_ring, request[USER_ID])
+    user = await users.get_with_wallets(
+        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID]
+    )
     return json_response(dump_one(user_schema, user))
 
 
@@ -179,7 +181,7 @@ class LogoutAllSchema(BaseSchema):
 async def logout_all(request: web.Request) -> web.Response:
     now = request.app[CLOCK].now()
     await users.end_all_sessions(
-        request.app[DB], request.app[ACCOUNTS], user_id=request[USER_ID], now=now.timestamp()
+        request.app[DB], check=request.app[ACCOUNTS], user_id=request[USER_ID], now=now.timestamp()
     )
     everywhere = now + timedelta(seconds=users.ACCOUNT_CHECK_SECONDS)
     return json_response(
@@ -258,7 +260,7 @@ async def remove_wallet(request: web.Request) -> web.Response:
     await users.remove_wallet(
         request.app[DB],
         request.app[SETTINGS].key_ring,
-        request.app[ACCOUNTS],
+        check=request.app[ACCOUNTS],
         user_id=request[USER_ID],
         wallet_address=request.match_info["address"],
         contract_configured=bool(request.app[SETTINGS].service_contract_id),

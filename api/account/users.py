@@ -90,7 +90,7 @@ async def delete_me(request: web.Request) -> web.Response:
     await deletion.start(
         request.app[DB],
         request.app[REDIS],
-        request.app[ACCOUNTS],
+        check=request.app[ACCOUNTS],
         user_id=request[USER_ID],
         confirm=request["data"]["confirm"],
         now=now,

@@ -78,7 +78,7 @@ async def ask_to_confirm(request: web.Request) -> web.Response:
         raw_id=request.match_info["id"],
         now=request.app[CLOCK].now(),
     )
-    await outbox.enqueue(request.app[REDIS], [sent["outbox_id"]])
+    await outbox.enqueue(request.app[REDIS], row_ids=[sent["outbox_id"]])
     return json_response(
         ConfirmationSentSchema().dump({"status": "pending", "expiresAt": sent["expires_at"]}), status=202
     )

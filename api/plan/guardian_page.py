@@ -103,7 +103,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
     )
     heir = next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == heir_id), None)
     action_name = prepared["purpose"].removeprefix("guardian.").removesuffix("_onchain")
-    msg = guardian_pages.message(page, action_name, heir)  # type: ignore[arg-type]
+    msg = guardian_pages.message(page=page, action=action_name, heir=heir)  # type: ignore[arg-type]
     shown = wallet_request.present(request, prepared, msg=msg, page_path=_path(request))
     return html.render(
         "guardian_ask.html", title=ASK_TITLES[action_name], request=shown, back=_path(request), page=page

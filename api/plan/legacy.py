@@ -340,7 +340,7 @@ async def _overview(request: web.Request) -> web.Response:
             await journey.overview(
                 request.app[DB],
                 request.app[SETTINGS].key_ring,
-                request[USER_ID],
+                user_id=request[USER_ID],
                 defaults=plan_settings.new_plan_defaults(request.app[SETTINGS]),
             )
         )
@@ -460,7 +460,7 @@ async def get_journey(request: web.Request) -> web.Response:
     story = await journey.journey(
         request.app[DB],
         request.app[SETTINGS].key_ring,
-        request[USER_ID],
+        user_id=request[USER_ID],
         contract_configured=bool(request.app[SETTINGS].service_contract_id),
         defaults=plan_settings.new_plan_defaults(request.app[SETTINGS]),
     )

@@ -82,7 +82,7 @@ async def sign_in(
     await prove_wallet(
         redis, wallet_address=wallet_address, signature=signature, client_ip=client_ip, now=now
     )
-    user = await users.sign_in(pool, settings.key_ring, wallet_address)
+    user = await users.sign_in(pool, settings.key_ring, wallet_address=wallet_address)
     await lifecycle.check_in_on_sign_in(pool, redis, user_id=user["id"], now=now)
     token = tokens.issue(
         settings.jwt_secret,

@@ -64,7 +64,7 @@ async def request(pool: Pool, *, user_id: str, confirm: str, now: datetime) -> R
     """Start deleting the account (see the module's docstring); the caller enqueues the emails
     and the deletion job after the commit and ends this process's sessions at once."""
     async with transaction(pool) as cur:
-        plan = await plans.get(cur, user_id, lock=True)
+        plan = await plans.get(cur, user_id=user_id, lock=True)
         if plan is not None and plan["status"] in REFUSED:
             raise Conflict(REFUSED[plan["status"]], extra={"planStatus": plan["status"]})
         generation = await users.retire(cur, user_id=user_id, confirm=confirm)
@@ -94,19 +94,19 @@ async def request(pool: Pool, *, user_id: str, confirm: str, now: datetime) -> R
 
 
 async def start(
-    pool: Pool, redis: ArqRedis, check: users.AccountCheck, *, user_id: str, confirm: str, now: datetime
+    pool: Pool, redis: ArqRedis, *, check: users.AccountCheck, user_id: str, confirm: str, now: datetime
 ) -> Requested:
     """`request`, then this process refuses the account's sessions at once (the others within
     ACCOUNT_CHECK_SECONDS, as after logout-all) and the goodbye emails and the deletion job are
     queued (core.queue.after_commit: a Redis failure leaves them to their sweepers)."""
     requested = await request(pool, user_id=user_id, confirm=confirm, now=now)
-    check.remember(user_id, requested["session_generation"], now.timestamp())
-    await outbox.enqueue(redis, requested["emails"])
+    check.remember(user_id=user_id, generation=requested["session_generation"], now=now.timestamp())
+    await outbox.enqueue(redis, row_ids=requested["emails"])
     await queue.after_commit(redis, DELETE_JOB, requested["deletion_id"], row_id=requested["deletion_id"])
     return requested
 
 
-async def get(pool: Pool, deletion_id: str) -> Deletion | None:
+async def get(pool: Pool, *, deletion_id: str) -> Deletion | None:
     row = await fetch_one(
         pool,
         "SELECT id::text AS id, user_id::text AS user_id, requested_at, emails::text[] AS emails, attempts"
@@ -116,7 +116,7 @@ async def get(pool: Pool, deletion_id: str) -> Deletion | None:
     return None if row is None else as_record(Deletion, row=row)
 
 
-async def pending(pool: Pool, limit: int = 100) -> list[str]:
+async def pending(pool: Pool, *, limit: int = 100) -> list[str]:
     """Ledger rows not finished (the sweeper re-enqueues them: a lost job, a crash)."""
     rows = await fetch_all(
         pool, "SELECT id::text AS id FROM account_deletions ORDER BY requested_at LIMIT %s", (limit,)
@@ -124,11 +124,11 @@ async def pending(pool: Pool, limit: int = 100) -> list[str]:
     return [row["id"] for row in rows]
 
 
-async def emails_unsettled(pool: Pool, deletion: Deletion) -> int:
-    return await outbox.unsettled(pool, deletion["emails"]) if deletion["emails"] else 0
+async def emails_unsettled(pool: Pool, *, deletion: Deletion) -> int:
+    return await outbox.unsettled(pool, row_ids=deletion["emails"]) if deletion["emails"] else 0
 
 
-async def redis_ids(pool: Pool, deletion: Deletion) -> list[str]:
+async def redis_ids(pool: Pool, *, deletion: Deletion) -> list[str]:
     """Every id of the account that a Redis key may hold: the account, its plan, heirs and guardians."""
     rows = await fetch_all(
         pool,
@@ -140,7 +140,7 @@ async def redis_ids(pool: Pool, deletion: Deletion) -> list[str]:
     return [row["id"] for row in rows]
 
 
-async def forget_in_redis(redis: Redis, ids: list[str]) -> int:
+async def forget_in_redis(redis: Redis, *, ids: list[str]) -> int:
     """Delete every Redis key naming one of these ids (rate-limit windows, attestations, …);
     keys named by a wallet (sign-in challenges, their limits) expire within minutes on their own."""
     removed = 0
@@ -150,7 +150,7 @@ async def forget_in_redis(redis: Redis, ids: list[str]) -> int:
     return removed
 
 
-async def finish(pool: Pool, deletion: Deletion) -> list[str]:
+async def finish(pool: Pool, *, deletion: Deletion) -> list[str]:
     """The last transaction: objects queued for removal, the account's rows and the ledger row
     gone. Returns the object keys to remove now."""
     async with transaction(pool) as cur:
@@ -158,13 +158,13 @@ async def finish(pool: Pool, deletion: Deletion) -> list[str]:
         if await cur.fetchone() is None:
             return []  # another run finished it
         keys = await items.queue_account_removals(cur, user_id=deletion["user_id"])
-        await outbox.delete_for_owner(cur, deletion["user_id"])
+        await outbox.delete_for_owner(cur, owner_id=deletion["user_id"])
         await users.delete(cur, user_id=deletion["user_id"])
         await cur.execute("DELETE FROM account_deletions WHERE id = %s", (deletion["id"],))
     return keys
 
 
-async def count_attempt(pool: Pool, deletion_id: str) -> None:
+async def count_attempt(pool: Pool, *, deletion_id: str) -> None:
     async with transaction(pool) as cur:
         await cur.execute(
             "UPDATE account_deletions SET attempts = attempts + 1 WHERE id = %s", (deletion_id,)

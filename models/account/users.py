@@ -57,13 +57,13 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> Any:
     return sealed_text.open_row(ring, table="users", row=row)
 
 
-async def sign_in(pool: Pool, ring: KeyRing, wallet_address: str) -> SigningIn:
+async def sign_in(pool: Pool, ring: KeyRing, *, wallet_address: str) -> SigningIn:
     """Return the account owning this wallet, creating it (name null) on first sign-in.
 
     If a concurrent link or sign-in claims the wallet first, the unique constraint stops this
     insert and the account that won is returned instead.
     """
-    user = await get_by_wallet(pool, ring, wallet_address)
+    user = await get_by_wallet(pool, ring, wallet_address=wallet_address)
     if user is not None:
         return user
     try:
@@ -85,13 +85,13 @@ async def sign_in(pool: Pool, ring: KeyRing, wallet_address: str) -> SigningIn:
             )
     except psycopg2.errors.UniqueViolation:
         pass
-    user = await get_by_wallet(pool, ring, wallet_address)
+    user = await get_by_wallet(pool, ring, wallet_address=wallet_address)
     if user is None:  # the wallet row we collided with was removed meanwhile; vanishingly rare
         raise Conflict("Sign-in raced with another change to this wallet; try again")
     return user
 
 
-async def get_by_wallet(pool: Pool, ring: KeyRing, wallet_address: str) -> SigningIn | None:
+async def get_by_wallet(pool: Pool, ring: KeyRing, *, wallet_address: str) -> SigningIn | None:
     """The account this wallet signs in to; its session generation is read here, fresh, so a
     token issued after a logout-all anywhere carries the new one."""
     row = await fetch_one(
@@ -103,7 +103,7 @@ async def get_by_wallet(pool: Pool, ring: KeyRing, wallet_address: str) -> Signi
     return None if row is None else as_record(SigningIn, row=_record(ring, row))
 
 
-async def get_with_wallets(pool: Pool, ring: KeyRing, user_id: str) -> UserWithWallets:
+async def get_with_wallets(pool: Pool, ring: KeyRing, *, user_id: str) -> UserWithWallets:
     """The account and every wallet that signs in to it (oldest first), in one round trip."""
     row = await fetch_one(
         pool,
@@ -163,8 +163,8 @@ async def update_profile(
                 row_ids += await owner_notices.tell_previous_address(
                     cur, ring, user_id=user_id, address=previous, now=now
                 )
-    await outbox.enqueue(redis, row_ids)
-    return await get_with_wallets(pool, ring, user_id)
+    await outbox.enqueue(redis, row_ids=row_ids)
+    return await get_with_wallets(pool, ring, user_id=user_id)
 
 
 async def link_wallet(
@@ -195,14 +195,14 @@ async def link_wallet(
             await owner_notices.tell_owner(
                 cur, ring, user_id=user_id, change="wallet_linked", name=wallet_address, now=now
             )
-    return await get_with_wallets(pool, ring, user_id)
+    return await get_with_wallets(pool, ring, user_id=user_id)
 
 
 async def remove_wallet(
     pool: Pool,
     ring: KeyRing,
-    check: AccountCheck,
     *,
+    check: AccountCheck,
     user_id: str,
     wallet_address: str,
     contract_configured: bool,
@@ -262,7 +262,7 @@ async def remove_wallet(
         await owner_notices.tell_owner(
             cur, ring, user_id=user_id, change="wallet_removed", name=wallet_address, now=now
         )
-    check.remember(user_id, generation, now.timestamp())
+    check.remember(user_id=user_id, generation=generation, now=now.timestamp())
     return generation
 
 
@@ -307,7 +307,7 @@ class AccountCheck:
     def __init__(self) -> None:
         self._known: dict[str, tuple[float, int]] = {}
 
-    async def generation(self, pool: Pool, user_id: str, now: float) -> int | None:
+    async def generation(self, pool: Pool, *, user_id: str, now: float) -> int | None:
         """The account's session generation, or None if the account is gone. `now`: seconds."""
         known = self._known.get(user_id)
         if known is not None and known[0] > now:
@@ -316,17 +316,17 @@ class AccountCheck:
         if row is None:
             self._known.pop(user_id, None)
             return None
-        self.remember(user_id, row["session_generation"], now)
+        self.remember(user_id=user_id, generation=row["session_generation"], now=now)
         return int(row["session_generation"])
 
-    def remember(self, user_id: str, generation: int, now: float) -> None:
+    def remember(self, *, user_id: str, generation: int, now: float) -> None:
         """What was just read or written (or proven by a token we signed) about the account."""
         if len(self._known) >= _KNOWN_MAX:
             self._known.clear()
         self._known[user_id] = (now + ACCOUNT_CHECK_SECONDS, generation)
 
 
-async def end_all_sessions(pool: Pool, check: AccountCheck, *, user_id: str, now: float) -> int:
+async def end_all_sessions(pool: Pool, *, check: AccountCheck, user_id: str, now: float) -> int:
     """Raise the account's session generation: every token issued before stops working, here at
     once (this process's check learns it now) and in other processes within
     ACCOUNT_CHECK_SECONDS. Returns the new generation."""
@@ -347,5 +347,5 @@ async def end_all_sessions(pool: Pool, check: AccountCheck, *, user_id: str, now
             summary="Signed out of every session",
         )
     generation = int(row["session_generation"])
-    check.remember(user_id, generation, now)
+    check.remember(user_id=user_id, generation=generation, now=now)
     return generation

@@ -165,7 +165,7 @@ async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str)
     429 past EXPORTS_PER_HOUR. Puts `legacy.exported` on the timeline first, so the export's own
     timeline shows it."""
     async with transaction(pool) as cur:
-        plan = await plans.get(cur, user_id)
+        plan = await plans.get(cur, user_id=user_id)
         if plan is not None and plan["status"] == plans.RELEASED:
             raise Conflict(RELEASED)
         wait = await ratelimit.hit(redis, f"export:{user_id}", EXPORTS_PER_HOUR, 3600)
@@ -203,9 +203,9 @@ async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str)
         path = archive_paths.take(item["file_name"])
         files.append(ExportFile(path=path, file=_served(sealed[item["id"]]), created_at=item["created_at"]))
     async with autocommit(pool) as cur:
-        plan = await plans.get(cur, user_id)
+        plan = await plans.get(cur, user_id=user_id)
     return OwnerExport(
-        user=await users.get_with_wallets(pool, ring, user_id),
+        user=await users.get_with_wallets(pool, ring, user_id=user_id),
         plan=plan,
         beneficiaries=await _all(
             lambda page: beneficiaries.list_page(pool, ring, user_id=user_id, page=page)

@@ -147,7 +147,7 @@ async def create(
         },
     )
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         await cur.execute(
             "INSERT INTO archive_items (id, user_id, title_sealed, type, category, description_sealed,"
             " file_name_sealed,"
@@ -216,7 +216,7 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> str:
     """
     item_id = parse_id(raw=raw_id, what="Archive item")
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         await cur.execute(
             "SELECT m.id::text AS id FROM messages m WHERE m.media_id = %s AND m.user_id = %s ORDER BY m.id",
             (item_id, user_id),

@@ -99,7 +99,7 @@ async def record_damage(pool: Pool, *, target: ScrubTarget, now: datetime) -> Ve
     emails: list[str] = []
     async with transaction(pool) as cur:
         newly = await items.mark_damaged(cur, item_id=target["id"], now=now) is not None
-        plan = await plans.get(cur, target["user_id"])
+        plan = await plans.get(cur, user_id=target["user_id"])
         last = target["notified_at"]
         due = last is None or last <= now - EMAIL_AT_MOST_EVERY
         damaged = newly or target["status"] == "damaged"

@@ -62,7 +62,7 @@ async def _approval_counted(cur: Cursor, ring: KeyRing, row: RelayRow, now: date
     plan_id, guardian_id = row["plan_id"], row["guardian_id"]
     if plan_id is None or guardian_id is None:  # the owner's plan or the guardian was deleted
         raise Conflict("the plan or the guardian no longer exists")
-    plan = await plans.get_by_id(cur, plan_id, lock=True)
+    plan = await plans.get_by_id(cur, plan_id=plan_id, lock=True)
     await cur.execute(
         f"SELECT g.id, {sealed_text.select_list(table='guardians', alias='g', columns=('name',))}"
         " FROM guardians g WHERE g.id = %s",
@@ -97,7 +97,7 @@ async def _plan_released(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetim
     plan_id = row["plan_id"]
     if plan_id is None:
         raise Conflict("the plan is gone, not Approved")
-    plan = await plans.get_by_id(cur, plan_id, lock=True)
+    plan = await plans.get_by_id(cur, plan_id=plan_id, lock=True)
     if plan is not None and plan["status"] == plans.APPROVED:
         approved_at, release_at = plan["approved_at"], plan["release_at"]
         if release_at is None or release_at > now:
@@ -106,7 +106,7 @@ async def _plan_released(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetim
             raise Conflict("it was signed before the current approval, after the owner's check-in")
     outbox_ids = await release_path.release_in(cur, plan_id=plan_id, now=now, actor="contract")
     if outbox_ids is None:
-        plan = await plans.get_by_id(cur, plan_id)
+        plan = await plans.get_by_id(cur, plan_id=plan_id)
         raise Conflict(f"the plan is {plan['status'] if plan else 'gone'}, not Approved")
     return outbox_ids
 

@@ -57,9 +57,9 @@ class ChangeStatus(TypedDict):
 
 
 async def _threshold(cur: Cursor, plan_id: str) -> int:
-    plan = await plans.get_by_id(cur, plan_id)
+    plan = await plans.get_by_id(cur, plan_id=plan_id)
     assert plan is not None
-    return await plans.threshold_now(cur, plan)
+    return await plans.threshold_now(cur, plan=plan)
 
 
 async def request(cur: Cursor, *, capsule: Capsule, wallet_address: str, now: datetime) -> ChangeRequested:

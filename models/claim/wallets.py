@@ -220,7 +220,7 @@ async def _bind(
             await _bind_proven(cur, capsule=capsule, wallet_address=wallet_address, now=now)
             return {"address": wallet_address, "bound_via": "proven", "bound_at": now}
         change = await wallet_changes.request(cur, capsule=capsule, wallet_address=wallet_address, now=now)
-    await outbox.enqueue(redis, change["outbox"])
+    await outbox.enqueue(redis, row_ids=change["outbox"])
     raise Conflict(
         f"Another wallet ({short(address=bound)}) is already bound to you"
         + (", as the plan's owner recorded it." if row["wallet_bound_via"] == "owner" else ".")

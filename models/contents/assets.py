@@ -100,7 +100,7 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
         values={c: data.get(c) for c in ("label", "amount", "description")},
     )
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         await cur.execute(
             "INSERT INTO assets (id, user_id, label_sealed, amount_sealed, asset_code, description_sealed)"
             f" VALUES (%s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
@@ -135,7 +135,7 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
     """
     row_id = parse_id(raw=raw_id, what="Asset")
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         row = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
         proposed = {c: changes[c] for c in EDITABLE if c in changes}
         diff = changed_values(current=row, changes=proposed)
@@ -165,7 +165,7 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
 async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw=raw_id, what="Asset")
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         await ROWS.delete(cur, user_id=user_id, row_id=row_id)
         await activity.record(
             cur, user_id=user_id, kind="asset.deleted", entity_id=row_id, summary="Asset removed"

@@ -121,7 +121,7 @@ def new_claim_token() -> str:
     return secrets.token_bytes(32).hex()
 
 
-def claim_token_digest(token: str) -> bytes:
+def claim_token_digest(*, token: str) -> bytes:
     return hashlib.sha256(token.encode("ascii")).digest()
 
 
@@ -204,7 +204,7 @@ async def create(
     )
     async with transaction(pool) as cur:
         await lock_owner(cur, scope=ALLOCATION_LOCK, user_id=user_id)
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         await _check_allocation(cur, user_id, data["allocation_percentage"])
         with _wallet_unique():
             await cur.execute(
@@ -221,7 +221,7 @@ async def create(
                     texts["email_bidx"],
                     data["allocation_percentage"],
                     data.get("wallet_address"),
-                    claim_token_digest(token),
+                    claim_token_digest(token=token),
                     _seal(ring, beneficiary_id, token),
                     data.get("wallet_address"),
                     data.get("wallet_address"),
@@ -251,7 +251,7 @@ async def update(
     async with transaction(pool) as cur:
         if "allocation_percentage" in changes:
             await lock_owner(cur, scope=ALLOCATION_LOCK, user_id=user_id)
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         row = await ROWS.row(cur, user_id=user_id, row_id=row_id, lock=True)
         current = sealed_text.open_row(ring, table="beneficiaries", row=row)
         diff = changed_values(current=current, changes={c: changes[c] for c in EDITABLE if c in changes})
@@ -298,11 +298,11 @@ async def rotate_claim_token(pool: Pool, ring: KeyRing, *, user_id: str, raw_id:
     row_id = parse_id(raw=raw_id, what="Beneficiary")
     token = new_claim_token()
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         await cur.execute(
             "UPDATE beneficiaries SET claim_token_hash = %s, claim_token_sealed = %s,"
             f" updated_at = clock_timestamp() WHERE id = %s AND user_id = %s RETURNING {COLUMNS}",
-            (claim_token_digest(token), _seal(ring, row_id, token), row_id, user_id),
+            (claim_token_digest(token=token), _seal(ring, row_id, token), row_id, user_id),
         )
         row = await cur.fetchone()
         if row is None:
@@ -323,13 +323,13 @@ async def delete(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: d
     row_id = parse_id(raw=raw_id, what="Beneficiary")
     async with transaction(pool) as cur:
         await lock_owner(cur, scope=ALLOCATION_LOCK, user_id=user_id)
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         removed = sealed_text.open_row(
             ring, table="beneficiaries", row=await ROWS.row(cur, user_id=user_id, row_id=row_id, lock=True)
         )
-        affected, emptied = await messages.remove_from_audiences(cur, row_id)
+        affected, emptied = await messages.remove_from_audiences(cur, beneficiary_id=row_id)
         await cur.execute("DELETE FROM beneficiaries WHERE id = %s AND user_id = %s", (row_id, user_id))
-        await plans.guard_removal(cur, user_id, table="beneficiaries")
+        await plans.guard_removal(cur, user_id=user_id, table="beneficiaries")
         summary = "Beneficiary removed"
         if emptied:
             summary += f"; {len(emptied)} message(s) now have no recipients"
@@ -383,7 +383,7 @@ async def reseal_claim_tokens(pool: Pool, ring: KeyRing, *, batch: int = 500) ->
                 resealed += cur.rowcount
 
 
-def open_claim_token(ring: KeyRing, sealed: str, beneficiary_id: str) -> str:
+def open_claim_token(ring: KeyRing, *, sealed: str, beneficiary_id: str) -> str:
     """The claim token from its sealed column (for the claim-link email, rendered at send time)."""
     return _open_token(ring, sealed, beneficiary_id)
 
@@ -402,7 +402,7 @@ async def confirm_email(
     return None if row is None else str(row["user_id"])
 
 
-async def find_by_email(cur: Cursor, ring: KeyRing, email: str) -> list[str]:
+async def find_by_email(cur: Cursor, ring: KeyRing, *, email: str) -> list[str]:
     """Ids of the beneficiaries registered with this address (any owner), compared trimmed and
     case-insensitive. The one lookup by address (POST /api/claim/resend): through the keyed
     blind index of the sealed address (one candidate per key of the ring, so a row indexed

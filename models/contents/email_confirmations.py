@@ -51,7 +51,7 @@ def token_for(ring: KeyRing, *, key_id: str, outbox_id: str) -> str:
     return hmac.new(ring.subkey(key_id, PURPOSE), outbox_id.encode("ascii"), hashlib.sha256).hexdigest()
 
 
-def url(base_url: str, token: str) -> str:
+def url(*, base_url: str, token: str) -> str:
     return f"{base_url}/confirm-email/{token}"
 
 
@@ -68,7 +68,7 @@ async def request(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: 
         row = await beneficiaries.ROWS.row(
             cur, user_id=user_id, row_id=beneficiary_id, lock=True, columns="id, email_bidx"
         )
-        plan = await plans.get_or_create(cur, user_id)
+        plan = await plans.get_or_create(cur, user_id=user_id)
         if plan["status"] == plans.RELEASED:
             raise Conflict("This plan has been released: the heirs' links have gone to their addresses.")
         await cur.execute(

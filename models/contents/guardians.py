@@ -54,7 +54,7 @@ class Guardian(TypedDict):
 
 
 async def record_answer(
-    cur: Cursor, guardian_id: str, *, accept: bool, now: datetime, reconfirm_after: timedelta
+    cur: Cursor, *, guardian_id: str, accept: bool, now: datetime, reconfirm_after: timedelta
 ) -> None:
     """The guardian's answer to the invitation: accepting clears a decline and the reverse. An
     acceptance is asked to be confirmed `reconfirm_after` later (GUARDIAN_RECONFIRM_INTERVAL_SECONDS)."""
@@ -71,7 +71,7 @@ async def record_answer(
 
 
 async def record_reconfirmed(
-    cur: Cursor, guardian_ids: list[str], *, now: datetime, next_ask: datetime
+    cur: Cursor, *, guardian_ids: list[str], now: datetime, next_ask: datetime
 ) -> None:
     """The guardian confirmed they can still act: not unresponsive any more, asked again at `next_ask`."""
     await cur.execute(
@@ -111,8 +111,8 @@ async def due_for_reconfirm(cur: Cursor, *, now: datetime, limit: int) -> list[R
 
 async def set_reconfirm_step(
     cur: Cursor,
-    guardian_id: str,
     *,
+    guardian_id: str,
     asked_at: datetime | None,
     unresponsive_since: datetime | None,
     due: datetime | None,
@@ -149,7 +149,7 @@ async def _invite(
     row = _record(ring, await cur.fetchone())
     if not named:
         return row, None
-    plan = await plans.get_or_create(cur, user_id, defaults=plan_defaults)
+    plan = await plans.get_or_create(cur, user_id=user_id, defaults=plan_defaults)
     row_id = await outbox.add(
         cur,
         kind="guardian_invitation",
@@ -229,7 +229,7 @@ async def create(
         values={c: data.get(c) for c in ("name", "email", "relationship")},
     )
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         await _check_not_owner(cur, user_id, data["wallet_address"])
         try:
             await cur.execute(
@@ -263,7 +263,7 @@ async def create(
         await owner_notices.tell_owner(
             cur, ring, user_id=user_id, change="guardian_added", name=row["name"], now=now
         )
-    await outbox.enqueue(redis, [invitation] if invitation else [])
+    await outbox.enqueue(redis, row_ids=[invitation] if invitation else [])
     return row
 
 
@@ -283,7 +283,7 @@ async def update(
     row_id = parse_id(raw=raw_id, what="Guardian")
     invitations: list[str] = []
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         row = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
         diff = changed_values(current=row, changes={c: changes[c] for c in EDITABLE if c in changes})
         if "wallet_address" in diff:
@@ -332,7 +332,7 @@ async def update(
                     await owner_notices.tell_owner(
                         cur, ring, user_id=user_id, change=change, name=row["name"], now=now
                     )
-    await outbox.enqueue(redis, invitations)
+    await outbox.enqueue(redis, row_ids=invitations)
     return row
 
 
@@ -345,16 +345,16 @@ async def delete(
     row_id = parse_id(raw=raw_id, what="Guardian")
     row_ids: list[str] = []
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         removed = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
         await ROWS.delete(cur, user_id=user_id, row_id=row_id)
-        await plans.guard_removal(cur, user_id, table="guardians")
+        await plans.guard_removal(cur, user_id=user_id, table="guardians")
         await activity.record(
             cur, user_id=user_id, kind="guardian.deleted", entity_id=row_id, summary="Guardian removed"
         )
-        plan = await plans.get(cur, user_id)
+        plan = await plans.get(cur, user_id=user_id)
         if plan is not None and plan["status"] == plans.ACTIVE:
-            accepted, needed = await plans.acceptance(cur, plan)
+            accepted, needed = await plans.acceptance(cur, plan=plan)
             if accepted < needed:
                 row_ids.append(
                     await outbox.add(
@@ -370,10 +370,10 @@ async def delete(
         await owner_notices.tell_owner(
             cur, ring, user_id=user_id, change="guardian_removed", name=removed["name"], now=now
         )
-    await outbox.enqueue(redis, row_ids)
+    await outbox.enqueue(redis, row_ids=row_ids)
 
 
-async def remember_pages(cur: Cursor, ring: KeyRing, rendered: list[tuple[str, int]]) -> None:
+async def remember_pages(cur: Cursor, ring: KeyRing, *, rendered: list[tuple[str, int]]) -> None:
     """Store the digest of each guardian page link (guardian id, page version) rendered for the
     first time, under the ring's primary key; a version replaced meanwhile stays replaced."""
     key_id = ring.primary_id
@@ -382,5 +382,5 @@ async def remember_pages(cur: Cursor, ring: KeyRing, rendered: list[tuple[str, i
         await cur.execute(
             "UPDATE guardians SET page_key_id = %s, page_token_digest = %s"
             " WHERE id = %s AND page_version = %s AND page_token_digest IS NULL",
-            (key_id, guardian_links.digest(token), guardian_id, version),
+            (key_id, guardian_links.digest(token=token), guardian_id, version),
         )

@@ -95,11 +95,13 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> Message:
     ids = record.pop("audience_ids")
     record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
     released = record.pop("plan_released_at")
-    record["opens_at"] = None if released is None else opens_at(record["release_rule"], released)
+    record["opens_at"] = (
+        None if released is None else opens_at(rule=record["release_rule"], released_at=released)
+    )
     return as_record(Message, row=record)
 
 
-def opens_at(rule: ReleaseRule, released_at: datetime) -> datetime:
+def opens_at(*, rule: ReleaseRule, released_at: datetime) -> datetime:
     """When a letter opens to its heirs, as the capsule decides it (models.claim.capsule
     `OPENS_AT`): at the release, at 00:00 UTC of its date (never before the release), or N
     times 24 hours after the release."""
@@ -171,7 +173,7 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
         values={"title": data.get("title"), "content": data["content"]},
     )
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         await check_audience(cur, user_id=user_id, audience=data["audience"])
         media_id = await archive.check_media(cur, user_id=user_id, media_id=data.get("media_id"))
         rule = _rule_columns(data["release_rule"])
@@ -207,7 +209,7 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
     """Apply the fields given; an unchanged value writes nothing and records nothing."""
     row_id = parse_id(raw=raw_id, what="Message")
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         if "audience" in changes:
             await check_audience(cur, user_id=user_id, audience=changes["audience"])
         if changes.get("media_id") is not None:
@@ -247,14 +249,14 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
 async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
     row_id = parse_id(raw=raw_id, what="Message")
     async with transaction(pool) as cur:
-        await plans.guard_contents(cur, user_id)
+        await plans.guard_contents(cur, user_id=user_id)
         await ROWS.delete(cur, user_id=user_id, row_id=row_id)
         await activity.record(
             cur, user_id=user_id, kind="message.deleted", entity_id=row_id, summary="Message deleted"
         )
 
 
-async def remove_from_audiences(cur: Cursor, beneficiary_id: str) -> tuple[list[str], list[str]]:
+async def remove_from_audiences(cur: Cursor, *, beneficiary_id: str) -> tuple[list[str], list[str]]:
     """Take a beneficiary out of every audience, before it is deleted.
 
     Returns (ids of the messages it was in, ids of those now without any recipient). Such a

@@ -113,7 +113,7 @@ async def process(pool: Pool, ring: KeyRing, *, request_id: str, now: datetime) 
             sealed=row["email_sealed"],
             legacy=None,
         )
-        for beneficiary_id in await beneficiaries.find_by_email(cur, ring, email or ""):
+        for beneficiary_id in await beneficiaries.find_by_email(cur, ring, email=email or ""):
             sent, _retry = await send_again(cur, beneficiary_id=beneficiary_id, now=now, by="beneficiary")
             row_ids += sent
         await cur.execute("DELETE FROM claim_link_requests WHERE id = %s", (request_id,))
@@ -137,7 +137,9 @@ async def send_again(
     found = await cur.fetchone()
     if found is None:
         return [], 0
-    recent = await history.recent_resends(cur, beneficiary_id, now - PER_BENEFICIARY_WINDOW, by=by)
+    recent = await history.recent_resends(
+        cur, beneficiary_id=beneficiary_id, since=now - PER_BENEFICIARY_WINDOW, by=by
+    )
     if len(recent) >= PER_BENEFICIARY:
         wait = recent[len(recent) - PER_BENEFICIARY] + PER_BENEFICIARY_WINDOW - now
         return [], max(1, int(wait.total_seconds()) + 1)
@@ -160,7 +162,7 @@ async def send_again(
     return row_ids, 0
 
 
-async def deliveries(cur: Cursor, ring: KeyRing, plan_ids: list[str]) -> dict[str, list[LinkDelivery]]:
+async def deliveries(cur: Cursor, ring: KeyRing, *, plan_ids: list[str]) -> dict[str, list[LinkDelivery]]:
     """For each open plan among `plan_ids`, its beneficiaries (in the order the owner added them)
     with the latest claim-link email's status; names only."""
     if not plan_ids:
@@ -176,7 +178,7 @@ async def deliveries(cur: Cursor, ring: KeyRing, plan_ids: list[str]) -> dict[st
         sealed_text.open_row(ring, table="beneficiaries", row=row, id_key="beneficiary_id")
         for row in await cur.fetchall()
     ]
-    latest = await history.latest_claim_links(cur, [row["beneficiary_id"] for row in rows])
+    latest = await history.latest_claim_links(cur, beneficiary_ids=[row["beneficiary_id"] for row in rows])
     result: dict[str, list[LinkDelivery]] = {}
     for row in rows:
         status, at = latest.get(row["beneficiary_id"], ("none", None))
@@ -186,7 +188,7 @@ async def deliveries(cur: Cursor, ring: KeyRing, plan_ids: list[str]) -> dict[st
     return result
 
 
-async def stale_requests(pool: Pool, now: datetime, limit: int = 1000) -> list[str]:
+async def stale_requests(pool: Pool, *, now: datetime, limit: int = 1000) -> list[str]:
     """Requests left behind (their job was lost); rows a job holds right now are skipped."""
     async with autocommit(pool) as cur:
         await cur.execute(
@@ -197,7 +199,7 @@ async def stale_requests(pool: Pool, now: datetime, limit: int = 1000) -> list[s
         return [row["id"] for row in await cur.fetchall()]
 
 
-async def requeue(redis: ArqRedis, request_ids: list[str]) -> int:
+async def requeue(redis: ArqRedis, *, request_ids: list[str]) -> int:
     queued = 0
     for request_id in request_ids:
         queued += await queue.after_commit(redis, RESEND_JOB, request_id, row_id=request_id)

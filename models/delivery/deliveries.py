@@ -99,7 +99,7 @@ def _open_context(ring: KeyRing, context: dict[str, Any]) -> dict[str, Any]:
     return context
 
 
-def from_row(ring: KeyRing, row: dict[str, Any]) -> Delivery:
+def from_row(ring: KeyRing, *, row: dict[str, Any]) -> Delivery:
     record = sealed_text.open_row(ring, table="users", row=row, id_key="u_id", prefix="owner_")
     address = name = None
     for alias, table in _RECIPIENTS:
@@ -138,10 +138,10 @@ def from_row(ring: KeyRing, row: dict[str, Any]) -> Delivery:
     )
 
 
-async def load(pool: Pool, ring: KeyRing, row_id: str) -> Delivery | None:
+async def load(pool: Pool, ring: KeyRing, *, row_id: str) -> Delivery | None:
     """The row if it is still pending, with its recipient's address and names; None otherwise
     (read only: the benchmark renders the worker's very requests with it)."""
     async with autocommit(pool) as cur:
         await cur.execute(SELECT + " WHERE o.id = %s AND o.status = 'pending'", (row_id,))
         row = await cur.fetchone()
-    return None if row is None else from_row(ring, row)
+    return None if row is None else from_row(ring, row=row)

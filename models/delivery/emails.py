@@ -47,16 +47,18 @@ def _html(greeting: str, paragraphs: list[str], links: dict[str, str]) -> str:
     return "<!doctype html><html><body>" + "".join(parts) + "</body></html>"
 
 
-def render(d: Delivery, *, ring: KeyRing, base_url: str, app_url: str) -> Email:
+def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     """The email for one outbox row. Links to the service's own pages use `base_url`
     (PUBLIC_BASE_URL); only "sign in" points at `app_url` (PUBLIC_APP_URL), docs/pages.md."""
     links: dict[str, str] = {}
     if d["kind"] in ("claim_link", "letter_opened"):
-        token = open_claim_token(ring, d["claim_token_sealed"] or "", d["beneficiary_id"] or "")
+        token = open_claim_token(
+            ring, sealed=d["claim_token_sealed"] or "", beneficiary_id=d["beneficiary_id"] or ""
+        )
         links["claim"] = f"{base_url}/claim/{token}"
     if d["kind"] == "email_confirmation":
         token = email_confirmations.token_for(ring, key_id=d["context"]["keyId"], outbox_id=d["id"])
-        links["confirm"] = email_confirmations.url(base_url, token)
+        links["confirm"] = email_confirmations.url(base_url=base_url, token=token)
     if d["kind"] in ("guardian_invitation", "guardian_reconfirm") and app_url != base_url:
         links["app"] = app_url  # the owners' web client, where a deployment has one
     if d["recipient_type"] == "guardian" and d["guardian_id"] and d["guardian_page_version"]:
@@ -66,13 +68,13 @@ def render(d: Delivery, *, ring: KeyRing, base_url: str, app_url: str) -> Email:
             guardian_id=d["guardian_id"],
             version=d["guardian_page_version"],
         )
-        links["guardian"] = guardian_links.url(base_url, token)
+        links["guardian"] = guardian_links.url(base_url=base_url, token=token)
     if d["kind"] in ("account_changes", "owner_email_changed"):
         links["app"] = app_url  # where the owner signs in to act on it
     if d["check_in_link"]:
         key_id = d["check_in_key_id"] or ring.primary_id
         token = check_in_links.token_for(ring, key_id=key_id, outbox_id=d["id"])
-        links["check_in"] = check_in_links.url(base_url, token)
+        links["check_in"] = check_in_links.url(base_url=base_url, token=token)
     subject, text = TEMPLATES[d["kind"]](d, links)
     if "check_in" in links:
         text += "\n\n" + CHECK_IN_LINK_TEXT.format(url=links["check_in"])

@@ -90,13 +90,13 @@ async def receive(
         if heard is None:
             log.warning("email event for an email id we never sent; ignored", extra=extra)
             return "unknown"
-        alerts = await outbox.alert_undeliverable(cur, heard, now)
+        alerts = await outbox.alert_undeliverable(cur, heard=heard, now=now)
     log.info("email event applied", extra={**extra, "moved": len(heard), "alerts": len(alerts)})
-    await outbox.enqueue(redis, alerts)
+    await outbox.enqueue(redis, row_ids=alerts)
     return "applied"
 
 
-async def prune(pool: Pool, now: datetime) -> int:
+async def prune(pool: Pool, *, now: datetime) -> int:
     """Forget message ids older than KEEP_IDS (the sweep's, once per scan)."""
     async with autocommit(pool) as cur:
         await cur.execute("DELETE FROM email_events WHERE received_at < %s", (now - KEEP_IDS,))

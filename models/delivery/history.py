@@ -30,7 +30,7 @@ class Notice(TypedDict):
     delivery_at: datetime | None
 
 
-async def notices(cur: Cursor, plan_id: str, limit: int = 50) -> list[Notice]:
+async def notices(cur: Cursor, *, plan_id: str, limit: int = 50) -> list[Notice]:
     await cur.execute(
         "SELECT id, kind, recipient_type, status, created_at, finished_at, delivery, delivery_at"
         " FROM outbox WHERE plan_id = %s ORDER BY created_at DESC, id DESC LIMIT %s",
@@ -39,7 +39,7 @@ async def notices(cur: Cursor, plan_id: str, limit: int = 50) -> list[Notice]:
     return as_records(Notice, rows=await cur.fetchall())
 
 
-def address_bounced(recipient_type: RecipientType, alias: str) -> str:
+def address_bounced(*, recipient_type: RecipientType, alias: str) -> str:
     """SQL: true when the latest provider outcome for this person's current address (row `alias`
     of their table) was a bounce or a complaint. A changed address has another blind index, so
     the old bounces stop counting; a later `delivered` to the same address clears it."""
@@ -51,7 +51,7 @@ def address_bounced(recipient_type: RecipientType, alias: str) -> str:
     )
 
 
-async def recent_resends(cur: Cursor, beneficiary_id: str, since: datetime, *, by: str) -> list[datetime]:
+async def recent_resends(cur: Cursor, *, beneficiary_id: str, since: datetime, by: str) -> list[datetime]:
     """When this beneficiary's link was emailed again on request (stage `resend`) by `by`
     (`beneficiary`: the public route, `guardian`), after `since`. A row from before the two
     allowances were split (no `by`) counts as a public one."""
@@ -64,7 +64,7 @@ async def recent_resends(cur: Cursor, beneficiary_id: str, since: datetime, *, b
     return [row["created_at"] for row in await cur.fetchall()]
 
 
-async def latest_claim_links(cur: Cursor, beneficiary_ids: list[str]) -> dict[str, tuple[str, datetime]]:
+async def latest_claim_links(cur: Cursor, *, beneficiary_ids: list[str]) -> dict[str, tuple[str, datetime]]:
     """Each beneficiary's latest claim-link email: its status, and when it ended (or was queued)."""
     if not beneficiary_ids:
         return {}

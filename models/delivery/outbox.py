@@ -136,7 +136,7 @@ async def add_for_beneficiaries(
     return [row["id"] for row in await cur.fetchall()]
 
 
-async def unsettled(pool: Pool, row_ids: list[str]) -> int:
+async def unsettled(pool: Pool, *, row_ids: list[str]) -> int:
     """How many of these rows are still to be sent (a deletion waits for its goodbyes)."""
     async with autocommit(pool) as cur:
         await cur.execute(
@@ -147,7 +147,7 @@ async def unsettled(pool: Pool, row_ids: list[str]) -> int:
     return int(row["n"])
 
 
-async def delete_for_owner(cur: Cursor, owner_id: str) -> None:
+async def delete_for_owner(cur: Cursor, *, owner_id: str) -> None:
     """An account's own emails not tied to its plan (which cascade with it): its deletion's."""
     await cur.execute("DELETE FROM outbox WHERE recipient_type = 'owner' AND recipient_id = %s", (owner_id,))
 
@@ -180,18 +180,18 @@ async def add_to_digest(
     )
 
 
-def batches(row_ids: list[str]) -> list[list[str]]:
+def batches(*, row_ids: list[str]) -> list[list[str]]:
     return [row_ids[i : i + BATCH] for i in range(0, len(row_ids), BATCH)]
 
 
-async def enqueue(redis: ArqRedis, row_ids: Iterable[str]) -> None:
+async def enqueue(redis: ArqRedis, *, row_ids: Iterable[str]) -> None:
     """Enqueue first attempts after COMMIT, one job per batch of rows (core.queue.after_commit:
     a Redis failure leaves the rows to the sweep)."""
-    for batch in batches(list(row_ids)):
+    for batch in batches(row_ids=list(row_ids)):
         await queue.after_commit(redis, DELIVER_JOB, batch, row_id=batch[0])
 
 
-async def due_for_enqueue(pool: Pool, now: datetime, limit: int = 1000) -> list[str]:
+async def due_for_enqueue(pool: Pool, *, now: datetime, limit: int = 1000) -> list[str]:
     """Pending rows whose next attempt is due and that have waited long enough to be left behind;
     rows a job holds right now (claimed, its lease running) are not due."""
     async with autocommit(pool) as cur:
@@ -205,10 +205,10 @@ async def due_for_enqueue(pool: Pool, now: datetime, limit: int = 1000) -> list[
         return [row["id"] for row in await cur.fetchall()]
 
 
-async def enqueue_due(redis: ArqRedis, due: list[str]) -> int:
+async def enqueue_due(redis: ArqRedis, *, due: list[str]) -> int:
     """The sweep's enqueue: due rows in batches, as after a commit."""
     jobs = 0
-    for batch in batches(due):
+    for batch in batches(row_ids=due):
         jobs += await queue.after_commit(redis, DELIVER_JOB, batch, row_id=batch[0])
     return jobs
 
@@ -243,8 +243,8 @@ class Batch:
     async def record(
         self,
         pool: Pool,
-        results: list[Result],
         *,
+        results: list[Result],
         also: Callable[[Cursor], Awaitable[None]] | None = None,
     ) -> int:
         """Every result in one statement and one short transaction; each row gets one more attempt
@@ -355,7 +355,7 @@ async def hear(cur: Cursor, *, provider_id: str, delivery: str, now: datetime) -
     return [as_record(Heard, row={**r, "delivery": delivery}) for r in moved]
 
 
-async def alert_undeliverable(cur: Cursor, heard: list[Heard], now: datetime) -> list[str]:
+async def alert_undeliverable(cur: Cursor, *, heard: list[Heard], now: datetime) -> list[str]:
     """Who must hear that an email bounced (or was marked as spam): for a claim link, every
     accepted guardian of the plan (`claim_link_undelivered`); for a guardian's invitation, the
     owner (`guardian_email_bounced`). Each row alerts once (its outcome moves once), and one
@@ -399,7 +399,7 @@ async def alert_undeliverable(cur: Cursor, heard: list[Heard], now: datetime) ->
     return alerts
 
 
-async def claim(pool: Pool, ring: KeyRing, row_ids: list[str], *, holder: str, now: datetime) -> Batch:
+async def claim(pool: Pool, ring: KeyRing, *, row_ids: list[str], holder: str, now: datetime) -> Batch:
     """Claim the rows among `row_ids` that are pending, due and not held by another job, for
     `holder` (the job's id) until `now + LEASE`, in one short transaction, and read them with what
     their templates need. The job then sends with no connection held (#28: a slow provider no
@@ -427,5 +427,5 @@ async def claim(pool: Pool, ring: KeyRing, row_ids: list[str], *, holder: str, n
         if not claimed:
             return Batch([], holder, now)
         await cur.execute(deliveries.SELECT + " WHERE o.id = ANY(%s::uuid[]) ORDER BY o.id", (claimed,))
-        rows = [deliveries.from_row(ring, row) for row in await cur.fetchall()]
+        rows = [deliveries.from_row(ring, row=row) for row in await cur.fetchall()]
     return Batch(rows, holder, now)

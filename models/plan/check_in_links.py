@@ -42,11 +42,11 @@ def token_for(ring: KeyRing, *, key_id: str, outbox_id: str) -> str:
     return hmac.new(subkey, str(outbox_id).encode("ascii"), hashlib.sha256).hexdigest()
 
 
-def digest(token: str) -> bytes:
+def digest(*, token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
-def url(base_url: str, token: str) -> str:
+def url(*, base_url: str, token: str) -> str:
     return f"{base_url}/check-in/{token}"
 
 
@@ -58,7 +58,7 @@ async def issue(cur: Cursor, *, outbox_id: str, plan_id: str, now: datetime) -> 
     )
 
 
-async def remember(cur: Cursor, ring: KeyRing, outbox_ids: list[str]) -> None:
+async def remember(cur: Cursor, ring: KeyRing, *, outbox_ids: list[str]) -> None:
     """Store the digest of each link rendered for the first time, under the ring's primary key,
     in one statement. A link that a check-in has meanwhile ended stays ended (nothing to update)."""
     if not outbox_ids:
@@ -67,7 +67,7 @@ async def remember(cur: Cursor, ring: KeyRing, outbox_ids: list[str]) -> None:
     values = ", ".join(["(%s::uuid, %s::bytea)"] * len(outbox_ids))
     params: list[Any] = []
     for outbox_id in outbox_ids:
-        params += [outbox_id, digest(token_for(ring, key_id=key_id, outbox_id=outbox_id))]
+        params += [outbox_id, digest(token=token_for(ring, key_id=key_id, outbox_id=outbox_id))]
     await cur.execute(
         "UPDATE check_in_links l SET digest = v.digest, key_id = %s"
         f" FROM (VALUES {values}) AS v(outbox_id, digest)"
@@ -81,7 +81,7 @@ async def plan_of(cur: Cursor, *, token: str, now: datetime) -> Any | None:
     if not TOKEN_RE.fullmatch(token):
         return None
     await cur.execute(
-        "SELECT plan_id FROM check_in_links WHERE digest = %s AND expires_at > %s", (digest(token), now)
+        "SELECT plan_id FROM check_in_links WHERE digest = %s AND expires_at > %s", (digest(token=token), now)
     )
     row = await cur.fetchone()
     return None if row is None else row["plan_id"]
@@ -94,6 +94,6 @@ async def is_live(pool: Pool, *, token: str, now: datetime) -> bool:
         return await plan_of(cur, token=token, now=now) is not None
 
 
-async def end_all_in(cur: Cursor, plan_id: str) -> None:
+async def end_all_in(cur: Cursor, *, plan_id: str) -> None:
     """Every link of the plan ends: called by each check-in, with the plan row locked."""
     await cur.execute("DELETE FROM check_in_links WHERE plan_id = %s", (plan_id,))

@@ -24,9 +24,9 @@ def token_for(ring: KeyRing, *, key_id: str, guardian_id: str, version: int) -> 
     return hmac.new(subkey, f"{guardian_id}:{version}".encode("ascii"), hashlib.sha256).hexdigest()
 
 
-def digest(token: str) -> bytes:
+def digest(*, token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
-def url(base_url: str, token: str) -> str:
+def url(*, base_url: str, token: str) -> str:
     return f"{base_url}/guardian/{token}"

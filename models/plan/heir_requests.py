@@ -35,7 +35,11 @@ async def request(
     request_id = str(uuid.uuid4())
     sealed = sealed_text.sealed_values(ring, table="heir_requests", row_id=request_id, values={"note": note})
     async with transaction(pool) as cur:
-        plan = None if capsule["plan_id"] is None else await get_by_id(cur, capsule["plan_id"], lock=True)
+        plan = (
+            None
+            if capsule["plan_id"] is None
+            else await get_by_id(cur, plan_id=capsule["plan_id"], lock=True)
+        )
         if plan is None or plan["status"] != ACTIVE:
             status = None if plan is None else plan["status"]
             if status == plans.APPROVED:
@@ -104,4 +108,4 @@ async def request(
                 {"actor": "beneficiary", "beneficiaryId": capsule["beneficiary_id"], "withNote": bool(note)},
             ),
         )
-    await outbox.enqueue(redis, row_ids or [])
+    await outbox.enqueue(redis, row_ids=row_ids or [])

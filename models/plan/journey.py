@@ -87,7 +87,7 @@ class Journey(TypedDict):
     verification: Verification | None
 
 
-def verification(plan: Plan) -> Verification | None:
+def verification(*, plan: Plan) -> Verification | None:
     started = plan["verification_started_at"]
     if plan["status"] not in (PENDING, APPROVED) or started is None:
         return None
@@ -95,18 +95,18 @@ def verification(plan: Plan) -> Verification | None:
         round=plan["verification_round"],
         started_at=started,
         reason=plan["verification_reason"],
-        deadline_at=verification_deadline(plan),
+        deadline_at=verification_deadline(plan=plan),
         on_timeout=plan["on_verification_timeout"],
         timed_out_at=plan["verification_timed_out_at"],
         waiting=plan["status"] == PENDING and plan["verification_timed_out_at"] is not None,
     )
 
 
-async def overview(pool: Pool, ring: KeyRing, user_id: str, *, defaults: NewPlan | None = None) -> Overview:
+async def overview(pool: Pool, ring: KeyRing, *, user_id: str, defaults: NewPlan | None = None) -> Overview:
     """The owner's plan as GET /api/legacy shows it (created with `defaults` if it is new)."""
     async with autocommit(pool) as cur:
-        plan = await get_or_create(cur, user_id, defaults=defaults)
-        known = await facts(cur, ring, user_id)
+        plan = await get_or_create(cur, user_id=user_id, defaults=defaults)
+        known = await facts(cur, ring, user_id=user_id)
         # Every guardian, with the time they approved in the current round (None if not).
         await cur.execute(
             "SELECT g.id AS guardian_id,"
@@ -124,8 +124,8 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str, *, defaults: NewPlan
             )
             for row in await cur.fetchall()
         ]
-        notifications = await history.notices(cur, plan["id"])
-        needed = threshold(plan, known["standing_guardians"])
+        notifications = await history.notices(cur, plan_id=plan["id"])
+        needed = threshold(plan=plan, standing=known["standing_guardians"])
         notice = await _verification_notice(cur, ring, plan, needed=needed)
     return Overview(
         plan=plan,
@@ -133,8 +133,8 @@ async def overview(pool: Pool, ring: KeyRing, user_id: str, *, defaults: NewPlan
         threshold=needed,
         approvals=approvals,
         approval_count=sum(1 for a in approvals if a["approved_at"] is not None),
-        problems=readiness(plan, known) if plan["status"] in (DRAFT, ACTIVE) else [],
-        warnings=warnings(plan, known) if plan["status"] != RELEASED else [],
+        problems=readiness(plan=plan, known=known) if plan["status"] in (DRAFT, ACTIVE) else [],
+        warnings=warnings(plan=plan, known=known) if plan["status"] != RELEASED else [],
         notifications=notifications,
         verification_notice=notice,
     )
@@ -197,7 +197,7 @@ async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed
             else " and the plan is released"
         )
     else:
-        deadline = verification_deadline(plan)
+        deadline = verification_deadline(plan=plan)
         approvals = f"{needed} guardian approval{'' if needed == 1 else 's'}"
         if deadline is None:
             next_ = (
@@ -263,13 +263,13 @@ def _steps(plan: Plan, contract_configured: bool) -> list[Step]:
 async def journey(
     pool: Pool,
     ring: KeyRing,
-    user_id: str,
     *,
+    user_id: str,
     contract_configured: bool = False,
     defaults: NewPlan | None = None,
 ) -> Journey:
     async with autocommit(pool) as cur:
-        plan = await get_or_create(cur, user_id, defaults=defaults)
+        plan = await get_or_create(cur, user_id=user_id, defaults=defaults)
         await cur.execute(
             "SELECT t.id, t.from_status, t.to_status, t.actor,"
             f" {sealed_text.select_list(table='plan_transitions', alias='t')},"
@@ -281,12 +281,12 @@ async def journey(
             record = sealed_text.open_row(ring, table="plan_transitions", row=row)
             del record["id"]
             transitions.append(as_record(Transition, row=record))
-        notifications = await history.notices(cur, plan["id"])
+        notifications = await history.notices(cur, plan_id=plan["id"])
     steps = _steps(plan, contract_configured)
     return Journey(
         plan=plan,
         steps=steps,
         transitions=transitions,
         notifications=notifications,
-        verification=verification(plan),
+        verification=verification(plan=plan),
     )

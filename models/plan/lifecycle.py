@@ -52,10 +52,10 @@ async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime) ->
         # Same order as the beneficiary routes (allocation lock, then the plan row): no deadlock,
         # and no allocation can change between this check and COMMIT.
         await lock_owner(cur, scope=ALLOCATION_LOCK, user_id=user_id)
-        plan = await get_or_create(cur, user_id, lock=True)
+        plan = await get_or_create(cur, user_id=user_id, lock=True)
         if plan["status"] != DRAFT:
             raise Conflict(f"Only a Draft plan can be activated; this one is {plan['status']}.")
-        problems = readiness(plan, await facts(cur, ring, user_id))
+        problems = readiness(plan=plan, known=await facts(cur, ring, user_id=user_id))
         if problems:
             raise Conflict(
                 "The plan is not ready to activate.",
@@ -84,7 +84,7 @@ async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime) ->
 
 async def deactivate(pool: Pool, *, user_id: str, now: datetime) -> None:
     async with transaction(pool) as cur:
-        plan = await get_or_create(cur, user_id, lock=True)
+        plan = await get_or_create(cur, user_id=user_id, lock=True)
         moved = await transition(
             cur,
             plan_id=plan["id"],
@@ -124,7 +124,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
     """
     user_id, plan_id = plan["user_id"], plan["id"]
     row_ids: list[str] = []
-    await check_in_links.end_all_in(cur, plan_id)
+    await check_in_links.end_all_in(cur, plan_id=plan_id)
     if plan["status"] in FROZEN:
         await transition(
             cur,
@@ -167,7 +167,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
             ),
         )
     else:
-        await update_schedule(cur, plan_id, _fresh_cycle(plan, now))
+        await update_schedule(cur, plan_id=plan_id, values=_fresh_cycle(plan, now))
     await announce(
         cur,
         plan_id=plan_id,
@@ -189,10 +189,10 @@ def _refuse_explicit_check_in(plan: Plan) -> None:
 async def check_in(pool: Pool, redis: ArqRedis, *, user_id: str, now: datetime) -> None:
     """POST /api/legacy/check-in."""
     async with transaction(pool) as cur:
-        plan = await get_or_create(cur, user_id, lock=True)
+        plan = await get_or_create(cur, user_id=user_id, lock=True)
         _refuse_explicit_check_in(plan)
         row_ids = await check_in_in(cur, plan=plan, now=now, via="check_in")
-    await outbox.enqueue(redis, row_ids)
+    await outbox.enqueue(redis, row_ids=row_ids)
 
 
 class LinkCheckIn(TypedDict):
@@ -215,13 +215,13 @@ async def check_in_by_link(pool: Pool, redis: ArqRedis, *, token: str, now: date
         plan_id = await check_in_links.plan_of(cur, token=token, now=now)
         if plan_id is None:
             return None
-        plan = await plans.get_by_id(cur, plan_id, lock=True)
+        plan = await plans.get_by_id(cur, plan_id=plan_id, lock=True)
         if plan is None or await check_in_links.plan_of(cur, token=token, now=now) != plan_id:
             return None
         _refuse_explicit_check_in(plan)
         row_ids = await check_in_in(cur, plan=plan, now=now, via="link")
-        plan = await plans.get_by_id(cur, plan_id)
-    await outbox.enqueue(redis, row_ids)
+        plan = await plans.get_by_id(cur, plan_id=plan_id)
+    await outbox.enqueue(redis, row_ids=row_ids)
     assert plan is not None
     return LinkCheckIn(status=plan["status"], next_check_in_due_at=plan["check_in_due_at"])
 
@@ -239,7 +239,7 @@ async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: str, now:
     if row is None or row["status"] not in live:
         return
     async with transaction(pool) as cur:
-        plan = await plans.get(cur, user_id, lock=True)
+        plan = await plans.get(cur, user_id=user_id, lock=True)
         if plan is None or plan["status"] not in live:
             return
         if plan["status"] in FROZEN:
@@ -258,4 +258,4 @@ async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: str, now:
             )
             return
         row_ids = await check_in_in(cur, plan=plan, now=now, via="sign_in")
-    await outbox.enqueue(redis, row_ids)
+    await outbox.enqueue(redis, row_ids=row_ids)

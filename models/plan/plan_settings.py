@@ -55,7 +55,7 @@ class Facts(TypedDict):
     unconfirmed_heirs: list[str]
 
 
-async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
+async def facts(cur: Cursor, ring: KeyRing, *, user_id: str) -> Facts:
     """Counts in one statement; the names of the guardians who have not accepted (sealed at rest,
     opened here) in a second one, only when there are some."""
     await cur.execute(
@@ -74,7 +74,8 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
         " (SELECT count(*) FROM guardians WHERE user_id = u.id AND unresponsive_since IS NOT NULL)"
         " AS unresponsive,"
         " u.email_sealed IS NOT NULL AS has_owner_email, u.name_sealed IS NOT NULL AS has_owner_name,"
-        f" {history.address_bounced('owner', 'u')} AS owner_email_bounced FROM users u WHERE u.id = %s",
+        f" {history.address_bounced(recipient_type='owner', alias='u')} AS owner_email_bounced"
+        " FROM users u WHERE u.id = %s",
         (user_id,),
     )
     row = dict(await cur.fetchone())
@@ -94,7 +95,8 @@ async def facts(cur: Cursor, ring: KeyRing, user_id: str) -> Facts:
     if known["beneficiaries"]:
         await cur.execute(
             f"SELECT b.id, {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',))},"
-            f" {history.address_bounced('beneficiary', 'b')} AS bounced, b.email_confirmed_at IS NOT NULL"
+            f" {history.address_bounced(recipient_type='beneficiary', alias='b')} AS bounced,"
+            " b.email_confirmed_at IS NOT NULL"
             " AS confirmed FROM beneficiaries b WHERE b.user_id = %s ORDER BY b.created_at, b.id",
             (user_id,),
         )
@@ -164,7 +166,7 @@ async def _guardians_also_heirs(cur: Cursor, ring: KeyRing, user_id: str) -> lis
     ]
 
 
-def readiness(plan: Plan, known: Facts) -> list[str]:
+def readiness(*, plan: Plan, known: Facts) -> list[str]:
     """What blocks activation, in words a person understands; empty when nothing does."""
     problems = []
     if known["beneficiaries"] == 0:
@@ -174,7 +176,7 @@ def readiness(plan: Plan, known: Facts) -> list[str]:
         problems.append(f"Your beneficiaries' shares add up to {total}%; they must add up to exactly 100%.")
     if known["guardians"] == 0:
         problems.append("Add at least one guardian: someone you trust to confirm a release.")
-    elif threshold(plan, known["standing_guardians"]) > known["standing_guardians"]:
+    elif threshold(plan=plan, standing=known["standing_guardians"]) > known["standing_guardians"]:
         declined = (
             f" who have not declined ({', '.join(known['declined_guardians'])} did)"
             if known["declined_guardians"]
@@ -185,7 +187,7 @@ def readiness(plan: Plan, known: Facts) -> list[str]:
             f"{known['standing_guardians']} guardian(s){declined}; add guardians or lower the number of "
             "approvals needed."
         )
-    elif known["accepted_guardians"] < threshold(plan, known["standing_guardians"]):
+    elif known["accepted_guardians"] < threshold(plan=plan, standing=known["standing_guardians"]):
         problems.append(_acceptance_problem(plan, known))
     if not known["has_owner_name"]:
         problems.append("Add your name so guardians and heirs know whose plan this is.")
@@ -200,7 +202,7 @@ def readiness(plan: Plan, known: Facts) -> list[str]:
 
 
 def _acceptance_problem(plan: Plan, known: Facts) -> str:
-    needed = threshold(plan, known["standing_guardians"])
+    needed = threshold(plan=plan, standing=known["standing_guardians"])
     answers = []
     if known["unanswered_guardians"]:
         answers.append("not answered yet: " + ", ".join(known["unanswered_guardians"]))
@@ -223,7 +225,7 @@ def new_plan_defaults(settings: Settings) -> plans.NewPlan:
     )
 
 
-def warnings(plan: Plan, known: Facts) -> list[str]:
+def warnings(*, plan: Plan, known: Facts) -> list[str]:
     """Advice that never blocks anything: what would make the plan fail its owner."""
     advice = []
     if plan["verification_timeout_seconds"] is None:
@@ -254,7 +256,7 @@ def warnings(plan: Plan, known: Facts) -> list[str]:
             "beneficiary (the same email address or wallet): a guardian who inherits has a stake in the "
             "release they confirm. Consider asking someone who does not inherit."
         )
-    if known["guardians"] and threshold(plan, known["standing_guardians"]) == 1:
+    if known["guardians"] and threshold(plan=plan, standing=known["standing_guardians"]) == 1:
         advice.append(
             "One guardian's approval is enough to release your plan: a single person, mistaken or "
             "dishonest, could release it. Add guardians and ask for at least two approvals."
@@ -321,13 +323,13 @@ async def update_settings(
 ) -> None:
     """Settings change in Draft and Active only; in Active the current cycle's due time follows."""
     async with transaction(pool) as cur:
-        plan = await get_or_create(cur, user_id, lock=True, defaults=new_plan_defaults(settings))
+        plan = await get_or_create(cur, user_id=user_id, lock=True, defaults=new_plan_defaults(settings))
         if plan["status"] not in (DRAFT, ACTIVE):
             raise Conflict(
                 f"Settings can change only while the plan is Draft or Active; it is {plan['status']}.",
                 details={"status": plan["status"]},
             )
-        known = await facts(cur, settings.key_ring, user_id)
+        known = await facts(cur, settings.key_ring, user_id=user_id)
         current: dict[str, Any] = dict(plan)
         merged: dict[str, Any] = {column: changes.get(column, current[column]) for column in SETTINGS_COLUMNS}
         _check_settings(settings, merged, changes, known["guardians"])
@@ -339,7 +341,7 @@ async def update_settings(
             values["check_in_due_at"] = plan["last_check_in_at"] + timedelta(
                 seconds=diff["check_in_interval_seconds"]
             )
-        await update_schedule(cur, plan["id"], values)
+        await update_schedule(cur, plan_id=plan["id"], values=values)
         await announce(
             cur,
             plan_id=plan["id"],

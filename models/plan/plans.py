@@ -115,7 +115,7 @@ def _plan(row: Mapping[str, Any]) -> Plan:
     return as_record(Plan, row=row)
 
 
-def majority(guardian_count: int) -> int:
+def majority(*, guardian_count: int) -> int:
     return guardian_count // 2 + 1
 
 
@@ -124,23 +124,23 @@ def majority(guardian_count: int) -> int:
 STANDING_GUARDIANS = "SELECT count(*) FROM guardians WHERE user_id = %s AND declined_at IS NULL"
 
 
-def threshold(plan: Mapping[str, Any], standing: int) -> int:
+def threshold(*, plan: Mapping[str, Any], standing: int) -> int:
     """The approvals needed now, the one rule every caller uses (activation, approvals, the
     guardian's list, the lost-wallet approvals): during a round (and after it released) the
     number frozen when it started; otherwise the owner's number, or a majority of the
     `standing` guardians (those who have not declined) when unset."""
     if plan["status"] in (PENDING, APPROVED, RELEASED) and plan["round_threshold"]:
         return int(plan["round_threshold"])
-    return int(plan["guardian_threshold"] or majority(standing))
+    return int(plan["guardian_threshold"] or majority(guardian_count=standing))
 
 
-async def threshold_now(cur: Cursor, plan: Plan) -> int:
+async def threshold_now(cur: Cursor, *, plan: Plan) -> int:
     """`threshold` with the standing guardians counted on the caller's cursor."""
     await cur.execute(STANDING_GUARDIANS.replace("count(*)", "count(*) AS n"), (plan["user_id"],))
-    return threshold(plan, (await cur.fetchone())["n"])
+    return threshold(plan=plan, standing=(await cur.fetchone())["n"])
 
 
-async def acceptance(cur: Cursor, plan: Plan) -> tuple[int, int]:
+async def acceptance(cur: Cursor, *, plan: Plan) -> tuple[int, int]:
     """(accepted guardians, approvals needed now): a decline or removal that leaves the first
     below the second is told to the owner (models.delivery.emails, "guardian_declined",
     "guardians_short") and shown in readiness."""
@@ -150,10 +150,10 @@ async def acceptance(cur: Cursor, plan: Plan) -> tuple[int, int]:
         (plan["user_id"],),
     )
     counts = await cur.fetchone()
-    return counts["accepted"], threshold(plan, counts["standing"])
+    return counts["accepted"], threshold(plan=plan, standing=counts["standing"])
 
 
-async def get(cur: Cursor, user_id: str, *, lock: bool = False) -> Plan | None:
+async def get(cur: Cursor, *, user_id: str, lock: bool = False) -> Plan | None:
     await cur.execute(
         f"SELECT {COLUMNS} FROM plans WHERE user_id = %s" + (" FOR UPDATE" if lock else ""), (user_id,)
     )
@@ -161,7 +161,7 @@ async def get(cur: Cursor, user_id: str, *, lock: bool = False) -> Plan | None:
     return None if row is None else _plan(row)
 
 
-async def get_by_id(cur: Cursor, plan_id: str, *, lock: bool = False) -> Plan | None:
+async def get_by_id(cur: Cursor, *, plan_id: str, lock: bool = False) -> Plan | None:
     await cur.execute(
         f"SELECT {COLUMNS} FROM plans WHERE id = %s" + (" FOR UPDATE" if lock else ""), (plan_id,)
     )
@@ -186,13 +186,13 @@ def new_plan(*, default_timeout_seconds: int, contract_configured: bool) -> NewP
 
 
 async def get_or_create(
-    cur: Cursor, user_id: str, *, lock: bool = False, defaults: NewPlan | None = None
+    cur: Cursor, *, user_id: str, lock: bool = False, defaults: NewPlan | None = None
 ) -> Plan:
     """The owner's plan, created in Draft the first time it is needed, with `defaults` (the
     service's, `new_plan`). Without them the table's own (no deadline, "wait"), which only
     callers that never commit a new plan may rely on (a check-in or deactivation of a plan that
     does not exist is refused, and its transaction rolled back)."""
-    plan = await get(cur, user_id, lock=lock)
+    plan = await get(cur, user_id=user_id, lock=lock)
     if plan is not None:
         return plan
     if defaults is None:
@@ -205,12 +205,12 @@ async def get_or_create(
             " VALUES (%s, %s, %s) ON CONFLICT (user_id) DO NOTHING",
             (user_id, defaults["verification_timeout_seconds"], defaults["on_verification_timeout"]),
         )
-    plan = await get(cur, user_id, lock=lock)
+    plan = await get(cur, user_id=user_id, lock=lock)
     assert plan is not None
     return plan
 
 
-async def guard_contents(cur: Cursor, user_id: str) -> None:
+async def guard_contents(cur: Cursor, *, user_id: str) -> None:
     """409 unless the owner's plan contents may change now; call inside the mutation's transaction.
 
     FOR SHARE holds the plan row until COMMIT, so a transition (an UPDATE of that row) waits for
@@ -233,7 +233,7 @@ async def guard_contents(cur: Cursor, user_id: str) -> None:
         )
 
 
-async def guard_removal(cur: Cursor, user_id: str, *, table: str) -> None:
+async def guard_removal(cur: Cursor, *, user_id: str, table: str) -> None:
     """409 if a removal just made (DELETE already run, same transaction) leaves an Active plan
     unable to release: no beneficiary, or fewer guardians than the approvals it asks for.
 
@@ -257,7 +257,7 @@ async def guard_removal(cur: Cursor, user_id: str, *, table: str) -> None:
         )
 
 
-def stage_times(plan: Plan) -> list[datetime | None]:
+def stage_times(*, plan: Plan) -> list[datetime | None]:
     """When each stage of the current cycle falls; None for a reminder that would precede the cycle."""
     start, due = plan["last_check_in_at"], plan["check_in_due_at"]
     if start is None or due is None:
@@ -270,7 +270,7 @@ def stage_times(plan: Plan) -> list[datetime | None]:
     return times
 
 
-def verification_stages(plan: Plan) -> list[tuple[str, datetime]]:
+def verification_stages(*, plan: Plan) -> list[tuple[str, datetime]]:
     """The stages of the current verification round in time order: ("3d" | "7d" | TIMEOUT, when).
     A reminder and the deadline at the same moment: the deadline comes last (it supersedes).
     Once the owner's final warning went out, the deadline is at least the warning interval
@@ -280,13 +280,13 @@ def verification_stages(plan: Plan) -> list[tuple[str, datetime]]:
     if start is None:
         return []
     stages = [(f"{offset.days}d", start + offset) for offset in VERIFICATION_REMINDERS]
-    deadline = verification_deadline(plan)
+    deadline = verification_deadline(plan=plan)
     if deadline is not None:
         stages.append((TIMEOUT, deadline))
     return sorted(stages, key=lambda stage: (stage[1], stage[0] == TIMEOUT))
 
 
-def verification_deadline(plan: Plan) -> datetime | None:
+def verification_deadline(*, plan: Plan) -> datetime | None:
     """When the round's deadline falls (None: no deadline): the owner's choice after the start,
     and never sooner than the warning interval after the final warning to the owner."""
     start, seconds = plan["verification_started_at"], plan["verification_timeout_seconds"]
@@ -299,7 +299,7 @@ def verification_deadline(plan: Plan) -> datetime | None:
     return deadline
 
 
-def owner_warnings(plan: Plan) -> list[tuple[str, datetime]]:
+def owner_warnings(*, plan: Plan) -> list[tuple[str, datetime]]:
     """The owner's warnings before a deadline that releases, in order: HALFWAY (only where it
     falls before the final one) and FINAL_WARNING, `deadline_warning_seconds` before the
     deadline (at the start of the round for a deadline shorter than that: the deadline then
@@ -312,17 +312,17 @@ def owner_warnings(plan: Plan) -> list[tuple[str, datetime]]:
     return ([(HALFWAY, halfway)] if start < halfway < final else []) + [(FINAL_WARNING, final)]
 
 
-def next_due(plan: Plan) -> datetime | None:
+def next_due(*, plan: Plan) -> datetime | None:
     """When the scheduler next has something to do for this plan (None: nothing)."""
     if plan["status"] == ACTIVE:
-        times = stage_times(plan)
+        times = stage_times(plan=plan)
         for stage in range(plan["stage_done"], len(times)):
             if times[stage] is not None:
                 return times[stage]
         return None
     if plan["status"] == PENDING:
-        stages, done = verification_stages(plan), plan["verification_stage_done"]
-        warnings, warned = owner_warnings(plan), plan["deadline_stage_done"]
+        stages, done = verification_stages(plan=plan), plan["verification_stage_done"]
+        warnings, warned = owner_warnings(plan=plan), plan["deadline_stage_done"]
         upcoming = [stages[done][1]] if done < len(stages) else []
         upcoming += [warnings[warned][1]] if warned < len(warnings) else []
         return min(upcoming) if upcoming else None
@@ -369,9 +369,9 @@ async def transition(
         return None
     previous = row.pop("previous")
     plan = _plan(row)
-    due = next_due(plan)
+    due = next_due(plan=plan)
     if due != plan["next_due_at"]:
-        await set_next_due(cur, plan_id, due)
+        await set_next_due(cur, plan_id=plan_id, due=due)
         plan["next_due_at"] = due
     transition_id = str(uuid.uuid4())
     sealed_name = None
@@ -390,19 +390,19 @@ async def transition(
     return plan
 
 
-async def set_next_due(cur: Cursor, plan_id: str, due: datetime | None) -> None:
+async def set_next_due(cur: Cursor, *, plan_id: str, due: datetime | None) -> None:
     """When the scheduler should look at this plan again (the due-plans index reads it)."""
     await cur.execute("UPDATE plans SET next_due_at = %s WHERE id = %s", (due, plan_id))
 
 
-async def note_report_reason(cur: Cursor, plan_id: str, *, reason: str) -> None:
+async def note_report_reason(cur: Cursor, *, plan_id: str, reason: str) -> None:
     """The round's reason, from the first report that gives one (a veto clears it)."""
     await cur.execute(
         "UPDATE plans SET report_reason = %s WHERE id = %s AND report_reason IS NULL", (reason, plan_id)
     )
 
 
-async def mark_ready(cur: Cursor, plan_id: str, now: datetime) -> bool:
+async def mark_ready(cur: Cursor, *, plan_id: str, now: datetime) -> bool:
     """Contract mode: the cancel window of an Approved plan is over (once per approval);
     False if it was already ready or is no longer Approved."""
     await cur.execute(
@@ -413,7 +413,7 @@ async def mark_ready(cur: Cursor, plan_id: str, now: datetime) -> bool:
     return await cur.fetchone() is not None
 
 
-async def update_schedule(cur: Cursor, plan_id: str, values: Mapping[str, Any]) -> Plan:
+async def update_schedule(cur: Cursor, *, plan_id: str, values: Mapping[str, Any]) -> Plan:
     """Write schedule columns without a status change (a check-in, a stage done) and recompute next_due_at."""
     allowed = {
         "last_check_in_at",
@@ -434,8 +434,8 @@ async def update_schedule(cur: Cursor, plan_id: str, values: Mapping[str, Any]) 
         [*values.values(), plan_id],
     )
     plan = _plan(await cur.fetchone())
-    due = next_due(plan)
+    due = next_due(plan=plan)
     if due != plan["next_due_at"]:
-        await set_next_due(cur, plan_id, due)
+        await set_next_due(cur, plan_id=plan_id, due=due)
         plan["next_due_at"] = due
     return plan

@@ -50,7 +50,7 @@ async def start_verification_in(
     needs are frozen now (`round_threshold`), and so is the owner's warning interval before a
     deadline that releases (`warning_seconds`, PLAN_DEADLINE_WARNING_SECONDS). `about` adds
     facts to the emails' context (an heir's request: `beneficiaryId`, `requestId`)."""
-    needed = await plans.threshold_now(cur, plan)
+    needed = await plans.threshold_now(cur, plan=plan)
     moved = await transition(
         cur,
         plan_id=plan["id"],
@@ -161,7 +161,7 @@ async def ready_in(cur: Cursor, *, plan: Plan, now: datetime) -> list[str] | Non
     """Contract mode, cancel window over: the plan is ready to finalise. Every beneficiary is
     emailed their claim link now (finalize_release needs it), the owner and guardians are told.
     Once per approval: None if it was already ready (or no longer Approved)."""
-    if not await plans.mark_ready(cur, plan["id"], now):
+    if not await plans.mark_ready(cur, plan_id=plan["id"], now=now):
         return None
     return await announce(
         cur,
@@ -223,8 +223,8 @@ async def warn_owner_in(cur: Cursor, *, plan: Plan, now: datetime, stage: str, s
     values: dict[str, Any] = {"deadline_stage_done": stages_done}
     if stage == plans.FINAL_WARNING:
         values["deadline_warned_at"] = now
-    moved = await update_schedule(cur, plan["id"], values)
-    deadline = plans.verification_deadline(moved)
+    moved = await update_schedule(cur, plan_id=plan["id"], values=values)
+    deadline = plans.verification_deadline(plan=moved)
     started_at = plan["verification_started_at"]
     assert deadline is not None and started_at is not None  # a round in PendingVerification
     return await announce(
@@ -278,7 +278,9 @@ async def verification_timeout_in(
         )
     else:
         await update_schedule(
-            cur, plan["id"], {"verification_timed_out_at": now, "verification_stage_done": stages_done}
+            cur,
+            plan_id=plan["id"],
+            values={"verification_timed_out_at": now, "verification_stage_done": stages_done},
         )
         context = {"outcome": "wait"}
         summary = (

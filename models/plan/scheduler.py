@@ -46,7 +46,7 @@ DUE_ORDER_SQL = " ORDER BY next_due_at, id LIMIT %s"
 
 
 async def due_batch(
-    pool: Pool, now: datetime, after: tuple[datetime, str] | None, limit: int = BATCH
+    pool: Pool, *, now: datetime, after: tuple[datetime, str] | None, limit: int = BATCH
 ) -> list[tuple[datetime, str]]:
     """(next_due_at, id) of due plans after the keyset `after`, oldest first."""
     sql = DUE_SQL
@@ -62,7 +62,7 @@ async def due_batch(
 
 
 async def advance(
-    pool: Pool, plan_id: str, *, now: datetime, contract_configured: bool, warning_seconds: int
+    pool: Pool, *, plan_id: str, now: datetime, contract_configured: bool, warning_seconds: int
 ) -> tuple[str, list[str]]:
     """Do what is due for one plan; returns (what was done, outbox ids to enqueue).
     `warning_seconds` (PLAN_DEADLINE_WARNING_SECONDS) goes to the verification rounds it starts."""
@@ -86,22 +86,22 @@ async def advance(
                 # Look again later: if the operator removes the contract, no finalize_release
                 # can ever come, and the release falls back to this scan.
                 ready = await release_path.ready_in(cur, plan=plan, now=now)
-                await plans.set_next_due(cur, plan_id, now + CONTRACT_RECHECK)
+                await plans.set_next_due(cur, plan_id=plan_id, due=now + CONTRACT_RECHECK)
                 return ("ready_to_finalize", ready) if ready is not None else ("awaiting_contract", [])
             # No contract, or a round the contract never saw (approved by attestations before
             # one was configured): the service releases it, as its emails said it would.
             row_ids = await release_path.release_in(cur, plan_id=plan_id, now=now, actor="scheduler")
             return "released", row_ids or []
-        await plans.set_next_due(cur, plan_id, next_due(plan))
+        await plans.set_next_due(cur, plan_id=plan_id, due=next_due(plan=plan))
         return "rescheduled", []
 
 
 async def _active(cur: Cursor, plan: Plan, now: datetime, warning_seconds: int) -> tuple[str, list[str]]:
-    times = stage_times(plan)
+    times = stage_times(plan=plan)
     start = plan["stage_done"]
     due = [s for s, at in enumerate(times[start:], start) if at is not None and at <= now]
     if not due:
-        await update_schedule(cur, plan["id"], {"stage_done": plan["stage_done"]})
+        await update_schedule(cur, plan_id=plan["id"], values={"stage_done": plan["stage_done"]})
         return "rescheduled", []
     # Only the latest due stage is acted on: after an outage the owner gets one current
     # reminder, not three stale ones, and verification supersedes the grace notice.
@@ -137,7 +137,7 @@ async def _active(cur: Cursor, plan: Plan, now: datetime, warning_seconds: int) 
         owner=Email(kind, context),
         timeline=Entry("plan.reminder_sent", summary, {"actor": "scheduler", "stage": label}),
     )
-    await update_schedule(cur, plan["id"], {"stage_done": stage + 1})
+    await update_schedule(cur, plan_id=plan["id"], values={"stage_done": stage + 1})
     return "reminded", row_ids
 
 
@@ -154,8 +154,8 @@ async def _pending(
     then a final warning); the final warning moves the deadline to at least the warning
     interval after it, so a deadline found due after an outage warns now and releases later."""
     warned: list[str] = []
-    if release_possible(plan, contract_configured):
-        warnings = owner_warnings(plan)
+    if release_possible(plan=plan, contract_configured=contract_configured):
+        warnings = owner_warnings(plan=plan)
         first_warning = plan["deadline_stage_done"]
         due_warnings = [i for i in range(first_warning, len(warnings)) if warnings[i][1] <= now]
         if due_warnings:
@@ -164,21 +164,23 @@ async def _pending(
             warned = await release_path.warn_owner_in(
                 cur, plan=plan, now=now, stage=warnings[stage][0], stages_done=stage + 1
             )
-            plan = await plans.get_by_id(cur, plan["id"]) or plan
-    elif plan["deadline_stage_done"] < len(owner_warnings(plan)):
+            plan = await plans.get_by_id(cur, plan_id=plan["id"]) or plan
+    elif plan["deadline_stage_done"] < len(owner_warnings(plan=plan)):
         # A plan set to release before a contract was configured: its deadline waits, so there
         # is nothing to warn of (and the stages must not stay due).
-        plan = await update_schedule(cur, plan["id"], {"deadline_stage_done": len(owner_warnings(plan))})
-    stages = verification_stages(plan)
+        plan = await update_schedule(
+            cur, plan_id=plan["id"], values={"deadline_stage_done": len(owner_warnings(plan=plan))}
+        )
+    stages = verification_stages(plan=plan)
     first = plan["verification_stage_done"]
     due = [index for index in range(first, len(stages)) if stages[index][1] <= now]
     if not due:
-        await update_schedule(cur, plan["id"], {"verification_stage_done": first})
+        await update_schedule(cur, plan_id=plan["id"], values={"verification_stage_done": first})
         return ("owner_warned", warned) if warned else ("rescheduled", [])
     done = due[-1] + 1
     if any(stages[index][0] == TIMEOUT for index in due):
         # With a contract, only on-chain approvals can release: the deadline can only wait.
-        release = release_possible(plan, contract_configured)
+        release = release_possible(plan=plan, contract_configured=contract_configured)
         row_ids = await release_path.verification_timeout_in(
             cur, plan=plan, now=now, release=release, stages_done=done
         )
@@ -204,11 +206,11 @@ async def _pending(
             count_as="guardians",
         ),
     )
-    await update_schedule(cur, plan["id"], {"verification_stage_done": done})
+    await update_schedule(cur, plan_id=plan["id"], values={"verification_stage_done": done})
     return "guardians_reminded", warned + row_ids
 
 
-def release_possible(plan: Plan, contract_configured: bool) -> bool:
+def release_possible(*, plan: Plan, contract_configured: bool) -> bool:
     """Whether this plan's deadline releases: the owner chose it, and no contract is configured
     (with one, only on-chain approvals release, so the deadline can only wait)."""
     return plan["on_verification_timeout"] == "release" and not contract_configured
@@ -225,13 +227,13 @@ async def scan(pool: Pool, *, now: datetime, contract_configured: bool, warning_
     row_ids: list[str] = []
     after = None
     while True:
-        batch = await due_batch(pool, now, after)
+        batch = await due_batch(pool, now=now, after=after)
         if not batch:
             break
         for _due_at, plan_id in batch:
             done, ids = await advance(
                 pool,
-                plan_id,
+                plan_id=plan_id,
                 now=now,
                 contract_configured=contract_configured,
                 warning_seconds=warning_seconds,

@@ -12,7 +12,7 @@ from models.account import users
 from models.delivery.deliveries import Delivery
 
 
-def when(value: Any) -> str:
+def when(*, value: Any) -> str:
     """A time as a person reads it, in UTC."""
     if not value:
         return "soon"
@@ -23,7 +23,7 @@ def when(value: Any) -> str:
 Template = Callable[[Delivery, dict[str, str]], tuple[str, str]]
 
 
-def owner_name(d: Delivery) -> str:
+def owner_name(*, d: Delivery) -> str:
     return users.known_as(name=d["owner_name"], wallet=d["owner_wallet"])
 
 

@@ -22,16 +22,17 @@ _TO_GUARDIAN = {
 def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     why = _TO_GUARDIAN.get(
         d["report_reason"] or "", "We have reason to think they may have died or can no longer act."
-    ).format(owner=_owner(d))
+    ).format(owner=_owner(d=d))
     if d["context"].get("reason") == "beneficiary_request":
         heir = d["subject_name"] or "One of the people they named in their plan"
-        why = f"{heir}, one of the people {_owner(d)} named in their plan, asked us to verify whether they "
+        why = f"{heir}, one of the people {_owner(d=d)} named in their plan, asked us to verify whether they "
         why += "have died or can no longer act."
         if d["request_note"]:
             why += f' They wrote: "{d["request_note"]}"'
     return (
-        f"Your help is needed with {_owner(d)}'s plan",
-        f"You are a guardian of {_owner(d)}'s legacy plan. {why} If you know this to be true, please sign in "
+        f"Your help is needed with {_owner(d=d)}'s plan",
+        f"You are a guardian of {_owner(d=d)}'s legacy plan. {why}"
+        " If you know this to be true, please sign in "
         "with your wallet and approve the release (or report it). "
         "If you are unsure, please do nothing for now: we release only when enough guardians agree.",
     )
@@ -40,30 +41,30 @@ def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, st
 def _false_alarm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
         "Good news: it was a false alarm",
-        f"{_owner(d)} has checked in. Nothing will be released, and there is nothing more for you to do. "
+        f"{_owner(d=d)} has checked in. Nothing will be released, and there is nothing more for you to do. "
         "Thank you for being there.",
     )
 
 
 def _plan_approved_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    when = _when(d["context"].get("releaseAt"))
+    when = _when(value=d["context"].get("releaseAt"))
     if d["context"].get("onchain"):
         return (
-            f"{_owner(d)}'s plan has been approved",
-            f"Enough guardians have approved the release of {_owner(d)}'s plan. Unless they check in by "
+            f"{_owner(d=d)}'s plan has been approved",
+            f"Enough guardians have approved the release of {_owner(d=d)}'s plan. Unless they check in by "
             f"{when}, {ONCHAIN_NEXT}.",
         )
     return (
-        f"{_owner(d)}'s plan has been approved",
-        f"Enough guardians have approved the release of {_owner(d)}'s plan. It will be released on "
+        f"{_owner(d=d)}'s plan has been approved",
+        f"Enough guardians have approved the release of {_owner(d=d)}'s plan. It will be released on "
         f"{when}, unless they check in before then.",
     )
 
 
 def _plan_ready_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
-        f"{_owner(d)}'s plan is ready to be released",
-        f"The time {_owner(d)} left to cancel has passed. Each of the people they named has been sent "
+        f"{_owner(d=d)}'s plan is ready to be released",
+        f"The time {_owner(d=d)} left to cancel has passed. Each of the people they named has been sent "
         "their link; the plan is released when one of them confirms it with their wallet. If one of them "
         "tells you the link never came, you can send it again from your guardian page.",
     )
@@ -71,8 +72,8 @@ def _plan_ready_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
 
 def _plan_released_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
-        f"{_owner(d)}'s plan has been released",
-        f"{_owner(d)}'s plan has been released to the people they chose. Thank you for your care.",
+        f"{_owner(d=d)}'s plan has been released",
+        f"{_owner(d=d)}'s plan has been released to the people they chose. Thank you for your care.",
     )
 
 
@@ -81,12 +82,13 @@ def _guardian_invitation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     days = d["context"].get("silenceDays")
     silence = f"for about {days} days" if days else "for longer than their plan allows"
     return (
-        f"{_owner(d)} asks you to be a guardian of their legacy plan",
-        f"{_owner(d)} has named you as a guardian of their legacy plan, with the Stellar wallet {wallet}.\n\n"
-        f"What a guardian does: if {_owner(d)} stops checking in {silence}, or "
+        f"{_owner(d=d)} asks you to be a guardian of their legacy plan",
+        f"{_owner(d=d)} has named you as a guardian of their legacy plan, with the Stellar wallet {wallet}"
+        ".\n\n"
+        f"What a guardian does: if {_owner(d=d)} stops checking in {silence}, or "
         "a guardian tells us they have died or can no longer act, we ask the guardians to confirm. "
-        f"The plan is released to the people {_owner(d)} chose only when enough guardians approve, and "
-        f"{_owner(d)} can stop it at any time by checking in. Most of the time there is nothing to do.\n\n"
+        f"The plan is released to the people {_owner(d=d)} chose only when enough guardians approve, and "
+        f"{_owner(d=d)} can stop it at any time by checking in. Most of the time there is nothing to do.\n\n"
         f"To accept or decline, open your page for this plan:\n\n{links['guardian']}\n\n"
         "Your wallet app signs your answer there (a link or a QR code; nothing is paid)."
         + (
@@ -103,13 +105,13 @@ def _guardian_reconfirm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     days = d["context"].get("graceDays", 30)
     where = f" at {links['app']}" if links.get("app") else ""
     return (
-        f"Are you still able to act for {_owner(d)}?",
-        f"Some time ago you agreed to be a guardian of {_owner(d)}'s legacy plan. Please tell us that you "
+        f"Are you still able to act for {_owner(d=d)}?",
+        f"Some time ago you agreed to be a guardian of {_owner(d=d)}'s legacy plan. Please tell us that you "
         f"still can: confirm on your page for this plan (the link below) with your Stellar wallet {wallet}"
         + (f", or sign in{where} with that wallet and confirm among the plans you guard" if where else "")
         + ". Your wallet's signature proves you still hold the key; it takes a minute, and nothing else "
         "changes.\n\n"
-        f"If we do not hear from you within {days} days, we will let {_owner(d)} know, so that they can "
+        f"If we do not hear from you within {days} days, we will let {_owner(d=d)} know, so that they can "
         "check on you or choose someone else. If you no longer have that wallet, tell them.",
     )
 
@@ -117,24 +119,26 @@ def _guardian_reconfirm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
 def _verification_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     days = d["context"].get("days", 3)
     return (
-        f"A reminder: {_owner(d)}'s plan is waiting for you",
-        f"{days} days ago we asked the guardians of {_owner(d)}'s legacy plan to confirm whether they "
+        f"A reminder: {_owner(d=d)}'s plan is waiting for you",
+        f"{days} days ago we asked the guardians of {_owner(d=d)}'s legacy plan to confirm whether they "
         "have died or can no longer act, and we have not had your answer yet. If you know this to be "
         "true, please sign in with your wallet and approve the release. If you are unsure, or you know "
-        f"they are well, do nothing: the plan waits, and {_owner(d)} can stop it at any time by checking in.",
+        f"they are well, do nothing: the plan waits, and {_owner(d=d)}"
+        " can stop it at any time by checking in.",
     )
 
 
 def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    passed = f"The deadline {_owner(d)} set for this verification has passed without enough approvals."
+    passed = f"The deadline {_owner(d=d)} set for this verification has passed without enough approvals."
     if d["context"].get("outcome") == "release":
         return (
-            f"{_owner(d)}'s plan will be released",
-            f"{passed} As they chose, their plan will be released on {_when(d['context'].get('releaseAt'))}, "
+            f"{_owner(d=d)}'s plan will be released",
+            f"{passed}"
+            f" As they chose, their plan will be released on {_when(value=d['context'].get('releaseAt'))}, "
             "unless they check in before then. There is nothing more you need to do.",
         )
     return (
-        f"{_owner(d)}'s plan is still waiting for its guardians",
+        f"{_owner(d=d)}'s plan is still waiting for its guardians",
         f"{passed} As they chose, the plan goes on waiting. If you know they have died or can no longer "
         "act, please sign in with your wallet and approve the release; if you are unsure, do nothing.",
     )
@@ -144,8 +148,8 @@ def _claim_link_undelivered(d: Delivery, links: dict[str, str]) -> tuple[str, st
     heir = d["subject_name"] or "one of the people they named"
     return (
         f"{heir} has not received their link",
-        f"We could not deliver to {heir} the link to what {_owner(d)} left them: the email to the address "
-        f"{_owner(d)} gave us did not go through. You can send it again from your guardian page; it "
+        f"We could not deliver to {heir} the link to what {_owner(d=d)} left them: the email to the address "
+        f"{_owner(d=d)} gave us did not go through. You can send it again from your guardian page; it "
         f"goes to that same address only. {heir} can also ask for it themselves on the claim page, with "
         "that address. If the address is wrong or no longer used, please reply to this email: we will "
         f"confirm who {heir} is before sending the link anywhere else.",
@@ -157,7 +161,7 @@ def _wallet_change_requested(d: Delivery, links: dict[str, str]) -> tuple[str, s
     wallet_end = d["context"].get("walletEnd", "")
     return (
         f"{heir} asks to claim with a new wallet",
-        f"{heir} says they no longer hold the wallet {_owner(d)}'s plan had for them, and has proven a new "
+        f"{heir} says they no longer hold the wallet {_owner(d=d)}'s plan had for them, and has proven a new "
         f"one (ending in {wallet_end}). Please approve it from your guardian page only after confirming "
         f"with {heir} themselves, in person or by phone, that this wallet is theirs: whoever it belongs "
         "to will be able to claim their share. If you are unsure, do nothing.",
@@ -166,8 +170,9 @@ def _wallet_change_requested(d: Delivery, links: dict[str, str]) -> tuple[str, s
 
 def _plan_deleted(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
-        f"{_owner(d)}'s plan no longer exists",
-        f"{_owner(d)} has deleted their legacy plan, so there is nothing more for you to do as its guardian.",
+        f"{_owner(d=d)}'s plan no longer exists",
+        f"{_owner(d=d)}"
+        " has deleted their legacy plan, so there is nothing more for you to do as its guardian.",
     )
 
 

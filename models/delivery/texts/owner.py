@@ -25,7 +25,7 @@ def _check_in_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     ctx = d["context"]
     return (
         "A gentle reminder to check in",
-        f"Your plan asks you to check in by {_when(ctx.get('dueAt'))}. "
+        f"Your plan asks you to check in by {_when(value=ctx.get('dueAt'))}. "
         'Signing in with your wallet, or pressing "I\'m here", is enough.',
     )
 
@@ -35,7 +35,7 @@ def _grace_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
         "We haven't heard from you",
         "Your check-in is overdue. If you do not check in by "
-        f"{_when(ctx.get('verificationAt'))}, we will ask your guardians to confirm you are well. "
+        f"{_when(value=ctx.get('verificationAt'))}, we will ask your guardians to confirm you are well. "
         "Signing in with your wallet, or the link below, is enough to stop this.",
     )
 
@@ -61,7 +61,7 @@ def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]
 
 
 def _plan_approved(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    when = _when(d["context"].get("releaseAt"))
+    when = _when(value=d["context"].get("releaseAt"))
     if d["context"].get("onchain"):
         return (
             "Your plan will be released unless you check in",
@@ -88,7 +88,8 @@ def _guardian_unresponsive(d: Delivery, links: dict[str, str]) -> tuple[str, str
     name = d["about_guardian_name"] or "One of your guardians"
     return (
         f"{name} has not confirmed they can still act",
-        f"We asked {name} on {_when(d['context'].get('askedAt'))} to confirm that they can still act as a "
+        f"We asked {name} on {_when(value=d['context'].get('askedAt'))}"
+        " to confirm that they can still act as a "
         "guardian of your plan, and they have not answered. They may have changed their email address, "
         "lost the wallet you recorded for them, or be unable to act. You may want to ask them, update "
         "their details, or add another guardian. We will not write to you about this again unless they "
@@ -127,9 +128,9 @@ def _guardians_short(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
 
 def _deadline_warning(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     ctx = d["context"]
-    when = _when(ctx.get("deadlineAt"))
+    when = _when(value=ctx.get("deadlineAt"))
     asked = (
-        f"On {_when(ctx.get('startedAt'))} we asked your guardians to confirm whether you have died or "
+        f"On {_when(value=ctx.get('startedAt'))} we asked your guardians to confirm whether you have died or "
         "can no longer act, and not enough of them have answered."
     )
     if ctx.get("stage") == "final":
@@ -152,7 +153,8 @@ def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]
     if d["context"].get("outcome") == "release":
         return (
             "Your plan will be released unless you check in",
-            f"{asked} As you chose, your plan will be released on {_when(d['context'].get('releaseAt'))}. "
+            f"{asked}"
+            f" As you chose, your plan will be released on {_when(value=d['context'].get('releaseAt'))}. "
             "If you are well, check in now to stop it.",
         )
     return (
@@ -225,7 +227,7 @@ def _account_changes(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     for change in changes:
         who, what = _CHANGES.get(change.get("what", ""), ("Your plan", "changed"))
         name = change.get("name") or "(name unavailable)"  # sealed under a key retired since
-        lines.append(f"{_when(change.get('at'))} — {who.format(name=name)}: {what}.")
+        lines.append(f"{_when(value=change.get('at'))} — {who.format(name=name)}: {what}.")
     subject = (
         "A change to your legacy plan" if len(lines) == 1 else f"{len(lines)} changes to your legacy plan"
     )
@@ -238,7 +240,8 @@ def _account_changes(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
 def _owner_email_changed(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
         "The email address of your legacy plan was changed",
-        f"On {_when(d['context'].get('at'))} the email address of your legacy plan account was changed from "
+        f"On {_when(value=d['context'].get('at'))}"
+        " the email address of your legacy plan account was changed from "
         "this one to another address; our emails about your plan now go there. " + _if_not_you(links),
     )
 

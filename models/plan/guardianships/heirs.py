@@ -52,8 +52,8 @@ async def resend_link(
                 "last 24 hours.",
                 retry,
             )
-        delivery = (await claim_links.deliveries(cur, ring, [plan["id"]]))[str(plan["id"])]
-    await outbox.enqueue(redis, row_ids)
+        delivery = (await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]]))[str(plan["id"])]
+    await outbox.enqueue(redis, row_ids=row_ids)
     return next(d for d in delivery if d["beneficiary_id"] == beneficiary_id)
 
 

@@ -121,12 +121,12 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
         )
         rows = await cur.fetchall()
         guarded = [row["plan_id"] for row in rows if row["accepted_at"] is not None]
-        links = await claim_links.deliveries(cur, ring, guarded)
+        links = await claim_links.deliveries(cur, ring, plan_ids=guarded)
         changes = await wallet_changes.pending_changes(cur, ring, plan_ids=guarded, guardian_user_id=user_id)
     result = []
     for sealed_row in rows:
         row = sealed_text.open_row(ring, table="users", row=sealed_row, id_key="owner_id", prefix="owner_")
-        threshold = plans.threshold(row, row["standing"])
+        threshold = plans.threshold(plan=row, standing=row["standing"])
         verified = row["status"] in (PENDING, APPROVED, RELEASED)  # the round's approvals still stand
         if row["accepted_at"] is None:
             result.append(_invited_only(row, threshold))
@@ -178,7 +178,7 @@ async def answer(
     plan_id = parse_id(raw=raw_plan_id, what="Plan")
     async with transaction(pool) as cur:
         await membership(cur, ring, user_id=user_id, plan_id=plan_id)
-        plan = await get_by_id(cur, plan_id, lock=True)
+        plan = await get_by_id(cur, plan_id=plan_id, lock=True)
         if plan is None:
             raise NotFound("Plan")
         if plan["status"] == RELEASED:
@@ -200,12 +200,12 @@ async def answer(
         row_ids: list[str] = []
         for row in changing:
             await guardians.record_answer(
-                cur, row["id"], accept=accept, now=now, reconfirm_after=reconfirm_after
+                cur, guardian_id=row["id"], accept=accept, now=now, reconfirm_after=reconfirm_after
             )
             declined = None
             if not accept:
                 # Whether the plan can still be released: the email says so either way.
-                accepted, needed = await plans.acceptance(cur, plan)
+                accepted, needed = await plans.acceptance(cur, plan=plan)
                 context = {"guardianId": str(row["id"]), "accepted": accepted, "needed": needed}
                 declined = Email("guardian_declined", context)
             row_ids += await announce(
@@ -222,5 +222,5 @@ async def answer(
                     entity_id=row["id"],
                 ),
             )
-    await outbox.enqueue(redis, row_ids)
+    await outbox.enqueue(redis, row_ids=row_ids)
     return Answer(invitation="accepted" if accept else "declined", status=plan["status"])

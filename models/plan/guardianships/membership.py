@@ -68,7 +68,7 @@ async def locked(cur: Cursor, ring: KeyRing, *, user_id: str, raw_plan_id: str) 
     plan_id = parse_id(raw=raw_plan_id, what="Plan")
     member = await membership(cur, ring, user_id=user_id, plan_id=plan_id)
     require_accepted(accepted_at=member["accepted_at"])
-    plan = await get_by_id(cur, plan_id, lock=True)
+    plan = await get_by_id(cur, plan_id=plan_id, lock=True)
     if plan is None:
         raise NotFound("Plan")
     if plan["status"] == DRAFT:

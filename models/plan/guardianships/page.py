@@ -87,22 +87,24 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
             f" {activity.KEY_USED_AT_SQL} AS owner_key_used_at"
             " FROM guardians g JOIN users o ON o.id = g.user_id LEFT JOIN plans p ON p.user_id = g.user_id"
             " WHERE g.page_token_digest = %s",
-            (guardian_links.digest(token),),
+            (guardian_links.digest(token=token),),
         )
         sealed_row = await cur.fetchone()
         if sealed_row is None:
             return None
         row = sealed_text.open_row(ring, table="guardians", row=sealed_row)
         row = sealed_text.open_row(ring, table="users", row=row, id_key="owner_id", prefix="owner_")
-        plan = None if row["plan_id"] is None else await plans.get_by_id(cur, row["plan_id"])
+        plan = None if row["plan_id"] is None else await plans.get_by_id(cur, plan_id=row["plan_id"])
         reports: list[Report] = []
         approvals, approved_by_me, threshold = 0, False, 0
         links: list[claim_links.LinkDelivery] = []
         if plan is not None and plan["status"] != DRAFT:
-            threshold = await plans.threshold_now(cur, plan)
+            threshold = await plans.threshold_now(cur, plan=plan)
             reports, approvals, approved_by_me = await _round(cur, ring, plan, row["id"])
             if row["accepted_at"] is not None and _heirs_hold_links(plan):
-                links = (await claim_links.deliveries(cur, ring, [plan["id"]])).get(str(plan["id"]), [])
+                links = (await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]])).get(
+                    str(plan["id"]), []
+                )
     state = "accepted" if row["accepted_at"] else "declined" if row["declined_at"] else "pending"
     page = GuardianPage(
         guardian_id=row["id"],
@@ -200,7 +202,7 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
     return asks
 
 
-def message(page: GuardianPage, action: Action, heir: str | None = None) -> str:
+def message(*, page: GuardianPage, action: Action, heir: str | None = None) -> str:
     """The words a wallet shows for this request (SEP-7 `msg`): the verb and the people."""
     owner = page["owner"]
     templates = {
@@ -257,7 +259,7 @@ async def ask(
             extra=extra,
         )
     async with autocommit(pool) as cur:
-        plan = await plans.get_by_id(cur, page["plan_id"])
+        plan = await plans.get_by_id(cur, plan_id=page["plan_id"])
     assert plan is not None
     if gateway is None:
         text = await verification.issue_attestation(
@@ -332,7 +334,7 @@ async def take_signed(
             now=now,
         )
         await wallet_requests.take(redis, request=request)
-        user = await users.sign_in(pool, ring, page["wallet_address"])
+        user = await users.sign_in(pool, ring, wallet_address=page["wallet_address"])
         row, _created = await onchain.guardian_submit(
             pool,
             user_id=user["id"],
@@ -353,7 +355,7 @@ async def take_signed(
         home_domain=sep7.origin_domain(settings.public_base_url),
         passphrase=settings.stellar_network_passphrase,
     )
-    user_id = (await users.sign_in(pool, ring, page["wallet_address"]))["id"]
+    user_id = (await users.sign_in(pool, ring, wallet_address=page["wallet_address"]))["id"]
     if request["purpose"] == "guardian.approve":
         await verification.approve_by_challenge(
             pool,

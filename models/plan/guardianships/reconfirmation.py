@@ -45,7 +45,7 @@ async def reconfirm(
     async with transaction(pool) as cur:
         member = await membership(cur, ring, user_id=user_id, plan_id=plan_id)
         require_accepted(accepted_at=member["accepted_at"])
-        plan = await get_by_id(cur, plan_id)
+        plan = await get_by_id(cur, plan_id=plan_id)
         if plan is None:
             raise NotFound("Plan")
         if plan["status"] == RELEASED:
@@ -57,7 +57,7 @@ async def reconfirm(
             (user_id, plan["user_id"]),
         )
         ids = [row["id"] for row in await cur.fetchall()]
-        await guardians.record_reconfirmed(cur, ids, now=now, next_ask=now + interval)
+        await guardians.record_reconfirmed(cur, guardian_ids=ids, now=now, next_ask=now + interval)
         await announce(
             cur,
             plan_id=plan["id"],
@@ -89,7 +89,11 @@ async def sweep(
                     later = None if row["plan_status"] == RELEASED else now + interval
                     assert row["plan_status"] in (RELEASED, DRAFT)
                     await guardians.set_reconfirm_step(
-                        cur, row["id"], asked_at=None, unresponsive_since=row["unresponsive_since"], due=later
+                        cur,
+                        guardian_id=row["id"],
+                        asked_at=None,
+                        unresponsive_since=row["unresponsive_since"],
+                        due=later,
                     )
                     outcome = "postponed"
                 elif row["reconfirm_asked_at"] is None:
@@ -106,7 +110,7 @@ async def sweep(
                     )
                     await guardians.set_reconfirm_step(
                         cur,
-                        row["id"],
+                        guardian_id=row["id"],
                         asked_at=now,
                         unresponsive_since=row["unresponsive_since"],
                         due=now + grace,
@@ -133,7 +137,7 @@ async def sweep(
                         )
                     await guardians.set_reconfirm_step(
                         cur,
-                        row["id"],
+                        guardian_id=row["id"],
                         asked_at=None,
                         unresponsive_since=row["unresponsive_since"] or now,
                         due=row["reconfirm_asked_at"] + interval,  # one request per interval

@@ -111,7 +111,7 @@ async def report(
             ),
         )
         if reason is not None:
-            await plans.note_report_reason(cur, plan["id"], reason=reason)
+            await plans.note_report_reason(cur, plan_id=plan["id"], reason=reason)
         await announce(
             cur,
             plan_id=plan["id"],
@@ -128,7 +128,7 @@ async def report(
                 },
             ),
         )
-    await outbox.enqueue(redis, row_ids)
+    await outbox.enqueue(redis, row_ids=row_ids)
 
 
 async def attestation(
@@ -235,7 +235,7 @@ async def record_approval(
         (plan["user_id"], plan["id"], plan["verification_round"]),
     )
     counts = await cur.fetchone()
-    if counts["approvals"] < plans.threshold(plan, counts["standing"]):
+    if counts["approvals"] < plans.threshold(plan=plan, standing=counts["standing"]):
         return []
     moved = await release_path.approve_in(
         cur, plan=plan, now=now, actor="guardian", last_guardian_id=guardian_id
@@ -295,7 +295,7 @@ async def approve(
             message=message,
             signature=signature.strip(),
         )
-    await outbox.enqueue(redis, row_ids)
+    await outbox.enqueue(redis, row_ids=row_ids)
 
 
 async def approve_by_challenge(
@@ -347,4 +347,4 @@ async def approve_by_challenge(
             message=message,
             signature=signed_xdr,
         )
-    await outbox.enqueue(redis, row_ids)
+    await outbox.enqueue(redis, row_ids=row_ids)
