@@ -1,6 +1,7 @@
 """The house rules of docs/conventions.md that a reader can check from the files alone: one
 module writes each table, no SQL writes outside models/, no folder of more than 12 modules, no
-module in models/ over 450 lines, imports run down the floors only and never in a circle."""
+module in models/ over 450 lines, imports run down the floors only and never in a circle, and a
+public model function takes its domain values by keyword."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import tomllib
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +34,28 @@ MAY_IMPORT = {
 MAX_MODULES = 12
 # A module in models/ past this many lines holds more than one reason to change (#29): split it.
 MAX_LINES = 450
+# What a public model function may take positionally (docs/conventions.md, "Keyword-only domain
+# calls"): the record type, the connection, cache, key, storage and process handles. Every other
+# parameter (ids, rows, times, texts, SQL fragments, even a function's only one) comes after `*`.
+HANDLES = frozenset(
+    [
+        "self",
+        "cls",
+        "kind",
+        "pool",
+        "cur",
+        "conn",
+        "redis",
+        "ring",
+        "key_ring",
+        "settings",
+        "storage",
+        "clock",
+        "ctx",
+        "mailer",
+        "app",
+    ]
+)
 
 _TABLE = re.compile(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)")
 
@@ -274,3 +298,54 @@ def test_the_readme_links_every_document():
     readme = (ROOT / "README.md").read_text()
     unlinked = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if f"](docs/{p.name})" not in readme]
     assert unlinked == [], "README's Documentation section should link these"
+
+
+def _public_functions(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, ast.arguments]]:
+    """(qualified name, parameters) of each public function and public method (of a public class)."""
+    for node in body:
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            yield from _public_functions(node.body, f"{prefix}{node.name}.")
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_"):
+            yield f"{prefix}{node.name}", node.args
+
+
+def _positional_values(base: Path = ROOT) -> list[str]:
+    """`module.function(parameter)` for each parameter of a public function or public method in
+    models/ that a caller may pass by position and is not a handle (a `*args` counts too)."""
+    found = []
+    for path in sorted((base / "models").rglob("*.py")):
+        module = ".".join(path.relative_to(base).with_suffix("").parts)
+        for name, args in _public_functions(ast.parse(path.read_text()).body):
+            values = [a.arg for a in (*args.posonlyargs, *args.args) if a.arg not in HANDLES]
+            values += [f"*{args.vararg.arg}"] if args.vararg else []
+            found += [f"{module}.{name}({value})" for value in values]
+    return found
+
+
+def test_public_model_functions_take_domain_values_by_keyword():
+    assert _positional_values() == [], "put these after `*` (handles only may come first; see HANDLES)"
+
+
+def test_the_keyword_check_sees_a_positional_value(tmp_path):
+    """The check can fail: a value after the handles, a lone value, a method's value and `*args`
+    are found; handles, keyword-only values, private functions and nested helpers are not."""
+    (tmp_path / "models" / "plan").mkdir(parents=True)
+    (tmp_path / "models" / "plan" / "plans.py").write_text(
+        "async def set_next_due(cur, plan_id, *, due): ...\n"
+        "def majority(guardian_count): ...\n"
+        "async def get(cur, ring, *, user_id, lock=False): ...\n"
+        "def _record(ring, row): ...\n"
+        "class Check:\n"
+        "    async def remember(self, user_id, *, now): ...\n"
+        "    def _hidden(self, row): ...\n"
+        "class _Private:\n"
+        "    def open(self, row): ...\n"
+        "def fan_out(redis, *row_ids):\n"
+        "    def helper(row): ...\n"
+    )
+    assert _positional_values(tmp_path) == [
+        "models.plan.plans.set_next_due(plan_id)",
+        "models.plan.plans.majority(guardian_count)",
+        "models.plan.plans.Check.remember(user_id)",
+        "models.plan.plans.fan_out(*row_ids)",
+    ]
