@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import secrets
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from arq.connections import ArqRedis
@@ -22,7 +23,7 @@ from models.chain import wallet_requests
 from models.delivery import outbox
 from models.delivery.announce import Entry, announce
 from models.plan import approvals, plans, release_path
-from models.plan.guardianships.membership import locked
+from models.plan.guardianships.membership import Membership, locked
 from models.plan.plans import ACTIVE, PENDING, RELEASED, Plan
 
 # Plan, verification round, guardian: an attestation issued before the owner's veto is not
@@ -266,36 +267,15 @@ async def approve(
             ["signature: Must be a 64-byte ed25519 signature, base64 (88 chars) or hex (128 chars)."],
             details={"signature": ["Not a valid signature encoding."]},
         )
-    ring = settings.key_ring
-    async with autocommit(pool) as cur:
-        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
-    key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
-    message = await redis.get(key)
-    message = message.decode() if isinstance(message, bytes) else message
-    if message is None:
-        raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
-    if not verify_signature(member["wallet_address"], message, raw_signature):
-        raise Unauthorized("The signature does not match the attestation for your guardian wallet")
-    if not await challenges.consume_key(redis, key, message):
-        raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
-    async with transaction(pool) as cur:
-        signed_round = plan["verification_round"]
-        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
-        if plan["verification_round"] != signed_round:
-            raise Unauthorized("The attestation was for an earlier verification; request a new one")
-        row_ids = await record_approval(
-            cur,
-            ring,
-            plan=plan,
-            guardian_id=member["guardian_id"],
-            guardian_name=member["guardian_name"],
-            wallet_address=member["wallet_address"],
-            approver_user_id=user_id,
-            now=now,
-            message=message,
-            signature=signature.strip(),
-        )
-    await outbox.enqueue(redis, row_ids=row_ids)
+
+    async def check(member: Membership, message: str) -> str:
+        if not verify_signature(member["wallet_address"], message, raw_signature):
+            raise Unauthorized("The signature does not match the attestation for your guardian wallet")
+        return signature.strip()
+
+    await _approve_attestation(
+        pool, redis, settings, user_id=user_id, raw_plan_id=raw_plan_id, now=now, check=check
+    )
 
 
 async def approve_by_challenge(
@@ -315,19 +295,42 @@ async def approve_by_challenge(
     attestation, burnt once, and the same approval record (the signed challenge as evidence)."""
     if settings.service_contract_id:
         raise Conflict("This service approves releases on-chain: sign the approve_guardian request instead.")
+
+    async def check(member: Membership, message: str) -> str:
+        if request["signer"] != member["wallet_address"]:
+            raise Unauthorized("The challenge was for another wallet than your guardian wallet")
+        await wallet_requests.take_challenge(
+            redis, settings, request=request, signed_xdr=signed_xdr, text=message
+        )
+        return signed_xdr
+
+    await _approve_attestation(
+        pool, redis, settings, user_id=user_id, raw_plan_id=raw_plan_id, now=now, check=check
+    )
+
+
+async def _approve_attestation(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    user_id: str,
+    raw_plan_id: str,
+    now: datetime,
+    check: Callable[[Membership, str], Awaitable[str]],
+) -> None:
+    """What both ways of approving share: the outstanding attestation of this round, proved by
+    `check` (which raises, or returns the evidence to keep), burnt once, then the approval
+    recorded in the round it was signed for."""
     ring = settings.key_ring
     async with autocommit(pool) as cur:
         plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
-    if request["signer"] != member["wallet_address"]:
-        raise Unauthorized("The challenge was for another wallet than your guardian wallet")
     key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
     message = await redis.get(key)
     message = message.decode() if isinstance(message, bytes) else message
     if message is None:
         raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
-    await wallet_requests.take_challenge(
-        redis, settings, request=request, signed_xdr=signed_xdr, text=message
-    )
+    evidence = await check(member, message)
     if not await challenges.consume_key(redis, key, message):
         raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
     async with transaction(pool) as cur:
@@ -345,6 +348,6 @@ async def approve_by_challenge(
             approver_user_id=user_id,
             now=now,
             message=message,
-            signature=signed_xdr,
+            signature=evidence,
         )
     await outbox.enqueue(redis, row_ids=row_ids)
