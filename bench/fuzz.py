@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import base64
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -92,6 +93,9 @@ async def main() -> int:
     soroban_rpc = SorobanRpcEmulator(contract_id=random_contract_id())
     await soroban_rpc.start()
     env.update(SERVICE_CONTRACT_ID=str(soroban_rpc.contract_id), SOROBAN_RPC_URL=soroban_rpc.url)
+    # The email webhook is fuzzed past its honest 503 too: with a secret, every unsigned or
+    # forged delivery event must be a 4xx (schemathesis counts any 5xx as a failure).
+    env.update(EMAIL_WEBHOOK_SECRET="whsec_" + base64.b64encode(secrets.token_bytes(24)).decode())
     api = start_server("service", ["service.cli", "serve"], env, workdir)
     api.base_url = f"http://127.0.0.1:{env['PORT']}"
     try:
