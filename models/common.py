@@ -59,10 +59,13 @@ class OwnedRows(Generic[R]):
     what: str  # the resource's name in a 404
     record: Callable[[KeyRing, dict[str, Any]], R]  # a row as the owner sees it (texts opened)
     alias: str = ""  # for a select list whose subqueries join other tables
+    # Tables the record's select list reads beside its own (" LEFT JOIN … ON …", needs `alias`):
+    # one row joined per page, where a subquery in the select list would run per row.
+    joins: str = ""
 
     @property
     def _source(self) -> str:
-        return f"{self.table} {self.alias}" if self.alias else self.table
+        return f"{self.table} {self.alias}{self.joins}" if self.alias else self.table
 
     @property
     def _prefix(self) -> str:
@@ -71,9 +74,10 @@ class OwnedRows(Generic[R]):
     async def row(
         self, cur: Cursor, *, user_id: str, row_id: str, lock: bool = False, columns: str | None = None
     ) -> dict[str, Any]:
-        """One of the owner's rows, as selected (`columns`: another select list); `lock` adds
-        FOR UPDATE."""
-        sql = f"SELECT {columns or self.columns} FROM {self._source} WHERE {self._prefix}id = %s"
+        """One of the owner's rows, as selected (`columns`: another select list, of this table's
+        own columns, read without the joins); `lock` adds FOR UPDATE (of this table's row only)."""
+        source = self._source if columns is None else f"{self.table} {self.alias}".rstrip()
+        sql = f"SELECT {columns or self.columns} FROM {source} WHERE {self._prefix}id = %s"
         sql += f" AND {self._prefix}user_id = %s"
         if lock:
             sql += f" FOR UPDATE OF {self.alias}" if self.alias else " FOR UPDATE"

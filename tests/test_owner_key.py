@@ -230,6 +230,13 @@ async def test_after_release_no_owner_route_holds_a_token_or_a_sealed_text(
         for row in body if isinstance(body, list) else [body]:
             assert row["claimToken"] is None
             assert heir["claimToken"] not in json.dumps(row)
+    # Only this owner's release counts: another owner's heirs keep their links on their routes.
+    other = await sign_in(client)
+    theirs = await create(client, other, "beneficiaries", name="B", email="b@example.org", allocationPercentage=5)
+    for path in ("/api/beneficiaries", f"/api/beneficiaries/{theirs['id']}"):
+        body = await (await client.get(path, headers=other.headers)).json()
+        for row in body if isinstance(body, list) else [body]:
+            assert row["claimToken"] == theirs["claimToken"]
     # No text of a letter not yet opened to its heirs; the opened one stays, each with its date.
     by_id = {m["id"]: m for m in await (await client.get("/api/messages", headers=owner.headers)).json()}
     opened, dated, later = (by_id[letters[k]["id"]] for k in ("on_release", "on_date", "after_release"))
