@@ -13,8 +13,9 @@ The ceiling and the worker (needed for the capsule's set-up) run from this tree;
 must answer the same routes. Scenarios: `me` (GET /api/auth/me), `list` (GET
 /api/beneficiaries, 50 rows), `capsule` (GET /api/claim/:token, 100 messages, 50 documents),
 `submit` (POST /api/claim/:token/submit, fresh envelopes for every run). `--rss-mib N` also
-reports each API's peak RSS over three N MiB archive uploads. Prints one `AB` line per
-measurement and writes them to `--out` as JSON. See bench/README.md.
+reports each API's peak RSS over three N MiB archive uploads; `--other-plans N` first gives the
+database N other owners with a plan each, as a live service has (the owner list once paid for
+them). Prints one `AB` line per measurement and writes them to `--out` as JSON. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import psycopg2
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -61,6 +63,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--rss-mib", type=int, default=0)
     parser.add_argument("--rss-services", default="", help="comma-separated names (default: all)")
+    parser.add_argument(
+        "--other-plans", type=int, default=0, help="other owners' plans in the database (a live service's)"
+    )
     parser.add_argument("--out", default="")
     args = parser.parse_args(argv)
     args.services = dict(s.split("=", 1) for s in args.service)
@@ -144,7 +149,24 @@ class AB:
             self.ring,
         )
 
+    def other_plans(self) -> None:
+        """Owners who are not the bench's, each with a plan: no owner's route should pay for them."""
+        conn = psycopg2.connect(self.database_url)
+        try:
+            with conn, conn.cursor() as cur:
+                cur.execute(
+                    "WITH u AS (INSERT INTO users (wallet_address) SELECT 'BENCH-OTHER-' || g"
+                    " FROM generate_series(1, %s) g RETURNING id)"
+                    " INSERT INTO plans (user_id) SELECT id FROM u",
+                    (self.args.other_plans,),
+                )
+                cur.execute("ANALYZE users; ANALYZE plans")
+        finally:
+            conn.close()
+
     async def set_up(self) -> None:
+        if self.args.other_plans:
+            await asyncio.to_thread(self.other_plans)
         kinds = {kind for kind, _ in self.args.scenarios}
         first = next(iter(self.apis))
         base = self.apis[first].base_url
