@@ -12,7 +12,7 @@ no second chance (issue #16). Now:
 - Each has its own limit: `PER_BENEFICIARY` resends per beneficiary per 24 h asked publicly,
   and as many asked by the guardians. Anyone who knows an heir's address can use up the public
   allowance; the guardians' stays whole (#28 F1).
-- A claim-link email that ends `failed` or `skipped` emails every guardian (in the delivery
+- A claim-link email that ends `failed` or `skipped` emails every accepted guardian (in the delivery
   job's transaction: models.delivery.outbox.Batch.record).
 
 Decisions: docs/capsule.md "A link is never lost".

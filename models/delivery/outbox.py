@@ -295,9 +295,10 @@ _RECIPIENT_BIDX = (
 
 
 async def _alert_guardians(cur: Cursor, row_ids: list[str], now: datetime) -> list[str]:
-    """Every guardian of the plan is emailed (`claim_link_undelivered`) when one of these
-    claim-link rows ended failed or skipped: which heir (by name, at send time) and what they
-    can do (docs/capsule.md "A link is never lost")."""
+    """Every accepted guardian of the plan is emailed (`claim_link_undelivered`) when one of
+    these claim-link rows ended failed or skipped: which heir (by name, at send time) and what
+    they can do (docs/capsule.md "A link is never lost"). One who has not accepted is told
+    nothing of the plan's contents (#28 F4), as for a bounce (`alert_undeliverable`)."""
     if not row_ids:
         return []
     await cur.execute(
@@ -307,7 +308,7 @@ async def _alert_guardians(cur: Cursor, row_ids: list[str], now: datetime) -> li
         "   jsonb_build_object('beneficiaryId', o.recipient_id::text, 'outcome', o.status), %s, %s"
         " FROM outbox o JOIN plans p ON p.id = o.plan_id JOIN guardians g ON g.user_id = p.user_id"
         " WHERE o.id = ANY(%s::uuid[]) AND o.kind = 'claim_link' AND o.status IN ('failed', 'skipped')"
-        " RETURNING id::text AS id",
+        f" AND {_ACCEPTED} RETURNING id::text AS id",
         (now, now, list(row_ids)),
     )
     return [row["id"] for row in await cur.fetchall()]
