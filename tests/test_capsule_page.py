@@ -14,7 +14,7 @@ import pytest
 
 from api.html import spelled
 from tests.capsule_helpers import PRIVACY_HEADERS, Family, family
-from tests.plan_helpers import create
+from tests.plan_helpers import create, query
 from tests.test_heirs_onchain import ready
 from tests.test_onchain import onchain
 
@@ -203,3 +203,19 @@ async def test_ready_says_what_happens_next_and_nothing_of_the_contents(
     assert f'action="/claim/{heir["claimToken"]}/wallet"' in text
     for absent in ("Letters", "Documents", "Your share", "%"):
         assert absent not in words, absent
+
+
+async def test_an_owner_without_a_name_is_their_wallet_on_the_heirs_page(fam: Family) -> None:
+    ada = await fam.add_heir("Ada", 100)
+    await fam.message("Dear Ada.", title="First")
+    await fam.release()
+    # A name cleared after activation (activation needs one); the page names the wallet, as
+    # the guardians' page and every email do (models.account.users.known_as).
+    query(fam.settings, "UPDATE users SET name_sealed = NULL WHERE id = %s", (fam.owner.user["id"],))
+    status, text = await page(fam, f"/claim/{ada['claimToken']}")
+    assert status == 200
+    words = visible_text(text)
+    holder = f"the holder of the Stellar wallet {fam.owner.keypair.public_key}"
+    assert "The person who made this plan" not in words and "Olive" not in words
+    assert f"The holder of the Stellar wallet {fam.owner.keypair.public_key} left this for you, Ada" in words
+    assert f"In the order {holder} wrote them." in words

@@ -19,10 +19,17 @@ from api.claim.gate import claim_gate
 from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN
 from api.sep import wallet_request
 from core.stellar import sep7
+from models.account import users
 from models.claim import capsule as capsules
 from models.claim import finishing
 
 routes = web.RouteTableDef()
+
+
+def _owner(capsule: capsules.Capsule) -> str:
+    """The owner as every guardian and heir text names them: their name, else their wallet."""
+    return users.known_as(name=capsule["owner_name"], wallet=capsule["owner_wallet"])
+
 
 MEDIA_WORDS = {"video": "A video", "voice": "A voice recording", "photo": "A photo"}
 _CONTENT_WORDS = {
@@ -88,7 +95,7 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
     }
     if shown["ready"] is not None:
         ready = shown["ready"]
-        owner = ready["owner_name"] or "The person who made this plan"
+        owner = _owner(capsule)
         return html.render(
             "capsule_ready.html",
             title=f"From {owner}",
@@ -100,7 +107,7 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
     contents = shown["contents"]
     if contents is None:
         return html.render("capsule_locked.html", title="Nothing here yet")
-    owner = contents["owner_name"] or "The person who made this plan"
+    owner = _owner(capsule)
     sections = [
         (anchor, label)
         for anchor, label, present in (
@@ -136,7 +143,7 @@ def heir_request(
     prepared = step["request"]
     if prepared is None:
         return None
-    owner = capsule["owner_name"]
+    owner = _owner(capsule)
     if prepared["purpose"] == "heir.finalize_release":
         msg = sep7.message("Finalise the release of {owner}'s plan, for everyone it names", owner=owner)
     else:

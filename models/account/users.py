@@ -43,6 +43,11 @@ class SigningIn(User):
     session_generation: int
 
 
+# known_as's words when there is no name, lower-case for the middle of a sentence; an email
+# that opens a sentence with them capitalises them (models.delivery.texts.common.sentence_case).
+STAND_INS = ("the holder of the Stellar wallet ", "the plan's owner")
+
+
 def known_as(*, name: str | None, wallet: str | None) -> str:
     """The words naming an owner to their guardians and heirs (emails, the guardian's page): their
     name; a plan is activated and a guardian invited only once it has one (#25), so the wallet
@@ -50,7 +55,7 @@ def known_as(*, name: str | None, wallet: str | None) -> str:
     email with no plan behind it, which names no owner.)"""
     if name:
         return name
-    return f"the holder of the Stellar wallet {wallet}" if wallet else "the plan's owner"
+    return f"{STAND_INS[0]}{wallet}" if wallet else STAND_INS[1]
 
 
 def _record(ring: KeyRing, row: dict[str, Any]) -> Any:

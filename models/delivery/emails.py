@@ -19,7 +19,7 @@ from models.contents import email_confirmations
 from models.contents.beneficiaries import open_claim_token
 from models.delivery.deliveries import Delivery
 from models.delivery.texts import guardian, heir, owner
-from models.delivery.texts.common import Template
+from models.delivery.texts.common import Template, sentence_case
 from models.plan import check_in_links, guardian_links
 
 # Every outbox kind's template, from the three audiences' modules (models/delivery/texts/).
@@ -75,7 +75,7 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
         key_id = d["check_in_key_id"] or ring.primary_id
         token = check_in_links.token_for(ring, key_id=key_id, outbox_id=d["id"])
         links["check_in"] = check_in_links.url(base_url=base_url, token=token)
-    subject, text = TEMPLATES[d["kind"]](d, links)
+    subject, text = (sentence_case(text=t) for t in TEMPLATES[d["kind"]](d, links))
     if "check_in" in links:
         text += "\n\n" + CHECK_IN_LINK_TEXT.format(url=links["check_in"])
     if "guardian" in links and d["kind"] not in ("guardian_invitation", "plan_deleted"):  # a page soon gone

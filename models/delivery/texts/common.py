@@ -4,6 +4,7 @@ emails both say it)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,17 @@ Template = Callable[[Delivery, dict[str, str]], tuple[str, str]]
 
 def owner_name(*, d: Delivery) -> str:
     return users.known_as(name=d["owner_name"], wallet=d["owner_wallet"])
+
+
+# A sentence (or a subject) that opens with the owner's stand-in words (users.known_as: "the
+# holder of the Stellar wallet G…") starts with a capital, as the guardian's page does
+# (api/templates/guardian.html `Owner`). A name is left exactly as the owner wrote it.
+_OPENING_STAND_IN = re.compile(r"(^|[.!?]\s+|\n)(" + "|".join(map(re.escape, users.STAND_INS)) + ")")
+
+
+def sentence_case(*, text: str) -> str:
+    """`text` with every sentence that opens with the owner's stand-in words capitalised."""
+    return _OPENING_STAND_IN.sub(lambda m: m.group(1) + m.group(2)[0].upper() + m.group(2)[1:], text)
 
 
 # On-chain, a plan is not released on a date: its beneficiaries are sent their links when the
