@@ -78,7 +78,7 @@ async def test_a_guardian_accepts_and_approves_off_chain_from_their_page(
     other = WalletApp(client, guardians[1].keypair)
     request = await other.open(await ask(client, second, "accept"))
     resp = await client.post(
-        callback_path(request), data={"xdr": other.sign(request), "via": "page"}, allow_redirects=False
+        callback_path(request) + "?via=page", data={"xdr": other.sign(request)}, allow_redirects=False
     )
     assert resp.status == 303 and resp.headers["Location"] == second
     assert (await client.post("/api/legacy/activate", headers=owner.headers)).status == 200

@@ -88,11 +88,20 @@ async def test_the_paste_back_form_binds_and_answers_with_the_page(
     key = Keypair.random()
     wallet = WalletApp(onchain, key)
     request = await wallet.open(request_uri(await prove_page(onchain, token, key.public_key)))
+    signed = wallet.sign(request)
     resp = await onchain.post(
-        callback_path(request), data={"xdr": wallet.sign(request), "via": "page"}, allow_redirects=False
+        callback_path(request) + "?via=page", data={"xdr": signed}, allow_redirects=False
     )
     assert resp.status == 303 and resp.headers["Location"] == f"/claim/{token}"
     assert (await (await onchain.get(f"/api/claim/{token}")).json())["wallet"]["address"] == key.public_key
+    # The form's post under a token that opens nothing is the 404 page, from the claim gate on
+    # (the URL says it is the form); a wallet's post there is the JSON error.
+    unknown = callback_path(request).replace(token, "0" * 64)
+    resp = await onchain.post(unknown + "?via=page", data={"xdr": signed})
+    assert resp.status == 404 and resp.content_type == "text/html"
+    assert "This link does not open anything" in await resp.text()
+    resp = await onchain.post(unknown, data={"xdr": signed})
+    assert resp.status == 404 and (await resp.json())["statusCode"] == 404
 
 
 async def test_refusals_expired_wrong_signer_another_token_and_a_siblings_wallet(

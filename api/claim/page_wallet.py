@@ -75,7 +75,7 @@ async def name_wallet(request: web.Request, capsule: Capsule) -> web.Response:
     description="Form-encoded `xdr=<signed envelope>` (what SEP-7 wallets send). A signed challenge "
     "binds the wallet as `POST /api/claim/{token}/wallet/verify`; a signed `finalize_release` or "
     "`claim_assets` is checked and relayed as `POST /api/claim/{token}/submit`. 200 `{status}` to a "
-    "wallet; 303 back to the page for the form (`via=page`). Another transaction or another signer: "
+    "wallet; 303 back to the page for the form (`?via=page`). Another transaction or another signer: "
     "400/401, the request stays usable; a used or expired request: 409; another heir's request: 404.",
     responses={
         200: {"description": "Taken"},

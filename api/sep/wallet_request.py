@@ -19,7 +19,9 @@ from core.errors import BadRequest
 from core.stellar import sep7
 from models.chain.wallet_requests import Prepared
 
-FROM_PAGE = "sep7_from_page"  # request key: the callback came from the page's form
+# The paste-back form posts to the callback with this query: its answers, the claim gate's and
+# every other error included, are pages; a wallet's (no query) are JSON.
+PAGE_QUERY = "via=page"
 MAX_XDR = 20_000
 
 
@@ -27,7 +29,7 @@ class Shown(TypedDict):
     uri: str
     qr: str  # inline SVG markup, made here (not user input)
     xdr: str
-    action: str  # the callback path, for the paste-back form
+    action: str  # the callback path with `?via=page`, for the paste-back form
     msg: str
     signer: str
     valid_until: Any
@@ -50,7 +52,7 @@ def present(request: web.Request, prepared: Prepared, *, msg: str, page_path: st
         "uri": uri,
         "qr": sep7.qr_svg(uri),
         "xdr": prepared["xdr"],
-        "action": action,
+        "action": f"{action}?{PAGE_QUERY}",
         "msg": msg,
         "signer": prepared["signer"],
         "valid_until": prepared["valid_until"],
@@ -58,13 +60,10 @@ def present(request: web.Request, prepared: Prepared, *, msg: str, page_path: st
 
 
 async def signed_xdr(request: web.Request) -> str:
-    """The signed envelope a wallet (or the page's form) posted: form-encoded `xdr=`. A post from
-    the form (`via=page`) is marked so its answer, errors included, is a page."""
+    """The signed envelope a wallet (or the page's form) posted: form-encoded `xdr=`."""
     if request.content_type != html.FORM:
         raise BadRequest("Post the signed transaction form-encoded, as xdr=<base64 envelope>")
     form = await html.read_form(request)
-    if form.get("via") == "page":
-        request[FROM_PAGE] = True
     xdr = form.get("xdr")
     if not isinstance(xdr, str) or not xdr.strip() or len(xdr) > MAX_XDR:
         raise BadRequest(
@@ -76,11 +75,17 @@ async def signed_xdr(request: web.Request) -> str:
 
 def answer(request: web.Request, *, page_path: str, outcome: str) -> web.Response:
     """200 JSON to a wallet; 303 back to the page (which now shows what happened) for the form."""
-    if request.get(FROM_PAGE):
+    if from_page(request):
         return web.Response(status=303, headers={"Location": page_path})
     return web.json_response({"status": outcome})
 
 
+def from_page(request: web.Request) -> bool:
+    """The post came from the page's paste-back form (its action carries PAGE_QUERY)."""
+    return request.query_string == PAGE_QUERY
+
+
 def is_wallet_callback(request: web.Request) -> bool:
-    """A wallet posting to a callback gets JSON errors; the page's form gets error pages."""
-    return "/sep7/" in request.path and not request.get(FROM_PAGE)
+    """A wallet posting to a callback gets JSON errors; the page's form gets error pages, from
+    the first check on (the URL says so before the body is read or the token looked up)."""
+    return "/sep7/" in request.path and not from_page(request)
