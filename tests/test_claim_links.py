@@ -69,7 +69,8 @@ async def test_resend_unmatched_answers_the_same_and_sends_nothing(
             resp = await client.post(RESEND, json={"email": address})
             assert resp.status == 202 and await resp.json() == ACCEPTED
         await run_worker(settings=email_provider.settings)
-    assert len(email_provider.requests) == before
+    sent = [(r.to, r.body["subject"]) for r in email_provider.requests[before:]]
+    assert not sent
     assert not query(settings, "SELECT id FROM claim_link_requests")
     assert "nobody@example.org" not in caplog.text
     # Nor for an heir whose plan is not released: their link must not arrive early.
@@ -192,10 +193,15 @@ async def test_guardians_see_each_link_and_can_ask_again(client, clock, run_work
 
 async def test_a_skipped_link_alerts_the_guardians_too(client, clock, run_worker, settings):
     owner = await sign_in(client)
-    setup = await activate_plan(client, owner, guardians=1)
+    # The second guardian never accepted: told nothing of the plan's heirs (#28 F4).
+    setup = await activate_plan(client, owner, guardians=2, threshold=1, accepting=1)
     await approve_plan(client, setup)
     clock.advance(seconds=setup.overview["settings"]["cancelWindowSeconds"] + 1)
     await run_worker()  # no email provider configured: every email is skipped
-    rows = query(settings, "SELECT context FROM outbox WHERE kind = 'claim_link_undelivered'")
+    rows = query(
+        settings,
+        "SELECT recipient_id::text AS who, context FROM outbox WHERE kind = 'claim_link_undelivered'",
+    )
     assert sorted(r["context"]["outcome"] for r in rows) == ["skipped", "skipped"]
     assert {r["context"]["beneficiaryId"] for r in rows} == {b["id"] for b in setup.beneficiaries}
+    assert {r["who"] for r in rows} == {setup.guardians[0].row["id"]}
