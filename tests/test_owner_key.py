@@ -232,7 +232,9 @@ async def test_after_release_no_owner_route_holds_a_token_or_a_sealed_text(
             assert heir["claimToken"] not in json.dumps(row)
     # Only this owner's release counts: another owner's heirs keep their links on their routes.
     other = await sign_in(client)
-    theirs = await create(client, other, "beneficiaries", name="B", email="b@example.org", allocationPercentage=5)
+    theirs = await create(
+        client, other, "beneficiaries", name="B", email="b@example.org", allocationPercentage=5
+    )
     for path in ("/api/beneficiaries", f"/api/beneficiaries/{theirs['id']}"):
         body = await (await client.get(path, headers=other.headers)).json()
         for row in body if isinstance(body, list) else [body]:
