@@ -64,8 +64,12 @@ class OwnedRows(Generic[R]):
     joins: str = ""
 
     @property
+    def _table(self) -> str:
+        return f"{self.table} {self.alias}" if self.alias else self.table
+
+    @property
     def _source(self) -> str:
-        return f"{self.table} {self.alias}{self.joins}" if self.alias else self.table
+        return f"{self._table}{self.joins}"
 
     @property
     def _prefix(self) -> str:
@@ -76,7 +80,7 @@ class OwnedRows(Generic[R]):
     ) -> dict[str, Any]:
         """One of the owner's rows, as selected (`columns`: another select list, of this table's
         own columns, read without the joins); `lock` adds FOR UPDATE (of this table's row only)."""
-        source = self._source if columns is None else f"{self.table} {self.alias}".rstrip()
+        source = self._source if columns is None else self._table
         sql = f"SELECT {columns or self.columns} FROM {source} WHERE {self._prefix}id = %s"
         sql += f" AND {self._prefix}user_id = %s"
         if lock:
