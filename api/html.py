@@ -67,7 +67,14 @@ def file_size(size: int) -> str:
     raise AssertionError("unreachable")
 
 
-_TEMPLATES.filters.update(spelled=spelled, iso=wire_time, file_size=file_size)
+def sentence_start(words: str) -> str:
+    """`words` opening a sentence: the first letter capitalised, the rest exactly as written (the
+    owner's stand-in, "the holder of the Stellar wallet G…"; jinja's `capitalize` would lower a
+    name's other capitals)."""
+    return words[:1].upper() + words[1:]
+
+
+_TEMPLATES.filters.update(spelled=spelled, iso=wire_time, file_size=file_size, sentence_start=sentence_start)
 
 
 FORM = "application/x-www-form-urlencoded"
