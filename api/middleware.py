@@ -29,7 +29,7 @@ from api.keys import ACCOUNTS, CLOCK, DB, METRICS, SETTINGS, USER_ID
 from api.public import requires_session
 from api.sep import wallet_request
 from core import tokens
-from core.errors import AppError, Unauthorized
+from core.errors import AppError, BadRequest, Unauthorized
 from core.logging import redact_path, request_id_var
 
 log = logging.getLogger("api.access")
@@ -91,6 +91,22 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         request_id_var.reset(token)
 
 
+# The one charset a body is read in: JSON is UTF-8 (RFC 8259, 8.1) and the pages, served in
+# UTF-8, post their forms in UTF-8; ASCII is a subset. Any other name (unknown to Python, or a
+# codec that is no text encoding of a body, like `idna`) would reach aiohttp's decode.
+READABLE_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
+
+
+def check_charset(request: web.Request) -> None:
+    """Refuse a body whose Content-Type names a charset other than UTF-8, before anything
+    decodes it (multipart parts carry their own and are read as UTF-8 by the upload)."""
+    charset = request.charset
+    if charset is None or not request.body_exists or _streamed(request):
+        return
+    if charset.strip().lower() not in READABLE_CHARSETS:
+        raise BadRequest("The body must be UTF-8: send it without a charset, or with charset=utf-8")
+
+
 def _streamed(request: web.Request) -> bool:
     """Multipart uploads are streamed and check their own (larger) limit up front."""
     return request.content_type == "multipart/form-data"
@@ -114,6 +130,7 @@ async def guard_and_map_errors(request: web.Request, handler: Handler) -> web.St
             return response
         if request.match_info.http_exception is None and requires_session(request):
             await authenticate(request)
+        check_charset(request)
         # Body and query validation (aiohttp-apigami's public middleware, called here rather
         # than as one more layer): a handler without a request schema goes straight through.
         return await validation_middleware(request, handler)
