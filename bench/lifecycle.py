@@ -2,7 +2,7 @@
 
 - **Scan**: 100 000 Active plans of which 1 000 are due (their grace period ended: each scan
   starts verification, writing its transition, timeline entry and outbox row), then the same
-  with 10 000 plans, same 1 000 due. Both times come from `models.plan.scheduler.scan`, the
+  with 10 000 plans, same 1 000 due. Both times come from `models.flows.scheduler.scan`, the
   function the cron runs, against the bench database; the due plans are reset between runs
   (SCAN_ROUNDS each, median kept). The two should be within 25 %: the scan reads due plans
   through the partial index on `next_due_at`, so idle plans cost nothing. The plan's
@@ -43,8 +43,9 @@ from core.files.crypto import KeyRing
 from core.redis import connect
 from core.settings import Settings
 from models import sealed_text
-from models.delivery import deliveries, emails, outbox
-from models.plan import scheduler
+from models.delivery import deliveries, outbox
+from models.flows import scheduler
+from models.mail import emails
 from models.plan.guardianships import reconfirmation
 from service.migrate import apply_migrations
 from workers.main import MAX_JOBS

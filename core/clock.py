@@ -33,7 +33,7 @@ def wire_time(moment: datetime) -> str:
     """ISO 8601 in UTC with milliseconds and a trailing Z (`2026-01-31T12:00:00.000Z`): the one
     time format the service writes for others to read, in JSON bodies (`api.schemas.UtcDateTime`),
     activity metadata, signed messages and error text alike (docs/api-decisions.md). Email
-    bodies render dates for people instead (models/delivery/emails.py)."""
+    bodies render dates for people instead (models/mail/emails.py)."""
     utc = moment.astimezone(UTC)
     # = utc.isoformat(timespec="milliseconds") with Z for +00:00, more cheaply (every
     # row has two or three times; tests/test_list_dump.py checks it against marshmallow).

@@ -1,6 +1,6 @@
 """The words of the guardians' and heirs' emails when the owner has no name (cleared after
 activation): the wallet stands in (models.account.users.known_as), and a sentence or subject
-that opens with it starts with a capital, never "the holder of…" (models.delivery.emails.render)."""
+that opens with it starts with a capital, never "the holder of…" (models.mail.emails.render)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from core.files.crypto import KeyRing
 from core.mailer import Email
 from models.contents import beneficiaries
-from models.delivery import emails
 from models.delivery.deliveries import Delivery
-from models.delivery.texts import guardian, heir
+from models.mail import emails
+from models.mail.texts import guardian, heir
 
 WALLET = "GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H"
 RING = KeyRing.parse(KeyRing.generate_entry("k1"))

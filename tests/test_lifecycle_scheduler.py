@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg2
 from stellar_sdk import StrKey
 
-from models.plan import scheduler
+from models.flows import scheduler
 from tests.helpers import sign, sign_in
 from tests.lifecycle_helpers import (
     activate_plan,
@@ -186,7 +186,7 @@ async def test_with_a_contract_release_and_off_chain_approval_are_not_ours(
 
 
 def test_the_scans_query_reads_its_index_not_the_plans(settings):
-    """The scan's own query (models.plan.scheduler.DUE_SQL and its keyset continuation), planned
+    """The scan's own query (models.flows.scheduler.DUE_SQL and its keyset continuation), planned
     over 20 000 plans of which 10 are due, with fresh statistics: the planner, left to choose,
     ranges over plans_next_due_idx and never reads the table through. Rolled back afterwards."""
     now = datetime.now(UTC)

@@ -10,17 +10,16 @@ import pytest
 from stellar_sdk import Keypair
 
 from api.keys import CLOCK, DB, REDIS, SETTINGS
-from models import activity
+from models import activity, wallet_requests
 from models.account import users
 from models.activity import ActivityFilter
-from models.archive import export as exports
 from models.archive import items as archive
 from models.archive import serving, sweeps
-from models.chain import wallet_requests
 from models.claim import capsule as capsules
-from models.claim import finishing
 from models.contents import assets, beneficiaries, guardians, messages
 from models.delivery import deliveries, history, outbox
+from models.flows import exports as exports
+from models.flows import finishing
 from models.pagination import PageRequest
 from models.plan import journey
 from models.plan.guardianships import invitation
@@ -146,7 +145,7 @@ async def test_scrub_records(vault: Archive, clock):
 
 
 async def test_deletion_records(client):
-    from models.account import deletion
+    from models.flows import deletion
 
     session = await sign_in(client)
     now = client.app[CLOCK].now()
@@ -218,7 +217,8 @@ async def test_liveness_records(client, clock, run_worker):
     """The plan row, the readiness facts, a guardianship and an email delivery with a check-in
     link, as read by the SQL that builds them (#17)."""
     from core.db import autocommit
-    from models.plan import journey, plan_settings, plans
+    from models import plans
+    from models.plan import journey, plan_settings
     from models.plan.guardianships import invitation
     from tests.lifecycle_helpers import activate_plan, report
 
@@ -249,7 +249,8 @@ async def test_onchain_records(make_client, soroban_rpc, clock, run_worker):
     check, the target, a stored transaction, the relay's row and the owner's claims overview."""
     from stellar_sdk import Keypair
 
-    from models.chain import claims, onchain, transactions
+    from models.chain import claims, transactions
+    from models.flows import onchain
     from tests.lifecycle_helpers import get_overview
     from tests.soroban_helpers import contract_overrides, prove_wallet
     from tests.test_onchain import approving, build_sign_submit, run
@@ -332,7 +333,7 @@ async def test_delivery_event_records(client, run_worker, settings):
 
 
 async def test_signing_request_records(client, settings):
-    """What a page's signing request keeps (models.chain.wallet_requests) and the heir's step."""
+    """What a page's signing request keeps (models.wallet_requests) and the heir's step."""
     pool, redis, ring, now = client.app[DB], client.app[REDIS], settings.key_ring, client.app[CLOCK].now()
     session = await sign_in(client)
     created = await create(client, session, "beneficiaries")
@@ -356,10 +357,10 @@ async def test_signing_request_records(client, settings):
 
 
 async def test_guardian_page_records(client, settings):
-    """A guardian's page (models.plan.guardianships.page), opened by the token its link carries."""
+    """A guardian's page (models.flows.guardian_pages), opened by the token its link carries."""
     from core.db import transaction
-    from models.plan import guardian_links
-    from models.plan.guardianships import page as guardian_pages
+    from models import guardian_links
+    from models.flows import guardian_pages as guardian_pages
 
     pool, ring = client.app[DB], settings.key_ring
     session = await sign_in(client)

@@ -1,4 +1,4 @@
-"""Account deletion, the worker's part (the request and the ledger: models/account/deletion.py).
+"""Account deletion, the worker's part (the request and the ledger: models/flows/deletion.py).
 
 `delete_account` (job id `delete_account:<ledger id>`) finishes a deletion once the guardians'
 goodbye emails are settled: the account's Redis keys, then one transaction that queues every
@@ -14,8 +14,8 @@ import logging
 from typing import Any
 
 from core import queue
-from models.account import deletion as deletions
 from models.archive import items as archive
+from models.flows import deletion as deletions
 from workers import context
 
 log = logging.getLogger(__name__)

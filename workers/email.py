@@ -21,9 +21,11 @@ from typing import Any
 
 from core import mailer
 from core.db import Cursor
+from models import check_in_links
+from models.claim import claim_links
 from models.contents import guardians
-from models.delivery import claim_links, deliveries, emails, events, outbox
-from models.plan import check_in_links
+from models.delivery import deliveries, events, outbox
+from models.mail import emails
 from workers import context
 
 log = logging.getLogger(__name__)
@@ -147,7 +149,7 @@ async def sweep_outbox(ctx: dict[str, Any]) -> int:
 
 async def resend_claim_link(ctx: dict[str, Any], request_id: str) -> int:
     """An heir's `POST /api/claim/resend`: look the address up, email each match its link again
-    (models.delivery.claim_links.process). Logs name the request id only: never the address, nor
+    (models.claim.claim_links.process). Logs name the request id only: never the address, nor
     whether it matched."""
     app = context.get(ctx)
     row_ids = await claim_links.process(app.db, app.key_ring, request_id=request_id, now=app.clock.now())

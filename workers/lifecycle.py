@@ -2,7 +2,7 @@
 and announce the letters opening now to the heirs of released plans.
 
 Safe with several workers: each plan is taken under FOR UPDATE SKIP LOCKED and every step is
-a guarded transition (models.plan.scheduler). Release never comes from here when a contract is
+a guarded transition (models.flows.scheduler). Release never comes from here when a contract is
 configured: only a confirmed finalize_release releases then.
 """
 
@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from models.delivery import letters, outbox
-from models.plan import scheduler
+from models.flows import scheduler
 from models.plan.guardianships import reconfirmation
 from workers import context
 

@@ -14,7 +14,8 @@ from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
 from core.clock import wire_time
 from core.errors import Gone
-from models.account import auth, users
+from models.account import users
+from models.flows import auth
 
 routes = web.RouteTableDef()
 

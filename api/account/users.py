@@ -13,7 +13,8 @@ from api.account.auth import UserSchema, user_schema
 from api.common import json_response
 from api.keys import ACCOUNTS, CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, PatchSchema, Text, UtcDateTime, error_responses
-from models.account import deletion, users
+from models.account import users
+from models.flows import deletion
 
 routes = web.RouteTableDef()
 

@@ -1,7 +1,7 @@
 """`GET /api/legacy/export`: everything the owner entrusted, as one zip streamed as it is written,
 and `send_zip`, which the heir's "download everything" (api/claim/export.py) shares.
 
-What goes in and under which path is the model's (models/archive/export.py); this module turns
+What goes in and under which path is the model's (models/flows/exports.py); this module turns
 it into the wire shape (the same schemas as the JSON routes) and streams the archive
 (core/files/zipstream.py): memory stays flat whatever the size (bench/README.md, "Exports").
 """
@@ -35,7 +35,7 @@ from core.files.sealed_files import open_plaintext
 from core.files.storage import ObjectNotFound, Storage, StorageError
 from core.files.zipstream import Member, Unreadable, in_memory, zip_stream
 from core.logging import request_id_var
-from models.archive import export as exports
+from models.flows import exports as exports
 
 log = logging.getLogger(__name__)
 routes = web.RouteTableDef()

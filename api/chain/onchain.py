@@ -19,10 +19,11 @@ from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
 from core.errors import BadRequest, NotFound
 from core.stellar import soroban, soroban_check
 from core.stellar.soroban import SorobanGateway
-from models.chain import onchain, transactions
-from models.chain.onchain import Target
+from models.chain import transactions
 from models.claim.capsule import Capsule
 from models.common import parse_id
+from models.flows import onchain
+from models.flows.onchain import Target
 
 routes = web.RouteTableDef()
 

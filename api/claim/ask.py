@@ -1,5 +1,5 @@
 """`POST /api/claim/:token/request`: an heir asks the guardians to verify (#24 section 4).
-Behind the claim gate (an unknown token is its 404); models.plan.heir_requests decides."""
+Behind the claim gate (an unknown token is its 404); models.flows.heir_requests decides."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS
 from api.schemas import BaseSchema, Text, error_responses
 from models.claim import capsule as capsules
-from models.plan import heir_requests
+from models.flows import heir_requests
 
 routes = web.RouteTableDef()
 

@@ -1,6 +1,6 @@
 """`GET /api/claim/:token/export`: an heir's "download everything", one zip of what their
 capsule shows (the heir's page links to it). Behind the claim gate like every claim route, so
-the capsule's privacy headers apply; what goes in: models/archive/export.py `heir_export`."""
+the capsule's privacy headers apply; what goes in: models/flows/exports.py `heir_export`."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from api.claim.gate import claim_gate
 from api.keys import CLOCK, DB, REDIS, SETTINGS
 from api.schemas import error_responses
 from core.clock import wire_time
-from models.archive import export as exports
 from models.claim import capsule as capsules
+from models.flows import exports as exports
 
 routes = web.RouteTableDef()
 

@@ -21,7 +21,7 @@ from api.sep import wallet_request
 from core.stellar import sep7
 from models.account import users
 from models.claim import capsule as capsules
-from models.claim import finishing
+from models.flows import finishing
 
 routes = web.RouteTableDef()
 

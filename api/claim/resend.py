@@ -1,7 +1,7 @@
 """POST /api/claim/resend: an heir asks for their claim link again, by their registered address.
 
 Public, with no token (losing the token is why they ask). The answer is always the same 202
-body, whatever the address: the lookup runs in the worker (models.delivery.claim_links), so
+body, whatever the address: the lookup runs in the worker (models.claim.claim_links), so
 neither the response nor its timing nor the logs say whether it matched. Per client address,
 RATE_LIMIT_CLAIM_RESEND_PER_IP an hour (429 with Retry-After); per beneficiary, 3 emails a day
 (silently: the answer must not differ). Decisions: docs/capsule.md "A link is never lost".
@@ -19,7 +19,7 @@ from api.keys import CLOCK, DB, REDIS, SETTINGS
 from api.public import public
 from api.schemas import BaseSchema, Text, error_responses
 from core.errors import BadRequest
-from models.delivery import claim_links
+from models.claim import claim_links
 
 routes = web.RouteTableDef()
 

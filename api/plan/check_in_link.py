@@ -16,8 +16,8 @@ from api.common import json_response, refuse_miss
 from api.keys import CLOCK, DB, REDIS, SETTINGS
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, error_responses
-from models.plan import lifecycle
-from models.plan.plans import STATUSES
+from models.flows import lifecycle
+from models.plans import STATUSES
 
 routes = web.RouteTableDef()
 

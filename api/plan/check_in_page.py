@@ -15,7 +15,8 @@ from api import html
 from api.keys import CLOCK, DB, REDIS
 from api.plan.check_in_link import refuse_check_in_miss
 from api.public import public
-from models.plan import check_in_links, lifecycle
+from models import check_in_links
+from models.flows import lifecycle
 
 routes = web.RouteTableDef()
 

@@ -4,7 +4,7 @@ GET shows the plan's state and what is asked of the guardian now, with one butto
 (mail scanners fetch every link: a GET builds nothing and changes nothing). A button's POST
 (`/ask`) answers with that one answer as a SEP-7 signing request for the guardian's wallet;
 the wallet (or the paste-back form) posts the signed envelope to `/sep7/<id>`, which runs the
-JSON routes' model functions (models.plan.guardianships.page). An unknown token is the calm 404
+JSON routes' model functions (models.flows.guardian_pages). An unknown token is the calm 404
 page, misses counted per IP as for claim links. docs/pages.md "The guardian's page".
 """
 
@@ -19,7 +19,7 @@ from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN
 from api.public import public
 from api.schemas import error_responses
 from api.sep import wallet_request
-from models.plan.guardianships import page as guardian_pages
+from models.flows import guardian_pages as guardian_pages
 
 routes = web.RouteTableDef()
 

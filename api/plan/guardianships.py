@@ -17,8 +17,9 @@ from marshmallow import fields, validate
 from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, Text, UtcDateTime, error_responses
-from models.plan.guardianships import heirs, invitation, reconfirmation, verification
-from models.plan.plans import REPORT_REASONS
+from models.flows import verification
+from models.plan.guardianships import heirs, invitation, reconfirmation
+from models.plans import REPORT_REASONS
 
 routes = web.RouteTableDef()
 

@@ -14,8 +14,9 @@ from marshmallow import fields, validate
 from api.common import json_response
 from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
 from api.schemas import BaseSchema, PatchSchema, UtcDateTime, error_responses
-from models.plan import journey, lifecycle, plan_settings
-from models.plan.plans import APPROVED, ON_TIMEOUT, STATUSES
+from models.flows import lifecycle
+from models.plan import journey, plan_settings
+from models.plans import APPROVED, ON_TIMEOUT, STATUSES
 
 routes = web.RouteTableDef()
 

@@ -4,7 +4,7 @@ form to paste the signed XDR back), and its callback's two answers: 200 JSON to 
 303 back to the page for the form.
 
 The request itself (what the service keeps, single use, until its time bound) is
-models.chain.wallet_requests; the URI and QR code, core.stellar.sep7.
+models.wallet_requests; the URI and QR code, core.stellar.sep7.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from api import html
 from api.keys import SETTINGS
 from core.errors import BadRequest
 from core.stellar import sep7
-from models.chain.wallet_requests import Prepared
+from models.wallet_requests import Prepared
 
 # The paste-back form posts to the callback with this query: its answers, the claim gate's and
 # every other error included, are pages; a wallet's (no query) are JSON.

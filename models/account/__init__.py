@@ -1,1 +1,1 @@
-"""Accounts: users and their wallets, wallet sign-in."""
+"""Accounts: users and their wallets (signing in, which also checks the plan in: models.flows.auth)."""

@@ -44,7 +44,7 @@ class SigningIn(User):
 
 
 # known_as's words when there is no name, lower-case for the middle of a sentence; an email
-# that opens a sentence with them capitalises them (models.delivery.texts.common.sentence_case).
+# that opens a sentence with them capitalises them (models.mail.texts.common.sentence_case).
 STAND_INS = ("the holder of the Stellar wallet ", "the plan's owner")
 
 
@@ -272,7 +272,7 @@ async def remove_wallet(
 
 
 async def retire(cur: Cursor, *, user_id: str, confirm: str) -> int:
-    """The first step of deleting an account (models.account.deletion), in its transaction: no
+    """The first step of deleting an account (models.flows.deletion), in its transaction: no
     wallet signs in to it any more (the next sign-in with one starts a new, empty account: the
     account's own `wallet_address` becomes a tombstone) and every session ends, as logout-all
     ends them. 400 unless `confirm` is one of its wallets. Returns the new session generation."""

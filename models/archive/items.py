@@ -28,10 +28,9 @@ from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import KeyRing
 from core.files.sealed_files import Sealed, object_key
 from core.files.storage import Storage, StorageError
-from models import activity, sealed_text
+from models import activity, plans, sealed_text
 from models.archive.upload_rules import MEDIA_FAMILIES
 from models.common import Audience, OwnedRows, as_record, check_audience, parse_id
-from models.plan import plans
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from typing import TypedDict
 
 from core.db import Cursor, Pool, fetch_one, transaction
 from core.files.sealed_files import SealedFile
+from models import plans
 from models.archive import items
 from models.common import as_record
 from models.delivery import outbox
-from models.plan import plans
 
 DAMAGE_EMAIL = "archive_item_damaged"
 METRICS = "archive_scrub"  # core.jobstats counters the workers add to: bytes, failures

@@ -21,8 +21,8 @@ from core.files.crypto import KeyRing
 from core.queue import after_commit
 from core.stellar.soroban import CheckedTransaction, contract_error_message
 from models import activity
-from models.chain import effects
 from models.common import as_record
+from models.flows import effects
 
 RELAY_JOB = "relay_transaction"
 PUBLIC_COLUMNS = "id, hash, function, status, ledger, confirmed_at, contract_error_code, reason"

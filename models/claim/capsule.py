@@ -30,7 +30,7 @@ from core.errors import NotFound
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
 from models.common import as_record, parse_id
-from models.plan.plans import APPROVED, RELEASED
+from models.plans import APPROVED, RELEASED
 
 
 class Capsule(TypedDict):
@@ -48,7 +48,7 @@ class Capsule(TypedDict):
     wallet_address: str | None
     wallet_bound_via: str | None  # owner | proven | guardians | claim
     wallet_bound_at: datetime | None
-    # What an on-chain call through this token is checked against (models.chain.onchain), read
+    # What an on-chain call through this token is checked against (models.flows.onchain), read
     # in the gate's one query so a build or submit needs no second lookup.
     plan_id: str | None
     release_at: datetime | None  # the end of the owner's cancel window

@@ -14,12 +14,11 @@ from core.clock import wire_time
 from core.db import Cursor, unless_duplicate
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
-from models import activity, sealed_text
+from models import activity, plans, sealed_text
 from models.claim.capsule import Capsule
 from models.common import as_record
 from models.contents import beneficiaries
 from models.delivery.announce import Email, Entry, announce
-from models.plan import plans
 
 TAKEN = "This wallet is already bound to another beneficiary of this plan"
 # A waiting wallet change blocks another for this long, unless the guardians decide it first.

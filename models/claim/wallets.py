@@ -25,8 +25,7 @@ from core.db import Cursor, Pool, transaction
 from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
-from models import activity
-from models.chain import wallet_requests
+from models import activity, wallet_requests
 from models.claim import wallet_changes
 from models.claim.capsule import READY, RELEASED_STATE, Capsule, WalletBinding, state
 from models.claim.wallet_changes import TAKEN, short

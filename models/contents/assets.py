@@ -17,7 +17,7 @@ from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, transaction
 from core.files.crypto import KeyRing
-from models import activity, sealed_text
+from models import activity, plans, sealed_text
 from models.common import (
     Audience,
     OwnedRows,
@@ -28,7 +28,6 @@ from models.common import (
     update_row,
     wire_names,
 )
-from models.plan import plans
 
 COLUMNS = (
     f"id, user_id, {sealed_text.select_list(table='assets', alias='assets')},"

@@ -30,11 +30,10 @@ import psycopg2.errors
 from core.db import Cursor, Pool, autocommit, transaction, unless_duplicate
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import IntegrityError, KeyRing
-from models import activity, sealed_text
+from models import activity, plans, sealed_text
 from models.common import OwnedRows, as_record, changed_values, lock_owner, parse_id, update_row, wire_names
 from models.contents import messages
 from models.delivery import changes as owner_notices
-from models.plan import plans
 
 SEAL_PURPOSE = "claim-token"
 ALLOCATION_LOCK = "allocations"

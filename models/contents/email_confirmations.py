@@ -1,7 +1,7 @@
 """An heir's address, confirmed before it is needed (#28): the owner asks, the heir gets a
 neutral email with a one-time link, and the beneficiary shows `emailConfirmedAt`.
 
-The rules are the check-in link's (models.plan.check_in_links): the token is an HMAC of the
+The rules are the check-in link's (models.check_in_links): the token is an HMAC of the
 outbox row id under a subkey of the key ring (every attempt to send the email carries the same
 link; the outbox row holds the key id, never the token); the table keeps only its SHA-256
 digest; single use; 30 days; every miss (malformed, unknown, used, expired, or an address
@@ -22,11 +22,10 @@ from typing import TypedDict
 from core.db import Pool, autocommit, transaction
 from core.errors import Conflict, TooManyRequests
 from core.files.crypto import KeyRing
-from models import activity
+from models import activity, plans
 from models.common import parse_id
 from models.contents import beneficiaries
 from models.delivery import outbox
-from models.plan import plans
 
 PURPOSE = "email-confirmation"
 KIND = "email_confirmation"

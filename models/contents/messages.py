@@ -18,7 +18,7 @@ from typing import Any, Literal, TypedDict, get_args
 
 from core.db import Cursor, Pool, transaction
 from core.files.crypto import KeyRing
-from models import activity, sealed_text
+from models import activity, plans, sealed_text
 from models.archive import items as archive
 from models.common import (
     Audience,
@@ -31,7 +31,6 @@ from models.common import (
     wire_names,
 )
 from models.pagination import Page, PageRequest
-from models.plan import plans
 
 ReleaseKind = Literal["on_release", "on_date", "after_release"]
 RELEASE_KINDS: tuple[ReleaseKind, ...] = get_args(ReleaseKind)

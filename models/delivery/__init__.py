@@ -1,3 +1,3 @@
-"""Email delivery: the outbox rows written with their events, and rendering and recording them at
-send time.
+"""Email delivery: the outbox rows written with their events, and recording them at send time
+(rendering them: models.mail).
 """

@@ -23,7 +23,7 @@ from core.files.crypto import KeyRing
 from models import sealed_text
 from models.common import lock_owner
 from models.delivery import outbox
-from models.plan.plans import DRAFT
+from models.plans import DRAFT
 
 # Changes within this long of the first one go out as one email.
 WINDOW = timedelta(minutes=1)

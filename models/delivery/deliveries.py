@@ -5,7 +5,7 @@ sealed texts opened.
 
 models.delivery.outbox (the one writer of `outbox`) claims rows with this read; the benchmark
 renders the worker's very requests with `load`. It changes with what the emails say
-(models.delivery.emails), not with how rows are queued, claimed and recorded.
+(models.mail.emails), not with how rows are queued, claimed and recorded.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class Delivery(TypedDict):
     check_in_key_id: str | None  # the key its token was first rendered under (None: not yet)
     about_guardian_name: str | None  # the guardian an email to the owner is about (a refusal)
     subject_name: str | None  # the heir a guardian's email is about (context beneficiaryId)
-    # A guardian recipient's page link (models.plan.guardian_links): its version and the key its
+    # A guardian recipient's page link (models.guardian_links): its version and the key its
     # token was first rendered under (None: not yet).
     guardian_id: str | None
     guardian_page_version: int | None

@@ -2,7 +2,7 @@
 the release itself (`on_date` after the release day, `after_release`) emails that heir once,
 with their link: "A letter from <owner> opened today."
 
-At the release (models.plan.release_path.release_in) each such letter gets a row in
+At the release (models.flows.release_path.release_in) each such letter gets a row in
 `letter_openings` with the moment it opens (the capsule's rule: 00:00 UTC of its date, or N x 24 h
 after the release). Contents are frozen from the approval on, so the moment never changes. The
 lifecycle cron (`announce_due`, every LIFECYCLE_SCAN_SECONDS) walks the partial index of the

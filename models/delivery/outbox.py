@@ -5,7 +5,7 @@ a template needs by models.delivery.deliveries). What the outbox says of emails 
 
 A row holds references (kind, plan, recipient) and non-secret facts, never a rendered body, an
 address or a claim token: those are read here and rendered at send time
-(models.delivery.emails). The delivery jobs are enqueued after COMMIT, one per batch of up to
+(models.mail.emails). The delivery jobs are enqueued after COMMIT, one per batch of up to
 BATCH rows, under the job id of the batch's first row (core.queue.after_commit), so a double
 enqueue runs once; the sweep re-enqueues, in batches too, rows left behind by a crash or a
 Redis outage, and retries whose backoff has elapsed.
@@ -23,10 +23,10 @@ from psycopg2.extras import Json
 from core import queue
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
+from models import check_in_links
 from models.common import as_record
 from models.delivery import deliveries
 from models.delivery.deliveries import Delivery
-from models.plan import check_in_links
 
 DELIVER_JOB = "deliver_email"
 RecipientType = Literal["owner", "guardian", "beneficiary"]

@@ -1,3 +1,4 @@
-"""The plan and its lifecycle: states and transitions, settings, the scheduler's due scan, the
-owner's overview and journey; the guardian's side in the guardianships/ room.
+"""The plan room: settings, the owner's overview and journey, approvals; the guardian's side in
+the guardianships/ room. The plan's record and states are on the ground (models.plans); its
+lifecycle, release path and scheduler are flows (models.flows).
 """

@@ -1,6 +1,6 @@
 """Guardians' approvals of a release, one row per guardian and verification round: the one
 module that writes `plan_approvals` (the attestation route and the on-chain path record them
-through models.plan.guardianships.verification; a veto voids the round's through models.plan.lifecycle)."""
+through models.flows.verification; a veto voids the round's through models.flows.lifecycle)."""
 
 from __future__ import annotations
 

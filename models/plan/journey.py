@@ -15,8 +15,9 @@ from core.files.crypto import KeyRing
 from models import sealed_text
 from models.common import as_record
 from models.delivery import history
+from models.flows.release_path import approved_on_chain
 from models.plan.plan_settings import Facts, facts, readiness, warnings
-from models.plan.plans import (
+from models.plans import (
     ACTIVE,
     APPROVED,
     DRAFT,
@@ -29,7 +30,6 @@ from models.plan.plans import (
     threshold,
     verification_deadline,
 )
-from models.plan.release_path import approved_on_chain
 
 
 class ApprovalEntry(TypedDict):

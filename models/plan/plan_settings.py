@@ -1,6 +1,6 @@
 """What the owner configures (settings, within the operator's bounds) and what blocks activation.
 
-Kept apart from the transitions (models.plan.lifecycle, models.plan.release_path): these change
+Kept apart from the transitions (models.flows.lifecycle, models.flows.release_path): these change
 with the plan's settings and readiness rules, the transitions with the state machine.
 Decisions: docs/lifecycle.md.
 """
@@ -14,20 +14,11 @@ from core.db import Cursor, Pool, transaction
 from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
 from core.settings import Settings
-from models import sealed_text
+from models import plans, sealed_text
 from models.common import as_record, wire_names
 from models.delivery import history
 from models.delivery.announce import Entry, announce
-from models.plan import plans
-from models.plan.plans import (
-    ACTIVE,
-    DRAFT,
-    SETTINGS_COLUMNS,
-    Plan,
-    get_or_create,
-    threshold,
-    update_schedule,
-)
+from models.plans import ACTIVE, DRAFT, SETTINGS_COLUMNS, Plan, get_or_create, threshold, update_schedule
 
 
 class Facts(TypedDict):

@@ -8,6 +8,8 @@ are 403. Once the plan is released or ready, it helps the heirs. Decisions: docs
 
 - `membership`: which guardian row of a plan the caller is, and the 404/403/409 gates.
 - `invitation`: the guardian's list of plans, accepting or declining.
-- `verification`: the report, the attestation, the approval (and its threshold).
+- `reconfirmation`: the yearly "still there?" ask and its answer.
+- The report, the attestation and the approval (and its threshold) move the release path:
+  models.flows.verification; the guardian's page is models.flows.guardian_pages.
 - `heirs`: after release, an heir's link sent again and a lost wallet's replacement approved.
 """

@@ -11,11 +11,11 @@ from arq.connections import ArqRedis
 from core.db import Pool, transaction
 from core.errors import Conflict, NotFound, TooManyRequests
 from core.files.crypto import KeyRing
-from models.claim import wallet_changes
+from models.claim import claim_links, wallet_changes
 from models.common import parse_id
-from models.delivery import claim_links, outbox
+from models.delivery import outbox
 from models.plan.guardianships.membership import locked
-from models.plan.plans import APPROVED, RELEASED
+from models.plans import APPROVED, RELEASED
 
 
 async def resend_link(

@@ -10,15 +10,14 @@ from arq.connections import ArqRedis
 from core.db import Pool, autocommit, transaction
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
-from models import activity, sealed_text
-from models.claim import wallet_changes
+from models import activity, plans, sealed_text
+from models.claim import claim_links, wallet_changes
 from models.common import parse_id
 from models.contents import guardians
-from models.delivery import claim_links, outbox
+from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
-from models.plan import plans
 from models.plan.guardianships.membership import FIRST_ROW, GUARDIAN_OF, membership
-from models.plan.plans import ACTIVE, APPROVED, FROZEN, PENDING, RELEASED, get_by_id
+from models.plans import ACTIVE, APPROVED, FROZEN, PENDING, RELEASED, get_by_id
 
 InvitationState = Literal["pending", "accepted", "declined"]
 

@@ -11,7 +11,7 @@ from core.errors import Conflict, Forbidden, NotFound
 from core.files.crypto import KeyRing
 from models import sealed_text
 from models.common import as_record, parse_id
-from models.plan.plans import DRAFT, Plan, get_by_id
+from models.plans import DRAFT, Plan, get_by_id
 
 
 class Membership(TypedDict):

@@ -24,7 +24,7 @@ from models.contents import guardians
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
 from models.plan.guardianships.membership import membership, require_accepted
-from models.plan.plans import ACTIVE, APPROVED, DRAFT, PENDING, RELEASED, get_by_id
+from models.plans import ACTIVE, APPROVED, DRAFT, PENDING, RELEASED, get_by_id
 
 BATCH = 500
 LIVE = (ACTIVE, PENDING, APPROVED)

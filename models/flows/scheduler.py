@@ -14,10 +14,11 @@ from datetime import datetime, timedelta
 from typing import TypedDict
 
 from core.db import Cursor, Pool, autocommit, transaction
+from models import plans
 from models.common import as_record
 from models.delivery.announce import Email, Entry, announce
-from models.plan import plans, release_path
-from models.plan.plans import (
+from models.flows import release_path
+from models.plans import (
     ACTIVE,
     APPROVED,
     COLUMNS,

@@ -41,7 +41,7 @@ def sentence_case(*, text: str) -> str:
 
 # On-chain, a plan is not released on a date: its beneficiaries are sent their links when the
 # cancel window ends, and one of them finalises the release with their wallet. Those emails say
-# that, and never promise a date (context "onchain", set by models.plan.release_path.approve_in).
+# that, and never promise a date (context "onchain", set by models.flows.release_path.approve_in).
 ONCHAIN_NEXT = (
     "each beneficiary will be sent their link, and the release happens when one of them confirms it "
     "with their wallet"

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any
 from core.db import Cursor
 from core.errors import Conflict
 from core.files.crypto import KeyRing
-from models import activity, sealed_text
-from models.plan import plans, release_path
-from models.plan.guardianships import verification
+from models import activity, plans, sealed_text
+from models.flows import release_path, verification
 
 if TYPE_CHECKING:
     from models.chain.transactions import RelayRow

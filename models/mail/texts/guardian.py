@@ -6,9 +6,9 @@ speak of the owner by name, to someone who acts for them."""
 from __future__ import annotations
 
 from models.delivery.deliveries import Delivery
-from models.delivery.texts.common import ONCHAIN_NEXT, Template
-from models.delivery.texts.common import owner_name as _owner
-from models.delivery.texts.common import when as _when
+from models.mail.texts.common import ONCHAIN_NEXT, Template
+from models.mail.texts.common import owner_name as _owner
+from models.mail.texts.common import when as _when
 
 # What a guardian reported, in the words each email uses (plans.REPORT_REASONS; None: no reason
 # given, or no report at all). Sympathy only when a death was reported.

@@ -37,7 +37,7 @@ from models.common import lock_owner
 from models.contents import beneficiaries
 from models.delivery import history
 from models.delivery.announce import Email, Entry, announce
-from models.plan.plans import APPROVED, RELEASED
+from models.plans import APPROVED, RELEASED
 
 log = logging.getLogger(__name__)
 

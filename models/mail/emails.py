@@ -2,10 +2,10 @@
 
 Names are user input: every value is escaped in the HTML part. Claim links are built here,
 at send time, from the sealed claim token (`$PUBLIC_BASE_URL/claim/<token>`), guardians' page
-links from the guardian's id and page version (models.plan.guardian_links), and check-in
+links from the guardian's id and page version (models.guardian_links), and check-in
 links from the outbox row id (models.check_in_links), so no token or address is ever stored
 in the outbox. Texts are short and kind; they are read by people at a
-hard moment. The words of each kind are in models/delivery/texts/, by audience (owner,
+hard moment. The words of each kind are in models/mail/texts/, by audience (owner,
 guardian, heir); this module builds the links, picks the template and frames the email.
 """
 
@@ -15,14 +15,14 @@ import html
 
 from core.files.crypto import KeyRing
 from core.mailer import Email
+from models import check_in_links, guardian_links
 from models.contents import email_confirmations
 from models.contents.beneficiaries import open_claim_token
 from models.delivery.deliveries import Delivery
-from models.delivery.texts import guardian, heir, owner
-from models.delivery.texts.common import Template, sentence_case
-from models.plan import check_in_links, guardian_links
+from models.mail.texts import guardian, heir, owner
+from models.mail.texts.common import Template, sentence_case
 
-# Every outbox kind's template, from the three audiences' modules (models/delivery/texts/).
+# Every outbox kind's template, from the three audiences' modules (models/mail/texts/).
 TEMPLATES: dict[str, Template] = {**owner.TEMPLATES, **guardian.TEMPLATES, **heir.TEMPLATES}
 # Appended to every guardian email (the invitation says it in its own words).
 GUARDIAN_PAGE_TEXT = (

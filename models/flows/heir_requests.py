@@ -17,12 +17,12 @@ from core.clock import wire_time
 from core.db import Pool, transaction
 from core.errors import Conflict, TooManyRequests
 from core.settings import Settings
-from models import sealed_text
+from models import plans, sealed_text
 from models.claim.capsule import Capsule
 from models.delivery import outbox
 from models.delivery.announce import Entry, announce
-from models.plan import plans, release_path
-from models.plan.plans import ACTIVE, FROZEN, get_by_id
+from models.flows import release_path
+from models.plans import ACTIVE, FROZEN, get_by_id
 
 
 async def request(

@@ -18,7 +18,7 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from models.account import users
-from models.plan import lifecycle
+from models.flows import lifecycle
 
 
 async def request_challenge(

@@ -21,7 +21,7 @@ from core.db import Pool, autocommit, transaction
 from core.errors import Conflict, TooManyRequests
 from core.files.crypto import KeyRing
 from core.files.sealed_files import ServedFile
-from models import activity
+from models import activity, plans
 from models.account import users
 from models.activity import ActivityEntry, ActivityFilter
 from models.archive import items, serving
@@ -31,7 +31,6 @@ from models.claim import downloads
 from models.common import as_record
 from models.contents import assets, beneficiaries, guardians, messages
 from models.pagination import Page, PageRequest, decode_cursor
-from models.plan import plans
 
 EXPORTS_PER_HOUR = 3
 HEIR_EXPORTS_PER_HOUR = 10

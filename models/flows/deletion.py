@@ -26,11 +26,11 @@ from redis.asyncio import Redis
 from core import queue
 from core.db import Pool, fetch_all, fetch_one, transaction
 from core.errors import Conflict
+from models import plans
 from models.account import users
 from models.archive import items
 from models.common import as_record
 from models.delivery import outbox
-from models.plan import plans
 
 DELETE_JOB = "delete_account"
 GOODBYE_EMAIL = "plan_deleted"

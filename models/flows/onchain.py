@@ -23,8 +23,8 @@ from models.claim import wallets as heir_wallets
 from models.claim.capsule import Capsule
 from models.common import parse_id
 from models.plan.guardianships.membership import require_accepted
-from models.plan.plans import APPROVED, RELEASED
-from models.plan.plans import PENDING as PENDING_VERIFICATION
+from models.plans import APPROVED, RELEASED
+from models.plans import PENDING as PENDING_VERIFICATION
 
 BENEFICIARY_FUNCTIONS = ("finalize_release", "claim_assets")
 

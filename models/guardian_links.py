@@ -1,7 +1,7 @@
 """Each guardian's page link, `<PUBLIC_BASE_URL>/guardian/<token>`: a capability like an heir's
 claim link (acting on the page still needs the guardian's wallet to sign).
 
-Derived rather than stored, as check-in links are (models.plan.check_in_links): an HMAC of the
+Derived rather than stored, as check-in links are (models.check_in_links): an HMAC of the
 guardian's id and page version under a subkey of the key ring, made when an email is rendered,
 so every email to the guardian carries the same link; the guardians table keeps only its SHA-256
 digest and the id of the key it was made under (models.contents.guardians.remember_pages). A new

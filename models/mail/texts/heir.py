@@ -5,8 +5,8 @@ reach people at a hard moment: sympathy only for a reported death, nothing of th
 from __future__ import annotations
 
 from models.delivery.deliveries import Delivery
-from models.delivery.texts.common import Template
-from models.delivery.texts.common import owner_name as _owner
+from models.mail.texts.common import Template
+from models.mail.texts.common import owner_name as _owner
 
 
 def _sympathy(d: Delivery) -> str:

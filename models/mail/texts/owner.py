@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from models.delivery.deliveries import Delivery
-from models.delivery.texts.common import ONCHAIN_NEXT, Template
-from models.delivery.texts.common import when as _when
+from models.mail.texts.common import ONCHAIN_NEXT, Template
+from models.mail.texts.common import when as _when
 
 # What a guardian reported, in the words each email uses (plans.REPORT_REASONS; None: no reason
 # given, or no report at all). Sympathy only when a death was reported.

@@ -4,7 +4,7 @@ PendingVerification → Approved → Released.
 Every transition is one guarded UPDATE (`WHERE status = ANY(from)`) run inside the caller's
 transaction, with its transition row; two racing triggers cannot both fire it. The caller
 adds the timeline entry and the outbox rows in the same transaction, in one call of
-models.delivery.announce (models.plan.lifecycle, models.plan.release_path).
+models.delivery.announce (models.flows.lifecycle, models.flows.release_path).
 `guard_contents` is the one freeze check every plan-content mutation takes. Decisions:
 docs/lifecycle.md.
 """
@@ -142,7 +142,7 @@ async def threshold_now(cur: Cursor, *, plan: Plan) -> int:
 
 async def acceptance(cur: Cursor, *, plan: Plan) -> tuple[int, int]:
     """(accepted guardians, approvals needed now): a decline or removal that leaves the first
-    below the second is told to the owner (models.delivery.emails, "guardian_declined",
+    below the second is told to the owner (models.mail.emails, "guardian_declined",
     "guardians_short") and shown in readiness."""
     await cur.execute(
         "SELECT count(*) FILTER (WHERE accepted_at IS NOT NULL) AS accepted,"

@@ -4,10 +4,10 @@ the owner's verification deadline passes.
 
 The `*_in(cur, …)` functions are the transitions themselves, for callers that own the
 transaction (the scheduler, guardian routes, the on-chain path): the guarded transition
-(models.plan.plans), its Family Timeline entry and its outbox rows are written on that
+(models.plans), its Family Timeline entry and its outbox rows are written on that
 cursor; each returns the outbox row ids it wrote, to enqueue after COMMIT, or None when the
 plan was not in the state it moves from (one way to say "did not move").
-The owner's side (activation, check-in, the veto) is models.plan.lifecycle. Decisions: docs/lifecycle.md.
+The owner's side (activation, check-in, the veto) is models.flows.lifecycle. Decisions: docs/lifecycle.md.
 """
 
 from __future__ import annotations
@@ -18,19 +18,10 @@ from typing import Any
 from core.clock import wire_time
 from core.db import Cursor
 from core.files.crypto import KeyRing
+from models import plans
 from models.delivery import letters
 from models.delivery.announce import Email, Entry, announce
-from models.plan import plans
-from models.plan.plans import (
-    ACTIVE,
-    APPROVED,
-    PENDING,
-    RELEASED,
-    Actor,
-    Plan,
-    transition,
-    update_schedule,
-)
+from models.plans import ACTIVE, APPROVED, PENDING, RELEASED, Actor, Plan, transition, update_schedule
 
 
 async def start_verification_in(
@@ -117,7 +108,7 @@ async def approve_in(
     if moved is None:
         return None
     # On-chain, nobody is released "on" a date: the heirs are emailed then, and one of them
-    # finalises. The emails say so (models.delivery.emails), rather than promise a date that will
+    # finalises. The emails say so (models.mail.emails), rather than promise a date that will
     # not come.
     context = {"releaseAt": release_at.isoformat(), "onchain": onchain}
     return await announce(

@@ -18,13 +18,13 @@ from core.errors import BadRequest, Conflict, TooManyRequests, Unauthorized
 from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
-from models import sealed_text
-from models.chain import wallet_requests
+from models import plans, sealed_text, wallet_requests
 from models.delivery import outbox
 from models.delivery.announce import Entry, announce
-from models.plan import approvals, plans, release_path
+from models.flows import release_path
+from models.plan import approvals
 from models.plan.guardianships.membership import Membership, locked
-from models.plan.plans import ACTIVE, PENDING, RELEASED, Plan
+from models.plans import ACTIVE, PENDING, RELEASED, Plan
 
 # Plan, verification round, guardian: an attestation issued before the owner's veto is not
 # found in the next round, so it cannot approve a release the guardian never saw.

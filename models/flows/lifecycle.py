@@ -2,10 +2,10 @@
 life; in verification, the owner's veto), by the route or a one-time link; a wallet sign-in
 counts as a check-in only while the plan is Active.
 
-Each public function here is one transaction: the guarded transition (models.plan.plans), its
+Each public function here is one transaction: the guarded transition (models.plans), its
 Family Timeline entry and its outbox rows commit together, and the delivery jobs are
 enqueued after COMMIT. The path to release the other triggers share (guardians, the
-scheduler, the contract) is models.plan.release_path. Decisions: docs/lifecycle.md.
+scheduler, the contract) is models.flows.release_path. Decisions: docs/lifecycle.md.
 """
 
 from __future__ import annotations
@@ -18,23 +18,14 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict
 from core.files.crypto import KeyRing
-from models import activity
+from models import activity, check_in_links, plans
 from models.common import lock_owner
 from models.contents.beneficiaries import ALLOCATION_LOCK
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
-from models.plan import approvals, check_in_links, plans
+from models.plan import approvals
 from models.plan.plan_settings import facts, readiness
-from models.plan.plans import (
-    ACTIVE,
-    DRAFT,
-    FROZEN,
-    RELEASED,
-    Plan,
-    get_or_create,
-    transition,
-    update_schedule,
-)
+from models.plans import ACTIVE, DRAFT, FROZEN, RELEASED, Plan, get_or_create, transition, update_schedule
 
 
 def _fresh_cycle(plan: Plan, now: datetime) -> dict[str, Any]:

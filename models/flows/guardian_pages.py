@@ -2,7 +2,7 @@
 the verification running, what is asked of this guardian now, and every answer as a SEP-7
 signing request proving the guardian wallet the owner recorded.
 
-The token (models.plan.guardian_links) is a capability, like an heir's link: it shows the
+The token (models.guardian_links) is a capability, like an heir's link: it shows the
 page; acting still needs the wallet. Once the wallet has signed, the account holding it is
 found (or created, as a first sign-in would) and the very functions behind the JSON routes
 run with it: `invitation.answer`, `verification.report`, `heirs.resend_link`,
@@ -26,14 +26,14 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar import sep7, sep10, soroban, soroban_check
 from core.stellar.soroban import SorobanGateway
-from models import activity, sealed_text
+from models import activity, guardian_links, plans, sealed_text, wallet_requests
 from models.account import users
-from models.chain import onchain, transactions, wallet_requests
+from models.chain import transactions
+from models.claim import claim_links
 from models.common import as_record
-from models.delivery import claim_links
-from models.plan import guardian_links, plans
-from models.plan.guardianships import heirs, invitation, reconfirmation, verification
-from models.plan.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
+from models.flows import onchain, verification
+from models.plan.guardianships import heirs, invitation, reconfirmation
+from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
 
 Action = Literal["accept", "decline", "reconfirm", "report", "approve", "resend"]
 ACTIONS: tuple[Action, ...] = ("accept", "decline", "reconfirm", "report", "approve", "resend")

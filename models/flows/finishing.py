@@ -18,10 +18,12 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar import soroban, soroban_check
 from core.stellar.soroban import SorobanGateway
-from models.chain import onchain, transactions, wallet_requests
+from models import wallet_requests
+from models.chain import transactions
 from models.chain.transactions import Transaction
 from models.claim import wallets
 from models.claim.capsule import READY, RELEASED_STATE, Capsule, View, WalletBinding, state, view
+from models.flows import onchain
 
 _PURPOSE = {"finalize_release": "heir.finalize_release", "claim_assets": "heir.claim_assets"}
 
