@@ -10,6 +10,7 @@ from typing import Any
 from stellar_sdk import Keypair
 from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
+from tests.plan_helpers import query
 from tests.soroban_helpers import prove_wallet
 from tests.test_heirs_onchain import emailed_token, ready, worker_settings
 from tests.test_onchain import onchain
@@ -189,3 +190,38 @@ async def test_page_forms_that_cannot_be_read_are_400_pages_never_500(client):
         "/claim", data=b"\xff\xfe=\x00", headers={"Content-Type": "application/x-www-form-urlencoded"}
     )
     assert resp.status == 400 and "could not be read" in await resp.text()
+
+
+async def test_an_envelope_with_signatures_beyond_the_wallets_is_refused_and_the_request_stays_usable(
+    onchain, soroban_rpc, clock, run_worker, email_provider, settings
+):
+    # The network refuses a signature it does not need (txBAD_AUTH_EXTRA): the service must not
+    # relay such an envelope, nor use the signing request up on it.
+    await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
+    token = emailed_token(email_provider, "heir0@example.org")
+    key = Keypair.random()
+    soroban_rpc.fund(key.public_key)
+    wallet = WalletApp(onchain, key)
+    assert (await wallet.approve(request_uri(await prove_page(onchain, token, key.public_key)))).status == 200
+    uri = request_uri(await page(onchain, token))
+    request = await wallet.open(uri)
+    envelope = request.transaction_envelope
+    envelope.sign(key)
+    for _ in range(19):
+        envelope.sign(Keypair.random())
+    padded = envelope.to_xdr()
+    resp = await onchain.post(callback_path(request), data={"xdr": padded})
+    assert resp.status == 400, await resp.text()
+    assert "more signatures than your wallet" in (await resp.json())["message"]
+    resp = await onchain.post(callback_path(request) + "?via=page", data={"xdr": padded})
+    assert resp.status == 400 and resp.content_type == "text/html"
+    assert "Sign it with your wallet alone" in await resp.text()
+    # The wallet's own signature twice is one too many as well.
+    twice = TransactionStellarUri.from_uri(uri, None).transaction_envelope
+    twice.sign(key)
+    twice.signatures.append(twice.signatures[0])
+    assert (await onchain.post(callback_path(request), data={"xdr": twice.to_xdr()})).status == 400
+    assert query(settings, "SELECT hash FROM transactions WHERE function = 'finalize_release'") == []
+    # The request was not used up: the wallet's envelope now goes through.
+    resp = await wallet.approve(uri)
+    assert resp.status == 200 and await resp.json() == {"status": "pending"}

@@ -199,6 +199,13 @@ def _check_signature(envelope: Envelope, signer: str, passphrase: str) -> bytes:
     mine = [s.signature.signature for s in envelope.signatures if s.hint.signature_hint == hint]
     if not mine:
         raise BadRequest("The transaction is not signed by your wallet")
+    if len(envelope.signatures) > 1:
+        # The network refuses a signature it does not need (txBAD_AUTH_EXTRA): relaying it would
+        # use the request up for a transaction that can never land.
+        raise BadRequest(
+            "The transaction carries more signatures than your wallet's one, and the network would "
+            "refuse it. Sign it with your wallet alone and send it again."
+        )
     tx_hash = envelope.hash(passphrase)
     if any(_verifies(keypair, tx_hash, signature) for signature in mine):
         return tx_hash
