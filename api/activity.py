@@ -9,7 +9,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from api.common import list_response
-from api.keys import DB, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import BaseSchema, PageQuerySchema, Text, UtcDateTime, error_responses
 from models import activity
 
@@ -63,6 +63,7 @@ activity_schema = ActivitySchema()
 @request_schema(ActivityQuerySchema, location="querystring")
 @response_schema(ActivitySchema(many=True), 200)
 async def list_activity(request: web.Request) -> web.Response:
+    ctx = context(request)
     data = request["data"]
     filters = activity.ActivityFilter(
         entity_type=data.get("entity_type"),
@@ -71,6 +72,6 @@ async def list_activity(request: web.Request) -> web.Response:
         until=data.get("until"),
     )
     page = await activity.list_for_user(
-        request.app[DB], user_id=request[USER_ID], filters=filters, page=data["page"]
+        ctx.pool, user_id=request[USER_ID], filters=filters, page=data["page"]
     )
     return list_response(request, page, activity_schema)

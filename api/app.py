@@ -23,7 +23,18 @@ from api.claim import wallet as heir_wallet
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, email_confirmations, guardians, messages
 from api.delivery import webhooks as email_webhooks
-from api.keys import ACCOUNTS, CLOCK, CORS_ORIGINS, DB, METRICS, REDIS, SETTINGS, SOROBAN, STORAGE
+from api.keys import (
+    ACCOUNTS,
+    CLOCK,
+    CORS_ORIGINS,
+    DB,
+    METRICS,
+    REDIS,
+    SETTINGS,
+    SOROBAN,
+    STORAGE,
+    build_context,
+)
 from api.plan import check_in_link, check_in_page, guardian_page, guardianships, legacy
 from api.public import collect_public_routes
 from api.sep import stellar_toml
@@ -123,7 +134,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     )
     app[SETTINGS] = settings
     app[CLOCK] = clock or Clock()
-    app.cleanup_ctx.extend([_database, _redis, _storage, _soroban])
+    app.cleanup_ctx.extend([_database, _redis, _storage, _soroban, build_context])
     for module in ROUTE_MODULES:
         app.router.add_routes(module.routes)
     app.on_response_prepare.append(gate.capsule_headers)

@@ -15,7 +15,7 @@ from marshmallow import Schema, ValidationError, fields, missing
 from redis.exceptions import RedisError
 from webargs.aiohttpparser import AIOHTTPParser, is_json_request
 
-from api.keys import REDIS, SETTINGS
+from api.keys import context
 from core import ratelimit
 from core.errors import BadRequest, NotFound, RequestTimeout, TooManyRequests, validation_error
 from models.pagination import Page
@@ -147,13 +147,14 @@ class RequestParser(AIOHTTPParser):
     """webargs parser whose every failure is a 400 in the standard error body."""
 
     async def load_json(self, req: web.Request, schema: Schema) -> Any:
+        ctx = context(req)
         if req.body_exists and not is_json_request(req):
             raise BadRequest("Content-Type must be application/json")
         if req.body_exists:
             # Read the whole body first, within a deadline: a body that never finishes must not
             # hold the request (and a connection) forever. aiohttp keeps it for the parser.
             try:
-                async with asyncio.timeout(req.app[SETTINGS].request_body_timeout_seconds):
+                async with asyncio.timeout(ctx.settings.request_body_timeout_seconds):
                     await req.read()
             except TimeoutError:
                 raise RequestTimeout("The request body did not arrive in time") from None
@@ -185,7 +186,8 @@ def client_ip(request: web.Request) -> str:
 
     Only a well-formed IP address is taken from the header (it becomes a Redis key).
     """
-    hops = request.app[SETTINGS].trusted_proxy_hops
+    ctx = context(request)
+    hops = ctx.settings.trusted_proxy_hops
     if hops > 0:
         forwarded = [p.strip() for p in request.headers.get("X-Forwarded-For", "").split(",") if p.strip()]
         if len(forwarded) >= hops:
@@ -204,9 +206,10 @@ async def refuse_miss(request: web.Request, *, kind: str, limit: int, what: str,
     past `limit` misses a minute from one client address. Only misses are counted, so nobody's
     guesses can lock out the holder of a valid link. The limiter only quiets guessing (a
     token's 256 bits keep it secret): with Redis down a miss is still a plain 404, never a 500."""
+    ctx = context(request)
     try:
         retry = await ratelimit.hit(
-            request.app[REDIS], f"{kind}-miss:ip:{client_ip(request)}", limit, MISS_WINDOW_SECONDS
+            ctx.redis, f"{kind}-miss:ip:{client_ip(request)}", limit, MISS_WINDOW_SECONDS
         )
     except (RedisError, OSError) as exc:
         log.warning(f"{kind} miss limiter unavailable", extra={"error": repr(exc)})

@@ -26,6 +26,13 @@ from api.keys import CORS_ORIGINS
 from core.settings import Settings
 
 SERVER = "legacy-planning"
+# What a response opened by a token in a link carries (a capsule, a check-in or guardian page):
+# the token must not leak through the Referer, a cache or a search engine.
+CAPSULE_HEADERS = {
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Robots-Tag": "noindex, nofollow",
+}
 
 ALLOWED_HEADERS = "Authorization, Content-Type, Range, If-Range, If-None-Match"
 EXPOSED_HEADERS = ", ".join(

@@ -10,7 +10,7 @@ from aiohttp_apigami import docs, response_schema
 from marshmallow import fields
 
 from api.common import json_response
-from api.keys import DB, REDIS, SETTINGS
+from api.keys import context
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime
 from core.db import fetch_one
@@ -42,7 +42,8 @@ async def _check(coro: object) -> str:
 
 async def _database_writable(request: web.Request) -> None:
     """A primary, not a read-only standby (which would answer SELECT 1 and refuse every write)."""
-    row = await fetch_one(request.app[DB], "SELECT pg_is_in_recovery() AS standby")
+    ctx = context(request)
+    row = await fetch_one(ctx.pool, "SELECT pg_is_in_recovery() AS standby")
     if row is None or row["standby"]:
         raise RuntimeError("database is read-only")
 
@@ -50,12 +51,14 @@ async def _database_writable(request: web.Request) -> None:
 async def _redis_writable(request: web.Request) -> None:
     """A real write: a Redis that answers PING but refuses writes (read-only replica, MISCONF
     after a failed save, OOM) would fail every sign-in and enqueue."""
-    await request.app[REDIS].set(HEALTH_PROBE_KEY, "1", ex=60)
+    ctx = context(request)
+    await ctx.redis.set(HEALTH_PROBE_KEY, "1", ex=60)
 
 
 async def _worker_alive(request: web.Request) -> bool:
+    ctx = context(request)
     try:
-        return bool(await asyncio.wait_for(request.app[REDIS].exists(WORKER_HEARTBEAT_KEY), CHECK_TIMEOUT))
+        return bool(await asyncio.wait_for(ctx.redis.exists(WORKER_HEARTBEAT_KEY), CHECK_TIMEOUT))
     except Exception:
         return False
 
@@ -71,6 +74,7 @@ async def _worker_alive(request: web.Request) -> bool:
 @response_schema(HealthSchema, 200)
 @response_schema(HealthSchema, 503, description="A dependency did not answer")
 async def health(request: web.Request) -> web.Response:
+    ctx = context(request)
     database, redis = await asyncio.gather(
         _check(_database_writable(request)), _check(_redis_writable(request))
     )
@@ -81,7 +85,7 @@ async def health(request: web.Request) -> web.Response:
     body = HealthSchema().dump(
         {
             "status": "ok" if ok else "degraded",
-            "service": request.app[SETTINGS].service_name,
+            "service": ctx.settings.service_name,
             "timestamp": datetime.now(UTC),
             "checks": checks,
         }

@@ -19,7 +19,7 @@ import jinja2
 from aiohttp import web
 from aiohttp_apigami import docs
 
-from api.claim.gate import CAPSULE_HEADERS
+from api.headers import CAPSULE_HEADERS
 from api.public import public
 from core.clock import wire_time
 from core.errors import BadRequest

@@ -19,7 +19,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, gen
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from api.keys import CLOCK, DB, METRICS, REDIS, SETTINGS
+from api.keys import CLOCK, DB, METRICS, REDIS, SETTINGS, context
 from api.public import public
 from api.schemas import error_responses
 from core import jobstats, queue
@@ -209,7 +209,8 @@ def _authorized(request: web.Request, expected: str) -> bool:
     responses=error_responses(401, 404),
 )
 async def metrics_text(request: web.Request) -> web.Response:
-    expected = request.app[SETTINGS].metrics_token
+    ctx = context(request)
+    expected = ctx.settings.metrics_token
     if not expected:
         raise NotFound()
     if not _authorized(request, expected):

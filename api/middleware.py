@@ -25,7 +25,7 @@ from aiohttp_apigami import validation_middleware
 from redis.exceptions import RedisError
 
 from api import html
-from api.keys import ACCOUNTS, CLOCK, DB, METRICS, SETTINGS, USER_ID
+from api.keys import METRICS, USER_ID, context
 from api.public import requires_session
 from api.sep import wallet_request
 from core import tokens
@@ -181,20 +181,21 @@ async def guard_and_map_errors(request: web.Request, handler: Handler) -> web.St
 async def authenticate(request: web.Request) -> None:
     """Require a valid session JWT (every route not declared `@public`; unmatched paths 404
     first); sets request[USER_ID]."""
+    ctx = context(request)
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
     # Header bytes that are not ASCII arrive as surrogate escapes: never a valid token.
     if scheme.lower() != "bearer" or not token.strip() or not header.isascii():
         raise Unauthorized("Missing bearer token", headers={"WWW-Authenticate": "Bearer"})
-    settings = request.app[SETTINGS]
+    settings = ctx.settings
     try:
         claims = tokens.verify(settings.jwt_secret, token.strip(), settings.jwt_issuer, settings.jwt_audience)
     except tokens.InvalidToken:
         raise Unauthorized("Invalid or expired token", headers={"WWW-Authenticate": "Bearer"}) from None
     user_id = claims["sub"]
-    check = request.app[ACCOUNTS]
-    now = request.app[CLOCK].now().timestamp()
-    current = await check.generation(request.app[DB], user_id=user_id, now=now)
+    check = ctx.accounts
+    now = ctx.now().timestamp()
+    current = await check.generation(ctx.pool, user_id=user_id, now=now)
     if current is None:
         raise Unauthorized("This account no longer exists", headers={"WWW-Authenticate": "Bearer"})
     issued = tokens.generation(claims)

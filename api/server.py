@@ -35,8 +35,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.http_exceptions import LineTooLong
 
-from api.claim.gate import CAPSULE_HEADERS
-from api.headers import SERVER
+from api.headers import CAPSULE_HEADERS, SERVER
 from api.keys import SETTINGS
 from api.middleware import error_body
 

@@ -9,7 +9,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields
 
 from api.common import client_ip, dump_one, json_response
-from api.keys import ACCOUNTS, CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
 from core.clock import wire_time
@@ -84,13 +84,14 @@ user_schema = UserSchema()
 @request_schema(ChallengeRequestSchema)
 @response_schema(ChallengeSchema, 200)
 async def challenge(request: web.Request) -> web.Response:
+    ctx = context(request)
     data = request["data"]
     message = await auth.request_challenge(
-        request.app[REDIS],
-        request.app[SETTINGS],
+        ctx.redis,
+        ctx.settings,
         wallet_address=data["walletAddress"],
         client_ip=client_ip(request),
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response({"message": message})
 
@@ -111,15 +112,16 @@ async def challenge(request: web.Request) -> web.Response:
 @request_schema(VerifyRequestSchema)
 @response_schema(SessionSchema, 200)
 async def verify(request: web.Request) -> web.Response:
+    ctx = context(request)
     data = request["data"]
     token, user = await auth.sign_in(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS],
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
         wallet_address=data["walletAddress"],
         signature=data["signature"],
         client_ip=client_ip(request),
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response({"token": token, "user": user_schema.dump(user)})
 
@@ -128,9 +130,8 @@ async def verify(request: web.Request) -> web.Response:
 @docs(tags=["auth"], summary="The signed-in account", responses=error_responses(401))
 @response_schema(UserSchema, 200)
 async def me(request: web.Request) -> web.Response:
-    user = await users.get_with_wallets(
-        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID]
-    )
+    ctx = context(request)
+    user = await users.get_with_wallets(ctx.pool, ctx.ring, user_id=request[USER_ID])
     return json_response(dump_one(user_schema, user))
 
 
@@ -180,10 +181,9 @@ class LogoutAllSchema(BaseSchema):
 )
 @response_schema(LogoutAllSchema, 200)
 async def logout_all(request: web.Request) -> web.Response:
-    now = request.app[CLOCK].now()
-    await users.end_all_sessions(
-        request.app[DB], check=request.app[ACCOUNTS], user_id=request[USER_ID], now=now.timestamp()
-    )
+    ctx = context(request)
+    now = ctx.now()
+    await users.end_all_sessions(ctx.pool, check=ctx.accounts, user_id=request[USER_ID], now=now.timestamp())
     everywhere = now + timedelta(seconds=users.ACCOUNT_CHECK_SECONDS)
     return json_response(
         logout_all_schema.dump(
@@ -213,16 +213,17 @@ logout_all_schema = LogoutAllSchema()
 @request_schema(VerifyRequestSchema)
 @response_schema(UserSchema, 200)
 async def link_wallet(request: web.Request) -> web.Response:
+    ctx = context(request)
     data = request["data"]
     user = await auth.link_wallet(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.redis,
+        ctx.ring,
         user_id=request[USER_ID],
         wallet_address=data["walletAddress"],
         signature=data["signature"],
         client_ip=client_ip(request),
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(user_schema.dump(user))
 
@@ -257,14 +258,15 @@ SESSIONS_ENDED_HEADER = "Sessions-Ended-Everywhere-By"
     },
 )
 async def remove_wallet(request: web.Request) -> web.Response:
-    now = request.app[CLOCK].now()
+    ctx = context(request)
+    now = ctx.now()
     await users.remove_wallet(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
-        check=request.app[ACCOUNTS],
+        ctx.pool,
+        ctx.ring,
+        check=ctx.accounts,
         user_id=request[USER_ID],
         wallet_address=request.match_info["address"],
-        contract_configured=bool(request.app[SETTINGS].service_contract_id),
+        contract_configured=bool(ctx.settings.service_contract_id),
         now=now,
     )
     everywhere = now + timedelta(seconds=users.ACCOUNT_CHECK_SECONDS)

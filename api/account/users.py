@@ -11,7 +11,7 @@ from marshmallow import fields, validate
 from api.account import auth
 from api.account.auth import UserSchema, user_schema
 from api.common import json_response
-from api.keys import ACCOUNTS, CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import BaseSchema, PatchSchema, Text, UtcDateTime, error_responses
 from models.account import users
 from models.flows import deletion
@@ -38,13 +38,14 @@ routes.get("/api/users/me")(auth.me)
 @request_schema(ProfileUpdateSchema)
 @response_schema(UserSchema, 200)
 async def patch_me(request: web.Request) -> web.Response:
+    ctx = context(request)
     user = await users.update_profile(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
-        request.app[REDIS],
+        ctx.pool,
+        ctx.ring,
+        ctx.redis,
         user_id=request[USER_ID],
         changes=request["data"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(user_schema.dump(user))
 
@@ -87,11 +88,12 @@ deletion_schema = DeletionSchema()
 @request_schema(DeleteAccountSchema, required=True)
 @response_schema(DeletionSchema, 202)
 async def delete_me(request: web.Request) -> web.Response:
-    now = request.app[CLOCK].now()
+    ctx = context(request)
+    now = ctx.now()
     await deletion.start(
-        request.app[DB],
-        request.app[REDIS],
-        check=request.app[ACCOUNTS],
+        ctx.pool,
+        ctx.redis,
+        check=ctx.accounts,
         user_id=request[USER_ID],
         confirm=request["data"]["confirm"],
         now=now,

@@ -27,7 +27,7 @@ from api.contents.assets import asset_schema
 from api.contents.beneficiaries import BeneficiarySchema
 from api.contents.guardians import guardian_schema
 from api.contents.messages import message_schema
-from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import error_responses
 from core.clock import wire_time
 from core.files.crypto import IntegrityError, KeyRing
@@ -166,10 +166,11 @@ def export_name(prefix: str, now: datetime) -> str:
     responses={200: {"description": "The zip"}, **error_responses(401, 409, 429, 503)},
 )
 async def owner_export(request: web.Request) -> web.StreamResponse:
+    ctx = context(request)
     storage = require_storage(request)
-    keys = request.app[SETTINGS].key_ring
-    export = await exports.owner_export(request.app[DB], keys, request.app[REDIS], user_id=request[USER_ID])
-    now = request.app[CLOCK].now()
+    keys = ctx.ring
+    export = await exports.owner_export(ctx.pool, keys, ctx.redis, user_id=request[USER_ID])
+    now = ctx.now()
     members = [
         json_member("plan.json", now, plan_document(export)),
         json_member("timeline.json", now, dump_many(activity_schema, export["timeline"])),

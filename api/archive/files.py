@@ -20,7 +20,7 @@ from aiohttp import web
 from aiohttp.hdrs import CONTENT_TYPE
 
 from api.archive.ranges import ByteRange, Unsatisfiable, if_range_allows, parse_range
-from api.keys import SETTINGS, STORAGE
+from api.keys import context
 from core.errors import AppError, RangeNotSatisfiable, ServiceUnavailable
 from core.files.crypto import IntegrityError
 from core.files.sealed_files import SealedFile, ServedFile, open_plaintext, open_range
@@ -47,7 +47,8 @@ OnStart = Callable[[ByteRange | None], Awaitable[None]]
 
 
 def require_storage(request: web.Request) -> Storage:
-    storage = request.app[STORAGE]
+    ctx = context(request)
+    storage = ctx.storage
     if storage is None:
         raise ServiceUnavailable("Object storage is not configured (STORAGE_URL); archive files are off.")
     return storage
@@ -104,9 +105,10 @@ async def send_file(
     `on_start(range or None)` runs once the first bytes are authenticated, before the headers
     go out (not for HEAD): e.g. to put a capsule download on the owner's timeline.
     """
+    ctx = context(request)
     size, tag = file["size_bytes"], etag(file)
     wanted = _requested_range(request, size, tag)
-    keys = request.app[SETTINGS].key_ring
+    keys = ctx.ring
     where = {"itemId": file["id"], "keyId": file["key_id"]}
     if wanted is None:
         source = open_plaintext(storage, keys, file)

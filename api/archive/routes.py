@@ -22,7 +22,7 @@ from marshmallow import ValidationError, fields, validate
 from api.archive import multipart
 from api.archive.files import RANGE_NOTE, require_storage, send_file, storage_down
 from api.common import json_response, list_response
-from api.keys import CLOCK, DB, REDIS, SETTINGS, STORAGE, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import AudienceSchema, BaseSchema, PageQuerySchema, Text, UtcDateTime, error_responses
 from core.errors import validation_error
 from core.files import sealed_files
@@ -187,8 +187,9 @@ def _file_metadata(part: BodyPartReader) -> dict[str, str]:
 async def upload(request: web.Request) -> web.Response:
     """Read the fields sent before the file and check them; seal the file into storage as it
     streams in; read the fields after it; commit the item; enqueue its verification."""
+    ctx = context(request)
     storage = require_storage(request)
-    limit = request.app[SETTINGS].archive_max_bytes
+    limit = ctx.settings.archive_max_bytes
     form = await multipart.StreamingForm.open(
         request, max_body=limit + FORM_OVERHEAD, file_limit=limit, max_parts=MAX_PARTS
     )
@@ -201,7 +202,7 @@ async def upload(request: web.Request) -> web.Response:
     try:
         sealed = await sealed_files.seal(
             storage,
-            request.app[SETTINGS].key_ring,
+            ctx.ring,
             user_id=user_id,
             item_id=item_id,
             batches=multipart.file_batches(part, limit),
@@ -212,8 +213,8 @@ async def upload(request: web.Request) -> web.Response:
         later, _ = await form.read_fields(TEXT_FIELDS)  # a second file part is a 400
         data = _validated({**values, **later}, file)
         item = await archive.create(
-            request.app[DB],
-            request.app[SETTINGS].key_ring,
+            ctx.pool,
+            ctx.ring,
             user_id=user_id,
             item_id=item_id,
             data=data,
@@ -222,7 +223,7 @@ async def upload(request: web.Request) -> web.Response:
     except BaseException:
         await asyncio.shield(sealed_files.discard(storage, sealed.storage_key))
         raise
-    await archive.enqueue_verify(request.app[REDIS], item_id=item_id)
+    await archive.enqueue_verify(ctx.redis, item_id=item_id)
     return json_response(item_schema.dump(item), status=202)
 
 
@@ -241,9 +242,10 @@ async def upload(request: web.Request) -> web.Response:
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(ArchiveItemSchema(many=True), 200)
 async def list_items(request: web.Request) -> web.Response:
+    ctx = context(request)
     page = await archive.list_page(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         page=request["data"]["page"],
     )
@@ -258,9 +260,10 @@ async def list_items(request: web.Request) -> web.Response:
 )
 @response_schema(ArchiveItemSchema, 200)
 async def get_item(request: web.Request) -> web.Response:
+    ctx = context(request)
     item = await archive.get(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
     )
@@ -276,9 +279,10 @@ async def get_item(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_item(request: web.Request) -> web.Response:
-    pool = request.app[DB]
+    ctx = context(request)
+    pool = ctx.pool
     key = await archive.delete(pool, user_id=request[USER_ID], raw_id=request.match_info["id"])
-    storage = request.app[STORAGE]
+    storage = ctx.storage
     if storage is not None:
         await archive.remove_object(pool, storage, key=key)
     return web.Response(status=204)
@@ -307,13 +311,14 @@ async def delete_item(request: web.Request) -> web.Response:
     },
 )
 async def download(request: web.Request) -> web.StreamResponse:
+    ctx = context(request)
     storage = require_storage(request)
     item = await serving.get_sealed(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     serving.require_available(item=item)
     return await send_file(request, storage, item)

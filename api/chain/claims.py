@@ -9,7 +9,7 @@ from marshmallow import fields
 from api.claim.capsule import WalletBindingSchema
 from api.common import json_response
 from api.contents.beneficiaries import Percentage
-from api.keys import DB, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import BaseSchema, UtcDateTime, error_responses
 from models.chain import claims
 
@@ -64,7 +64,6 @@ claims_schema = ClaimsSchema()
 )
 @response_schema(ClaimsSchema, 200)
 async def get_claims(request: web.Request) -> web.Response:
-    overview = await claims.overview(
-        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID]
-    )
+    ctx = context(request)
+    overview = await claims.overview(ctx.pool, ctx.ring, user_id=request[USER_ID])
     return json_response(claims_schema.dump(overview))

@@ -14,7 +14,7 @@ from marshmallow import fields, validate
 
 from api.claim.gate import claim_gate
 from api.common import dump_many, json_response
-from api.keys import CLOCK, DB, REDIS, SOROBAN, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
 from core.errors import BadRequest, NotFound
 from core.stellar import soroban, soroban_check
@@ -93,18 +93,20 @@ transaction_schema = TransactionSchema()
 
 
 def _gateway(request: web.Request) -> SorobanGateway:
-    gateway = request.app[SOROBAN]
+    ctx = context(request)
+    gateway = ctx.soroban
     if gateway is None:
         raise soroban.not_configured()
     return gateway
 
 
 async def _build(request: web.Request, target: Target) -> web.Response:
+    ctx = context(request)
     built = await _gateway(request).build(
         function=target["function"],
         owner=target["owner_wallet"],
         signer=target["signer"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(built_schema.dump(built))
 
@@ -112,8 +114,9 @@ async def _build(request: web.Request, target: Target) -> web.Response:
 async def _accepted(request: web.Request, row: transactions.Transaction) -> web.Response:
     """202 with the committed row's status; its relay is enqueued after the commit (a Redis
     failure leaves it to the sweep, never a 503 for a stored transaction)."""
+    ctx = context(request)
     if row["status"] == "pending":
-        await transactions.enqueue_relay(request.app[REDIS], tx_hash=row["hash"])
+        await transactions.enqueue_relay(ctx.redis, tx_hash=row["hash"])
     return json_response(dump_many(transaction_schema, [dict(row)])[0], status=202)
 
 
@@ -130,9 +133,10 @@ async def _accepted(request: web.Request, row: transactions.Transaction) -> web.
 )
 @response_schema(BuiltSchema, 200)
 async def guardian_build(request: web.Request) -> web.Response:
+    ctx = context(request)
     _gateway(request)
     target = await onchain.guardian_approval_target(
-        request.app[DB], user_id=request[USER_ID], raw_plan_id=request.match_info["planId"]
+        ctx.pool, user_id=request[USER_ID], raw_plan_id=request.match_info["planId"]
     )
     return await _build(request, target)
 
@@ -147,15 +151,16 @@ async def guardian_build(request: web.Request) -> web.Response:
 @request_schema(SubmitSchema, required=True)
 @response_schema(TransactionSchema, 202)
 async def guardian_submit(request: web.Request) -> web.Response:
+    ctx = context(request)
     gateway = _gateway(request)
     row, _created = await onchain.guardian_submit(
-        request.app[DB],
+        ctx.pool,
         user_id=request[USER_ID],
         raw_plan_id=request.match_info["planId"],
         xdr=request["data"]["signed_xdr"].strip(),
         contract_id=gateway.contract_id,
         passphrase=gateway.passphrase,
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return await _accepted(request, row)
 
@@ -170,12 +175,13 @@ async def guardian_submit(request: web.Request) -> web.Response:
 )
 @response_schema(TransactionSchema, 200)
 async def guardian_transaction(request: web.Request) -> web.Response:
+    ctx = context(request)
     _gateway(request)
     target = await onchain.guardian_target(
-        request.app[DB], user_id=request[USER_ID], raw_plan_id=request.match_info["planId"]
+        ctx.pool, user_id=request[USER_ID], raw_plan_id=request.match_info["planId"]
     )
     row = await transactions.get(
-        request.app[DB],
+        ctx.pool,
         tx_id=parse_id(raw=request.match_info["id"], what="Transaction"),
         owner_id=target["owner_id"],
         signer=target["signer"],
@@ -220,12 +226,13 @@ async def claim_build(request: web.Request, capsule: Capsule) -> web.Response:
 
 
 async def _beneficiary_build(request: web.Request, capsule: Capsule, function: str) -> web.Response:
+    ctx = context(request)
     _gateway(request)
     target = onchain.beneficiary_target(
         capsule=capsule,
         function=function,
         wallet_address=(request.get("data") or {}).get("wallet_address"),
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return await _build(request, target)
 
@@ -242,19 +249,20 @@ async def _beneficiary_build(request: web.Request, capsule: Capsule, function: s
 @response_schema(TransactionSchema, 202)
 @claim_gate
 async def claim_submit(request: web.Request, capsule: Capsule) -> web.Response:
+    ctx = context(request)
     gateway = _gateway(request)
     xdr = request["data"]["signed_xdr"].strip()
     envelope = soroban_check.decode(xdr)
     if envelope.function not in onchain.BENEFICIARY_FUNCTIONS:
         raise BadRequest("This route relays only finalize_release or claim_assets")
     row, _created = await onchain.beneficiary_submit(
-        request.app[DB],
+        ctx.pool,
         capsule=capsule,
         envelope=envelope,
         xdr=xdr,
         contract_id=gateway.contract_id,
         passphrase=gateway.passphrase,
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return await _accepted(request, row)
 
@@ -268,9 +276,10 @@ async def claim_submit(request: web.Request, capsule: Capsule) -> web.Response:
 @response_schema(TransactionSchema, 200)
 @claim_gate
 async def claim_transaction(request: web.Request, capsule: Capsule) -> web.Response:
+    ctx = context(request)
     _gateway(request)
     row = await transactions.get_for_beneficiary(
-        request.app[DB],
+        ctx.pool,
         tx_id=parse_id(raw=request.match_info["id"], what="Transaction"),
         beneficiary_id=capsule["beneficiary_id"],
     )

@@ -9,7 +9,7 @@ from marshmallow import fields, validate
 
 from api.claim.gate import claim_gate
 from api.common import json_response
-from api.keys import CLOCK, DB, REDIS, SETTINGS
+from api.keys import context
 from api.schemas import BaseSchema, Text, error_responses
 from models.claim import capsule as capsules
 from models.flows import heir_requests
@@ -50,12 +50,13 @@ class HeirRequestedSchema(BaseSchema):
 @response_schema(HeirRequestedSchema, 202)
 @claim_gate
 async def request_verification(request: web.Request, capsule: capsules.Capsule) -> web.Response:
+    ctx = context(request)
     await heir_requests.request(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS],
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
         capsule=capsule,
         note=(request.get("data") or {}).get("note") or None,
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response({"status": "requested"}, status=202)

@@ -17,7 +17,7 @@ from api.archive.ranges import ByteRange
 from api.claim.gate import claim_gate
 from api.common import dump_many, json_response
 from api.contents.beneficiaries import Percentage
-from api.keys import CLOCK, DB, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import BaseSchema, DecimalString, UtcDateTime, error_responses
 from models.claim import capsule as capsules
 from models.claim import downloads
@@ -225,11 +225,12 @@ def released_body(contents: capsules.Contents) -> dict[str, object]:
 @response_schema(CapsuleSchema, 200)
 @claim_gate
 async def get_capsule(request: web.Request, capsule: capsules.Capsule) -> web.Response:
+    ctx = context(request)
     shown = await capsules.view(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         capsule=capsule,
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
         opened=request.method != "HEAD",
     )
     if shown["ready"] is not None:
@@ -255,14 +256,15 @@ async def get_capsule(request: web.Request, capsule: capsules.Capsule) -> web.Re
 )
 @claim_gate
 async def download_document(request: web.Request, capsule: capsules.Capsule) -> web.StreamResponse:
+    ctx = context(request)
     storage = require_storage(request)
     item = await downloads.document_for_download(
-        request.app[DB], request.app[SETTINGS].key_ring, capsule=capsule, raw_id=request.match_info["id"]
+        ctx.pool, ctx.ring, capsule=capsule, raw_id=request.match_info["id"]
     )
 
     async def started(wanted: ByteRange | None) -> None:
         if wanted is None or wanted.start == 0:  # a resume or a seek is not a new download
-            await downloads.record_download(request.app[DB], capsule=capsule, document_id=item["id"])
+            await downloads.record_download(ctx.pool, capsule=capsule, document_id=item["id"])
 
     return await send_file(request, storage, item, on_start=started)
 
@@ -282,13 +284,14 @@ async def download_document(request: web.Request, capsule: capsules.Capsule) -> 
 )
 @claim_gate
 async def message_media(request: web.Request, capsule: capsules.Capsule) -> web.StreamResponse:
+    ctx = context(request)
     storage = require_storage(request)
     item = await downloads.media_for_message(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         capsule=capsule,
         raw_id=request.match_info["id"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return await send_file(request, storage, item, inline=True)
 
@@ -304,11 +307,12 @@ async def message_media(request: web.Request, capsule: capsules.Capsule) -> web.
 )
 @response_schema(CapsuleSchema, 200)
 async def preview(request: web.Request) -> web.Response:
+    ctx = context(request)
     contents = await capsules.preview(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         owner_id=request[USER_ID],
         raw_beneficiary_id=request.match_info["beneficiaryId"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(released_body(contents))

@@ -11,7 +11,7 @@ from api.archive.export import ZIP_NOTE, export_name, file_members, json_member,
 from api.archive.files import require_storage
 from api.claim.capsule import released_body
 from api.claim.gate import claim_gate
-from api.keys import CLOCK, DB, REDIS, SETTINGS
+from api.keys import context
 from api.schemas import error_responses
 from core.clock import wire_time
 from models.claim import capsule as capsules
@@ -35,10 +35,11 @@ routes = web.RouteTableDef()
 )
 @claim_gate
 async def heir_export(request: web.Request, capsule: capsules.Capsule) -> web.StreamResponse:
+    ctx = context(request)
     storage = require_storage(request)
-    keys = request.app[SETTINGS].key_ring
-    now = request.app[CLOCK].now()
-    export = await exports.heir_export(request.app[DB], keys, request.app[REDIS], capsule=capsule, now=now)
+    keys = ctx.ring
+    now = ctx.now()
+    export = await exports.heir_export(ctx.pool, keys, ctx.redis, capsule=capsule, now=now)
     members = [
         json_member("capsule.json", now, released_body(export["contents"])),
         *file_members(storage, keys, export["files"], export["letters"]),

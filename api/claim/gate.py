@@ -21,7 +21,8 @@ from aiohttp import web
 from aiohttp_apigami.utils import get_or_set_apispec  # not exported: docs/conventions.md, Library internals
 
 from api.common import refuse_miss
-from api.keys import DB, SETTINGS
+from api.headers import CAPSULE_HEADERS
+from api.keys import context
 from api.public import public
 from api.schemas import error_responses
 from models.claim import capsule as capsules
@@ -31,11 +32,6 @@ from models.claim import capsule as capsules
 CLAIM_PREFIXES = ("/api/claim/",)
 # Route templates that hold a claim token (what `ungated_claim_routes` checks).
 TOKEN_ROUTE_PREFIXES = ("/api/claim/{token}", "/claim/{token}")
-CAPSULE_HEADERS = {
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-    "X-Robots-Tag": "noindex, nofollow",
-}
 
 TOKEN_PARAM = {
     "in": "path",
@@ -63,15 +59,14 @@ async def resolve(request: web.Request) -> capsules.Capsule:
     Only misses are counted, per client IP: a valid token is served without asking the
     limiter, so nobody's guesses (not even from the same address) can lock a beneficiary out.
     """
-    capsule = await capsules.open_by_token(
-        request.app[DB], request.app[SETTINGS].key_ring, token=request.match_info["token"]
-    )
+    ctx = context(request)
+    capsule = await capsules.open_by_token(ctx.pool, ctx.ring, token=request.match_info["token"])
     if capsule is not None:
         return capsule
     await refuse_miss(
         request,
         kind="claim",
-        limit=request.app[SETTINGS].rate_limit_claim_misses_per_ip,
+        limit=ctx.settings.rate_limit_claim_misses_per_ip,
         what="Capsule",
         too_many="Too many unknown claim links from this address; try again later.",
     )

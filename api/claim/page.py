@@ -16,7 +16,7 @@ from aiohttp_apigami import docs
 
 from api import html
 from api.claim.gate import claim_gate
-from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN
+from api.keys import context
 from api.sep import wallet_request
 from core.stellar import sep7
 from models.account import users
@@ -75,13 +75,14 @@ def share(percentage: Decimal) -> str:
 )
 @claim_gate
 async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.Response:
+    ctx = context(request)
     shown, step = await finishing.page(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS].key_ring,
-        gateway=request.app[SOROBAN],
+        ctx.pool,
+        ctx.redis,
+        ctx.ring,
+        gateway=ctx.soroban,
         capsule=capsule,
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
         opened=request.method != "HEAD",
     )
     path = request.path.rstrip("/")

@@ -13,7 +13,7 @@ from aiohttp_apigami import docs
 from api import html
 from api.claim.gate import claim_gate
 from api.common import client_ip
-from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN
+from api.keys import context
 from api.schemas import error_responses
 from api.sep import wallet_request
 from core.errors import BadRequest
@@ -43,6 +43,7 @@ def _page_path(request: web.Request) -> str:
 )
 @claim_gate
 async def name_wallet(request: web.Request, capsule: Capsule) -> web.Response:
+    ctx = context(request)
     form = await html.read_form(request)
     address = form.get("walletAddress")
     if not isinstance(address, str) or not is_valid_address(address.strip()):
@@ -51,12 +52,12 @@ async def name_wallet(request: web.Request, capsule: Capsule) -> web.Response:
             "app shows it. Go back and copy it again."
         )
     prepared = await heir_wallets.challenge_transaction(
-        request.app[REDIS],
-        request.app[SETTINGS],
+        ctx.redis,
+        ctx.settings,
         capsule=capsule,
         wallet_address=address.strip(),
         client_ip=client_ip(request),
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     msg = sep7.message(
         "Prove this wallet is yours, {heir}, to receive what {owner} left you",
@@ -85,16 +86,17 @@ async def name_wallet(request: web.Request, capsule: Capsule) -> web.Response:
 )
 @claim_gate
 async def signed_callback(request: web.Request, capsule: Capsule) -> web.Response:
+    ctx = context(request)
     signed = await wallet_request.signed_xdr(request)
     result = await finishing.take_signed(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS],
-        gateway=request.app[SOROBAN],
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
+        gateway=ctx.soroban,
         capsule=capsule,
         request_id=request.match_info["id"],
         signed_xdr=signed,
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     outcome = "bound" if "bound_via" in result else str(result.get("status"))
     return wallet_request.answer(request, page_path=_page_path(request), outcome=outcome)

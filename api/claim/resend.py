@@ -15,7 +15,7 @@ from marshmallow import ValidationError, fields, validate
 
 from api import html
 from api.common import client_ip, json_response
-from api.keys import CLOCK, DB, REDIS, SETTINGS
+from api.keys import context
 from api.public import public
 from api.schemas import BaseSchema, Text, error_responses
 from core.errors import BadRequest
@@ -55,14 +55,15 @@ ACCEPTED_BODY = {"status": "accepted", "message": claim_links.ACCEPTED}
 @request_schema(ResendRequestSchema, required=True)
 @response_schema(ResendAcceptedSchema, 202)
 async def resend(request: web.Request) -> web.Response:
+    ctx = context(request)
     await claim_links.request(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS].key_ring,
-        request.app[SETTINGS],
+        ctx.pool,
+        ctx.redis,
+        ctx.ring,
+        ctx.settings,
         email=request["data"]["email"],
         client_ip=client_ip(request),
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(ACCEPTED_BODY, status=202)
 
@@ -93,6 +94,7 @@ async def resend_page(_: web.Request) -> web.Response:
     responses={200: {"description": "The page"}, **error_responses(400, 429)},
 )
 async def resend_from_page(request: web.Request) -> web.Response:
+    ctx = context(request)
     form = await html.read_form(request)
     raw = form.get("email")
     try:
@@ -100,12 +102,12 @@ async def resend_from_page(request: web.Request) -> web.Response:
     except ValidationError:
         raise BadRequest("That is not an email address. Please check it and try again.") from None
     await claim_links.request(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS].key_ring,
-        request.app[SETTINGS],
+        ctx.pool,
+        ctx.redis,
+        ctx.ring,
+        ctx.settings,
         email=email,
         client_ip=client_ip(request),
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return html.render("claim_resend.html", title="Find your link again", done=claim_links.ACCEPTED)

@@ -15,7 +15,7 @@ from marshmallow import fields, validate
 from api.claim.capsule import WalletBindingSchema, wallet_body
 from api.claim.gate import claim_gate
 from api.common import client_ip, json_response
-from api.keys import CLOCK, DB, REDIS, SETTINGS
+from api.keys import context
 from api.schemas import BaseSchema, WalletAddress, error_responses
 from models.claim import wallets as heir_wallets
 from models.claim.capsule import Capsule
@@ -66,13 +66,14 @@ class WalletBoundSchema(BaseSchema):
 @response_schema(WalletChallengeSchema, 200)
 @claim_gate
 async def wallet_challenge(request: web.Request, capsule: Capsule) -> web.Response:
+    ctx = context(request)
     message = await heir_wallets.challenge(
-        request.app[REDIS],
-        request.app[SETTINGS],
+        ctx.redis,
+        ctx.settings,
         capsule=capsule,
         wallet_address=request["data"]["wallet_address"],
         client_ip=client_ip(request),
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response({"message": message})
 
@@ -91,14 +92,15 @@ async def wallet_challenge(request: web.Request, capsule: Capsule) -> web.Respon
 @response_schema(WalletBoundSchema, 200)
 @claim_gate
 async def wallet_verify(request: web.Request, capsule: Capsule) -> web.Response:
+    ctx = context(request)
     data = request["data"]
     binding = await heir_wallets.verify(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS],
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
         capsule=capsule,
         wallet_address=data["wallet_address"],
         signature=data["signature"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response({"wallet": wallet_body(binding)})

@@ -11,7 +11,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate
 
 from api.common import json_response, list_response
-from api.keys import DB, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import (
     AudienceSchema,
     BaseSchema,
@@ -117,9 +117,10 @@ asset_schema = AssetSchema()
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(AssetSchema(many=True), 200)
 async def list_assets(request: web.Request) -> web.Response:
+    ctx = context(request)
     page = await assets.list_page(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         page=request["data"]["page"],
     )
@@ -136,9 +137,8 @@ async def list_assets(request: web.Request) -> web.Response:
 @request_schema(AssetCreateSchema, required=True)
 @response_schema(AssetSchema, 201)
 async def create_asset(request: web.Request) -> web.Response:
-    row = await assets.create(
-        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID], data=request["data"]
-    )
+    ctx = context(request)
+    row = await assets.create(ctx.pool, ctx.ring, user_id=request[USER_ID], data=request["data"])
     return json_response(asset_schema.dump(row), status=201)
 
 
@@ -146,9 +146,10 @@ async def create_asset(request: web.Request) -> web.Response:
 @docs(tags=["assets"], summary="Get an asset", responses=error_responses(401, 404))
 @response_schema(AssetSchema, 200)
 async def get_asset(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await assets.get(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
     )
@@ -165,9 +166,10 @@ async def get_asset(request: web.Request) -> web.Response:
 @request_schema(AssetPatchSchema, required=True)
 @response_schema(AssetSchema, 200)
 async def patch_asset(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await assets.update(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
         changes=request["data"],
@@ -182,5 +184,6 @@ async def patch_asset(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_asset(request: web.Request) -> web.Response:
-    await assets.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
+    ctx = context(request)
+    await assets.delete(ctx.pool, user_id=request[USER_ID], raw_id=request.match_info["id"])
     return web.Response(status=204)

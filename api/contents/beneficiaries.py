@@ -11,7 +11,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate
 
 from api.common import json_response, list_response
-from api.keys import CLOCK, DB, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import (
     BaseSchema,
     PageQuerySchema,
@@ -21,7 +21,6 @@ from api.schemas import (
     WalletAddress,
     error_responses,
 )
-from core.files.crypto import KeyRing
 from models.contents import beneficiaries
 
 routes = web.RouteTableDef()
@@ -128,19 +127,14 @@ class BeneficiarySchema(BaseSchema):
 beneficiary_schema = BeneficiarySchema()
 
 
-def _ring(request: web.Request) -> KeyRing:
-    return request.app[SETTINGS].key_ring
-
-
 @routes.get("/api/beneficiaries")
 @docs(tags=["beneficiaries"], summary="List beneficiaries, newest first", responses=error_responses(400, 401))
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(BeneficiarySchema(many=True), 200)
 async def list_beneficiaries(request: web.Request) -> web.Response:
+    ctx = context(request)
     page = request["data"]["page"]
-    result = await beneficiaries.list_page(
-        request.app[DB], _ring(request), user_id=request[USER_ID], page=page
-    )
+    result = await beneficiaries.list_page(ctx.pool, ctx.ring, user_id=request[USER_ID], page=page)
     return list_response(request, result, beneficiary_schema)
 
 
@@ -155,12 +149,13 @@ async def list_beneficiaries(request: web.Request) -> web.Response:
 @request_schema(BeneficiaryCreateSchema, required=True)
 @response_schema(BeneficiarySchema, 201)
 async def create_beneficiary(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await beneficiaries.create(
-        request.app[DB],
-        _ring(request),
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         data=request["data"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(beneficiary_schema.dump(row), status=201)
 
@@ -169,8 +164,9 @@ async def create_beneficiary(request: web.Request) -> web.Response:
 @docs(tags=["beneficiaries"], summary="Get a beneficiary", responses=error_responses(401, 404))
 @response_schema(BeneficiarySchema, 200)
 async def get_beneficiary(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await beneficiaries.get(
-        request.app[DB], _ring(request), user_id=request[USER_ID], raw_id=request.match_info["id"]
+        ctx.pool, ctx.ring, user_id=request[USER_ID], raw_id=request.match_info["id"]
     )
     return json_response(beneficiary_schema.dump(row))
 
@@ -186,13 +182,14 @@ async def get_beneficiary(request: web.Request) -> web.Response:
 @request_schema(BeneficiaryPatchSchema, required=True)
 @response_schema(BeneficiarySchema, 200)
 async def patch_beneficiary(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await beneficiaries.update(
-        request.app[DB],
-        _ring(request),
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
         changes=request["data"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(beneficiary_schema.dump(row))
 
@@ -206,12 +203,13 @@ async def patch_beneficiary(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_beneficiary(request: web.Request) -> web.Response:
+    ctx = context(request)
     await beneficiaries.delete(
-        request.app[DB],
-        _ring(request),
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return web.Response(status=204)
 
@@ -225,7 +223,8 @@ async def delete_beneficiary(request: web.Request) -> web.Response:
 )
 @response_schema(BeneficiarySchema, 200)
 async def rotate_claim_token(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await beneficiaries.rotate_claim_token(
-        request.app[DB], _ring(request), user_id=request[USER_ID], raw_id=request.match_info["id"]
+        ctx.pool, ctx.ring, user_id=request[USER_ID], raw_id=request.match_info["id"]
     )
     return json_response(beneficiary_schema.dump(row))

@@ -14,7 +14,7 @@ from marshmallow import fields, validate
 
 from api import html
 from api.common import json_response, refuse_miss
-from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, error_responses
 from models.contents import email_confirmations
@@ -48,10 +48,11 @@ class ConfirmedSchema(BaseSchema):
 async def refuse_confirmation_miss(request: web.Request) -> NoReturn:
     """404 for a link that confirms nothing (malformed, unknown, used, expired, or the address
     changed since: one answer for all), 429 past the per-IP miss limit; shared with the page."""
+    ctx = context(request)
     await refuse_miss(
         request,
         kind="confirm-email",
-        limit=request.app[SETTINGS].rate_limit_check_in_misses_per_ip,
+        limit=ctx.settings.rate_limit_check_in_misses_per_ip,
         what="Confirmation link",
         too_many="Too many unknown confirmation links from this address; try again later.",
     )
@@ -71,14 +72,15 @@ async def refuse_confirmation_miss(request: web.Request) -> NoReturn:
 )
 @response_schema(ConfirmationSentSchema, 202)
 async def ask_to_confirm(request: web.Request) -> web.Response:
+    ctx = context(request)
     sent = await email_confirmations.request(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
-    await outbox.enqueue(request.app[REDIS], row_ids=[sent["outbox_id"]])
+    await outbox.enqueue(ctx.redis, row_ids=[sent["outbox_id"]])
     return json_response(
         ConfirmationSentSchema().dump({"status": "pending", "expiresAt": sent["expires_at"]}), status=202
     )
@@ -97,9 +99,8 @@ async def ask_to_confirm(request: web.Request) -> web.Response:
 @request_schema(ConfirmTokenSchema, required=True)
 @response_schema(ConfirmedSchema, 200)
 async def confirm_by_token(request: web.Request) -> web.Response:
-    confirmed = await email_confirmations.confirm(
-        request.app[DB], token=request["data"]["token"], now=request.app[CLOCK].now()
-    )
+    ctx = context(request)
+    confirmed = await email_confirmations.confirm(ctx.pool, token=request["data"]["token"], now=ctx.now())
     if confirmed is None:
         await refuse_confirmation_miss(request)
     return json_response(
@@ -119,8 +120,9 @@ async def confirm_by_token(request: web.Request) -> web.Response:
     responses={200: {"description": "The page"}},
 )
 async def confirm_page(request: web.Request) -> web.Response:
+    ctx = context(request)
     token = request.match_info["token"]
-    if not await email_confirmations.is_live(request.app[DB], token=token, now=request.app[CLOCK].now()):
+    if not await email_confirmations.is_live(ctx.pool, token=token, now=ctx.now()):
         await refuse_confirmation_miss(request)
     return html.render("confirm_email.html", title="Confirm your address", action=request.path)
 
@@ -136,9 +138,8 @@ async def confirm_page(request: web.Request) -> web.Response:
     responses={200: {"description": "The page"}},
 )
 async def confirm_from_page(request: web.Request) -> web.Response:
-    confirmed = await email_confirmations.confirm(
-        request.app[DB], token=request.match_info["token"], now=request.app[CLOCK].now()
-    )
+    ctx = context(request)
+    confirmed = await email_confirmations.confirm(ctx.pool, token=request.match_info["token"], now=ctx.now())
     if confirmed is None:
         await refuse_confirmation_miss(request)
     return html.render("confirm_email_done.html", title="Thank you")

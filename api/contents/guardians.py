@@ -7,7 +7,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
 from api.common import json_response, list_response
-from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import (
     BaseSchema,
     PageQuerySchema,
@@ -107,9 +107,10 @@ INVITATION = (
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(GuardianSchema(many=True), 200)
 async def list_guardians(request: web.Request) -> web.Response:
+    ctx = context(request)
     page = await guardians.list_page(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         page=request["data"]["page"],
     )
@@ -126,14 +127,15 @@ async def list_guardians(request: web.Request) -> web.Response:
 @request_schema(GuardianCreateSchema, required=True)
 @response_schema(GuardianSchema, 201)
 async def create_guardian(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await guardians.create(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
-        request.app[REDIS],
+        ctx.pool,
+        ctx.ring,
+        ctx.redis,
         user_id=request[USER_ID],
         data=request["data"],
-        now=request.app[CLOCK].now(),
-        plan_defaults=plan_settings.new_plan_defaults(request.app[SETTINGS]),
+        now=ctx.now(),
+        plan_defaults=plan_settings.new_plan_defaults(ctx.settings),
     )
     return json_response(guardian_schema.dump(row), status=201)
 
@@ -142,9 +144,10 @@ async def create_guardian(request: web.Request) -> web.Response:
 @docs(tags=["guardians"], summary="Get a guardian", responses=error_responses(401, 404))
 @response_schema(GuardianSchema, 200)
 async def get_guardian(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await guardians.get(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
     )
@@ -163,14 +166,15 @@ async def get_guardian(request: web.Request) -> web.Response:
 @request_schema(GuardianPatchSchema, required=True)
 @response_schema(GuardianSchema, 200)
 async def patch_guardian(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await guardians.update(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
-        request.app[REDIS],
+        ctx.pool,
+        ctx.ring,
+        ctx.redis,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
         changes=request["data"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(guardian_schema.dump(row))
 
@@ -182,12 +186,13 @@ async def patch_guardian(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_guardian(request: web.Request) -> web.Response:
+    ctx = context(request)
     await guardians.delete(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
-        request.app[REDIS],
+        ctx.pool,
+        ctx.ring,
+        ctx.redis,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return web.Response(status=204)

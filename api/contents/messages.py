@@ -11,7 +11,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, post_load, validate
 
 from api.common import json_response, list_response
-from api.keys import CLOCK, DB, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import (
     AudienceSchema,
     BaseSchema,
@@ -156,12 +156,13 @@ message_schema = MessageSchema()
 @request_schema(PageQuerySchema, location="querystring")
 @response_schema(MessageSchema(many=True), 200)
 async def list_messages(request: web.Request) -> web.Response:
+    ctx = context(request)
     page = await messages.list_for_owner(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         page=request["data"]["page"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return list_response(request, page, message_schema)
 
@@ -176,9 +177,8 @@ async def list_messages(request: web.Request) -> web.Response:
 @request_schema(MessageCreateSchema, required=True)
 @response_schema(MessageSchema, 201)
 async def create_message(request: web.Request) -> web.Response:
-    row = await messages.create(
-        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID], data=request["data"]
-    )
+    ctx = context(request)
+    row = await messages.create(ctx.pool, ctx.ring, user_id=request[USER_ID], data=request["data"])
     return json_response(message_schema.dump(row), status=201)
 
 
@@ -186,12 +186,13 @@ async def create_message(request: web.Request) -> web.Response:
 @docs(tags=["messages"], summary="Get a message", responses=error_responses(401, 404))
 @response_schema(MessageSchema, 200)
 async def get_message(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await messages.get_for_owner(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(message_schema.dump(row))
 
@@ -206,9 +207,10 @@ async def get_message(request: web.Request) -> web.Response:
 @request_schema(MessagePatchSchema, required=True)
 @response_schema(MessageSchema, 200)
 async def patch_message(request: web.Request) -> web.Response:
+    ctx = context(request)
     row = await messages.update(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
         changes=request["data"],
@@ -223,5 +225,6 @@ async def patch_message(request: web.Request) -> web.Response:
     responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
 )
 async def delete_message(request: web.Request) -> web.Response:
-    await messages.delete(request.app[DB], user_id=request[USER_ID], raw_id=request.match_info["id"])
+    ctx = context(request)
+    await messages.delete(ctx.pool, user_id=request[USER_ID], raw_id=request.match_info["id"])
     return web.Response(status=204)

@@ -10,7 +10,7 @@ from aiohttp_apigami import docs, response_schema
 from marshmallow import fields
 
 from api.common import json_response
-from api.keys import CLOCK, DB, REDIS, SETTINGS
+from api.keys import context
 from api.public import public
 from api.schemas import BaseSchema, error_responses
 from core.errors import RequestTimeout
@@ -48,17 +48,18 @@ class EventResultSchema(BaseSchema):
 )
 @response_schema(EventResultSchema, 200)
 async def email_events(request: web.Request) -> web.Response:
+    ctx = context(request)
     try:
-        async with asyncio.timeout(request.app[SETTINGS].request_body_timeout_seconds):
+        async with asyncio.timeout(ctx.settings.request_body_timeout_seconds):
             body = await request.read()
     except TimeoutError:
         raise RequestTimeout("The request body did not arrive in time") from None
     result = await events.receive(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS],
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
         body=body,
         headers=request.headers,
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response({"result": result})

@@ -11,9 +11,9 @@ from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
-from api.claim.gate import CAPSULE_HEADERS
 from api.common import json_response, refuse_miss
-from api.keys import CLOCK, DB, REDIS, SETTINGS
+from api.headers import CAPSULE_HEADERS
+from api.keys import context
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, error_responses
 from models.flows import lifecycle
@@ -44,10 +44,11 @@ async def refuse_check_in_miss(request: web.Request) -> NoReturn:
     """404 for a link that checks nothing in (malformed, unknown, used, expired: one answer for
     all four), or 429 past RATE_LIMIT_CHECK_IN_MISSES_PER_IP misses a minute from one address.
     Shared by every route that checks in by link."""
+    ctx = context(request)
     await refuse_miss(
         request,
         kind="check-in",
-        limit=request.app[SETTINGS].rate_limit_check_in_misses_per_ip,
+        limit=ctx.settings.rate_limit_check_in_misses_per_ip,
         what="Check-in link",
         too_many="Too many unknown check-in links from this address; try again later.",
     )
@@ -72,8 +73,9 @@ async def refuse_check_in_miss(request: web.Request) -> NoReturn:
 @request_schema(CheckInLinkSchema, required=True)
 @response_schema(CheckInLinkResultSchema, 200)
 async def check_in_by_link(request: web.Request) -> web.Response:
+    ctx = context(request)
     result = await lifecycle.check_in_by_link(
-        request.app[DB], request.app[REDIS], token=request["data"]["token"], now=request.app[CLOCK].now()
+        ctx.pool, ctx.redis, token=request["data"]["token"], now=ctx.now()
     )
     if result is None:
         await refuse_check_in_miss(request)

@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp_apigami import docs
 
 from api import html
-from api.keys import CLOCK, DB, REDIS
+from api.keys import context
 from api.plan.check_in_link import refuse_check_in_miss
 from api.public import public
 from models import check_in_links
@@ -36,8 +36,9 @@ PATH = "/check-in/{token}"
     responses={200: {"description": "The page"}},
 )
 async def check_in_page(request: web.Request) -> web.Response:
+    ctx = context(request)
     token = request.match_info["token"]
-    if not await check_in_links.is_live(request.app[DB], token=token, now=request.app[CLOCK].now()):
+    if not await check_in_links.is_live(ctx.pool, token=token, now=ctx.now()):
         await refuse_check_in_miss(request)
     return html.render("check_in.html", title="Check in", action=request.path)
 
@@ -54,8 +55,9 @@ async def check_in_page(request: web.Request) -> web.Response:
     responses={200: {"description": "The page"}},
 )
 async def check_in_from_page(request: web.Request) -> web.Response:
+    ctx = context(request)
     result = await lifecycle.check_in_by_link(
-        request.app[DB], request.app[REDIS], token=request.match_info["token"], now=request.app[CLOCK].now()
+        ctx.pool, ctx.redis, token=request.match_info["token"], now=ctx.now()
     )
     if result is None:
         await refuse_check_in_miss(request)

@@ -15,7 +15,7 @@ from aiohttp_apigami import docs
 
 from api import html
 from api.common import client_ip, refuse_miss
-from api.keys import CLOCK, DB, REDIS, SETTINGS, SOROBAN
+from api.keys import context
 from api.public import public
 from api.schemas import error_responses
 from api.sep import wallet_request
@@ -35,15 +35,14 @@ ASK_TITLES = {
 
 
 async def _page(request: web.Request) -> guardian_pages.GuardianPage:
-    found = await guardian_pages.open_by_token(
-        request.app[DB], request.app[SETTINGS].key_ring, token=request.match_info["token"]
-    )
+    ctx = context(request)
+    found = await guardian_pages.open_by_token(ctx.pool, ctx.ring, token=request.match_info["token"])
     if found is not None:
         return found
     await refuse_miss(
         request,
         kind="guardian",
-        limit=request.app[SETTINGS].rate_limit_claim_misses_per_ip,
+        limit=ctx.settings.rate_limit_claim_misses_per_ip,
         what="Guardian page",
         too_many="Too many unknown guardian links from this address; try again later.",
     )
@@ -86,20 +85,21 @@ async def guardian_page(request: web.Request) -> web.Response:
     responses={200: {"description": "The page"}, **error_responses(400, 409, 429, 503)},
 )
 async def guardian_ask(request: web.Request) -> web.Response:
+    ctx = context(request)
     page = await _page(request)
     form = await html.read_form(request)
     action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
     prepared = await guardian_pages.ask(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS],
-        gateway=request.app[SOROBAN],
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
+        gateway=ctx.soroban,
         page=page,
         action=action if isinstance(action, str) else "",
         beneficiary_id=heir_id if isinstance(heir_id, str) else None,
         reason=reason if isinstance(reason, str) and reason else None,
         client_ip=client_ip(request),
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     heir = next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == heir_id), None)
     action_name = prepared["purpose"].removeprefix("guardian.").removesuffix("_onchain")
@@ -123,16 +123,17 @@ async def guardian_ask(request: web.Request) -> web.Response:
     responses={200: {"description": "Taken"}, **error_responses(400, 401, 403, 409, 503)},
 )
 async def guardian_callback(request: web.Request) -> web.Response:
+    ctx = context(request)
     page = await _page(request)
     signed = await wallet_request.signed_xdr(request)
     outcome = await guardian_pages.take_signed(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS],
-        gateway=request.app[SOROBAN],
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
+        gateway=ctx.soroban,
         page=page,
         request_id=request.match_info["id"],
         signed_xdr=signed,
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return wallet_request.answer(request, page_path=_path(request), outcome=outcome)

@@ -15,7 +15,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
 from api.common import json_response
-from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import BaseSchema, Text, UtcDateTime, error_responses
 from models.flows import verification
 from models.plan.guardianships import heirs, invitation, reconfirmation
@@ -214,9 +214,8 @@ link_delivery_schema = LinkDeliverySchema()
 
 
 async def _status_of(request: web.Request, plan_id: str) -> web.Response:
-    for item in await invitation.list_for(
-        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID]
-    ):
+    ctx = context(request)
+    for item in await invitation.list_for(ctx.pool, ctx.ring, user_id=request[USER_ID]):
         if str(item["plan_id"]) == plan_id:
             return json_response({"ok": True, "status": item["status"]})
     return json_response({"ok": True, "status": "unknown"})
@@ -236,9 +235,8 @@ async def _status_of(request: web.Request, plan_id: str) -> web.Response:
 )
 @response_schema(GuardianshipSchema(many=True), 200)
 async def list_guardianships(request: web.Request) -> web.Response:
-    items = await invitation.list_for(
-        request.app[DB], request.app[SETTINGS].key_ring, user_id=request[USER_ID]
-    )
+    ctx = context(request)
+    items = await invitation.list_for(ctx.pool, ctx.ring, user_id=request[USER_ID])
     return json_response(
         [
             guardianship_schema.dump(
@@ -271,15 +269,16 @@ async def list_guardianships(request: web.Request) -> web.Response:
 
 
 async def _answer(request: web.Request, *, accept: bool) -> web.Response:
+    ctx = context(request)
     result = await invitation.answer(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.redis,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_plan_id=request.match_info["planId"],
         accept=accept,
-        now=request.app[CLOCK].now(),
-        reconfirm_after=timedelta(seconds=request.app[SETTINGS].guardian_reconfirm_interval_seconds),
+        now=ctx.now(),
+        reconfirm_after=timedelta(seconds=ctx.settings.guardian_reconfirm_interval_seconds),
     )
     return json_response({"ok": True, "invitation": result["invitation"], "status": result["status"]})
 
@@ -325,13 +324,14 @@ reconfirmed_schema = ReconfirmedSchema()
 )
 @response_schema(ReconfirmedSchema, 200)
 async def reconfirm(request: web.Request) -> web.Response:
-    settings = request.app[SETTINGS]
+    ctx = context(request)
+    settings = ctx.settings
     result = await reconfirmation.reconfirm(
-        request.app[DB],
+        ctx.pool,
         settings.key_ring,
         user_id=request[USER_ID],
         raw_plan_id=request.match_info["planId"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
         interval=timedelta(seconds=settings.guardian_reconfirm_interval_seconds),
     )
     return json_response(reconfirmed_schema.dump({"ok": True, **result}))
@@ -366,15 +366,16 @@ async def decline(request: web.Request) -> web.Response:
 @request_schema(ReportSchema)
 @response_schema(GuardianActionSchema, 200)
 async def report(request: web.Request) -> web.Response:
+    ctx = context(request)
     plan_id = request.match_info["planId"]
     await verification.report(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS],
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
         user_id=request[USER_ID],
         raw_plan_id=plan_id,
         note=(request.get("data") or {}).get("note") or None,
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
         reason=(request.get("data") or {}).get("reason"),
     )
     return await _status_of(request, plan_id)
@@ -391,13 +392,14 @@ async def report(request: web.Request) -> web.Response:
 )
 @response_schema(AttestationSchema, 200)
 async def attestation(request: web.Request) -> web.Response:
+    ctx = context(request)
     message = await verification.attestation(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS],
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
         user_id=request[USER_ID],
         raw_plan_id=request.match_info["planId"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response({"message": message})
 
@@ -417,15 +419,16 @@ async def attestation(request: web.Request) -> web.Response:
 @request_schema(ApproveSchema, required=True)
 @response_schema(GuardianActionSchema, 200)
 async def approve(request: web.Request) -> web.Response:
+    ctx = context(request)
     plan_id = request.match_info["planId"]
     await verification.approve(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS],
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
         user_id=request[USER_ID],
         raw_plan_id=plan_id,
         signature=request["data"]["signature"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return await _status_of(request, plan_id)
 
@@ -444,14 +447,15 @@ async def approve(request: web.Request) -> web.Response:
 )
 @response_schema(LinkDeliverySchema, 202)
 async def resend_link(request: web.Request) -> web.Response:
+    ctx = context(request)
     delivery = await heirs.resend_link(
-        request.app[DB],
-        request.app[REDIS],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.redis,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_plan_id=request.match_info["planId"],
         raw_beneficiary_id=request.match_info["beneficiaryId"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(link_delivery_schema.dump(delivery), status=202)
 
@@ -469,12 +473,13 @@ async def resend_link(request: web.Request) -> web.Response:
 )
 @response_schema(WalletChangeStatusSchema, 200)
 async def approve_wallet_change(request: web.Request) -> web.Response:
+    ctx = context(request)
     status = await heirs.approve_wallet_change(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
         raw_plan_id=request.match_info["planId"],
         raw_change_id=request.match_info["changeId"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return json_response(dict(status))

@@ -12,7 +12,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
 from api.common import json_response
-from api.keys import CLOCK, DB, REDIS, SETTINGS, USER_ID
+from api.keys import USER_ID, context
 from api.schemas import BaseSchema, PatchSchema, UtcDateTime, error_responses
 from models.flows import lifecycle
 from models.plan import journey, plan_settings
@@ -336,13 +336,14 @@ def shape_overview(view: journey.Overview) -> dict[str, Any]:
 
 
 async def _overview(request: web.Request) -> web.Response:
+    ctx = context(request)
     return json_response(
         shape_overview(
             await journey.overview(
-                request.app[DB],
-                request.app[SETTINGS].key_ring,
+                ctx.pool,
+                ctx.ring,
                 user_id=request[USER_ID],
-                defaults=plan_settings.new_plan_defaults(request.app[SETTINGS]),
+                defaults=plan_settings.new_plan_defaults(ctx.settings),
             )
         )
     )
@@ -376,12 +377,13 @@ async def get_legacy(request: web.Request) -> web.Response:
 @request_schema(SettingsPatchSchema, required=True)
 @response_schema(OverviewSchema, 200)
 async def patch_legacy(request: web.Request) -> web.Response:
+    ctx = context(request)
     await plan_settings.update_settings(
-        request.app[DB],
-        request.app[SETTINGS],
+        ctx.pool,
+        ctx.settings,
         user_id=request[USER_ID],
         changes=request["data"],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return await _overview(request)
 
@@ -399,11 +401,12 @@ async def patch_legacy(request: web.Request) -> web.Response:
 )
 @response_schema(OverviewSchema, 200)
 async def activate(request: web.Request) -> web.Response:
+    ctx = context(request)
     await lifecycle.activate(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
-        now=request.app[CLOCK].now(),
+        now=ctx.now(),
     )
     return await _overview(request)
 
@@ -418,7 +421,8 @@ async def activate(request: web.Request) -> web.Response:
 )
 @response_schema(OverviewSchema, 200)
 async def deactivate(request: web.Request) -> web.Response:
-    await lifecycle.deactivate(request.app[DB], user_id=request[USER_ID], now=request.app[CLOCK].now())
+    ctx = context(request)
+    await lifecycle.deactivate(ctx.pool, user_id=request[USER_ID], now=ctx.now())
     return await _overview(request)
 
 
@@ -436,9 +440,8 @@ async def deactivate(request: web.Request) -> web.Response:
 )
 @response_schema(OverviewSchema, 200)
 async def check_in(request: web.Request) -> web.Response:
-    await lifecycle.check_in(
-        request.app[DB], request.app[REDIS], user_id=request[USER_ID], now=request.app[CLOCK].now()
-    )
+    ctx = context(request)
+    await lifecycle.check_in(ctx.pool, ctx.redis, user_id=request[USER_ID], now=ctx.now())
     return await _overview(request)
 
 
@@ -458,12 +461,13 @@ async def check_in(request: web.Request) -> web.Response:
 )
 @response_schema(JourneySchema, 200)
 async def get_journey(request: web.Request) -> web.Response:
+    ctx = context(request)
     story = await journey.journey(
-        request.app[DB],
-        request.app[SETTINGS].key_ring,
+        ctx.pool,
+        ctx.ring,
         user_id=request[USER_ID],
-        contract_configured=bool(request.app[SETTINGS].service_contract_id),
-        defaults=plan_settings.new_plan_defaults(request.app[SETTINGS]),
+        contract_configured=bool(ctx.settings.service_contract_id),
+        defaults=plan_settings.new_plan_defaults(ctx.settings),
     )
     return json_response(
         journey_schema.dump(

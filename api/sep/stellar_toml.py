@@ -13,7 +13,7 @@ import json
 from aiohttp import web
 from aiohttp_apigami import docs
 
-from api.keys import SETTINGS
+from api.keys import context
 from api.public import public
 
 routes = web.RouteTableDef()
@@ -41,7 +41,8 @@ def stellar_toml(*, network_passphrase: str, signing_key: str) -> str:
     responses={200: {"description": "The TOML file"}},
 )
 async def stellar_toml_file(request: web.Request) -> web.Response:
-    settings = request.app[SETTINGS]
+    ctx = context(request)
+    settings = ctx.settings
     text = stellar_toml(
         network_passphrase=settings.stellar_network_passphrase,
         signing_key=settings.uri_request_signing_key.public_key,

@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 from aiohttp import web
 
 from api import html
-from api.keys import SETTINGS
+from api.keys import context
 from core.errors import BadRequest
 from core.stellar import sep7
 from models.wallet_requests import Prepared
@@ -37,7 +37,8 @@ class Shown(TypedDict):
 
 def present(request: web.Request, prepared: Prepared, *, msg: str, page_path: str) -> Shown:
     """The request as the page shows it; its callback is `<PUBLIC_BASE_URL><page>/sep7/<id>`."""
-    settings = request.app[SETTINGS]
+    ctx = context(request)
+    settings = ctx.settings
     action = f"{page_path}/sep7/{prepared['id']}"
     uri = sep7.signing_uri(
         prepared["xdr"],
