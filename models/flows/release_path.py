@@ -21,6 +21,7 @@ from core.files.crypto import KeyRing
 from models import plans
 from models.delivery import letters
 from models.delivery.announce import Email, Entry, announce
+from models.plan.approvals import approved_on_chain
 from models.plans import ACTIVE, APPROVED, PENDING, RELEASED, Actor, Plan, transition, update_schedule
 
 
@@ -132,20 +133,6 @@ async def approve_in(
             {"actor": actor, "releaseAt": wire_time(release_at), "onchain": onchain},
         ),
     )
-
-
-async def approved_on_chain(cur: Cursor, *, plan: Plan) -> bool:
-    """Whether this round's approvals were all given on-chain: only then can the contract, which
-    knows only those, finalise the release. A round approved by attestations is released by the
-    scheduler even if a contract was configured since (docs/soroban.md, "Configuring or removing
-    the contract")."""
-    await cur.execute(
-        "SELECT count(*) AS total, count(*) FILTER (WHERE source = 'onchain') AS onchain"
-        " FROM plan_approvals WHERE plan_id = %s AND round = %s AND voided_at IS NULL",
-        (plan["id"], plan["verification_round"]),
-    )
-    counts = await cur.fetchone()
-    return bool(counts["total"]) and counts["onchain"] == counts["total"]
 
 
 async def ready_in(cur: Cursor, *, plan: Plan, now: datetime) -> list[str] | None:

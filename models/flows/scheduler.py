@@ -18,6 +18,7 @@ from models import plans
 from models.common import as_record
 from models.delivery.announce import Email, Entry, announce
 from models.flows import release_path
+from models.plan.approvals import approved_on_chain
 from models.plans import (
     ACTIVE,
     APPROVED,
@@ -81,7 +82,7 @@ async def advance(
         if plan["status"] == PENDING:
             return await _pending(cur, plan, now, contract_configured)
         if plan["status"] == APPROVED and plan["release_at"] is not None and plan["release_at"] <= now:
-            if contract_configured and await release_path.approved_on_chain(cur, plan=plan):
+            if contract_configured and await approved_on_chain(cur, plan=plan):
                 # With a contract, only a confirmed finalize_release releases, and a beneficiary
                 # signs it: the plan is ready to finalise, and the heirs get their links now.
                 # Look again later: if the operator removes the contract, no finalize_release

@@ -11,6 +11,7 @@ from core.db import Cursor, unless_duplicate
 from core.errors import Conflict
 from core.files.crypto import KeyRing
 from models import sealed_text
+from models.plans import Plan
 
 
 async def record(
@@ -64,3 +65,17 @@ async def void_round(cur: Cursor, *, plan_id: str, round_number: int, now: datet
         "UPDATE plan_approvals SET voided_at = %s WHERE plan_id = %s AND round = %s AND voided_at IS NULL",
         (now, plan_id, round_number),
     )
+
+
+async def approved_on_chain(cur: Cursor, *, plan: Plan) -> bool:
+    """Whether this round's approvals were all given on-chain: only then can the contract, which
+    knows only those, finalise the release. A round approved by attestations is released by the
+    scheduler even if a contract was configured since (docs/soroban.md, "Configuring or removing
+    the contract")."""
+    await cur.execute(
+        "SELECT count(*) AS total, count(*) FILTER (WHERE source = 'onchain') AS onchain"
+        " FROM plan_approvals WHERE plan_id = %s AND round = %s AND voided_at IS NULL",
+        (plan["id"], plan["verification_round"]),
+    )
+    counts = await cur.fetchone()
+    return bool(counts["total"]) and counts["onchain"] == counts["total"]

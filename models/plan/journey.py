@@ -15,7 +15,7 @@ from core.files.crypto import KeyRing
 from models import sealed_text
 from models.common import as_record
 from models.delivery import history
-from models.flows.release_path import approved_on_chain
+from models.plan.approvals import approved_on_chain
 from models.plan.plan_settings import Facts, facts, readiness, warnings
 from models.plans import (
     ACTIVE,
