@@ -20,6 +20,7 @@ from core.stellar.soroban import RpcUnavailable, SorobanGateway, TransactionStat
 from models.chain import transactions
 from models.chain.transactions import RelayRow
 from models.delivery import outbox
+from models.flows import effects
 from workers import context
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ async def _settle(ctx: dict[str, Any], row: RelayRow, found: TransactionStatus) 
     pool, now = app.db, app.clock.now()
     if found.status == "SUCCESS":
         assert found.ledger is not None
-        outbox_ids = await transactions.confirm(
+        outbox_ids = await effects.confirm(
             pool, app.key_ring, row=row, ledger=found.ledger, closed_at=found.closed_at, now=now
         )
         if outbox_ids:

@@ -1,4 +1,5 @@
-"""Contract transactions: the rows behind submit, the relay's state changes, and their effects.
+"""Contract transactions: the rows behind submit and the relay's state changes (what a confirmed
+one means for the plan: models.flows.effects).
 
 A row is written only for an envelope `core.stellar.soroban_check.check_signed` accepted, with the hash
 computed from it; it stays `pending` until the RPC node reports the transaction SUCCESS
@@ -17,12 +18,10 @@ from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import Conflict
-from core.files.crypto import KeyRing
 from core.queue import after_commit
 from core.stellar.soroban import CheckedTransaction, contract_error_message
 from models import activity
 from models.common import as_record
-from models.flows import effects
 
 RELAY_JOB = "relay_transaction"
 PUBLIC_COLUMNS = "id, hash, function, status, ledger, confirmed_at, contract_error_code, reason"
@@ -228,30 +227,27 @@ async def fail(
     return True
 
 
-async def confirm(
-    pool: Pool, ring: KeyRing, *, row: RelayRow, ledger: int, closed_at: datetime | None, now: datetime
-) -> list[str] | None:
-    """pending → confirmed and its effect, in one transaction; None if it was not pending.
-
-    Returns the outbox row ids the effect wrote (emails), to enqueue after COMMIT.
-    """
-    async with transaction(pool) as cur:
-        await cur.execute(
-            "UPDATE transactions SET status = 'confirmed', ledger = %s, confirmed_at = %s, reason = NULL,"
-            f" updated_at = %s WHERE id = %s AND status = 'pending' RETURNING {PUBLIC_COLUMNS}",
-            (ledger, closed_at or now, now, row["id"]),
-        )
-        confirmed: Transaction | None = await cur.fetchone()
-        if confirmed is None:
-            return None
-        await _timeline(
-            cur,
-            confirmed,
-            owner_id=row["user_id"],
-            verb="confirmed",
-            summary=f"The {WHAT[row['function']]} transaction was confirmed on-chain in ledger {ledger}",
-        )
-        return await effects.apply(cur, ring, row=row, now=now)
+async def confirm_in(
+    cur: Cursor, *, row: RelayRow, ledger: int, closed_at: datetime | None, now: datetime
+) -> bool:
+    """pending → confirmed with its timeline entry, on the caller's transaction (whose effect
+    models.flows.effects.confirm applies on the same cursor); False if it was not pending."""
+    await cur.execute(
+        "UPDATE transactions SET status = 'confirmed', ledger = %s, confirmed_at = %s, reason = NULL,"
+        f" updated_at = %s WHERE id = %s AND status = 'pending' RETURNING {PUBLIC_COLUMNS}",
+        (ledger, closed_at or now, now, row["id"]),
+    )
+    confirmed: Transaction | None = await cur.fetchone()
+    if confirmed is None:
+        return False
+    await _timeline(
+        cur,
+        confirmed,
+        owner_id=row["user_id"],
+        verb="confirmed",
+        summary=f"The {WHAT[row['function']]} transaction was confirmed on-chain in ledger {ledger}",
+    )
+    return True
 
 
 async def stale_pending(pool: Pool, *, older_than: timedelta, now: datetime, limit: int = 500) -> list[str]:

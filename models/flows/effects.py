@@ -1,23 +1,35 @@
 """What a confirmed contract call means for the plan, applied in the confirmation's transaction.
 
-`models.chain.transactions.confirm` flips a row `pending -> confirmed` and calls `apply` on the same
-cursor, so the effect commits with the confirmation or not at all, and a second relay of the
-same hash (whose guarded UPDATE finds nothing pending) never applies it again.
+`confirm` flips a row `pending -> confirmed` (models.chain.transactions.confirm_in) and calls
+`apply` on the same cursor, so the effect commits with the confirmation or not at all, and a
+second relay of the same hash (whose guarded UPDATE finds nothing pending) never applies it again.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from core.db import Cursor
+from core.db import Cursor, Pool, transaction
 from core.errors import Conflict
 from core.files.crypto import KeyRing
 from models import activity, plans, sealed_text
+from models.chain import transactions
+from models.chain.transactions import RelayRow
 from models.flows import release_path, verification
 
-if TYPE_CHECKING:
-    from models.chain.transactions import RelayRow
+
+async def confirm(
+    pool: Pool, ring: KeyRing, *, row: RelayRow, ledger: int, closed_at: datetime | None, now: datetime
+) -> list[str] | None:
+    """pending → confirmed and its effect, in one transaction; None if it was not pending.
+
+    Returns the outbox row ids the effect wrote (emails), to enqueue after COMMIT.
+    """
+    async with transaction(pool) as cur:
+        if not await transactions.confirm_in(cur, row=row, ledger=ledger, closed_at=closed_at, now=now):
+            return None
+        return await apply(cur, ring, row=row, now=now)
 
 
 async def apply(cur: Cursor, ring: KeyRing, *, row: RelayRow, now: datetime) -> list[str]:
