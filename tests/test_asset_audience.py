@@ -8,7 +8,7 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve_plan, get_overview
 from tests.plan_helpers import activity_rows, create
 
-ASSET_FIELDS = {"id", "label", "amount", "assetCode", "description"}
+ASSET_FIELDS = {"id", "label", "amount", "assetCode", "description", "share"}
 
 
 async def test_asset_audience_defaults_to_all_and_is_validated_like_messages(client, settings):
@@ -84,13 +84,21 @@ async def test_capsule_and_preview_list_only_the_heirs_assets(client, clock, run
 
     capsule_a = await (await client.get(f"/api/claim/{heir_a['claimToken']}")).json()
     assert capsule_a["assets"] == [
-        {"id": shared["id"], "label": "House", "amount": "350000.00", "assetCode": None, "description": None},
+        {
+            "id": shared["id"],
+            "label": "House",
+            "amount": "350000.00",
+            "assetCode": None,
+            "description": None,
+            "share": {"percentage": "60", "amount": "210000.00"},
+        },
         {
             "id": only_a["id"],
             "label": "Grandfather's watch",
             "amount": "1",
             "assetCode": "XLM",
             "description": "In the blue box",
+            "share": {"percentage": "100", "amount": "1"},
         },
     ]
     assert all(set(a) == ASSET_FIELDS for a in capsule_a["assets"])

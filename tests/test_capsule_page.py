@@ -116,7 +116,11 @@ async def test_released_shows_letters_sealed_letters_documents_and_media(fam: Fa
     assert f'href="{base}/documents/{will["id"]}/download"' in text
     assert "My will Legal document, PDF, 13 bytes. File name: will.pdf" in words
     # The assets addressed to Ada, as the owner wrote them; not Ben's.
-    assert "What you were left The cottage 1 XLM Keys with Ben. Savings 1250.50 XLM Your share" in words
+    assert (
+        "What you were left The cottage Your share: 0.60 XLM, which is 60 % of the whole 1 XLM."
+        " Keys with Ben. Savings Your share: 750.30 XLM, which is 60 % of the whole 1250.50 XLM."
+        " Your share" in words
+    )
     assert "Ben's bike" not in words and "Ben&#39;s bike" not in text
     assert "with 60&nbsp;% of the plan" in text  # the number and its sign never part
     # The page is the same model as the JSON: nothing it lists is missing from there.

@@ -106,6 +106,26 @@ class WalletBindingSchema(BaseSchema):
     boundAt = UtcDateTime(required=True, attribute="bound_at")
 
 
+class ShareSchema(BaseSchema):
+    percentage = DecimalString(
+        required=True,
+        pattern=r"^\d+(\.\d{1,2})?$",
+        metadata={
+            "description": "Your allocation over the allocations of everyone this asset is for, in percent, "
+            'to two decimals ("100" when it is for you alone); the percentages of one asset add up to 100.'
+        },
+    )
+    amount = DecimalString(
+        required=True,
+        metadata={
+            "description": "The asset's amount at that share, to the owner's own decimal places (two when "
+            "the owner wrote fewer and the split is not exact at theirs). The shares of one asset add up "
+            "exactly to its amount: each is rounded down and the units left go one each to the largest "
+            "remainders (the heir the owner named first wins a tie). In the asset's currency, if it has one."
+        },
+    )
+
+
 class CapsuleAssetSchema(BaseSchema):
     id = fields.String(required=True)
     label = fields.String(required=True)
@@ -122,6 +142,11 @@ class CapsuleAssetSchema(BaseSchema):
         },
     )
     description = fields.String(required=True, allow_none=True)
+    share = fields.Nested(
+        ShareSchema,
+        required=True,
+        metadata={"description": "Your part of this asset, among the beneficiaries it is for."},
+    )
 
 
 class CapsuleSchema(BaseSchema):

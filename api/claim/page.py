@@ -21,6 +21,7 @@ from api.sep import wallet_request
 from core.stellar import sep7
 from models.account import users
 from models.claim import capsule as capsules
+from models.claim import shares
 from models.flows import finishing
 
 routes = web.RouteTableDef()
@@ -52,10 +53,8 @@ def kind_words(document: capsules.Document) -> str:
     return f"{kind.capitalize()}, {fmt}" if fmt else kind.capitalize()
 
 
-def asset_words(code: str) -> str:
-    """'XLM', or 'USDC (issued by G…)': the code first, the issuer for whoever needs it."""
-    name, _, issuer = code.partition(":")
-    return f"{name} (issued by {issuer})" if issuer else name
+def share_words(asset: capsules.CapsuleAsset) -> str:
+    return shares.share_words(amount=asset["amount"], asset_code=asset["asset_code"], share=asset["share"])
 
 
 def share(percentage: Decimal) -> str:
@@ -129,7 +128,7 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
         sections=sections,
         media_words=MEDIA_WORDS,
         kind_words=kind_words,
-        asset_words=asset_words,
+        share_words=share_words,
         share=share(contents["allocation_percentage"]),
         # Sympathy only when a guardian reported a death; neutral words otherwise (#25).
         sympathy=capsule["report_reason"] == "death",

@@ -29,6 +29,8 @@ from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import NotFound
 from core.files.crypto import KeyRing
 from models import activity, sealed_text
+from models.claim import shares
+from models.claim.shares import Share
 from models.common import as_record, parse_id
 from models.plans import APPROVED, RELEASED
 
@@ -107,6 +109,7 @@ class CapsuleAsset(TypedDict):
     amount: Decimal  # as the owner wrote it ("12.50" keeps its scale)
     asset_code: str | None
     description: str | None
+    share: Share  # this heir's part of it, among the heirs it is for (models.claim.shares)
 
 
 class Contents(TypedDict):
@@ -191,12 +194,17 @@ DOCUMENTS_SQL = (
     " i.size_bytes AS size, encode(i.sha256, 'hex') AS sha256, i.status"
     f" FROM archive_items i WHERE {DOCUMENT_FILTER} ORDER BY i.created_at, i.id"
 )
-# The assets addressed to the beneficiary (to everyone, or a list naming them), oldest first;
-# label, description and amount are sealed at rest (`_read_contents` opens them).
+# The assets addressed to the beneficiary (to everyone, or a list naming them), oldest first,
+# each with its whole audience's allocations in the owner's order (what the shares are split
+# by); label, description and amount are sealed at rest (`_read_contents` opens them).
 ASSETS_SQL = (
     "SELECT a.id::text AS id,"
     f" {sealed_text.select_list(table='assets', alias='a')},"
-    " a.asset_code FROM assets a"
+    " a.asset_code, w.audience_ids, w.audience_allocations FROM assets a CROSS JOIN LATERAL"
+    " (SELECT array_agg(b.id::text ORDER BY b.created_at, b.id) AS audience_ids,"
+    " array_agg(b.allocation_percentage ORDER BY b.created_at, b.id) AS audience_allocations"
+    " FROM beneficiaries b WHERE b.user_id = a.user_id AND (a.audience_all OR EXISTS"
+    " (SELECT 1 FROM asset_audience y WHERE y.asset_id = a.id AND y.beneficiary_id = b.id))) w"
     " WHERE a.user_id = %(owner)s AND (a.audience_all OR EXISTS (SELECT 1 FROM asset_audience x"
     " WHERE x.asset_id = a.id AND x.beneficiary_id = %(beneficiary)s)) ORDER BY a.created_at, a.id"
 )
@@ -303,6 +311,10 @@ async def _read_contents(
     for sealed_row in await cur.fetchall():
         row = sealed_text.open_row(ring, table="assets", row=sealed_row)
         row["amount"] = Decimal(str(row["amount"]))
+        audience = list(zip(row.pop("audience_ids"), row.pop("audience_allocations"), strict=True))
+        row["share"] = shares.share_of(
+            amount=row["amount"], audience=audience, beneficiary_id=capsule["beneficiary_id"]
+        )
         assets.append(as_record(CapsuleAsset, row=row))
     return {
         "released_at": released_at,

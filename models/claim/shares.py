@@ -1,0 +1,122 @@
+"""An heir's share of an asset several heirs are left: pure arithmetic, exact, and adding up.
+
+Each heir of the asset's audience (every beneficiary, or the owner's list) weighs their plan
+allocation; an heir's share is their allocation over the audience's total. The percentage is
+given to two decimals and the amount to the owner's own decimal places (two when the owner
+wrote fewer and the split does not come out exact at theirs: "1" house among three heirs is
+0.34, 0.33, 0.33, never 1, 0, 0). Rounding never loses or invents a unit: every share is first
+rounded down, and the units left over go one each to the largest remainders, the heir the
+owner named first winning a tie (the largest-remainder method). So the shares of one asset add
+up to exactly its amount, and the percentages to exactly 100, whichever heir reads theirs.
+Integers throughout (amounts in units of their last decimal place): nothing is a float.
+Decisions: docs/capsule.md, "Shares".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import TypedDict
+
+PERCENT_PLACES = 2
+AMOUNT_MIN_PLACES = 2  # when the split is not exact at the owner's own places
+
+
+class Share(TypedDict):
+    percentage: Decimal  # two decimals at most, trailing zeros dropped ("60", "33.34")
+    amount: Decimal  # at the places chosen for the asset (the owner's, or two)
+
+
+def places(*, amount: Decimal) -> int:
+    """The decimal places the owner wrote ("12.50": 2, "25000": 0)."""
+    exponent = amount.as_tuple().exponent
+    return -exponent if isinstance(exponent, int) and exponent < 0 else 0
+
+
+def apportion(*, units: int, weights: Sequence[int]) -> list[int]:
+    """`units` split in proportion to `weights` (positive integers), in whole units that add up
+    to `units`: each quota rounded down, the rest one each to the largest remainders, ties to
+    the earlier weight."""
+    total = sum(weights)
+    if total <= 0 or units < 0:
+        raise ValueError("weights must be positive and units not negative")
+    floors = [units * w // total for w in weights]
+    left = units - sum(floors)
+    by_remainder = sorted(range(len(weights)), key=lambda i: (-(units * weights[i] % total), i))
+    for i in by_remainder[:left]:
+        floors[i] += 1
+    return floors
+
+
+def _units(value: Decimal, scale: int) -> int:
+    """`value` in units of its `scale`-th decimal place, exactly (an amount may have 38 digits,
+    past the decimal context's 28: no context arithmetic, so nothing rounds)."""
+    sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int) or exponent + scale < 0:
+        raise ValueError("the value has more decimal places than the scale")
+    units = int("".join(map(str, digits)) or "0") * 10 ** (exponent + scale)
+    return -units if sign else units
+
+
+def _decimal(units: int, scale: int) -> Decimal:
+    """`units` of the `scale`-th decimal place, as an exact Decimal ("15000.00" keeps its zeros)."""
+    return Decimal(f"{units}E-{scale}")
+
+
+def _weights(allocations: Sequence[Decimal]) -> list[int]:
+    """Allocations (numeric(5, 2), > 0) as whole hundredths."""
+    return [_units(a, PERCENT_PLACES) for a in allocations]
+
+
+def split(*, amount: Decimal, allocations: Sequence[Decimal]) -> list[Share]:
+    """Every audience member's share of `amount`, in the order given (the owner's order)."""
+    weights = _weights(allocations)
+    total = sum(weights)
+    scale = places(amount=amount)
+    if any(_units(amount, scale) * w % total for w in weights):
+        scale = max(scale, AMOUNT_MIN_PLACES)
+    amounts = apportion(units=_units(amount, scale), weights=weights)
+    percents = apportion(units=100 * 10**PERCENT_PLACES, weights=weights)
+    return [
+        Share(
+            percentage=_trimmed(_decimal(p, PERCENT_PLACES)),
+            amount=_decimal(a, scale),
+        )
+        for p, a in zip(percents, amounts, strict=True)
+    ]
+
+
+def _trimmed(value: Decimal) -> Decimal:
+    """60.00 → 60, 33.30 → 33.3: a percentage reads without trailing zeros (never as 6E+1)."""
+    text = format(value, "f")
+    return Decimal(text.rstrip("0").rstrip(".") if "." in text else text)
+
+
+def share_of(*, amount: Decimal, audience: Sequence[tuple[str, Decimal]], beneficiary_id: str) -> Share:
+    """This heir's share of an asset whose audience is `audience` ((id, allocation), the
+    owner's order); the heir must be in it."""
+    ids = [member for member, _ in audience]
+    shares = split(amount=amount, allocations=[allocation for _, allocation in audience])
+    return shares[ids.index(beneficiary_id)]
+
+
+def currency_words(*, code: str) -> str:
+    """'XLM', or 'USDC (issued by G…)': the code first, the issuer for whoever needs it."""
+    name, _, issuer = code.partition(":")
+    return f"{name} (issued by {issuer})" if issuer else name
+
+
+def amount_words(*, amount: Decimal, asset_code: str | None) -> str:
+    """'25000 XLM'; with no currency (a house, a collection), the number alone, as written."""
+    number = format(amount, "f")
+    return f"{number} {currency_words(code=asset_code)}" if asset_code else number
+
+
+def share_words(*, amount: Decimal, asset_code: str | None, share: Share) -> str:
+    """The heir's share in a sentence: 'All of it is yours: 25000 XLM.' or 'Your share: 15000 XLM,
+    which is 60 % of the whole 25000 XLM.' (a no-break space before %)."""
+    whole = amount_words(amount=amount, asset_code=asset_code)
+    if share["percentage"] == 100:
+        return f"All of it is yours: {whole}."
+    part = amount_words(amount=share["amount"], asset_code=asset_code)
+    return f"Your share: {part}, which is {share['percentage']:f}\u00a0% of the whole {whole}."
