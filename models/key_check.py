@@ -23,8 +23,8 @@ from core.files import sealed_files
 from core.files.crypto import IntegrityError, KeyRing
 from core.files.storage import Storage, StorageError
 from models import sealed_text
+from models.claim_tokens import open_claim_token
 from models.common import as_record
-from models.contents.beneficiaries import open_claim_token
 
 
 class Problem(TypedDict):

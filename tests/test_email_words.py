@@ -12,7 +12,7 @@ import pytest
 
 from core.files.crypto import KeyRing
 from core.mailer import Email
-from models.contents import beneficiaries
+from models.claim_tokens import new_claim_token, seal_claim_token
 from models.delivery.deliveries import Delivery
 from models.mail import emails
 from models.mail.texts import guardian, heir
@@ -34,7 +34,7 @@ def delivery(kind: str, recipient_type: str, **changes: Any) -> Delivery:
         "owner_name": None,
         "owner_wallet": WALLET,
         "beneficiary_id": beneficiary_id,
-        "claim_token_sealed": beneficiaries._seal(RING, beneficiary_id, beneficiaries.new_claim_token()),
+        "claim_token_sealed": seal_claim_token(RING, beneficiary_id=beneficiary_id, token=new_claim_token()),
         "check_in_link": False,
         "check_in_key_id": None,
         "about_guardian_name": None,

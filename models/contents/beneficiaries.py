@@ -1,9 +1,8 @@
 """Beneficiaries: who receives a share of the plan, and the claim token that opens their capsule.
 
-The claim token is the capsule's only credential. It is minted here (32 CSPRNG bytes, 64
-lowercase hex), found again by its SHA-256 digest, and kept sealed under the ENCRYPTION_KEYS
-ring (purpose "claim-token", bound to the beneficiary id) so the owner can be shown it again
-while a database dump alone opens nothing. It never enters activity metadata or errors.
+The claim token is the capsule's only credential. Its row is written here (digest and sealed
+value: models.claim_tokens, how it is minted, digested and sealed), so the owner can be shown it
+again while a database dump alone opens nothing. It never enters activity metadata or errors.
 
 Name, relationship and email are sealed at rest (models/sealed_text.py); the email also has a
 keyed blind index (`email_bidx`) to find a beneficiary by address (`sealed_text.blind_index_candidates`).
@@ -16,9 +15,6 @@ the owner's advisory lock first, so concurrent creates cannot both pass the chec
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
-import secrets
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
@@ -31,11 +27,17 @@ from core.db import Cursor, Pool, autocommit, transaction, unless_duplicate
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import IntegrityError, KeyRing
 from models import activity, plans, sealed_text
+from models.claim_tokens import (
+    claim_token_digest,
+    new_claim_token,
+    open_claim_token,
+    reseal_claim_token,
+    seal_claim_token,
+)
 from models.common import OwnedRows, as_record, changed_values, lock_owner, parse_id, update_row, wire_names
 from models.contents import messages
 from models.delivery import changes as owner_notices
 
-SEAL_PURPOSE = "claim-token"
 ALLOCATION_LOCK = "allocations"
 MAX_TOTAL = Decimal(100)
 
@@ -126,38 +128,14 @@ async def bind_wallet(
     )
 
 
-def new_claim_token() -> str:
-    return secrets.token_bytes(32).hex()
-
-
-def claim_token_digest(*, token: str) -> bytes:
-    return hashlib.sha256(token.encode("ascii")).digest()
-
-
-def _token_aad(beneficiary_id: str) -> bytes:
-    # Binds the sealed token to its row: a sealed value copied onto another row will not open.
-    return uuid.UUID(beneficiary_id).bytes
-
-
-def _seal(ring: KeyRing, beneficiary_id: str, token: str) -> str:
-    return ring.seal(SEAL_PURPOSE, token.encode("ascii"), _token_aad(beneficiary_id))
-
-
-@functools.lru_cache(maxsize=16384)
-def _open_token(ring: KeyRing, sealed: str, beneficiary_id: str) -> str:
-    """Opened tokens are cached: a 50-row page would otherwise spend a seventh of its CPU on
-    AES-GCM opens. The process holds the ring's keys anyway, so remembering what they opened
-    exposes nothing more; a rotated or re-sealed token has a new sealed value, hence a new
-    entry, and failures are never cached."""
-    return ring.open(SEAL_PURPOSE, sealed, _token_aad(beneficiary_id)).decode("ascii")
-
-
 def _with_token(ring: KeyRing, row: dict[str, Any]) -> Beneficiary:
     """The record the owner sees: sealed texts and the sealed token opened."""
     record = sealed_text.open_row(ring, table="beneficiaries", row=row)
     sealed = record.pop("claim_token_sealed")
     released = record.pop("plan_released", False)
-    record["claim_token"] = None if released else _open_token(ring, sealed, record["id"])
+    record["claim_token"] = (
+        None if released else open_claim_token(ring, sealed=sealed, beneficiary_id=record["id"])
+    )
     return as_record(Beneficiary, row=record)
 
 
@@ -234,7 +212,7 @@ async def create(
                     data["allocation_percentage"],
                     data.get("wallet_address"),
                     claim_token_digest(token=token),
-                    _seal(ring, beneficiary_id, token),
+                    seal_claim_token(ring, beneficiary_id=beneficiary_id, token=token),
                     data.get("wallet_address"),
                     data.get("wallet_address"),
                 ),
@@ -314,7 +292,12 @@ async def rotate_claim_token(pool: Pool, ring: KeyRing, *, user_id: str, raw_id:
         await cur.execute(
             "UPDATE beneficiaries SET claim_token_hash = %s, claim_token_sealed = %s,"
             f" updated_at = clock_timestamp() WHERE id = %s AND user_id = %s RETURNING {COLUMNS}",
-            (claim_token_digest(token=token), _seal(ring, row_id, token), row_id, user_id),
+            (
+                claim_token_digest(token=token),
+                seal_claim_token(ring, beneficiary_id=row_id, token=token),
+                row_id,
+                user_id,
+            ),
         )
         row = await cur.fetchone()
         if row is None:
@@ -381,23 +364,17 @@ async def reseal_claim_tokens(pool: Pool, ring: KeyRing, *, batch: int = 500) ->
         for row in rows:
             after = row["id"]
             try:
-                opened = ring.open(SEAL_PURPOSE, row["claim_token_sealed"], _token_aad(row["id"]))
+                sealed = reseal_claim_token(ring, sealed=row["claim_token_sealed"], beneficiary_id=row["id"])
             except IntegrityError:
                 unopenable += 1
                 continue
-            token = opened.decode("ascii")
             async with transaction(pool) as cur:
                 await cur.execute(
                     "UPDATE beneficiaries SET claim_token_sealed = %s"
                     " WHERE id = %s AND claim_token_sealed = %s",
-                    (_seal(ring, row["id"], token), row["id"], row["claim_token_sealed"]),
+                    (sealed, row["id"], row["claim_token_sealed"]),
                 )
                 resealed += cur.rowcount
-
-
-def open_claim_token(ring: KeyRing, *, sealed: str, beneficiary_id: str) -> str:
-    """The claim token from its sealed column (for the claim-link email, rendered at send time)."""
-    return _open_token(ring, sealed, beneficiary_id)
 
 
 async def confirm_email(

@@ -16,8 +16,8 @@ import html
 from core.files.crypto import KeyRing
 from core.mailer import Email
 from models import check_in_links, guardian_links
+from models.claim_tokens import open_claim_token
 from models.contents import email_confirmations
-from models.contents.beneficiaries import open_claim_token
 from models.delivery.deliveries import Delivery
 from models.mail.texts import guardian, heir, owner
 from models.mail.texts.common import Template, sentence_case
