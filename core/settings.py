@@ -299,6 +299,13 @@ class Settings:
     )
     email_provider_url: str = setting("EMAIL_PROVIDER_URL", "", "Email provider endpoint")
     email_from: str = setting("EMAIL_FROM", "", "Sender address of the service's email")
+    email_delivery_lease_seconds: int = setting(
+        "EMAIL_DELIVERY_LEASE_SECONDS",
+        30,
+        "How long a delivery job's claim on its outbox rows lasts unrenewed (the job renews it"
+        " while it runs); a killed job's rows are sent by another job once it lapses",
+        minimum=1,
+    )
     email_webhook_secret: str = setting(
         "EMAIL_WEBHOOK_SECRET",
         "",

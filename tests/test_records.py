@@ -332,6 +332,22 @@ async def test_delivery_event_records(client, run_worker, settings):
         assert_record(notice, history.Notice)
 
 
+async def test_due_outbox_records(client, settings):
+    """The sweep's due rows: one never claimed, one whose delivery job's claim lapsed."""
+    owner = await sign_in(client)
+    await activate_plan(client, owner, guardians=2)
+    query(settings, "UPDATE outbox SET created_at = created_at - interval '1 hour'")
+    query(
+        settings,
+        "UPDATE outbox SET claimed_by = 'deliver_email:dead', claimed_until = now() - interval '1 second'"
+        " WHERE id = (SELECT min(id::text)::uuid FROM outbox)",
+    )
+    due = await outbox.due_for_enqueue(client.app[DB], now=client.app[CLOCK].now())
+    for row in due:
+        assert_record(row, outbox.Due)
+    assert {row["holder"] for row in due} == {None, "deliver_email:dead"}
+
+
 async def test_signing_request_records(client, settings):
     """What a page's signing request keeps (models.wallet_requests) and the heir's step."""
     pool, redis, ring, now = client.app[DB], client.app[REDIS], settings.key_ring, client.app[CLOCK].now()

@@ -165,6 +165,67 @@ async def test_worker_killed_while_the_provider_holds_the_email(
     assert [r["attempts"] for r in rows] == [1, 1]  # the killed run never recorded an attempt
 
 
+# A short delivery lease and a sweep every second: what a production deployment does in
+# EMAIL_DELIVERY_LEASE_SECONDS (30) and min(LIFECYCLE_SCAN_SECONDS, that lease), in seconds.
+SHORT_LEASE = {"email_delivery_lease_seconds": 2, "lifecycle_scan_seconds": 1}
+
+
+@pytest.mark.fault
+async def test_a_killed_delivery_is_taken_over_once_its_lease_lapses(
+    client, settings, spawn_worker, held_provider
+):
+    """Killed while the provider holds the emails: the next worker's outbox sweep finds the rows
+    whose delivery lease lapsed and sends them in a job of its own, under the same keys, while
+    the dead job is still marked in progress by arq (for the longest job timeout + 10 s, minutes
+    in production: the rows used to wait that long)."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=1)
+    query(settings, "DELETE FROM outbox WHERE kind = 'guardian_invitation'")
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    first = spawn_worker({**held_provider.settings, **SHORT_LEASE})
+    await until(lambda: len(held_provider.requests) >= 2, "both emails at the provider")
+    kill(first)
+    held_provider.hold.set()  # the answers to the dead worker go nowhere
+    spawn_worker({**held_provider.settings, **SHORT_LEASE})
+    await until(lambda: [r["status"] for r in _outbox(settings)] == ["sent", "sent"], "both rows sent")
+    assert _in_progress(settings, "deliver_email:*"), "the dead job's mark still stands"
+    by_key: dict[str, int] = {}
+    for request in held_provider.requests:
+        by_key[request.headers["Idempotency-Key"]] = by_key.get(request.headers["Idempotency-Key"], 0) + 1
+    rows = _outbox(settings)
+    assert by_key == {r["id"]: 2 for r in rows}  # once to the dead worker, once again: one email each
+    assert [r["attempts"] for r in rows] == [1, 1]
+
+
+@pytest.mark.fault
+async def test_a_live_delivery_keeps_its_rows_past_its_lease(client, settings, spawn_worker, held_provider):
+    """A provider slower than the lease: the job renews its claim while it waits, so the sweep
+    (every second here) never hands its rows to a second job; each email is posted once."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=1)
+    query(settings, "DELETE FROM outbox WHERE kind = 'guardian_invitation'")
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    spawn_worker({**held_provider.settings, "email_delivery_lease_seconds": 3, "lifecycle_scan_seconds": 1})
+    await until(lambda: len(held_provider.requests) >= 2, "both emails at the provider")
+    # Hold them three leases long (the sweep runs meanwhile), then answer.
+    for _ in range(3):
+        await asyncio.sleep(3)
+        claimed = query(settings, "SELECT count(*)::int AS n FROM outbox WHERE claimed_until > now()")
+        assert claimed == [{"n": 2}], "the claim was renewed"
+    held_provider.hold.set()
+    await until(lambda: [r["status"] for r in _outbox(settings)] == ["sent", "sent"], "both rows sent")
+    keys = [r.headers["Idempotency-Key"] for r in held_provider.requests]
+    assert sorted(keys) == sorted(r["id"] for r in _outbox(settings))  # each posted once
+
+
+def _in_progress(settings: Settings, pattern: str) -> list[bytes]:
+    conn = redis_sync.Redis.from_url(settings.redis_url)
+    try:
+        return list(conn.scan_iter(IN_PROGRESS + pattern))
+    finally:
+        conn.close()
+
+
 def _outbox(settings: Settings) -> list[dict[str, Any]]:
     return query(settings, "SELECT id::text AS id, status, attempts FROM outbox ORDER BY kind")
 

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 # mid-job therefore delays that job by up to JOB_TIMEOUT_SECONDS + 10 s (5 min), after which
 # any worker picks it up again (it never left the queue); the sweepers re-enqueue what did
 # leave it. Raising one timeout raises that delay for every job (tests/test_worker_kill.py).
+# Email does not wait for it: the outbox sweep sends the rows of a delivery job whose lease
+# lapsed in a job of its own (models/delivery/outbox.py enqueue_due).
 JOB_TIMEOUT_SECONDS = 300
 
 FUNCTIONS: list[Any] = [
@@ -85,9 +87,11 @@ def every(seconds: int) -> dict[str, Any]:
 def lifecycle_cron_jobs(settings: Settings) -> list[Any]:
     """The scheduler's crons, every LIFECYCLE_SCAN_SECONDS; both safe with several workers."""
     period = every(settings.lifecycle_scan_seconds)
+    # At least once per delivery lease too: a killed job's rows wait one lease and one sweep.
+    outbox_period = every(min(settings.lifecycle_scan_seconds, settings.email_delivery_lease_seconds))
     return [
         cron(lifecycle.scan_plans, run_at_startup=True, **period),
-        cron(email.sweep_outbox, run_at_startup=True, **period),
+        cron(email.sweep_outbox, run_at_startup=True, **outbox_period),
         cron(email.sweep_claim_link_requests, run_at_startup=True, **period),
     ]
 

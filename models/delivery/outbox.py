@@ -13,6 +13,7 @@ Redis outage, and retries whose backoff has elapsed.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypedDict
@@ -24,7 +25,7 @@ from core import queue
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
 from models import check_in_links
-from models.common import as_record
+from models.common import as_record, as_records
 from models.delivery import deliveries
 from models.delivery.deliveries import Delivery
 
@@ -39,10 +40,6 @@ STALE_AFTER = timedelta(seconds=30)
 # each bounded at 20 s (core.mailer.TIMEOUT): one batch alone is two waves, within its 60 s job
 # timeout. 64 rows per job measured well above 32 against a bare client (bench/README.md).
 BATCH = 64
-# How long a delivery job's claim on its rows lasts: past its 60 s timeout (workers/main.py), so a
-# live job's rows are never taken from it; a dead job's rows wait this long for another job (its
-# own rerun, under the same job id, takes them at once).
-LEASE = timedelta(seconds=120)
 
 
 class OutboxRow(TypedDict):
@@ -191,25 +188,37 @@ async def enqueue(redis: ArqRedis, *, row_ids: Iterable[str]) -> None:
         await queue.after_commit(redis, DELIVER_JOB, batch, row_id=batch[0])
 
 
-async def due_for_enqueue(pool: Pool, *, now: datetime, limit: int = 1000) -> list[str]:
-    """Pending rows whose next attempt is due and that have waited long enough to be left behind;
-    rows a job holds right now (claimed, its lease running) are not due."""
+class Due(TypedDict):
+    id: str
+    holder: str | None  # the job whose claim on the row lapsed (it died), if one did
+
+
+async def due_for_enqueue(pool: Pool, *, now: datetime, limit: int = 1000) -> list[Due]:
+    """Pending rows whose next attempt is due and that have waited long enough to be left behind
+    (a row whose claim lapsed was left at once); rows a job holds right now are not due."""
     async with autocommit(pool) as cur:
         await cur.execute(
-            "SELECT id::text AS id FROM outbox WHERE status = 'pending'"
-            " AND next_attempt_at <= %s AND (attempts > 0 OR created_at <= %s)"
+            "SELECT id::text AS id, claimed_by AS holder FROM outbox WHERE status = 'pending'"
+            " AND next_attempt_at <= %s AND (attempts > 0 OR created_at <= %s OR claimed_by IS NOT NULL)"
             " AND (claimed_until IS NULL OR claimed_until <= %s)"
             " ORDER BY next_attempt_at, id LIMIT %s FOR UPDATE SKIP LOCKED",
             (now, now - STALE_AFTER, now, limit),
         )
-        return [row["id"] for row in await cur.fetchall()]
+        return as_records(Due, rows=await cur.fetchall())
 
 
-async def enqueue_due(redis: ArqRedis, *, due: list[str]) -> int:
-    """The sweep's enqueue: due rows in batches, as after a commit."""
+async def enqueue_due(redis: ArqRedis, *, due: list[Due]) -> int:
+    """The sweep's enqueue: due rows in batches, as after a commit. Rows a dead job held go under
+    a job id of their own, named after that job: its id stays refused (queued, and marked in
+    progress by arq for the longest job timeout) long after its lease has lapsed."""
+    by_holder: dict[str | None, list[str]] = {}
+    for row in due:
+        by_holder.setdefault(row["holder"], []).append(row["id"])
     jobs = 0
-    for batch in batches(row_ids=due):
-        jobs += await queue.after_commit(redis, DELIVER_JOB, batch, row_id=batch[0])
+    for holder, row_ids in by_holder.items():
+        after = "" if holder is None else "~" + hashlib.sha256(holder.encode()).hexdigest()[:12]
+        for batch in batches(row_ids=row_ids):
+            jobs += await queue.after_commit(redis, DELIVER_JOB, batch, row_id=batch[0] + after)
     return jobs
 
 
@@ -239,6 +248,15 @@ class Batch:
         # Outbox ids of the guardians' alerts about claim links that could not be delivered,
         # written with the results: enqueue them once the batch has committed.
         self.alerts: list[str] = []
+
+    async def renew(self, pool: Pool, *, until: datetime) -> None:
+        """Extend the claim on the rows this batch still holds (a slow provider, a live job)."""
+        async with autocommit(pool) as cur:
+            await cur.execute(
+                "UPDATE outbox SET claimed_until = %s WHERE id = ANY(%s::uuid[]) AND status = 'pending'"
+                " AND claimed_by = %s",
+                (until, [row["id"] for row in self.rows], self.holder),
+            )
 
     async def record(
         self,
@@ -400,20 +418,20 @@ async def alert_undeliverable(cur: Cursor, *, heard: list[Heard], now: datetime)
     return alerts
 
 
-async def claim(pool: Pool, ring: KeyRing, *, row_ids: list[str], holder: str, now: datetime) -> Batch:
+async def claim(
+    pool: Pool, ring: KeyRing, *, row_ids: list[str], holder: str, now: datetime, lease: timedelta
+) -> Batch:
     """Claim the rows among `row_ids` that are pending, due and not held by another job, for
-    `holder` (the job's id) until `now + LEASE`, in one short transaction, and read them with what
-    their templates need. The job then sends with no connection held (#28: a slow provider no
-    longer holds a connection and row locks per job) and records the results with
-    `Batch.record`.
+    `holder` (the job's id) until `now + lease` (renewed while the job runs: `Batch.renew`), in one
+    short transaction, with what their templates need. The job sends with no connection held and
+    records the results with `Batch.record`.
 
-    Exactly once, as before: two jobs carrying the same row never both send it (the second skips
-    rows claimed by another holder whose lease runs); a worker killed mid-batch leaves its rows
-    pending with no attempt counted, and the rerun of the same job (the same id) claims them again
-    at once and sends them under the same Idempotency-Key; any other job may take them once the
-    lease has lapsed (the sweep sees them due then). A first attempt is always due (its time was
-    written by the API's clock, which may run ahead of this host's); a retry waits for the time
-    this worker's side set from the backoff and Retry-After."""
+    Exactly once: two jobs carrying the same row never both send it (the second skips rows another
+    holder's lease covers); a worker killed mid-batch leaves its rows pending with no attempt
+    counted: its rerun (the same id) claims them at once, any job once the lease has lapsed (the
+    sweep enqueues one, `enqueue_due`), sent under the same Idempotency-Key. A first attempt is
+    always due (the API's clock wrote its time, and may run ahead of this host's); a retry waits
+    for the time this worker's side set from the backoff and Retry-After."""
     async with transaction(pool) as cur:
         await cur.execute(
             "UPDATE outbox o SET claimed_by = %(holder)s, claimed_until = %(until)s"
@@ -422,7 +440,7 @@ async def claim(pool: Pool, ring: KeyRing, *, row_ids: list[str], holder: str, n
             "   AND (claimed_by IS NULL OR claimed_until <= %(now)s OR claimed_by = %(holder)s)"
             "   ORDER BY id FOR UPDATE SKIP LOCKED)"
             " RETURNING o.id::text AS id",
-            {"holder": holder, "until": now + LEASE, "ids": list(row_ids), "now": now},
+            {"holder": holder, "until": now + lease, "ids": list(row_ids), "now": now},
         )
         claimed = [row["id"] for row in await cur.fetchall()]
         if not claimed:
