@@ -299,6 +299,13 @@ class Settings:
     )
     email_provider_url: str = setting("EMAIL_PROVIDER_URL", "", "Email provider endpoint")
     email_from: str = setting("EMAIL_FROM", "", "Sender address of the service's email")
+    email_retry_base_seconds: int = setting(
+        "EMAIL_RETRY_BASE_SECONDS",
+        30,
+        "First wait before an email the provider refused (429, 5xx, no answer) is tried again;"
+        " it doubles per attempt up to 1 h, never before the provider's Retry-After",
+        minimum=1,
+    )
     email_delivery_lease_seconds: int = setting(
         "EMAIL_DELIVERY_LEASE_SECONDS",
         30,

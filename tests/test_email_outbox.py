@@ -197,6 +197,28 @@ async def test_a_batch_with_mixed_outcomes_records_each_row(
     assert final == {by_to[retried]: ("sent", 2), by_to[refused]: ("failed", 1), by_to[sent]: ("sent", 1)}
 
 
+async def test_the_first_retry_waits_the_configured_base_then_doubles(
+    client, clock, run_worker, email_provider, settings
+):
+    """EMAIL_RETRY_BASE_SECONDS sets the first wait after a refusal with no Retry-After, and each
+    attempt doubles it (the chaos bench runs the provider's refusals at a few seconds)."""
+    await _two_emails(client, run_worker)
+    email_provider.script = [(500, {}), (500, {}), (500, {}), (500, {})]
+    configured = {**email_provider.settings, "email_retry_base_seconds": 7}
+    waits = (
+        "SELECT round(extract(epoch FROM next_attempt_at - %s))::int AS wait FROM outbox"
+        " WHERE kind <> 'guardian_invitation'"
+    )
+    before = clock.now()
+    await run_worker(settings=configured)
+    assert [r["wait"] for r in query(settings, waits, (before,))] == [7, 7]
+    clock.advance(seconds=7)
+    again = clock.now()
+    await run_worker(settings=configured)
+    assert [r["wait"] for r in query(settings, waits, (again,))] == [14, 14]
+    assert [r["attempts"] for r in rows(settings)] == [2, 2]
+
+
 @pytest.mark.fault
 async def test_two_jobs_holding_the_same_rows_send_each_once(
     client, run_worker, email_provider, settings, caplog

@@ -31,13 +31,13 @@ from workers import context
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 8
-RETRY_BASE_SECONDS = 30.0
 RETRY_MAX_SECONDS = 3600.0
 
 
-def retry_delay(attempt: int, retry_after: float | None) -> float:
-    """30 s, 60 s, 120 s … capped at 1 h (about 2 h over 8 tries); never before Retry-After."""
-    backoff = min(RETRY_BASE_SECONDS * 2 ** (attempt - 1), RETRY_MAX_SECONDS)
+def retry_delay(attempt: int, retry_after: float | None, base: float) -> float:
+    """`base` (EMAIL_RETRY_BASE_SECONDS, 30 s), then doubled per attempt, capped at 1 h (about 2 h
+    over 8 tries at 30 s); never before Retry-After."""
+    backoff = min(base * 2 ** (attempt - 1), RETRY_MAX_SECONDS)
     return max(backoff, min(retry_after or 0.0, 6 * RETRY_MAX_SECONDS))
 
 
@@ -59,6 +59,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     # Claimed under this job's id: its own rerun (after a kill or a timeout) takes them back at once.
     holder = str(ctx.get("job_id") or uuid.uuid4())
     lease = timedelta(seconds=settings.email_delivery_lease_seconds)
+    retry_base = float(settings.email_retry_base_seconds)
     batch = await outbox.claim(pool, ring, row_ids=ids, holder=holder, now=now, lease=lease)
     # No connection is held from here until `record`: the provider may take its time.
     results: list[outbox.Result] = []
@@ -78,7 +79,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
                 message = emails.render(d=row, ring=ring, base_url=base_url, app_url=app_url)
             except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
                 reason = f"could not render the email ({type(exc).__name__})"
-                results.append(_settle(row, mailer.Outcome("retry", reason), now))
+                results.append(_settle(row, mailer.Outcome("retry", reason), now, retry_base))
             else:
                 sending.append((row, senders.submit(row["id"], message)))
                 if row["check_in_link"] and row["check_in_key_id"] is None:
@@ -99,7 +100,9 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     finally:
         if holding is not None:
             holding.cancel()
-    results += [_settle(row, outcome, now) for (row, _), outcome in zip(sending, outcomes, strict=True)]
+    results += [
+        _settle(row, outcome, now, retry_base) for (row, _), outcome in zip(sending, outcomes, strict=True)
+    ]
 
     async def remember(cur: Cursor) -> None:  # the links these emails carried, with their results
         await check_in_links.remember(cur, ring, outbox_ids=new_links)
@@ -129,7 +132,7 @@ async def _hold(app: context.Context, batch: outbox.Batch, lease: timedelta) -> 
             log.warning("could not renew a delivery claim", extra={"error": type(exc).__name__})
 
 
-def _settle(row: deliveries.Delivery, outcome: mailer.Outcome, now: datetime) -> outbox.Result:
+def _settle(row: deliveries.Delivery, outcome: mailer.Outcome, now: datetime, base: float) -> outbox.Result:
     """What one provider answer (or a failure to render) makes of the row."""
     extra = {"outboxId": row["id"], "kind": row["kind"]}
     tries = row["attempts"] + 1
@@ -137,7 +140,7 @@ def _settle(row: deliveries.Delivery, outcome: mailer.Outcome, now: datetime) ->
         log.warning(
             "email attempt failed; will retry", extra={**extra, "attempt": tries, "reason": outcome.reason}
         )
-        delay = timedelta(seconds=retry_delay(tries, outcome.retry_after))
+        delay = timedelta(seconds=retry_delay(tries, outcome.retry_after, base))
         return _result(row, "pending", outcome.reason, next_attempt_at=now + delay)
     if outcome.result == "sent":
         return _result(row, "sent", "", provider_id=outcome.provider_id)
