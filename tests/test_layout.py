@@ -1,8 +1,8 @@
 """The house rules of docs/conventions.md that a reader can check from the files alone: one
 module writes each table, no SQL writes outside models/, no folder of more than 12 modules, no
 module in models/ or api/ over 450 lines, imports run down the floors only and never in a circle
-(between modules, and between the parts of api/), and a public model function takes its domain
-values by keyword."""
+(between modules, and between the parts of api/ and of models/, whose floors run ground, rooms,
+flows), and a public model function takes its domain values by keyword."""
 
 from __future__ import annotations
 
@@ -33,6 +33,12 @@ MAY_IMPORT = {
     "tests": {"testing", "service", "api", "workers", "models", "core"},
 }
 MAX_MODULES = 12
+# models/ in floors (docs/conventions.md, "Floors"): the ground is every top-level module of
+# models/ and imports no room; each feature room imports the ground and the rooms listed before
+# it; the flows tier on top imports any of them, and nothing in models/ imports it. A new room
+# takes its place in this list (above what it imports); a new top-level module is ground.
+MODEL_ROOMS = ("delivery", "archive", "contents", "account", "claim", "chain", "plan", "mail")
+FLOWS = "flows"
 # A module in models/ or api/ past this many lines holds more than one reason to change: split it.
 MAX_LINES = 450
 # What a public model function may take positionally (docs/conventions.md, "Keyword-only domain
@@ -292,6 +298,70 @@ def test_no_import_circle():
 
 def test_no_import_circle_between_the_parts_of_api():
     assert _part_circles() == [], "parts of api/ importing each other round a circle (move the name down)"
+
+
+def _floor(part: str, base: Path) -> int | None:
+    """Where a part of models/ stands: 0 the ground, then the rooms in MODEL_ROOMS order, then
+    the flows; None for a sub-package on no floor."""
+    name = part.split(".")[1]
+    if (base / "models" / f"{name}.py").exists():
+        return 0
+    if name in MODEL_ROOMS:
+        return 1 + MODEL_ROOMS.index(name)
+    return len(MODEL_ROOMS) + 1 if name == FLOWS else None
+
+
+def _against_the_model_floors(base: Path = ROOT) -> list[str]:
+    """Arrows between parts of models/ that do not run down its floors: the ground importing a
+    room, a room importing a later room or a flow, anything to or from a part on no floor
+    (TYPE_CHECKING imports aside; function-level ones count)."""
+    found = set()
+    for module, target, typing_only in _imports(base):
+        source, sink = _part(module, "models"), _part(target, "models")
+        if typing_only or not source or not sink or source == sink:
+            continue
+        start, end = _floor(source, base), _floor(sink, base)
+        if start is None or end is None or end > start or end == start > 0:
+            found.add(f"{source} -> {sink}")
+    return sorted(found)
+
+
+def test_models_run_down_their_floors_without_a_circle():
+    assert _against_the_model_floors() == [], (
+        "imports against the floors of models/ (ground, MODEL_ROOMS in order, flows: docs/conventions.md)"
+    )
+    assert _part_circles(room="models") == [], "parts of models/ importing each other round a circle"
+
+
+def test_the_floor_check_sees_an_arrow_up_and_a_circle(tmp_path):
+    """The floors check can fail: the ground importing a room, a room importing a later room and
+    (inside a function) a flow, a room on no floor, and the circles they make, are found; ground
+    to ground, down a floor, a flow importing rooms and a TYPE_CHECKING arrow up are not."""
+    for name, text in {
+        "models/common.py": "from models import pagination\n",
+        "models/pagination.py": "",
+        "models/plans.py": "from models.plan import journey\n",
+        "models/delivery/outbox.py": "from models.contents import guardians\n",
+        "models/contents/guardians.py": "from models import common\nfrom models.delivery import outbox\n",
+        "models/plan/journey.py": "def later():\n    from models.flows import release_path\n",
+        "models/flows/release_path.py": "from models import plans\nfrom models.plan import journey\n",
+        "models/chain/transactions.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from models.flows import effects\n",
+        "models/flows/effects.py": "from models.chain import transactions\n",
+        "models/garden/shed.py": "from models import common\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert _against_the_model_floors(tmp_path) == [
+        "models.delivery -> models.contents",
+        "models.garden -> models.common",
+        "models.plan -> models.flows",
+        "models.plans -> models.plan",
+    ]
+    assert _part_circles(tmp_path, room="models") == [
+        ["models.contents", "models.delivery"],
+        ["models.flows", "models.plan", "models.plans"],
+    ]
 
 
 def test_the_part_check_sees_a_circle_between_parts(tmp_path):
