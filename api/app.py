@@ -37,6 +37,7 @@ from api.keys import (
 )
 from api.plan import check_in_link, check_in_page, guardian_page, guardianships, legacy
 from api.public import collect_public_routes
+from api.schemas import MediaTypes
 from api.sep import stellar_toml
 from core import db, redis
 from core.clock import Clock
@@ -144,7 +145,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app[METRICS] = metrics.Metrics()
     app[ACCOUNTS] = AccountCheck()  # per process: see models.account.users.ACCOUNT_CHECK_SECONDS
     before = set(app.router.routes())
-    setup_aiohttp_apispec(
+    openapi = setup_aiohttp_apispec(
         app,
         title="Legacy Planning Service API",
         version="0.1.0",
@@ -158,6 +159,11 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
         },
         security=[{"bearerAuth": []}],
     )
+    # The document is built at startup; the plugin must be there before (docs/conventions.md,
+    # Library internals: `AiohttpApiSpec.spec`).
+    media_types = MediaTypes()
+    media_types.init_spec(openapi.spec)
+    openapi.spec.plugins = (*openapi.spec.plugins, media_types)
     app[APISPEC_PARSER] = RequestParser()
     # The OpenAPI document and its UI are public; every other route needs a session unless
     # its handler is declared @public.

@@ -1,4 +1,5 @@
-"""Schema building blocks every resource shares: base class, fields, errors, paging.
+"""Schema building blocks every resource shares: base class, fields, errors, paging, and what
+the OpenAPI document says of media types.
 
 Requests are camelCase on the wire (`data_key`), snake_case in Python. Unknown fields are
 stripped (EXCLUDE), as the spec asks.
@@ -11,6 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from apispec import BasePlugin
 from marshmallow import (
     EXCLUDE,
     Schema,
@@ -254,3 +256,33 @@ def error_responses(*statuses: int) -> dict[int, dict[str, Any]]:
         503: "Integration not configured or unavailable",
     }
     return {s: {"schema": ErrorSchema, "description": descriptions.get(s, "Error")} for s in statuses}
+
+
+class MediaTypes(BasePlugin):
+    """apispec plugin: what an operation answers with, said the OpenAPI 3 way.
+
+    aiohttp-apigami's `docs` writes Swagger 2's `produces` on every operation (JSON unless told
+    otherwise), which OpenAPI 3 does not know. This moves it to where OpenAPI 3 puts it: each
+    success response's `content`, a string body for text and a binary one for files; JSON
+    responses already carry theirs. An operation documented without any response gets a 200.
+    """
+
+    def operation_helper(
+        self, path: str | None = None, operations: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        for operation in (operations or {}).values():
+            media_types = operation.pop("produces", None) or ["application/json"]
+            responses = operation.setdefault("responses", {})
+            if not responses:
+                responses["200"] = {"description": "OK"}
+            if media_types == ["application/json"]:
+                continue
+            for status, response in responses.items():
+                if str(status).startswith("2") and "content" not in response:
+                    response["content"] = {kind: {"schema": _body_schema(kind)} for kind in media_types}
+
+
+def _body_schema(media_type: str) -> dict[str, str]:
+    if media_type.startswith("text/"):
+        return {"type": "string"}
+    return {"type": "string", "format": "binary"}
