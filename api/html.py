@@ -18,11 +18,13 @@ from typing import Any
 import jinja2
 from aiohttp import web
 from aiohttp_apigami import docs
+from markupsafe import Markup
 
 from api.headers import CAPSULE_HEADERS
 from api.public import public
 from core.clock import wire_time
 from core.errors import BadRequest
+from core.text.cleaning import clean_line
 
 # Paths whose every response is a page for a person (and is as private as the capsule).
 PAGE_PREFIXES = ("/claim/", "/check-in/", "/guardian/", "/confirm-email/")
@@ -74,7 +76,15 @@ def sentence_start(words: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-_TEMPLATES.filters.update(spelled=spelled, iso=wire_time, file_size=file_size, sentence_start=sentence_start)
+def bdi(name: str) -> Markup:
+    """A name someone typed, isolated from the text around it (`<bdi>`): a right-to-left name
+    cannot reorder the sentence it sits in. Its own bidi controls are gone too (core/text/cleaning.py)."""
+    return Markup("<bdi>{}</bdi>").format(clean_line(str(name)))
+
+
+_TEMPLATES.filters.update(
+    spelled=spelled, iso=wire_time, file_size=file_size, sentence_start=sentence_start, bdi=bdi
+)
 
 
 FORM = "application/x-www-form-urlencoded"

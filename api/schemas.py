@@ -26,6 +26,7 @@ from marshmallow import (
 
 from core.clock import wire_time
 from core.stellar.wallet import is_valid_address
+from core.text.cleaning import clean_block, clean_line
 from models.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageRequest, decode_cursor
 
 
@@ -132,11 +133,19 @@ class Id(fields.UUID):
 
 
 class Text(fields.String):
-    """A string with surrounding whitespace removed before validation, so "  " is empty."""
+    """Text a person typed, cleaned before validation (core/text/cleaning.py): bidi overrides and
+    isolates removed; a one-line text (the default: names, titles, addresses) also loses every
+    other control character, a `multiline` one keeps line breaks and tabs. Surrounding
+    whitespace is removed (so "  " is empty) unless `trim=False` (a letter, kept as written)."""
+
+    def __init__(self, *, multiline: bool = False, trim: bool = True, **kwargs: Any) -> None:
+        self.multiline, self.trim = multiline, trim
+        super().__init__(**kwargs)
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
         text: str = super()._deserialize(value, attr, data, **kwargs)
-        return text.strip()
+        text = clean_block(text) if self.multiline else clean_line(text)
+        return text.strip() if self.trim else text
 
 
 class WalletAddress(fields.String):

@@ -76,7 +76,7 @@ class UploadFieldsSchema(BaseSchema):
     title = Text(validate=validate.Length(min=1, max=200))
     type = fields.String(load_default="document", validate=validate.OneOf(archive.TYPES))
     category = fields.String(load_default="other", validate=validate.OneOf(archive.CATEGORIES))
-    description = Text(validate=validate.Length(max=2000))
+    description = Text(multiline=True, validate=validate.Length(max=2000))
     audience = JsonText(AudienceSchema(), load_default={"all": True, "beneficiary_ids": []})
 
 

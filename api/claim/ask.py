@@ -19,6 +19,7 @@ routes = web.RouteTableDef()
 
 class HeirRequestSchema(BaseSchema):
     note = Text(
+        multiline=True,
         validate=validate.Length(max=1000),
         allow_none=True,
         metadata={

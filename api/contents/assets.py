@@ -63,7 +63,7 @@ class AssetCreateSchema(BaseSchema):
         metadata={"description": "A decimal string with up to 7 decimals, returned exactly as sent."},
     )
     assetCode = AssetCode(allow_none=True, attribute="asset_code")
-    description = Text(allow_none=True, validate=validate.Length(max=2000))
+    description = Text(multiline=True, allow_none=True, validate=validate.Length(max=2000))
     audience = fields.Nested(
         AudienceSchema,
         metadata={

@@ -86,10 +86,16 @@ def _not_blank(value: str) -> None:
 
 class MessageCreateSchema(BaseSchema):
     title = Text(allow_none=True, validate=validate.Length(min=1, max=200))
-    content = fields.String(
+    content = Text(
+        multiline=True,
+        trim=False,
         required=True,
         validate=[validate.Length(min=1, max=MAX_CONTENT_CHARS), _not_blank],
-        metadata={"description": "Private; up to 100 000 characters, kept exactly as sent."},
+        metadata={
+            "description": "Private; up to 100 000 characters, kept as sent but for bidirectional "
+            "overrides and isolates (U+202A-202E, U+2066-2069) and control characters other than line "
+            "breaks and tabs, which are removed."
+        },
     )
     releaseRule = fields.Nested(ReleaseRuleSchema, required=True, attribute="release_rule")
     audience = fields.Nested(AudienceSchema, required=True)

@@ -172,6 +172,7 @@ class ReportSchema(BaseSchema):
         },
     )
     note = Text(
+        multiline=True,
         validate=validate.Length(max=2000),
         allow_none=True,
         metadata={

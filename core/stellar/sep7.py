@@ -12,6 +12,8 @@ import segno
 from stellar_sdk import Keypair, TransactionEnvelope
 from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
+from core.text.cleaning import clean_line
+
 # SEP-7: "msg ... should not be more than 300 characters".
 MSG_LIMIT = 300
 
@@ -23,8 +25,9 @@ def origin_domain(public_base_url: str) -> str:
 
 def message(template: str, **names: str | None) -> str:
     """`template` with the people named in it, the longest name cut (with "…") until the whole
-    fits SEP-7's 300 characters; a missing name is "the owner"."""
-    values = {key: (value or "the owner") for key, value in names.items()}
+    fits SEP-7's 300 characters; a missing name is "the owner". Names lose their control and
+    bidi characters (core/text/cleaning.py): a wallet shows `msg` as the service's words."""
+    values = {key: (clean_line(value or "") or "the owner") for key, value in names.items()}
     text = template.format(**values)
     while len(text) > MSG_LIMIT:
         longest = max(values, key=lambda k: len(values[k]))

@@ -11,6 +11,7 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, fetch_one, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import KeyRing
+from core.text.cleaning import clean_line
 from models import activity, sealed_text
 from models.common import as_record
 from models.contents import guardians
@@ -53,8 +54,8 @@ def known_as(*, name: str | None, wallet: str | None) -> str:
     name; a plan is activated and a guardian invited only once it has one (#25), so the wallet
     stands in only for a name cleared since, never "the person who named you". (No wallet: an
     email with no plan behind it, which names no owner.)"""
-    if name:
-        return name
+    if name and clean_line(name):
+        return clean_line(name)  # a name stored before names were cleaned on the way in
     return f"{STAND_INS[0]}{wallet}" if wallet else STAND_INS[1]
 
 

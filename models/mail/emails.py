@@ -15,6 +15,7 @@ import html
 
 from core.files.crypto import KeyRing
 from core.mailer import Email
+from core.text.cleaning import clean_line, cut
 from models import check_in_links, guardian_links
 from models.claim_tokens import open_claim_token
 from models.contents import email_confirmations
@@ -36,15 +37,46 @@ CHECK_IN_LINK_TEXT = (
 )
 
 
+# A name in a subject is cut to this many characters (with "…"): the subject is what an inbox
+# shows before anyone opens the email, so it must not carry a sentence the owner typed as their
+# name ("URGENT: your bank account is frozen…"). The body names them in full. docs/security.md.
+SUBJECT_NAME_LIMIT = 40
+_NAMES = ("owner_name", "recipient_name", "about_guardian_name", "subject_name")
+# Marks around each name in a body (private-use characters, taken out of the names first).
+_ISOLATE, _POP = "\ue000", "\ue001"
+
+
+def _cleaned(d: Delivery, *, limit: int | None) -> Delivery:
+    """The row with every name as people should read it: no control or bidi character (rows
+    stored before names were cleaned on the way in), cut to `limit` for a subject."""
+    shown = d.copy()
+    for key in _NAMES:
+        name = d[key]  # type: ignore[literal-required]
+        if name is not None:
+            name = clean_line(name).replace(_ISOLATE, "").replace(_POP, "")
+            # In a body, each name is marked: the HTML part shows it in <bdi>, the text part
+            # drops the marks.
+            shown[key] = cut(name, limit=limit) if limit else f"{_ISOLATE}{name}{_POP}"  # type: ignore[literal-required]
+    return shown
+
+
 def _html(greeting: str, paragraphs: list[str], links: dict[str, str]) -> str:
-    parts = [f"<p>{html.escape(greeting)}</p>"]
+    parts = [f"<p>{_bdi(html.escape(greeting))}</p>"]
     for paragraph in paragraphs:
         escaped = html.escape(paragraph)
         for url in links.values():
             safe = html.escape(url)
             escaped = escaped.replace(safe, f'<a href="{safe}">{safe}</a>')
-        parts.append(f"<p>{escaped}</p>")
+        parts.append(f"<p>{_bdi(escaped)}</p>")
     return "<!doctype html><html><body>" + "".join(parts) + "</body></html>"
+
+
+def _bdi(escaped: str) -> str:
+    return escaped.replace(_ISOLATE, "<bdi>").replace(_POP, "</bdi>")
+
+
+def _plain(text: str) -> str:
+    return text.replace(_ISOLATE, "").replace(_POP, "")
 
 
 def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
@@ -75,7 +107,10 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
         key_id = d["check_in_key_id"] or ring.primary_id
         token = check_in_links.token_for(ring, key_id=key_id, outbox_id=d["id"])
         links["check_in"] = check_in_links.url(base_url=base_url, token=token)
-    subject, text = (sentence_case(text=t) for t in TEMPLATES[d["kind"]](d, links))
+    template = TEMPLATES[d["kind"]]
+    subject = sentence_case(text=template(_cleaned(d, limit=SUBJECT_NAME_LIMIT), links)[0])
+    d = _cleaned(d, limit=None)
+    text = sentence_case(text=template(d, links)[1])
     if "check_in" in links:
         text += "\n\n" + CHECK_IN_LINK_TEXT.format(url=links["check_in"])
     if "guardian" in links and d["kind"] not in ("guardian_invitation", "plan_deleted"):  # a page soon gone
@@ -86,6 +121,6 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     return Email(
         to=d["address"] or "",
         subject=subject,
-        text=f"{greeting}\n\n{text}\n\n{signoff}\n",
+        text=_plain(f"{greeting}\n\n{text}\n\n{signoff}\n"),
         html=_html(greeting, [*paragraphs, signoff], links),
     )

@@ -1,0 +1,1 @@
+"""Text people type, as the service stores and shows it."""
