@@ -186,3 +186,16 @@ def wire_names(*, columns: Iterable[str]) -> list[str]:
         head, *rest = column.split("_")
         names.append(head + "".join(part.capitalize() for part in rest))
     return names
+
+
+# An account whose deletion was asked for: models.account.users.retire turns its wallet into
+# this tombstone in the request's transaction. From that commit on, nothing reached through a
+# link of the account's plan opens (claim, guardian, check-in and confirmation links, and the
+# signing requests behind them), though the rows stay until the guardians' goodbye emails are
+# out (models/flows/deletion.py).
+TOMBSTONE = "deleted:"
+
+
+def live_account(*, alias: str) -> str:
+    """SQL: the `users` row `alias` is not being deleted (join it with AND)."""
+    return f"left({alias}.wallet_address, {len(TOMBSTONE)}) <> '{TOMBSTONE}'"

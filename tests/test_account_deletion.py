@@ -11,11 +11,14 @@ from typing import Any
 
 import redis as redis_sync
 
+from models.account import users
 from tests.capsule_helpers import Family
 from tests.conftest import REDIS_LOCK_KEY
 from tests.helpers import assert_error, sign_in
 from tests.lifecycle_helpers import activate_plan, approve_plan, report
 from tests.plan_helpers import query
+from tests.test_guardian_page import ask, page_link
+from tests.wallet_app import WalletApp, callback_path
 
 ACCOUNT_TABLES = (
     "users",
@@ -176,3 +179,85 @@ async def test_a_lost_job_and_storage_down_half_way_still_finish(fam: Family, ma
     await fam.vault.work()  # storage is back: the archive sweeper removes what is left
     assert query(fam.settings, "SELECT count(*) AS n FROM archive_deletions")[0]["n"] == 0
     assert not any(fam.vault.object_path(d["id"]).exists() for d in docs)
+
+
+CONFIRM_LINK = re.compile(r"https://legacy\.example\.test(/confirm-email/[0-9a-f]{64})")
+CHECK_IN_LINK = re.compile(r"https://legacy\.example\.test(/check-in/[0-9a-f]{64})")
+
+
+async def test_every_link_stops_the_moment_the_202_is_answered(fam: Family, email_provider):
+    """Claim, guardian, check-in and confirmation links, a live signing request and the
+    guardian's list: all refused at the 202, before the worker has run; the goodbyes go after."""
+    day = 86400
+    setup = await activate_plan(
+        fam.client,
+        fam.owner,
+        email="olive@example.org",
+        settings={"checkInIntervalSeconds": 2 * day, "gracePeriodSeconds": day},
+    )
+    heir = setup.beneficiaries[0]
+    resp = await fam.client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=fam.owner.headers)
+    assert resp.status == 202
+    fam.clock.advance(days=1, seconds=1)  # the check-in reminder, with its link
+    await fam.vault.work(settings=email_provider.settings)
+    guardian_page = page_link(email_provider, "guardian0@example.org")
+    [confirm] = CONFIRM_LINK.findall(email_provider.to("heir0@example.org")[-1].body["text"])
+    [check_in] = CHECK_IN_LINK.findall(email_provider.to("olive@example.org")[-1].body["text"])
+    guardian = setup.guardians[0]
+    guardian_account = await sign_in(fam.client, guardian.keypair)
+    links = (
+        f"/api/claim/{heir['claimToken']}",
+        f"/claim/{heir['claimToken']}",
+        guardian_page,
+        confirm,
+        check_in,
+    )
+    for link in links:
+        resp = await fam.client.get(link)
+        assert resp.status == 200, link
+    listed = await (
+        await fam.client.get("/api/legacy/guardianships", headers=guardian_account.headers)
+    ).json()
+    assert [g["planId"] for g in listed] == [setup.plan_id]
+    wallet = WalletApp(fam.client, guardian.keypair)
+    signing = await wallet.open(await ask(fam.client, guardian_page, "report"))
+
+    resp = await delete_me(fam, fam.owner.keypair.public_key)
+    assert resp.status == 202, await resp.text()
+    # No worker has run: the rows are all still there, and nothing opens any more.
+    assert query(fam.settings, "SELECT count(*) AS n FROM users WHERE id = %s", (fam.owner.user["id"],))[0][
+        "n"
+    ]
+    for link in links:
+        resp = await fam.client.get(link)
+        assert resp.status == 404, link
+        if not link.startswith("/api/"):
+            assert "This link does not open anything" in await resp.text()
+    resp = await fam.client.post(check_in)
+    assert resp.status == 404
+    resp = await fam.client.post("/api/legacy/check-in/link", json={"token": check_in.rsplit("/", 1)[1]})
+    assert resp.status == 404
+    resp = await fam.client.post(confirm)
+    assert resp.status == 404
+    resp = await fam.client.post(callback_path(signing), data={"xdr": wallet.sign(signing)})
+    assert resp.status == 404, await resp.text()
+    # The guardian's list drops the plan rather than show its owner as `deleted:<id>`.
+    resp = await fam.client.get("/api/legacy/guardianships", headers=guardian_account.headers)
+    assert resp.status == 200 and await resp.json() == []
+    resp = await fam.client.get(
+        f"/api/legacy/guardianships/{setup.plan_id}/attestation", headers=guardian_account.headers
+    )
+    assert resp.status == 404
+
+    await fam.vault.work(settings=email_provider.settings)  # the goodbyes still go out
+    goodbyes = [
+        r for r in email_provider.requests if r.body["subject"] == "Olive Owner's plan no longer exists"
+    ]
+    assert sorted(r.to for r in goodbyes) == ["guardian0@example.org", "guardian1@example.org"]
+    assert all("deleted:" not in r.body["text"] for r in email_provider.requests)
+
+
+def test_a_deleted_accounts_tombstone_is_never_named_as_a_wallet():
+    assert users.known_as(name=None, wallet="deleted:0b6c3f0e") == "the plan's owner"
+    assert users.known_as(name=None, wallet="GABC") == "the holder of the Stellar wallet GABC"
+    assert users.known_as(name="Olive", wallet="deleted:0b6c3f0e") == "Olive"

@@ -13,7 +13,7 @@ from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import KeyRing
 from core.text.cleaning import clean_line
 from models import activity, sealed_text
-from models.common import as_record
+from models.common import TOMBSTONE, as_record
 from models.contents import guardians
 from models.delivery import changes as owner_notices
 from models.delivery import outbox
@@ -56,7 +56,8 @@ def known_as(*, name: str | None, wallet: str | None) -> str:
     email with no plan behind it, which names no owner.)"""
     if name and clean_line(name):
         return clean_line(name)  # a name stored before names were cleaned on the way in
-    return f"{STAND_INS[0]}{wallet}" if wallet else STAND_INS[1]
+    # A deleted account's wallet is a tombstone, not a wallet anyone would know it by.
+    return f"{STAND_INS[0]}{wallet}" if wallet and not wallet.startswith(TOMBSTONE) else STAND_INS[1]
 
 
 def _record(ring: KeyRing, row: dict[str, Any]) -> Any:
@@ -285,10 +286,10 @@ async def retire(cur: Cursor, *, user_id: str, confirm: str) -> int:
         raise validation_error({"confirm": ["Must be a wallet address of this account."]})
     await cur.execute("DELETE FROM user_wallets WHERE user_id = %s", (user_id,))
     await cur.execute(
-        "UPDATE users SET wallet_address = 'deleted:' || id::text,"
+        "UPDATE users SET wallet_address = %s || id::text,"
         " session_generation = session_generation + 1, updated_at = clock_timestamp()"
         " WHERE id = %s RETURNING session_generation",
-        (user_id,),
+        (TOMBSTONE, user_id),
     )
     return int((await cur.fetchone())["session_generation"])
 

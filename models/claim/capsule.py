@@ -31,7 +31,7 @@ from core.files.crypto import KeyRing
 from models import activity, sealed_text
 from models.claim import shares
 from models.claim.shares import Share
-from models.common import as_record, parse_id
+from models.common import as_record, live_account, parse_id
 from models.plans import APPROVED, RELEASED
 
 
@@ -225,8 +225,13 @@ def _capsule(ring: KeyRing, row: dict[str, Any]) -> Capsule:
 
 
 async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> Capsule | None:
-    """The capsule a claim token opens, in any plan state; None for an unknown token."""
-    row = await fetch_one(pool, f"{CAPSULE_SQL} WHERE b.claim_token_hash = %s", (token_digest(token=token),))
+    """The capsule a claim token opens, in any plan state; None for an unknown token, and for
+    every token of an account whose deletion was asked for (from that moment, not when its rows go)."""
+    row = await fetch_one(
+        pool,
+        f"{CAPSULE_SQL} WHERE b.claim_token_hash = %s AND {live_account(alias='u')}",
+        (token_digest(token=token),),
+    )
     return None if row is None else _capsule(ring, row)
 
 

@@ -23,7 +23,7 @@ from core.db import Pool, autocommit, transaction
 from core.errors import Conflict, TooManyRequests
 from core.files.crypto import KeyRing
 from models import activity, plans
-from models.common import parse_id
+from models.common import live_account, parse_id
 from models.contents import beneficiaries
 from models.delivery import outbox
 
@@ -110,7 +110,9 @@ async def request(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: 
 
 _LIVE = (
     "FROM email_confirmations c JOIN beneficiaries b ON b.id = c.beneficiary_id"
-    " AND b.email_bidx = c.email_bidx WHERE c.digest = %s AND c.used_at IS NULL AND c.expires_at > %s"
+    " AND b.email_bidx = c.email_bidx"
+    f" JOIN users u ON u.id = b.user_id AND {live_account(alias='u')}"
+    " WHERE c.digest = %s AND c.used_at IS NULL AND c.expires_at > %s"
 )
 
 

@@ -26,7 +26,7 @@ from redis.asyncio import Redis
 from core import queue
 from core.db import Pool, fetch_all, fetch_one, transaction
 from core.errors import Conflict
-from models import plans
+from models import check_in_links, plans
 from models.account import users
 from models.archive import items
 from models.common import as_record
@@ -80,6 +80,8 @@ async def request(pool: Pool, *, user_id: str, confirm: str, now: datetime) -> R
                     actor="owner",
                     reason="account_deleted",
                 )
+            # The owner's check-in links end with the 202, like any check-in ends them.
+            await check_in_links.end_all_in(cur, plan_id=plan["id"])
             emails = await outbox.add_for_guardians(
                 cur, kind=GOODBYE_EMAIL, plan_id=plan["id"], owner_id=user_id, now=now
             )

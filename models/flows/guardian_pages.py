@@ -30,7 +30,7 @@ from models import activity, guardian_links, plans, sealed_text, wallet_requests
 from models.account import users
 from models.chain import transactions
 from models.claim import claim_links
-from models.common import as_record
+from models.common import as_record, live_account
 from models.flows import onchain, verification
 from models.plan.guardianships import heirs, invitation, reconfirmation
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
@@ -86,7 +86,7 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
             " o.wallet_address AS owner_wallet, p.id::text AS plan_id,"
             f" {activity.KEY_USED_AT_SQL} AS owner_key_used_at"
             " FROM guardians g JOIN users o ON o.id = g.user_id LEFT JOIN plans p ON p.user_id = g.user_id"
-            " WHERE g.page_token_digest = %s",
+            f" WHERE g.page_token_digest = %s AND {live_account(alias='o')}",
             (guardian_links.digest(token=token),),
         )
         sealed_row = await cur.fetchone()

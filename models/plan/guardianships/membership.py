@@ -10,7 +10,7 @@ from core.db import Cursor
 from core.errors import Conflict, Forbidden, NotFound
 from core.files.crypto import KeyRing
 from models import sealed_text
-from models.common import as_record, parse_id
+from models.common import as_record, live_account, parse_id
 from models.plans import DRAFT, Plan, get_by_id
 
 
@@ -31,6 +31,10 @@ GUARDIAN_OF = (
     " JOIN users o ON o.id = p.user_id"
     # Never the owner's own account, even through a guardian wallet it linked later.
     " WHERE w.user_id <> p.user_id"
+    # An owner whose account is being deleted guards nothing any more: the plan leaves the
+    # guardian's list and every action on it is 404 from the moment the deletion is answered
+    # (the guardian's goodbye email says why), never an owner shown as `deleted:<id>`.
+    f" AND {live_account(alias='o')}"
 )
 # Of an account's guardian rows on one plan (two linked wallets), the accepted one acts first.
 FIRST_ROW = "(g.accepted_at IS NULL), g.created_at"
