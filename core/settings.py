@@ -247,6 +247,13 @@ class Settings:
         "`POST /api/claim/resend` requests per client IP per hour before it answers 429",
         minimum=1,
     )
+    rate_limit_heir_builds_per_hour: int = setting(
+        "RATE_LIMIT_HEIR_BUILDS_PER_HOUR",
+        20,
+        "Unsigned contract calls built per heir per hour (the page's button, `/api/claim/:token/"
+        "release/build` and `/claim/build`; each is two RPC calls) before they answer 429",
+        minimum=1,
+    )
     rate_limit_claim_misses_per_ip: int = setting(
         "RATE_LIMIT_CLAIM_MISSES_PER_IP",
         30,

@@ -133,6 +133,43 @@ class Prepared(TypedDict):
     valid_until: datetime
 
 
+SHOWN_KEY = "sep7:shown:{}:{}"
+# A request kept for reuse is shown again only while the person still has this long to sign it.
+REUSE_MARGIN = timedelta(minutes=1)
+
+
+async def reusable(redis: Redis, *, subject_id: str, purpose: str, now: datetime) -> Prepared | None:
+    """The request last prepared for this person and purpose, while it is unused and far enough
+    from its time bound: pressing the button again shows it rather than building another."""
+    raw = await redis.get(SHOWN_KEY.format(subject_id, purpose))
+    if raw is None:
+        return None
+    data = json.loads(raw)
+    prepared: Prepared = {
+        "id": data["id"],
+        "purpose": purpose,
+        "signer": data["signer"],
+        "xdr": data["xdr"],
+        "valid_until": datetime.fromtimestamp(data["valid_until"], UTC),
+    }
+    if prepared["valid_until"] - REUSE_MARGIN <= now or not await redis.exists(KEY.format(prepared["id"])):
+        return None  # used up (taken) or about to expire
+    return prepared
+
+
+async def keep_for_reuse(redis: Redis, *, subject_id: str, prepared: Prepared, now: datetime) -> None:
+    """Remember a prepared request (ids, a public key, the unsigned XDR: nothing personal) until
+    its time bound."""
+    record = {
+        "id": prepared["id"],
+        "signer": prepared["signer"],
+        "xdr": prepared["xdr"],
+        "valid_until": prepared["valid_until"].timestamp(),
+    }
+    ttl = max(1, math.ceil((prepared["valid_until"] - now).total_seconds()))
+    await redis.set(SHOWN_KEY.format(subject_id, prepared["purpose"]), json.dumps(record), ex=ttl)
+
+
 async def challenge(
     redis: Redis,
     settings: Settings,

@@ -74,19 +74,31 @@ async def test_the_heir_signs_with_a_wallet_app_through_qr_codes_and_the_paste_b
         await page.get_by_role("button", name="Send the signed transaction").click()
     assert page.url == url  # 303 back to the heir's page
     assert await page.get_by_role("heading", name="Confirm the release").count() == 1
+    assert await page.locator("a.wallet-link").count() == 0  # opening the page builds nothing
+    await page.screenshot(path=str(screenshots / "claim-ready-1280.png"), full_page=True)
+    async with page.expect_navigation():
+        await page.get_by_role("button", name="Ask my wallet to sign").click()
+    assert await page.locator("h1").inner_text() == "Confirm the release with your wallet"
     await page.screenshot(path=str(screenshots / "claim-finalise-1280.png"), full_page=True)
     link = await assert_qr_is_the_link(page, screenshots / "claim-finalise-qr.png")
     assert (await wallet.open(html.unescape(link))).msg.startswith("Finalise the release of Olive Owner")
     assert [u for u in urls if not u.startswith(origin + "/")] == []
     await context.close()
 
-    # The same page on a phone, through axe (which needs script; the GET only builds a request).
+    # The same pages on a phone, through axe (which needs script; the button shows the request
+    # shown before, building nothing).
     checker = await browser.new_context(viewport=PHONE)
     page = await checker.new_page()
     assert (await page.goto(url)).status == 200
     await assert_fits(page)
     await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / "claim-ready-360.png"), full_page=True)
+    async with page.expect_navigation():
+        await page.get_by_role("button", name="Ask my wallet to sign").click()
+    await assert_fits(page)
+    await assert_accessible(page, axe_source)
     await page.screenshot(path=str(screenshots / "claim-finalise-360.png"), full_page=True)
+    assert await page.locator("a.wallet-link").get_attribute("href") == link
 
     # The wallet app signs the finalise request from the phone; once confirmed, the released
     # page asks for the claim the same way.
@@ -99,6 +111,9 @@ async def test_the_heir_signs_with_a_wallet_app_through_qr_codes_and_the_paste_b
     page = await desktop.new_page()
     assert (await page.goto(url)).status == 200
     assert await page.get_by_role("heading", name="Claim it on the Stellar network").count() == 1
+    async with page.expect_navigation():
+        await page.get_by_role("button", name="Ask my wallet to sign").click()
+    assert await page.locator("h1").inner_text() == "Claim your share"
     await page.screenshot(path=str(screenshots / "claim-share-1280.png"), full_page=True)
     link = await assert_qr_is_the_link(page, screenshots / "claim-share-qr.png")
     assert (await wallet.open(html.unescape(link))).msg == "Claim Heir 0's share of what Olive Owner left"

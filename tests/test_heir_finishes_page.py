@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis as redis_sync
 from stellar_sdk import Keypair
 from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
 from tests.plan_helpers import query
-from tests.soroban_helpers import prove_wallet
+from tests.soroban_helpers import contract_overrides, prove_wallet
 from tests.test_heirs_onchain import emailed_token, ready, worker_settings
 from tests.test_onchain import onchain
 from tests.wallet_app import WalletApp, callback_path, request_uri
@@ -21,6 +22,13 @@ __all__ = ["onchain"]
 
 async def page(client: Any, token: str) -> str:
     resp = await client.get(f"/claim/{token}")
+    assert resp.status == 200, await resp.text()
+    return await resp.text()
+
+
+async def sign_page(client: Any, token: str) -> str:
+    """The page's button: the step's call as a signing request."""
+    resp = await client.post(f"/claim/{token}/sign")
     assert resp.status == 200, await resp.text()
     return await resp.text()
 
@@ -52,9 +60,10 @@ async def test_an_heir_proves_a_wallet_finalises_and_claims_from_the_page(
     capsule = await (await onchain.get(f"/api/claim/{token}")).json()
     assert capsule["wallet"]["address"] == key.public_key and capsule["wallet"]["boundVia"] == "proven"
 
-    # Bound: the page offers finalize_release for that wallet.
+    # Bound: the page offers finalize_release for that wallet, behind its button.
     ready_page = await page(onchain, token)
-    uri = request_uri(ready_page)
+    assert f'action="/claim/{token}/sign"' in ready_page and "web+stellar" not in ready_page
+    uri = request_uri(await sign_page(onchain, token))
     request = await wallet.open(uri)
     assert request.msg == "Finalise the release of Olive Owner's plan, for everyone it names"
     resp = await wallet.approve(uri)
@@ -63,6 +72,9 @@ async def test_an_heir_proves_a_wallet_finalises_and_claims_from_the_page(
     pending = await page(onchain, token)
     assert "has not confirmed it yet" in pending and '<meta http-equiv="refresh" content="10">' in pending
     assert "web+stellar" not in pending
+    # Pending: the button has nothing to build and leads back to the page.
+    resp = await onchain.post(f"/claim/{token}/sign", allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"] == f"/claim/{token}"
     # The same request again: used.
     again = await onchain.post(callback_path(request), data={"xdr": wallet.sign(request)})
     assert again.status == 409
@@ -70,7 +82,7 @@ async def test_an_heir_proves_a_wallet_finalises_and_claims_from_the_page(
     await run_worker(**worker_settings(soroban_rpc, email_provider))
     released = await page(onchain, token)
     assert "left this for you" in released and "Claim it on the Stellar network" in released
-    uri = request_uri(released)
+    uri = request_uri(await sign_page(onchain, token))
     assert (await wallet.open(uri)).msg == "Claim Heir 0's share of what Olive Owner left"
     resp = await wallet.approve(uri)
     assert resp.status == 200 and await resp.json() == {"status": "pending"}
@@ -203,7 +215,7 @@ async def test_an_envelope_with_signatures_beyond_the_wallets_is_refused_and_the
     soroban_rpc.fund(key.public_key)
     wallet = WalletApp(onchain, key)
     assert (await wallet.approve(request_uri(await prove_page(onchain, token, key.public_key)))).status == 200
-    uri = request_uri(await page(onchain, token))
+    uri = request_uri(await sign_page(onchain, token))
     request = await wallet.open(uri)
     envelope = request.transaction_envelope
     envelope.sign(key)
@@ -225,3 +237,51 @@ async def test_an_envelope_with_signatures_beyond_the_wallets_is_refused_and_the
     # The request was not used up: the wallet's envelope now goes through.
     resp = await wallet.approve(uri)
     assert resp.status == 200 and await resp.json() == {"status": "pending"}
+
+
+def sep7_keys(settings: Any) -> list[bytes]:
+    client = redis_sync.Redis.from_url(settings.redis_url)
+    try:
+        return sorted(client.scan_iter("sep7:*"))
+    finally:
+        client.close()
+
+
+async def test_opening_the_ready_page_builds_nothing_the_button_builds_once_and_is_limited(
+    make_client, soroban_rpc, clock, run_worker, email_provider, settings
+):
+    # Mail scanners prefetch links: a GET must not reach the RPC node nor store a request.
+    client = await make_client(**contract_overrides(soroban_rpc), rate_limit_heir_builds_per_hour=2)
+    await ready(client, soroban_rpc, clock, run_worker, email_provider)
+    token = emailed_token(email_provider, "heir0@example.org")
+    key = Keypair.random()
+    soroban_rpc.fund(key.public_key)
+    wallet = WalletApp(client, key)
+    assert (await wallet.approve(request_uri(await prove_page(client, token, key.public_key)))).status == 200
+    calls, keys = len(soroban_rpc.calls), sep7_keys(settings)
+    for _ in range(20):
+        shown = await page(client, token)
+        assert f'action="/claim/{token}/sign"' in shown and "web+stellar" not in shown
+        assert (await client.head(f"/claim/{token}")).status == 200
+    assert len(soroban_rpc.calls) == calls and sep7_keys(settings) == keys
+
+    # The button builds the call once (two RPC calls); pressed again, the same request is shown.
+    first = request_uri(await sign_page(client, token))
+    assert len(soroban_rpc.calls) == calls + 2
+    for _ in range(3):
+        assert request_uri(await sign_page(client, token)) == first
+    assert len(soroban_rpc.calls) == calls + 2
+    # Close to its time bound, a fresh one is built; past the limit (the JSON build routes count
+    # against it too), the 429 page says when, and nothing reaches the node.
+    clock.advance(minutes=4, seconds=30)
+    second = request_uri(await sign_page(client, token))
+    assert second != first and len(soroban_rpc.calls) == calls + 4
+    resp = await client.post(f"/api/claim/{token}/release/build", json={})
+    assert resp.status == 429 and (await resp.json())["statusCode"] == 429
+    assert request_uri(await sign_page(client, token)) == second  # reuse is not a build
+    clock.advance(minutes=5)
+    resp = await client.post(f"/claim/{token}/sign")
+    text = await resp.text()
+    assert resp.status == 429 and int(resp.headers["Retry-After"]) > 0, text
+    assert "new signing request many times in the last hour" in text and "web+stellar" not in text
+    assert len(soroban_rpc.calls) == calls + 4

@@ -368,8 +368,16 @@ async def test_signing_request_records(client, settings):
         redis, request_id=prepared["id"], subject_id=capsule["beneficiary_id"], now=now
     )
     assert_record(kept, wallet_requests.WalletRequest)
-    step = await finishing.next_step(pool, redis, gateway=None, capsule=capsule, now=now)
+    step = await finishing.next_step(pool, gateway=None, capsule=capsule)
     assert_record(step, finishing.HeirStep)
+    await wallet_requests.keep_for_reuse(
+        redis, subject_id=capsule["beneficiary_id"], prepared=prepared, now=now
+    )
+    reused = await wallet_requests.reusable(
+        redis, subject_id=capsule["beneficiary_id"], purpose="heir.prove", now=now
+    )
+    assert reused is not None
+    assert_record(reused, wallet_requests.Prepared)
 
 
 async def test_guardian_page_records(client, settings):

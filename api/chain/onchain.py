@@ -22,7 +22,7 @@ from core.stellar.soroban import SorobanGateway
 from models.chain import transactions
 from models.claim.capsule import Capsule
 from models.common import parse_id
-from models.flows import onchain
+from models.flows import finishing, onchain
 from models.flows.onchain import Target
 
 routes = web.RouteTableDef()
@@ -200,8 +200,10 @@ async def guardian_transaction(request: web.Request) -> web.Response:
     summary="Build finalize_release(owner, caller) for the beneficiary's wallet to sign",
     description="Allowed once the plan is Approved and its cancel window has passed (409 otherwise, "
     'saying when). Only with the wallet bound to you: 409 "prove your wallet first" (naming '
-    "`/wallet/challenge` and `/wallet/verify`) when none is, 409 for another wallet. " + FLOW,
-    responses=error_responses(400, 404, 409, 503),
+    "`/wallet/challenge` and `/wallet/verify`) when none is, 409 for another wallet. Builds per heir "
+    "(these routes and the page's button together) are limited to RATE_LIMIT_HEIR_BUILDS_PER_HOUR "
+    "(429 with `Retry-After`). " + FLOW,
+    responses=error_responses(400, 404, 409, 429, 503),
 )
 @request_schema(WalletBodySchema)
 @response_schema(BuiltSchema, 200)
@@ -216,7 +218,7 @@ async def release_build(request: web.Request, capsule: Capsule) -> web.Response:
     summary="Build claim_assets(owner, beneficiary) for the beneficiary's wallet to sign",
     description="Allowed once the plan is Released and this beneficiary has not claimed (409 "
     "otherwise). Only with the wallet bound to you, as for `/release/build`. " + FLOW,
-    responses=error_responses(400, 404, 409, 503),
+    responses=error_responses(400, 404, 409, 429, 503),
 )
 @request_schema(WalletBodySchema)
 @response_schema(BuiltSchema, 200)
@@ -233,6 +235,11 @@ async def _beneficiary_build(request: web.Request, capsule: Capsule, function: s
         function=function,
         wallet_address=(request.get("data") or {}).get("wallet_address"),
         now=ctx.now(),
+    )
+    await finishing.count_build(
+        ctx.redis,
+        beneficiary_id=capsule["beneficiary_id"],
+        limit=ctx.settings.rate_limit_heir_builds_per_hour,
     )
     return await _build(request, target)
 

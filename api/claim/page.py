@@ -27,7 +27,7 @@ from models.flows import finishing
 routes = web.RouteTableDef()
 
 
-def _owner(capsule: capsules.Capsule) -> str:
+def owner_words(capsule: capsules.Capsule) -> str:
     """The owner as every guardian and heir text names them: their name, else their wallet."""
     return users.known_as(name=capsule["owner_name"], wallet=capsule["owner_wallet"])
 
@@ -77,7 +77,6 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
     ctx = context(request)
     shown, step = await finishing.page(
         ctx.pool,
-        ctx.redis,
         ctx.ring,
         gateway=ctx.soroban,
         capsule=capsule,
@@ -88,14 +87,15 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
     pending = step["transaction"] is not None and step["transaction"]["status"] == "pending"
     signing: dict[str, Any] = {
         "step": step,
-        "request": heir_request(request, step, capsule=capsule, page_path=path),
+        "request": None,  # built only when the heir presses the button (POST …/sign)
+        "sign_action": f"{path}/sign",
         "wallet_action": f"{path}/wallet",
         # While the network has not answered, the page looks again by itself (no script needed).
         "refresh": 10 if pending else None,
     }
     if shown["ready"] is not None:
         ready = shown["ready"]
-        owner = _owner(capsule)
+        owner = owner_words(capsule)
         return html.render(
             "capsule_ready.html",
             title=f"From {owner}",
@@ -107,7 +107,7 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
     contents = shown["contents"]
     if contents is None:
         return html.render("capsule_locked.html", title="Nothing here yet")
-    owner = _owner(capsule)
+    owner = owner_words(capsule)
     sections = [
         (anchor, label)
         for anchor, label, present in (
@@ -143,7 +143,7 @@ def heir_request(
     prepared = step["request"]
     if prepared is None:
         return None
-    owner = _owner(capsule)
+    owner = owner_words(capsule)
     if prepared["purpose"] == "heir.finalize_release":
         msg = sep7.message("Finalise the release of {owner}'s plan, for everyone it names", owner=owner)
     else:

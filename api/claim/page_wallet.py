@@ -11,12 +11,13 @@ from aiohttp import web
 from aiohttp_apigami import docs
 
 from api import html
+from api.claim import page as capsule_page
 from api.claim.gate import claim_gate
 from api.common import client_ip
 from api.keys import context
 from api.schemas import error_responses
 from api.sep import wallet_request
-from core.errors import BadRequest
+from core.errors import BadRequest, TooManyRequests
 from core.stellar import sep7
 from core.stellar.wallet import is_valid_address
 from models.claim import wallets as heir_wallets
@@ -67,6 +68,68 @@ async def name_wallet(request: web.Request, capsule: Capsule) -> web.Response:
     page = _page_path(request)
     shown = wallet_request.present(request, prepared, msg=msg, page_path=page)
     return html.render("claim_prove.html", title="Prove this wallet is yours", request=shown, back=page)
+
+
+SIGN_TITLES = {"finalize_release": "Confirm the release with your wallet", "claim_assets": "Claim your share"}
+
+
+@routes.post("/claim/{token}/sign")
+@docs(
+    tags=["pages"],
+    summary="The heir's button: the step's contract call as a signing request (HTML form)",
+    description="Contract mode, a wallet bound, `finalize_release` (ready) or `claim_assets` (released, "
+    "unclaimed) due and none pending: the page shows that call, built through the RPC node for the "
+    "bound wallet, as a SEP-7 signing request. The request shown last is shown again while it is unused "
+    "and more than a minute from its time bound; a new build counts against "
+    "RATE_LIMIT_HEIR_BUILDS_PER_HOUR (429 page, with Retry-After). Opening the page (GET) builds "
+    "nothing. Nothing to sign now: 303 back to the page, which says why.",
+    produces=["text/html"],
+    responses={
+        200: {"description": "The page"},
+        303: {"description": "Back to the page"},
+        **error_responses(429),
+    },
+)
+@claim_gate
+async def sign_step(request: web.Request, capsule: Capsule) -> web.Response:
+    ctx = context(request)
+    back = _page_path(request)
+    try:
+        step = await finishing.prepare(
+            ctx.pool,
+            ctx.redis,
+            gateway=ctx.soroban,
+            capsule=capsule,
+            limit=ctx.settings.rate_limit_heir_builds_per_hour,
+            now=ctx.now(),
+        )
+    except TooManyRequests as exc:
+        words = exc.message if isinstance(exc.message, str) else " ".join(exc.message)
+        return html.render(
+            "claim_sign.html",
+            status=429,
+            headers=exc.headers,
+            title="Please wait a little",
+            too_many=words,
+            back=back,
+        )
+    if step["request"] is None and step["problem"] is None:
+        return web.Response(status=303, headers={"Location": back})
+    function = step["function"] or ""
+    what = (
+        f"confirm the release, once, for everyone {capsule_page.owner_words(capsule)} named"
+        if function == "finalize_release"
+        else "claim your share"
+    )
+    return html.render(
+        "claim_sign.html",
+        title=SIGN_TITLES.get(function, "Sign with your wallet"),
+        request=capsule_page.heir_request(request, step, capsule=capsule, page_path=back),
+        problem=step["problem"],
+        what=what,
+        too_many=None,
+        back=back,
+    )
 
 
 @routes.post("/claim/{token}/sep7/{id}")

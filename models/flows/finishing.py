@@ -6,14 +6,16 @@ request, and the signed envelope taken back through the same checks and relay as
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import TypedDict
 
 from arq.connections import ArqRedis
 from stellar_sdk import TransactionEnvelope
 
+from core import ratelimit
 from core.db import Pool
-from core.errors import AppError, BadRequest
+from core.errors import AppError, BadRequest, TooManyRequests
 from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar import soroban, soroban_check
@@ -48,11 +50,9 @@ def due_function(*, capsule: Capsule) -> str | None:
     return None
 
 
-async def next_step(
-    pool: Pool, redis: ArqRedis, *, gateway: SorobanGateway | None, capsule: Capsule, now: datetime
-) -> HeirStep:
-    """The call due, their latest attempt and, unless one is pending, a fresh signing request
-    for the bound wallet (built through the RPC node, as `release/build` and `claim/build`)."""
+async def next_step(pool: Pool, *, gateway: SorobanGateway | None, capsule: Capsule) -> HeirStep:
+    """The call due and their latest attempt. Nothing is built here: opening the page (or a mail
+    scanner prefetching its link) asks the RPC node nothing and stores nothing."""
     function = due_function(capsule=capsule) if gateway is not None else None
     step = HeirStep(
         function=function, wallet=capsule["wallet_address"], transaction=None, request=None, problem=None
@@ -62,39 +62,87 @@ async def next_step(
     step["transaction"] = await transactions.latest_for_beneficiary(
         pool, beneficiary_id=capsule["beneficiary_id"], function=function
     )
-    if step["transaction"] is not None and step["transaction"]["status"] in ("pending", "confirmed"):
+    return step
+
+
+def signable(*, step: HeirStep) -> bool:
+    """A call is due for a bound wallet and none is pending or confirmed."""
+    done = step["transaction"] is not None and step["transaction"]["status"] in ("pending", "confirmed")
+    return step["function"] is not None and step["wallet"] is not None and not done
+
+
+BUILDS_WINDOW_SECONDS = 3600
+TOO_MANY_BUILDS = (
+    "You asked for a new signing request many times in the last hour. Please wait {minutes} "
+    "minutes, then press the button again. Nothing is lost: what you sign later counts the same."
+)
+
+
+async def count_build(redis: ArqRedis, *, beneficiary_id: str, limit: int) -> None:
+    """One more unsigned transaction built for this heir (two RPC calls each); 429 past `limit`
+    an hour, whichever way it is asked (the page's button or the JSON build routes)."""
+    retry = await ratelimit.hit(redis, f"heir-build:{beneficiary_id}", limit, BUILDS_WINDOW_SECONDS)
+    if retry:
+        raise TooManyRequests(TOO_MANY_BUILDS.format(minutes=max(1, math.ceil(retry / 60))), retry)
+
+
+async def prepare(
+    pool: Pool,
+    redis: ArqRedis,
+    *,
+    gateway: SorobanGateway | None,
+    capsule: Capsule,
+    limit: int,
+    now: datetime,
+) -> HeirStep:
+    """The page's button: the step with its signing request, the one shown before while it is
+    unused and in time, else a fresh build through the RPC node (as `release/build` and
+    `claim/build`, counted by `count_build`)."""
+    step = await next_step(pool, gateway=gateway, capsule=capsule)
+    if gateway is None or not signable(step=step):
+        return step
+    function = step["function"]
+    assert function is not None
+    purpose = _PURPOSE[function]
+    subject = capsule["beneficiary_id"]
+    step["request"] = await wallet_requests.reusable(redis, subject_id=subject, purpose=purpose, now=now)
+    if step["request"] is not None:
         return step
     try:
         target = onchain.beneficiary_target(capsule=capsule, function=function, wallet_address=None, now=now)
+        await count_build(redis, beneficiary_id=subject, limit=limit)
         built = await gateway.build(
             function=function, owner=target["owner_wallet"], signer=target["signer"], now=now
         )
+    except TooManyRequests:
+        raise  # the button's own page says it (api/claim/page_wallet.py)
     except AppError as exc:  # not funded, refused by the contract, the node unreachable: said in words
         step["problem"] = exc.message if isinstance(exc.message, str) else " ".join(exc.message)
         return step
     tx_hash = TransactionEnvelope.from_xdr(built["xdr"], built["network_passphrase"]).hash_hex()
     request_id = await wallet_requests.issue(
         redis,
-        purpose=_PURPOSE[function],
-        subject_id=capsule["beneficiary_id"],
+        purpose=purpose,
+        subject_id=subject,
         signer=target["signer"],
         tx_hash=tx_hash,
         expires_at=built["valid_until"],
         now=now,
     )
-    step["request"] = {
+    prepared: wallet_requests.Prepared = {
         "id": request_id,
-        "purpose": _PURPOSE[function],
+        "purpose": purpose,
         "signer": target["signer"],
         "xdr": built["xdr"],
         "valid_until": built["valid_until"],
     }
+    await wallet_requests.keep_for_reuse(redis, subject_id=subject, prepared=prepared, now=now)
+    step["request"] = prepared
     return step
 
 
 async def page(
     pool: Pool,
-    redis: ArqRedis,
     ring: KeyRing,
     *,
     gateway: SorobanGateway | None,
@@ -102,10 +150,10 @@ async def page(
     now: datetime,
     opened: bool,
 ) -> tuple[View, HeirStep]:
-    """What the heir's page shows: the capsule (models.claim.capsule.view) and the step due. A
-    HEAD builds no request (it asks the RPC node nothing)."""
+    """What the heir's page shows: the capsule (models.claim.capsule.view) and the step due,
+    without its signing request (the button asks for that: `prepare`)."""
     shown = await view(pool, ring, capsule=capsule, now=now, opened=opened)
-    step = await next_step(pool, redis, gateway=gateway if opened else None, capsule=capsule, now=now)
+    step = await next_step(pool, gateway=gateway if opened else None, capsule=capsule)
     return shown, step
 
 
