@@ -18,8 +18,7 @@ from models.archive import serving, sweeps
 from models.claim import capsule as capsules
 from models.contents import assets, beneficiaries, guardians, messages
 from models.delivery import deliveries, history, outbox
-from models.flows import exports as exports
-from models.flows import finishing
+from models.flows import exports, finishing
 from models.pagination import PageRequest
 from models.plan import journey
 from models.plan.guardianships import invitation
@@ -384,7 +383,7 @@ async def test_guardian_page_records(client, settings):
     """A guardian's page (models.flows.guardian_pages), opened by the token its link carries."""
     from core.db import transaction
     from models import guardian_links
-    from models.flows import guardian_pages as guardian_pages
+    from models.flows import guardian_pages
 
     pool, ring = client.app[DB], settings.key_ring
     session = await sign_in(client)

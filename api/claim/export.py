@@ -15,7 +15,7 @@ from api.keys import context
 from api.schemas import error_responses
 from core.clock import wire_time
 from models.claim import capsule as capsules
-from models.flows import exports as exports
+from models.flows import exports
 
 routes = web.RouteTableDef()
 

@@ -19,7 +19,7 @@ from api.keys import context
 from api.public import public
 from api.schemas import error_responses
 from api.sep import wallet_request
-from models.flows import guardian_pages as guardian_pages
+from models.flows import guardian_pages
 
 routes = web.RouteTableDef()
 
