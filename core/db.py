@@ -128,20 +128,29 @@ async def _wake_a_waiter(pool: Pool) -> None:
     await pool._wakeup()
 
 
+ISOLATION_LEVELS = (None, "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
+
+
 @asynccontextmanager
-async def transaction(pool: Pool) -> AsyncIterator[Cursor]:
+async def transaction(pool: Pool, *, isolation: str | None = None) -> AsyncIterator[Cursor]:
     """BEGIN … COMMIT on one connection; any exception rolls back everything done inside.
+
+    `isolation` ("REPEATABLE READ", "SERIALIZABLE") for a caller whose reads must all see one
+    snapshot (the owner's export); the server's default, READ COMMITTED, otherwise.
 
     A connection the server closed while it sat idle in the pool (a restart, a killed backend)
     fails at BEGIN, before anything of the caller's was sent, so another is taken (up to the
     pool's size) rather than answering 503 for each dead connection in turn.
     """
+    if isolation not in ISOLATION_LEVELS:
+        raise ValueError(f"isolation must be one of {ISOLATION_LEVELS}, got {isolation!r}")
+    begin = f"BEGIN ISOLATION LEVEL {isolation}" if isolation else "BEGIN"
     spares = pool.maxsize or 1
     for attempt in range(spares + 1):
         async with _connection(pool) as conn, conn.cursor() as cur:
             try:
                 try:
-                    await cur.execute("BEGIN")
+                    await cur.execute(begin)
                 except (psycopg2.OperationalError, psycopg2.InterfaceError):
                     if conn.closed and attempt < spares:
                         continue  # dead before use: nothing sent, nothing to undo

@@ -14,6 +14,7 @@ from typing import Any, TypedDict, cast
 from psycopg2.extras import Json
 
 from core.db import Cursor, Pool, autocommit
+from models.common import as_records
 from models.pagination import Page, PageRequest, fetch_page
 
 _INSERT = "INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
@@ -86,6 +87,16 @@ class ActivityFilter:
     kind: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+
+
+async def all_for_user(cur: Cursor, *, user_id: str) -> list[ActivityEntry]:
+    """The user's whole timeline, oldest first, on the caller's cursor (the owner's export)."""
+    await cur.execute(
+        "SELECT id, kind, entity_type, entity_id, summary, metadata, created_at"
+        " FROM activity WHERE user_id = %s ORDER BY created_at, id",
+        (user_id,),
+    )
+    return as_records(ActivityEntry, rows=await cur.fetchall())
 
 
 async def list_for_user(

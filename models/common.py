@@ -108,6 +108,16 @@ class OwnedRows(Generic[R]):
             result = await fetch_page(cur, sql=sql, params=[user_id], page=page, prefix=self._prefix)
         return Page([self.record(ring, row) for row in result.items], result.next_cursor)
 
+    async def list_all(self, cur: Cursor, ring: KeyRing, *, user_id: str) -> list[R]:
+        """Every row of the owner, oldest first (the order the paged list walks back to), on the
+        caller's cursor: the owner's export reads each list once, in its one snapshot."""
+        await cur.execute(
+            f"SELECT {self.columns} FROM {self._source} WHERE {self._prefix}user_id = %s"
+            f" ORDER BY {self._prefix}created_at, {self._prefix}id",
+            (user_id,),
+        )
+        return [self.record(ring, row) for row in await cur.fetchall()]
+
     async def delete(self, cur: Cursor, *, user_id: str, row_id: str) -> None:
         """DELETE one of the owner's rows; NotFound if it is missing or someone else's."""
         await cur.execute(

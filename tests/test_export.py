@@ -105,6 +105,21 @@ async def test_the_owners_export_round_trips_everything(fam: Family):
     assert [e["kind"] for e in fam.timeline("legacy.exported")] == ["legacy.exported"]
 
 
+async def test_plan_json_carries_every_setting_get_legacy_shows(fam: Family):
+    """plan.json's settings are GET /api/legacy's, all of them (allowBeneficiaryRequests was once
+    left out): a setting added to the plan and not to the export fails here."""
+    body = {"allowBeneficiaryRequests": True, "guardianThreshold": 1, "verificationTimeoutSeconds": None}
+    resp = await fam.client.patch("/api/legacy", json=body, headers=fam.owner.headers)
+    assert resp.status == 200, await resp.text()
+    resp = await fam.client.get("/api/legacy", headers=fam.owner.headers)
+    assert resp.status == 200
+    shown = (await resp.json())["settings"]
+    archive, _ = await read_zip(await owner_export(fam))
+    settings = json.loads(archive.read("plan.json"))["settings"]
+    assert settings == shown
+    assert settings["allowBeneficiaryRequests"] is True and settings["guardianThreshold"] == 1
+
+
 async def test_files_not_available_are_named_not_included(fam: Family):
     await fam.add_heir("Ada", 100)
     late = await fam.document(b"not verified yet", filename="late.txt", content_type="text/plain")

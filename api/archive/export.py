@@ -28,6 +28,7 @@ from api.contents.beneficiaries import BeneficiarySchema
 from api.contents.guardians import guardian_schema
 from api.contents.messages import message_schema
 from api.keys import USER_ID, context
+from api.plan.legacy import settings_schema
 from api.schemas import error_responses
 from core.clock import wire_time
 from core.files.crypto import IntegrityError, KeyRing
@@ -35,7 +36,7 @@ from core.files.sealed_files import open_plaintext
 from core.files.storage import ObjectNotFound, Storage, StorageError
 from core.files.zipstream import Member, Unreadable, in_memory, zip_stream
 from core.logging import request_id_var
-from models.flows import exports as exports
+from models.flows import exports
 
 log = logging.getLogger(__name__)
 routes = web.RouteTableDef()
@@ -121,21 +122,13 @@ async def send_zip(
 
 
 def plan_document(export: exports.OwnerExport) -> dict[str, Any]:
-    """plan.json: the plan as the JSON routes show it, claim tokens left out."""
+    """plan.json: the plan as the JSON routes show it (its settings through GET /api/legacy's own
+    schema), claim tokens left out."""
     plan = export["plan"]
     return {
         "owner": user_schema.dump(export["user"]),
         "status": plan["status"] if plan else "Draft",
-        "settings": None
-        if plan is None
-        else {
-            "checkInIntervalSeconds": plan["check_in_interval_seconds"],
-            "gracePeriodSeconds": plan["grace_period_seconds"],
-            "cancelWindowSeconds": plan["cancel_window_seconds"],
-            "guardianThreshold": plan["guardian_threshold"],
-            "verificationTimeoutSeconds": plan["verification_timeout_seconds"],
-            "onVerificationTimeout": plan["on_verification_timeout"],
-        },
+        "settings": None if plan is None else settings_schema.dump(plan),
         "beneficiaries": _beneficiary.dump(export["beneficiaries"], many=True),
         "guardians": dump_many(guardian_schema, export["guardians"]),
         "assets": [asset_schema.dump(a) for a in export["assets"]],

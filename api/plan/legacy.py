@@ -100,19 +100,28 @@ class SettingsPatchSchema(PatchSchema):
 
 
 class SettingsSchema(BaseSchema):
-    checkInIntervalSeconds = fields.Integer(required=True)
-    gracePeriodSeconds = fields.Integer(required=True)
-    cancelWindowSeconds = fields.Integer(required=True)
+    """A plan's settings, dumped from the plan record: GET /api/legacy and the export's plan.json
+    both show them through this one schema, so a new setting added here is in both."""
+
+    checkInIntervalSeconds = fields.Integer(required=True, attribute="check_in_interval_seconds")
+    gracePeriodSeconds = fields.Integer(required=True, attribute="grace_period_seconds")
+    cancelWindowSeconds = fields.Integer(required=True, attribute="cancel_window_seconds")
     guardianThreshold = fields.Integer(
         required=True,
         allow_none=True,
+        attribute="guardian_threshold",
         metadata={"description": "As set; null: a majority of the guardians who have not declined."},
     )
     verificationTimeoutSeconds = fields.Integer(
-        required=True, allow_none=True, metadata={"description": "null: no deadline."}
+        required=True,
+        allow_none=True,
+        attribute="verification_timeout_seconds",
+        metadata={"description": "null: no deadline."},
     )
-    onVerificationTimeout = fields.String(required=True, validate=validate.OneOf(ON_TIMEOUT))
-    allowBeneficiaryRequests = fields.Boolean(required=True)
+    onVerificationTimeout = fields.String(
+        required=True, validate=validate.OneOf(ON_TIMEOUT), attribute="on_verification_timeout"
+    )
+    allowBeneficiaryRequests = fields.Boolean(required=True, attribute="allow_beneficiary_requests")
 
 
 class ApprovalGuardianSchema(BaseSchema):
@@ -267,6 +276,7 @@ class JourneySchema(BaseSchema):
 
 
 overview_schema = OverviewSchema()
+settings_schema = SettingsSchema()
 journey_schema = JourneySchema()
 
 
@@ -292,15 +302,7 @@ def shape_overview(view: journey.Overview) -> dict[str, Any]:
         {
             "id": plan["id"],
             "status": plan["status"],
-            "settings": {
-                "checkInIntervalSeconds": plan["check_in_interval_seconds"],
-                "gracePeriodSeconds": plan["grace_period_seconds"],
-                "cancelWindowSeconds": plan["cancel_window_seconds"],
-                "guardianThreshold": plan["guardian_threshold"],
-                "verificationTimeoutSeconds": plan["verification_timeout_seconds"],
-                "onVerificationTimeout": plan["on_verification_timeout"],
-                "allowBeneficiaryRequests": plan["allow_beneficiary_requests"],
-            },
+            "settings": plan,
             "lastCheckInAt": plan["last_check_in_at"],
             "nextCheckInDueAt": plan["check_in_due_at"],
             "verificationStartedAt": plan["verification_started_at"],

@@ -8,7 +8,7 @@ from typing import Any, TypedDict
 import psycopg2.errors
 from arq.connections import ArqRedis
 
-from core.db import Cursor, Pool, fetch_one, transaction
+from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import KeyRing
 from core.text.cleaning import clean_line
@@ -112,12 +112,18 @@ async def get_by_wallet(pool: Pool, ring: KeyRing, *, wallet_address: str) -> Si
 
 async def get_with_wallets(pool: Pool, ring: KeyRing, *, user_id: str) -> UserWithWallets:
     """The account and every wallet that signs in to it (oldest first), in one round trip."""
-    row = await fetch_one(
-        pool,
+    async with autocommit(pool) as cur:
+        return await one_with_wallets(cur, ring, user_id=user_id)
+
+
+async def one_with_wallets(cur: Cursor, ring: KeyRing, *, user_id: str) -> UserWithWallets:
+    """`get_with_wallets` on the caller's cursor (the owner's export reads it in its snapshot)."""
+    await cur.execute(
         f"SELECT {USER_COLUMNS}, ARRAY(SELECT w.wallet_address FROM user_wallets w"
         " WHERE w.user_id = u.id ORDER BY w.created_at) AS wallets FROM users u WHERE u.id = %s",
         (user_id,),
     )
+    row = await cur.fetchone()
     if row is None:
         raise NotFound("User")
     return as_record(UserWithWallets, row=_record(ring, row))

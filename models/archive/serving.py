@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from core.clock import wire_time
-from core.db import Pool, autocommit, fetch_all
+from core.db import Cursor, Pool, autocommit
 from core.errors import Conflict
 from core.files.crypto import KeyRing
 from models.archive import items
@@ -55,14 +55,15 @@ async def get_sealed(
     return as_record(SealedArchiveItem, row=items.ROWS.record(ring, row))
 
 
-async def all_sealed(pool: Pool, ring: KeyRing, *, user_id: str) -> list[SealedArchiveItem]:
-    """Every item of the owner with what opening its file needs (the owner's export)."""
-    rows = await fetch_all(
-        pool,
-        f"SELECT {items.COLUMNS}, {items.SEALED_COLUMNS} FROM archive_items i WHERE i.user_id = %s",
+async def all_sealed(cur: Cursor, ring: KeyRing, *, user_id: str) -> list[SealedArchiveItem]:
+    """Every item of the owner with what opening its file needs, oldest first, on the caller's
+    cursor (the owner's export: its list of items and its files, from one read)."""
+    await cur.execute(
+        f"SELECT {items.COLUMNS}, {items.SEALED_COLUMNS} FROM archive_items i WHERE i.user_id = %s"
+        " ORDER BY i.created_at, i.id",
         (user_id,),
     )
-    return [as_record(SealedArchiveItem, row=items.ROWS.record(ring, row)) for row in rows]
+    return [as_record(SealedArchiveItem, row=items.ROWS.record(ring, row)) for row in await cur.fetchall()]
 
 
 def require_available(*, item: ArchiveItem) -> None:

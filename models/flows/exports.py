@@ -10,31 +10,28 @@ writes the zip (core/files/zipstream.py) as it sends it. Decisions: docs/archive
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TypedDict, TypeVar
+from typing import TypedDict
 
 from redis.asyncio import Redis
 
 from core import ratelimit
-from core.db import Pool, autocommit, transaction
+from core.db import Pool, transaction
 from core.errors import Conflict, TooManyRequests
 from core.files.crypto import KeyRing
 from core.files.sealed_files import ServedFile
 from models import activity, plans
 from models.account import users
-from models.activity import ActivityEntry, ActivityFilter
+from models.activity import ActivityEntry
 from models.archive import items, serving
 from models.archive.upload_rules import sanitize_file_name
 from models.claim import capsule as capsules
 from models.claim import downloads
 from models.common import as_record
 from models.contents import assets, beneficiaries, guardians, messages
-from models.pagination import Page, PageRequest, decode_cursor
 
 EXPORTS_PER_HOUR = 3
 HEIR_EXPORTS_PER_HOUR = 10
-T = TypeVar("T")
 RELEASED = "The plan was released: it is your heirs' now, and each can download their own capsule."
 LOCKED = "This capsule has not been released; there is nothing to download yet."
 
@@ -70,7 +67,7 @@ class OwnerExport(TypedDict):
     guardians: list[guardians.Guardian]
     assets: list[assets.Asset]
     messages: list[messages.Message]
-    archive: list[items.ArchiveItem]
+    archive: list[items.SealedArchiveItem]  # read once: what plan.json lists and what each file needs
     timeline: list[ActivityEntry]
     letters: list[ExportText]
     files: list[ExportFile]
@@ -147,23 +144,17 @@ def _served(item: items.SealedArchiveItem) -> ServedFile:
     )
 
 
-async def _all(fetch: Callable[[PageRequest], Awaitable[Page[T]]]) -> list[T]:
-    """Every row of an owner's paginated list (newest first), oldest first."""
-    rows: list[T] = []
-    cursor: str | None = None
-    while True:
-        page = await fetch(PageRequest(limit=200, after=decode_cursor(cursor=cursor) if cursor else None))
-        rows.extend(page.items)
-        cursor = page.next_cursor
-        if cursor is None:
-            return list(reversed(rows))
-
-
 async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str) -> OwnerExport:
     """Everything of this account, with where each file goes; 409 once the plan is released,
     429 past EXPORTS_PER_HOUR. Puts `legacy.exported` on the timeline first, so the export's own
-    timeline shows it."""
-    async with transaction(pool) as cur:
+    timeline shows it.
+
+    One REPEATABLE READ transaction reads the plan once and each list once, so the zip is one
+    moment of the account: a letter edited or a file added while it is read is either wholly in
+    it or wholly not. The transaction's one write is that timeline entry (an INSERT, which never
+    conflicts under REPEATABLE READ): it must be in the export's own timeline and never written
+    for a refused export."""
+    async with transaction(pool, isolation="REPEATABLE READ") as cur:
         plan = await plans.get(cur, user_id=user_id)
         if plan is not None and plan["status"] == plans.RELEASED:
             raise Conflict(RELEASED)
@@ -173,9 +164,14 @@ async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str)
         await activity.record(
             cur, user_id=user_id, kind="legacy.exported", entity_id=user_id, summary="Exported everything"
         )
-    archive = await _all(lambda page: items.list_page(pool, ring, user_id=user_id, page=page))
-    sealed = {item["id"]: item for item in await serving.all_sealed(pool, ring, user_id=user_id)}
-    message_list = await _all(lambda page: messages.list_page(pool, ring, user_id=user_id, page=page))
+        user = await users.one_with_wallets(cur, ring, user_id=user_id)
+        beneficiary_list = await beneficiaries.ROWS.list_all(cur, ring, user_id=user_id)
+        guardian_list = await guardians.ROWS.list_all(cur, ring, user_id=user_id)
+        asset_list = await assets.ROWS.list_all(cur, ring, user_id=user_id)
+        message_list = await messages.ROWS.list_all(cur, ring, user_id=user_id)
+        archive = await serving.all_sealed(cur, ring, user_id=user_id)
+        timeline = await activity.all_for_user(cur, user_id=user_id)
+    sealed = {item["id"]: item for item in archive}
     letters: list[ExportText] = []
     files: list[ExportFile] = []
     left_out: list[LeftOut] = []
@@ -201,21 +197,15 @@ async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str)
             continue
         path = archive_paths.take(item["file_name"])
         files.append(ExportFile(path=path, file=_served(sealed[item["id"]]), created_at=item["created_at"]))
-    async with autocommit(pool) as cur:
-        plan = await plans.get(cur, user_id=user_id)
     return OwnerExport(
-        user=await users.get_with_wallets(pool, ring, user_id=user_id),
+        user=user,
         plan=plan,
-        beneficiaries=await _all(
-            lambda page: beneficiaries.list_page(pool, ring, user_id=user_id, page=page)
-        ),
-        guardians=await _all(lambda page: guardians.list_page(pool, ring, user_id=user_id, page=page)),
-        assets=await _all(lambda page: assets.list_page(pool, ring, user_id=user_id, page=page)),
+        beneficiaries=beneficiary_list,
+        guardians=guardian_list,
+        assets=asset_list,
         messages=message_list,
         archive=archive,
-        timeline=await _all(
-            lambda page: activity.list_for_user(pool, user_id=user_id, filters=ActivityFilter(), page=page)
-        ),
+        timeline=timeline,
         letters=letters,
         files=files,
         left_out=left_out,
