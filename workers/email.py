@@ -41,7 +41,7 @@ def retry_delay(attempt: int, retry_after: float | None, base: float) -> float:
     return max(backoff, min(retry_after or 0.0, 6 * RETRY_MAX_SECONDS))
 
 
-async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[str, int]:
+async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, int]:
     """Send a batch of outbox rows: claim the pending ones in one short transaction (claimed
     under this job's id until recorded, so no other job sends them meanwhile; no connection held
     while the provider answers), hand them to the worker's senders, which POST them concurrently,
@@ -51,7 +51,6 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     (at least once) sends nothing twice that was recorded. Returns counts by result."""
     app = context.get(ctx)
     settings, pool, now = app.settings, app.db, app.clock.now()
-    ids = [row_ids] if isinstance(row_ids, str) else list(row_ids)  # a job queued before batches
     configured = bool(settings.email_provider_api_key and settings.email_provider_url)
     ring, base_url, app_url = app.key_ring, settings.public_base_url, settings.public_app_url
     senders = app.senders  # the worker's, shared by its delivery jobs (workers/context.py)
@@ -60,7 +59,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str] | str) -> dict[s
     holder = str(ctx.get("job_id") or uuid.uuid4())
     lease = timedelta(seconds=settings.email_delivery_lease_seconds)
     retry_base = float(settings.email_retry_base_seconds)
-    batch = await outbox.claim(pool, ring, row_ids=ids, holder=holder, now=now, lease=lease)
+    batch = await outbox.claim(pool, ring, row_ids=row_ids, holder=holder, now=now, lease=lease)
     # No connection is held from here until `record`: the provider may take its time.
     results: list[outbox.Result] = []
     sending: list[tuple[deliveries.Delivery, asyncio.Future[mailer.Outcome]]] = []

@@ -21,7 +21,6 @@ import pydantic
 from stellar_sdk import (
     Network,
     SorobanServerAsync,
-    StrKey,
     TransactionBuilder,
     scval,
 )
@@ -74,11 +73,6 @@ KNOWN_NETWORKS = {
     Network.TESTNET_NETWORK_PASSPHRASE: "testnet",
     Network.FUTURENET_NETWORK_PASSPHRASE: "futurenet",
 }
-
-
-def is_contract_id(value: str) -> bool:
-    """A `C…` StrKey with a valid checksum (the regex alone accepts typos)."""
-    return StrKey.is_valid_contract(value)
 
 
 def contract_error_message(code: int) -> str:
