@@ -20,6 +20,7 @@ from aiohttp_apigami import docs
 
 from api.account.auth import user_schema
 from api.activity import activity_schema
+from api.archive import readme
 from api.archive.files import content_disposition, require_storage
 from api.archive.routes import item_schema
 from api.common import dump_many
@@ -148,7 +149,9 @@ def export_name(prefix: str, now: datetime) -> str:
 @docs(
     tags=["legacy"],
     summary="Download everything you entrusted, as one zip",
-    description="`plan.json` (your profile, the plan's settings, beneficiaries without their claim links, "
+    description="`README.txt` first (a plain note: whose plan, what each file and folder holds, what "
+    "could not be included), `plan.json` (your profile, the plan's settings, beneficiaries without their "
+    "claim links, "
     "guardians, assets, messages with their release rules and audiences, archive items), `timeline.json`, "
     "every letter as text and its photo, voice or video under `messages/`, every archive file decrypted "
     "under `archive/` with its name made safe, and `manifest.json`. Files not verified yet, failed or "
@@ -165,6 +168,7 @@ async def owner_export(request: web.Request) -> web.StreamResponse:
     export = await exports.owner_export(ctx.pool, keys, ctx.redis, user_id=request[USER_ID])
     now = ctx.now()
     members = [
+        readme.member(readme.owner_readme(export, now=now), now=now),
         json_member("plan.json", now, plan_document(export)),
         json_member("timeline.json", now, dump_many(activity_schema, export["timeline"])),
         *file_members(storage, keys, export["files"], export["letters"]),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp_apigami import docs
 
+from api.archive import readme
 from api.archive.export import ZIP_NOTE, export_name, file_members, json_member, send_zip
 from api.archive.files import require_storage
 from api.claim.capsule import released_body
@@ -14,6 +15,7 @@ from api.claim.gate import claim_gate
 from api.keys import context
 from api.schemas import error_responses
 from core.clock import wire_time
+from models.account import users
 from models.claim import capsule as capsules
 from models.flows import exports
 
@@ -24,7 +26,9 @@ routes = web.RouteTableDef()
 @docs(
     tags=["capsule"],
     summary="Download everything in the capsule, as one zip",
-    description="Once the plan is released (409 before): `capsule.json` (what `GET /api/claim/{token}` "
+    description="Once the plan is released (409 before): `README.txt` first (a plain note: from whom, "
+    "what you were left with your share of each asset in words, what each folder holds, the letters still "
+    "to come), `capsule.json` (what `GET /api/claim/{token}` "
     "shows, the assets addressed to you included), every letter open to you as text with its date under "
     "`letters/` with its photo, voice or video, every document under `documents/`, and `manifest.json`. "
     "Nothing still sealed and nothing addressed only to someone else. At most 10 an hour per link (429 with "
@@ -40,7 +44,9 @@ async def heir_export(request: web.Request, capsule: capsules.Capsule) -> web.St
     keys = ctx.ring
     now = ctx.now()
     export = await exports.heir_export(ctx.pool, keys, ctx.redis, capsule=capsule, now=now)
+    owner = users.known_as(name=capsule["owner_name"], wallet=capsule["owner_wallet"])
     members = [
+        readme.member(readme.heir_readme(export, owner=owner, now=now), now=now),
         json_member("capsule.json", now, released_body(export["contents"])),
         *file_members(storage, keys, export["files"], export["letters"]),
     ]

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
 import zipfile
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from contextlib import aclosing
@@ -26,6 +28,21 @@ from typing import Any
 MANIFEST = "manifest.json"
 # zipfile refuses dates before 1980 (the DOS epoch).
 _EPOCH = (1980, 1, 1, 0, 0, 0)
+
+# Entry names (`safe_name`): what Windows, macOS and Linux all accept and show as written.
+# Device names Windows reserves in any folder, with any extension, in any case ("con.txt",
+# "Lpt1.tar.gz"); the superscript digits count too.
+_RESERVED = re.compile(r"CON|PRN|AUX|NUL|(COM|LPT)[1-9\u00b9\u00b2\u00b3]", re.IGNORECASE)
+# A separator inside a title ("Mum/Dad") becomes a hyphen: the title stays whole and in one folder.
+_SEPARATORS = re.compile(r"[/\\|]")
+# What Windows forbids in a name, and every control character (C0, DEL, C1).
+_FORBIDDEN = re.compile(r'[<>:"?*\x00-\x1f\x7f-\x9f]')
+# Invisible characters that are not Unicode "format" (Cf) characters: fillers that render as
+# nothing (Hangul, Khmer, Mongolian), the combining grapheme joiner.
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0")
+# Bytes, not characters: ext4 and APFS allow 255 bytes of UTF-8 per name; room is left for the
+# " (2)" a clash adds.
+MAX_NAME_BYTES = 200
 
 
 @dataclass(frozen=True)
@@ -82,6 +99,53 @@ class _Sink:
         return data
 
 
+def safe_name(name: str, *, fallback: str = "file") -> str:
+    """One entry name (no folder) safe to extract on Windows, macOS and Linux, reading as the
+    owner wrote it as far as that allows:
+
+    - NFC; invisible and bidi characters (Unicode format characters, fillers) removed;
+    - tabs, line breaks and other spaces made one plain space;
+    - slashes, backslashes and `|` made hyphens (a title with a slash stays whole);
+    - `<>:"?*` and control characters made `_`;
+    - leading dots (hidden files, `..`) and trailing dots and spaces removed;
+    - a reserved device name (`CON`, `nul.txt`, `Com1.tar.gz`) given a `_` after it;
+    - at most MAX_NAME_BYTES of UTF-8, the extension kept when cutting.
+
+    An order prefix ("001 ") is ordinary text and stays. Nothing left: `fallback`."""
+    text = unicodedata.normalize("NFC", name)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in _INVISIBLE)
+    text = " ".join(text.split())  # tabs, line breaks, no-break and other spaces: one plain space
+    text = _FORBIDDEN.sub("_", _SEPARATORS.sub("-", text))
+    text = text.lstrip(". ").rstrip(". ")
+    stem, dot, ext = text.partition(".")
+    if _RESERVED.fullmatch(stem.rstrip(" ")):
+        text = f"{stem.rstrip(' ')}_{dot}{ext}"
+    text = _cut(text, MAX_NAME_BYTES).rstrip(". ")
+    return text or fallback
+
+
+def _cut(name: str, limit: int) -> str:
+    """`name` in at most `limit` bytes of UTF-8, cut between characters, its extension kept."""
+    if len(name.encode()) <= limit:
+        return name
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem or len(ext.encode()) > 16:
+        stem, dot, ext = name, "", ""
+    room = limit - len(f"{dot}{ext}".encode())
+    return stem.encode()[:room].decode("utf-8", "ignore").rstrip(". ") + dot + ext
+
+
+def _check_path(path: str, taken: set[str]) -> None:
+    """Every entry's path is made of safe names and is the only one of its spelling in any case
+    (Windows and macOS disks ignore case): a caller's mistake stops the stream, never a zip that
+    extracts differently on another machine."""
+    if any(safe_name(part, fallback="") != part for part in path.split("/")):
+        raise ValueError(f"unsafe zip entry name: {path!r}")
+    if path.casefold() in taken:
+        raise ValueError(f"two zip entries named {path!r}")
+    taken.add(path.casefold())
+
+
 def in_memory(data: bytes) -> Callable[[], AsyncIterator[bytes]]:
     """A member whose bytes are already here (a JSON document, a letter's text)."""
 
@@ -113,8 +177,10 @@ async def zip_stream(
     sink = _Sink()
     manifest = Manifest()
     archive = zipfile.ZipFile(sink, "w", allowZip64=True)
+    taken: set[str] = {MANIFEST}
     try:
         for member in members:
+            _check_path(member.path, taken)
             async with aclosing(member.open()) as source:  # type: ignore[type-var]
                 try:
                     first = await anext(source, None)

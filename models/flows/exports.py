@@ -20,11 +20,11 @@ from core.db import Pool, transaction
 from core.errors import Conflict, TooManyRequests
 from core.files.crypto import KeyRing
 from core.files.sealed_files import ServedFile
+from core.files.zipstream import safe_name
 from models import activity, plans
 from models.account import users
 from models.activity import ActivityEntry
 from models.archive import items, serving
-from models.archive.upload_rules import sanitize_file_name
 from models.claim import capsule as capsules
 from models.claim import downloads
 from models.common import as_record
@@ -82,23 +82,24 @@ class HeirExport(TypedDict):
 
 
 class _Paths:
-    """Unique, safe archive paths under one folder: sanitised base names, "name (2).ext" on a
-    clash (compared case-insensitively, as most disks do)."""
+    """Unique, safe archive paths under one folder: names made safe on every system
+    (core.files.zipstream.safe_name: a title's slash is a hyphen, the order prefix stays),
+    "name (2).ext" on a clash (compared case-insensitively, as most disks do)."""
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
         self.taken: set[str] = set()
 
     def take(self, name: str) -> str:
-        clean = sanitize_file_name(raw=name)
+        clean = safe_name(name)
         stem, dot, ext = clean.rpartition(".")
         if not dot or not stem:
             stem, dot, ext = clean, "", ""
         candidate, n = clean, 1
-        while candidate.lower() in self.taken:
+        while candidate.casefold() in self.taken:
             n += 1
             candidate = f"{stem} ({n}){dot}{ext}"
-        self.taken.add(candidate.lower())
+        self.taken.add(candidate.casefold())
         return f"{self.folder}/{candidate}"
 
 
