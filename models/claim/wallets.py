@@ -5,7 +5,7 @@ the first confirmed claim bound W to whichever beneficiary submitted it (issue #
 signed envelope is public once it reaches the network, so a sibling could take another heir's
 claim. Now a wallet is bound to one beneficiary before it is used, by the owner (recorded in
 the plan) or by the heir signing a challenge through their token (`challenge`, `verify`), and
-the on-chain routes take only the bound wallet (models.onchain). Decisions: docs/soroban.md
+the on-chain routes take only the bound wallet (models.flows.onchain). Decisions: docs/soroban.md
 "Beneficiary wallets".
 """
 
