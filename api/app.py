@@ -35,7 +35,8 @@ from api.keys import (
     STORAGE,
     build_context,
 )
-from api.plan import check_in_link, check_in_page, guardian_page, guardianships, legacy
+from api.plan import check_in_link, check_in_page, guardian_page, legacy
+from api.plan.guardianships import routes as guardianships
 from api.public import collect_public_routes
 from api.schemas import MediaTypes
 from api.sep import stellar_toml

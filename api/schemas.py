@@ -18,6 +18,7 @@ from marshmallow import (
     Schema,
     ValidationError,
     fields,
+    missing,
     post_load,
     pre_load,
     validate,
@@ -122,6 +123,14 @@ class UtcDateTime(fields.DateTime):
             return parsed.astimezone(UTC)
         except OverflowError:
             raise ValidationError("Out of range.") from None
+
+
+class Whole(fields.Nested):
+    """A nested object on the wire made of keys of the record itself, not of one of its values:
+    `approvals: {count, threshold}` from an overview's `approval_count` and `threshold`."""
+
+    def get_value(self, obj: Any, attr: str, accessor: Any = None, default: Any = missing) -> Any:
+        return obj
 
 
 class Id(fields.UUID):

@@ -29,7 +29,7 @@ from api.contents.beneficiaries import BeneficiarySchema
 from api.contents.guardians import guardian_schema
 from api.contents.messages import message_schema
 from api.keys import USER_ID, context
-from api.plan.legacy import settings_schema
+from api.plan.schemas import settings_schema
 from api.schemas import error_responses
 from core.clock import wire_time
 from core.files.crypto import IntegrityError, KeyRing

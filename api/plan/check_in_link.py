@@ -9,35 +9,16 @@ from typing import NoReturn
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import fields, validate
 
 from api.common import json_response, refuse_miss
 from api.headers import CAPSULE_HEADERS
 from api.keys import context
+from api.plan.schemas import CheckInLinkResultSchema, CheckInLinkSchema, check_in_result_schema
 from api.public import public
-from api.schemas import BaseSchema, UtcDateTime, error_responses
+from api.schemas import error_responses
 from models.flows import lifecycle
-from models.plans import STATUSES
 
 routes = web.RouteTableDef()
-
-
-class CheckInLinkSchema(BaseSchema):
-    token = fields.String(
-        required=True,
-        validate=validate.Length(min=1, max=200),
-        metadata={"description": "The 64-hex token from the link `$PUBLIC_BASE_URL/check-in/<token>`."},
-    )
-
-
-class CheckInLinkResultSchema(BaseSchema):
-    status = fields.String(
-        required=True, validate=validate.OneOf(STATUSES), metadata={"description": "The plan's status now."}
-    )
-    nextCheckInDueAt = UtcDateTime(required=True, allow_none=True)
-
-
-result_schema = CheckInLinkResultSchema()
 
 
 async def refuse_check_in_miss(request: web.Request) -> NoReturn:
@@ -79,7 +60,7 @@ async def check_in_by_link(request: web.Request) -> web.Response:
     )
     if result is None:
         await refuse_check_in_miss(request)
-    body = result_schema.dump(
+    body = check_in_result_schema.dump(
         {"status": result["status"], "nextCheckInDueAt": result["next_check_in_due_at"]}
     )
     return json_response(body, headers=CAPSULE_HEADERS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TypedDict
 
-from core.db import Cursor
+from core.db import Cursor, Pool, fetch_one
 from core.errors import Conflict, Forbidden, NotFound
 from core.files.crypto import KeyRing
 from models import sealed_text
@@ -38,6 +38,17 @@ GUARDIAN_OF = (
 )
 # Of an account's guardian rows on one plan (two linked wallets), the accepted one acts first.
 FIRST_ROW = "(g.accepted_at IS NULL), g.created_at"
+
+
+async def plan_status(pool: Pool, *, user_id: str, raw_plan_id: str) -> str:
+    """The status of a plan the caller guards, in one row ("unknown" if they guard none): what a
+    guardian's report or approval answers with."""
+    row = await fetch_one(
+        pool,
+        f"SELECT p.status {GUARDIAN_OF} AND p.id = %s LIMIT 1",
+        (user_id, parse_id(raw=raw_plan_id, what="Plan")),
+    )
+    return "unknown" if row is None else str(row["status"])
 
 
 async def membership(cur: Cursor, ring: KeyRing, *, user_id: str, plan_id: str) -> Membership:

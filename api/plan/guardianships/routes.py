@@ -12,214 +12,38 @@ from datetime import timedelta
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import fields, validate
 
 from api.common import json_response
 from api.keys import USER_ID, context
-from api.schemas import BaseSchema, Text, UtcDateTime, error_responses
+from api.plan.guardianships.schemas import (
+    AnswerSchema,
+    ApproveSchema,
+    AttestationSchema,
+    GuardianActionSchema,
+    GuardianshipSchema,
+    LinkDeliverySchema,
+    ReconfirmedSchema,
+    ReportSchema,
+    WalletChangeStatusSchema,
+    action_schema,
+    answer_schema,
+    attestation_schema,
+    guardianship_schema,
+    link_delivery_schema,
+    reconfirmed_schema,
+    wallet_change_status_schema,
+)
+from api.schemas import error_responses
 from models.flows import verification
-from models.plan.guardianships import heirs, invitation, reconfirmation
-from models.plans import REPORT_REASONS
+from models.plan.guardianships import heirs, invitation, membership, reconfirmation
 
 routes = web.RouteTableDef()
 
 
-class OwnerSchema(BaseSchema):
-    name = fields.String(required=True, allow_none=True)
-    walletAddress = fields.String(required=True)
-
-
-class LinkDeliverySchema(BaseSchema):
-    beneficiaryId = fields.String(required=True, attribute="beneficiary_id")
-    name = fields.String(required=True)
-    status = fields.String(
-        required=True,
-        metadata={
-            "enum": ["none", "pending", "sent", "failed", "skipped"],
-            "description": "How the latest email with their link ended (`none`: not sent yet).",
-        },
-    )
-    at = UtcDateTime(
-        required=True, allow_none=True, metadata={"description": "When it ended (or was queued, if pending)."}
-    )
-
-
-class WalletChangeSchema(BaseSchema):
-    id = fields.String(required=True)
-    beneficiaryId = fields.String(required=True, attribute="beneficiary_id")
-    name = fields.String(required=True, metadata={"description": "The heir's name."})
-    walletAddress = fields.String(
-        required=True, attribute="wallet_address", metadata={"description": "The wallet they proved."}
-    )
-    requestedAt = UtcDateTime(required=True, attribute="requested_at")
-    approvals = fields.Integer(required=True)
-    approvedByMe = fields.Boolean(required=True, attribute="approved_by_me")
-
-
-class WalletChangeStatusSchema(BaseSchema):
-    status = fields.String(required=True, metadata={"enum": ["pending", "applied"]})
-    approvals = fields.Integer(required=True)
-    threshold = fields.Integer(required=True)
-
-
-class GuardianshipSchema(BaseSchema):
-    planId = fields.String(required=True)
-    owner = fields.Nested(OwnerSchema, required=True)
-    status = fields.String(required=True)
-    threshold = fields.Integer(required=True, metadata={"description": "Approvals needed."})
-    approvals = fields.Integer(
-        required=True, metadata={"description": "Approvals so far in this verification."}
-    )
-    approvedByMe = fields.Boolean(required=True)
-    reportedByMe = fields.Boolean(required=True)
-    releaseAt = UtcDateTime(
-        required=True, allow_none=True, metadata={"description": "When the owner's veto window ends."}
-    )
-    invitation = fields.String(
-        required=True,
-        validate=validate.OneOf(("pending", "accepted", "declined")),
-        metadata={"description": "Your answer to the owner's invitation; you count once `accepted`."},
-    )
-    invitedAt = UtcDateTime(required=True, allow_none=True)
-    acceptedAt = UtcDateTime(required=True, allow_none=True)
-    declinedAt = UtcDateTime(required=True, allow_none=True)
-    reconfirmedAt = UtcDateTime(
-        required=True,
-        allow_none=True,
-        metadata={
-            "description": "When you last confirmed that you can still act as this plan's guardian "
-            "(POST /api/legacy/guardianships/{planId}/reconfirm). Null if you never have, and until you "
-            "accept."
-        },
-    )
-    reconfirmationAsked = fields.Boolean(
-        required=True,
-        metadata={
-            "description": "Whether you are asked now to confirm that you can still act as this plan's "
-            "guardian (an emailed request within its grace, or one gone unanswered: `unresponsiveSince`): "
-            "confirm with POST /api/legacy/guardianships/{planId}/reconfirm. False until you accept and once "
-            "the plan is released."
-        },
-    )
-    reconfirmationAskedAt = UtcDateTime(
-        required=True,
-        allow_none=True,
-        metadata={
-            "description": "When the request to confirm was emailed, while within its grace "
-            "(GUARDIAN_RECONFIRM_GRACE_SECONDS); past it, null and `unresponsiveSince` is set. Null until "
-            "you accept."
-        },
-    )
-    unresponsiveSince = UtcDateTime(
-        required=True,
-        allow_none=True,
-        metadata={
-            "description": "Since when a request to confirm went unanswered past its grace: the owner was "
-            "told and sees it. Confirming clears it. Null otherwise, and until you accept."
-        },
-    )
-    readySince = UtcDateTime(
-        required=True,
-        allow_none=True,
-        metadata={
-            "description": "With a contract: since when the plan is ready to finalise (its beneficiaries "
-            "have their links; one of them releases it on-chain)."
-        },
-    )
-    ownerKeyUsedAt = UtcDateTime(
-        required=True,
-        allow_none=True,
-        metadata={
-            "description": "When someone last signed in with the owner's wallet during this verification "
-            "(the owner's timeline: `account.signed_in_during_verification`): someone holds the owner's key. "
-            "Signing in does not stop the release; only an explicit check-in does. Null when nobody has "
-            "since the verification started, when no verification runs (Active, Draft, Released) and "
-            "until you accept."
-        },
-    )
-    walletChanges = fields.List(
-        fields.Nested(WalletChangeSchema),
-        required=True,
-        metadata={
-            "description": "Wallets an heir proved in place of the one bound to them (e.g. the owner "
-            "recorded one they lost), waiting for `threshold` guardians to approve: only approve after "
-            "confirming with the heir themselves. Empty before the plan is released or ready."
-        },
-    )
-    beneficiaries = fields.List(
-        fields.Nested(LinkDeliverySchema),
-        required=True,
-        metadata={
-            "description": "Once the plan is released or ready: each beneficiary's claim-link email, by "
-            "name (never the address or the link). Empty before."
-        },
-    )
-
-
-class AnswerSchema(BaseSchema):
-    ok = fields.Boolean(required=True)
-    invitation = fields.String(required=True, validate=validate.OneOf(("accepted", "declined")))
-    status = fields.String(required=True, metadata={"description": "The plan's status."})
-
-
-class ReportSchema(BaseSchema):
-    reason = fields.String(
-        allow_none=True,
-        validate=validate.OneOf(REPORT_REASONS),
-        metadata={
-            "description": "Optional: why you report (`death`, `incapacity`, `unreachable`, `other`). The "
-            "emails and the heirs' page choose their words by it: sympathy only when a death was reported."
-        },
-    )
-    note = Text(
-        multiline=True,
-        validate=validate.Length(max=2000),
-        allow_none=True,
-        metadata={
-            "description": "Optional words for the record; kept with the report, never in the timeline."
-        },
-    )
-
-
-class AttestationSchema(BaseSchema):
-    message = fields.String(
-        required=True,
-        metadata={
-            "description": "Text to sign with your guardian wallet: names the service, the plan, the "
-            "owner's and "
-            'your wallets, the words "approve the release", a 256-bit nonce and the issue time. Single use, '
-            "valid 10 minutes."
-        },
-    )
-
-
-class ApproveSchema(BaseSchema):
-    signature = fields.String(
-        required=True,
-        validate=validate.Length(min=1, max=200),
-        metadata={
-            "description": "ed25519 signature of the attestation message, base64 (88 chars) or hex "
-            "(128 chars), "
-            "over the raw message or its SEP-53 digest, exactly as sign-in accepts."
-        },
-    )
-
-
-class GuardianActionSchema(BaseSchema):
-    ok = fields.Boolean(required=True)
-    status = fields.String(required=True, metadata={"description": "The plan's status afterwards."})
-
-
-guardianship_schema = GuardianshipSchema()
-link_delivery_schema = LinkDeliverySchema()
-
-
 async def _status_of(request: web.Request, plan_id: str) -> web.Response:
     ctx = context(request)
-    for item in await invitation.list_for(ctx.pool, ctx.ring, user_id=request[USER_ID]):
-        if str(item["plan_id"]) == plan_id:
-            return json_response({"ok": True, "status": item["status"]})
-    return json_response({"ok": True, "status": "unknown"})
+    status = await membership.plan_status(ctx.pool, user_id=request[USER_ID], raw_plan_id=plan_id)
+    return json_response(action_schema.dump({"ok": True, "status": status}))
 
 
 @routes.get("/api/legacy/guardianships")
@@ -238,35 +62,7 @@ async def _status_of(request: web.Request, plan_id: str) -> web.Response:
 async def list_guardianships(request: web.Request) -> web.Response:
     ctx = context(request)
     items = await invitation.list_for(ctx.pool, ctx.ring, user_id=request[USER_ID])
-    return json_response(
-        [
-            guardianship_schema.dump(
-                {
-                    "planId": str(g["plan_id"]),
-                    "owner": {"name": g["owner_name"], "walletAddress": g["owner_wallet"]},
-                    "status": g["status"],
-                    "threshold": g["threshold"],
-                    "approvals": g["approvals"],
-                    "approvedByMe": g["approved_by_me"],
-                    "reportedByMe": g["reported_by_me"],
-                    "releaseAt": g["release_at"],
-                    "invitation": g["invitation"],
-                    "invitedAt": g["invited_at"],
-                    "acceptedAt": g["accepted_at"],
-                    "declinedAt": g["declined_at"],
-                    "reconfirmedAt": g["reconfirmed_at"],
-                    "reconfirmationAsked": g["reconfirmation_asked"],
-                    "reconfirmationAskedAt": g["reconfirm_asked_at"],
-                    "unresponsiveSince": g["unresponsive_since"],
-                    "readySince": g["ready_at"],
-                    "ownerKeyUsedAt": g["owner_key_used_at"],
-                    "beneficiaries": g["beneficiaries"],
-                    "walletChanges": g["wallet_changes"],
-                }
-            )
-            for g in items
-        ]
-    )
+    return json_response(guardianship_schema.dump(items, many=True))
 
 
 async def _answer(request: web.Request, *, accept: bool) -> web.Response:
@@ -281,7 +77,7 @@ async def _answer(request: web.Request, *, accept: bool) -> web.Response:
         now=ctx.now(),
         reconfirm_after=timedelta(seconds=ctx.settings.guardian_reconfirm_interval_seconds),
     )
-    return json_response({"ok": True, "invitation": result["invitation"], "status": result["status"]})
+    return json_response(answer_schema.dump({"ok": True, **result}))
 
 
 @routes.post("/api/legacy/guardianships/{planId}/accept")
@@ -297,19 +93,6 @@ async def _answer(request: web.Request, *, accept: bool) -> web.Response:
 @response_schema(AnswerSchema, 200)
 async def accept(request: web.Request) -> web.Response:
     return await _answer(request, accept=True)
-
-
-class ReconfirmedSchema(BaseSchema):
-    ok = fields.Boolean(required=True)
-    reconfirmedAt = UtcDateTime(required=True, attribute="reconfirmed_at")
-    nextAskAt = UtcDateTime(
-        required=True,
-        attribute="next_ask_at",
-        metadata={"description": "When you will be asked again (GUARDIAN_RECONFIRM_INTERVAL_SECONDS)."},
-    )
-
-
-reconfirmed_schema = ReconfirmedSchema()
 
 
 @routes.post("/api/legacy/guardianships/{planId}/reconfirm")
@@ -402,7 +185,7 @@ async def attestation(request: web.Request) -> web.Response:
         raw_plan_id=request.match_info["planId"],
         now=ctx.now(),
     )
-    return json_response({"message": message})
+    return json_response(attestation_schema.dump({"message": message}))
 
 
 @routes.post("/api/legacy/guardianships/{planId}/approve")
@@ -483,4 +266,4 @@ async def approve_wallet_change(request: web.Request) -> web.Response:
         raw_change_id=request.match_info["changeId"],
         now=ctx.now(),
     )
-    return json_response(dict(status))
+    return json_response(wallet_change_status_schema.dump(status))

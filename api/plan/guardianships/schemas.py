@@ -1,0 +1,227 @@
+"""What a guardian's account sees of the plans it guards, and what it sends. Each response schema
+dumps the record its model returns as it is (`attribute=` names the key, `Whole` groups keys of
+one record)."""
+
+from __future__ import annotations
+
+from marshmallow import fields, validate
+
+from api.schemas import BaseSchema, Text, UtcDateTime, Whole
+from models.plans import REPORT_REASONS
+
+
+class OwnerSchema(BaseSchema):
+    name = fields.String(required=True, allow_none=True, attribute="owner_name")
+    walletAddress = fields.String(required=True, attribute="owner_wallet")
+
+
+class LinkDeliverySchema(BaseSchema):
+    beneficiaryId = fields.String(required=True, attribute="beneficiary_id")
+    name = fields.String(required=True)
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["none", "pending", "sent", "failed", "skipped"],
+            "description": "How the latest email with their link ended (`none`: not sent yet).",
+        },
+    )
+    at = UtcDateTime(
+        required=True, allow_none=True, metadata={"description": "When it ended (or was queued, if pending)."}
+    )
+
+
+class WalletChangeSchema(BaseSchema):
+    id = fields.String(required=True)
+    beneficiaryId = fields.String(required=True, attribute="beneficiary_id")
+    name = fields.String(required=True, metadata={"description": "The heir's name."})
+    walletAddress = fields.String(
+        required=True, attribute="wallet_address", metadata={"description": "The wallet they proved."}
+    )
+    requestedAt = UtcDateTime(required=True, attribute="requested_at")
+    approvals = fields.Integer(required=True)
+    approvedByMe = fields.Boolean(required=True, attribute="approved_by_me")
+
+
+class WalletChangeStatusSchema(BaseSchema):
+    status = fields.String(required=True, metadata={"enum": ["pending", "applied"]})
+    approvals = fields.Integer(required=True)
+    threshold = fields.Integer(required=True)
+
+
+class GuardianshipSchema(BaseSchema):
+    """Dumps `models.plan.guardianships.invitation.Guardianship` as it is."""
+
+    planId = fields.String(required=True, attribute="plan_id")
+    owner = Whole(OwnerSchema, required=True)
+    status = fields.String(required=True)
+    threshold = fields.Integer(required=True, metadata={"description": "Approvals needed."})
+    approvals = fields.Integer(
+        required=True, metadata={"description": "Approvals so far in this verification."}
+    )
+    approvedByMe = fields.Boolean(required=True, attribute="approved_by_me")
+    reportedByMe = fields.Boolean(required=True, attribute="reported_by_me")
+    releaseAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="release_at",
+        metadata={"description": "When the owner's veto window ends."},
+    )
+    invitation = fields.String(
+        required=True,
+        validate=validate.OneOf(("pending", "accepted", "declined")),
+        metadata={"description": "Your answer to the owner's invitation; you count once `accepted`."},
+    )
+    invitedAt = UtcDateTime(required=True, allow_none=True, attribute="invited_at")
+    acceptedAt = UtcDateTime(required=True, allow_none=True, attribute="accepted_at")
+    declinedAt = UtcDateTime(required=True, allow_none=True, attribute="declined_at")
+    reconfirmedAt = UtcDateTime(
+        required=True,
+        attribute="reconfirmed_at",
+        allow_none=True,
+        metadata={
+            "description": "When you last confirmed that you can still act as this plan's guardian "
+            "(POST /api/legacy/guardianships/{planId}/reconfirm). Null if you never have, and until you "
+            "accept."
+        },
+    )
+    reconfirmationAsked = fields.Boolean(
+        required=True,
+        attribute="reconfirmation_asked",
+        metadata={
+            "description": "Whether you are asked now to confirm that you can still act as this plan's "
+            "guardian (an emailed request within its grace, or one gone unanswered: `unresponsiveSince`): "
+            "confirm with POST /api/legacy/guardianships/{planId}/reconfirm. False until you accept and once "
+            "the plan is released."
+        },
+    )
+    reconfirmationAskedAt = UtcDateTime(
+        required=True,
+        attribute="reconfirm_asked_at",
+        allow_none=True,
+        metadata={
+            "description": "When the request to confirm was emailed, while within its grace "
+            "(GUARDIAN_RECONFIRM_GRACE_SECONDS); past it, null and `unresponsiveSince` is set. Null until "
+            "you accept."
+        },
+    )
+    unresponsiveSince = UtcDateTime(
+        required=True,
+        attribute="unresponsive_since",
+        allow_none=True,
+        metadata={
+            "description": "Since when a request to confirm went unanswered past its grace: the owner was "
+            "told and sees it. Confirming clears it. Null otherwise, and until you accept."
+        },
+    )
+    readySince = UtcDateTime(
+        required=True,
+        attribute="ready_at",
+        allow_none=True,
+        metadata={
+            "description": "With a contract: since when the plan is ready to finalise (its beneficiaries "
+            "have their links; one of them releases it on-chain)."
+        },
+    )
+    ownerKeyUsedAt = UtcDateTime(
+        required=True,
+        attribute="owner_key_used_at",
+        allow_none=True,
+        metadata={
+            "description": "When someone last signed in with the owner's wallet during this verification "
+            "(the owner's timeline: `account.signed_in_during_verification`): someone holds the owner's key. "
+            "Signing in does not stop the release; only an explicit check-in does. Null when nobody has "
+            "since the verification started, when no verification runs (Active, Draft, Released) and "
+            "until you accept."
+        },
+    )
+    walletChanges = fields.List(
+        fields.Nested(WalletChangeSchema),
+        required=True,
+        attribute="wallet_changes",
+        metadata={
+            "description": "Wallets an heir proved in place of the one bound to them (e.g. the owner "
+            "recorded one they lost), waiting for `threshold` guardians to approve: only approve after "
+            "confirming with the heir themselves. Empty before the plan is released or ready."
+        },
+    )
+    beneficiaries = fields.List(
+        fields.Nested(LinkDeliverySchema),
+        required=True,
+        metadata={
+            "description": "Once the plan is released or ready: each beneficiary's claim-link email, by "
+            "name (never the address or the link). Empty before."
+        },
+    )
+
+
+class AnswerSchema(BaseSchema):
+    ok = fields.Boolean(required=True)
+    invitation = fields.String(required=True, validate=validate.OneOf(("accepted", "declined")))
+    status = fields.String(required=True, metadata={"description": "The plan's status."})
+
+
+class ReportSchema(BaseSchema):
+    reason = fields.String(
+        allow_none=True,
+        validate=validate.OneOf(REPORT_REASONS),
+        metadata={
+            "description": "Optional: why you report (`death`, `incapacity`, `unreachable`, `other`). The "
+            "emails and the heirs' page choose their words by it: sympathy only when a death was reported."
+        },
+    )
+    note = Text(
+        multiline=True,
+        validate=validate.Length(max=2000),
+        allow_none=True,
+        metadata={
+            "description": "Optional words for the record; kept with the report, never in the timeline."
+        },
+    )
+
+
+class AttestationSchema(BaseSchema):
+    message = fields.String(
+        required=True,
+        metadata={
+            "description": "Text to sign with your guardian wallet: names the service, the plan, the "
+            "owner's and "
+            'your wallets, the words "approve the release", a 256-bit nonce and the issue time. Single use, '
+            "valid 10 minutes."
+        },
+    )
+
+
+class ApproveSchema(BaseSchema):
+    signature = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=200),
+        metadata={
+            "description": "ed25519 signature of the attestation message, base64 (88 chars) or hex "
+            "(128 chars), "
+            "over the raw message or its SEP-53 digest, exactly as sign-in accepts."
+        },
+    )
+
+
+class GuardianActionSchema(BaseSchema):
+    ok = fields.Boolean(required=True)
+    status = fields.String(required=True, metadata={"description": "The plan's status afterwards."})
+
+
+class ReconfirmedSchema(BaseSchema):
+    ok = fields.Boolean(required=True)
+    reconfirmedAt = UtcDateTime(required=True, attribute="reconfirmed_at")
+    nextAskAt = UtcDateTime(
+        required=True,
+        attribute="next_ask_at",
+        metadata={"description": "When you will be asked again (GUARDIAN_RECONFIRM_INTERVAL_SECONDS)."},
+    )
+
+
+guardianship_schema = GuardianshipSchema()
+answer_schema = AnswerSchema()
+action_schema = GuardianActionSchema()
+attestation_schema = AttestationSchema()
+link_delivery_schema = LinkDeliverySchema()
+reconfirmed_schema = ReconfirmedSchema()
+wallet_change_status_schema = WalletChangeStatusSchema()
