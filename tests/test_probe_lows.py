@@ -15,6 +15,7 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, answer, approve_plan, get_overview, guardian_session
 from tests.plan_helpers import create
 from tests.soroban_helpers import prove_wallet
+from tests.test_guardian_page import page_link
 
 
 def redis_dump(settings) -> bytes:
@@ -146,3 +147,57 @@ async def test_an_asset_without_a_code_is_an_amount_with_no_currency(fam: Family
     assert ">1</span>" in house_item and "XLM" not in house_item
     savings = page[page.index("Savings") :]
     assert "12.5 XLM" in savings[: savings.index("</li>")]
+
+
+async def test_a_guardian_who_has_not_accepted_sees_only_the_plans_state_on_their_page(
+    client, run_worker, email_provider
+):
+    # Someone reached through a mistyped guardian address must not read a report's note.
+    owner = await sign_in(client)
+    setup = await activate_plan(
+        client, owner, guardians=4, accepting=2, threshold=2, settings={"verificationTimeoutSeconds": 7200}
+    )
+    waiting, declining = setup.guardians[2], setup.guardians[3]
+    assert (await answer(client, declining, owner_plan_id=setup.plan_id, verb="decline")).status == 200
+    session = await guardian_session(client, setup.guardians[0])
+    note = "Found at home on Tuesday; the funeral is on Friday at St Mary's"
+    resp = await client.post(
+        f"/api/legacy/guardianships/{setup.plan_id}/report",
+        json={"note": note, "reason": "death"},
+        headers=session.headers,
+    )
+    assert resp.status in (200, 202), await resp.text()
+    assert (await get_overview(client, owner))["status"] == "PendingVerification"
+    await run_worker(settings=email_provider.settings)
+
+    accepted = await (await client.get(page_link(email_provider, "guardian1@example.org"))).text()
+    # The accepted guardian sees the verification (what the others must not).
+    for shown in (
+        "Guardian 0",
+        "has died",
+        "Found at home on Tuesday",
+        "approvals needed",
+        "asked for an answer by",
+    ):
+        assert shown in accepted, shown
+    for guardian, words in ((waiting, "not answered the invitation"), (declining, "You declined")):
+        path = page_link(email_provider, guardian.row["email"])
+        resp = await client.get(path)
+        text = await resp.text()
+        assert resp.status == 200 and words in text
+        assert "The plan is being verified" in text
+        for hidden in (
+            "Guardian 0",
+            "reported",
+            "has died",  # the accept button's words say what the role is, generically (not hidden)
+            "Found at home",
+            "funeral",
+            "approval",
+            "asked for an answer by",
+            "The verification",
+            "Someone signed in",
+            "Heir",
+        ):
+            assert hidden not in text, (guardian.row["email"], hidden)
+        # Its one answer asked now: accept (a guardian may take the role on during a verification).
+        assert 'value="accept"' in text and 'value="approve"' not in text

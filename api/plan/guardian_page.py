@@ -58,7 +58,8 @@ def _path(request: web.Request) -> str:
     tags=["pages"],
     summary="A guardian's page: whose plan, its state, what is asked of them now (HTML)",
     description="The link in every guardian email. Shows the owner's name, the plan's state, a running "
-    "verification (who reported, when, the note, approvals so far and needed, the deadline) and one "
+    "verification to a guardian who accepted (who reported, when, the note, approvals so far and needed, "
+    "the deadline; to anyone else the state in one line) and one "
     "button per answer asked now; heirs' names and their links' delivery only once the guardian has "
     "accepted and the plan is released or ready. Nothing of the plan's contents. Unknown token: 404 "
     "page (429 past the per-IP miss limit).",

@@ -98,14 +98,18 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         reports: list[Report] = []
         approvals, approved_by_me, threshold = 0, False, 0
         links: list[claim_links.LinkDelivery] = []
-        if plan is not None and plan["status"] != DRAFT:
+        # Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
+        # link may have reached a mistyped address, and a report's note is nobody else's to read.
+        accepted = row["accepted_at"] is not None
+        if plan is not None and plan["status"] != DRAFT and accepted:
             threshold = await plans.threshold_now(cur, plan=plan)
             reports, approvals, approved_by_me = await _round(cur, ring, plan, row["id"])
-            if row["accepted_at"] is not None and _heirs_hold_links(plan):
+            if _heirs_hold_links(plan):
                 links = (await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]])).get(
                     str(plan["id"]), []
                 )
-    state = "accepted" if row["accepted_at"] else "declined" if row["declined_at"] else "pending"
+    state = "accepted" if accepted else "declined" if row["declined_at"] else "pending"
+    verifying = plan is not None and plan["status"] == PENDING and accepted
     page = GuardianPage(
         guardian_id=row["id"],
         guardian_name=row["name"],
@@ -118,18 +122,16 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         owner=users.known_as(name=row["owner_name"], wallet=row["owner_wallet"]),
         plan_id=row["plan_id"],
         status=None if plan is None else plan["status"],
-        verification_reason=plan["verification_reason"] if plan and plan["status"] == PENDING else None,
-        verification_started_at=plan["verification_started_at"]
-        if plan and plan["status"] == PENDING
-        else None,
-        deadline=_deadline(plan),
+        verification_reason=plan["verification_reason"] if plan and verifying else None,
+        verification_started_at=plan["verification_started_at"] if plan and verifying else None,
+        deadline=_deadline(plan) if accepted else None,
         reports=reports,
         approvals=approvals,
         threshold=threshold,
         approved_by_me=approved_by_me,
-        ready_at=plan["ready_at"] if plan and plan["status"] == APPROVED else None,
+        ready_at=plan["ready_at"] if plan and plan["status"] == APPROVED and accepted else None,
         owner_key_used_at=row["owner_key_used_at"]
-        if plan and plan["status"] in FROZEN and row["accepted_at"]
+        if plan and plan["status"] in FROZEN and accepted
         else None,
         beneficiaries=links,
         asks=[],
