@@ -20,8 +20,6 @@ from typing import TypedDict
 from redis.asyncio import Redis
 
 from core.errors import BadRequest, Conflict, NotFound
-from core.settings import Settings
-from core.stellar import sep7, sep10
 
 KEY = "sep7:request:{}"
 PURPOSES = (
@@ -168,61 +166,3 @@ async def keep_for_reuse(redis: Redis, *, subject_id: str, prepared: Prepared, n
     }
     ttl = max(1, math.ceil((prepared["valid_until"] - now).total_seconds()))
     await redis.set(SHOWN_KEY.format(subject_id, prepared["purpose"]), json.dumps(record), ex=ttl)
-
-
-async def challenge(
-    redis: Redis,
-    settings: Settings,
-    *,
-    purpose: str,
-    subject_id: str,
-    signer: str,
-    now: datetime,
-    text: str | None = None,
-    extra: str | None = None,
-) -> Prepared:
-    """A SEP-10-style challenge for `signer`, signed by the service, kept as a request. With
-    `text`, the challenge's manageData value is its SHA-256, so the signature approves exactly
-    that text (a guardian's attestation)."""
-    built = sep10.build(
-        settings.uri_request_signing_key,
-        client=signer,
-        home_domain=sep7.origin_domain(settings.public_base_url),
-        passphrase=settings.stellar_network_passphrase,
-        value=None if text is None else sep10.digest_value(text),
-    )
-    expires_at = now + timedelta(seconds=sep10.TIMEOUT_SECONDS)
-    request_id = await issue(
-        redis,
-        purpose=purpose,
-        subject_id=subject_id,
-        signer=signer,
-        tx_hash=built["hash"],
-        expires_at=expires_at,
-        now=now,
-        extra=extra,
-    )
-    return {
-        "id": request_id,
-        "purpose": purpose,
-        "signer": signer,
-        "xdr": built["xdr"],
-        "valid_until": expires_at,
-    }
-
-
-async def take_challenge(
-    redis: Redis, settings: Settings, *, request: WalletRequest, signed_xdr: str, text: str | None = None
-) -> None:
-    """Check the signed challenge (stellar-sdk: ours, in time, signed by the request's wallet;
-    the value binding `text` when given) and use the request up; 400/401 leave it usable."""
-    signed_hash = sep10.verify(
-        signed_xdr,
-        server_key=settings.uri_request_signing_key.public_key,
-        client=request["signer"],
-        home_domain=sep7.origin_domain(settings.public_base_url),
-        passphrase=settings.stellar_network_passphrase,
-        value=None if text is None else sep10.digest_value(text),
-    )
-    require_hash(request=request, tx_hash=signed_hash)
-    await take(redis, request=request)

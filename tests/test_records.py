@@ -22,6 +22,7 @@ from models.flows import exports, finishing
 from models.pagination import PageRequest
 from models.plan import journey
 from models.plan.guardianships import invitation
+from models.proofs import challenge
 from tests.archive_helpers import Archive
 from tests.capsule_helpers import Family
 from tests.helpers import sign_in
@@ -354,7 +355,7 @@ async def test_signing_request_records(client, settings):
     created = await create(client, session, "beneficiaries")
     capsule = await capsules.open_by_token(pool, ring, token=created["claimToken"])
     assert capsule is not None
-    prepared = await wallet_requests.challenge(
+    prepared = await challenge.issue(
         redis,
         settings,
         purpose="heir.prove",

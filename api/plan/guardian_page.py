@@ -4,11 +4,13 @@ GET shows the plan's state and what is asked of the guardian now, with one butto
 (mail scanners fetch every link: a GET builds nothing and changes nothing). A button's POST
 (`/ask`) answers with that one answer as a SEP-7 signing request for the guardian's wallet;
 the wallet (or the paste-back form) posts the signed envelope to `/sep7/<id>`, which runs the
-JSON routes' model functions (models.flows.guardian_pages). An unknown token is the calm 404
+JSON routes' model functions (models.flows.answers.guardian). An unknown token is the calm 404
 page, misses counted per IP as for claim links. docs/pages.md "The guardian's page".
 """
 
 from __future__ import annotations
+
+from typing import NoReturn
 
 from aiohttp import web
 from aiohttp_apigami import docs
@@ -20,6 +22,8 @@ from api.public import public
 from api.schemas import error_responses
 from api.sep import wallet_request
 from models.flows import guardian_pages
+from models.flows.answers import guardian
+from models.plan.guardianships.membership import Answerer
 
 routes = web.RouteTableDef()
 
@@ -37,12 +41,20 @@ ASK_TITLES = {
 async def _page(request: web.Request) -> guardian_pages.GuardianPage:
     ctx = context(request)
     found = await guardian_pages.open_by_token(ctx.pool, ctx.ring, token=request.match_info["token"])
-    if found is not None:
-        return found
+    return found if found is not None else await _miss(request)
+
+
+async def _answerer(request: web.Request) -> Answerer:
+    """Who answers behind this link: all a signed answer needs (one read, not the page)."""
+    found = await guardian_pages.answerer_by_token(context(request).pool, token=request.match_info["token"])
+    return found if found is not None else await _miss(request)
+
+
+async def _miss(request: web.Request) -> NoReturn:
     await refuse_miss(
         request,
         kind="guardian",
-        limit=ctx.settings.rate_limit_claim_misses_per_ip,
+        limit=context(request).settings.rate_limit_claim_misses_per_ip,
         what="Guardian page",
         too_many="Too many unknown guardian links from this address; try again later.",
     )
@@ -90,7 +102,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
     page = await _page(request)
     form = await html.read_form(request)
     action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
-    prepared = await guardian_pages.ask(
+    prepared = await guardian.ask(
         ctx.pool,
         ctx.redis,
         ctx.settings,
@@ -125,14 +137,14 @@ async def guardian_ask(request: web.Request) -> web.Response:
 )
 async def guardian_callback(request: web.Request) -> web.Response:
     ctx = context(request)
-    page = await _page(request)
+    who = await _answerer(request)
     signed = await wallet_request.signed_xdr(request)
-    outcome = await guardian_pages.take_signed(
+    outcome = await guardian.take_signed(
         ctx.pool,
         ctx.redis,
         ctx.settings,
         gateway=ctx.soroban,
-        page=page,
+        guardian=who,
         request_id=request.match_info["id"],
         signed_xdr=signed,
         now=ctx.now(),

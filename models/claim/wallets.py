@@ -32,6 +32,7 @@ from models.claim.wallet_changes import TAKEN, short
 from models.common import as_record
 from models.contents import beneficiaries
 from models.delivery import outbox
+from models.proofs import challenge as challenge_proof
 
 CHALLENGE_KEY = "claim:wallet:{}:{}"  # beneficiary id, wallet -> live challenges (core.challenges)
 CHALLENGE_TTL = timedelta(minutes=5)
@@ -164,7 +165,7 @@ async def challenge_transaction(
     retry = await ratelimit.hit(redis, f"claim-wallet:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
     if retry:
         raise TooManyRequests("Too many wallet challenges from this address; try again later", retry)
-    return await wallet_requests.challenge(
+    return await challenge_proof.issue(
         redis,
         settings,
         purpose="heir.prove",
@@ -188,7 +189,7 @@ async def verify_transaction(
     used up, then the same binding rules (a sibling's wallet 409, another wallet of theirs kept
     for the guardians)."""
     _require_open(capsule)
-    await wallet_requests.take_challenge(redis, settings, request=request, signed_xdr=signed_xdr)
+    await challenge_proof.check(redis, settings, request=request, answer=signed_xdr)
     return await _bind(pool, redis, capsule=capsule, wallet_address=request["signer"], now=now)
 
 

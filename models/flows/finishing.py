@@ -11,14 +11,13 @@ from datetime import datetime
 from typing import TypedDict
 
 from arq.connections import ArqRedis
-from stellar_sdk import TransactionEnvelope
 
 from core import ratelimit
 from core.db import Pool
 from core.errors import AppError, BadRequest, TooManyRequests
 from core.files.crypto import KeyRing
 from core.settings import Settings
-from core.stellar import soroban, soroban_check
+from core.stellar import soroban
 from core.stellar.soroban import SorobanGateway
 from models import wallet_requests
 from models.chain import transactions
@@ -26,6 +25,7 @@ from models.chain.transactions import Transaction
 from models.claim import wallets
 from models.claim.capsule import READY, RELEASED_STATE, Capsule, View, WalletBinding, state, view
 from models.flows import onchain
+from models.proofs import contract_call
 
 _PURPOSE = {"finalize_release": "heir.finalize_release", "claim_assets": "heir.claim_assets"}
 
@@ -111,31 +111,14 @@ async def prepare(
     try:
         target = onchain.beneficiary_target(capsule=capsule, function=function, wallet_address=None, now=now)
         await count_build(redis, beneficiary_id=subject, limit=limit)
-        built = await gateway.build(
-            function=function, owner=target["owner_wallet"], signer=target["signer"], now=now
+        prepared = await contract_call.issue(
+            redis, gateway=gateway, purpose=purpose, subject_id=subject, target=target, now=now
         )
     except TooManyRequests:
         raise  # the button's own page says it (api/claim/page_wallet.py)
     except AppError as exc:  # not funded, refused by the contract, the node unreachable: said in words
         step["problem"] = exc.message if isinstance(exc.message, str) else " ".join(exc.message)
         return step
-    tx_hash = TransactionEnvelope.from_xdr(built["xdr"], built["network_passphrase"]).hash_hex()
-    request_id = await wallet_requests.issue(
-        redis,
-        purpose=purpose,
-        subject_id=subject,
-        signer=target["signer"],
-        tx_hash=tx_hash,
-        expires_at=built["valid_until"],
-        now=now,
-    )
-    prepared: wallet_requests.Prepared = {
-        "id": request_id,
-        "purpose": purpose,
-        "signer": target["signer"],
-        "xdr": built["xdr"],
-        "valid_until": built["valid_until"],
-    }
     await wallet_requests.keep_for_reuse(redis, subject_id=subject, prepared=prepared, now=now)
     step["request"] = prepared
     return step
@@ -181,31 +164,16 @@ async def take_signed(
         )
     if gateway is None:
         raise soroban.not_configured()
-    envelope = soroban_check.decode(signed_xdr)
-    wallet_requests.require_hash(request=request, tx_hash=envelope.hash(gateway.passphrase).hex())
-    function = request["purpose"].removeprefix("heir.")
+    envelope = contract_call.decode(gateway=gateway, request=request, answer=signed_xdr)
+    # The source must be the wallet bound to this beneficiary (docs/soroban.md "Beneficiary wallets").
     target = onchain.beneficiary_target(
-        capsule=capsule, function=function, wallet_address=envelope.source or "", now=now, refuse=BadRequest
-    )
-    soroban_check.check_signed(
-        envelope,
-        contract_id=gateway.contract_id,
-        passphrase=gateway.passphrase,
-        function=function,
-        owner=target["owner_wallet"],
-        signer=target["signer"],
-        now=now,
-    )
-    await wallet_requests.take(redis, request=request)
-    row, _created = await onchain.beneficiary_submit(
-        pool,
         capsule=capsule,
-        envelope=envelope,
-        xdr=signed_xdr,
-        contract_id=gateway.contract_id,
-        passphrase=gateway.passphrase,
+        function=request["purpose"].removeprefix("heir."),
+        wallet_address=envelope.source or "",
         now=now,
+        refuse=BadRequest,
     )
-    if row["status"] == "pending":
-        await transactions.enqueue_relay(redis, tx_hash=row["hash"])
-    return row
+    checked = await contract_call.take(
+        redis, gateway=gateway, request=request, envelope=envelope, target=target, now=now
+    )
+    return await onchain.submit(pool, redis, target=target, checked=checked, xdr=signed_xdr, now=now)

@@ -1,14 +1,11 @@
-"""Each guardian's own page, `<PUBLIC_BASE_URL>/guardian/<token>` (#26): whose plan, its state,
-the verification running, what is asked of this guardian now, and every answer as a SEP-7
-signing request proving the guardian wallet the owner recorded.
+"""Each guardian's own page, `<PUBLIC_BASE_URL>/guardian/<token>`: whose plan, its state,
+the verification running and what is asked of this guardian now.
 
 The token (models.guardian_links) is a capability, like an heir's link: it shows the
-page; acting still needs the wallet. Once the wallet has signed, the account holding it is
-found (or created, as a first sign-in would) and the very functions behind the JSON routes
-run with it: `invitation.answer`, `verification.report`, `heirs.resend_link`,
-`onchain.guardian_submit`; an off-chain approval goes through `verification.approve_by_challenge`,
-beside the message-signature `approve`. Nothing of the plan's contents is shown, and no heir to
-a guardian who has not accepted. docs/pages.md "The guardian's page".
+page; acting still needs a proof (models.flows.answers.guardian). A signed answer needs
+only who answers (`answerer_by_token`, one read), not the whole page. Nothing of the plan's
+contents is shown, and no heir to a guardian who has not accepted. docs/pages.md "The
+guardian's page".
 """
 
 from __future__ import annotations
@@ -16,23 +13,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Literal, TypedDict
 
-from arq.connections import ArqRedis
-from stellar_sdk import TransactionEnvelope
-
-from core import ratelimit
 from core.db import Cursor, Pool, autocommit
-from core.errors import BadRequest, Conflict, NotFound, TooManyRequests
 from core.files.crypto import KeyRing
-from core.settings import Settings
-from core.stellar import sep7, sep10, soroban, soroban_check
-from core.stellar.soroban import SorobanGateway
-from models import activity, guardian_links, plans, sealed_text, wallet_requests
+from core.stellar import sep7
+from models import activity, guardian_links, plans, sealed_text
 from models.account import users
-from models.chain import transactions
 from models.claim import claim_links
 from models.common import as_record, live_account
-from models.flows import onchain, verification
-from models.plan.guardianships import heirs, invitation, reconfirmation
+from models.plan.guardianships.membership import Answerer
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
 
 Action = Literal["accept", "decline", "reconfirm", "report", "approve", "resend"]
@@ -73,6 +61,22 @@ class GuardianPage(TypedDict):
     # Once accepted and the plan released or ready: each heir's link delivery (names only).
     beneficiaries: list[claim_links.LinkDelivery]
     asks: list[Action]  # what is asked of this guardian now
+
+
+async def answerer_by_token(pool: Pool, *, token: str) -> Answerer | None:
+    """Who answers behind a guardian's link, in one read (a signed answer needs no more of the
+    page); None for an unknown token."""
+    async with autocommit(pool) as cur:
+        await cur.execute(
+            "SELECT g.id::text AS guardian_id, g.wallet_address, g.accepted_at, g.user_id::text AS owner_id,"
+            " o.wallet_address AS owner_wallet, p.id::text AS plan_id, p.status,"
+            " coalesce(p.verification_round, 0) AS verification_round"
+            " FROM guardians g JOIN users o ON o.id = g.user_id LEFT JOIN plans p ON p.user_id = g.user_id"
+            f" WHERE g.page_token_digest = %s AND {live_account(alias='o')}",
+            (guardian_links.digest(token=token),),
+        )
+        row = await cur.fetchone()
+    return None if row is None else as_record(Answerer, row=row)
 
 
 async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPage | None:
@@ -216,205 +220,3 @@ def message(*, page: GuardianPage, action: Action, heir: str | None = None) -> s
         "resend": "Send {heir}'s link again, for {owner}'s plan",
     }
     return sep7.message(templates[action], owner=owner, heir=heir)
-
-
-async def ask(
-    pool: Pool,
-    redis: ArqRedis,
-    settings: Settings,
-    *,
-    gateway: SorobanGateway | None,
-    page: GuardianPage,
-    action: str,
-    beneficiary_id: str | None,
-    reason: str | None,
-    client_ip: str,
-    now: datetime,
-) -> wallet_requests.Prepared:
-    """The signing request for one answer: a challenge for the guardian wallet (accept,
-    decline, report, resend; approve off-chain carries the attestation's SHA-256), or the
-    approve_guardian call built through the RPC node (approve, contract mode)."""
-    if action not in page["asks"]:
-        raise Conflict("That is not asked of you now; open your page again to see what is.")
-    retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
-    if retry:
-        raise TooManyRequests("Too many signing requests from this address; try again in a minute", retry)
-    assert page["plan_id"] is not None
-    subject, wallet = page["guardian_id"], page["wallet_address"]
-    extra = None
-    if action == "resend":
-        if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
-            raise NotFound("Beneficiary")
-        extra = beneficiary_id
-    if action == "report" and reason:  # one of four words, no personal text: it may ride along
-        if reason not in plans.REPORT_REASONS:
-            raise BadRequest(f"reason: one of {', '.join(plans.REPORT_REASONS)}, or none")
-        extra = reason
-    if action != "approve":
-        return await wallet_requests.challenge(
-            redis,
-            settings,
-            purpose=f"guardian.{action}",
-            subject_id=subject,
-            signer=wallet,
-            now=now,
-            extra=extra,
-        )
-    async with autocommit(pool) as cur:
-        plan = await plans.get_by_id(cur, plan_id=page["plan_id"])
-    assert plan is not None
-    if gateway is None:
-        text = await verification.issue_attestation(
-            redis,
-            settings,
-            plan=plan,
-            guardian_id=subject,
-            wallet_address=wallet,
-            owner_wallet=page["owner_wallet"],
-            now=now,
-        )
-        return await wallet_requests.challenge(
-            redis, settings, purpose="guardian.approve", subject_id=subject, signer=wallet, now=now, text=text
-        )
-    onchain.require_verification(status=plan["status"])
-    built = await gateway.build(
-        function="approve_guardian", owner=page["owner_wallet"], signer=wallet, now=now
-    )
-    tx_hash = TransactionEnvelope.from_xdr(built["xdr"], built["network_passphrase"]).hash_hex()
-    request_id = await wallet_requests.issue(
-        redis,
-        purpose="guardian.approve_onchain",
-        subject_id=subject,
-        signer=wallet,
-        tx_hash=tx_hash,
-        expires_at=built["valid_until"],
-        now=now,
-    )
-    return {
-        "id": request_id,
-        "purpose": "guardian.approve_onchain",
-        "signer": wallet,
-        "xdr": built["xdr"],
-        "valid_until": built["valid_until"],
-    }
-
-
-async def take_signed(
-    pool: Pool,
-    redis: ArqRedis,
-    settings: Settings,
-    *,
-    gateway: SorobanGateway | None,
-    page: GuardianPage,
-    request_id: str,
-    signed_xdr: str,
-    now: datetime,
-) -> str:
-    """A signed envelope posted to one of this guardian's requests: checked (the transaction
-    asked for, signed by the guardian wallet: 400/401 otherwise, the request still usable),
-    used up, then the JSON route's model function runs for the wallet's account. Returns what
-    happened, in one word."""
-    request = await wallet_requests.peek(
-        redis, request_id=request_id, subject_id=page["guardian_id"], now=now
-    )
-    if request["signer"] != page["wallet_address"]:
-        raise Conflict(wallet_requests.USED)  # the wallet changed since: the page has a new link
-    assert page["plan_id"] is not None
-    plan_id, ring = page["plan_id"], settings.key_ring
-    if request["purpose"] == "guardian.approve_onchain":
-        if gateway is None:
-            raise soroban.not_configured()
-        envelope = soroban_check.decode(signed_xdr)
-        wallet_requests.require_hash(request=request, tx_hash=envelope.hash(gateway.passphrase).hex())
-        soroban_check.check_signed(
-            envelope,
-            contract_id=gateway.contract_id,
-            passphrase=gateway.passphrase,
-            function="approve_guardian",
-            owner=page["owner_wallet"],
-            signer=page["wallet_address"],
-            now=now,
-        )
-        await wallet_requests.take(redis, request=request)
-        user = await users.sign_in(pool, ring, wallet_address=page["wallet_address"])
-        row, _created = await onchain.guardian_submit(
-            pool,
-            user_id=user["id"],
-            raw_plan_id=plan_id,
-            xdr=signed_xdr,
-            contract_id=gateway.contract_id,
-            passphrase=gateway.passphrase,
-            now=now,
-        )
-        if row["status"] == "pending":
-            await transactions.enqueue_relay(redis, tx_hash=row["hash"])
-        return row["status"]
-    # A challenge: first prove the wallet (nothing used up yet), then act as its account.
-    sep10.verify(
-        signed_xdr,
-        server_key=settings.uri_request_signing_key.public_key,
-        client=request["signer"],
-        home_domain=sep7.origin_domain(settings.public_base_url),
-        passphrase=settings.stellar_network_passphrase,
-    )
-    user_id = (await users.sign_in(pool, ring, wallet_address=page["wallet_address"]))["id"]
-    if request["purpose"] == "guardian.approve":
-        await verification.approve_by_challenge(
-            pool,
-            redis,
-            settings,
-            user_id=user_id,
-            raw_plan_id=plan_id,
-            request=request,
-            signed_xdr=signed_xdr,
-            now=now,
-        )
-        return "approved"
-    await wallet_requests.take_challenge(redis, settings, request=request, signed_xdr=signed_xdr)
-    if request["purpose"] in ("guardian.accept", "guardian.decline"):
-        accept = request["purpose"] == "guardian.accept"
-        answer = await invitation.answer(
-            pool,
-            redis,
-            ring,
-            user_id=user_id,
-            raw_plan_id=plan_id,
-            accept=accept,
-            now=now,
-            reconfirm_after=timedelta(seconds=settings.guardian_reconfirm_interval_seconds),
-        )
-        return answer["invitation"]
-    if request["purpose"] == "guardian.report":
-        await verification.report(
-            pool,
-            redis,
-            settings,
-            user_id=user_id,
-            raw_plan_id=plan_id,
-            note=None,
-            reason=request["extra"],
-            now=now,
-        )
-        return "reported"
-    if request["purpose"] == "guardian.reconfirm":
-        await reconfirmation.reconfirm(
-            pool,
-            ring,
-            user_id=user_id,
-            raw_plan_id=plan_id,
-            now=now,
-            interval=timedelta(seconds=settings.guardian_reconfirm_interval_seconds),
-        )
-        return "reconfirmed"
-    if request["purpose"] == "guardian.resend":
-        await heirs.resend_link(
-            pool,
-            redis,
-            ring,
-            user_id=user_id,
-            raw_plan_id=plan_id,
-            raw_beneficiary_id=request["extra"] or "",
-            now=now,
-        )
-        return "sent"
-    raise BadRequest("This signing request is not one of a guardian's")

@@ -10,45 +10,26 @@ asked to sign a call that cannot succeed.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, TypedDict
+
+from arq.connections import ArqRedis
 
 from core.clock import wire_time
 from core.db import Cursor, Pool, autocommit
 from core.errors import BadRequest, Conflict, NotFound
-from core.stellar.soroban_check import Envelope, check_signed
+from core.stellar.soroban import CheckedTransaction
+from core.stellar.soroban_check import Envelope
 from models.chain import transactions
 from models.chain.transactions import Transaction
 from models.claim import wallet_changes
 from models.claim import wallets as heir_wallets
 from models.claim.capsule import Capsule
 from models.common import parse_id
-from models.plan.guardianships.membership import require_accepted
+from models.plan.guardianships.membership import Answerer, require_accepted
 from models.plans import APPROVED, RELEASED
 from models.plans import PENDING as PENDING_VERIFICATION
+from models.proofs.contract_call import Target, check
 
 BENEFICIARY_FUNCTIONS = ("finalize_release", "claim_assets")
-
-
-class Target(TypedDict):
-    function: str
-    owner_id: str
-    owner_wallet: str
-    plan_id: str
-    signer: str
-    guardian_id: str | None
-    beneficiary_id: str | None
-
-
-async def _plan(cur: Cursor, owner_id: str) -> dict[str, Any]:
-    await cur.execute(
-        "SELECT p.id, p.status, p.release_at, u.wallet_address AS owner_wallet"
-        " FROM plans p JOIN users u ON u.id = p.user_id WHERE p.user_id = %s",
-        (owner_id,),
-    )
-    plan = await cur.fetchone()
-    if plan is None:
-        raise NotFound("Plan")
-    return plan
 
 
 async def guardian_target(
@@ -56,29 +37,57 @@ async def guardian_target(
 ) -> Target:
     """The caller's guardian wallet on this plan; 404 unless one of their wallets guards it,
     403 with `accepted_only` unless they have accepted to guard it."""
+    return (await _guardian_of(pool, user_id=user_id, raw_plan_id=raw_plan_id, accepted_only=accepted_only))[
+        0
+    ]
+
+
+async def _guardian_of(
+    pool: Pool, *, user_id: str, raw_plan_id: str, accepted_only: bool
+) -> tuple[Target, str]:
+    """The target and the plan's status, in one read."""
     plan_id = parse_id(raw=raw_plan_id, what="Plan")
     async with autocommit(pool) as cur:
         await cur.execute(
-            "SELECT g.id AS guardian_id, g.wallet_address, g.accepted_at, p.user_id, p.status"
-            " FROM plans p JOIN guardians g ON g.user_id = p.user_id"
+            "SELECT g.id AS guardian_id, g.wallet_address, g.accepted_at, p.user_id, p.status,"
+            " o.wallet_address AS owner_wallet"
+            " FROM plans p JOIN guardians g ON g.user_id = p.user_id JOIN users o ON o.id = p.user_id"
             " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
             " WHERE p.id = %s AND p.status <> 'Draft' AND w.user_id <> p.user_id"
             " ORDER BY (g.accepted_at IS NULL), g.created_at LIMIT 1",
             (user_id, plan_id),
         )
         member = await cur.fetchone()
-        if member is None:
-            raise NotFound("Plan")
-        if accepted_only:
-            require_accepted(accepted_at=member["accepted_at"])
-        plan = await _plan(cur, member["user_id"])
-    return {
+    if member is None:
+        raise NotFound("Plan")
+    if accepted_only:
+        require_accepted(accepted_at=member["accepted_at"])
+    target: Target = {
         "function": "approve_guardian",
         "owner_id": member["user_id"],
-        "owner_wallet": plan["owner_wallet"],
-        "plan_id": plan["id"],
+        "owner_wallet": member["owner_wallet"],
+        "plan_id": plan_id,
         "signer": member["wallet_address"],
         "guardian_id": member["guardian_id"],
+        "beneficiary_id": None,
+    }
+    return target, member["status"]
+
+
+def guardian_approval_of(*, guardian: Answerer) -> Target:
+    """The approve_guardian call of the guardian a page resolved and proved: 403 before they
+    accepted, 409 unless the plan is waiting for approvals, 404 without a plan or a wallet."""
+    if guardian["plan_id"] is None or guardian["status"] is None or guardian["wallet_address"] is None:
+        raise NotFound("Plan")
+    require_accepted(accepted_at=guardian["accepted_at"])
+    require_verification(status=guardian["status"])
+    return {
+        "function": "approve_guardian",
+        "owner_id": guardian["owner_id"],
+        "owner_wallet": guardian["owner_wallet"],
+        "plan_id": guardian["plan_id"],
+        "signer": guardian["wallet_address"],
+        "guardian_id": guardian["guardian_id"],
         "beneficiary_id": None,
     }
 
@@ -90,10 +99,8 @@ def require_verification(*, status: str) -> None:
 
 async def guardian_approval_target(pool: Pool, *, user_id: str, raw_plan_id: str) -> Target:
     """guardian_target, refused (409) unless the plan is waiting for approvals."""
-    target = await guardian_target(pool, user_id=user_id, raw_plan_id=raw_plan_id, accepted_only=True)
-    async with autocommit(pool) as cur:
-        plan = await _plan(cur, target["owner_id"])
-    require_verification(status=plan["status"])
+    target, status = await _guardian_of(pool, user_id=user_id, raw_plan_id=raw_plan_id, accepted_only=True)
+    require_verification(status=status)
     return target
 
 
@@ -102,17 +109,9 @@ async def guardian_submit(
 ) -> tuple[Transaction, bool]:
     """Check a guardian's signed approve_guardian against the plan and store it `pending`."""
     target = await guardian_approval_target(pool, user_id=user_id, raw_plan_id=raw_plan_id)
+    checked = check(envelope=xdr, target=target, contract_id=contract_id, passphrase=passphrase, now=now)
     async with autocommit(pool) as cur:
-        return await _store_signed(
-            cur,
-            target,
-            xdr,
-            xdr=xdr,
-            contract_id=contract_id,
-            passphrase=passphrase,
-            now=now,
-            signer_user_id=user_id,
-        )
+        return await store(cur, target=target, checked=checked, xdr=xdr, now=now, signer_user_id=user_id)
 
 
 async def beneficiary_submit(
@@ -137,45 +136,9 @@ async def beneficiary_submit(
         now=now,
         refuse=BadRequest,
     )
+    checked = check(envelope=envelope, target=target, contract_id=contract_id, passphrase=passphrase, now=now)
     async with autocommit(pool) as cur:
-        return await _store_signed(
-            cur, target, envelope, xdr=xdr, contract_id=contract_id, passphrase=passphrase, now=now
-        )
-
-
-async def _store_signed(
-    cur: Cursor,
-    target: Target,
-    envelope: Envelope | str,
-    *,
-    xdr: str,
-    contract_id: str,
-    passphrase: str,
-    now: datetime,
-    signer_user_id: str | None = None,
-) -> tuple[Transaction, bool]:
-    """The signed envelope checked against what this target may sign (400 otherwise), then its
-    row and timeline entry stored, or the row of the same hash returned."""
-    checked = check_signed(
-        envelope,
-        contract_id=contract_id,
-        passphrase=passphrase,
-        function=target["function"],
-        owner=target["owner_wallet"],
-        signer=target["signer"],
-        now=now,
-    )
-    return await transactions.insert(
-        cur,
-        checked=checked,
-        xdr=xdr,
-        owner_id=target["owner_id"],
-        plan_id=target["plan_id"],
-        guardian_id=target["guardian_id"],
-        signer_user_id=signer_user_id,
-        beneficiary_id=target["beneficiary_id"],
-        now=now,
-    )
+        return await store(cur, target=target, checked=checked, xdr=xdr, now=now)
 
 
 def beneficiary_target(
@@ -238,3 +201,47 @@ def _check_release(status: str | None, release_at: datetime | None, now: datetim
 def _check_claim(status: str | None) -> None:
     if status != RELEASED:
         raise Conflict(f"Shares can be claimed once the plan is released; it is {status}")
+
+
+async def store(
+    cur: Cursor,
+    *,
+    target: Target,
+    checked: CheckedTransaction,
+    xdr: str,
+    now: datetime,
+    signer_user_id: str | None = None,
+) -> tuple[Transaction, bool]:
+    """A checked call's row and timeline entry stored, or the row of the same hash returned."""
+    return await transactions.insert(
+        cur,
+        checked=checked,
+        xdr=xdr,
+        owner_id=target["owner_id"],
+        plan_id=target["plan_id"],
+        guardian_id=target["guardian_id"],
+        signer_user_id=signer_user_id,
+        beneficiary_id=target["beneficiary_id"],
+        now=now,
+    )
+
+
+async def submit(
+    pool: Pool,
+    redis: ArqRedis,
+    *,
+    target: Target,
+    checked: CheckedTransaction,
+    xdr: str,
+    now: datetime,
+    signer_user_id: str | None = None,
+) -> Transaction:
+    """A call checked and taken through models.proofs.contract_call, stored `pending` (or the
+    row of the same hash), then relayed: the last steps of every contract call from a page."""
+    async with autocommit(pool) as cur:
+        row, _created = await store(
+            cur, target=target, checked=checked, xdr=xdr, now=now, signer_user_id=signer_user_id
+        )
+    if row["status"] == "pending":
+        await transactions.enqueue_relay(redis, tx_hash=row["hash"])
+    return row

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import secrets
 import uuid
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from arq.connections import ArqRedis
@@ -14,17 +13,17 @@ from arq.connections import ArqRedis
 from core import challenges
 from core.clock import wire_time
 from core.db import Cursor, Pool, autocommit, transaction
-from core.errors import BadRequest, Conflict, TooManyRequests, Unauthorized
+from core.errors import Conflict, TooManyRequests, Unauthorized
 from core.files.crypto import KeyRing
 from core.settings import Settings
-from core.stellar.wallet import decode_signature, verify_signature
-from models import plans, sealed_text, wallet_requests
+from models import plans, sealed_text
 from models.delivery import outbox
 from models.delivery.announce import Entry, announce
 from models.flows import release_path
 from models.plan import approvals
-from models.plan.guardianships.membership import Membership, locked
+from models.plan.guardianships.membership import guarded, locked
 from models.plans import ACTIVE, PENDING, RELEASED, Plan
+from models.proofs import message
 
 # Plan, verification round, guardian: an attestation issued before the owner's veto is not
 # found in the next round, so it cannot approve a release the guardian never saw.
@@ -52,21 +51,25 @@ async def report(
     redis: ArqRedis,
     settings: Settings,
     *,
-    user_id: str,
+    user_id: str | None,
     raw_plan_id: str,
     note: str | None,
     reason: str | None,
     now: datetime,
+    guardian_id: str | None = None,
 ) -> None:
     """Active → PendingVerification at once; in verification the report is recorded, no more.
     The guardian's name and note are sealed (models/sealed_text.py); the timeline names no one.
     `reason` (plans.REPORT_REASONS, optional) chooses the words of the emails and the heir's
-    page: the round keeps the first one given."""
+    page: the round keeps the first one given. With `guardian_id` (a guardian's page), that row
+    reports."""
     ring = settings.key_ring
     report_id = str(uuid.uuid4())
     texts = sealed_text.sealed_values(ring, table="plan_reports", row_id=report_id, values={"note": note})
     async with transaction(pool) as cur:
-        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
+        plan, member = await locked(
+            cur, ring, user_id=user_id, raw_plan_id=raw_plan_id, guardian_id=guardian_id
+        )
         if plan["status"] == RELEASED:
             raise Conflict("This plan has already been released.")
         _cooldown(plan, settings, now)
@@ -137,7 +140,7 @@ async def attestation(
 ) -> str:
     """The text the guardian signs to approve; single use, 10 minutes, one outstanding per guardian."""
     async with autocommit(pool) as cur:
-        plan, member = await locked(cur, settings.key_ring, user_id=user_id, raw_plan_id=raw_plan_id)
+        plan, member = await guarded(cur, settings.key_ring, user_id=user_id, raw_plan_id=raw_plan_id)
     return await issue_attestation(
         redis,
         settings,
@@ -161,7 +164,7 @@ async def issue_attestation(
 ) -> str:
     """The attestation text for this guardian and round, kept outstanding (the last one issued
     is the one that counts): signed as a message (`approve`) or, from the guardian's page, as a
-    challenge transaction carrying its SHA-256 (`approve_by_challenge`)."""
+    challenge transaction carrying its SHA-256 (models.proofs.challenge, `approve_attested`)."""
     if plan["status"] != PENDING:
         raise Conflict(
             f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
@@ -254,90 +257,75 @@ async def approve(
     signature: str,
     now: datetime,
 ) -> None:
-    """Check the signature over the outstanding attestation, burn it, record the approval."""
+    """Check the signature over the outstanding attestation (models.proofs.message), burn it,
+    record the approval."""
     if settings.service_contract_id:
         raise Conflict(
             "This service approves releases on-chain: POST /api/legacy/guardianships/{planId}/approve/build, "
             "sign the returned approve_guardian transaction with your guardian wallet, and POST it to "
             "/api/legacy/guardianships/{planId}/submit."
         )
-    raw_signature = decode_signature(signature)
-    if raw_signature is None:
-        raise BadRequest(
-            ["signature: Must be a 64-byte ed25519 signature, base64 (88 chars) or hex (128 chars)."],
-            details={"signature": ["Not a valid signature encoding."]},
-        )
-
-    async def check(member: Membership, message: str) -> str:
-        if not verify_signature(member["wallet_address"], message, raw_signature):
-            raise Unauthorized("The signature does not match the attestation for your guardian wallet")
-        return signature.strip()
-
-    await _approve_attestation(
-        pool, redis, settings, user_id=user_id, raw_plan_id=raw_plan_id, now=now, check=check
+    raw = message.decode(answer=signature)
+    async with autocommit(pool) as cur:
+        plan, member = await guarded(cur, settings.key_ring, user_id=user_id, raw_plan_id=raw_plan_id)
+    signed_round = plan["verification_round"]
+    text = await outstanding(
+        redis, plan_id=str(plan["id"]), round_=signed_round, guardian_id=member["guardian_id"]
+    )
+    message.check(wallet_address=member["wallet_address"], text=text, signature=raw)
+    await approve_attested(
+        pool,
+        redis,
+        settings,
+        user_id=user_id,
+        guardian_id=member["guardian_id"],
+        raw_plan_id=raw_plan_id,
+        signed_round=signed_round,
+        text=text,
+        evidence=signature.strip(),
+        now=now,
     )
 
 
-async def approve_by_challenge(
+NO_ATTESTATION = "No valid attestation to sign (expired or already used); request a new one"
+
+
+async def outstanding(redis: ArqRedis, *, plan_id: str, round_: int, guardian_id: str) -> str:
+    """The attestation this guardian may sign in this round (401 when none is outstanding)."""
+    text = await redis.get(ATTESTATION_KEY.format(plan_id, round_, guardian_id))
+    if text is None:
+        raise Unauthorized(NO_ATTESTATION)
+    return text.decode() if isinstance(text, bytes) else text
+
+
+async def approve_attested(
     pool: Pool,
     redis: ArqRedis,
     settings: Settings,
     *,
-    user_id: str,
+    user_id: str | None,
+    guardian_id: str,
     raw_plan_id: str,
-    request: wallet_requests.WalletRequest,
-    signed_xdr: str,
+    signed_round: int,
+    text: str,
+    evidence: str,
     now: datetime,
 ) -> None:
-    """`approve` for a wallet that signs transactions, not messages (the guardian's page): the
-    outstanding attestation travels as a SEP-10-style challenge whose manageData value is its
-    SHA-256 (core.stellar.sep10), signed by the guardian wallet the owner recorded. The same
-    attestation, burnt once, and the same approval record (the signed challenge as evidence)."""
+    """An approval whose attestation `text` was proved (any proof: models.proofs): the
+    attestation burnt once, then the approval recorded in the round it was signed for, under
+    the plan's lock (in the transaction that holds it)."""
     if settings.service_contract_id:
         raise Conflict("This service approves releases on-chain: sign the approve_guardian request instead.")
-
-    async def check(member: Membership, message: str) -> str:
-        if request["signer"] != member["wallet_address"]:
-            raise Unauthorized("The challenge was for another wallet than your guardian wallet")
-        await wallet_requests.take_challenge(
-            redis, settings, request=request, signed_xdr=signed_xdr, text=message
-        )
-        return signed_xdr
-
-    await _approve_attestation(
-        pool, redis, settings, user_id=user_id, raw_plan_id=raw_plan_id, now=now, check=check
-    )
-
-
-async def _approve_attestation(
-    pool: Pool,
-    redis: ArqRedis,
-    settings: Settings,
-    *,
-    user_id: str,
-    raw_plan_id: str,
-    now: datetime,
-    check: Callable[[Membership, str], Awaitable[str]],
-) -> None:
-    """What both ways of approving share: the outstanding attestation of this round, proved by
-    `check` (which raises, or returns the evidence to keep), burnt once, then the approval
-    recorded in the round it was signed for."""
     ring = settings.key_ring
-    async with autocommit(pool) as cur:
-        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
-    key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], member["guardian_id"])
-    message = await redis.get(key)
-    message = message.decode() if isinstance(message, bytes) else message
-    if message is None:
-        raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
-    evidence = await check(member, message)
-    if not await challenges.consume_key(redis, key, message):
-        raise Unauthorized("No valid attestation to sign (expired or already used); request a new one")
     async with transaction(pool) as cur:
-        signed_round = plan["verification_round"]
-        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
+        plan, member = await locked(
+            cur, ring, user_id=user_id, raw_plan_id=raw_plan_id, guardian_id=guardian_id
+        )
         if plan["verification_round"] != signed_round:
             raise Unauthorized("The attestation was for an earlier verification; request a new one")
+        key = ATTESTATION_KEY.format(plan["id"], signed_round, member["guardian_id"])
+        if not await challenges.consume_key(redis, key, text):
+            raise Unauthorized(NO_ATTESTATION)
         row_ids = await record_approval(
             cur,
             ring,
@@ -347,7 +335,7 @@ async def _approve_attestation(
             wallet_address=member["wallet_address"],
             approver_user_id=user_id,
             now=now,
-            message=message,
+            message=text,
             signature=evidence,
         )
     await outbox.enqueue(redis, row_ids=row_ids)

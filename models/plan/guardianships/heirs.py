@@ -23,17 +23,20 @@ async def resend_link(
     redis: ArqRedis,
     ring: KeyRing,
     *,
-    user_id: str,
+    user_id: str | None,
     raw_plan_id: str,
     raw_beneficiary_id: str,
     now: datetime,
+    guardian_id: str | None = None,
 ) -> claim_links.LinkDelivery:
     """A guardian asks for an heir's link to be emailed again, to the heir's registered address
     only: once the plan is released or ready (409 before); the guardians' own allowance applies
     (429), apart from the heir's public one."""
     beneficiary_id = parse_id(raw=raw_beneficiary_id, what="Beneficiary")
     async with transaction(pool) as cur:
-        plan, member = await locked(cur, ring, user_id=user_id, raw_plan_id=raw_plan_id)
+        plan, member = await locked(
+            cur, ring, user_id=user_id, raw_plan_id=raw_plan_id, guardian_id=guardian_id
+        )
         if not (plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)):
             raise Conflict(
                 "Links are sent once the plan is released (or ready to finalise on-chain); it is not yet."

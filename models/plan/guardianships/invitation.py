@@ -164,19 +164,21 @@ async def answer(
     redis: ArqRedis,
     ring: KeyRing,
     *,
-    user_id: str,
+    user_id: str | None,
     raw_plan_id: str,
     accept: bool,
     now: datetime,
     reconfirm_after: timedelta,
+    guardian_id: str | None = None,
 ) -> Answer:
     """Accept or decline the invitation to guard this plan (every guardian row of the plan whose
     wallet is the caller's). Answering again the same way changes nothing. A decline is told
     to the owner; it is refused while guardians verify (409: a guardian does not step down in
-    the middle of a verification) and accepting is refused once the plan is released."""
+    the middle of a verification) and accepting is refused once the plan is released. With
+    `guardian_id` (a guardian's page), that one row answers."""
     plan_id = parse_id(raw=raw_plan_id, what="Plan")
     async with transaction(pool) as cur:
-        await membership(cur, ring, user_id=user_id, plan_id=plan_id)
+        await membership(cur, ring, user_id=user_id, plan_id=plan_id, guardian_id=guardian_id)
         plan = await get_by_id(cur, plan_id=plan_id, lock=True)
         if plan is None:
             raise NotFound("Plan")
@@ -187,12 +189,18 @@ async def answer(
                 "Guardians are verifying this plan right now: you cannot step down until the verification "
                 "ends. If you are unsure, do nothing: the plan waits."
             )
-        await cur.execute(
-            "SELECT g.id, g.accepted_at, g.declined_at FROM guardians g"
-            " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
-            " WHERE g.user_id = %s ORDER BY g.created_at FOR UPDATE OF g",
-            (user_id, plan["user_id"]),
-        )
+        if guardian_id is not None:
+            await cur.execute(
+                "SELECT g.id, g.accepted_at, g.declined_at FROM guardians g WHERE g.id = %s FOR UPDATE",
+                (guardian_id,),
+            )
+        else:
+            await cur.execute(
+                "SELECT g.id, g.accepted_at, g.declined_at FROM guardians g"
+                " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
+                " WHERE g.user_id = %s ORDER BY g.created_at FOR UPDATE OF g",
+                (user_id, plan["user_id"]),
+            )
         rows = await cur.fetchall()
         answered = "accepted_at" if accept else "declined_at"
         changing = [r for r in rows if r[answered] is None]

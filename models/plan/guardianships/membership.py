@@ -1,5 +1,9 @@
-"""Which guardian row of a plan the signed-in account is, and the gates every guardian action
-passes: 404 for a plan it does not guard, 403 before it accepted, 409 for a Draft."""
+"""Which guardian row of a plan answers, and the gates every guardian action passes: 404 for a
+plan it does not guard, 403 before it accepted, 409 for a Draft.
+
+Who answers is either a signed-in account (the JSON routes: the row one of its wallets is) or
+the guardian row a page resolved from its link and proved (`guardian_id`): the page passes the
+row it found, so nothing is derived again from the account's wallets."""
 
 from __future__ import annotations
 
@@ -22,6 +26,20 @@ class Membership(TypedDict):
     wallet_address: str
     owner_wallet: str
     accepted_at: datetime | None
+
+
+class Answerer(TypedDict):
+    """A guardian as their page resolved them from its link, in one read: the row, its owner
+    and the owner's plan. Passed on as it is to whatever the answer runs."""
+
+    guardian_id: str
+    wallet_address: str | None
+    accepted_at: datetime | None
+    owner_id: str
+    owner_wallet: str
+    plan_id: str | None
+    status: str | None
+    verification_round: int
 
 
 # The plans the account (first parameter) guards; join more conditions with AND.
@@ -51,15 +69,29 @@ async def plan_status(pool: Pool, *, user_id: str, raw_plan_id: str) -> str:
     return "unknown" if row is None else str(row["status"])
 
 
-async def membership(cur: Cursor, ring: KeyRing, *, user_id: str, plan_id: str) -> Membership:
-    """The caller's guardian row of this plan (the accepted one first); 404 if it guards none."""
-    await cur.execute(
-        "SELECT g.id AS guardian_id,"
-        f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',), prefix='guardian_')},"
-        " g.wallet_address, o.wallet_address AS owner_wallet, g.accepted_at "
-        f"{GUARDIAN_OF} AND p.id = %s ORDER BY {FIRST_ROW} LIMIT 1",
-        (user_id, plan_id),
-    )
+_MEMBER_COLUMNS = (
+    "SELECT g.id AS guardian_id,"
+    f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',), prefix='guardian_')},"
+    " g.wallet_address, o.wallet_address AS owner_wallet, g.accepted_at "
+)
+# One guardian row of a plan by its id (what a guardian's page resolved from its link).
+_ROW_OF = (
+    "FROM plans p JOIN guardians g ON g.user_id = p.user_id JOIN users o ON o.id = p.user_id"
+    f" WHERE g.id = %s AND p.id = %s AND {live_account(alias='o')}"
+)
+
+
+async def membership(
+    cur: Cursor, ring: KeyRing, *, user_id: str | None, plan_id: str, guardian_id: str | None = None
+) -> Membership:
+    """The caller's guardian row of this plan (the accepted one first), or the row `guardian_id`
+    when a page resolved it; 404 if it guards none."""
+    if guardian_id is not None:
+        await cur.execute(_MEMBER_COLUMNS + _ROW_OF, (guardian_id, plan_id))
+    else:
+        await cur.execute(
+            f"{_MEMBER_COLUMNS}{GUARDIAN_OF} AND p.id = %s ORDER BY {FIRST_ROW} LIMIT 1", (user_id, plan_id)
+        )
     row = await cur.fetchone()
     if row is None:
         raise NotFound("Plan")
@@ -78,12 +110,30 @@ def require_accepted(*, accepted_at: datetime | None) -> None:
         )
 
 
-async def locked(cur: Cursor, ring: KeyRing, *, user_id: str, raw_plan_id: str) -> tuple[Plan, Membership]:
-    """The plan (locked) and the caller's accepted guardian row; 404, 403 or 409 (a draft)."""
+async def locked(
+    cur: Cursor, ring: KeyRing, *, user_id: str | None, raw_plan_id: str, guardian_id: str | None = None
+) -> tuple[Plan, Membership]:
+    """The plan (locked: call it in a transaction, which holds the lock) and the caller's
+    accepted guardian row; 404, 403 or 409 (a draft)."""
+    return await guarded(
+        cur, ring, user_id=user_id, raw_plan_id=raw_plan_id, guardian_id=guardian_id, lock=True
+    )
+
+
+async def guarded(
+    cur: Cursor,
+    ring: KeyRing,
+    *,
+    user_id: str | None,
+    raw_plan_id: str,
+    guardian_id: str | None = None,
+    lock: bool = False,
+) -> tuple[Plan, Membership]:
+    """`locked` without the lock, for a read that decides nothing by itself."""
     plan_id = parse_id(raw=raw_plan_id, what="Plan")
-    member = await membership(cur, ring, user_id=user_id, plan_id=plan_id)
+    member = await membership(cur, ring, user_id=user_id, plan_id=plan_id, guardian_id=guardian_id)
     require_accepted(accepted_at=member["accepted_at"])
-    plan = await get_by_id(cur, plan_id=plan_id, lock=True)
+    plan = await get_by_id(cur, plan_id=plan_id, lock=lock)
     if plan is None:
         raise NotFound("Plan")
     if plan["status"] == DRAFT:

@@ -36,27 +36,38 @@ class Reconfirmed(TypedDict):
 
 
 async def reconfirm(
-    pool: Pool, ring: KeyRing, *, user_id: str, raw_plan_id: str, now: datetime, interval: timedelta
+    pool: Pool,
+    ring: KeyRing,
+    *,
+    user_id: str | None,
+    raw_plan_id: str,
+    now: datetime,
+    interval: timedelta,
+    guardian_id: str | None = None,
 ) -> Reconfirmed:
     """The guardian confirms they can still act (every accepted row of the plan whose wallet is
     the caller's): no longer unresponsive, asked again `interval` from now. 404 for a plan the
-    caller does not guard, 403 before accepting, 409 once released."""
+    caller does not guard, 403 before accepting, 409 once released. With `guardian_id` (a
+    guardian's page), that one row confirms."""
     plan_id = parse_id(raw=raw_plan_id, what="Plan")
     async with transaction(pool) as cur:
-        member = await membership(cur, ring, user_id=user_id, plan_id=plan_id)
+        member = await membership(cur, ring, user_id=user_id, plan_id=plan_id, guardian_id=guardian_id)
         require_accepted(accepted_at=member["accepted_at"])
         plan = await get_by_id(cur, plan_id=plan_id)
         if plan is None:
             raise NotFound("Plan")
         if plan["status"] == RELEASED:
             raise Conflict("This plan has already been released: there is nothing more to confirm.")
-        await cur.execute(
-            "SELECT g.id::text AS id FROM guardians g"
-            " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
-            " WHERE g.user_id = %s AND g.accepted_at IS NOT NULL",
-            (user_id, plan["user_id"]),
-        )
-        ids = [row["id"] for row in await cur.fetchall()]
+        if guardian_id is not None:
+            ids = [member["guardian_id"]]
+        else:
+            await cur.execute(
+                "SELECT g.id::text AS id FROM guardians g"
+                " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
+                " WHERE g.user_id = %s AND g.accepted_at IS NOT NULL",
+                (user_id, plan["user_id"]),
+            )
+            ids = [row["id"] for row in await cur.fetchall()]
         await guardians.record_reconfirmed(cur, guardian_ids=ids, now=now, next_ask=now + interval)
         await announce(
             cur,

@@ -1,0 +1,2 @@
+"""The answers people give from their pages, each asked as a request, proved through
+models.proofs and run by the function behind the JSON route: `guardian` (a guardian's page)."""

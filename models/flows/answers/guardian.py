@@ -1,0 +1,295 @@
+"""A guardian's answers from their page: each one asked as a request (what is asked, of which
+guardian), proved by a proof of models.proofs, then run by the very function behind the JSON
+route, for the guardian row the page resolved (never derived again from strings).
+
+`ask` issues the request an answer needs; `take_signed` takes a wallet's signed answer back
+and dispatches on its purpose through `ANSWERS`, one entry per answer: add an answer there,
+and a new proof in models.proofs. docs/pages.md "The guardian's page".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from arq.connections import ArqRedis
+
+from core import ratelimit
+from core.db import Pool, autocommit
+from core.errors import BadRequest, Conflict, NotFound, TooManyRequests
+from core.settings import Settings
+from core.stellar import soroban
+from core.stellar.soroban import SorobanGateway
+from models import plans, wallet_requests
+from models.account import users
+from models.flows import onchain, verification
+from models.flows.guardian_pages import GuardianPage
+from models.plan.guardianships import heirs, invitation, reconfirmation
+from models.plan.guardianships.membership import Answerer
+from models.proofs import challenge, contract_call
+from models.wallet_requests import Prepared, WalletRequest
+
+
+async def ask(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    gateway: SorobanGateway | None,
+    page: GuardianPage,
+    action: str,
+    beneficiary_id: str | None,
+    reason: str | None,
+    client_ip: str,
+    now: datetime,
+) -> Prepared:
+    """The signing request for one answer: a challenge for the guardian wallet (accept,
+    decline, report, resend; approve off-chain carries the attestation's SHA-256), or the
+    approve_guardian call built through the RPC node (approve, contract mode)."""
+    if action not in page["asks"]:
+        raise Conflict("That is not asked of you now; open your page again to see what is.")
+    retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
+    if retry:
+        raise TooManyRequests("Too many signing requests from this address; try again in a minute", retry)
+    assert page["plan_id"] is not None
+    subject, wallet = page["guardian_id"], page["wallet_address"]
+    extra = None
+    if action == "resend":
+        if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
+            raise NotFound("Beneficiary")
+        extra = beneficiary_id
+    if action == "report" and reason:  # one of four words, no personal text: it may ride along
+        if reason not in plans.REPORT_REASONS:
+            raise BadRequest(f"reason: one of {', '.join(plans.REPORT_REASONS)}, or none")
+        extra = reason
+    if action != "approve":
+        return await challenge.issue(
+            redis,
+            settings,
+            purpose=f"guardian.{action}",
+            subject_id=subject,
+            signer=wallet,
+            now=now,
+            extra=extra,
+        )
+    async with autocommit(pool) as cur:
+        plan = await plans.get_by_id(cur, plan_id=page["plan_id"])
+    assert plan is not None
+    if gateway is None:
+        text = await verification.issue_attestation(
+            redis,
+            settings,
+            plan=plan,
+            guardian_id=subject,
+            wallet_address=wallet,
+            owner_wallet=page["owner_wallet"],
+            now=now,
+        )
+        return await challenge.issue(
+            redis, settings, purpose="guardian.approve", subject_id=subject, signer=wallet, now=now, text=text
+        )
+    onchain.require_verification(status=plan["status"])
+    target: onchain.Target = {
+        "function": "approve_guardian",
+        "owner_id": plan["user_id"],
+        "owner_wallet": page["owner_wallet"],
+        "plan_id": plan["id"],
+        "signer": wallet,
+        "guardian_id": subject,
+        "beneficiary_id": None,
+    }
+    return await contract_call.issue(
+        redis, gateway=gateway, purpose="guardian.approve_onchain", subject_id=subject, target=target, now=now
+    )
+
+
+@dataclass(frozen=True)
+class Answering:
+    """One answer being taken: who answers (as the page resolved them), what was asked, the
+    answer as sent, and what running it needs."""
+
+    pool: Pool
+    redis: ArqRedis
+    settings: Settings
+    gateway: SorobanGateway | None
+    guardian: Answerer
+    request: WalletRequest
+    answer: str
+    now: datetime
+
+    @property
+    def plan_id(self) -> str:
+        assert self.guardian["plan_id"] is not None
+        return self.guardian["plan_id"]
+
+    async def account(self) -> str:
+        """The account of the proved guardian wallet (found, or created as a first sign-in
+        would): the JSON routes' records name it."""
+        assert self.guardian["wallet_address"] is not None
+        user = await users.sign_in(
+            self.pool, self.settings.key_ring, wallet_address=self.guardian["wallet_address"]
+        )
+        return user["id"]
+
+    @property
+    def reconfirm_interval(self) -> timedelta:
+        return timedelta(seconds=self.settings.guardian_reconfirm_interval_seconds)
+
+
+async def take_signed(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    gateway: SorobanGateway | None,
+    guardian: Answerer,
+    request_id: str,
+    signed_xdr: str,
+    now: datetime,
+) -> str:
+    """A signed envelope posted to one of this guardian's requests: proved once (the
+    transaction asked for, signed by the guardian wallet: 400/401 otherwise, the request still
+    usable), used up, then the answer runs for the guardian row. Returns what happened, in one
+    word."""
+    request = await wallet_requests.peek(
+        redis, request_id=request_id, subject_id=guardian["guardian_id"], now=now
+    )
+    if request["signer"] != guardian["wallet_address"] or guardian["plan_id"] is None:
+        raise Conflict(wallet_requests.USED)  # the wallet changed since: the page has a new link
+    run = ANSWERS.get(request["purpose"])
+    if run is None:
+        raise BadRequest("This signing request is not one of a guardian's")
+    return await run(Answering(pool, redis, settings, gateway, guardian, request, signed_xdr, now))
+
+
+async def _approve_onchain(a: Answering) -> str:
+    if a.gateway is None:
+        raise soroban.not_configured()
+    envelope = contract_call.decode(gateway=a.gateway, request=a.request, answer=a.answer)
+    target = onchain.guardian_approval_of(guardian=a.guardian)
+    checked = await contract_call.take(
+        a.redis, gateway=a.gateway, request=a.request, envelope=envelope, target=target, now=a.now
+    )
+    row = await onchain.submit(
+        a.pool,
+        a.redis,
+        target=target,
+        checked=checked,
+        xdr=a.answer,
+        now=a.now,
+        signer_user_id=await a.account(),
+    )
+    return row["status"]
+
+
+async def _approve(a: Answering) -> str:
+    """The attestation outstanding for this guardian and round, proved by the signed challenge
+    that carries its digest, then recorded (verification.approve_attested)."""
+    if a.settings.service_contract_id:
+        raise Conflict("This service approves releases on-chain: sign the approve_guardian request instead.")
+    signed_round = a.guardian["verification_round"]
+    text = await verification.outstanding(
+        a.redis, plan_id=a.plan_id, round_=signed_round, guardian_id=a.guardian["guardian_id"]
+    )
+    evidence = await challenge.check(a.redis, a.settings, request=a.request, answer=a.answer, text=text)
+    await verification.approve_attested(
+        a.pool,
+        a.redis,
+        a.settings,
+        user_id=await a.account(),
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        signed_round=signed_round,
+        text=text,
+        evidence=evidence,
+        now=a.now,
+    )
+    return "approved"
+
+
+def _challenged(act: Callable[[Answering, str], Awaitable[str]]) -> Callable[[Answering], Awaitable[str]]:
+    """An answer proved by a plain signed challenge: proved and used up first, then run."""
+
+    async def run(a: Answering) -> str:
+        await challenge.check(a.redis, a.settings, request=a.request, answer=a.answer)
+        return await act(a, await a.account())
+
+    return run
+
+
+async def _answer(a: Answering, user_id: str, *, accept: bool) -> str:
+    answered = await invitation.answer(
+        a.pool,
+        a.redis,
+        a.settings.key_ring,
+        user_id=user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        accept=accept,
+        now=a.now,
+        reconfirm_after=a.reconfirm_interval,
+    )
+    return answered["invitation"]
+
+
+async def _accept(a: Answering, user_id: str) -> str:
+    return await _answer(a, user_id, accept=True)
+
+
+async def _decline(a: Answering, user_id: str) -> str:
+    return await _answer(a, user_id, accept=False)
+
+
+async def _report(a: Answering, user_id: str) -> str:
+    await verification.report(
+        a.pool,
+        a.redis,
+        a.settings,
+        user_id=user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        note=None,
+        reason=a.request["extra"],
+        now=a.now,
+    )
+    return "reported"
+
+
+async def _reconfirm(a: Answering, user_id: str) -> str:
+    await reconfirmation.reconfirm(
+        a.pool,
+        a.settings.key_ring,
+        user_id=user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        now=a.now,
+        interval=a.reconfirm_interval,
+    )
+    return "reconfirmed"
+
+
+async def _resend(a: Answering, user_id: str) -> str:
+    await heirs.resend_link(
+        a.pool,
+        a.redis,
+        a.settings.key_ring,
+        user_id=user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        raw_beneficiary_id=a.request["extra"] or "",
+        now=a.now,
+    )
+    return "sent"
+
+
+# Each answer a guardian's signed request can carry, by the request's purpose.
+ANSWERS: dict[str, Callable[[Answering], Awaitable[str]]] = {
+    "guardian.accept": _challenged(_accept),
+    "guardian.decline": _challenged(_decline),
+    "guardian.reconfirm": _challenged(_reconfirm),
+    "guardian.report": _challenged(_report),
+    "guardian.resend": _challenged(_resend),
+    "guardian.approve": _approve,
+    "guardian.approve_onchain": _approve_onchain,
+}
