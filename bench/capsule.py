@@ -6,7 +6,7 @@ worker; then the plan is marked `Released` in SQL (the lifecycle's guardian appr
 cancel window are not what is measured here). Measured in the same run:
 
 - `GET /api/claim/:token` under load vs the ceiling's `/capsule/:token`, which runs the same
-  three queries (imported from models/claim/capsule.py) and dumps the rows with `json.dumps`;
+  three queries (imported from models/claim/capsules.py) and dumps the rows with `json.dumps`;
 - time to first byte of `Range: bytes=0-1048575` vs `Range: bytes=-1048576` of the big file
   (RANGE_SAMPLES of each, alternating; medians), on the owner's download and the capsule's;
   random access means the last MiB costs about what the first does, not a scan from the start;

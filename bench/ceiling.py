@@ -26,7 +26,7 @@ from stellar_sdk import TransactionEnvelope
 from core import db
 from core.files.storage import Storage, open_storage
 from core.stellar.readline import restore_aiohttp_readline
-from models.claim.capsule import ASSETS_SQL, CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
+from models.claim.capsules import ASSETS_SQL, CAPSULE_SQL, DOCUMENTS_SQL, MESSAGES_SQL, token_digest
 from models.contents.messages import COLUMNS as MESSAGE_COLUMNS
 
 # The piece sizes the service uses: 256 KiB multipart reads, 1 MiB storage reads on download.

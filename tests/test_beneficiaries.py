@@ -11,7 +11,7 @@ import re
 import pytest
 
 from api.keys import DB, SETTINGS
-from models.claim import capsule as capsules
+from models.claim import capsules
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import activity_rows, body_for, create, query
 

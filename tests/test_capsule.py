@@ -11,8 +11,7 @@ import pytest
 
 from api.keys import DB, SETTINGS
 from core.files.sealed_files import ServedFile
-from models.claim import capsule as capsules
-from models.claim import downloads
+from models.claim import capsules, downloads
 from tests.capsule_helpers import Family, assert_private, family
 from tests.helpers import assert_error
 from tests.plan_helpers import query
@@ -419,7 +418,7 @@ async def test_opens_and_downloads_on_the_owners_timeline(fam: Family):
 
 
 async def test_records_match_their_types(fam: Family):
-    """The TypedDicts of models/claim/capsule.py hold what the SQL really returns."""
+    """The TypedDicts of models/claim/capsules.py hold what the SQL really returns."""
     ada = await fam.add_heir("Ada", 100)
     voice = await fam.vault.upload_ok(b"RIFF", filename="v.ogg", content_type="audio/ogg", type="voice")
     await fam.vault.work()

@@ -15,7 +15,7 @@ from models.account import users
 from models.activity import ActivityFilter
 from models.archive import items as archive
 from models.archive import serving, sweeps
-from models.claim import capsule as capsules
+from models.claim import capsules
 from models.contents import assets, beneficiaries, guardians, messages
 from models.delivery import deliveries, history, outbox
 from models.flows import exports, finishing

@@ -20,7 +20,7 @@ from core.errors import BadRequest, NotFound
 from core.stellar import soroban, soroban_check
 from core.stellar.soroban import SorobanGateway
 from models.chain import transactions
-from models.claim.capsule import Capsule
+from models.claim.capsules import Capsule
 from models.common import parse_id
 from models.flows import finishing, onchain
 from models.flows.onchain import Target

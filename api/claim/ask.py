@@ -11,7 +11,7 @@ from api.claim.gate import claim_gate
 from api.common import json_response
 from api.keys import context
 from api.schemas import BaseSchema, Text, error_responses
-from models.claim import capsule as capsules
+from models.claim import capsules
 from models.flows import heir_requests
 
 routes = web.RouteTableDef()

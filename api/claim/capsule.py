@@ -19,8 +19,7 @@ from api.common import dump_many, json_response
 from api.contents.beneficiaries import Percentage
 from api.keys import USER_ID, context
 from api.schemas import BaseSchema, DecimalString, UtcDateTime, error_responses
-from models.claim import capsule as capsules
-from models.claim import downloads
+from models.claim import capsules, downloads
 
 routes = web.RouteTableDef()
 

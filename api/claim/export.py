@@ -16,7 +16,7 @@ from api.keys import context
 from api.schemas import error_responses
 from core.clock import wire_time
 from models.account import users
-from models.claim import capsule as capsules
+from models.claim import capsules
 from models.flows import exports
 
 routes = web.RouteTableDef()

@@ -1,7 +1,7 @@
 """The one gate in front of every claim route: the token in the path resolved to its capsule.
 
 A claim route is written `async def handler(request, capsule)` under `@claim_gate`: the gate
-looks the token up by its digest (`models.claim.capsule.open_by_token`), answers a miss with
+looks the token up by its digest (`models.claim.capsules.open_by_token`), answers a miss with
 404 (429 past the per-IP miss limit) and only then calls the handler with the capsule, so a
 handler cannot run for a token that opens nothing. The gate also declares the route public
 (the token is the credential) and documents the token parameter and the miss responses.
@@ -25,7 +25,7 @@ from api.headers import CAPSULE_HEADERS
 from api.keys import context
 from api.public import public
 from api.schemas import error_responses
-from models.claim import capsule as capsules
+from models.claim import capsules
 
 # The JSON routes a claim token opens. The page served to a browser from the same token
 # (`/claim/<token>`, api/claim/page.py) gets these headers and its CSP from `api.html.page_headers`.

@@ -20,8 +20,7 @@ from api.keys import context
 from api.sep import wallet_request
 from core.stellar import sep7
 from models.account import users
-from models.claim import capsule as capsules
-from models.claim import shares
+from models.claim import capsules, shares
 from models.flows import finishing
 
 routes = web.RouteTableDef()

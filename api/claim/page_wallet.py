@@ -20,8 +20,8 @@ from api.sep import wallet_request
 from core.errors import BadRequest, TooManyRequests
 from core.stellar import sep7
 from core.stellar.wallet import is_valid_address
-from models.claim import wallets as heir_wallets
-from models.claim.capsule import Capsule
+from models.claim import heir_wallets
+from models.claim.capsules import Capsule
 from models.flows import finishing
 
 routes = web.RouteTableDef()

@@ -17,8 +17,8 @@ from api.claim.gate import claim_gate
 from api.common import client_ip, json_response
 from api.keys import context
 from api.schemas import BaseSchema, WalletAddress, error_responses
-from models.claim import wallets as heir_wallets
-from models.claim.capsule import Capsule
+from models.claim import heir_wallets
+from models.claim.capsules import Capsule
 
 routes = web.RouteTableDef()
 

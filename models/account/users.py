@@ -15,8 +15,7 @@ from core.text.cleaning import clean_line
 from models import activity, sealed_text
 from models.common import TOMBSTONE, as_record
 from models.contents import guardians
-from models.delivery import changes as owner_notices
-from models.delivery import outbox
+from models.delivery import outbox, owner_notices
 
 USER_COLUMNS = (
     f"u.id, u.wallet_address, {sealed_text.select_list(table='users', alias='u')}, u.created_at, u.updated_at"
@@ -133,7 +132,7 @@ async def update_profile(
     pool: Pool, ring: KeyRing, redis: ArqRedis, *, user_id: str, changes: dict[str, Any], now: datetime
 ) -> UserWithWallets:
     """Apply name/email changes (sealed); the timeline names the fields, not their values. A new
-    address is told to the owner at both addresses (models.delivery.changes)."""
+    address is told to the owner at both addresses (models.delivery.owner_notices)."""
     columns = [c for c in ("name", "email") if c in changes]
     values = sealed_text.sealed_values(
         ring, table="users", row_id=user_id, values={c: changes[c] for c in columns}

@@ -19,7 +19,7 @@ from models.archive.items import ArchiveItem, SealedArchiveItem
 from models.common import as_record, parse_id
 
 # Once the plan is released: the earliest moment a letter using this item as its media opens to
-# its heirs (as models.claim.capsule `OPENS_AT` decides it); NULL when no letter uses it or the
+# its heirs (as models.claim.capsules `OPENS_AT` decides it); NULL when no letter uses it or the
 # plan is not released.
 _MEDIA_OPENS_AT = (
     "(SELECT min(CASE m.release_rule_kind WHEN 'on_release' THEN p.released_at"

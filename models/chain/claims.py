@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 from core.db import Pool, autocommit
 from core.files.crypto import KeyRing
 from models import sealed_text
-from models.claim.capsule import WalletBinding
+from models.claim.capsules import WalletBinding
 
 
 class OnChain(TypedDict):

@@ -1,7 +1,7 @@
 """The files a released capsule serves: a document it lists, a message's media once the message
 has opened, and the owner's timeline entry for a download.
 
-The rules for which files a token may reach are the capsule's (models.claim.capsule: its
+The rules for which files a token may reach are the capsule's (models.claim.capsules: its
 audience filter, release rules and shown statuses); this module turns a match into what
 streaming needs (a core.files.sealed_files.ServedFile), and a damaged file into a 409 in words.
 """
@@ -16,8 +16,8 @@ from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
 from core.files.sealed_files import ServedFile
 from models import activity, sealed_text
-from models.claim import capsule as capsules
-from models.claim.capsule import Capsule
+from models.claim import capsules
+from models.claim.capsules import Capsule
 from models.common import as_record, parse_id
 
 DAMAGED = (

@@ -1,5 +1,5 @@
 """A lost wallet (docs/soroban.md "A lost wallet"): an heir whose bound wallet is gone proves
-another through their claim token (models.claim.wallets); it waits as a request, the guardians
+another through their claim token (models.claim.heir_wallets); it waits as a request, the guardians
 are asked (by email at most once a day per heir), and at the plan's threshold of guardian
 approvals it replaces the one bound before. The one writer of `wallet_changes` and
 `wallet_change_approvals`.
@@ -15,7 +15,7 @@ from core.db import Cursor, unless_duplicate
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
 from models import activity, plans, sealed_text
-from models.claim.capsule import Capsule
+from models.claim.capsules import Capsule
 from models.common import as_record
 from models.contents import beneficiaries
 from models.delivery.announce import Email, Entry, announce

@@ -36,7 +36,7 @@ from models.claim_tokens import (
 )
 from models.common import OwnedRows, as_record, changed_values, lock_owner, parse_id, update_row, wire_names
 from models.contents import messages
-from models.delivery import changes as owner_notices
+from models.delivery import owner_notices
 
 ALLOCATION_LOCK = "allocations"
 MAX_TOTAL = Decimal(100)
@@ -236,7 +236,7 @@ async def update(
     pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any], now: datetime
 ) -> Beneficiary:
     """Apply the fields given; an unchanged value writes nothing and records nothing. A new
-    address or wallet is told to the owner (models.delivery.changes)."""
+    address or wallet is told to the owner (models.delivery.owner_notices)."""
     row_id = parse_id(raw=raw_id, what="Beneficiary")
     async with transaction(pool) as cur:
         if "allocation_percentage" in changes:

@@ -22,8 +22,7 @@ from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
 from models import activity, guardian_links, plans, sealed_text
 from models.common import OwnedRows, as_record, changed_values, parse_id, update_row, wire_names
-from models.delivery import changes as owner_notices
-from models.delivery import outbox
+from models.delivery import outbox, owner_notices
 
 COLUMNS = (
     f"id, user_id, {sealed_text.select_list(table='guardians', alias='guardians')}, wallet_address,"

@@ -101,7 +101,7 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> Message:
 
 
 def opens_at(*, rule: ReleaseRule, released_at: datetime) -> datetime:
-    """When a letter opens to its heirs, as the capsule decides it (models.claim.capsule
+    """When a letter opens to its heirs, as the capsule decides it (models.claim.capsules
     `OPENS_AT`): at the release, at 00:00 UTC of its date (never before the release), or N
     times 24 hours after the release."""
     value = rule["value"]

@@ -79,7 +79,7 @@ SELECT = (
 )
 
 
-# Texts an outbox row may carry sealed in its context (models.delivery.changes): the names in
+# Texts an outbox row may carry sealed in its context (models.delivery.owner_notices): the names in
 # an owner's digest of changes, and the owner's previous address told of a change of address.
 # Sealed under "outbox" with their own uuid ("sealId") as the row id, opened only at send.
 def _open_context(ring: KeyRing, context: dict[str, Any]) -> dict[str, Any]:

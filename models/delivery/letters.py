@@ -25,7 +25,7 @@ KIND = "letter_opened"
 BATCH = 200
 
 # When each of the owner's letters opens, given the release moment: as the capsule decides
-# (models.claim.capsule `OPENS_AT`, models.contents.messages.opens_at).
+# (models.claim.capsules `OPENS_AT`, models.contents.messages.opens_at).
 _OPENS_AT = (
     "CASE m.release_rule_kind"
     " WHEN 'on_date'"

@@ -149,7 +149,7 @@ async def delete_for_owner(cur: Cursor, *, owner_id: str) -> None:
     await cur.execute("DELETE FROM outbox WHERE recipient_type = 'owner' AND recipient_id = %s", (owner_id,))
 
 
-# The owner's digest of changes to their plan and account (models.delivery.changes): one row
+# The owner's digest of changes to their plan and account (models.delivery.owner_notices): one row
 # gathers every change within DIGEST_WINDOW of the first, and is sent when the window ends.
 DIGEST = "account_changes"
 
@@ -159,7 +159,7 @@ async def add_to_digest(
 ) -> None:
     """Append `change` to the owner's digest that is still gathering (pending, not yet due), or
     start one due `window` from now. Not enqueued: the sweep sends it once due. Call under the
-    owner's notice lock (models.delivery.changes), so two changes cannot start two digests; a
+    owner's notice lock (models.delivery.owner_notices), so two changes cannot start two digests; a
     digest a job is sending is locked and no longer pending once the append can look at it, so
     the change starts the next one."""
     await cur.execute(

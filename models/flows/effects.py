@@ -56,7 +56,7 @@ async def apply(cur: Cursor, ring: KeyRing, *, row: RelayRow, now: datetime) -> 
 
 async def _claim_recorded(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetime) -> list[str]:
     """The beneficiary's claim is the confirmed row itself. It binds nothing: submit took only
-    the wallet already bound to this beneficiary (models.claim.wallets)."""
+    the wallet already bound to this beneficiary (models.claim.heir_wallets)."""
     await activity.record(
         cur,
         user_id=row["user_id"],

@@ -25,8 +25,7 @@ from models import activity, plans
 from models.account import users
 from models.activity import ActivityEntry
 from models.archive import items, serving
-from models.claim import capsule as capsules
-from models.claim import downloads
+from models.claim import capsules, downloads
 from models.common import as_record
 from models.contents import assets, beneficiaries, guardians, messages
 

@@ -22,8 +22,8 @@ from core.stellar.soroban import SorobanGateway
 from models import wallet_requests
 from models.chain import transactions
 from models.chain.transactions import Transaction
-from models.claim import wallets
-from models.claim.capsule import READY, RELEASED_STATE, Capsule, View, WalletBinding, state, view
+from models.claim import heir_wallets
+from models.claim.capsules import READY, RELEASED_STATE, Capsule, View, WalletBinding, state, view
 from models.flows import onchain
 from models.proofs import contract_call
 
@@ -133,7 +133,7 @@ async def page(
     now: datetime,
     opened: bool,
 ) -> tuple[View, HeirStep]:
-    """What the heir's page shows: the capsule (models.claim.capsule.view) and the step due,
+    """What the heir's page shows: the capsule (models.claim.capsules.view) and the step due,
     without its signing request (the button asks for that: `prepare`)."""
     shown = await view(pool, ring, capsule=capsule, now=now, opened=opened)
     step = await next_step(pool, gateway=gateway if opened else None, capsule=capsule)
@@ -159,7 +159,7 @@ async def take_signed(
         redis, request_id=request_id, subject_id=capsule["beneficiary_id"], now=now
     )
     if request["purpose"] == "heir.prove":
-        return await wallets.verify_transaction(
+        return await heir_wallets.verify_transaction(
             pool, redis, settings, capsule=capsule, request=request, signed_xdr=signed_xdr, now=now
         )
     if gateway is None:

@@ -18,7 +18,7 @@ from core.db import Pool, transaction
 from core.errors import Conflict, TooManyRequests
 from core.settings import Settings
 from models import plans, sealed_text
-from models.claim.capsule import Capsule
+from models.claim.capsules import Capsule
 from models.delivery import outbox
 from models.delivery.announce import Entry, announce
 from models.flows import release_path

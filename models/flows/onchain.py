@@ -20,9 +20,8 @@ from core.stellar.soroban import CheckedTransaction
 from core.stellar.soroban_check import Envelope
 from models.chain import transactions
 from models.chain.transactions import Transaction
-from models.claim import wallet_changes
-from models.claim import wallets as heir_wallets
-from models.claim.capsule import Capsule
+from models.claim import heir_wallets, wallet_changes
+from models.claim.capsules import Capsule
 from models.common import parse_id
 from models.plan.guardianships.membership import Answerer, require_accepted
 from models.plans import APPROVED, RELEASED

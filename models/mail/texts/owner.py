@@ -196,7 +196,7 @@ def _archive_item_damaged(d: Delivery, links: dict[str, str]) -> tuple[str, str]
     )
 
 
-# The owner's digest of changes (models.delivery.changes): each line names the person and what
+# The owner's digest of changes (models.delivery.owner_notices): each line names the person and what
 # changed about them; never an address or any other value.
 _CHANGES = {
     "beneficiary_added": ("{name}", "added as a beneficiary"),

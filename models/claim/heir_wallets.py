@@ -27,7 +27,7 @@ from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from models import activity, wallet_requests
 from models.claim import wallet_changes
-from models.claim.capsule import READY, RELEASED_STATE, Capsule, WalletBinding, state
+from models.claim.capsules import READY, RELEASED_STATE, Capsule, WalletBinding, state
 from models.claim.wallet_changes import TAKEN, short
 from models.common import as_record
 from models.contents import beneficiaries
