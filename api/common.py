@@ -54,7 +54,7 @@ def list_response(request: web.Request, page: Page[Any], schema: Schema) -> web.
 
 
 _Dump = Callable[[Mapping[str, Any]], Any]  # a row -> the field's JSON value, or marshmallow.missing
-_plans: dict[type[Schema], list[tuple[str, _Dump]] | None] = {}
+_plans: dict[type[Schema], list[tuple[str, _Dump]]] = {}
 
 
 def _plain(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -101,37 +101,22 @@ def dump_one(schema: Schema, row: Mapping[str, Any]) -> dict[str, Any]:
     return dump_many(schema, [row])[0]
 
 
-def has_dump_hooks(schema: Schema) -> bool:
-    """Whether the schema declares @pre_dump / @post_dump methods.
-
-    marshmallow has no public way to ask; its `_hooks` registry is read here and nowhere else,
-    and tests/test_list_dump.py fails if that registry moves.
-    """
-    hooks = schema._hooks
-    return bool(hooks["pre_dump"] or hooks["post_dump"])
-
-
 def dump_many(schema: Schema, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """`schema.dump(rows, many=True)` for dict rows, without marshmallow's per-row overhead.
 
-    Lists are the hot path (where a page's CPU went: bench/README.md). The schema
-    stays the one definition of the wire shape; this only runs its fields more directly, and
-    tests check it against `schema.dump` for every list schema. Schemas with dump hooks go
-    through marshmallow itself.
+    Lists are the hot path (where a page's CPU went: bench/README.md). The schema stays the one
+    definition of the wire shape; this runs its fields through their public API (`dump_fields`,
+    `Field.serialize`, and the project's fields' `to_wire`). No schema in api/ declares
+    @pre_dump / @post_dump hooks (tests/test_list_dump.py reads the source), so a schema's fields
+    are the whole of its dump; tests check this against `schema.dump` for every list schema.
     """
     kind = type(schema)
-    if kind not in _plans:
-        _plans[kind] = (
-            None
-            if has_dump_hooks(schema)
-            else [
-                (field.data_key or name, _field_dumper(schema, name, field))
-                for name, field in schema.dump_fields.items()
-            ]
-        )
-    plan = _plans[kind]
+    plan = _plans.get(kind)
     if plan is None:
-        return list(schema.dump(rows, many=True))
+        plan = _plans[kind] = [
+            (field.data_key or name, _field_dumper(schema, name, field))
+            for name, field in schema.dump_fields.items()
+        ]
     result = []
     for row in rows:
         out = {}

@@ -5,8 +5,8 @@
 and its repair (core.stellar.readline), aiohttp-apigami's operation dict (api.public,
 api.claim.gate) and parser key (api.app), stellar_sdk's XDR types on xdrlib3
 (core.stellar.soroban_check).
-These tests fail loudly when a library changes. marshmallow's hook registry
-(api.common.has_dump_hooks) is tested with dump_many in tests/test_list_dump.py."""
+These tests fail loudly when a library changes. The OpenAPI document's plugin (api.app,
+`AiohttpApiSpec.spec`) is held by tests/test_openapi.py."""
 
 from __future__ import annotations
 
