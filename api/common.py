@@ -18,6 +18,7 @@ from webargs.aiohttpparser import AIOHTTPParser, is_json_request
 from api.keys import context
 from core import ratelimit
 from core.errors import BadRequest, NotFound, RequestTimeout, TooManyRequests, validation_error
+from models.delivery.budget import Budget, client_digest
 from models.pagination import Page
 
 log = logging.getLogger(__name__)
@@ -181,6 +182,17 @@ def client_ip(request: web.Request) -> str:
             except ValueError:
                 pass
     return request.remote or "unknown"
+
+
+def email_budget(request: web.Request) -> Budget:
+    """The budget of emails to addresses the owner typed that this request may spend: per
+    account and per client address (models.delivery.budget)."""
+    ctx = context(request)
+    return Budget(
+        per_account=ctx.settings.email_to_named_people_per_day,
+        per_client=ctx.settings.email_to_named_people_per_client_per_day,
+        client=client_digest(ctx.ring, ip=client_ip(request)),
+    )
 
 
 MISS_WINDOW_SECONDS = 60

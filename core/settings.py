@@ -320,6 +320,21 @@ class Settings:
         " while it runs); a killed job's rows are sent by another job once it lapses",
         minimum=1,
     )
+    email_to_named_people_per_day: int = setting(
+        "EMAIL_TO_NAMED_PEOPLE_PER_DAY",
+        25,
+        "Emails one account may cause, in any rolling 24 h, to addresses its owner typed (guardian"
+        " invitations and re-invitations, address confirmations); past it they wait as `deferred`"
+        " and go out as the day frees (docs/security.md, Nobody's mail relay)",
+        minimum=1,
+    )
+    email_to_named_people_per_client_per_day: int = setting(
+        "EMAIL_TO_NAMED_PEOPLE_PER_CLIENT_PER_DAY",
+        100,
+        "The same emails caused from one client address (an IPv6 /64), across all accounts, in any"
+        " rolling 24 h; past it they wait as `deferred` too",
+        minimum=1,
+    )
     email_webhook_secret: str = setting(
         "EMAIL_WEBHOOK_SECRET",
         "",

@@ -44,6 +44,7 @@ async def page(fam: Family, path: str, method: str = "GET", **kwargs: Any) -> tu
 
 def visible_text(markup: str) -> str:
     """The words a reader sees: tags dropped, entities decoded, whitespace collapsed."""
+    markup = re.sub(r"</?bdi>", "", markup)  # a name's isolation sits inside a word ("Olive Owner's")
     words = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
     return re.sub(r" ([.,;:])", r"\1", words)  # "…</time>." reads as "….", not "… ."
 

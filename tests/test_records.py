@@ -18,6 +18,7 @@ from models.archive import serving, sweeps
 from models.claim import capsules
 from models.contents import assets, beneficiaries, guardians, messages
 from models.delivery import deliveries, history, outbox
+from models.delivery.budget import Budget
 from models.flows import exports, finishing
 from models.pagination import PageRequest
 from models.plan import journey
@@ -29,6 +30,9 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve, guardian_session, report
 from tests.plan_helpers import create, query
 from tests.records import assert_record
+
+# Emails to addresses the owner typed: a budget as a request from nowhere in particular has.
+BUDGET = Budget(per_account=25, per_client=100, client=None)
 
 
 async def test_beneficiary_records(client):
@@ -64,7 +68,11 @@ async def test_guardian_and_asset_records(client):
         assert [str(row["id"]) for row in page.items] == [created["id"]]
         assert_record(page.items[0], record_type, collection)
         assert_record(await module.get(pool, ring, raw_id=created["id"], **owner), record_type, collection)
-        extra = {"redis": client.app[REDIS], "now": client.app[CLOCK].now()} if module is guardians else {}
+        extra = (
+            {"redis": client.app[REDIS], "now": client.app[CLOCK].now(), "budget": BUDGET}
+            if module is guardians
+            else {}
+        )
         updated = await module.update(pool, ring, raw_id=created["id"], changes=change, **owner, **extra)
         assert_record(updated, record_type, collection)
 
@@ -177,7 +185,13 @@ async def test_user_and_activity_records(client):
     assert user is not None
     assert_record(user, users.SigningIn)
     updated = await users.update_profile(
-        pool, ring, client.app[REDIS], user_id=user_id, changes={"name": "Ada"}, now=client.app[CLOCK].now()
+        pool,
+        ring,
+        client.app[REDIS],
+        user_id=user_id,
+        changes={"name": "Ada"},
+        now=client.app[CLOCK].now(),
+        budget=BUDGET,
     )
     assert_record(updated, users.UserWithWallets)
     assert updated["wallets"] == [session.keypair.public_key]

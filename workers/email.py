@@ -161,8 +161,16 @@ def _result(
 
 async def sweep_outbox(ctx: dict[str, Any]) -> int:
     """Enqueue rows whose next attempt is due, in batches: retries, and first attempts a crash
-    left behind; forget webhook message ids past their day."""
+    left behind; let deferred emails go as their day's budget frees (models.delivery.budget);
+    forget webhook message ids past their day."""
     app = context.get(ctx)
+    released = await outbox.release_deferred(
+        app.db,
+        per_account=app.settings.email_to_named_people_per_day,
+        per_client=app.settings.email_to_named_people_per_client_per_day,
+        now=app.clock.now(),
+    )
+    await outbox.enqueue(app.redis, row_ids=released)
     due = await outbox.due_for_enqueue(app.db, now=app.clock.now())
     await outbox.enqueue_due(app.redis, due=due)
     await events.prune(app.db, now=app.clock.now())  # the webhook's replay guard keeps a day of ids

@@ -10,7 +10,7 @@ from marshmallow import fields, validate
 
 from api.account import auth
 from api.account.auth import UserSchema, user_schema
-from api.common import json_response
+from api.common import email_budget, json_response
 from api.keys import USER_ID, context
 from api.schemas import BaseSchema, PatchSchema, Text, UtcDateTime, error_responses
 from models.account import users
@@ -46,6 +46,7 @@ async def patch_me(request: web.Request) -> web.Response:
         user_id=request[USER_ID],
         changes=request["data"],
         now=ctx.now(),
+        budget=email_budget(request),
     )
     return json_response(user_schema.dump(user))
 

@@ -13,7 +13,7 @@ from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
 from api import html
-from api.common import json_response, refuse_miss
+from api.common import email_budget, json_response, refuse_miss
 from api.keys import USER_ID, context
 from api.public import public
 from api.schemas import BaseSchema, UtcDateTime, error_responses
@@ -27,7 +27,13 @@ PAGE = "/confirm-email/{token}"
 
 class ConfirmationSentSchema(BaseSchema):
     status = fields.String(
-        required=True, metadata={"enum": ["pending"], "description": "The email is queued."}
+        required=True,
+        metadata={
+            "enum": ["pending", "deferred"],
+            "description": "`pending`: the email is queued. `deferred`: your account has used its day's "
+            "budget of emails to addresses you typed (EMAIL_TO_NAMED_PEOPLE_PER_DAY), or this client "
+            "address has; it waits and goes out as the day frees (readiness says so).",
+        },
     )
     expiresAt = UtcDateTime(required=True, metadata={"description": "When the link in it stops working."})
 
@@ -79,10 +85,11 @@ async def ask_to_confirm(request: web.Request) -> web.Response:
         user_id=request[USER_ID],
         raw_id=request.match_info["id"],
         now=ctx.now(),
+        budget=email_budget(request),
     )
     await outbox.enqueue(ctx.redis, row_ids=[sent["outbox_id"]])
     return json_response(
-        ConfirmationSentSchema().dump({"status": "pending", "expiresAt": sent["expires_at"]}), status=202
+        ConfirmationSentSchema().dump({"status": sent["status"], "expiresAt": sent["expires_at"]}), status=202
     )
 
 

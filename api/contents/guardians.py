@@ -6,7 +6,7 @@ from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
-from api.common import json_response, list_response
+from api.common import email_budget, json_response, list_response
 from api.keys import USER_ID, context
 from api.schemas import (
     BaseSchema,
@@ -135,6 +135,7 @@ async def create_guardian(request: web.Request) -> web.Response:
         user_id=request[USER_ID],
         data=request["data"],
         now=ctx.now(),
+        budget=email_budget(request),
         plan_defaults=plan_settings.new_plan_defaults(ctx.settings),
     )
     return json_response(guardian_schema.dump(row), status=201)
@@ -175,6 +176,7 @@ async def patch_guardian(request: web.Request) -> web.Response:
         raw_id=request.match_info["id"],
         changes=request["data"],
         now=ctx.now(),
+        budget=email_budget(request),
     )
     return json_response(guardian_schema.dump(row))
 

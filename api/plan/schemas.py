@@ -153,7 +153,17 @@ class NotificationSchema(BaseSchema):
     recipient = fields.String(
         required=True, attribute="recipient_type", metadata={"description": "owner, guardian or beneficiary."}
     )
-    status = fields.String(required=True, metadata={"description": "pending, sent, failed or skipped."})
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["pending", "deferred", "sent", "failed", "skipped"],
+            "description": "`deferred`: an invitation or address confirmation waiting for the day's budget "
+            "of emails to addresses you typed (EMAIL_TO_NAMED_PEOPLE_PER_DAY per account, "
+            "EMAIL_TO_NAMED_PEOPLE_PER_CLIENT_PER_DAY per client address, rolling 24 h); it goes out by "
+            "itself as the day frees (readiness warns). `skipped`: not sent (email not configured, or "
+            "replaced by a later one to the same person before it went).",
+        },
+    )
     createdAt = UtcDateTime(required=True, attribute="created_at")
     finishedAt = UtcDateTime(required=True, allow_none=True, attribute="finished_at")
     delivery = fields.String(

@@ -16,6 +16,7 @@ from models import activity, sealed_text
 from models.common import TOMBSTONE, as_record
 from models.contents import guardians
 from models.delivery import outbox, owner_notices
+from models.delivery.budget import Budget
 
 USER_COLUMNS = (
     f"u.id, u.wallet_address, {sealed_text.select_list(table='users', alias='u')}, u.created_at, u.updated_at"
@@ -129,7 +130,14 @@ async def one_with_wallets(cur: Cursor, ring: KeyRing, *, user_id: str) -> UserW
 
 
 async def update_profile(
-    pool: Pool, ring: KeyRing, redis: ArqRedis, *, user_id: str, changes: dict[str, Any], now: datetime
+    pool: Pool,
+    ring: KeyRing,
+    redis: ArqRedis,
+    *,
+    user_id: str,
+    changes: dict[str, Any],
+    now: datetime,
+    budget: Budget,
 ) -> UserWithWallets:
     """Apply name/email changes (sealed); the timeline names the fields, not their values. A new
     address is told to the owner at both addresses (models.delivery.owner_notices)."""
@@ -166,7 +174,7 @@ async def update_profile(
             metadata={"fields": columns},
         )
         if changes.get("name"):  # invitations that waited for the owner's name go now (#25)
-            row_ids += await guardians.invite_waiting(cur, ring, user_id=user_id, now=now)
+            row_ids += await guardians.invite_waiting(cur, ring, user_id=user_id, now=now, budget=budget)
         if "email" in changes and changes["email"] != previous:
             await owner_notices.tell_owner(
                 cur, ring, user_id=user_id, change="owner_email", name=changes["email"], now=now

@@ -26,6 +26,7 @@ from models import activity, plans
 from models.common import live_account, parse_id
 from models.contents import beneficiaries
 from models.delivery import outbox
+from models.delivery.budget import Budget
 
 PURPOSE = "email-confirmation"
 KIND = "email_confirmation"
@@ -37,6 +38,7 @@ TOKEN_RE = re.compile(r"[0-9a-f]{64}")
 
 class Requested(TypedDict):
     outbox_id: str
+    status: str  # the email's: pending, or deferred past the day's budget (models.delivery.budget)
     expires_at: datetime
 
 
@@ -58,7 +60,9 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("ascii")).digest()
 
 
-async def request(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: datetime) -> Requested:
+async def request(
+    pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: datetime, budget: Budget
+) -> Requested:
     """Queue the confirmation email to the heir's registered address (after COMMIT, the caller
     enqueues `outbox_id`). 404 for another owner's heir, 409 once the plan is released (their
     claim link has gone to that address), 429 past PER_DAY a day for one heir."""
@@ -91,6 +95,7 @@ async def request(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: 
             recipient_id=beneficiary_id,
             now=now,
             context={"keyId": key_id},
+            budget=budget,
         )
         token = token_for(ring, key_id=key_id, outbox_id=outbox_id)
         await cur.execute(
@@ -105,7 +110,9 @@ async def request(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: 
             entity_id=beneficiary_id,
             summary="A beneficiary was asked to confirm that their email address reaches them",
         )
-    return {"outbox_id": outbox_id, "expires_at": now + LIFETIME}
+        await cur.execute("SELECT status FROM outbox WHERE id = %s", (outbox_id,))
+        status = (await cur.fetchone())["status"]
+    return {"outbox_id": outbox_id, "status": status, "expires_at": now + LIFETIME}
 
 
 _LIVE = (

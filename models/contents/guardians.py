@@ -23,6 +23,7 @@ from core.files.crypto import KeyRing
 from models import activity, guardian_links, plans, sealed_text
 from models.common import OwnedRows, as_record, changed_values, parse_id, update_row, wire_names
 from models.delivery import outbox, owner_notices
+from models.delivery.budget import Budget
 
 COLUMNS = (
     f"id, user_id, {sealed_text.select_list(table='guardians', alias='guardians')}, wallet_address,"
@@ -130,6 +131,7 @@ async def _invite(
     user_id: str,
     guardian_id: str,
     now: datetime,
+    budget: Budget,
     plan_defaults: plans.NewPlan | None = None,
 ) -> tuple[Guardian, str | None]:
     """Ask (again) from now: any earlier answer is cleared. Returns the row and the outbox id;
@@ -155,6 +157,7 @@ async def _invite(
         recipient_type="guardian",
         recipient_id=row["id"],
         now=now,
+        budget=budget,
         # When guardians would be asked, as the plan stands now: interval and grace, in days.
         context={
             "walletAddress": row["wallet_address"],
@@ -164,7 +167,9 @@ async def _invite(
     return row, row_id
 
 
-async def invite_waiting(cur: Cursor, ring: KeyRing, *, user_id: str, now: datetime) -> list[str]:
+async def invite_waiting(
+    cur: Cursor, ring: KeyRing, *, user_id: str, now: datetime, budget: Budget
+) -> list[str]:
     """The owner now has a name: every guardian whose invitation waited for it is invited.
     Returns the outbox row ids to enqueue after COMMIT."""
     await cur.execute(
@@ -174,7 +179,9 @@ async def invite_waiting(cur: Cursor, ring: KeyRing, *, user_id: str, now: datet
     )
     row_ids = []
     for waiting in await cur.fetchall():
-        _, row_id = await _invite(cur, ring, user_id=user_id, guardian_id=waiting["id"], now=now)
+        _, row_id = await _invite(
+            cur, ring, user_id=user_id, guardian_id=waiting["id"], now=now, budget=budget
+        )
         if row_id is not None:
             row_ids.append(row_id)
             await activity.record(
@@ -215,6 +222,7 @@ async def create(
     user_id: str,
     data: dict[str, Any],
     now: datetime,
+    budget: Budget,
     plan_defaults: plans.NewPlan | None = None,
 ) -> Guardian:
     """Add a guardian and invite them; the owner's plan is created (with `plan_defaults`) if it
@@ -246,7 +254,13 @@ async def create(
         except psycopg2.errors.UniqueViolation:
             raise Conflict(DUPLICATE) from None
         row, invitation = await _invite(
-            cur, ring, user_id=user_id, guardian_id=guardian_id, now=now, plan_defaults=plan_defaults
+            cur,
+            ring,
+            user_id=user_id,
+            guardian_id=guardian_id,
+            now=now,
+            budget=budget,
+            plan_defaults=plan_defaults,
         )
         await activity.record(
             cur,
@@ -274,6 +288,7 @@ async def update(
     raw_id: str,
     changes: dict[str, Any],
     now: datetime,
+    budget: Budget,
 ) -> Guardian:
     """Apply the fields given; an unchanged value writes nothing and records nothing. A new
     wallet address asks the guardian again (their answer was for the old one); a new email
@@ -311,7 +326,9 @@ async def update(
                 )
             unanswered = row["accepted_at"] is None and row["declined_at"] is None
             if "wallet_address" in diff or ("email" in diff and unanswered):
-                row, invitation = await _invite(cur, ring, user_id=user_id, guardian_id=row_id, now=now)
+                row, invitation = await _invite(
+                    cur, ring, user_id=user_id, guardian_id=row_id, now=now, budget=budget
+                )
                 invitations += [invitation] if invitation else []
             await activity.record(
                 cur,

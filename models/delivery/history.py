@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TypedDict
 
-from core.db import Cursor
+from core.db import Cursor, Pool, autocommit
 from models.common import as_records
 from models.delivery.outbox import RecipientType
 
@@ -37,6 +37,17 @@ async def notices(cur: Cursor, *, plan_id: str, limit: int = 50) -> list[Notice]
         (plan_id, limit),
     )
     return as_records(Notice, rows=await cur.fetchall())
+
+
+async def unsettled(pool: Pool, *, row_ids: list[str]) -> int:
+    """How many of these rows are still to be sent (a deletion waits for its goodbyes)."""
+    async with autocommit(pool) as cur:
+        await cur.execute(
+            "SELECT count(*)::int AS n FROM outbox WHERE id = ANY(%s::uuid[]) AND status = 'pending'",
+            (row_ids,),
+        )
+        row = await cur.fetchone()
+    return int(row["n"])
 
 
 def address_bounced(*, recipient_type: RecipientType, alias: str) -> str:

@@ -27,6 +27,7 @@ from core.files.crypto import KeyRing
 from models import check_in_links
 from models.common import as_record, as_records
 from models.delivery import deliveries
+from models.delivery.budget import BUDGETED, Budget, admit, releasable
 from models.delivery.deliveries import Delivery
 
 DELIVER_JOB = "deliver_email"
@@ -42,21 +43,6 @@ STALE_AFTER = timedelta(seconds=30)
 BATCH = 64
 
 
-class OutboxRow(TypedDict):
-    id: str
-    kind: str
-    plan_id: str | None
-    recipient_type: str
-    recipient_id: str
-    context: dict[str, Any]
-    status: str
-    attempts: int
-    next_attempt_at: datetime
-    last_error: str | None
-    created_at: datetime
-    finished_at: datetime | None
-
-
 async def add(
     cur: Cursor,
     *,
@@ -66,13 +52,21 @@ async def add(
     recipient_id: str,
     now: datetime,
     context: dict[str, Any] | None = None,
+    budget: Budget | None = None,
 ) -> str:
-    """One email; an owner's lifecycle email (check_in_links.KINDS) gets its one-time check-in link."""
+    """One email; an owner's lifecycle email (check_in_links.KINDS) gets its one-time check-in link,
+    one to an address the owner typed (BUDGETED) counts against the request's `budget` and may
+    wait (models.delivery.budget), replacing one still waiting for that person."""
+    admitted = await admit(cur, kind=kind, plan_id=plan_id, recipient_id=recipient_id, budget=budget, now=now)
     await cur.execute(
-        "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at, "
-        "created_at)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id::text AS id",
-        (kind, plan_id, recipient_type, recipient_id, Json(context or {}), now, now),
+        "WITH replaced AS (UPDATE outbox SET status = 'skipped', last_error = 'replaced by a later email',"
+        " finished_at = %(now)s WHERE %(budgeted)s AND kind = %(kind)s AND recipient_id = %(to)s"
+        " AND status = 'deferred') INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context,"
+        " next_attempt_at, created_at, status, budget_at, client_digest) VALUES (%(kind)s, %(plan)s,"
+        " %(type)s, %(to)s, %(context)s, %(now)s, %(now)s, %(status)s, %(budget_at)s, %(client)s)"
+        " RETURNING id::text AS id",
+        {"now": now, "budgeted": kind in BUDGETED, "kind": kind, "to": recipient_id, "plan": plan_id}
+        | {"type": recipient_type, "context": Json(context or {}), **admitted},
     )
     row = await cur.fetchone()
     row_id: str = row["id"]
@@ -133,17 +127,6 @@ async def add_for_beneficiaries(
     return [row["id"] for row in await cur.fetchall()]
 
 
-async def unsettled(pool: Pool, *, row_ids: list[str]) -> int:
-    """How many of these rows are still to be sent (a deletion waits for its goodbyes)."""
-    async with autocommit(pool) as cur:
-        await cur.execute(
-            "SELECT count(*)::int AS n FROM outbox WHERE id = ANY(%s::uuid[]) AND status = 'pending'",
-            (row_ids,),
-        )
-        row = await cur.fetchone()
-    return int(row["n"])
-
-
 async def delete_for_owner(cur: Cursor, *, owner_id: str) -> None:
     """An account's own emails not tied to its plan (which cascade with it): its deletion's."""
     await cur.execute("DELETE FROM outbox WHERE recipient_type = 'owner' AND recipient_id = %s", (owner_id,))
@@ -175,6 +158,19 @@ async def add_to_digest(
         " created_at) VALUES (%s, %s, 'owner', %s, %s, %s, %s)",
         (DIGEST, plan_id, owner_id, Json({"changes": [change]}), now + window, now),
     )
+
+
+async def release_deferred(pool: Pool, *, per_account: int, per_client: int, now: datetime) -> list[str]:
+    """Deferred rows whose budgets have room again go (models.delivery.budget.releasable), each
+    counted from now; returns their ids, to enqueue after COMMIT."""
+    async with transaction(pool) as cur:
+        row_ids = await releasable(cur, per_account=per_account, per_client=per_client, now=now)
+        await cur.execute(
+            "UPDATE outbox SET status = 'pending', budget_at = %s, next_attempt_at = %s"
+            " WHERE id = ANY(%s::uuid[]) AND status = 'deferred'",
+            (now, now, row_ids),
+        )
+    return row_ids
 
 
 def batches(*, row_ids: list[str]) -> list[list[str]]:

@@ -30,7 +30,7 @@ from models import check_in_links, plans
 from models.account import users
 from models.archive import items
 from models.common import as_record
-from models.delivery import outbox
+from models.delivery import history, outbox
 
 DELETE_JOB = "delete_account"
 GOODBYE_EMAIL = "plan_deleted"
@@ -127,7 +127,7 @@ async def pending(pool: Pool, *, limit: int = 100) -> list[str]:
 
 
 async def emails_unsettled(pool: Pool, *, deletion: Deletion) -> int:
-    return await outbox.unsettled(pool, row_ids=deletion["emails"]) if deletion["emails"] else 0
+    return await history.unsettled(pool, row_ids=deletion["emails"]) if deletion["emails"] else 0
 
 
 async def redis_ids(pool: Pool, *, deletion: Deletion) -> list[str]:

@@ -44,6 +44,8 @@ class Facts(TypedDict):
     # Heirs whose address bounced (or was marked as spam), and those who never confirmed theirs.
     bounced_heirs: list[str]
     unconfirmed_heirs: list[str]
+    # Invitations and confirmation requests waiting for the day's budget (models.delivery.budget).
+    deferred_emails: int
 
 
 async def facts(cur: Cursor, ring: KeyRing, *, user_id: str) -> Facts:
@@ -64,6 +66,8 @@ async def facts(cur: Cursor, ring: KeyRing, *, user_id: str) -> Facts:
         " (SELECT count(*) FROM user_wallets WHERE user_id = u.id) AS owner_wallets,"
         " (SELECT count(*) FROM guardians WHERE user_id = u.id AND unresponsive_since IS NOT NULL)"
         " AS unresponsive,"
+        " (SELECT count(*) FROM outbox o JOIN plans p ON p.id = o.plan_id WHERE p.user_id = u.id"
+        " AND o.status = 'deferred') AS deferred_emails,"
         " u.email_sealed IS NOT NULL AS has_owner_email, u.name_sealed IS NOT NULL AS has_owner_name,"
         f" {history.address_bounced(recipient_type='owner', alias='u')} AS owner_email_bounced"
         " FROM users u WHERE u.id = %s",
@@ -251,6 +255,13 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
         advice.append(
             "One guardian's approval is enough to release your plan: a single person, mistaken or "
             "dishonest, could release it. Add guardians and ask for at least two approvals."
+        )
+    if known["deferred_emails"]:
+        count = known["deferred_emails"]
+        advice.append(
+            f"{count} {'email waits' if count == 1 else 'emails wait'} to be sent: your account has sent "
+            "as many invitations and address confirmations as it may in a day. They go out by themselves "
+            "as the day's allowance frees, within 24 hours; nothing is lost."
         )
     if known["bounced_heirs"]:
         names = ", ".join(known["bounced_heirs"])

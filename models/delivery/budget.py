@@ -1,0 +1,150 @@
+"""Nobody's mail relay: emails to addresses an owner typed have a daily budget.
+
+Anyone can open an account with a fresh key, name anyone as a guardian or an heir and make the
+service email them under its own sender; the email carries the owner's name, which the owner
+chose. So the emails caused by typing someone's address (BUDGETED) count, per account (its plan)
+and per client address across accounts, over a rolling 24 h read from the outbox itself. Past
+either budget the action still succeeds and its email waits as `deferred`; the outbox sweep
+lets deferred rows go, oldest first, as the window frees (`releasable`). Lifecycle emails and
+emails to the owner's own address never count and never wait: a stolen owner key must not be
+able to spend the budget and then act unheard. Decisions: docs/security.md, "Nobody's mail relay".
+
+Reads only: models.delivery.outbox writes the rows with the status decided here, and releases
+the rows chosen here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal, TypedDict
+
+from core.db import Cursor
+from core.files.crypto import KeyRing
+
+# Kinds an owner causes by typing another person's address. A new such kind is one line here
+# (its callers pass the request's Budget to outbox.add, which refuses the kind without one).
+BUDGETED = frozenset({"guardian_invitation", "email_confirmation"})
+WINDOW = timedelta(hours=24)
+PURPOSE = "client-address"
+# Deferred rows one sweep looks at, oldest first.
+SWEEP_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Who is causing the emails of one request, and how many a day they may cause."""
+
+    per_account: int
+    per_client: int
+    client: bytes | None  # client_digest of the request's address
+
+
+def client_digest(ring: KeyRing, *, ip: str) -> bytes:
+    """The client address as the outbox keeps it: an HMAC under a key-ring subkey (the address
+    itself is never stored), of the /64 for IPv6 (one host holds a whole /64)."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        network = ip
+    else:
+        network = (
+            str(ipaddress.ip_network(f"{address}/64", strict=False)) if address.version == 6 else str(address)
+        )
+    return hmac.new(ring.subkey(ring.primary_id, PURPOSE), network.encode(), hashlib.sha256).digest()[:16]
+
+
+class Admission(TypedDict):
+    status: Literal["pending", "deferred"]
+    budget_at: datetime | None  # when it started to count (None: it does not count, or waits)
+    client: bytes | None  # client_digest
+
+
+UNCOUNTED: Admission = {"status": "pending", "budget_at": None, "client": None}
+
+
+async def _lock(cur: Cursor, key: str, *, wait: bool) -> bool:
+    """A transaction-scoped lock on one budget, so two requests cannot both take its last email."""
+    call = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
+    await cur.execute(f"SELECT {call}(hashtextextended(%s, 0)) AS locked", ("email-budget:" + key,))
+    row = await cur.fetchone()
+    return row["locked"] is not False
+
+
+async def _spent(cur: Cursor, *, plan_id: str | None, client: bytes | None, now: datetime) -> int:
+    column, value = ("plan_id", plan_id) if client is None else ("client_digest", client)
+    await cur.execute(
+        f"SELECT count(*)::int AS n FROM outbox WHERE {column} = %s AND budget_at > %s", (value, now - WINDOW)
+    )
+    return int((await cur.fetchone())["n"])
+
+
+async def admit(
+    cur: Cursor, *, kind: str, plan_id: str | None, recipient_id: str, budget: Budget | None, now: datetime
+) -> Admission:
+    """How an email written now starts: any kind but BUDGETED goes at once, uncounted; a
+    budgeted one goes at once (counted from now) unless its account's or its client address's
+    last WINDOW is full, or the plan has rows waiting already (they go first): then it waits,
+    `deferred`. A waiting row for the same person and kind is about to be replaced, not waited
+    behind."""
+    if kind not in BUDGETED:
+        return UNCOUNTED
+    if budget is None or plan_id is None:
+        raise ValueError(f"a {kind} email needs its plan and the request's budget")
+    await _lock(cur, f"plan:{plan_id}", wait=True)
+    if budget.client is not None:
+        await _lock(cur, "client:" + budget.client.hex(), wait=True)
+    await cur.execute(
+        "SELECT 1 FROM outbox WHERE plan_id = %s AND status = 'deferred'"
+        " AND NOT (kind = %s AND recipient_id = %s) LIMIT 1",
+        (plan_id, kind, recipient_id),
+    )
+    full = await cur.fetchone() is not None
+    full = full or await _spent(cur, plan_id=plan_id, client=None, now=now) >= budget.per_account
+    if not full and budget.client is not None:
+        full = await _spent(cur, plan_id=None, client=budget.client, now=now) >= budget.per_client
+    if full:
+        return {"status": "deferred", "budget_at": None, "client": budget.client}
+    return {"status": "pending", "budget_at": now, "client": budget.client}
+
+
+async def releasable(cur: Cursor, *, per_account: int, per_client: int, now: datetime) -> list[str]:
+    """Deferred rows that may go now, oldest first, while their plan's and client address's
+    last WINDOW has room (locked for the caller, which releases them in this transaction). A
+    budget another transaction holds is left to the next sweep: never waited for, as the sweep
+    takes many budgets' locks and a request two."""
+    await cur.execute(
+        "SELECT id::text AS id, plan_id::text AS plan_id, client_digest FROM outbox"
+        " WHERE status = 'deferred' ORDER BY created_at, id LIMIT %s FOR UPDATE SKIP LOCKED",
+        (SWEEP_LIMIT,),
+    )
+    chosen: list[str] = []
+    spent: dict[str, int] = {}
+    for row in await cur.fetchall():
+        client = None if row["client_digest"] is None else bytes(row["client_digest"])
+        budgets: list[tuple[str, int, str | None, bytes | None]] = [
+            (f"plan:{row['plan_id']}", per_account, row["plan_id"], None)
+        ]
+        if client is not None:
+            budgets.append(("client:" + client.hex(), per_client, None, client))
+        if not all([await _lock(cur, key, wait=False) for key, *_ in budgets]):
+            continue
+        for key, _, plan_id, digest in budgets:
+            if key not in spent:
+                spent[key] = await _spent(cur, plan_id=plan_id, client=digest, now=now)
+        if all(spent[key] < limit for key, limit, *_ in budgets):
+            chosen.append(row["id"])
+            for key, *_ in budgets:
+                spent[key] += 1
+    return chosen
+
+
+async def deferred_count(cur: Cursor, *, plan_id: str) -> int:
+    """How many of the plan's emails wait for the budget (readiness says so)."""
+    await cur.execute(
+        "SELECT count(*)::int AS n FROM outbox WHERE plan_id = %s AND status = 'deferred'", (plan_id,)
+    )
+    return int((await cur.fetchone())["n"])
