@@ -4,6 +4,7 @@ over HTTP, with the real worker and the email capture server."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import secrets
@@ -12,11 +13,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
+import psycopg2
 from standardwebhooks.webhooks import Webhook
 
-from tests.helpers import assert_error, sign_in
+from tests.helpers import assert_error, sign_in, until
 from tests.lifecycle_helpers import activate_plan, answer, approve_plan, get_overview
-from tests.plan_helpers import query
+from tests.plan_helpers import blocked_by, query
 
 HOOK = "/api/webhooks/email"
 SECRET = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
@@ -236,3 +238,48 @@ def test_the_secret_setting_must_look_like_one():
         else:
             raise AssertionError(f"accepted {bad!r}")
     assert load_settings({"APP_ENV": "test", "EMAIL_WEBHOOK_SECRET": SECRET}).email_webhook_secret == SECRET
+
+
+def waiting(settings) -> list[dict[str, Any]]:
+    """Backends of the test database waiting on a lock another holds."""
+    return query(
+        settings,
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+        " AND cardinality(pg_blocking_pids(pid)) > 0",
+    )
+
+
+async def test_bounces_of_one_heir_arriving_together_alert_each_guardian_once(
+    make_client, clock, run_worker, email_provider, settings
+):
+    # Two links of the same heir bounce at the same moment: each event's transaction checks for
+    # today's alert before the other has committed one. The test holds the plan's row so both
+    # events are applied side by side (their alert rows wait on its foreign key), then lets go.
+    client = await make_client(email_webhook_secret=SECRET)
+    setup = await released(client, clock, run_worker, email_provider, guardians=3, accepting=3, threshold=2)
+    heir = setup.beneficiaries[0]
+    ids = [provider_id(settings, "claim_link", "beneficiary", recipient_id=heir["id"])]
+    resp = await client.post("/api/claim/resend", json={"email": "heir0@example.org"})
+    assert resp.status == 202
+    await run_worker(settings=email_provider.settings)
+    ids.append(provider_id(settings, "claim_link", "beneficiary", recipient_id=heir["id"]))
+    assert ids[0] != ids[1]
+    before = len(email_provider.requests)
+    holder = psycopg2.connect(settings.database_url)
+    try:
+        with holder.cursor() as cur:
+            cur.execute("SELECT id FROM plans WHERE id = %s FOR UPDATE", (setup.plan_id,))
+            cur.execute("SELECT pg_backend_pid()")
+            pid = cur.fetchone()[0]
+        posts = [asyncio.create_task(post(client, event("email.bounced", i))) for i in ids]
+        # The first waits on the plan row; the second on it too, or (with the unique once_key) on
+        # the first's alert.
+        await until(lambda: len(waiting(settings)) == 2, "both events applied and waiting")
+        assert blocked_by(settings, pid)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert [r.status for r in await asyncio.gather(*posts)] == [200, 200]
+    await run_worker(settings=email_provider.settings)
+    alerted = sorted(r.to for r in email_provider.requests[before:])
+    assert alerted == ["guardian0@example.org", "guardian1@example.org", "guardian2@example.org"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Awaitable, Callable, Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypedDict
 
 from arq.connections import ArqRedis
@@ -373,42 +373,43 @@ async def hear(cur: Cursor, *, provider_id: str, delivery: str, now: datetime) -
 async def alert_undeliverable(cur: Cursor, *, heard: list[Heard], now: datetime) -> list[str]:
     """Who must hear that an email bounced (or was marked as spam): for a claim link, every
     accepted guardian of the plan (`claim_link_undelivered`); for a guardian's invitation, the
-    owner (`guardian_email_bounced`). Each row alerts once (its outcome moves once), and one
-    person's address at most once per ALERT_EVERY however often it bounces. The owner's own
-    bounces are read by readiness (`address_bounced`), not emailed to the address that bounced."""
+    owner (`guardian_email_bounced`). Each row alerts once (its outcome moves once), one address
+    at most once per ALERT_EVERY, and once per UTC day even when events race (the unique once_key
+    sees an alert not yet committed; NOT EXISTS cannot). The owner's own bounces are read by
+    readiness (`address_bounced`), not emailed to the address that bounced."""
     links = [h["id"] for h in heard if h["kind"] == "claim_link" and h["delivery"] in UNDELIVERABLE]
     asks = [h["id"] for h in heard if h["kind"] in GUARDIAN_ASKS and h["delivery"] in UNDELIVERABLE]
-    alerts: list[str] = []
+    alerts, day = [], now.astimezone(UTC).date().isoformat()
     if links:
         await cur.execute(
             "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at,"
-            " created_at)"
+            " created_at, once_key)"
             " SELECT 'claim_link_undelivered', o.plan_id, 'guardian', g.id,"
             "   jsonb_build_object('beneficiaryId', o.recipient_id::text, 'outcome', o.delivery),"
-            " %(now)s, %(now)s"
+            " %(now)s, %(now)s, concat_ws(':', 'undelivered', g.id, o.recipient_id, %(day)s)"
             " FROM outbox o JOIN plans p ON p.id = o.plan_id JOIN guardians g ON g.user_id = p.user_id"
             f" WHERE o.id = ANY(%(ids)s::uuid[]) AND {_ACCEPTED} AND NOT EXISTS (SELECT 1 FROM outbox a"
             "   WHERE a.kind = 'claim_link_undelivered' AND a.plan_id = o.plan_id"
             "   AND a.context->>'beneficiaryId' = o.recipient_id::text"
             "   AND a.context->>'outcome' = ANY(%(why)s)"
             "   AND a.created_at > %(since)s)"
-            " RETURNING id::text AS id",
-            {"now": now, "ids": links, "why": list(UNDELIVERABLE), "since": now - ALERT_EVERY},
+            " ON CONFLICT DO NOTHING RETURNING id::text AS id",
+            {"now": now, "ids": links, "why": list(UNDELIVERABLE), "since": now - ALERT_EVERY, "day": day},
         )
         alerts += [row["id"] for row in await cur.fetchall()]
     if asks:
         await cur.execute(
             "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at,"
-            " created_at)"
+            " created_at, once_key)"
             " SELECT 'guardian_email_bounced', p.id, 'owner', p.user_id,"
             "   jsonb_build_object('guardianId', o.recipient_id::text, 'outcome', o.delivery),"
-            " %(now)s, %(now)s"
+            " %(now)s, %(now)s, concat_ws(':', 'bounced', p.user_id, o.recipient_id, %(day)s)"
             " FROM outbox o JOIN plans p ON p.id = o.plan_id"
             " WHERE o.id = ANY(%(ids)s::uuid[]) AND NOT EXISTS (SELECT 1 FROM outbox a"
             "   WHERE a.kind = 'guardian_email_bounced' AND a.plan_id = o.plan_id"
             "   AND a.context->>'guardianId' = o.recipient_id::text AND a.created_at > %(since)s)"
-            " RETURNING id::text AS id",
-            {"now": now, "ids": asks, "since": now - ALERT_EVERY},
+            " ON CONFLICT DO NOTHING RETURNING id::text AS id",
+            {"now": now, "ids": asks, "since": now - ALERT_EVERY, "day": day},
         )
         alerts += [row["id"] for row in await cur.fetchall()]
     return alerts
