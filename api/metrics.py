@@ -24,9 +24,8 @@ from api.public import public
 from api.schemas import error_responses
 from core import jobstats, queue
 from core.errors import NotFound, Unauthorized
-from models import metrics as counts
-from models.archive import items as archive
-from models.archive import scrub
+from models import metrics
+from models.archive import items, scrub
 
 routes = web.RouteTableDef()
 
@@ -173,7 +172,7 @@ class Metrics:
     async def render(self, app: web.Application) -> bytes:
         async with self._scrape:
             backlog, depth, jobs, scrubbed, stalest = await asyncio.gather(
-                counts.backlog(app[DB]),
+                metrics.backlog(app[DB]),
                 app[REDIS].zcard(app[SETTINGS].arq_queue_name),
                 jobstats.read(app[REDIS]),
                 jobstats.read_counts(app[REDIS], scrub.METRICS),
@@ -185,7 +184,7 @@ class Metrics:
             self.queue_depth.set(depth)
             self.outbox.set(backlog["outbox_pending"])
             self.transactions.set(backlog["transactions_pending"])
-            for status in archive.STATUSES:
+            for status in items.STATUSES:
                 self.archive.labels(status).set(backlog["archive_items"].get(status, 0))
             self.jobs.snapshot = jobs
             return generate_latest(self.registry)

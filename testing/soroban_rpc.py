@@ -24,8 +24,7 @@ from typing import Any
 
 import pytest_asyncio
 from aiohttp import web
-from stellar_sdk import Keypair, Network, SorobanDataBuilder, StrKey, TransactionEnvelope, scval
-from stellar_sdk import xdr as x
+from stellar_sdk import Keypair, Network, SorobanDataBuilder, StrKey, TransactionEnvelope, scval, xdr
 from stellar_sdk.exceptions import BadSignatureError
 from stellar_sdk.operation import InvokeHostFunction
 
@@ -45,43 +44,44 @@ def free_port() -> int:
         return port
 
 
-def contract_error_event(code: int) -> x.DiagnosticEvent:
+def contract_error_event(code: int) -> xdr.DiagnosticEvent:
     """The diagnostic event a host emits when a contract returns `Error(Contract, #code)`."""
-    error = x.SCVal(
-        x.SCValType.SCV_ERROR, error=x.SCError(x.SCErrorType.SCE_CONTRACT, contract_code=x.Uint32(code))
+    error = xdr.SCVal(
+        xdr.SCValType.SCV_ERROR,
+        error=xdr.SCError(xdr.SCErrorType.SCE_CONTRACT, contract_code=xdr.Uint32(code)),
     )
-    body = x.ContractEventBody(
-        0, x.ContractEventV0(topics=[scval.to_symbol("error"), error], data=scval.to_void())
+    body = xdr.ContractEventBody(
+        0, xdr.ContractEventV0(topics=[scval.to_symbol("error"), error], data=scval.to_void())
     )
-    event = x.ContractEvent(x.ExtensionPoint(0), None, x.ContractEventType.DIAGNOSTIC, body)
-    return x.DiagnosticEvent(in_successful_contract_call=False, event=event)
+    event = xdr.ContractEvent(xdr.ExtensionPoint(0), None, xdr.ContractEventType.DIAGNOSTIC, body)
+    return xdr.DiagnosticEvent(in_successful_contract_call=False, event=event)
 
 
 def transaction_result(
-    code: x.TransactionResultCode, fee: int, op: x.InvokeHostFunctionResult | None = None
+    code: xdr.TransactionResultCode, fee: int, op: xdr.InvokeHostFunctionResult | None = None
 ) -> str:
     results = None
     if op is not None:
-        tr = x.OperationResultTr(x.OperationType.INVOKE_HOST_FUNCTION, invoke_host_function_result=op)
-        results = [x.OperationResult(x.OperationResultCode.opINNER, tr)]
-    result = x.TransactionResultResult(code, results=results)
-    return x.TransactionResult(x.Int64(fee), result, x.TransactionResultExt(0)).to_xdr()
+        tr = xdr.OperationResultTr(xdr.OperationType.INVOKE_HOST_FUNCTION, invoke_host_function_result=op)
+        results = [xdr.OperationResult(xdr.OperationResultCode.opINNER, tr)]
+    result = xdr.TransactionResultResult(code, results=results)
+    return xdr.TransactionResult(xdr.Int64(fee), result, xdr.TransactionResultExt(0)).to_xdr()
 
 
-def account_entry(address: str, sequence: int) -> x.LedgerEntryData:
-    account = x.AccountEntry(
+def account_entry(address: str, sequence: int) -> xdr.LedgerEntryData:
+    account = xdr.AccountEntry(
         account_id=Keypair.from_public_key(address).xdr_account_id(),
-        balance=x.Int64(10_000 * 10**7),
-        seq_num=x.SequenceNumber(x.Int64(sequence)),
-        num_sub_entries=x.Uint32(0),
+        balance=xdr.Int64(10_000 * 10**7),
+        seq_num=xdr.SequenceNumber(xdr.Int64(sequence)),
+        num_sub_entries=xdr.Uint32(0),
         inflation_dest=None,
-        flags=x.Uint32(0),
-        home_domain=x.String32(b""),
-        thresholds=x.Thresholds(b"\x01\x00\x00\x00"),
+        flags=xdr.Uint32(0),
+        home_domain=xdr.String32(b""),
+        thresholds=xdr.Thresholds(b"\x01\x00\x00\x00"),
         signers=[],
-        ext=x.AccountEntryExt(0),
+        ext=xdr.AccountEntryExt(0),
     )
-    return x.LedgerEntryData(x.LedgerEntryType.ACCOUNT, account=account)
+    return xdr.LedgerEntryData(xdr.LedgerEntryType.ACCOUNT, account=account)
 
 
 @dataclass
@@ -91,7 +91,7 @@ class Sent:
     hash: str
     envelope_xdr: str
     function: str
-    args: list[x.SCVal]
+    args: list[xdr.SCVal]
     fee: int
     polls_left: int
     error_code: int | None
@@ -227,8 +227,8 @@ class SorobanRpcEmulator:
     def rpc_getLedgerEntries(self, params: Any) -> dict[str, Any]:
         entries = []
         for key_xdr in params.get("keys", []):
-            key = x.LedgerKey.from_xdr(key_xdr)
-            if key.type != x.LedgerEntryType.ACCOUNT:
+            key = xdr.LedgerKey.from_xdr(key_xdr)
+            if key.type != xdr.LedgerEntryType.ACCOUNT:
                 continue
             assert key.account is not None and key.account.account_id.account_id.ed25519 is not None
             address = StrKey.encode_ed25519_public_key(key.account.account_id.account_id.ed25519.uint256)
@@ -239,12 +239,12 @@ class SorobanRpcEmulator:
                 )
         return {"entries": entries, "latestLedger": self.ledger}
 
-    def _decode_invoke(self, envelope: TransactionEnvelope) -> tuple[str, list[x.SCVal]]:
+    def _decode_invoke(self, envelope: TransactionEnvelope) -> tuple[str, list[xdr.SCVal]]:
         ops = envelope.transaction.operations
         if len(ops) != 1 or not isinstance(ops[0], InvokeHostFunction):
             raise RpcError(INVALID_PARAMS, "transaction must hold exactly one invoke host function operation")
         fn = ops[0].host_function
-        if fn.type != x.HostFunctionType.HOST_FUNCTION_TYPE_INVOKE_CONTRACT or fn.invoke_contract is None:
+        if fn.type != xdr.HostFunctionType.HOST_FUNCTION_TYPE_INVOKE_CONTRACT or fn.invoke_contract is None:
             raise RpcError(INVALID_PARAMS, "only contract invocations are emulated")
         invoke = fn.invoke_contract
         contract = invoke.contract_address.contract_id
@@ -282,18 +282,18 @@ class SorobanRpcEmulator:
         invoke = envelope.transaction.operations[0]
         assert isinstance(invoke, InvokeHostFunction) and invoke.host_function.invoke_contract is not None
         contract_address = invoke.host_function.invoke_contract.contract_address
-        instance = x.LedgerKey(
-            x.LedgerEntryType.CONTRACT_DATA,
-            contract_data=x.LedgerKeyContractData(
+        instance = xdr.LedgerKey(
+            xdr.LedgerEntryType.CONTRACT_DATA,
+            contract_data=xdr.LedgerKeyContractData(
                 contract_address,
-                x.SCVal(x.SCValType.SCV_LEDGER_KEY_CONTRACT_INSTANCE),
-                x.ContractDataDurability.PERSISTENT,
+                xdr.SCVal(xdr.SCValType.SCV_LEDGER_KEY_CONTRACT_INSTANCE),
+                xdr.ContractDataDurability.PERSISTENT,
             ),
         )
-        plan_key = x.LedgerKey(
-            x.LedgerEntryType.CONTRACT_DATA,
-            contract_data=x.LedgerKeyContractData(
-                contract_address, args[0] if args else scval.to_void(), x.ContractDataDurability.PERSISTENT
+        plan_key = xdr.LedgerKey(
+            xdr.LedgerEntryType.CONTRACT_DATA,
+            contract_data=xdr.LedgerKeyContractData(
+                contract_address, args[0] if args else scval.to_void(), xdr.ContractDataDurability.PERSISTENT
             ),
         )
         data = (
@@ -308,22 +308,24 @@ class SorobanRpcEmulator:
         # the entry uses the transaction's own signature (source-account credentials).
         caller = scval.from_address(args[1]).address if len(args) > 1 else source
         if caller == source:
-            credentials = x.SorobanCredentials(x.SorobanCredentialsType.SOROBAN_CREDENTIALS_SOURCE_ACCOUNT)
+            credentials = xdr.SorobanCredentials(
+                xdr.SorobanCredentialsType.SOROBAN_CREDENTIALS_SOURCE_ACCOUNT
+            )
         else:
-            credentials = x.SorobanCredentials(
-                x.SorobanCredentialsType.SOROBAN_CREDENTIALS_ADDRESS,
-                address=x.SorobanAddressCredentials(
+            credentials = xdr.SorobanCredentials(
+                xdr.SorobanCredentialsType.SOROBAN_CREDENTIALS_ADDRESS,
+                address=xdr.SorobanAddressCredentials(
                     scval.from_address(args[1]).to_xdr_sc_address(),
-                    x.Int64(7),
-                    x.Uint32(self.ledger + 100),
+                    xdr.Int64(7),
+                    xdr.Uint32(self.ledger + 100),
                     scval.to_void(),
                 ),
             )
-        auth = x.SorobanAuthorizationEntry(
+        auth = xdr.SorobanAuthorizationEntry(
             credentials,
-            x.SorobanAuthorizedInvocation(
-                x.SorobanAuthorizedFunction(
-                    x.SorobanAuthorizedFunctionType.SOROBAN_AUTHORIZED_FUNCTION_TYPE_CONTRACT_FN,
+            xdr.SorobanAuthorizedInvocation(
+                xdr.SorobanAuthorizedFunction(
+                    xdr.SorobanAuthorizedFunctionType.SOROBAN_AUTHORIZED_FUNCTION_TYPE_CONTRACT_FN,
                     contract_fn=invoke.host_function.invoke_contract,
                 ),
                 [],
@@ -338,7 +340,7 @@ class SorobanRpcEmulator:
             "latestLedger": self.ledger,
         }
 
-    def _reject(self, code: x.TransactionResultCode, fee: int, tx_hash: str) -> dict[str, Any]:
+    def _reject(self, code: xdr.TransactionResultCode, fee: int, tx_hash: str) -> dict[str, Any]:
         return {
             "status": "ERROR",
             "hash": tx_hash,
@@ -354,12 +356,12 @@ class SorobanRpcEmulator:
         if scripted == "TRY_AGAIN_LATER":
             return {"status": "TRY_AGAIN_LATER", "hash": tx_hash, **self._ledger_fields()}
         if scripted == "ERROR":
-            return self._reject(x.TransactionResultCode.txINTERNAL_ERROR, 100, tx_hash)
+            return self._reject(xdr.TransactionResultCode.txINTERNAL_ERROR, 100, tx_hash)
         if tx_hash in self.sent or scripted == "DUPLICATE":
             return {"status": "DUPLICATE", "hash": tx_hash, **self._ledger_fields()}
         source = tx.source.account_id
         if source not in self.accounts:
-            return self._reject(x.TransactionResultCode.txNO_ACCOUNT, 0, tx_hash)
+            return self._reject(xdr.TransactionResultCode.txNO_ACCOUNT, 0, tx_hash)
         signer = Keypair.from_public_key(source)
         signed = False
         for signature in envelope.signatures:
@@ -371,14 +373,14 @@ class SorobanRpcEmulator:
             except BadSignatureError:
                 pass
         if not signed:  # a wrong network passphrase lands here too: the hash differs
-            return self._reject(x.TransactionResultCode.txBAD_AUTH, 100, tx_hash)
+            return self._reject(xdr.TransactionResultCode.txBAD_AUTH, 100, tx_hash)
         if tx.sequence != self.accounts[source] + 1:
-            return self._reject(x.TransactionResultCode.txBAD_SEQ, 100, tx_hash)
+            return self._reject(xdr.TransactionResultCode.txBAD_SEQ, 100, tx_hash)
         bounds = tx.preconditions.time_bounds if tx.preconditions else None
         if bounds is not None and bounds.max_time and bounds.max_time < self.now():
-            return self._reject(x.TransactionResultCode.txTOO_LATE, 100, tx_hash)
+            return self._reject(xdr.TransactionResultCode.txTOO_LATE, 100, tx_hash)
         if tx.soroban_data is None or tx.fee < tx.soroban_data.resource_fee.int64:
-            return self._reject(x.TransactionResultCode.txSOROBAN_INVALID, 100, tx_hash)
+            return self._reject(xdr.TransactionResultCode.txSOROBAN_INVALID, 100, tx_hash)
         try:
             function, args = self._decode_invoke(envelope)
         except _Missing:
@@ -422,16 +424,16 @@ class SorobanRpcEmulator:
             "envelopeXdr": sent.envelope_xdr,
         }
         if sent.error_code is None:
-            op = x.InvokeHostFunctionResult(
-                x.InvokeHostFunctionResultCode.INVOKE_HOST_FUNCTION_SUCCESS, success=x.Hash(bytes(32))
+            op = xdr.InvokeHostFunctionResult(
+                xdr.InvokeHostFunctionResultCode.INVOKE_HOST_FUNCTION_SUCCESS, success=xdr.Hash(bytes(32))
             )
-            code = x.TransactionResultCode.txSUCCESS
+            code = xdr.TransactionResultCode.txSUCCESS
             return {**found, "status": "SUCCESS", "resultXdr": transaction_result(code, sent.fee - 1000, op)}
-        op = x.InvokeHostFunctionResult(x.InvokeHostFunctionResultCode.INVOKE_HOST_FUNCTION_TRAPPED)
+        op = xdr.InvokeHostFunctionResult(xdr.InvokeHostFunctionResultCode.INVOKE_HOST_FUNCTION_TRAPPED)
         return {
             **found,
             "status": "FAILED",
-            "resultXdr": transaction_result(x.TransactionResultCode.txFAILED, sent.fee - 1000, op),
+            "resultXdr": transaction_result(xdr.TransactionResultCode.txFAILED, sent.fee - 1000, op),
             "diagnosticEventsXdr": [contract_error_event(sent.error_code).to_xdr()],
         }
 

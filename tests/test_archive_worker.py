@@ -17,7 +17,7 @@ from arq import cron
 from api.keys import REDIS
 from core import queue
 from core.files.crypto import KeyRing
-from models.archive import items as archive
+from models.archive import items
 from tests.archive_helpers import CT_SEGMENT, HEADER, Archive, harness
 from tests.plan_helpers import query
 from workers import archive as jobs
@@ -83,7 +83,7 @@ async def test_operator_requeue_of_a_failed_item_overrides_the_kept_job_result(
     await s3_vault.work(settings=DOWN, cron_jobs=[])
     assert s3_vault.row(item["id"])["status"] == "failed"
     redis = s3_vault.client.app[REDIS]
-    assert await redis.exists(f"arq:result:{queue.job_id(archive.VERIFY_JOB, item['id'])}")
+    assert await redis.exists(f"arq:result:{queue.job_id(items.VERIFY_JOB, item['id'])}")
 
     query(
         settings,
@@ -153,7 +153,7 @@ async def test_sweeper_requeues_a_lost_enqueue(vault: Archive, settings):
     data = b"lost in transit"
     item = await vault.upload_ok(data)
     redis = vault.client.app[REDIS]
-    job_id = queue.job_id(archive.VERIFY_JOB, item["id"])
+    job_id = queue.job_id(items.VERIFY_JOB, item["id"])
     assert await redis.delete(f"arq:job:{job_id}") == 1
     assert await redis.zrem(settings.arq_queue_name, job_id) == 1
 
@@ -173,14 +173,14 @@ async def test_sweeper_requeues_a_lost_enqueue(vault: Archive, settings):
 async def test_double_enqueue_runs_once_and_a_rerun_changes_nothing(vault: Archive):
     item = await vault.upload_ok(os.urandom(200_000))
     redis = vault.client.app[REDIS]
-    assert await archive.enqueue_verify(redis, item_id=item["id"]) is False  # already queued
+    assert await items.enqueue_verify(redis, item_id=item["id"]) is False  # already queued
     worker = await vault.work(cron_jobs=[])
     assert worker.jobs_complete == 1
 
     before = vault.row(item["id"])
     path = vault.object_path(item["id"])
     blob, stat = path.read_bytes(), path.stat()
-    assert await archive.enqueue_verify(redis, item_id=item["id"]) is True  # finished result cleared
+    assert await items.enqueue_verify(redis, item_id=item["id"]) is True  # finished result cleared
     worker = await vault.work(cron_jobs=[])
     assert worker.jobs_complete == 1
     assert vault.row(item["id"]) == before

@@ -13,8 +13,7 @@ from api.keys import CLOCK, DB, REDIS, SETTINGS
 from models import activity, wallet_requests
 from models.account import users
 from models.activity import ActivityFilter
-from models.archive import items as archive
-from models.archive import serving, sweeps
+from models.archive import items, serving, sweeps
 from models.claim import capsules
 from models.contents import assets, beneficiaries, guardians, messages
 from models.delivery import deliveries, history, outbox
@@ -103,16 +102,16 @@ async def test_archive_records(vault: Archive):
     pool, ring = vault.client.app[DB], vault.client.app[SETTINGS].key_ring
     owner = {"user_id": vault.session.user["id"]}
     created = await vault.upload_ok(b"x" * 1000, type="photo", filename="a.png", content_type="image/png")
-    page = await archive.list_page(pool, ring, page=PageRequest(), **owner)
-    assert_record(page.items[0], archive.ArchiveItem)
-    assert_record(await archive.get(pool, ring, raw_id=created["id"], **owner), archive.ArchiveItem)
+    page = await items.list_page(pool, ring, page=PageRequest(), **owner)
+    assert_record(page.items[0], items.ArchiveItem)
+    assert_record(await items.get(pool, ring, raw_id=created["id"], **owner), items.ArchiveItem)
     sealed = await serving.get_sealed(
         pool, ring, raw_id=created["id"], now=vault.client.app[CLOCK].now(), **owner
     )
-    assert_record(sealed, archive.SealedArchiveItem)
-    claimed = await archive.claim_attempt(pool, item_id=created["id"])  # what the verify job reads
+    assert_record(sealed, items.SealedArchiveItem)
+    claimed = await items.claim_attempt(pool, item_id=created["id"])  # what the verify job reads
     assert claimed is not None
-    assert_record(claimed, archive.ClaimedItem)
+    assert_record(claimed, items.ClaimedItem)
     (wrapped,) = await sweeps.wrapped_under_other_keys(
         pool, key_id="not-the-key", after=str(uuid.UUID(int=0))
     )

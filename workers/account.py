@@ -14,8 +14,8 @@ import logging
 from typing import Any
 
 from core import queue
-from models.archive import items as archive
-from models.flows import deletion as deletions
+from models.archive import items
+from models.flows import deletion
 from workers import context
 
 log = logging.getLogger(__name__)
@@ -24,19 +24,19 @@ log = logging.getLogger(__name__)
 async def delete_account(ctx: dict[str, Any], deletion_id: str) -> str:
     app = context.get(ctx)
     pool = app.db
-    found = await deletions.get(pool, deletion_id=deletion_id)
+    found = await deletion.get(pool, deletion_id=deletion_id)
     if found is None:
         return "done"
-    await deletions.count_attempt(pool, deletion_id=deletion_id)
-    waiting = await deletions.emails_unsettled(pool, deletion=found)
+    await deletion.count_attempt(pool, deletion_id=deletion_id)
+    waiting = await deletion.emails_unsettled(pool, deletion=found)
     if waiting:
         return f"waiting for {waiting} goodbye emails"  # the sweeper comes back within a minute
-    await deletions.forget_in_redis(app.redis, ids=await deletions.redis_ids(pool, deletion=found))
-    keys = await deletions.finish(pool, deletion=found)
+    await deletion.forget_in_redis(app.redis, ids=await deletion.redis_ids(pool, deletion=found))
+    keys = await deletion.finish(pool, deletion=found)
     removed = 0
     if app.storage is not None:
         for key in keys:
-            if not await archive.remove_object(pool, app.storage, key=key):
+            if not await items.remove_object(pool, app.storage, key=key):
                 break  # storage is down: sweep_archive retries every archive_deletions row
             removed += 1
     log.info(
@@ -57,7 +57,7 @@ async def sweep_account_deletions(ctx: dict[str, Any]) -> int:
     """Every minute: re-enqueue unfinished deletions (waiting emails, a lost job, a crash)."""
     app = context.get(ctx)
     queued = 0
-    for deletion_id in await deletions.pending(app.db):
-        if await queue.after_commit(app.redis, deletions.DELETE_JOB, deletion_id, row_id=deletion_id):
+    for deletion_id in await deletion.pending(app.db):
+        if await queue.after_commit(app.redis, deletion.DELETE_JOB, deletion_id, row_id=deletion_id):
             queued += 1
     return queued

@@ -19,8 +19,7 @@ from core.db import Pool
 from core.files import sealed_files
 from core.files.crypto import IntegrityError, UnknownKeyError
 from core.files.storage import Storage, StorageError
-from models.archive import items as archive
-from models.archive import sweeps
+from models.archive import items, sweeps
 from workers import context
 
 log = logging.getLogger(__name__)
@@ -62,13 +61,13 @@ async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
     app = context.get(ctx)
     pool = app.db
     storage = app.storage
-    item = await archive.claim_attempt(pool, item_id=item_id)
+    item = await items.claim_attempt(pool, item_id=item_id)
     if item is None:
         return "not pending"  # already available or failed, or deleted: nothing to do
     attempt = item["attempts"]
     extra = {"itemId": item_id, "attempt": attempt}
     if attempt > MAX_ATTEMPTS:  # arq gave up on a run that died, and the sweeper requeued it
-        await archive.mark_failed(pool, item_id=item_id, reason=failure_reason(RuntimeError(), attempt - 1))
+        await items.mark_failed(pool, item_id=item_id, reason=failure_reason(RuntimeError(), attempt - 1))
         return "failed"
     try:
         if storage is None:
@@ -80,11 +79,11 @@ async def verify_archive_item(ctx: dict[str, Any], item_id: str) -> str:
             "archive verification attempt failed", extra={**extra, "error": f"{type(exc).__name__}: {exc}"}
         )
         if permanent or attempt >= MAX_ATTEMPTS:
-            await archive.mark_failed(pool, item_id=item_id, reason=failure_reason(exc, attempt))
+            await items.mark_failed(pool, item_id=item_id, reason=failure_reason(exc, attempt))
             log.error("archive item failed", extra=extra)
             return "failed"
         raise Retry(defer=retry_delay(attempt)) from exc
-    if await archive.mark_available(pool, item_id=item_id):
+    if await items.mark_available(pool, item_id=item_id):
         log.info("archive item available", extra={**extra, "keyId": item["key_id"]})
         return "available"
     return "not pending"  # deleted or failed while we looked
@@ -97,12 +96,12 @@ async def sweep_archive(ctx: dict[str, Any]) -> dict[str, int]:
     storage = app.storage
     requeued = 0
     for item_id in await sweeps.stale_pending(pool, older_than=STALE_PENDING_AFTER):
-        if await archive.enqueue_verify(app.redis, item_id=item_id):
+        if await items.enqueue_verify(app.redis, item_id=item_id):
             requeued += 1
     removed = 0
     if storage is not None:
         for key in await sweeps.pending_deletions(pool):
-            if not await archive.remove_object(pool, storage, key=key):
+            if not await items.remove_object(pool, storage, key=key):
                 break  # storage is down: the next sweep tries again
             removed += 1
     result = {"requeued": requeued, "objectsRemoved": removed}
@@ -157,7 +156,7 @@ async def _remove_orphans(pool: Pool, storage: Storage, batch: dict[str, str]) -
     known = await sweeps.known_ids(pool, item_ids=batch)
     removed = 0
     for item_id, key in batch.items():
-        if item_id not in known and await archive.remove_object(pool, storage, key=key):
+        if item_id not in known and await items.remove_object(pool, storage, key=key):
             removed += 1
     return removed
 
@@ -186,7 +185,7 @@ async def rewrap_archive_keys(ctx: dict[str, Any]) -> int:
                 )
                 continue
             key_id, wrapped = keys.wrap_data_key(data_key, row["id"])
-            if await archive.rewrap(
+            if await items.rewrap(
                 pool, item_id=row["id"], old_key_id=row["key_id"], key_id=key_id, wrapped_key=wrapped
             ):
                 rewrapped += 1

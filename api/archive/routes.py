@@ -27,8 +27,7 @@ from api.schemas import AudienceSchema, BaseSchema, PageQuerySchema, Text, UtcDa
 from core.errors import validation_error
 from core.files import sealed_files
 from core.files.storage import StorageError
-from models.archive import items as archive
-from models.archive import serving
+from models.archive import items, serving
 from models.archive.upload_rules import check_content_type, normalize_content_type, sanitize_file_name
 
 routes = web.RouteTableDef()
@@ -74,8 +73,8 @@ class UploadFieldsSchema(BaseSchema):
     """The text fields of the upload form (the file itself is streamed, not loaded here)."""
 
     title = Text(validate=validate.Length(min=1, max=200))
-    type = fields.String(load_default="document", validate=validate.OneOf(archive.TYPES))
-    category = fields.String(load_default="other", validate=validate.OneOf(archive.CATEGORIES))
+    type = fields.String(load_default="document", validate=validate.OneOf(items.TYPES))
+    category = fields.String(load_default="other", validate=validate.OneOf(items.CATEGORIES))
     description = Text(multiline=True, validate=validate.Length(max=2000))
     audience = JsonText(AudienceSchema(), load_default={"all": True, "beneficiary_ids": []})
 
@@ -84,8 +83,8 @@ class ArchiveItemSchema(BaseSchema):
     id = fields.String(required=True)
     userId = fields.String(required=True, attribute="user_id")
     title = fields.String(required=True)
-    type = fields.String(required=True, metadata={"enum": list(archive.TYPES)})
-    category = fields.String(required=True, metadata={"enum": list(archive.CATEGORIES)})
+    type = fields.String(required=True, metadata={"enum": list(items.TYPES)})
+    category = fields.String(required=True, metadata={"enum": list(items.CATEGORIES)})
     description = fields.String(required=True, allow_none=True)
     fileName = fields.String(required=True, attribute="file_name", metadata={"description": "Sanitised."})
     contentType = fields.String(required=True, attribute="content_type")
@@ -95,7 +94,7 @@ class ArchiveItemSchema(BaseSchema):
         allow_none=True,
         metadata={"description": "Hex SHA-256 of the file as received (null: failed before it was known)."},
     )
-    status = fields.String(required=True, metadata={"enum": list(archive.STATUSES)})
+    status = fields.String(required=True, metadata={"enum": list(items.STATUSES)})
     failureReason = fields.String(required=True, allow_none=True, attribute="failure_reason")
     damagedAt = UtcDateTime(
         required=True,
@@ -114,7 +113,7 @@ class ArchiveItemSchema(BaseSchema):
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")
 
-    def dump_audience(self, record: archive.ArchiveItem) -> dict[str, Any]:
+    def dump_audience(self, record: items.ArchiveItem) -> dict[str, Any]:
         audience = record["audience"]
         return {"all": True} if audience["all"] else {"beneficiaryIds": audience["beneficiary_ids"]}
 
@@ -132,8 +131,8 @@ UPLOAD_BODY = {
                 "properties": {
                     "file": {"type": "string", "format": "binary", "description": "The file; not empty."},
                     "title": {"type": "string", "maxLength": 200, "description": "Default: the file name."},
-                    "type": {"type": "string", "enum": list(archive.TYPES), "default": "document"},
-                    "category": {"type": "string", "enum": list(archive.CATEGORIES), "default": "other"},
+                    "type": {"type": "string", "enum": list(items.TYPES), "default": "document"},
+                    "category": {"type": "string", "enum": list(items.CATEGORIES), "default": "other"},
                     "description": {"type": "string", "maxLength": 2000},
                     "audience": {
                         "type": "string",
@@ -212,7 +211,7 @@ async def upload(request: web.Request) -> web.Response:
     try:  # from here on the stored file is removed if anything fails
         later, _ = await form.read_fields(TEXT_FIELDS)  # a second file part is a 400
         data = _validated({**values, **later}, file)
-        item = await archive.create(
+        item = await items.create(
             ctx.pool,
             ctx.ring,
             user_id=user_id,
@@ -223,7 +222,7 @@ async def upload(request: web.Request) -> web.Response:
     except BaseException:
         await asyncio.shield(sealed_files.discard(storage, sealed.storage_key))
         raise
-    await archive.enqueue_verify(ctx.redis, item_id=item_id)
+    await items.enqueue_verify(ctx.redis, item_id=item_id)
     return json_response(item_schema.dump(item), status=202)
 
 
@@ -243,7 +242,7 @@ async def upload(request: web.Request) -> web.Response:
 @response_schema(ArchiveItemSchema(many=True), 200)
 async def list_items(request: web.Request) -> web.Response:
     ctx = context(request)
-    page = await archive.list_page(
+    page = await items.list_page(
         ctx.pool,
         ctx.ring,
         user_id=request[USER_ID],
@@ -261,7 +260,7 @@ async def list_items(request: web.Request) -> web.Response:
 @response_schema(ArchiveItemSchema, 200)
 async def get_item(request: web.Request) -> web.Response:
     ctx = context(request)
-    item = await archive.get(
+    item = await items.get(
         ctx.pool,
         ctx.ring,
         user_id=request[USER_ID],
@@ -281,10 +280,10 @@ async def get_item(request: web.Request) -> web.Response:
 async def delete_item(request: web.Request) -> web.Response:
     ctx = context(request)
     pool = ctx.pool
-    key = await archive.delete(pool, user_id=request[USER_ID], raw_id=request.match_info["id"])
+    key = await items.delete(pool, user_id=request[USER_ID], raw_id=request.match_info["id"])
     storage = ctx.storage
     if storage is not None:
-        await archive.remove_object(pool, storage, key=key)
+        await items.remove_object(pool, storage, key=key)
     return web.Response(status=204)
 
 

@@ -15,8 +15,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from stellar_sdk import Keypair, StrKey, scval
-from stellar_sdk import xdr as x
+from stellar_sdk import Keypair, StrKey, scval, xdr
 from stellar_sdk.exceptions import BadSignatureError
 from xdrlib3 import Unpacker  # with the generated .unpack: docs/conventions.md, Library internals
 
@@ -24,15 +23,15 @@ from core.errors import BadRequest
 from core.stellar.soroban import FUNCTIONS, KNOWN_NETWORKS, MAX_VALIDITY, CheckedTransaction
 
 NOT_AN_ENVELOPE = "signedXdr: not a Stellar transaction envelope (fee-bump envelopes are not relayed)"
-_TAG_TX = x.EnvelopeType.ENVELOPE_TYPE_TX.value.to_bytes(4, "big")
+_TAG_TX = xdr.EnvelopeType.ENVELOPE_TYPE_TX.value.to_bytes(4, "big")
 
 
 @dataclass(frozen=True)
 class Envelope:
     """A decoded v1 transaction envelope and the raw bytes of its transaction."""
 
-    tx: x.Transaction
-    signatures: list[x.DecoratedSignature]
+    tx: xdr.Transaction
+    signatures: list[xdr.DecoratedSignature]
     tx_bytes: bytes
 
     def hash(self, passphrase: str) -> bytes:
@@ -42,14 +41,14 @@ class Envelope:
     @property
     def source(self) -> str | None:
         account = self.tx.source_account
-        if account.type != x.CryptoKeyType.KEY_TYPE_ED25519 or account.ed25519 is None:
+        if account.type != xdr.CryptoKeyType.KEY_TYPE_ED25519 or account.ed25519 is None:
             return None  # a muxed source is nothing the service builds
         return StrKey.encode_ed25519_public_key(account.ed25519.uint256)
 
     @property
-    def invoke(self) -> x.InvokeHostFunctionOp | None:
+    def invoke(self) -> xdr.InvokeHostFunctionOp | None:
         ops = self.tx.operations
-        if len(ops) != 1 or ops[0].body.type != x.OperationType.INVOKE_HOST_FUNCTION:
+        if len(ops) != 1 or ops[0].body.type != xdr.OperationType.INVOKE_HOST_FUNCTION:
             return None
         return ops[0].body.invoke_host_function_op
 
@@ -65,11 +64,11 @@ def decode(envelope_xdr: str) -> Envelope:
     try:
         raw = base64.b64decode(envelope_xdr.strip(), validate=True)
         unpacker = Unpacker(raw)
-        envelope = x.TransactionEnvelope.unpack(unpacker)
+        envelope = xdr.TransactionEnvelope.unpack(unpacker)
         unpacker.done()
     except (binascii.Error, ValueError, EOFError, TypeError, AttributeError, Exception):
         raise BadRequest(NOT_AN_ENVELOPE) from None
-    if envelope.type != x.EnvelopeType.ENVELOPE_TYPE_TX or envelope.v1 is None:
+    if envelope.type != xdr.EnvelopeType.ENVELOPE_TYPE_TX or envelope.v1 is None:
         raise BadRequest(NOT_AN_ENVELOPE)
     signatures = envelope.v1.signatures
     # What follows the transaction: a count, then per signature a 4-byte hint and a
@@ -100,28 +99,28 @@ def _keypair(address: str) -> Keypair:
     return Keypair.from_public_key(address)
 
 
-def _account_in(value: x.SCVal) -> bytes | None:
+def _account_in(value: xdr.SCVal) -> bytes | None:
     """The raw key of an account Address argument (compared as bytes: StrKey encoding of every
     argument was a large part of the check's cost; bench/README.md)."""
     address = value.address
-    if value.type != x.SCValType.SCV_ADDRESS or address is None or address.account_id is None:
+    if value.type != xdr.SCValType.SCV_ADDRESS or address is None or address.account_id is None:
         return None
     key = address.account_id.account_id.ed25519
     return key.uint256 if key is not None else None
 
 
-def _readable(value: x.SCVal) -> str:
+def _readable(value: xdr.SCVal) -> str:
     try:
         return scval.from_address(value).address
     except Exception:
         return "something that is not an address"
 
 
-def _time_bounds(tx: x.Transaction) -> x.TimeBounds | None:
+def _time_bounds(tx: xdr.Transaction) -> xdr.TimeBounds | None:
     cond = tx.cond
-    if cond.type == x.PreconditionType.PRECOND_TIME:
+    if cond.type == xdr.PreconditionType.PRECOND_TIME:
         return cond.time_bounds
-    if cond.type == x.PreconditionType.PRECOND_V2 and cond.v2 is not None:
+    if cond.type == xdr.PreconditionType.PRECOND_V2 and cond.v2 is not None:
         return cond.v2.time_bounds
     return None
 
@@ -169,13 +168,13 @@ def check_signed(
         raise BadRequest(f"The {second} argument must be your wallet {signer}, not {_readable(args[1])}")
     op_source = tx.operations[0].source_account
     source = tx.source_account
-    own_source = source.type == x.CryptoKeyType.KEY_TYPE_ED25519 and source.ed25519 is not None
+    own_source = source.type == xdr.CryptoKeyType.KEY_TYPE_ED25519 and source.ed25519 is not None
     if not own_source or source.ed25519.uint256 != _account_bytes(signer) or op_source is not None:  # type: ignore[union-attr]
         raise BadRequest(f"The transaction's source account must be your wallet {signer}")
     if tx.ext.v != 1 or tx.ext.soroban_data is None:
         raise BadRequest("The transaction was not prepared (no Soroban resources); use the build route")
     for entry in op.auth:
-        if entry.credentials.type != x.SorobanCredentialsType.SOROBAN_CREDENTIALS_SOURCE_ACCOUNT:
+        if entry.credentials.type != xdr.SorobanCredentialsType.SOROBAN_CREDENTIALS_SOURCE_ACCOUNT:
             raise BadRequest("The transaction carries authorisations for other accounts")
     tx_hash = _check_signature(envelope, signer, passphrase)
     bounds = _time_bounds(tx)

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypedDict, get_args
 from core.db import Cursor, Pool, transaction
 from core.files.crypto import KeyRing
 from models import activity, plans, sealed_text
-from models.archive import items as archive
+from models.archive import items
 from models.common import (
     Audience,
     OwnedRows,
@@ -174,7 +174,7 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id=user_id)
         await check_audience(cur, user_id=user_id, audience=data["audience"])
-        media_id = await archive.check_media(cur, user_id=user_id, media_id=data.get("media_id"))
+        media_id = await items.check_media(cur, user_id=user_id, media_id=data.get("media_id"))
         rule = _rule_columns(data["release_rule"])
         await cur.execute(
             "INSERT INTO messages (id, user_id, title_sealed, content_sealed, release_rule_kind,"
@@ -214,7 +214,7 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
         if changes.get("media_id") is not None:
             changes = {
                 **changes,
-                "media_id": await archive.check_media(cur, user_id=user_id, media_id=changes["media_id"]),
+                "media_id": await items.check_media(cur, user_id=user_id, media_id=changes["media_id"]),
             }
         current = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
         diff = changed_values(current=current, changes={c: changes[c] for c in EDITABLE if c in changes})

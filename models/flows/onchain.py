@@ -24,8 +24,7 @@ from models.claim import heir_wallets, wallet_changes
 from models.claim.capsules import Capsule
 from models.common import parse_id
 from models.plan.guardianships.membership import Answerer, require_accepted
-from models.plans import APPROVED, RELEASED
-from models.plans import PENDING as PENDING_VERIFICATION
+from models.plans import APPROVED, PENDING, RELEASED
 from models.proofs.contract_call import Target, check
 
 BENEFICIARY_FUNCTIONS = ("finalize_release", "claim_assets")
@@ -92,7 +91,7 @@ def guardian_approval_of(*, guardian: Answerer) -> Target:
 
 
 def require_verification(*, status: str) -> None:
-    if status != PENDING_VERIFICATION:
+    if status != PENDING:
         raise Conflict(f"Approvals are accepted only while the plan is being verified; it is {status}.")
 
 
