@@ -283,3 +283,34 @@ async def test_bounces_of_one_heir_arriving_together_alert_each_guardian_once(
     await run_worker(settings=email_provider.settings)
     alerted = sorted(r.to for r in email_provider.requests[before:])
     assert alerted == ["guardian0@example.org", "guardian1@example.org", "guardian2@example.org"]
+
+
+async def test_unusable_ids_are_400_and_ids_are_compared_whole(
+    make_client, clock, run_worker, email_provider, settings
+):
+    client = await make_client(email_webhook_secret=SECRET)
+    setup = await released(client, clock, run_worker, email_provider)
+    email_id = provider_id(settings, "claim_link", "beneficiary", recipient_id=setup.beneficiaries[0]["id"])
+    # Signed, but the email id is nothing a provider could have returned: 400, never a 500.
+    for bad in ("re_\x00abc", "\x00", "a\x07b", "line\nbreak", "x" * 201, "", 42, None, ["re_1"]):
+        resp = await post(client, event("email.bounced", bad))  # type: ignore[arg-type]
+        assert resp.status == 400, (bad, await resp.text())
+        assert_error(await resp.json(), 400)
+    assert query(settings, "SELECT delivery FROM outbox WHERE provider_id = %s", (email_id,)) == [
+        {"delivery": None}
+    ]
+    # Two message ids sharing their first 200 characters are two messages, not a replay.
+    prefix = "msg_" + "a" * 196
+    first = await post(client, event("email.delivered", email_id), msg_id=prefix + "-first")
+    assert first.status == 200 and await first.json() == {"result": "applied"}
+    second = await post(client, event("email.bounced", email_id), msg_id=prefix + "-second")
+    assert second.status == 200 and await second.json() == {"result": "applied"}
+    assert query(settings, "SELECT delivery FROM outbox WHERE provider_id = %s", (email_id,)) == [
+        {"delivery": "bounced"}
+    ]
+    # The same long id again is the replay it is.
+    again = await post(client, event("email.complained", email_id), msg_id=prefix + "-second")
+    assert again.status == 200 and await again.json() == {"result": "replayed"}
+    # What is kept of a message id is its digest, whatever its length.
+    kept = query(settings, "SELECT * FROM email_events")
+    assert len(kept) == 2 and all(prefix not in str(row) for row in kept)

@@ -15,6 +15,7 @@ the body or the signature. Decisions: docs/capsule.md "What happened to an email
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Mapping
 from datetime import datetime, timedelta
@@ -39,6 +40,7 @@ DELIVERY = {
 }
 # Message ids are kept this long; a replay older than 5 minutes fails its timestamp anyway.
 KEEP_IDS = timedelta(days=1)
+MAX_EMAIL_ID = 200  # the provider's ids are UUIDs; this leaves room for any other shape
 Received = Literal["applied", "replayed", "unknown", "ignored"]
 
 
@@ -55,12 +57,26 @@ def _event(body: bytes) -> tuple[str, str | None]:
         )
     data = event.get("data")
     email_id = data.get("email_id") if isinstance(data, dict) else None
-    if kind in DELIVERY and (not isinstance(email_id, str) or not 0 < len(email_id) <= 200):
+    if kind not in DELIVERY:
+        return kind, None
+    if not isinstance(email_id, str) or not email_id:
         raise BadRequest(
             "data.email_id: Missing the provider's email id.",
             details={"data": {"email_id": ["Missing data for required field."]}},
         )
+    # Never one the provider returned at send (printable, short): a NUL or a control character
+    # would reach PostgreSQL (a 500, then retries for ever) or the logs.
+    if len(email_id) > MAX_EMAIL_ID or not email_id.isprintable():
+        raise BadRequest(
+            "data.email_id: Not an email id the provider could have returned.",
+            details={"data": {"email_id": ["Not a valid email id."]}},
+        )
     return kind, email_id
+
+
+def _digest(message_id: str) -> bytes:
+    """The replay key: SHA-256 of the whole message id, however long (never a prefix of it)."""
+    return hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).digest()
 
 
 async def receive(
@@ -75,9 +91,9 @@ async def receive(
     alerts: list[str] = []
     async with transaction(pool) as cur:
         await cur.execute(
-            "INSERT INTO email_events (id, received_at) VALUES (%s, %s) ON CONFLICT (id) DO NOTHING"
-            " RETURNING id",
-            (message_id[:200], now),
+            "INSERT INTO email_events (digest, received_at) VALUES (%s, %s) ON CONFLICT (digest) DO NOTHING"
+            " RETURNING digest",
+            (_digest(message_id), now),
         )
         if await cur.fetchone() is None:
             log.info("email event replayed; already applied", extra=extra)
