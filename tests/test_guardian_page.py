@@ -105,9 +105,9 @@ async def test_a_guardian_accepts_and_approves_off_chain_from_their_page(
     uri = await ask(client, path, "approve")
     request = await wallet.open(uri)
     assert request.msg == "Approve the release of Olive Owner's plan, as their guardian"
-    # Signed by another key: 401 and nothing recorded; the request stays usable.
+    # Signed by another key: 400 and nothing recorded; the request stays usable.
     resp = await client.post(callback_path(request), data={"xdr": wallet.sign(request, Keypair.random())})
-    assert resp.status == 401
+    assert resp.status == 400
     resp = await wallet.approve(uri)
     assert resp.status == 200, await resp.text()
     assert await resp.json() == {"status": "approved"}

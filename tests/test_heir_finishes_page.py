@@ -128,10 +128,16 @@ async def test_refusals_expired_wrong_signer_another_token_and_a_siblings_wallet
     uri = request_uri(await prove_page(onchain, token, key.public_key))
     request = await wallet.open(uri)
 
-    # Signed by another key: 401, and the request stays usable.
+    # Signed by another key: 400 (the envelope is wrong; no session is involved), and the
+    # request stays usable. The same from the page's form: the 400 page, in words.
     resp = await onchain.post(callback_path(request), data={"xdr": wallet.sign(request, Keypair.random())})
-    assert resp.status == 401, await resp.text()
-    assert (await resp.json())["statusCode"] == 401
+    assert resp.status == 400, await resp.text()
+    body = await resp.json()
+    assert body["statusCode"] == 400 and "not signed by this wallet" in body["message"]
+    resp = await onchain.post(
+        callback_path(request) + "?via=page", data={"xdr": wallet.sign(request, Keypair.random())}
+    )
+    assert resp.status == 400 and "not signed by this wallet" in await resp.text()
     # Posted under the sibling's token: another heir's request is nothing there.
     fresh = TransactionStellarUri.from_uri(uri, None)
     other = callback_path(fresh).replace(token, sibling_token)

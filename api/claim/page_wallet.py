@@ -140,11 +140,11 @@ async def sign_step(request: web.Request, capsule: Capsule) -> web.Response:
     "binds the wallet as `POST /api/claim/{token}/wallet/verify`; a signed `finalize_release` or "
     "`claim_assets` is checked and relayed as `POST /api/claim/{token}/submit`. 200 `{status}` to a "
     "wallet; 303 back to the page for the form (`?via=page`). Another transaction or another signer: "
-    "400/401, the request stays usable; a used or expired request: 409; another heir's request: 404.",
+    "400, the request stays usable; a used or expired request: 409; another heir's request: 404.",
     responses={
         200: {"description": "Taken"},
         303: {"description": "Back to the page"},
-        **error_responses(400, 401, 409, 503),
+        **error_responses(400, 409, 503),
     },
 )
 @claim_gate

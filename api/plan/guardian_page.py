@@ -129,7 +129,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
     tags=["pages"],
     summary="SEP-7 callback of a guardian's signing requests (a wallet, or the page's paste-back form)",
     description="Form-encoded `xdr=<signed envelope>`. Checked (the transaction asked for, signed by "
-    "the guardian wallet: 400/401 otherwise, the request still usable), used once, then the JSON "
+    "the guardian wallet: 400 otherwise, the request still usable), used once, then the JSON "
     "route's model function runs for the wallet's account (accept/decline, report, resend, approve "
     "with the attestation challenge, or the on-chain approve_guardian relayed). 200 `{status}` to a "
     "wallet, 303 to the page for the form; a used or expired request 409, another guardian's 404.",

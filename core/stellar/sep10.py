@@ -26,7 +26,7 @@ from stellar_sdk.sep.stellar_web_authentication import (
     verify_challenge_transaction_signed_by_client_master_key,
 )
 
-from core.errors import BadRequest, Unauthorized
+from core.errors import BadRequest
 
 TIMEOUT_SECONDS = 300  # as long as a contract call's request (core.stellar.soroban.BUILD_VALIDITY)
 NOT_A_CHALLENGE = "This is not the challenge the service asked this wallet to sign"
@@ -72,15 +72,15 @@ def verify(
 ) -> str:
     """The signed challenge's hash once stellar-sdk finds it well formed, in time, signed by the
     service and by `client`'s master key and nothing else; with `value`, its manageData value
-    must be exactly that. 400 for something that is not such a challenge, 401 for a wrong
-    signer."""
+    must be exactly that. 400 otherwise, a wrong signer included: the signed challenge is the
+    body of a signing request's callback, not a credential of a session (docs/pages.md)."""
     try:
         read = read_challenge_transaction(signed_xdr, server_key, home_domain, home_domain, passphrase)
     except (InvalidSep10ChallengeError, SdkError, binascii.Error, Exception):
         # The XDR runtime raises what it likes (EOFError, ValueError...) on bytes that are not an envelope.
         raise BadRequest(NOT_A_CHALLENGE) from None
     if read.client_account_id != client:
-        raise Unauthorized("The challenge was for another wallet")
+        raise BadRequest("The challenge was for another wallet")
     op = read.transaction.transaction.operations[0]
     if value is not None and not (isinstance(op, ManageData) and op.data_value == value):
         raise BadRequest(NOT_A_CHALLENGE)
@@ -89,6 +89,6 @@ def verify(
             signed_xdr, server_key, home_domain, home_domain, passphrase
         )
     except InvalidSep10ChallengeError:
-        raise Unauthorized("The challenge is not signed by this wallet") from None
+        raise BadRequest("The challenge is not signed by this wallet") from None
     envelope: TransactionEnvelope = read.transaction
     return envelope.hash_hex()

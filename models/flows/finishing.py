@@ -153,7 +153,7 @@ async def take_signed(
 ) -> WalletBinding | Transaction:
     """A signed envelope posted to a request's callback: the challenge binds the wallet (as
     `/wallet/verify`), a contract call is checked, stored `pending` and relayed (as `/submit`).
-    Wrong envelopes (another transaction, another signer) are 400/401 and leave the request
+    Wrong envelopes (another transaction, another signer) are 400 and leave the request
     usable; a used, expired or another heir's request is 409/404."""
     request = await wallet_requests.peek(
         redis, request_id=request_id, subject_id=capsule["beneficiary_id"], now=now

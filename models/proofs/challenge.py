@@ -57,7 +57,7 @@ async def check(
     redis: Redis, settings: Settings, *, request: WalletRequest, answer: str, text: str | None = None
 ) -> str:
     """The signed challenge verified once (stellar-sdk: ours, in time, signed by the request's
-    wallet and nothing else; bound to `text` when given), then the request used up. 400/401
+    wallet and nothing else; bound to `text` when given), then the request used up. 400
     leave it usable. Returns the evidence to keep: the signed envelope."""
     signed_hash = sep10.verify(
         answer,

@@ -149,7 +149,7 @@ async def take_signed(
     now: datetime,
 ) -> str:
     """A signed envelope posted to one of this guardian's requests: proved once (the
-    transaction asked for, signed by the guardian wallet: 400/401 otherwise, the request still
+    transaction asked for, signed by the guardian wallet: 400 otherwise, the request still
     usable), used up, then the answer runs for the guardian row. Returns what happened, in one
     word."""
     request = await wallet_requests.peek(
