@@ -10,19 +10,22 @@ from aiohttp_apigami.constants import APISPEC_PARSER  # not exported: docs/conve
 
 from api import activity, headers, health, html, metrics, middleware
 from api.account import auth, users
-from api.archive import export as owner_export
+from api.archive import owner_export
 from api.archive import routes as archive
 from api.chain import claims, onchain
-from api.claim import ask as heir_requests
-from api.claim import capsule, gate
-from api.claim import export as heir_export
-from api.claim import page as capsule_page
-from api.claim import page_wallet as capsule_page_wallet
-from api.claim import resend as claim_links
-from api.claim import wallet as heir_wallet
+from api.claim import (
+    capsule,
+    capsule_page,
+    capsule_page_wallet,
+    claim_links,
+    gate,
+    heir_export,
+    heir_requests,
+    heir_wallet,
+)
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, email_confirmations, guardians, messages
-from api.delivery import webhooks as email_webhooks
+from api.delivery import email_webhooks
 from api.keys import (
     ACCOUNTS,
     CLOCK,

@@ -28,7 +28,7 @@ from api.schemas import error_responses
 from models.claim import capsules
 
 # The JSON routes a claim token opens. The page served to a browser from the same token
-# (`/claim/<token>`, api/claim/page.py) gets these headers and its CSP from `api.html.page_headers`.
+# (`/claim/<token>`, api/claim/capsule_page.py) gets these headers and its CSP from `api.html.page_headers`.
 CLAIM_PREFIXES = ("/api/claim/",)
 # Route templates that hold a claim token (what `ungated_claim_routes` checks).
 TOKEN_ROUTE_PREFIXES = ("/api/claim/{token}", "/claim/{token}")

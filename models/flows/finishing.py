@@ -115,7 +115,7 @@ async def prepare(
             redis, gateway=gateway, purpose=purpose, subject_id=subject, target=target, now=now
         )
     except TooManyRequests:
-        raise  # the button's own page says it (api/claim/page_wallet.py)
+        raise  # the button's own page says it (api/claim/capsule_page_wallet.py)
     except AppError as exc:  # not funded, refused by the contract, the node unreachable: said in words
         step["problem"] = exc.message if isinstance(exc.message, str) else " ".join(exc.message)
         return step

@@ -11,7 +11,7 @@ from aiohttp import web
 from aiohttp_apigami import docs
 
 from api import html
-from api.claim import page as capsule_page
+from api.claim import capsule_page
 from api.claim.gate import claim_gate
 from api.common import client_ip
 from api.keys import context

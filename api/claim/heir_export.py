@@ -8,8 +8,8 @@ from aiohttp import web
 from aiohttp_apigami import docs
 
 from api.archive import readme
-from api.archive.export import ZIP_NOTE, export_name, file_members, json_member, send_zip
 from api.archive.files import require_storage
+from api.archive.owner_export import ZIP_NOTE, export_name, file_members, json_member, send_zip
 from api.claim.capsule import released_body
 from api.claim.gate import claim_gate
 from api.keys import context

@@ -1,5 +1,5 @@
 """`GET /api/legacy/export`: everything the owner entrusted, as one zip streamed as it is written,
-and `send_zip`, which the heir's "download everything" (api/claim/export.py) shares.
+and `send_zip`, which the heir's "download everything" (api/claim/heir_export.py) shares.
 
 What goes in and under which path is the model's (models/flows/exports.py); this module turns
 it into the wire shape (the same schemas as the JSON routes) and streams the archive
