@@ -1,10 +1,10 @@
 """The places that lean on a library's private details or patch it, each in one module (the
 "Library internals" table in docs/conventions.md lists them all): aiopg's `Cursor._transaction`
 (core.db._unlink) and `Pool._wakeup` (core.db._wake_a_waiter), arq's key layout and enqueue
-(core.queue), aiohttp's request handler (api.server), stellar_sdk's patch of aiohttp's readline
-and its repair (core.stellar.readline), aiohttp-apigami's operation dict (api.public,
-api.claim.gate) and parser key (api.app), stellar_sdk's XDR types on xdrlib3
-(core.stellar.soroban_check).
+(core.queue) and its poll step (workers.main.Worker), aiohttp's request handler (api.server),
+stellar_sdk's patch of aiohttp's readline and its repair (core.stellar.readline),
+aiohttp-apigami's operation dict (api.public, api.claim.gate) and parser key (api.app),
+stellar_sdk's XDR types on xdrlib3 (core.stellar.soroban_check).
 These tests fail loudly when a library changes. The OpenAPI document's plugin (api.app,
 `AiohttpApiSpec.spec`) is held by tests/test_openapi.py."""
 
@@ -87,6 +87,15 @@ async def test_a_connection_killed_in_use_wakes_a_caller_waiting_for_one(setting
     finally:
         pool.close()
         await pool.wait_closed()
+
+
+def test_arq_polls_through_poll_iteration():
+    """workers.main.Worker catches a Redis error in `_poll_iteration`: arq's main loop must still
+    call it, once per poll, and it must still read the queue there."""
+    from arq.worker import Worker
+
+    assert "await self._poll_iteration()" in inspect.getsource(Worker.main)
+    assert "zrangebyscore" in inspect.getsource(Worker._poll_iteration)
 
 
 async def test_result_key_is_where_arq_keeps_a_finished_result(settings, run_worker):

@@ -39,6 +39,7 @@ from testing.soroban_rpc import SorobanRpcEmulator
 from tests.helpers import sign_in, until
 from tests.lifecycle_helpers import activate_plan, report
 from tests.plan_helpers import query
+from tests.private_services import private_redis
 from tests.soroban_helpers import contract_overrides
 from tests.test_soroban_relay import claim_row, kinds, relay_ctx, state
 from workers import context
@@ -216,6 +217,33 @@ async def test_a_live_delivery_keeps_its_rows_past_its_lease(client, settings, s
     await until(lambda: [r["status"] for r in _outbox(settings)] == ["sent", "sent"], "both rows sent")
     keys = [r.headers["Idempotency-Key"] for r in held_provider.requests]
     assert sorted(keys) == sorted(r["id"] for r in _outbox(settings))  # each posted once
+
+
+@pytest.mark.fault
+async def test_the_worker_outlives_a_redis_restart(
+    make_client, settings, spawn_worker, email_provider, tmp_path
+):
+    """Redis restarted empty under a running worker: the worker waits for it (arq alone ended the
+    process at its first failed poll), then runs the jobs queued after the restart."""
+    (tmp_path / "redis").mkdir()
+    with private_redis(tmp_path / "redis") as redis_server:
+        client = await make_client(redis_url=redis_server.url, redis_timeout_seconds=1)
+        worker = spawn_worker({**email_provider.settings, "redis_url": redis_server.url})
+        owner = await sign_in(client)
+        setup = await activate_plan(client, owner, guardians=1)
+        await until(lambda: email_provider.requests, "the worker sending the invitation")
+        redis_server.stop()
+        log = tmp_path / "worker-0.log"
+        await until(
+            lambda: worker.poll() is not None or "Redis unreachable" in log.read_text(),
+            "the worker noticing Redis gone",
+        )
+        assert worker.poll() is None, log.read_text()[-2000:]
+        redis_server.start()
+        sent = len(email_provider.requests)
+        assert (await report(client, setup, setup.guardians[0])).status == 200  # queued in the new Redis
+        await until(lambda: len(email_provider.requests) >= sent + 2, "the report's emails sent")
+        assert worker.poll() is None
 
 
 def _in_progress(settings: Settings, pattern: str) -> list[bytes]:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import arq.worker
 from arq import cron, func
-from arq.worker import Function, Worker
+from arq.worker import Function
+from redis.exceptions import RedisError
 
 from core import jobstats
 from core import logging as app_logging
@@ -110,6 +114,34 @@ def on_startup(settings: Settings, clock: Clock) -> Callable[[dict[str, Any]], A
 async def shutdown(ctx: dict[str, Any]) -> None:
     if context.KEY in ctx:  # start-up may have failed before it was built
         await context.close_context(context.get(ctx))
+
+
+# How often a worker that cannot reach Redis tries again.
+REDIS_RETRY_SECONDS = 1.0
+
+
+class Worker(arq.worker.Worker):
+    """arq's worker, made to outlive a Redis outage. arq (0.26) lets a poll that fails end the
+    process, so a Redis restart stopped every worker until something restarted it (bench/chaos.py
+    found it); this one logs the outage once, tries again every REDIS_RETRY_SECONDS, and carries
+    on when Redis answers, its running jobs untouched. What an emptied Redis lost, the sweepers
+    queue again from the rows."""
+
+    _redis_down_since: float | None = None
+
+    async def _poll_iteration(self) -> None:
+        try:
+            await super()._poll_iteration()
+        except (RedisError, OSError) as exc:
+            if self._redis_down_since is None:
+                self._redis_down_since = time.monotonic()
+                log.warning("Redis unreachable: the worker waits for it", extra={"error": type(exc).__name__})
+            await asyncio.sleep(REDIS_RETRY_SECONDS)
+            return
+        if self._redis_down_since is not None:
+            down = time.monotonic() - self._redis_down_since
+            self._redis_down_since = None
+            log.warning("Redis answers again: the worker carries on", extra={"downSeconds": round(down, 1)})
 
 
 def create_worker(settings: Settings, clock: Clock | None = None, **overrides: Any) -> Worker:
