@@ -29,11 +29,10 @@ from api.keys import METRICS, USER_ID, context
 from api.public import requires_session
 from api.sep import wallet_request
 from core import tokens
-from core.errors import AppError, BadRequest, Unauthorized
+from core.errors import RETRY_SOON, AppError, BadRequest, Unauthorized
 from core.logging import redact_path, request_id_var
 
 log = logging.getLogger("api.access")
-RETRY_SOON = {"Retry-After": "5"}
 # Largest non-multipart body (JSON); uploads stream under their own limit (ARCHIVE_MAX_BYTES).
 MAX_BODY = 1024 * 1024
 error_log = logging.getLogger("api.errors")

@@ -89,6 +89,10 @@ class ServiceUnavailable(AppError):
     status = 503
 
 
+# A dependency that is down (database, Redis, object store): when to ask again.
+RETRY_SOON = {"Retry-After": "5"}
+
+
 def validation_error(messages: dict[str, Any] | list[Any] | str) -> BadRequest:
     """Turn marshmallow-style messages into a 400 whose `message` lists `field: reason` lines."""
     lines: list[str] = []

@@ -471,6 +471,7 @@ async def test_unreachable_storage_during_upload_is_503_and_commits_nothing(
     assert resp.status == 503, body
     assert_error(body, 503)
     assert body["message"] == "Object storage is unavailable; try again later."
+    assert resp.headers["Retry-After"] == "5"  # down, not unconfigured: ask again soon
     assert query(settings, "SELECT id FROM archive_items") == []
     assert b"combination" not in caplog.text.encode()
 

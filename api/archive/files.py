@@ -21,7 +21,7 @@ from aiohttp.hdrs import CONTENT_TYPE
 
 from api.archive.ranges import ByteRange, Unsatisfiable, if_range_allows, parse_range
 from api.keys import context
-from core.errors import AppError, RangeNotSatisfiable, ServiceUnavailable
+from core.errors import RETRY_SOON, AppError, RangeNotSatisfiable, ServiceUnavailable
 from core.files.crypto import IntegrityError
 from core.files.sealed_files import SealedFile, ServedFile, open_plaintext, open_range
 from core.files.storage import ObjectNotFound, Storage, StorageError
@@ -55,9 +55,10 @@ def require_storage(request: web.Request) -> Storage:
 
 
 def storage_down(what: str, where: dict[str, str], exc: StorageError) -> ServiceUnavailable:
-    """Log an outage of the store (its error, never file content) and answer 503 for it."""
+    """Log an outage of the store (its error, never file content) and answer 503 for it, with
+    when to try again (docs/operations.md: every 503 of a dependency that is down says so)."""
     log.warning(what, extra={**where, "error": str(exc)})
-    return ServiceUnavailable("Object storage is unavailable; try again later.")
+    return ServiceUnavailable("Object storage is unavailable; try again later.", headers=RETRY_SOON)
 
 
 def content_disposition(file_name: str, disposition: str = "attachment") -> str:
