@@ -25,7 +25,7 @@ from api.claim import (
 )
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, email_confirmations, guardians, messages
-from api.delivery import email_webhooks
+from api.delivery import email_webhooks, stop_emails
 from api.keys import (
     ACCOUNTS,
     CLOCK,
@@ -80,6 +80,7 @@ ROUTE_MODULES = (
     stellar_toml,
     email_webhooks,
     email_confirmations,
+    stop_emails,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 

@@ -1,7 +1,8 @@
 """The email provider client: a JSON HTTP API in the style most providers share.
 
 `POST $EMAIL_PROVIDER_URL` with `Authorization: Bearer $EMAIL_PROVIDER_API_KEY`,
-`Idempotency-Key: <outbox row id>` and `{"from", "to": [address], "subject", "text", "html"}`.
+`Idempotency-Key: <outbox row id>` and `{"from", "to": [address], "subject", "text", "html"}`,
+plus `"headers"` when an email has extra ones (RFC 8058 one-click unsubscribe).
 2xx is sent, and its JSON body's `id` (Resend's shape) is the provider's id for the email, kept
 on the outbox row so the provider's delivery webhook can find it (models/delivery/events.py);
 429, 5xx and network errors are worth retrying (honouring `Retry-After`); any other 4xx is
@@ -21,7 +22,7 @@ import asyncio
 import binascii
 import email.utils
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -49,6 +50,9 @@ class Email:
     subject: str
     text: str
     html: str
+    # Extra headers the provider puts on the email (Resend's `headers`): RFC 8058's
+    # List-Unsubscribe and List-Unsubscribe-Post on an invitation or confirmation request.
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 def open_session(connections: int = 32) -> aiohttp.ClientSession:
@@ -83,15 +87,14 @@ def provider_id(answer: bytes) -> str | None:
 
 
 def body(settings: Settings, message: Email) -> bytes:
-    return orjson.dumps(
-        {
-            "from": settings.email_from,
-            "to": [message.to],
-            "subject": message.subject,
-            "text": message.text,
-            "html": message.html,
-        }
-    )
+    fields = {
+        "from": settings.email_from,
+        "to": [message.to],
+        "subject": message.subject,
+        "text": message.text,
+        "html": message.html,
+    }
+    return orjson.dumps({**fields, "headers": dict(message.headers)} if message.headers else fields)
 
 
 async def send(

@@ -44,6 +44,8 @@ def delivery(kind: str, recipient_type: str, **changes: Any) -> Delivery:
         "guardian_page_key_id": "k1" if recipient_type == "guardian" else None,
         "request_note": None,
         "report_reason": "death",
+        "suppressed": False,
+        "answered": False,
     }
     row.update(changes)
     return row  # type: ignore[return-value]

@@ -11,6 +11,7 @@ from stellar_sdk import Keypair
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import Guardian, answer, get_overview
 from tests.plan_helpers import create, query
+from tests.test_browser_pages import assert_accessible, assert_fits
 
 BUDGET = {"email_to_named_people_per_day": 2, "email_to_named_people_per_client_per_day": 100}
 
@@ -114,3 +115,134 @@ async def test_a_client_address_has_its_own_budget_across_new_accounts(
     assert not email_provider.to("b1@example.org")
     [row] = query(settings, "SELECT client_digest FROM outbox WHERE status = 'deferred'")
     assert row["client_digest"] is not None and b"127.0.0.1" not in bytes(row["client_digest"])
+
+
+def stop_link(mail: Any) -> str:
+    """The path of an email's "I don't know this person" link, from its RFC 8058 header."""
+    header = mail.body["headers"]["List-Unsubscribe"]
+    assert header.startswith("<http") and header.endswith(">")
+    url = header[1:-1]
+    assert url in mail.body["text"] and f'href="{url}"' in mail.body["html"]  # the same link in the body
+    return "/stop-emails/" + url.rsplit("/stop-emails/", 1)[1]
+
+
+async def test_invitations_carry_a_one_click_link_that_a_get_does_not_use(
+    client, run_worker, email_provider, settings
+):
+    owner = await named_owner(client)
+    await create(client, owner, "guardians", name="Gus", email="gus@example.org")
+    heir = await create(
+        client, owner, "beneficiaries", name="Ada", email="ada@example.org", allocationPercentage=100
+    )
+    assert (
+        await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    ).status == 202
+    await run_worker(settings=email_provider.settings)
+    [invitation] = email_provider.to("gus@example.org")
+    [confirmation] = email_provider.to("ada@example.org")
+    for mail in (invitation, confirmation):
+        assert mail.body["headers"]["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    path = stop_link(invitation)
+
+    # Opening the page (a mail scanner, a preview) changes nothing.
+    for _ in range(2):
+        page = await client.get(path)
+        assert page.status == 200 and "<button" in await page.text()
+    assert query(settings, "SELECT * FROM email_suppressions") == []
+    assert not [
+        r for r in query(settings, "SELECT kind FROM activity") if r["kind"].endswith("email_refused")
+    ]
+    assert (await client.get(path[:-1] + ("0" if path[-1] != "0" else "1"))).status == 404
+
+    # Once the heir has confirmed their address, a new request carries no such link.
+    confirm = "/confirm-email/" + confirmation.body["text"].split("/confirm-email/", 1)[1].split()[0]
+    assert (await client.post(confirm)).status == 200
+    assert (
+        await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    ).status == 202
+    await run_worker(settings=email_provider.settings)
+    later = email_provider.to("ada@example.org")[-1]
+    assert (
+        later is not confirmation
+        and "headers" not in later.body
+        and "/stop-emails/" not in later.body["text"]
+    )
+    # Nor does any email that is not an invitation or a confirmation request.
+    assert all("headers" not in m.body for m in email_provider.to("owner@example.org"))
+
+
+async def test_the_one_click_post_stops_every_email_to_that_address_and_tells_the_owner(
+    client, run_worker, email_provider, settings
+):
+    owner = await named_owner(client)
+    guardian = await create(client, owner, "guardians", name="Gus", email="gus@example.org")
+    await run_worker(settings=email_provider.settings)
+    [invitation] = email_provider.to("gus@example.org")
+    # A new wallet invites again: that email is written before the person says no...
+    resp = await client.patch(
+        f"/api/guardians/{guardian['id']}",
+        json={"walletAddress": Keypair.random().public_key},
+        headers=owner.headers,
+    )
+    assert resp.status == 200
+    resp = await client.post(
+        stop_link(invitation),
+        data="List-Unsubscribe=One-Click",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert resp.status == 200 and "no more emails" in (await resp.text()).lower()
+    await run_worker(settings=email_provider.settings)
+    # ...and is not sent (checked at send), nor is one written afterwards (checked at write).
+    resp = await client.patch(
+        f"/api/guardians/{guardian['id']}",
+        json={"walletAddress": Keypair.random().public_key},
+        headers=owner.headers,
+    )
+    assert resp.status == 200
+    await run_worker(settings=email_provider.settings)
+    assert email_provider.to("gus@example.org") == [invitation]
+    assert statuses(settings, "guardian_invitation") == ["sent", "skipped", "skipped"]
+    refused = query(settings, "SELECT last_error FROM outbox WHERE status = 'skipped'")
+    assert len(refused) == 2 and all("do not know" in r["last_error"] for r in refused)
+
+    # The owner is told once, by email and in the timeline, with no address in either.
+    [told] = [m for m in email_provider.to("owner@example.org") if "refused" in m.body["subject"]]
+    assert told.body["subject"] == "An email to Gus was refused"
+    assert "gus@example.org" not in told.body["text"] and "do not know you" in told.body["text"]
+    [entry] = [r for r in query(settings, "SELECT * FROM activity") if r["kind"] == "guardian.email_refused"]
+    assert entry["entity_id"] is not None and "gus@example.org" not in str(entry)
+    again = await client.post(stop_link(invitation))
+    assert again.status == 200
+    await run_worker(settings=email_provider.settings)
+    assert len([m for m in email_provider.to("owner@example.org") if "refused" in m.body["subject"]]) == 1
+
+    # A corrected address is a new address: it is asked.
+    resp = await client.patch(
+        f"/api/guardians/{guardian['id']}", json={"email": "gus.right@example.org"}, headers=owner.headers
+    )
+    assert resp.status == 200
+    await run_worker(settings=email_provider.settings)
+    assert len(email_provider.to("gus.right@example.org")) == 1
+
+
+async def test_the_stop_page_reads_at_390_pixels_and_passes_axe(
+    client, run_worker, email_provider, browser, axe_source, screenshots
+):
+    owner = await named_owner(client)
+    await create(client, owner, "guardians", name="Gus", email="gus@example.org")
+    await run_worker(settings=email_provider.settings)
+    [invitation] = email_provider.to("gus@example.org")
+    context = await browser.new_context(viewport={"width": 390, "height": 844})
+    page = await context.new_page()
+    response = await page.goto(str(client.make_url(stop_link(invitation))), wait_until="load")
+    assert response.status == 200
+    assert await page.locator("h1").inner_text() == "Don\u2019t know this person?"
+    await assert_fits(page)
+    await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / "stop-emails-390.png"), full_page=True)
+    await page.get_by_role("button").click()
+    await page.wait_for_load_state("load")
+    assert await page.locator("h1").inner_text() == "Done: no more emails from them"
+    await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / "stop-emails-done-390.png"), full_page=True)
+    await context.close()

@@ -51,6 +51,10 @@ EXPECTED_PUBLIC = {
     ("GET", "/check-in/{token}"),
     ("HEAD", "/check-in/{token}"),
     ("POST", "/check-in/{token}"),
+    # "I don't know this person": the page (GET changes nothing) and its one-click POST (RFC 8058).
+    ("GET", "/stop-emails/{token}"),
+    ("HEAD", "/stop-emails/{token}"),
+    ("POST", "/stop-emails/{token}"),
     # The heir finishes from the page: names a wallet; wallets post signed requests back (SEP-7).
     ("POST", "/claim/{token}/wallet"),
     ("POST", "/claim/{token}/sign"),

@@ -24,7 +24,7 @@ from core.db import Cursor
 from models import check_in_links
 from models.claim import claim_links
 from models.contents import guardians
-from models.delivery import deliveries, events, outbox
+from models.delivery import budget, deliveries, events, outbox
 from models.mail import emails
 from workers import context
 
@@ -67,7 +67,10 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
     new_pages: list[tuple[str, int]] = []  # guardian page links likewise (guardian, version)
     for row in batch.rows:
         extra = {"outboxId": row["id"], "kind": row["kind"]}
-        if not configured:
+        if row["suppressed"]:  # "I don't know this person", since the row was written
+            log.info("email skipped: the recipient asked for no more email from this account", extra=extra)
+            results.append(_result(row, "skipped", budget.REFUSED))
+        elif not configured:
             log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
             results.append(_result(row, "skipped", "email provider not configured"))
         elif not row["address"]:

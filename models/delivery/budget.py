@@ -58,12 +58,27 @@ def client_digest(ring: KeyRing, *, ip: str) -> bytes:
 
 
 class Admission(TypedDict):
-    status: Literal["pending", "deferred"]
+    status: Literal["pending", "deferred", "skipped"]
     budget_at: datetime | None  # when it started to count (None: it does not count, or waits)
     client: bytes | None  # client_digest
+    reason: str | None  # why it is skipped at once
 
 
-UNCOUNTED: Admission = {"status": "pending", "budget_at": None, "client": None}
+UNCOUNTED: Admission = {"status": "pending", "budget_at": None, "client": None, "reason": None}
+REFUSED = "the person at this address said they do not know this account's owner"
+
+
+def suppressed(*, owner: str, bidx: str) -> str:
+    """SQL: true when the address whose blind index is `bidx` told the account `owner` (both SQL
+    expressions) "I don't know this person" (models.delivery.suppressions)."""
+    return f"EXISTS (SELECT 1 FROM email_suppressions s WHERE s.user_id = {owner} AND s.email_bidx = {bidx})"
+
+
+# The recipient's address as it is now, for a row being written (%(to)s: its id).
+_RECIPIENT_BIDX = (
+    "COALESCE((SELECT email_bidx FROM guardians WHERE id = %(to)s),"
+    " (SELECT email_bidx FROM beneficiaries WHERE id = %(to)s))"
+)
 
 
 async def _lock(cur: Cursor, key: str, *, wait: bool) -> bool:
@@ -77,7 +92,9 @@ async def _lock(cur: Cursor, key: str, *, wait: bool) -> bool:
 async def _spent(cur: Cursor, *, plan_id: str | None, client: bytes | None, now: datetime) -> int:
     column, value = ("plan_id", plan_id) if client is None else ("client_digest", client)
     await cur.execute(
-        f"SELECT count(*)::int AS n FROM outbox WHERE {column} = %s AND budget_at > %s", (value, now - WINDOW)
+        f"SELECT count(*)::int AS n FROM outbox WHERE {column} = %s AND budget_at > %s"
+        " AND status <> 'skipped'",
+        (value, now - WINDOW),
     )
     return int((await cur.fetchone())["n"])
 
@@ -89,11 +106,18 @@ async def admit(
     budgeted one goes at once (counted from now) unless its account's or its client address's
     last WINDOW is full, or the plan has rows waiting already (they go first): then it waits,
     `deferred`. A waiting row for the same person and kind is about to be replaced, not waited
-    behind."""
+    behind. One to an address that said "I don't know this person" to this account is skipped."""
     if kind not in BUDGETED:
         return UNCOUNTED
     if budget is None or plan_id is None:
         raise ValueError(f"a {kind} email needs its plan and the request's budget")
+    owner = "(SELECT user_id FROM plans WHERE id = %(plan)s)"
+    await cur.execute(
+        f"SELECT {suppressed(owner=owner, bidx=_RECIPIENT_BIDX)} AS refused",
+        {"plan": plan_id, "to": recipient_id},
+    )
+    if (await cur.fetchone())["refused"]:
+        return {**UNCOUNTED, "status": "skipped", "reason": REFUSED}
     await _lock(cur, f"plan:{plan_id}", wait=True)
     if budget.client is not None:
         await _lock(cur, "client:" + budget.client.hex(), wait=True)
@@ -107,8 +131,8 @@ async def admit(
     if not full and budget.client is not None:
         full = await _spent(cur, plan_id=None, client=budget.client, now=now) >= budget.per_client
     if full:
-        return {"status": "deferred", "budget_at": None, "client": budget.client}
-    return {"status": "pending", "budget_at": now, "client": budget.client}
+        return {"status": "deferred", "budget_at": None, "client": budget.client, "reason": None}
+    return {"status": "pending", "budget_at": now, "client": budget.client, "reason": None}
 
 
 async def releasable(cur: Cursor, *, per_account: int, per_client: int, now: datetime) -> list[str]:

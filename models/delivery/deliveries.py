@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 from core.db import Pool, autocommit
 from core.files.crypto import KeyRing
 from models import sealed_text
+from models.delivery.budget import suppressed
 
 
 class Delivery(TypedDict):
@@ -43,6 +44,11 @@ class Delivery(TypedDict):
     request_note: str | None  # an heir's note with their request to verify (context requestId)
     # Why a guardian reported, if one said (plans.REPORT_REASONS): the words follow it.
     report_reason: str | None
+    # The recipient told this account "I don't know this person" (models.delivery.suppressions).
+    suppressed: bool
+    # The guardian accepted, or the heir confirmed their address: their emails carry no
+    # "I don't know this person" link (a mail client's Unsubscribe must not drop them).
+    answered: bool
 
 
 # Names and addresses are sealed at rest (models/sealed_text.py): `from_row` opens the recipient's
@@ -59,6 +65,8 @@ SELECT = (
     + " u.id AS u_id,"
     f" {sealed_text.select_list(table='users', alias='u', columns=('name',), prefix='owner_')},"
     " u.wallet_address AS owner_wallet, p.report_reason, b.id AS beneficiary_id, b.claim_token_sealed,"
+    f" {suppressed(owner='p.user_id', bidx='COALESCE(g.email_bidx, b.email_bidx)')} AS suppressed,"
+    " (g.accepted_at IS NOT NULL OR b.email_confirmed_at IS NOT NULL) AS answered,"
     " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
     " g.page_version AS guardian_page_version, g.page_key_id AS guardian_page_key_id,"
     " ag.id AS ag_id,"
@@ -135,6 +143,8 @@ def from_row(ring: KeyRing, *, row: dict[str, Any]) -> Delivery:
             "hr_note"
         ],
         report_reason=row["report_reason"],
+        suppressed=row["suppressed"],
+        answered=bool(row["answered"]),
     )
 
 

@@ -62,8 +62,9 @@ async def add(
         "WITH replaced AS (UPDATE outbox SET status = 'skipped', last_error = 'replaced by a later email',"
         " finished_at = %(now)s WHERE %(budgeted)s AND kind = %(kind)s AND recipient_id = %(to)s"
         " AND status = 'deferred') INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context,"
-        " next_attempt_at, created_at, status, budget_at, client_digest) VALUES (%(kind)s, %(plan)s,"
-        " %(type)s, %(to)s, %(context)s, %(now)s, %(now)s, %(status)s, %(budget_at)s, %(client)s)"
+        " next_attempt_at, created_at, status, budget_at, client_digest, last_error, finished_at) VALUES"
+        " (%(kind)s, %(plan)s, %(type)s, %(to)s, %(context)s, %(now)s, %(now)s, %(status)s, %(budget_at)s,"
+        " %(client)s, %(reason)s, CASE WHEN %(status)s = 'skipped' THEN %(now)s::timestamptz END)"
         " RETURNING id::text AS id",
         {"now": now, "budgeted": kind in BUDGETED, "kind": kind, "to": recipient_id, "plan": plan_id}
         | {"type": recipient_type, "context": Json(context or {}), **admitted},

@@ -19,6 +19,7 @@ from core.text.cleaning import clean_line, cut
 from models import check_in_links, guardian_links
 from models.claim_tokens import open_claim_token
 from models.contents import email_confirmations
+from models.delivery import suppressions
 from models.delivery.deliveries import Delivery
 from models.mail.texts import guardian, heir, owner
 from models.mail.texts.common import Template, sentence_case
@@ -29,6 +30,11 @@ TEMPLATES: dict[str, Template] = {**owner.TEMPLATES, **guardian.TEMPLATES, **hei
 GUARDIAN_PAGE_TEXT = (
     "Your page for this plan shows what is asked of you now, and your wallet app answers there "
     "(keep the link to yourself):\n\n{url}"
+)
+# Appended to an invitation or a confirmation request until the person has answered it.
+UNKNOWN_SENDER_TEXT = (
+    "Don't know this person, or not your address? One button on this page stops every email from "
+    "them through us:\n\n{url}"
 )
 # Appended to every owner email that carries a check-in link (models.check_in_links.KINDS).
 CHECK_IN_LINK_TEXT = (
@@ -103,6 +109,10 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
         links["guardian"] = guardian_links.url(base_url=base_url, token=token)
     if d["kind"] in ("account_changes", "owner_email_changed"):
         links["app"] = app_url  # where the owner signs in to act on it
+    if suppressions.carries_link(kind=d["kind"], recipient_type=d["recipient_type"], answered=d["answered"]):
+        links["unknown"] = suppressions.url(
+            base_url=base_url, token=suppressions.token_for(ring, outbox_id=d["id"])
+        )
     if d["check_in_link"]:
         key_id = d["check_in_key_id"] or ring.primary_id
         token = check_in_links.token_for(ring, key_id=key_id, outbox_id=d["id"])
@@ -113,6 +123,8 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     text = sentence_case(text=template(d, links)[1])
     if "check_in" in links:
         text += "\n\n" + CHECK_IN_LINK_TEXT.format(url=links["check_in"])
+    if "unknown" in links:
+        text += "\n\n" + UNKNOWN_SENDER_TEXT.format(url=links["unknown"])
     if "guardian" in links and d["kind"] not in ("guardian_invitation", "plan_deleted"):  # a page soon gone
         text += "\n\n" + GUARDIAN_PAGE_TEXT.format(url=links["guardian"])
     greeting = f"Dear {d['recipient_name']}," if d["recipient_name"] else "Hello,"
@@ -123,4 +135,5 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
         subject=subject,
         text=_plain(f"{greeting}\n\n{text}\n\n{signoff}\n"),
         html=_html(greeting, [*paragraphs, signoff], links),
+        headers=suppressions.headers(link=links["unknown"]) if "unknown" in links else {},
     )

@@ -176,6 +176,22 @@ def _guardian_email_bounced(d: Delivery, links: dict[str, str]) -> tuple[str, st
     )
 
 
+def _recipient_unknown(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    """Someone the owner emailed through the service pressed "I don't know this person"."""
+    if d["context"].get("guardianId"):
+        who, why = d["about_guardian_name"] or "one of your guardians", "to ask them to be a guardian"
+    else:
+        who, why = d["subject_name"] or "one of your beneficiaries", "to confirm their address"
+    return (
+        f"An email to {who} was refused",
+        f"We emailed {who} at the address you gave for them, {why}. The person who received it told us "
+        "they do not know you, so nothing more will be sent from your account to that address.\n\n"
+        "If the address was wrong, correct it in your plan: the new address is asked again. If it was "
+        "right, please speak to them. If you did not add this person yourself, someone else may be "
+        "using your account: sign in with a wallet only you hold and sign out everywhere.",
+    )
+
+
 def _archive_item_damaged(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     ctx = d["context"]
     kind = {"photo": "photo", "video": "video", "voice": "voice recording"}.get(
@@ -258,6 +274,7 @@ TEMPLATES: dict[str, Template] = {
     "deadline_warning": _deadline_warning,
     "verification_timeout": _verification_timeout,
     "guardian_email_bounced": _guardian_email_bounced,
+    "recipient_unknown": _recipient_unknown,
     "archive_item_damaged": _archive_item_damaged,
     "account_changes": _account_changes,
     "owner_email_changed": _owner_email_changed,

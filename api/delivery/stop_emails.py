@@ -1,0 +1,76 @@
+""" "I don't know this person" (`/stop-emails/<token>`): the link in an invitation or a
+confirmation request, and the RFC 8058 one-click URL in its `List-Unsubscribe` header. A GET
+shows one button and changes nothing (mail scanners fetch links); a POST, from the button or a
+mail client's one-click (`List-Unsubscribe=One-Click`), stops every email from that account to
+that address and tells the owner. Public: the token is the credential; every miss is the same
+404 page (429 past the per-IP miss limit). docs/security.md, "Nobody's mail relay".
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from aiohttp import web
+from aiohttp_apigami import docs
+
+from api import html
+from api.common import refuse_miss
+from api.keys import context
+from api.public import public
+from models.delivery import outbox, suppressions
+
+routes = web.RouteTableDef()
+
+PAGE = suppressions.PATH + "{token}"
+
+
+async def refuse_stop_miss(request: web.Request) -> NoReturn:
+    await refuse_miss(
+        request,
+        kind="stop-emails",
+        limit=context(request).settings.rate_limit_check_in_misses_per_ip,
+        what="Link",
+        too_many="Too many unknown links from this address; try again later.",
+    )
+
+
+@routes.get(PAGE)
+@public
+@docs(
+    tags=["pages"],
+    summary='"I don\'t know this person": the page, one button, nothing done on GET',
+    description="What the link at the foot of a guardian invitation or an address confirmation request "
+    "opens (until the person has accepted or confirmed), and the URL of its `List-Unsubscribe` header "
+    "(RFC 8058). Opening it changes nothing. A link that opens nothing (malformed, unknown, an account "
+    "deleted since) is the 404 page (429 past RATE_LIMIT_CHECK_IN_MISSES_PER_IP misses a minute).",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+async def stop_emails_page(request: web.Request) -> web.Response:
+    ctx = context(request)
+    if not await suppressions.is_live(ctx.pool, ctx.ring, token=request.match_info["token"]):
+        await refuse_stop_miss(request)
+    return html.render("stop_emails.html", title="Do you know this person?", action=request.path)
+
+
+@routes.post(PAGE)
+@public
+@docs(
+    tags=["pages"],
+    summary="Stop every email from this account to this address (the button, or a one-click POST)",
+    description="The page's button, and the one-click POST a mail client sends to the "
+    "`List-Unsubscribe` URL (body `List-Unsubscribe=One-Click`; any body is accepted and not read). "
+    "Every later email from the owner's account to the address this email went to is skipped (checked "
+    "when it is written and when it is sent), and the owner is told once, by email and in their "
+    "timeline, with no address and nothing of the person. Pressing it again changes nothing more. "
+    "404/429 pages as the GET.",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+async def stop_emails(request: web.Request) -> web.Response:
+    ctx = context(request)
+    told = await suppressions.suppress(ctx.pool, ctx.ring, token=request.match_info["token"], now=ctx.now())
+    if told is None:
+        await refuse_stop_miss(request)
+    await outbox.enqueue(ctx.redis, row_ids=told)
+    return html.render("stop_emails_done.html", title="No more emails from them")
