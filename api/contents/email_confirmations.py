@@ -73,7 +73,9 @@ async def refuse_confirmation_miss(request: web.Request) -> NoReturn:
     "single use) confirms that it reaches them, and `emailConfirmedAt` then shows on the beneficiary. "
     "Changing the address clears it. At most 3 a day per beneficiary (429 with Retry-After); 409 once "
     "the plan is released. Until confirmed (or when the address bounced) readiness carries a warning, "
-    "never a block: some owners will not tell their heirs.",
+    "never a block: some owners will not tell their heirs. The email counts against your daily budget "
+    "of emails to addresses you typed (see `POST /api/guardians`): past it, `status` is `deferred` and it "
+    'goes as the day frees; until the heir confirms, it carries an "I don\'t know this person" link.',
     responses={202: {"description": "Queued"}, **error_responses(401, 404, 409, 429)},
 )
 @response_schema(ConfirmationSentSchema, 202)

@@ -100,6 +100,14 @@ INVITATION = (
     " The guardian is emailed an invitation and counts only once they accept it (signed in with that "
     "wallet: `POST /api/legacy/guardianships/{planId}/accept`)."
 )
+BUDGET = (
+    " Invitations count against your account's daily budget of emails to addresses you typed "
+    "(EMAIL_TO_NAMED_PEOPLE_PER_DAY, and EMAIL_TO_NAMED_PEOPLE_PER_CLIENT_PER_DAY per client address, "
+    "over a rolling 24 h): past it the change is made all the same and the invitation waits, `deferred` "
+    "in `GET /api/legacy` notifications and said in its readiness warnings, until the day frees. Until "
+    'they accept, the invitation carries an "I don\'t know this person" link (RFC 8058 one-click): once '
+    "used, nothing more from your account reaches that address, and you are told."
+)
 
 
 @routes.get("/api/guardians")
@@ -121,7 +129,7 @@ async def list_guardians(request: web.Request) -> web.Response:
 @docs(
     tags=["guardians"],
     summary="Add a guardian",
-    description=RULES + INVITATION,
+    description=RULES + INVITATION + BUDGET,
     responses=error_responses(400, 401, 409),
 )
 @request_schema(GuardianCreateSchema, required=True)
@@ -161,7 +169,7 @@ async def get_guardian(request: web.Request) -> web.Response:
     summary="Change a guardian",
     description="Validated like create, for the fields given; an empty body is a 400. " + RULES + " A new "
     "`walletAddress` clears `acceptedAt` and `declinedAt` and invites the guardian again; a new `email` "
-    "re-sends the invitation to a guardian who has not answered yet.",
+    "re-sends the invitation to a guardian who has not answered yet." + BUDGET,
     responses=error_responses(400, 401, 404, 409),
 )
 @request_schema(GuardianPatchSchema, required=True)
