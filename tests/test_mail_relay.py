@@ -9,7 +9,7 @@ from typing import Any
 from stellar_sdk import Keypair
 
 from tests.helpers import sign_in
-from tests.lifecycle_helpers import Guardian, answer, get_overview
+from tests.lifecycle_helpers import Guardian, activate_plan, answer, get_overview, report
 from tests.plan_helpers import create, query
 from tests.test_browser_pages import assert_accessible, assert_fits
 
@@ -246,3 +246,16 @@ async def test_the_stop_page_reads_at_390_pixels_and_passes_axe(
     await assert_accessible(page, axe_source)
     await page.screenshot(path=str(screenshots / "stop-emails-done-390.png"), full_page=True)
     await context.close()
+
+
+async def test_an_accepted_guardian_gets_no_unsubscribe_header(client, run_worker, email_provider):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=2)
+    await run_worker(settings=email_provider.settings)
+    # They accepted before the worker sent their invitation: it carries no such link either.
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    await run_worker(settings=email_provider.settings)
+    mails = email_provider.to("guardian1@example.org")
+    assert mails[0].body["subject"].endswith("asks you to be a guardian of their legacy plan")
+    assert len(mails) >= 2  # the invitation, then the verification request
+    assert all("headers" not in m.body and "/stop-emails/" not in m.body["text"] for m in mails)
