@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser run test lint typecheck check bench fuzz clean
+.PHONY: install browser run test lint typecheck check bench fuzz chaos clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ bench: install
 fuzz: install
 	$(BIN)/pip install --quiet 'schemathesis>=4,<5'
 	$(BIN)/python bench/fuzz.py --max-examples $(or $(FUZZ_EXAMPLES),100) --max-time $(or $(FUZZ_SECONDS),0)
+
+## The fault matrix (bench/chaos.py): the whole stack in processes of its own under a steady load,
+## one fault at a time (PostgreSQL, Redis, S3, email provider, RPC node, a SIGKILLed worker);
+## fails when an invariant breaks. CHAOS_ARGS=--short is CI's one round.
+chaos: install
+	$(BIN)/python bench/chaos.py $(CHAOS_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
