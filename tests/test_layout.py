@@ -424,6 +424,107 @@ def test_the_readme_links_every_document():
     assert unlinked == [], "README's Documentation section should link these"
 
 
+_NAMED_PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(MAY_IMPORT) + r"|migrations|docs)/[\w./-]*\w)")
+_NAMED_MODULE = re.compile(r"(?<![\w./-])((?:" + "|".join(PRODUCTION) + r"|testing)(?:\.\w+)+)")
+_LOGGER = re.compile(r"getLogger\(\"([\w.]+)\"\)")
+
+
+def _defines(path: Path, name: str) -> bool:
+    """Whether a module's top level binds `name` (a def, class, assignment or import)."""
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
+            return True
+        targets = (
+            [t for t in node.targets if isinstance(t, ast.Name)]
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+            else []
+        )
+        if any(t.id == name for t in targets):
+            return True
+        if isinstance(node, ast.Import | ast.ImportFrom) and any(
+            (a.asname or a.name.split(".")[0]) == name for a in node.names
+        ):
+            return True
+    return False
+
+
+def _module_exists(dotted: str, base: Path) -> bool:
+    """`models.plan.approvals` (a module or package), `models.plan.approvals.record` (a name its
+    top level binds; what follows that name is not checked)."""
+    parts = dotted.split(".")
+    for n in range(len(parts), 0, -1):
+        where = base.joinpath(*parts[:n])
+        module = where / "__init__.py" if (where / "__init__.py").exists() else where.with_suffix(".py")
+        if module.exists():
+            return n == len(parts) or _defines(module, parts[n]) or (where / f"{parts[n]}.py").exists()
+    return False
+
+
+def _path_exists(named: str, base: Path) -> bool:
+    """`models/plans.py`, `api/claim/`, `bench/README` (.md), `workers/email.sweep_outbox` (a
+    module and a name in it); a pattern (`migrations/NNNN_name.sql`) is no path."""
+    if "NNNN" in named:
+        return True
+    if any((base / f"{named}{end}").exists() for end in ("", ".py", ".md")):
+        return True
+    module, dot, name = named.rpartition(".")
+    return bool(dot) and (base / f"{module}.py").exists() and _defines(base / f"{module}.py", name)
+
+
+def _stale_names(base: Path = ROOT) -> list[str]:
+    """`file:line: name` for each path or dotted module README.md and docs/*.md name that does not
+    exist (a logger's name, `api.errors`, is a name too)."""
+    loggers = {
+        match.group(1)
+        for room in PRODUCTION
+        for path in (base / room).rglob("*.py")
+        for match in _LOGGER.finditer(path.read_text())
+    }
+    found = []
+    for doc in [base / "README.md", *sorted((base / "docs").glob("*.md"))]:
+        for number, line in enumerate(doc.read_text().splitlines(), 1):
+            where = f"{doc.relative_to(base)}:{number}"
+            found += [
+                f"{where}: {m.group(1)}"
+                for m in _NAMED_PATH.finditer(line)
+                if not _path_exists(m.group(1), base)
+            ]
+            found += [
+                f"{where}: {m.group(1)}"
+                for m in _NAMED_MODULE.finditer(line)
+                if m.group(1) not in loggers and not _module_exists(m.group(1), base)
+            ]
+    return found
+
+
+def test_every_path_and_module_the_docs_name_exists():
+    assert _stale_names() == [], "README.md or docs/ name a file or module that is not there (moved?)"
+
+
+def test_the_docs_check_sees_a_stale_name(tmp_path):
+    """The check can fail: a moved file, a moved module, a name no longer in its module, are found;
+    a file, a package, a module's name, a module path with its function, a logger and a pattern
+    are not."""
+    for name, text in {
+        "models/plans.py": "ACTIVE = 'Active'\nasync def get(cur): ...\n",
+        "models/plan/__init__.py": "",
+        "workers/email.py": 'import logging\nlog = logging.getLogger("workers.mail")\n'
+        "async def sweep(): ...\n",
+        "README.md": "The plan: `models/plans.py`, `models/plan/`, `models.plans.ACTIVE`, `models.plan`.\n",
+        "docs/a.md": "Moved: `models/plan/plans.py`, models.plan.plans and models.plans.gone.\n"
+        "Fine: workers/email.sweep, `workers.mail` warnings, migrations/NNNN_name.sql, docs/a.md.\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert _stale_names(tmp_path) == [
+        "docs/a.md:1: models/plan/plans.py",
+        "docs/a.md:1: models.plan.plans",
+        "docs/a.md:1: models.plans.gone",
+    ]
+
+
 def _public_functions(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, ast.arguments]]:
     """(qualified name, parameters) of each public function and public method (of a public class)."""
     for node in body:
