@@ -4,10 +4,17 @@ per account and per client address; past it the action still succeeds and its em
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+import pytest
 from stellar_sdk import Keypair
 
+from api.keys import CLOCK, DB
+from core.db import transaction
+from core.files.crypto import KeyRing
+from models.delivery import outbox
+from models.delivery.budget import client_digest
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import Guardian, activate_plan, answer, get_overview, report
 from tests.plan_helpers import create, query
@@ -259,3 +266,25 @@ async def test_an_accepted_guardian_gets_no_unsubscribe_header(client, run_worke
     assert mails[0].body["subject"].endswith("asks you to be a guardian of their legacy plan")
     assert len(mails) >= 2  # the invitation, then the verification request
     assert all("headers" not in m.body and "/stop-emails/" not in m.body["text"] for m in mails)
+
+
+async def test_a_budgeted_kind_is_never_written_without_a_budget(client):
+    """A new kind added to BUDGETED fails loudly where it is written without the request's budget."""
+    async with transaction(client.app[DB]) as cur:
+        with pytest.raises(ValueError, match="budget"):
+            await outbox.add(
+                cur,
+                kind="guardian_invitation",
+                plan_id=str(uuid.uuid4()),
+                recipient_type="guardian",
+                recipient_id=str(uuid.uuid4()),
+                now=client.app[CLOCK].now(),
+            )
+
+
+def test_an_ipv6_client_is_its_slash_64():
+    ring = KeyRing([("k1", bytes(32))])
+    same = {client_digest(ring, ip=ip) for ip in ("2001:db8:0:1::1", "2001:db8:0:1:ffff::2")}
+    assert len(same) == 1
+    assert client_digest(ring, ip="2001:db8:0:2::1") not in same
+    assert client_digest(ring, ip="192.0.2.1") != client_digest(ring, ip="192.0.2.2")
