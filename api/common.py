@@ -1,4 +1,5 @@
-"""Helpers every handler shares: JSON bodies, the list response, the client address."""
+"""Helpers every handler shares: JSON bodies, the list response, the client address, and the one
+recipe for an owner's resource (`Owned`)."""
 
 from __future__ import annotations
 
@@ -6,22 +7,26 @@ import asyncio
 import ipaddress
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NoReturn
 
 import orjson
 from aiohttp import web
+from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import Schema, ValidationError, fields, missing
 from redis.exceptions import RedisError
 from webargs.aiohttpparser import AIOHTTPParser, is_json_request
 
-from api.keys import context
+from api.keys import USER_ID, Context, context
+from api.schemas import PageQuerySchema, error_responses
 from core import ratelimit
 from core.errors import BadRequest, NotFound, RequestTimeout, TooManyRequests, validation_error
 from models.delivery.budget import Budget, client_digest
-from models.pagination import Page
+from models.pagination import Page, PageRequest
 
 log = logging.getLogger(__name__)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 # Only what the standard library would encode too: a datetime, dataclass or subclass that slipped
@@ -214,3 +219,131 @@ async def refuse_miss(request: web.Request, *, kind: str, limit: int, what: str,
     if retry:
         raise TooManyRequests(too_many, retry)
     raise NotFound(what)
+
+
+@dataclass(frozen=True)
+class Doc:
+    """What one route of an owned resource says in the OpenAPI document beyond the common."""
+
+    summary: str
+    description: str | None = None
+
+
+_Verb = Literal["list", "create", "get", "patch", "delete"]
+# The errors each verb can answer with, the same for every owned resource.
+_ERRORS: dict[_Verb, tuple[int, ...]] = {
+    "list": (400, 401),
+    "create": (400, 401, 409),
+    "get": (401, 404),
+    "patch": (400, 401, 404, 409),
+    "delete": (401, 404, 409),
+}
+
+
+class Owned:
+    """One recipe for an owner's rows of a resource (beneficiaries, guardians, assets, messages,
+    archive items): list (paged, `Link` header), create (201), get, patch (changed fields only,
+    an empty body is 400) and delete (204), each for the signed-in owner only.
+
+    A resource subclasses it: its `path`, `tag`, response `schema` and request schemas, a `Doc`
+    per route, and one method per model call it serves (`list`, `create`, `get`, `update`,
+    `delete`, each taking the context, the request and the owner's id); a method it leaves out
+    serves no route.
+    `register(routes)` adds the routes to the module's table, in the order above.
+    """
+
+    path: str
+    tag: str
+    schema: type[Schema]
+    create_schema: type[Schema] | None = None
+    patch_schema: type[Schema] | None = None
+    docs: Mapping[_Verb, Doc]
+
+    async def list(self, ctx: Context, request: web.Request, *, user_id: str, page: PageRequest) -> Page[Any]:
+        raise NotImplementedError
+
+    async def create(
+        self, ctx: Context, request: web.Request, *, user_id: str, data: dict[str, Any]
+    ) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    async def get(
+        self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str
+    ) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    async def update(
+        self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str, changes: dict[str, Any]
+    ) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    async def delete(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> None:
+        raise NotImplementedError
+
+    def _serves(self, method: str) -> bool:
+        return getattr(type(self), method) is not getattr(Owned, method)
+
+    def register(self, routes: web.RouteTableDef) -> None:
+        one = self.schema()
+        item = f"{self.path}/{{id}}"
+
+        async def list_rows(request: web.Request) -> web.Response:
+            page = await self.list(
+                context(request), request, user_id=request[USER_ID], page=request["data"]["page"]
+            )
+            return list_response(request, page, one)
+
+        async def create_row(request: web.Request) -> web.Response:
+            row = await self.create(context(request), request, user_id=request[USER_ID], data=request["data"])
+            return json_response(one.dump(row), status=201)
+
+        async def get_row(request: web.Request) -> web.Response:
+            row = await self.get(
+                context(request), request, user_id=request[USER_ID], raw_id=request.match_info["id"]
+            )
+            return json_response(one.dump(row))
+
+        async def patch_row(request: web.Request) -> web.Response:
+            row = await self.update(
+                context(request),
+                request,
+                user_id=request[USER_ID],
+                raw_id=request.match_info["id"],
+                changes=request["data"],
+            )
+            return json_response(one.dump(row))
+
+        async def delete_row(request: web.Request) -> web.Response:
+            await self.delete(
+                context(request), request, user_id=request[USER_ID], raw_id=request.match_info["id"]
+            )
+            return web.Response(status=204)
+
+        if self._serves("list"):
+            handler = request_schema(PageQuerySchema, location="querystring")(
+                response_schema(self.schema(many=True), 200)(list_rows)
+            )
+            routes.get(self.path)(self._documented("list", handler))
+        if self._serves("create") and self.create_schema is not None:
+            handler = request_schema(self.create_schema, required=True)(
+                response_schema(self.schema, 201)(create_row)
+            )
+            routes.post(self.path)(self._documented("create", handler))
+        if self._serves("get"):
+            routes.get(item)(self._documented("get", response_schema(self.schema, 200)(get_row)))
+        if self._serves("update") and self.patch_schema is not None:
+            handler = request_schema(self.patch_schema, required=True)(
+                response_schema(self.schema, 200)(patch_row)
+            )
+            routes.patch(item)(self._documented("patch", handler))
+        if self._serves("delete"):
+            routes.delete(item)(self._documented("delete", delete_row))
+
+    def _documented(self, verb: _Verb, handler: Handler) -> Handler:
+        doc = self.docs[verb]
+        errors = error_responses(*_ERRORS[verb])
+        responses = {204: {"description": "Deleted"}, **errors} if verb == "delete" else errors
+        handler.__name__ = handler.__qualname__ = f"{verb}_{self.tag}"
+        return docs(tags=[self.tag], summary=doc.summary, description=doc.description, responses=responses)(
+            handler
+        )

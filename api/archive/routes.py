@@ -16,19 +16,20 @@ from typing import Any
 
 from aiohttp import BodyPartReader, web
 from aiohttp.hdrs import CONTENT_TYPE
-from aiohttp_apigami import docs, request_schema, response_schema
+from aiohttp_apigami import docs, response_schema
 from marshmallow import ValidationError, fields, validate
 
 from api.archive import multipart
 from api.archive.files import RANGE_NOTE, require_storage, send_file, storage_down
-from api.common import json_response, list_response
-from api.keys import USER_ID, context
-from api.schemas import AudienceSchema, BaseSchema, PageQuerySchema, Text, UtcDateTime, error_responses
+from api.common import Doc, Owned, json_response
+from api.keys import USER_ID, Context, context
+from api.schemas import AudienceSchema, BaseSchema, Text, UtcDateTime, error_responses
 from core.errors import validation_error
 from core.files import sealed_files
 from core.files.storage import StorageError
 from models.archive import items, serving
 from models.archive.upload_rules import check_content_type, normalize_content_type, sanitize_file_name
+from models.pagination import Page, PageRequest
 
 routes = web.RouteTableDef()
 
@@ -231,60 +232,35 @@ async def upload(request: web.Request) -> web.Response:
 # --------------------------------------------------------------------------------------------
 
 
-@routes.get("/api/archive")
-@docs(
-    tags=["archive"],
-    summary="List archive items, newest first",
-    description=LIFECYCLE,
-    responses=error_responses(400, 401),
-)
-@request_schema(PageQuerySchema, location="querystring")
-@response_schema(ArchiveItemSchema(many=True), 200)
-async def list_items(request: web.Request) -> web.Response:
-    ctx = context(request)
-    page = await items.list_page(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        page=request["data"]["page"],
-    )
-    return list_response(request, page, item_schema)
+class ArchiveItems(Owned):
+    path = "/api/archive"
+    tag = "archive"
+    schema = ArchiveItemSchema
+    docs = {
+        "list": Doc("List archive items, newest first", LIFECYCLE),
+        "get": Doc("Get an archive item (poll `status` after an upload)"),
+        "delete": Doc(
+            "Delete an archive item and its stored file",
+            "The stored object is removed at once, or by the sweeper if storage is down. "
+            "An item that is a message's media is refused (409, `messageIds`): detach it first.",
+        ),
+    }
+
+    async def list(self, ctx: Context, request: web.Request, *, user_id: str, page: PageRequest) -> Page[Any]:
+        return await items.list_page(ctx.pool, ctx.ring, user_id=user_id, page=page)
+
+    async def get(
+        self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str
+    ) -> items.ArchiveItem:
+        return await items.get(ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id)
+
+    async def delete(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> None:
+        key = await items.delete(ctx.pool, user_id=user_id, raw_id=raw_id)
+        if ctx.storage is not None:
+            await items.remove_object(ctx.pool, ctx.storage, key=key)
 
 
-@routes.get("/api/archive/{id}")
-@docs(
-    tags=["archive"],
-    summary="Get an archive item (poll `status` after an upload)",
-    responses=error_responses(401, 404),
-)
-@response_schema(ArchiveItemSchema, 200)
-async def get_item(request: web.Request) -> web.Response:
-    ctx = context(request)
-    item = await items.get(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        raw_id=request.match_info["id"],
-    )
-    return json_response(item_schema.dump(item))
-
-
-@routes.delete("/api/archive/{id}")
-@docs(
-    tags=["archive"],
-    summary="Delete an archive item and its stored file",
-    description="The stored object is removed at once, or by the sweeper if storage is down. "
-    "An item that is a message's media is refused (409, `messageIds`): detach it first.",
-    responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
-)
-async def delete_item(request: web.Request) -> web.Response:
-    ctx = context(request)
-    pool = ctx.pool
-    key = await items.delete(pool, user_id=request[USER_ID], raw_id=request.match_info["id"])
-    storage = ctx.storage
-    if storage is not None:
-        await items.remove_object(pool, storage, key=key)
-    return web.Response(status=204)
+ArchiveItems().register(routes)
 
 
 # --------------------------------------------------------------------------------------------

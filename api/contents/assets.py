@@ -7,23 +7,21 @@ from decimal import Decimal
 from typing import Any
 
 from aiohttp import web
-from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, validate
 
-from api.common import json_response, list_response
-from api.keys import USER_ID, context
+from api.common import Doc, Owned
+from api.keys import Context
 from api.schemas import (
     AudienceSchema,
     BaseSchema,
     DecimalString,
-    PageQuerySchema,
     PatchSchema,
     Text,
     UtcDateTime,
-    error_responses,
 )
 from core.stellar.wallet import is_valid_address
 from models.contents import assets
+from models.pagination import Page, PageRequest
 
 routes = web.RouteTableDef()
 
@@ -112,78 +110,42 @@ class AssetSchema(BaseSchema):
 asset_schema = AssetSchema()
 
 
-@routes.get("/api/assets")
-@docs(tags=["assets"], summary="List assets, newest first", responses=error_responses(400, 401))
-@request_schema(PageQuerySchema, location="querystring")
-@response_schema(AssetSchema(many=True), 200)
-async def list_assets(request: web.Request) -> web.Response:
-    ctx = context(request)
-    page = await assets.list_page(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        page=request["data"]["page"],
-    )
-    return list_response(request, page, asset_schema)
+class Assets(Owned):
+    path = "/api/assets"
+    tag = "assets"
+    schema = AssetSchema
+    create_schema = AssetCreateSchema
+    patch_schema = AssetPatchSchema
+    docs = {
+        "list": Doc("List assets, newest first"),
+        "create": Doc(
+            "Add an asset", '`amount` is a decimal string such as "1250.50"; a JSON number is a 400.'
+        ),
+        "get": Doc("Get an asset"),
+        "patch": Doc(
+            "Change an asset", "Validated like create, for the fields given; an empty body is a 400."
+        ),
+        "delete": Doc("Remove an asset"),
+    }
+
+    async def list(self, ctx: Context, request: web.Request, *, user_id: str, page: PageRequest) -> Page[Any]:
+        return await assets.list_page(ctx.pool, ctx.ring, user_id=user_id, page=page)
+
+    async def create(
+        self, ctx: Context, request: web.Request, *, user_id: str, data: dict[str, Any]
+    ) -> assets.Asset:
+        return await assets.create(ctx.pool, ctx.ring, user_id=user_id, data=data)
+
+    async def get(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> assets.Asset:
+        return await assets.get(ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id)
+
+    async def update(
+        self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str, changes: dict[str, Any]
+    ) -> assets.Asset:
+        return await assets.update(ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id, changes=changes)
+
+    async def delete(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> None:
+        await assets.delete(ctx.pool, user_id=user_id, raw_id=raw_id)
 
 
-@routes.post("/api/assets")
-@docs(
-    tags=["assets"],
-    summary="Add an asset",
-    description='`amount` is a decimal string such as "1250.50"; a JSON number is a 400.',
-    responses=error_responses(400, 401, 409),
-)
-@request_schema(AssetCreateSchema, required=True)
-@response_schema(AssetSchema, 201)
-async def create_asset(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await assets.create(ctx.pool, ctx.ring, user_id=request[USER_ID], data=request["data"])
-    return json_response(asset_schema.dump(row), status=201)
-
-
-@routes.get("/api/assets/{id}")
-@docs(tags=["assets"], summary="Get an asset", responses=error_responses(401, 404))
-@response_schema(AssetSchema, 200)
-async def get_asset(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await assets.get(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        raw_id=request.match_info["id"],
-    )
-    return json_response(asset_schema.dump(row))
-
-
-@routes.patch("/api/assets/{id}")
-@docs(
-    tags=["assets"],
-    summary="Change an asset",
-    description="Validated like create, for the fields given; an empty body is a 400.",
-    responses=error_responses(400, 401, 404, 409),
-)
-@request_schema(AssetPatchSchema, required=True)
-@response_schema(AssetSchema, 200)
-async def patch_asset(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await assets.update(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        raw_id=request.match_info["id"],
-        changes=request["data"],
-    )
-    return json_response(asset_schema.dump(row))
-
-
-@routes.delete("/api/assets/{id}")
-@docs(
-    tags=["assets"],
-    summary="Remove an asset",
-    responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
-)
-async def delete_asset(request: web.Request) -> web.Response:
-    ctx = context(request)
-    await assets.delete(ctx.pool, user_id=request[USER_ID], raw_id=request.match_info["id"])
-    return web.Response(status=204)
+Assets().register(routes)

@@ -7,14 +7,13 @@ from decimal import Decimal
 from typing import Any
 
 from aiohttp import web
-from aiohttp_apigami import docs, request_schema, response_schema
+from aiohttp_apigami import docs, response_schema
 from marshmallow import ValidationError, fields, validate
 
-from api.common import json_response, list_response
-from api.keys import USER_ID, context
+from api.common import Doc, Owned, json_response
+from api.keys import USER_ID, Context, context
 from api.schemas import (
     BaseSchema,
-    PageQuerySchema,
     PatchSchema,
     Text,
     UtcDateTime,
@@ -22,6 +21,8 @@ from api.schemas import (
     error_responses,
 )
 from models.contents import beneficiaries
+from models.contents.beneficiaries import Beneficiary
+from models.pagination import Page, PageRequest
 
 routes = web.RouteTableDef()
 
@@ -127,91 +128,55 @@ class BeneficiarySchema(BaseSchema):
 beneficiary_schema = BeneficiarySchema()
 
 
-@routes.get("/api/beneficiaries")
-@docs(tags=["beneficiaries"], summary="List beneficiaries, newest first", responses=error_responses(400, 401))
-@request_schema(PageQuerySchema, location="querystring")
-@response_schema(BeneficiarySchema(many=True), 200)
-async def list_beneficiaries(request: web.Request) -> web.Response:
-    ctx = context(request)
-    page = request["data"]["page"]
-    result = await beneficiaries.list_page(ctx.pool, ctx.ring, user_id=request[USER_ID], page=page)
-    return list_response(request, result, beneficiary_schema)
+class Beneficiaries(Owned):
+    path = "/api/beneficiaries"
+    tag = "beneficiaries"
+    schema = BeneficiarySchema
+    create_schema = BeneficiaryCreateSchema
+    patch_schema = BeneficiaryPatchSchema
+    docs = {
+        "list": Doc("List beneficiaries, newest first"),
+        "create": Doc(
+            "Add a beneficiary",
+            "The total `allocationPercentage` over your beneficiaries may not exceed 100 "
+            "(400 naming the current total). " + CLAIM_LINK_NOTE,
+        ),
+        "get": Doc("Get a beneficiary"),
+        "patch": Doc(
+            "Change a beneficiary",
+            "Validated like create, for the fields given; an empty body is a 400. "
+            "A `claimToken` in the body is ignored: use the rotate route.",
+        ),
+        "delete": Doc(
+            "Remove a beneficiary",
+            "Also removes them from every message audience; a message left with no recipient "
+            "stays, addressed to nobody, until you re-address it. Their claim link stops working.",
+        ),
+    }
+
+    async def list(self, ctx: Context, request: web.Request, *, user_id: str, page: PageRequest) -> Page[Any]:
+        return await beneficiaries.list_page(ctx.pool, ctx.ring, user_id=user_id, page=page)
+
+    async def create(
+        self, ctx: Context, request: web.Request, *, user_id: str, data: dict[str, Any]
+    ) -> Beneficiary:
+        return await beneficiaries.create(ctx.pool, ctx.ring, user_id=user_id, data=data, now=ctx.now())
+
+    async def get(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> Beneficiary:
+        return await beneficiaries.get(ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id)
+
+    async def update(
+        self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str, changes: dict[str, Any]
+    ) -> Beneficiary:
+        return await beneficiaries.update(
+            ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id, changes=changes, now=ctx.now()
+        )
+
+    async def delete(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> None:
+        await beneficiaries.delete(ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id, now=ctx.now())
 
 
-@routes.post("/api/beneficiaries")
-@docs(
-    tags=["beneficiaries"],
-    summary="Add a beneficiary",
-    description="The total `allocationPercentage` over your beneficiaries may not exceed 100 "
-    "(400 naming the current total). " + CLAIM_LINK_NOTE,
-    responses=error_responses(400, 401, 409),
-)
-@request_schema(BeneficiaryCreateSchema, required=True)
-@response_schema(BeneficiarySchema, 201)
-async def create_beneficiary(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await beneficiaries.create(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        data=request["data"],
-        now=ctx.now(),
-    )
-    return json_response(beneficiary_schema.dump(row), status=201)
-
-
-@routes.get("/api/beneficiaries/{id}")
-@docs(tags=["beneficiaries"], summary="Get a beneficiary", responses=error_responses(401, 404))
-@response_schema(BeneficiarySchema, 200)
-async def get_beneficiary(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await beneficiaries.get(
-        ctx.pool, ctx.ring, user_id=request[USER_ID], raw_id=request.match_info["id"]
-    )
-    return json_response(beneficiary_schema.dump(row))
-
-
-@routes.patch("/api/beneficiaries/{id}")
-@docs(
-    tags=["beneficiaries"],
-    summary="Change a beneficiary",
-    description="Validated like create, for the fields given; an empty body is a 400. "
-    "A `claimToken` in the body is ignored: use the rotate route.",
-    responses=error_responses(400, 401, 404, 409),
-)
-@request_schema(BeneficiaryPatchSchema, required=True)
-@response_schema(BeneficiarySchema, 200)
-async def patch_beneficiary(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await beneficiaries.update(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        raw_id=request.match_info["id"],
-        changes=request["data"],
-        now=ctx.now(),
-    )
-    return json_response(beneficiary_schema.dump(row))
-
-
-@routes.delete("/api/beneficiaries/{id}")
-@docs(
-    tags=["beneficiaries"],
-    summary="Remove a beneficiary",
-    description="Also removes them from every message audience; a message left with no recipient "
-    "stays, addressed to nobody, until you re-address it. Their claim link stops working.",
-    responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
-)
-async def delete_beneficiary(request: web.Request) -> web.Response:
-    ctx = context(request)
-    await beneficiaries.delete(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        raw_id=request.match_info["id"],
-        now=ctx.now(),
-    )
-    return web.Response(status=204)
+Beneficiaries().register(routes)
 
 
 @routes.post("/api/beneficiaries/{id}/claim-token/rotate")

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
-from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import fields, validate
 
-from api.common import email_budget, json_response, list_response
-from api.keys import USER_ID, context
+from api.common import Doc, Owned, email_budget
+from api.keys import Context
 from api.schemas import (
     BaseSchema,
-    PageQuerySchema,
     PatchSchema,
     Text,
     UtcDateTime,
     WalletAddress,
-    error_responses,
 )
 from models.contents import guardians
+from models.contents.guardians import Guardian
+from models.pagination import Page, PageRequest
 from models.plan import plan_settings
 
 routes = web.RouteTableDef()
@@ -110,99 +111,61 @@ BUDGET = (
 )
 
 
-@routes.get("/api/guardians")
-@docs(tags=["guardians"], summary="List guardians, newest first", responses=error_responses(400, 401))
-@request_schema(PageQuerySchema, location="querystring")
-@response_schema(GuardianSchema(many=True), 200)
-async def list_guardians(request: web.Request) -> web.Response:
-    ctx = context(request)
-    page = await guardians.list_page(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        page=request["data"]["page"],
-    )
-    return list_response(request, page, guardian_schema)
+class Guardians(Owned):
+    path = "/api/guardians"
+    tag = "guardians"
+    schema = GuardianSchema
+    create_schema = GuardianCreateSchema
+    patch_schema = GuardianPatchSchema
+    docs = {
+        "list": Doc("List guardians, newest first"),
+        "create": Doc("Add a guardian", RULES + INVITATION + BUDGET),
+        "get": Doc("Get a guardian"),
+        "patch": Doc(
+            "Change a guardian",
+            "Validated like create, for the fields given; an empty body is a 400. " + RULES + " A new "
+            "`walletAddress` clears `acceptedAt` and `declinedAt` and invites the guardian again; a new "
+            "`email` re-sends the invitation to a guardian who has not answered yet." + BUDGET,
+        ),
+        "delete": Doc("Remove a guardian"),
+    }
+
+    async def list(self, ctx: Context, request: web.Request, *, user_id: str, page: PageRequest) -> Page[Any]:
+        return await guardians.list_page(ctx.pool, ctx.ring, user_id=user_id, page=page)
+
+    async def create(
+        self, ctx: Context, request: web.Request, *, user_id: str, data: dict[str, Any]
+    ) -> Guardian:
+        return await guardians.create(
+            ctx.pool,
+            ctx.ring,
+            ctx.redis,
+            user_id=user_id,
+            data=data,
+            now=ctx.now(),
+            budget=email_budget(request),
+            plan_defaults=plan_settings.new_plan_defaults(ctx.settings),
+        )
+
+    async def get(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> Guardian:
+        return await guardians.get(ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id)
+
+    async def update(
+        self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str, changes: dict[str, Any]
+    ) -> Guardian:
+        return await guardians.update(
+            ctx.pool,
+            ctx.ring,
+            ctx.redis,
+            user_id=user_id,
+            raw_id=raw_id,
+            changes=changes,
+            now=ctx.now(),
+            budget=email_budget(request),
+        )
+
+    async def delete(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> None:
+        await guardians.delete(ctx.pool, ctx.ring, ctx.redis, user_id=user_id, raw_id=raw_id, now=ctx.now())
 
 
-@routes.post("/api/guardians")
-@docs(
-    tags=["guardians"],
-    summary="Add a guardian",
-    description=RULES + INVITATION + BUDGET,
-    responses=error_responses(400, 401, 409),
-)
-@request_schema(GuardianCreateSchema, required=True)
-@response_schema(GuardianSchema, 201)
-async def create_guardian(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await guardians.create(
-        ctx.pool,
-        ctx.ring,
-        ctx.redis,
-        user_id=request[USER_ID],
-        data=request["data"],
-        now=ctx.now(),
-        budget=email_budget(request),
-        plan_defaults=plan_settings.new_plan_defaults(ctx.settings),
-    )
-    return json_response(guardian_schema.dump(row), status=201)
-
-
-@routes.get("/api/guardians/{id}")
-@docs(tags=["guardians"], summary="Get a guardian", responses=error_responses(401, 404))
-@response_schema(GuardianSchema, 200)
-async def get_guardian(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await guardians.get(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        raw_id=request.match_info["id"],
-    )
-    return json_response(guardian_schema.dump(row))
-
-
-@routes.patch("/api/guardians/{id}")
-@docs(
-    tags=["guardians"],
-    summary="Change a guardian",
-    description="Validated like create, for the fields given; an empty body is a 400. " + RULES + " A new "
-    "`walletAddress` clears `acceptedAt` and `declinedAt` and invites the guardian again; a new `email` "
-    "re-sends the invitation to a guardian who has not answered yet." + BUDGET,
-    responses=error_responses(400, 401, 404, 409),
-)
-@request_schema(GuardianPatchSchema, required=True)
-@response_schema(GuardianSchema, 200)
-async def patch_guardian(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await guardians.update(
-        ctx.pool,
-        ctx.ring,
-        ctx.redis,
-        user_id=request[USER_ID],
-        raw_id=request.match_info["id"],
-        changes=request["data"],
-        now=ctx.now(),
-        budget=email_budget(request),
-    )
-    return json_response(guardian_schema.dump(row))
-
-
-@routes.delete("/api/guardians/{id}")
-@docs(
-    tags=["guardians"],
-    summary="Remove a guardian",
-    responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
-)
-async def delete_guardian(request: web.Request) -> web.Response:
-    ctx = context(request)
-    await guardians.delete(
-        ctx.pool,
-        ctx.ring,
-        ctx.redis,
-        user_id=request[USER_ID],
-        raw_id=request.match_info["id"],
-        now=ctx.now(),
-    )
-    return web.Response(status=204)
+Guardians().register(routes)

@@ -7,23 +7,21 @@ from datetime import date
 from typing import Any
 
 from aiohttp import web
-from aiohttp_apigami import docs, request_schema, response_schema
 from marshmallow import ValidationError, fields, post_load, validate
 
-from api.common import json_response, list_response
-from api.keys import USER_ID, context
+from api.common import Doc, Owned
+from api.keys import Context
 from api.schemas import (
     AudienceSchema,
     BaseSchema,
     Id,
-    PageQuerySchema,
     PatchSchema,
     Text,
     UtcDateTime,
-    error_responses,
 )
 from models.contents import messages
 from models.contents.messages import RELEASE_KINDS
+from models.pagination import Page, PageRequest
 
 routes = web.RouteTableDef()
 
@@ -157,80 +155,41 @@ class MessageSchema(BaseSchema):
 message_schema = MessageSchema()
 
 
-@routes.get("/api/messages")
-@docs(tags=["messages"], summary="List messages, newest first", responses=error_responses(400, 401))
-@request_schema(PageQuerySchema, location="querystring")
-@response_schema(MessageSchema(many=True), 200)
-async def list_messages(request: web.Request) -> web.Response:
-    ctx = context(request)
-    page = await messages.list_for_owner(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        page=request["data"]["page"],
-        now=ctx.now(),
-    )
-    return list_response(request, page, message_schema)
+class Messages(Owned):
+    path = "/api/messages"
+    tag = "messages"
+    schema = MessageSchema
+    create_schema = MessageCreateSchema
+    patch_schema = MessagePatchSchema
+    docs = {
+        "list": Doc("List messages, newest first"),
+        "create": Doc("Write a message", RELEASE_RULES),
+        "get": Doc("Get a message"),
+        "patch": Doc(
+            "Change a message",
+            "Validated like create, for the fields given; an empty body is a 400. " + RELEASE_RULES,
+        ),
+        "delete": Doc("Delete a message"),
+    }
+
+    async def list(self, ctx: Context, request: web.Request, *, user_id: str, page: PageRequest) -> Page[Any]:
+        return await messages.list_for_owner(ctx.pool, ctx.ring, user_id=user_id, page=page, now=ctx.now())
+
+    async def create(
+        self, ctx: Context, request: web.Request, *, user_id: str, data: dict[str, Any]
+    ) -> messages.Message:
+        return await messages.create(ctx.pool, ctx.ring, user_id=user_id, data=data)
+
+    async def get(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> messages.Message:
+        return await messages.get_for_owner(ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id, now=ctx.now())
+
+    async def update(
+        self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str, changes: dict[str, Any]
+    ) -> messages.Message:
+        return await messages.update(ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id, changes=changes)
+
+    async def delete(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> None:
+        await messages.delete(ctx.pool, user_id=user_id, raw_id=raw_id)
 
 
-@routes.post("/api/messages")
-@docs(
-    tags=["messages"],
-    summary="Write a message",
-    description=RELEASE_RULES,
-    responses=error_responses(400, 401, 409),
-)
-@request_schema(MessageCreateSchema, required=True)
-@response_schema(MessageSchema, 201)
-async def create_message(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await messages.create(ctx.pool, ctx.ring, user_id=request[USER_ID], data=request["data"])
-    return json_response(message_schema.dump(row), status=201)
-
-
-@routes.get("/api/messages/{id}")
-@docs(tags=["messages"], summary="Get a message", responses=error_responses(401, 404))
-@response_schema(MessageSchema, 200)
-async def get_message(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await messages.get_for_owner(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        raw_id=request.match_info["id"],
-        now=ctx.now(),
-    )
-    return json_response(message_schema.dump(row))
-
-
-@routes.patch("/api/messages/{id}")
-@docs(
-    tags=["messages"],
-    summary="Change a message",
-    description="Validated like create, for the fields given; an empty body is a 400. " + RELEASE_RULES,
-    responses=error_responses(400, 401, 404, 409),
-)
-@request_schema(MessagePatchSchema, required=True)
-@response_schema(MessageSchema, 200)
-async def patch_message(request: web.Request) -> web.Response:
-    ctx = context(request)
-    row = await messages.update(
-        ctx.pool,
-        ctx.ring,
-        user_id=request[USER_ID],
-        raw_id=request.match_info["id"],
-        changes=request["data"],
-    )
-    return json_response(message_schema.dump(row))
-
-
-@routes.delete("/api/messages/{id}")
-@docs(
-    tags=["messages"],
-    summary="Delete a message",
-    responses={204: {"description": "Deleted"}, **error_responses(401, 404, 409)},
-)
-async def delete_message(request: web.Request) -> web.Response:
-    ctx = context(request)
-    await messages.delete(ctx.pool, user_id=request[USER_ID], raw_id=request.match_info["id"])
-    return web.Response(status=204)
+Messages().register(routes)
