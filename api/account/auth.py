@@ -6,67 +6,28 @@ from datetime import timedelta
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import fields
 
+from api.account.schemas import (
+    ChallengeRequestSchema,
+    ChallengeSchema,
+    LogoutAllSchema,
+    OkSchema,
+    SessionSchema,
+    UserSchema,
+    VerifyRequestSchema,
+    logout_all_schema,
+    user_schema,
+)
 from api.common import client_ip, dump_one, json_response
 from api.keys import USER_ID, context
 from api.public import public
-from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
+from api.schemas import UtcDateTime, error_responses
 from core.clock import wire_time
 from core.errors import Gone
 from models.account import users
 from models.flows import auth
 
 routes = web.RouteTableDef()
-
-
-class ChallengeRequestSchema(BaseSchema):
-    walletAddress = WalletAddress(required=True)
-
-
-class ChallengeSchema(BaseSchema):
-    message = fields.String(
-        required=True,
-        metadata={
-            "description": "Text to sign: service, wallet address, 256-bit nonce, issue and expiry times."
-        },
-    )
-
-
-class VerifyRequestSchema(BaseSchema):
-    walletAddress = WalletAddress(required=True)
-    signature = fields.String(
-        required=True,
-        metadata={
-            "description": "ed25519 signature of the challenge message, base64 (88 chars) or hex "
-            "(128 chars), over the raw message or its SEP-53 digest."
-        },
-    )
-
-
-class UserSchema(BaseSchema):
-    id = fields.String(required=True)
-    walletAddress = fields.String(required=True, attribute="wallet_address")
-    name = fields.String(allow_none=True, required=True)
-    email = fields.String(allow_none=True)
-    wallets = fields.List(
-        fields.String(), metadata={"description": "Every wallet that signs in to this account."}
-    )
-    createdAt = UtcDateTime(attribute="created_at")
-    updatedAt = UtcDateTime(attribute="updated_at")
-
-
-class SessionSchema(BaseSchema):
-    token = fields.String(required=True, metadata={"description": "HS256 JWT, valid 7 days."})
-    user = fields.Nested(UserSchema, required=True)
-
-
-class OkSchema(BaseSchema):
-    ok = fields.Boolean(required=True)
-    message = fields.String()
-
-
-user_schema = UserSchema()
 
 
 @routes.post("/api/auth/wallet/challenge")
@@ -150,24 +111,6 @@ async def logout(request: web.Request) -> web.Response:
     )
 
 
-class LogoutAllSchema(BaseSchema):
-    ok = fields.Boolean(required=True)
-    endedHere = UtcDateTime(
-        required=True,
-        attribute="ended_here",
-        metadata={"description": "From this moment the server that answered refuses every earlier session."},
-    )
-    endedEverywhereBy = UtcDateTime(
-        required=True,
-        attribute="ended_everywhere_by",
-        metadata={
-            "description": "By this moment every server refuses them (each trusts what it last read "
-            "about an account for up to 30 seconds)."
-        },
-    )
-    message = fields.String(required=True)
-
-
 @routes.post("/api/auth/logout-all")
 @docs(
     tags=["auth"],
@@ -197,9 +140,6 @@ async def logout_all(request: web.Request) -> web.Response:
             }
         )
     )
-
-
-logout_all_schema = LogoutAllSchema()
 
 
 @routes.post("/api/auth/link-wallet")

@@ -6,22 +6,23 @@ from datetime import timedelta
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import fields, validate
 
 from api.account import auth
-from api.account.auth import UserSchema, user_schema
+from api.account.schemas import (
+    DeleteAccountSchema,
+    DeletionSchema,
+    ProfileUpdateSchema,
+    UserSchema,
+    deletion_schema,
+    user_schema,
+)
 from api.common import email_budget, json_response
 from api.keys import USER_ID, context
-from api.schemas import BaseSchema, PatchSchema, Text, UtcDateTime, error_responses
+from api.schemas import error_responses
 from models.account import users
 from models.flows import deletion
 
 routes = web.RouteTableDef()
-
-
-class ProfileUpdateSchema(PatchSchema):
-    name = Text(allow_none=True, validate=validate.Length(min=1, max=120))
-    email = fields.Email(allow_none=True, validate=validate.Length(max=254))
 
 
 # The same handler as /api/auth/me: the web client reads the profile from either path.
@@ -49,27 +50,6 @@ async def patch_me(request: web.Request) -> web.Response:
         budget=email_budget(request),
     )
     return json_response(user_schema.dump(user))
-
-
-class DeleteAccountSchema(BaseSchema):
-    confirm = fields.String(
-        required=True,
-        validate=validate.Length(min=1, max=100),
-        metadata={"description": "A wallet address (G…) that signs in to this account, to confirm."},
-    )
-
-
-class DeletionSchema(BaseSchema):
-    status = fields.String(required=True, metadata={"enum": ["deleting"]})
-    endedEverywhereBy = UtcDateTime(
-        required=True,
-        attribute="ended_everywhere_by",
-        metadata={"description": "Every session of the account is refused on every server by then."},
-    )
-    message = fields.String(required=True)
-
-
-deletion_schema = DeletionSchema()
 
 
 @routes.delete("/api/users/me")

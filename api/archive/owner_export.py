@@ -18,16 +18,13 @@ from aiohttp import web
 from aiohttp.hdrs import CONTENT_TYPE
 from aiohttp_apigami import docs
 
-from api.account.auth import user_schema
+from api.account.schemas import user_schema
 from api.activity import activity_schema
 from api.archive import readme
 from api.archive.files import content_disposition, require_storage
-from api.archive.routes import item_schema
+from api.archive.schemas import item_schema
 from api.common import dump_many
-from api.contents.assets import asset_schema
-from api.contents.beneficiaries import BeneficiarySchema
-from api.contents.guardians import guardian_schema
-from api.contents.messages import message_schema
+from api.contents.schemas import BeneficiarySchema, asset_schema, guardian_schema, message_schema
 from api.keys import USER_ID, context
 from api.plan.schemas import settings_schema
 from api.schemas import error_responses

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import fields, validate
 
+from api.chain.schemas import (
+    BuiltSchema,
+    SubmitSchema,
+    TransactionSchema,
+    WalletBodySchema,
+    built_schema,
+    transaction_schema,
+)
 from api.claim.gate import claim_gate
 from api.common import dump_many, json_response
 from api.keys import USER_ID, context
-from api.schemas import BaseSchema, UtcDateTime, WalletAddress, error_responses
+from api.schemas import error_responses
 from core.errors import BadRequest, NotFound
 from core.stellar import soroban, soroban_check
 from core.stellar.soroban import SorobanGateway
@@ -41,55 +48,6 @@ SUBMIT = (
     "status object; the same envelope again returns the same row. Poll the transactions route: "
     "`confirmed` only once the network says so."
 )
-
-
-class ArgSchema(BaseSchema):
-    name = fields.String(required=True)
-    type = fields.String(required=True)
-    value = fields.String(required=True)
-
-
-class BuiltSchema(BaseSchema):
-    xdr = fields.String(required=True, metadata={"description": "Unsigned TransactionEnvelope, base64"})
-    networkPassphrase = fields.String(required=True, attribute="network_passphrase")
-    contractId = fields.String(required=True, attribute="contract_id")
-    function = fields.String(required=True)
-    args = fields.List(fields.Nested(ArgSchema), required=True)
-    fee = fields.Integer(
-        required=True, metadata={"description": "Maximum fee in stroops (inclusion + resources)"}
-    )
-    validUntil = UtcDateTime(required=True, attribute="valid_until")
-
-
-class TransactionSchema(BaseSchema):
-    id = fields.String(required=True)
-    hash = fields.String(required=True)
-    function = fields.String(required=True)
-    status = fields.String(required=True, metadata={"enum": ["pending", "confirmed", "failed"]})
-    ledger = fields.Integer(allow_none=True)
-    confirmedAt = UtcDateTime(allow_none=True, attribute="confirmed_at")
-    contractErrorCode = fields.Integer(allow_none=True, attribute="contract_error_code")
-    reason = fields.String(allow_none=True)
-
-
-class WalletBodySchema(BaseSchema):
-    walletAddress = WalletAddress(
-        attribute="wallet_address",
-        metadata={
-            "description": "The wallet that will sign: the one bound to you (409 otherwise). Optional: "
-            "the bound wallet is used when absent."
-        },
-    )
-
-
-class SubmitSchema(BaseSchema):
-    signedXdr = fields.String(
-        required=True, attribute="signed_xdr", validate=validate.Length(min=1, max=20_000)
-    )
-
-
-built_schema = BuiltSchema()
-transaction_schema = TransactionSchema()
 
 
 def _gateway(request: web.Request) -> SorobanGateway:

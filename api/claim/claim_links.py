@@ -11,30 +11,18 @@ from __future__ import annotations
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import ValidationError, fields, validate
+from marshmallow import ValidationError
 
 from api import html
+from api.claim.schemas import ResendAcceptedSchema, ResendRequestSchema
 from api.common import client_ip, json_response
 from api.keys import context
 from api.public import public
-from api.schemas import BaseSchema, Text, error_responses
+from api.schemas import error_responses
 from core.errors import BadRequest
 from models.claim import claim_links
 
 routes = web.RouteTableDef()
-
-
-class ResendRequestSchema(BaseSchema):
-    email = Text(
-        required=True,
-        validate=[validate.Length(max=320), validate.Email()],
-        metadata={"description": "The address the plan's owner registered for you."},
-    )
-
-
-class ResendAcceptedSchema(BaseSchema):
-    status = fields.String(required=True, metadata={"enum": ["accepted"]})
-    message = fields.String(required=True)
 
 
 ACCEPTED_BODY = {"status": "accepted", "message": claim_links.ACCEPTED}

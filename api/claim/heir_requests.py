@@ -5,32 +5,16 @@ from __future__ import annotations
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import fields, validate
 
 from api.claim.gate import claim_gate
+from api.claim.schemas import HeirRequestedSchema, HeirRequestSchema
 from api.common import json_response
 from api.keys import context
-from api.schemas import BaseSchema, Text, error_responses
+from api.schemas import error_responses
 from models.claim import capsules
 from models.flows import heir_requests
 
 routes = web.RouteTableDef()
-
-
-class HeirRequestSchema(BaseSchema):
-    note = Text(
-        multiline=True,
-        validate=validate.Length(max=1000),
-        allow_none=True,
-        metadata={
-            "description": "Optional words for the guardians (up to 1,000 characters): sealed at rest, "
-            "shown in their email, never on the timeline."
-        },
-    )
-
-
-class HeirRequestedSchema(BaseSchema):
-    status = fields.String(required=True, metadata={"enum": ["requested"]})
 
 
 @routes.post("/api/claim/{token}/request")

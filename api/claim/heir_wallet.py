@@ -10,47 +10,22 @@ from __future__ import annotations
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import fields, validate
 
-from api.claim.capsule import WalletBindingSchema, wallet_body
+from api.claim.capsule import wallet_body
 from api.claim.gate import claim_gate
+from api.claim.schemas import (
+    WalletBoundSchema,
+    WalletChallengeRequestSchema,
+    WalletChallengeSchema,
+    WalletVerifyRequestSchema,
+)
 from api.common import client_ip, json_response
 from api.keys import context
-from api.schemas import BaseSchema, WalletAddress, error_responses
+from api.schemas import error_responses
 from models.claim import heir_wallets
 from models.claim.capsules import Capsule
 
 routes = web.RouteTableDef()
-
-
-class WalletChallengeRequestSchema(BaseSchema):
-    walletAddress = WalletAddress(required=True, attribute="wallet_address")
-
-
-class WalletChallengeSchema(BaseSchema):
-    message = fields.String(
-        required=True,
-        metadata={
-            "description": 'Text to sign with the wallet: names the service, the wallet, "claim as '
-            "beneficiary of <owner>'s plan\", a 256-bit nonce, issue and expiry times. Single use, "
-            "valid 5 minutes; up to 5 stay live at once."
-        },
-    )
-
-
-class WalletVerifyRequestSchema(WalletChallengeRequestSchema):
-    signature = fields.String(
-        required=True,
-        validate=validate.Length(min=1, max=200),
-        metadata={
-            "description": "ed25519 signature of the challenge message, base64 (88 chars) or hex "
-            "(128 chars), over the raw message or its SEP-53 digest, exactly as sign-in accepts."
-        },
-    )
-
-
-class WalletBoundSchema(BaseSchema):
-    wallet = fields.Nested(WalletBindingSchema, required=True)
 
 
 @routes.post("/api/claim/{token}/wallet/challenge")

@@ -10,45 +10,19 @@ from typing import NoReturn
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
-from marshmallow import fields, validate
 
 from api import html
 from api.common import email_budget, json_response, refuse_miss
+from api.contents.schemas import ConfirmationSentSchema, ConfirmedSchema, ConfirmTokenSchema
 from api.keys import USER_ID, context
 from api.public import public
-from api.schemas import BaseSchema, UtcDateTime, error_responses
+from api.schemas import error_responses
 from models.contents import email_confirmations
 from models.delivery import outbox
 
 routes = web.RouteTableDef()
 
 PAGE = "/confirm-email/{token}"
-
-
-class ConfirmationSentSchema(BaseSchema):
-    status = fields.String(
-        required=True,
-        metadata={
-            "enum": ["pending", "deferred"],
-            "description": "`pending`: the email is queued. `deferred`: your account has used its day's "
-            "budget of emails to addresses you typed (EMAIL_TO_NAMED_PEOPLE_PER_DAY), or this client "
-            "address has; it waits and goes out as the day frees (readiness says so).",
-        },
-    )
-    expiresAt = UtcDateTime(required=True, metadata={"description": "When the link in it stops working."})
-
-
-class ConfirmTokenSchema(BaseSchema):
-    token = fields.String(
-        required=True,
-        validate=validate.Length(min=1, max=200),
-        metadata={"description": "The 64-hex token from `$PUBLIC_BASE_URL/confirm-email/<token>`."},
-    )
-
-
-class ConfirmedSchema(BaseSchema):
-    confirmed = fields.Boolean(required=True)
-    emailConfirmedAt = UtcDateTime(required=True)
 
 
 async def refuse_confirmation_miss(request: web.Request) -> NoReturn:

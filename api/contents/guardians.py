@@ -5,17 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
-from marshmallow import fields, validate
 
 from api.common import Doc, Owned, email_budget
+from api.contents.schemas import GuardianCreateSchema, GuardianPatchSchema, GuardianSchema
 from api.keys import Context
-from api.schemas import (
-    BaseSchema,
-    PatchSchema,
-    Text,
-    UtcDateTime,
-    WalletAddress,
-)
 from models.contents import guardians
 from models.contents.guardians import Guardian
 from models.pagination import Page, PageRequest
@@ -24,75 +17,6 @@ from models.plan import plan_settings
 routes = web.RouteTableDef()
 
 
-class GuardianCreateSchema(BaseSchema):
-    name = Text(required=True, validate=validate.Length(min=1, max=120))
-    email = fields.Email(required=True, validate=validate.Length(max=254))
-    walletAddress = WalletAddress(
-        required=True,
-        attribute="wallet_address",
-        metadata={"description": "The guardian's own Stellar account; it signs approve_guardian."},
-    )
-    relationship = Text(allow_none=True, validate=validate.Length(min=1, max=60))
-
-
-class GuardianPatchSchema(PatchSchema, GuardianCreateSchema):
-    """Any subset of the create fields; `relationship: null` clears it."""
-
-
-class GuardianSchema(BaseSchema):
-    id = fields.String(required=True)
-    userId = fields.String(required=True, attribute="user_id")
-    name = fields.String(required=True)
-    email = fields.String(required=True)
-    walletAddress = fields.String(required=True, attribute="wallet_address")
-    relationship = fields.String(required=True, allow_none=True)
-    createdAt = UtcDateTime(required=True, attribute="created_at")
-    updatedAt = UtcDateTime(required=True, attribute="updated_at")
-    invitedAt = UtcDateTime(
-        required=True,
-        allow_none=True,
-        attribute="invited_at",
-        metadata={
-            "description": "When the invitation was (last) emailed; null while it waits for your name "
-            "(PATCH /api/users/me): no invitation goes out without saying whose plan it is."
-        },
-    )
-    acceptedAt = UtcDateTime(
-        required=True,
-        allow_none=True,
-        attribute="accepted_at",
-        metadata={
-            "description": "When they accepted, from their own wallet session; null until then. Only "
-            "accepted guardians count toward the approvals, report or approve."
-        },
-    )
-    declinedAt = UtcDateTime(
-        required=True,
-        allow_none=True,
-        attribute="declined_at",
-        metadata={"description": "null unless declined."},
-    )
-    reconfirmedAt = UtcDateTime(
-        required=True,
-        allow_none=True,
-        attribute="reconfirmed_at",
-        metadata={
-            "description": "When they last confirmed they can still act (asked every "
-            "GUARDIAN_RECONFIRM_INTERVAL_SECONDS, a year, after accepting or confirming); null: not yet."
-        },
-    )
-    unresponsiveSince = UtcDateTime(
-        required=True,
-        allow_none=True,
-        attribute="unresponsive_since",
-        metadata={
-            "description": "Set when they were asked to confirm and did not within "
-            "GUARDIAN_RECONFIRM_GRACE_SECONDS (30 days); cleared when they confirm. You are emailed once."
-        },
-    )
-
-
-guardian_schema = GuardianSchema()
 RULES = (
     "`walletAddress` must be a checksum-valid Stellar G-address, not one of your own wallets (400), "
     "and not already one of your guardians (409)."

@@ -7,28 +7,16 @@ import asyncio
 
 from aiohttp import web
 from aiohttp_apigami import docs, response_schema
-from marshmallow import fields
 
 from api.common import json_response
+from api.delivery.schemas import EventResultSchema
 from api.keys import context
 from api.public import public
-from api.schemas import BaseSchema, error_responses
+from api.schemas import error_responses
 from core.errors import RequestTimeout
 from models.delivery import events
 
 routes = web.RouteTableDef()
-
-
-class EventResultSchema(BaseSchema):
-    result = fields.String(
-        required=True,
-        metadata={
-            "enum": ["applied", "replayed", "unknown", "ignored"],
-            "description": "`applied`: the email's outcome was recorded; `replayed`: this message id was "
-            "applied before (nothing changed); `unknown`: no email of ours has that id (logged); `ignored`: "
-            "an event type the service does not read.",
-        },
-    )
 
 
 @routes.post("/api/webhooks/email")
