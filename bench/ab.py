@@ -12,7 +12,11 @@ above all the CPU-per-request ratio, not raw rates: outside load moves raw rates
 The ceiling and the worker (needed for the capsule's set-up) run from this tree; every tree
 must answer the same routes. Scenarios: `me` (GET /api/auth/me), `list` (GET
 /api/beneficiaries, 50 rows), `capsule` (GET /api/claim/:token, 100 messages, 50 documents),
-`submit` (POST /api/claim/:token/submit, fresh envelopes for every run). `--rss-mib N` also
+`submit` (POST /api/claim/:token/submit, fresh envelopes for every run), `guardian-approve` (a
+guardian's signed on-chain approval posted to their page's SEP-7 callback) and `heir-sep7`
+(an heir's signed claim posted to theirs), each answer to a request of its own (bench/answers.py).
+`--count-queries N` first sends N of each scenario's requests one by one to every tree and
+prints the SQL statements per request (bench/querycount). `--rss-mib N` also
 reports each API's peak RSS over three N MiB archive uploads; `--other-plans N` first gives the
 database N other owners with a plan each, as a live service has (the owner list once paid for
 them). Prints one `AB` line per measurement and writes them to `--out` as JSON. See bench/README.md.
@@ -42,12 +46,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import archive, capsule, loadgen, measure, processes, scenarios, soroban  # noqa: E402
+from bench import answers, archive, capsule, loadgen, measure, processes, scenarios, soroban  # noqa: E402
 from bench import run as bench_run  # noqa: E402
 from core.files.crypto import KeyRing  # noqa: E402
 from testing.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
 
-KINDS = ("me", "list", "capsule", "submit")
+KINDS = ("me", "list", "capsule", "submit", "guardian-approve", "heir-sep7")
+ANSWERS = ("guardian-approve", "heir-sep7")
 Runner = measure.Runner
 
 
@@ -65,6 +70,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rss-services", default="", help="comma-separated names (default: all)")
     parser.add_argument(
         "--other-plans", type=int, default=0, help="other owners' plans in the database (a live service's)"
+    )
+    parser.add_argument(
+        "--count-queries", type=int, default=0, help="N requests per scenario, one by one: statements each"
     )
     parser.add_argument("--out", default="")
     args = parser.parse_args(argv)
@@ -105,6 +113,7 @@ class AB:
         self.servers: list[processes.Server] = []
         self.apis: dict[str, processes.Server] = {}
         self.rows: list[dict[str, Any]] = []
+        self.queries: list[dict[str, Any]] = []
         self.rss: dict[str, list[Any]] = {}
         self.rpc = SorobanRpcEmulator(contract_id=random_contract_id())
         self.ring: KeyRing | None = None
@@ -124,6 +133,10 @@ class AB:
         for name, tree in self.args.services.items():
             port = processes.free_port()
             api_env = {**env, "PORT": str(port)}
+            if self.args.count_queries:
+                counter = str(ROOT / "bench" / "querycount")
+                api_env["PYTHONPATH"] = os.pathsep.join(filter(None, [counter, env.get("PYTHONPATH")]))
+                api_env["BENCH_COUNT_QUERIES"] = str(self.workdir / f"queries-{name}")
             api = start(name, Path(tree), [cli_module(Path(tree)), "serve"], api_env, self.workdir)
             api.base_url = f"http://127.0.0.1:{port}"
             self.apis[name] = api
@@ -180,15 +193,99 @@ class AB:
                     async with session.post(f"{base}/api/beneficiaries", json=row, headers=self.auth) as resp:
                         if resp.status != 201:
                             raise RuntimeError(f"POST /api/beneficiaries: {resp.status} {await resp.text()}")
+            if "guardian-approve" in kinds:
+                self.people = {"guardian-approve": await asyncio.to_thread(self.guardians)}
+            if "heir-sep7" in kinds:
+                heirs = await asyncio.to_thread(self.heirs)
+                self.people = {**getattr(self, "people", {}), "heir-sep7": heirs}
             if "capsule" in kinds:
                 small = self.workdir / "capsule.bin"
                 await asyncio.to_thread(archive.make_file, small, 1024 * 1024)
                 self.token = (await capsule.setup(self.bench(first), session, small))["token"]
 
+    def guardians(self) -> list[dict[str, Any]]:
+        assert self.ring is not None
+        return answers.make_guardians(self.database_url, self.ring)
+
+    def heirs(self) -> list[dict[str, Any]]:
+        assert self.ring is not None
+        return soroban.make_beneficiaries(self.database_url, self.ring, answers.GUARDIANS)
+
+    def answer_batch(self, kind: str, target: str, batch: int) -> list[Any]:
+        assert self.rpc.contract_id is not None
+        return answers.answers(
+            redis_url=self.redis_url,
+            contract_id=str(self.rpc.contract_id),
+            passphrase=self.rpc.passphrase,
+            people=self.people[kind],
+            kind=kind,
+            batch=batch,
+            target=target,
+        )
+
+    async def answer_loads(self, bench: measure.Bench, kind: str) -> tuple[Runner, Runner]:
+        """A signing request of its own for every answer of every timed run."""
+        runs = self.bench_args.rounds + (1 if self.bench_args.warmup > 0 else 0)
+        self.batches = getattr(self, "batches", 0)
+
+        def fresh(target: processes.Server, side: str) -> Runner:
+            first, self.batches = self.batches, self.batches + runs
+            batches = iter([self.answer_batch(kind, side, b) for b in range(first, first + runs)])
+
+            expect = 202 if side == "ceiling" and kind == "heir-sep7" else 200  # the ceiling's submit
+
+            async def run_once(seconds: float) -> dict[str, Any]:
+                result: dict[str, Any] = await bench.http_load(target, next(batches), expect)(seconds)
+                return result
+
+            return run_once
+
+        service = await asyncio.to_thread(fresh, bench.api, "service")
+        ceiling = await asyncio.to_thread(fresh, self.ceiling, "ceiling")
+        return service, ceiling
+
+    async def count_queries(self) -> None:
+        """Statements per request: N requests one by one to each tree, the API's count read
+        before and after (SIGUSR1, bench/querycount)."""
+        n = self.args.count_queries
+        for kind, order in self.args.scenarios:
+            if kind not in ANSWERS:
+                continue
+            for name in order:
+                self.batches = getattr(self, "batches", 0) + 1
+                batch = await asyncio.to_thread(self.answer_batch, kind, "service", self.batches - 1)
+                api = self.apis[name]
+                before = await self.statements(name, api)
+                async with aiohttp.ClientSession(timeout=archive.TIMEOUT) as session:
+                    for method, path, headers, body in batch[:n]:
+                        async with session.request(
+                            method, api.base_url + path, headers=headers, data=body
+                        ) as resp:
+                            if resp.status != 200:
+                                raise RuntimeError(f"{kind} {name}: {resp.status} {await resp.text()}")
+                per_request = (await self.statements(name, api) - before) / n
+                self.queries.append({"kind": kind, "name": name, "requests": n, "statements": per_request})
+                print(
+                    f"QUERIES {kind:<16} {name:<10} {per_request:.2f} statements per request ({n})",
+                    flush=True,
+                )
+
+    async def statements(self, name: str, api: processes.Server) -> int:
+        path = self.workdir / f"queries-{name}.{api.proc.pid}"
+        path.unlink(missing_ok=True)
+        api.proc.send_signal(signal.SIGUSR1)
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if path.exists() and path.read_text():
+                return int(path.read_text())
+        raise RuntimeError(f"{name}: no statement count (is bench/querycount on its PYTHONPATH?)")
+
     async def loads(self, kind: str, name: str) -> tuple[Runner, Runner]:
         bench = self.bench(name)
         if kind == "submit":
             return await self.submit_loads(bench)
+        if kind in ANSWERS:
+            return await self.answer_loads(bench, kind)
         service, ceiling = {
             "me": ("/api/auth/me", f"/me/{self.owner_id}"),
             "list": ("/api/beneficiaries", f"/beneficiaries/{self.owner_id}"),
@@ -239,6 +336,7 @@ class AB:
                         "svc_cpu": svc["server_cpu_us_per_req"],
                         "ceil_cpu": ceil["server_cpu_us_per_req"],
                         "errors": svc["errors"] + ceil["errors"],
+                        "svc_p50_ms": svc["p50_ms"],
                         "ratio": svc["rps"] / ceil["rps"],
                         "cpu_ratio": ceil["server_cpu_us_per_req"] / svc["server_cpu_us_per_req"],
                     }
@@ -246,6 +344,7 @@ class AB:
                     print(
                         f"AB {row['time']} rep{rep} {kind:<8} {name:<10} ratio {row['ratio']:.3f}"
                         f" cpu-ratio {row['cpu_ratio']:.3f} service {row['svc_rps']:.0f} req/s"
+                        f" p50 {row['svc_p50_ms']:.1f} ms"
                         f" {row['svc_cpu']:.0f} µs ceiling {row['ceil_rps']:.0f} req/s"
                         f" {row['ceil_cpu']:.0f} µs"
                         f" errors {row['errors']} load {load[0]:.2f}",
@@ -285,6 +384,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
     try:
         await ab.start_all()
         await ab.set_up()
+        if args.count_queries:
+            await ab.count_queries()
         await ab.measure()
         if args.rss_mib:
             await ab.peak_rss()
@@ -299,7 +400,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
             processes.drop_database(base_db)
         processes.release_redis(redis_url)
     if args.out:
-        text = json.dumps({"compares": ab.rows, "rss": ab.rss}, indent=1, default=str)
+        text = json.dumps({"compares": ab.rows, "rss": ab.rss, "queries": ab.queries}, indent=1, default=str)
         await asyncio.to_thread(Path(args.out).write_text, text)
     return 0
 

@@ -226,6 +226,40 @@ async def soroban_submit(request: web.Request) -> web.Response:
     return web.Response(text=dumps(row), status=202, content_type="application/json")
 
 
+APPROVAL_INSERT = (
+    "INSERT INTO transactions (hash, function, user_id, plan_id, guardian_id, signer, valid_until, xdr,"
+    " created_at, updated_at) SELECT %s, 'approve_guardian', p.user_id, p.id, %s, %s, %s, %s, %s, %s"
+    " FROM plans p WHERE p.user_id = %s ON CONFLICT (hash) DO NOTHING"
+    " RETURNING id, hash, function, status, ledger, confirmed_at, contract_error_code, reason"
+)
+
+
+async def soroban_approve(request: web.Request) -> web.Response:
+    """POST /soroban/approve/{owner}/{guardian}: a guardian's signed approve_guardian decoded
+    and stored as the service stores it; no checks, no job."""
+    body = await request.json()
+    envelope = TransactionEnvelope.from_xdr(body["signedXdr"], NETWORK_PASSPHRASE)
+    tx = envelope.transaction
+    now = datetime.now(UTC)
+    valid_until = datetime.fromtimestamp(tx.preconditions.time_bounds.max_time, UTC)  # type: ignore[union-attr]
+    async with db.autocommit(request.app[POOL]) as cur:
+        await cur.execute(
+            APPROVAL_INSERT,
+            (
+                envelope.hash_hex(),
+                request.match_info["guardian"],
+                tx.source.account_id,
+                valid_until,
+                body["signedXdr"],
+                now,
+                now,
+                request.match_info["owner"],
+            ),
+        )
+        row = await cur.fetchone()
+    return web.Response(text=dumps(row), status=200, content_type="application/json")
+
+
 async def health(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
@@ -259,6 +293,7 @@ def create_app() -> web.Application:
     app.router.add_post("/beneficiaries/{user_id}", create_beneficiary)
     app.router.add_get("/capsule/{token}", capsule)
     app.router.add_post("/soroban/submit/{owner}/{beneficiary}", soroban_submit)
+    app.router.add_post("/soroban/approve/{owner}/{guardian}", soroban_approve)
     app.router.add_post("/upload", upload)
     app.router.add_get("/download/{key:.+}", download)
     app.router.add_delete("/objects/{key:.+}", delete)
