@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
 
 from aiohttp import web
 from aiohttp_apigami import setup_aiohttp_apispec
@@ -49,6 +51,7 @@ from core.files.storage import open_configured_storage
 from core.settings import Settings
 from core.stellar.soroban import open_soroban
 from models.account.users import AccountCheck
+from models.proofs import passkey
 
 ROUTE_MODULES = (
     health,
@@ -128,6 +131,14 @@ async def _soroban(app: web.Application) -> AsyncIterator[None]:
 
 
 def create_app(settings: Settings, clock: Clock | None = None) -> web.Application:
+    host = urlsplit(settings.public_base_url).hostname or ""
+    if passkey.is_ip(host=host):
+        logging.getLogger(__name__).warning(
+            "PUBLIC_BASE_URL's host %s is an IP address, which cannot be a passkey's relying party (a "
+            "WebAuthn RP ID is a host name): guardians without a Stellar wallet cannot create or use "
+            "passkeys until PUBLIC_BASE_URL names a host",
+            host,
+        )
     origins = headers.allowed_origins(settings)
     app = web.Application(
         middlewares=[

@@ -34,7 +34,12 @@ PAGE_CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
+# The passkey page (a guardian's answer with a passkey) runs exactly one script, from here: the
+# ceremony (templates/passkey.js). Every other page runs none. `with_script` marks the response.
+SCRIPT_CSP = PAGE_CSP.replace("default-src 'none';", "default-src 'none'; script-src 'self';")
+_SCRIPT = "lps.page_script"
 STYLESHEET_PATH = "/page.css"
+PASSKEY_SCRIPT_PATH = "/guardian-passkey.js"
 
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("api", "templates"),
@@ -44,6 +49,7 @@ _TEMPLATES = jinja2.Environment(
     lstrip_blocks=True,
 )
 _STYLESHEET = resources.files("api").joinpath("templates", "page.css").read_bytes()
+_PASSKEY_SCRIPT = resources.files("api").joinpath("templates", "passkey.js").read_bytes()
 
 routes = web.RouteTableDef()
 
@@ -116,6 +122,12 @@ def render(
     return web.Response(text=body, status=status, content_type="text/html", charset="utf-8", headers=headers)
 
 
+def with_script(response: web.Response) -> web.Response:
+    """This page may run the service's one script (its CSP allows `script-src 'self'`)."""
+    response[_SCRIPT] = True
+    return response
+
+
 # What each error status says to a person; anything else gets the 500 wording.
 _ERROR_PAGES = {
     400: ("That could not be used", "said"),
@@ -150,7 +162,7 @@ async def page_headers(request: web.Request, response: web.StreamResponse) -> No
     """on_response_prepare: privacy headers and the CSP on every response under a page path."""
     if is_page(request.path):
         response.headers.update(CAPSULE_HEADERS)
-        response.headers["Content-Security-Policy"] = PAGE_CSP
+        response.headers["Content-Security-Policy"] = SCRIPT_CSP if response.get(_SCRIPT) else PAGE_CSP
 
 
 @routes.get(STYLESHEET_PATH)
@@ -161,6 +173,24 @@ async def stylesheet(_: web.Request) -> web.Response:
     return web.Response(
         body=_STYLESHEET,
         content_type="text/css",
+        charset="utf-8",
+        headers={"Cache-Control": "public, max-age=86400"},
+    )
+
+
+@routes.get(PASSKEY_SCRIPT_PATH)
+@public
+@docs(
+    tags=["pages"],
+    summary="The one script of the service's pages: a guardian's passkey ceremony",
+    produces=["text/javascript"],
+)
+async def passkey_script(_: web.Request) -> web.Response:
+    """Runs navigator.credentials.create/get with the options on the form and posts the result;
+    nothing else (docs/pages.md "A guardian with a passkey")."""
+    return web.Response(
+        body=_PASSKEY_SCRIPT,
+        content_type="text/javascript",
         charset="utf-8",
         headers={"Cache-Control": "public, max-age=86400"},
     )

@@ -68,8 +68,11 @@ EXPECTED_PUBLIC = {
     ("HEAD", "/guardian/{token}"),
     ("POST", "/guardian/{token}/ask"),
     ("POST", "/guardian/{token}/sep7/{id}"),
+    ("POST", "/guardian/{token}/passkey/{id}"),
     ("GET", "/page.css"),
     ("HEAD", "/page.css"),
+    ("GET", "/guardian-passkey.js"),
+    ("HEAD", "/guardian-passkey.js"),
     # SEP-1: the network and the key that signs SEP-7 requests, for any wallet.
     ("GET", "/.well-known/stellar.toml"),
     ("HEAD", "/.well-known/stellar.toml"),

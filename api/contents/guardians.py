@@ -1,14 +1,17 @@
-"""/api/guardians: people whose Stellar wallet approves a release (`approve_guardian`)."""
+"""/api/guardians: people who confirm a release, with the Stellar wallet the owner records or,
+without one, a passkey they register on their guardian page (docs/security.md)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from aiohttp import web
+from aiohttp_apigami import docs, response_schema
 
-from api.common import Doc, Owned, email_budget
+from api.common import Doc, Owned, email_budget, json_response
 from api.contents.schemas import GuardianCreateSchema, GuardianPatchSchema, GuardianSchema
-from api.keys import Context
+from api.keys import USER_ID, Context, context
+from api.schemas import error_responses
 from models.contents import guardians
 from models.contents.guardians import Guardian
 from models.pagination import Page, PageRequest
@@ -18,8 +21,8 @@ routes = web.RouteTableDef()
 
 
 RULES = (
-    "`walletAddress` must be a checksum-valid Stellar G-address, not one of your own wallets (400), "
-    "and not already one of your guardians (409)."
+    "`walletAddress`, when given, must be a checksum-valid Stellar G-address, not one of your own wallets "
+    "(400), and not already one of your guardians (409); without one the guardian answers with a passkey."
 )
 INVITATION = (
     " The guardian is emailed an invitation and counts only once they accept it (signed in with that "
@@ -93,3 +96,28 @@ class Guardians(Owned):
 
 
 Guardians().register(routes)
+
+
+@routes.post("/api/guardians/{id}/reinvite")
+@docs(
+    tags=["guardians"],
+    summary="Invite a guardian again (a lost passkey or link)",
+    description="While the plan is Draft or Active: the guardian's passkeys are deleted, their old page "
+    "link opens nothing, a new link is emailed and they answer again (a passkey guardian creates a new "
+    "passkey when they accept); you are told too. 409 during a verification (the other guardians and the "
+    "deadline carry the round) and once released." + BUDGET,
+    responses=error_responses(401, 404, 409),
+)
+@response_schema(GuardianSchema, 200)
+async def reinvite_guardian(request: web.Request) -> web.Response:
+    ctx = context(request)
+    row = await guardians.reinvite(
+        ctx.pool,
+        ctx.ring,
+        ctx.redis,
+        user_id=request[USER_ID],
+        raw_id=request.match_info["id"],
+        now=ctx.now(),
+        budget=email_budget(request),
+    )
+    return json_response(GuardianSchema().dump(row))

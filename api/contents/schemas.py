@@ -130,9 +130,14 @@ class GuardianCreateSchema(BaseSchema):
     name = Text(required=True, validate=validate.Length(min=1, max=120))
     email = fields.Email(required=True, validate=validate.Length(max=254))
     walletAddress = WalletAddress(
-        required=True,
+        allow_none=True,
         attribute="wallet_address",
-        metadata={"description": "The guardian's own Stellar account; it signs approve_guardian."},
+        metadata={
+            "description": "The guardian's own Stellar account, if they have one: it signs their answers "
+            "(and approve_guardian on-chain). Omit it (or null) for a guardian without a wallet: they accept "
+            "by creating a passkey on their guardian page, and answer with it. With SERVICE_CONTRACT_ID set, "
+            "approvals are signed on-chain and need a wallet (readiness names who lacks one)."
+        },
     )
     relationship = Text(allow_none=True, validate=validate.Length(min=1, max=60))
 
@@ -146,7 +151,16 @@ class GuardianSchema(BaseSchema):
     userId = fields.String(required=True, attribute="user_id")
     name = fields.String(required=True)
     email = fields.String(required=True)
-    walletAddress = fields.String(required=True, attribute="wallet_address")
+    walletAddress = fields.String(required=True, allow_none=True, attribute="wallet_address")
+    proof = fields.String(
+        required=True,
+        allow_none=True,
+        validate=validate.OneOf(["wallet", "passkey"]),
+        metadata={
+            "description": "How this guardian answers: `wallet` (a wallet address is recorded), `passkey` "
+            "(no wallet: they registered a passkey when they accepted), or null (no wallet, not accepted)."
+        },
+    )
     relationship = fields.String(required=True, allow_none=True)
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")

@@ -21,8 +21,10 @@ from api.keys import context
 from api.public import public
 from api.schemas import error_responses
 from api.sep import wallet_request
+from core.errors import BadRequest
+from core.text.cleaning import clean_block
 from models.flows import guardian_pages
-from models.flows.answers import guardian
+from models.flows.answers import guardian, passkey
 from models.plan.guardianships.membership import Answerer
 
 routes = web.RouteTableDef()
@@ -80,7 +82,13 @@ def _path(request: web.Request) -> str:
 )
 async def guardian_page(request: web.Request) -> web.Response:
     page = await _page(request)
-    return html.render("guardian.html", title="Your guardian page", page=page, path=_path(request))
+    return html.render(
+        "guardian.html",
+        title="Your guardian page",
+        page=page,
+        path=_path(request),
+        contract=bool(context(request).settings.service_contract_id),
+    )
 
 
 @routes.post(PATH + "/ask")
@@ -92,8 +100,12 @@ async def guardian_page(request: web.Request) -> web.Response:
     "`beneficiaryId` (resend) and `reason` (report, optional: death, incapacity, unreachable, other). "
     "The page shows that answer as a SEP-7 signing request for the guardian wallet the owner recorded: "
     "a SEP-10-style challenge (approve off-chain: carrying the attestation's SHA-256), "
-    "or approve_guardian built through the RPC node in contract mode. 409 page when that answer is not "
-    "asked now; RATE_LIMIT_CHALLENGE_PER_IP a minute per client address (429 page).",
+    "or approve_guardian built through the RPC node in contract mode. A guardian without a wallet gets the "
+    "passkey page instead: the WebAuthn ceremony for that answer (creating their first passkey when they "
+    "accept), whose one script posts the result to `/passkey/<id>`; declining before any passkey exists "
+    "needs only the link (303 back to the page). 409 page when that answer is not "
+    "asked now (and, for a passkey guardian, approving in contract mode: the owner must record a wallet); "
+    "RATE_LIMIT_CHALLENGE_PER_IP a minute per client address (429 page).",
     produces=["text/html"],
     responses={200: {"description": "The page"}, **error_responses(400, 409, 429, 503)},
 )
@@ -102,6 +114,19 @@ async def guardian_ask(request: web.Request) -> web.Response:
     page = await _page(request)
     form = await html.read_form(request)
     action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
+    if page["wallet_address"] is None:
+        ceremony = await passkey.ask(
+            ctx.pool,
+            ctx.redis,
+            ctx.settings,
+            page=page,
+            action=action or "",
+            reason=reason or None,
+            beneficiary_id=heir_id or None,
+            client_ip=client_ip(request),
+            now=ctx.now(),
+        )
+        return _ceremony(request, page, ceremony)
     prepared = await guardian.ask(
         ctx.pool,
         ctx.redis,
@@ -150,3 +175,76 @@ async def guardian_callback(request: web.Request) -> web.Response:
         now=ctx.now(),
     )
     return wallet_request.answer(request, page_path=_path(request), outcome=outcome)
+
+
+# What each passkey ceremony page is called, and what its one button says.
+CEREMONIES = {
+    "accept": ("Accept with a passkey", "Create a passkey and accept"),
+    "decline": ("Decline with your passkey", "Use my passkey to decline"),
+    "reconfirm": ("Confirm with your passkey", "Use my passkey to confirm"),
+    "report": ("Report with your passkey", "Use my passkey to report"),
+    "approve": ("Approve with your passkey", "Use my passkey to approve the release"),
+    "resend": ("Send the link again", "Use my passkey to send it"),
+    "add_passkey": ("Add a passkey on another device", "Use my passkey first"),
+}
+
+
+def _ceremony(
+    request: web.Request, page: guardian_pages.GuardianPage, ceremony: passkey.Ceremony | str
+) -> web.Response:
+    """The passkey page for one answer, or back to the guardian's page once it is recorded."""
+    if isinstance(ceremony, str):
+        return web.Response(status=303, headers={"Location": _path(request)})
+    title, button = CEREMONIES[ceremony["action"]]
+    if ceremony["action"] == "add_passkey" and ceremony["ceremony"] == "create":
+        title, button = "Create your new passkey", "Create a passkey on this device"
+    return html.with_script(
+        html.render(
+            "guardian_passkey.html",
+            title=title,
+            button=button,
+            ceremony=ceremony,
+            page=page,
+            back=_path(request),
+            post_to=f"{_path(request)}/passkey/{ceremony['request_id']}",
+            script=html.PASSKEY_SCRIPT_PATH,
+        )
+    )
+
+
+@routes.post(PATH + "/passkey/{id}")
+@public
+@docs(
+    tags=["pages"],
+    summary="A guardian's passkey answer (the passkey page's form)",
+    description="Form fields `credential` (the WebAuthn result as JSON, put there by the page's script) and "
+    "`note` (report, optional, at most 2000 characters). Checked once (py_webauthn): this request's "
+    "challenge (bound to the answer, the plan and its verification round), this origin and RP ID (the "
+    "host of PUBLIC_BASE_URL), user verification, a passkey of this guardian whose counter went up (or "
+    "stays 0); then the request is used up and the answer recorded: 303 back to the page. A refusal "
+    "records nothing and is a page in words: 400 nothing sent, 401 not this guardian's passkey or not "
+    "this answer's challenge or a counter that went back (logged as a possibly copied passkey), 409 used "
+    "or expired. Adding a passkey: proved with one, the answer is the page that creates the next.",
+    produces=["text/html"],
+    responses={200: {"description": "The next step"}, **error_responses(400, 401, 404, 409, 503)},
+)
+async def guardian_passkey(request: web.Request) -> web.Response:
+    ctx = context(request)
+    who = await _answerer(request)
+    form = await html.read_form(request)
+    note = clean_block(form.get("note") or "").strip()
+    if len(note) > 2000:
+        raise BadRequest("The note is longer than 2000 characters; shorten it and try again.")
+    outcome = await passkey.take(
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
+        guardian=who,
+        request_id=request.match_info["id"],
+        answer=form.get("credential") or "",
+        note=note or None,
+        now=ctx.now(),
+    )
+    if isinstance(outcome, str):
+        return web.Response(status=303, headers={"Location": _path(request)})
+    return _ceremony(request, await _page(request), outcome)

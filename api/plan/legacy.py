@@ -28,7 +28,11 @@ routes = web.RouteTableDef()
 async def _overview(request: web.Request) -> web.Response:
     ctx = context(request)
     view = await journey.overview(
-        ctx.pool, ctx.ring, user_id=request[USER_ID], defaults=plan_settings.new_plan_defaults(ctx.settings)
+        ctx.pool,
+        ctx.ring,
+        user_id=request[USER_ID],
+        defaults=plan_settings.new_plan_defaults(ctx.settings),
+        contract=bool(ctx.settings.service_contract_id),
     )
     return json_response(overview_schema.dump(view))
 
@@ -91,6 +95,7 @@ async def activate(request: web.Request) -> web.Response:
         ctx.ring,
         user_id=request[USER_ID],
         now=ctx.now(),
+        contract=bool(ctx.settings.service_contract_id),
     )
     return await _overview(request)
 

@@ -1,11 +1,9 @@
-"""Guardians: people whose Stellar wallet approves a release on-chain (`approve_guardian`).
-
-One owner lists a guardian wallet at most once (409), and never one of their own wallets:
-a guardian exists to confirm, independently of the owner, that a release is warranted.
+"""Guardians: people who confirm, independently of the owner, that a release is warranted,
+with the Stellar wallet the owner recorded (listed once per owner, never the owner's own) or,
+without one, the passkey they register on their page (models.contents.guardian_passkeys).
 Name, email and relationship are sealed at rest (models/sealed_text.py); the wallet is public.
-Adding a guardian emails them an invitation; they count once they accept it from their own
-session (models.plan.guardianships.invitation). A new wallet address clears their answer and asks again:
-the answer came from the old wallet. Decisions: docs/lifecycle.md ("Guardians say yes").
+An invitation is emailed; they count once they accept. A new wallet clears their answer and
+their passkeys. Decisions: docs/lifecycle.md ("Guardians say yes"), docs/security.md.
 """
 
 from __future__ import annotations
@@ -22,16 +20,24 @@ from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
 from models import activity, guardian_links, plans, sealed_text
 from models.common import OwnedRows, as_record, changed_values, parse_id, update_row, wire_names
+from models.contents import guardian_passkeys
 from models.delivery import outbox, owner_notices
 from models.delivery.budget import Budget
 
 COLUMNS = (
     f"id, user_id, {sealed_text.select_list(table='guardians', alias='guardians')}, wallet_address,"
-    " created_at, updated_at, invited_at, accepted_at, declined_at, reconfirmed_at, unresponsive_since"
+    " created_at, updated_at, invited_at, accepted_at, declined_at, reconfirmed_at, unresponsive_since,"
+    # How they answer: a wallet the owner recorded, else the passkey they registered, else not yet.
+    " CASE WHEN wallet_address IS NOT NULL THEN 'wallet' WHEN EXISTS (SELECT 1 FROM guardian_passkeys k"
+    " WHERE k.guardian_id = guardians.id) THEN 'passkey' END AS proof"
 )
 EDITABLE = ("name", "email", "wallet_address", "relationship")
 WRITABLE_COLUMNS = sealed_text.writable(table="guardians", columns=EDITABLE)
 DUPLICATE = "This wallet is already one of your guardians"
+REINVITE_REFUSED = (
+    "A guardian cannot be invited again during a verification: the other guardians and the deadline "
+    "carry this round. Once it ends, invite them again."
+)
 
 
 class Guardian(TypedDict):
@@ -41,7 +47,7 @@ class Guardian(TypedDict):
     user_id: str
     name: str
     email: str
-    wallet_address: str
+    wallet_address: str | None  # None: they answer with a passkey from their page
     relationship: str | None
     created_at: datetime
     updated_at: datetime
@@ -50,6 +56,7 @@ class Guardian(TypedDict):
     declined_at: datetime | None
     reconfirmed_at: datetime | None  # when they last confirmed they can still act (#24)
     unresponsive_since: datetime | None  # asked to confirm, no answer within the grace
+    proof: str | None  # "wallet", "passkey", or None: no wallet and no passkey yet
 
 
 async def record_answer(
@@ -194,7 +201,9 @@ async def invite_waiting(
     return row_ids
 
 
-async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str) -> None:
+async def _check_not_owner(cur: Cursor, user_id: str, wallet_address: str | None) -> None:
+    if wallet_address is None:
+        return
     await cur.execute(
         "SELECT 1 FROM user_wallets WHERE user_id = %s AND wallet_address = %s", (user_id, wallet_address)
     )
@@ -236,7 +245,7 @@ async def create(
     )
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id=user_id)
-        await _check_not_owner(cur, user_id, data["wallet_address"])
+        await _check_not_owner(cur, user_id, data.get("wallet_address"))
         try:
             await cur.execute(
                 "INSERT INTO guardians (id, user_id, name_sealed, email_sealed, email_bidx, wallet_address,"
@@ -247,7 +256,7 @@ async def create(
                     texts["name_sealed"],
                     texts["email_sealed"],
                     texts["email_bidx"],
-                    data["wallet_address"],
+                    data.get("wallet_address"),
                     texts["relationship_sealed"],
                 ),
             )
@@ -318,12 +327,9 @@ async def update(
             except psycopg2.errors.UniqueViolation:
                 raise Conflict(DUPLICATE) from None
             if "wallet_address" in diff or "email" in diff:
-                # The page link was for the old address or wallet: it opens nothing from now on.
-                await cur.execute(
-                    "UPDATE guardians SET page_version = page_version + 1, page_key_id = NULL,"
-                    " page_token_digest = NULL WHERE id = %s",
-                    (row_id,),
-                )
+                await _new_page_link(cur, guardian_id=row_id)
+            if "wallet_address" in diff:  # their passkeys answered for the old way of proving
+                await guardian_passkeys.revoke_all(cur, guardian_id=row_id)
             unanswered = row["accepted_at"] is None and row["declined_at"] is None
             if "wallet_address" in diff or ("email" in diff and unanswered):
                 row, invitation = await _invite(
@@ -399,3 +405,46 @@ async def remember_pages(cur: Cursor, ring: KeyRing, *, rendered: list[tuple[str
             " WHERE id = %s AND page_version = %s AND page_token_digest IS NULL",
             (key_id, guardian_links.digest(token=token), guardian_id, version),
         )
+
+
+async def _new_page_link(cur: Cursor, *, guardian_id: str) -> None:
+    """The page link was for the old address, wallet or passkeys: it opens nothing from now on."""
+    await cur.execute(
+        "UPDATE guardians SET page_version = page_version + 1, page_key_id = NULL, page_token_digest = NULL"
+        " WHERE id = %s",
+        (guardian_id,),
+    )
+
+
+async def reinvite(
+    pool: Pool, ring: KeyRing, redis: ArqRedis, *, user_id: str, raw_id: str, now: datetime, budget: Budget
+) -> Guardian:
+    """A guardian who lost their passkey (or their link) is invited again, while the plan is a
+    draft or active: their passkeys are deleted, their old link opens nothing, a new one is
+    emailed and they answer again. The owner is told. 409 during a verification: the other
+    guardians and the deadline carry the round."""
+    row_id = parse_id(raw=raw_id, what="Guardian")
+    async with transaction(pool) as cur:
+        plan = await plans.get(cur, user_id=user_id, lock=True)
+        if plan is not None and plan["status"] == plans.RELEASED:
+            raise Conflict("The plan has been released: there is nothing left for a guardian to answer.")
+        if plan is not None and plan["status"] not in (plans.DRAFT, plans.ACTIVE):
+            raise Conflict(REINVITE_REFUSED)
+        await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
+        await guardian_passkeys.revoke_all(cur, guardian_id=row_id)
+        await _new_page_link(cur, guardian_id=row_id)
+        row, invitation = await _invite(
+            cur, ring, user_id=user_id, guardian_id=row_id, now=now, budget=budget
+        )
+        await activity.record(
+            cur,
+            user_id=user_id,
+            kind="guardian.reinvited",
+            entity_id=row_id,
+            summary="Guardian invited again",
+        )
+        await owner_notices.tell_owner(
+            cur, ring, user_id=user_id, change="guardian_reinvited", name=row["name"], now=now
+        )
+    await outbox.enqueue(redis, row_ids=[invitation] if invitation else [])
+    return row

@@ -38,6 +38,7 @@ Change = Literal[
     "guardian_removed",
     "guardian_email",
     "guardian_wallet",
+    "guardian_reinvited",
     "wallet_linked",
     "wallet_removed",
     "owner_email",

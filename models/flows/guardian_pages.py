@@ -23,8 +23,8 @@ from models.common import as_record, live_account
 from models.plan.guardianships.membership import Answerer
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
 
-Action = Literal["accept", "decline", "reconfirm", "report", "approve", "resend"]
-ACTIONS: tuple[Action, ...] = ("accept", "decline", "reconfirm", "report", "approve", "resend")
+Action = Literal["accept", "decline", "reconfirm", "report", "approve", "resend", "add_passkey"]
+ACTIONS: tuple[Action, ...] = ("accept", "decline", "reconfirm", "report", "approve", "resend", "add_passkey")
 
 
 class Report(TypedDict):
@@ -39,7 +39,8 @@ class GuardianPage(TypedDict):
 
     guardian_id: str
     guardian_name: str
-    wallet_address: str
+    wallet_address: str | None  # None: they answer with a passkey (models.flows.answers.passkey)
+    passkeys: int  # how many passkeys they registered (a guardian without a wallet)
     invitation: str  # pending | accepted | declined
     reconfirm_asked_at: datetime | None  # asked to confirm they can still act (#24), unanswered
     unresponsive_since: datetime | None  # that request went unanswered past its grace
@@ -86,6 +87,7 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
             "SELECT g.id::text AS id, g.user_id::text AS owner_id,"
             f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
             " g.wallet_address, g.accepted_at, g.declined_at, g.reconfirm_asked_at, g.unresponsive_since,"
+            " (SELECT count(*) FROM guardian_passkeys k WHERE k.guardian_id = g.id) AS passkeys,"
             f" {sealed_text.select_list(table='users', alias='o', columns=('name',), prefix='owner_')},"
             " o.wallet_address AS owner_wallet, p.id::text AS plan_id,"
             f" {activity.KEY_USED_AT_SQL} AS owner_key_used_at"
@@ -118,6 +120,7 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         guardian_id=row["id"],
         guardian_name=row["name"],
         wallet_address=row["wallet_address"],
+        passkeys=int(row["passkeys"]),
         invitation=state,
         reconfirm_asked_at=row["reconfirm_asked_at"] if row["accepted_at"] else None,
         unresponsive_since=row["unresponsive_since"] if row["accepted_at"] else None,
@@ -205,6 +208,8 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
         asks.append("resend")
     if status not in FROZEN and status != RELEASED:
         asks.append("decline")
+    if page["wallet_address"] is None and page["passkeys"] and status != RELEASED:
+        asks.append("add_passkey")  # another device, after proving with a passkey they have
     return asks
 
 

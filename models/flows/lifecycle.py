@@ -37,7 +37,7 @@ def _fresh_cycle(plan: Plan, now: datetime) -> dict[str, Any]:
     }
 
 
-async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime) -> None:
+async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime, contract: bool = False) -> None:
     """Draft → Active, if ready: 409 with the problems in `details` otherwise."""
     async with transaction(pool) as cur:
         # Same order as the beneficiary routes (allocation lock, then the plan row): no deadlock,
@@ -46,7 +46,7 @@ async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime) ->
         plan = await get_or_create(cur, user_id=user_id, lock=True)
         if plan["status"] != DRAFT:
             raise Conflict(f"Only a Draft plan can be activated; this one is {plan['status']}.")
-        problems = readiness(plan=plan, known=await facts(cur, ring, user_id=user_id))
+        problems = readiness(plan=plan, known=await facts(cur, ring, user_id=user_id), contract=contract)
         if problems:
             raise Conflict(
                 "The plan is not ready to activate.",

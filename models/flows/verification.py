@@ -158,7 +158,7 @@ async def issue_attestation(
     *,
     plan: Plan,
     guardian_id: str,
-    wallet_address: str,
+    wallet_address: str | None,
     owner_wallet: str,
     now: datetime,
 ) -> str:
@@ -171,7 +171,12 @@ async def issue_attestation(
         )
     message = (
         f"{settings.service_name}: guardian attestation\n\n"
-        f"I, the guardian holding wallet {wallet_address}, approve the release of the legacy plan "
+        + (
+            f"I, the guardian holding wallet {wallet_address}, "
+            if wallet_address
+            else f"I, the guardian {guardian_id} answering with my passkey, "
+        )
+        + f"approve the release of the legacy plan "
         f"{plan['id']} of the owner with wallet {owner_wallet}.\n"
         "I have good reason to believe the owner has died or can no longer act.\n\n"
         f"Nonce: {secrets.token_hex(32)}\n"
@@ -190,7 +195,7 @@ async def record_approval(
     plan: Plan,
     guardian_id: str,
     guardian_name: str,
-    wallet_address: str,
+    wallet_address: str | None,
     approver_user_id: str | None,
     now: datetime,
     source: str = "attestation",
@@ -272,6 +277,8 @@ async def approve(
     text = await outstanding(
         redis, plan_id=str(plan["id"]), round_=signed_round, guardian_id=member["guardian_id"]
     )
+    if member["wallet_address"] is None:
+        raise Conflict("You answer with a passkey: approve from your guardian page (the link in our emails).")
     message.check(wallet_address=member["wallet_address"], text=text, signature=raw)
     await approve_attested(
         pool,
@@ -310,6 +317,7 @@ async def approve_attested(
     text: str,
     evidence: str,
     now: datetime,
+    source: str = "attestation",
 ) -> None:
     """An approval whose attestation `text` was proved (any proof: models.proofs): the
     attestation burnt once, then the approval recorded in the round it was signed for, under
@@ -337,5 +345,6 @@ async def approve_attested(
             now=now,
             message=text,
             signature=evidence,
+            source=source,
         )
     await outbox.enqueue(redis, row_ids=row_ids)

@@ -22,7 +22,7 @@ async def record(
     round_number: int,
     guardian_id: str,
     guardian_name: str,
-    wallet_address: str,
+    wallet_address: str | None,
     approver_user_id: str | None,
     source: str,
     message: str | None,

@@ -102,7 +102,9 @@ def verification(*, plan: Plan) -> Verification | None:
     )
 
 
-async def overview(pool: Pool, ring: KeyRing, *, user_id: str, defaults: NewPlan | None = None) -> Overview:
+async def overview(
+    pool: Pool, ring: KeyRing, *, user_id: str, defaults: NewPlan | None = None, contract: bool = False
+) -> Overview:
     """The owner's plan as GET /api/legacy shows it (created with `defaults` if it is new)."""
     async with autocommit(pool) as cur:
         plan = await get_or_create(cur, user_id=user_id, defaults=defaults)
@@ -113,7 +115,8 @@ async def overview(pool: Pool, ring: KeyRing, *, user_id: str, defaults: NewPlan
             f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
             " a.created_at AS approved_at FROM guardians g"
             " LEFT JOIN plan_approvals a ON a.plan_id = %s AND a.round = %s AND a.voided_at IS NULL"
-            "  AND a.wallet_address = g.wallet_address AND %s > 0"
+            "  AND (a.wallet_address = g.wallet_address"
+            "   OR (g.wallet_address IS NULL AND a.guardian_id = g.id)) AND %s > 0"
             " WHERE g.user_id = %s ORDER BY g.created_at, g.id",
             (plan["id"], plan["verification_round"], plan["verification_round"], user_id),
         )
@@ -133,7 +136,9 @@ async def overview(pool: Pool, ring: KeyRing, *, user_id: str, defaults: NewPlan
         threshold=needed,
         approvals=approvals,
         approval_count=sum(1 for a in approvals if a["approved_at"] is not None),
-        problems=readiness(plan=plan, known=known) if plan["status"] in (DRAFT, ACTIVE) else [],
+        problems=readiness(plan=plan, known=known, contract=contract)
+        if plan["status"] in (DRAFT, ACTIVE)
+        else [],
         warnings=warnings(plan=plan, known=known) if plan["status"] != RELEASED else [],
         notifications=notifications,
         verification_notice=notice,

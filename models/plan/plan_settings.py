@@ -38,6 +38,7 @@ class Facts(TypedDict):
     unanswered_guardians: list[str]  # names, oldest first: invited, no answer yet
     declined_guardians: list[str]
     unresponsive_guardians: list[str]  # names: asked to confirm they can still act, no answer (#24)
+    walletless_guardians: list[str]  # names: they answer with a passkey, which cannot sign on-chain
     owner_wallets: int
     # Guardians who are also beneficiaries (same email, or a beneficiary's wallet), by name.
     guardians_also_heirs: list[str]
@@ -66,6 +67,7 @@ async def facts(cur: Cursor, ring: KeyRing, *, user_id: str) -> Facts:
         " (SELECT count(*) FROM user_wallets WHERE user_id = u.id) AS owner_wallets,"
         " (SELECT count(*) FROM guardians WHERE user_id = u.id AND unresponsive_since IS NOT NULL)"
         " AS unresponsive,"
+        " (SELECT count(*) FROM guardians WHERE user_id = u.id AND wallet_address IS NULL) AS walletless,"
         " (SELECT count(*) FROM outbox o JOIN plans p ON p.id = o.plan_id WHERE p.user_id = u.id"
         " AND o.status = 'deferred') AS deferred_emails,"
         " u.email_sealed IS NOT NULL AS has_owner_email, u.name_sealed IS NOT NULL AS has_owner_name,"
@@ -75,6 +77,7 @@ async def facts(cur: Cursor, ring: KeyRing, *, user_id: str) -> Facts:
     )
     row = dict(await cur.fetchone())
     unresponsive = row.pop("unresponsive")
+    walletless = row.pop("walletless")
     known = as_record(
         Facts,
         row={
@@ -83,6 +86,7 @@ async def facts(cur: Cursor, ring: KeyRing, *, user_id: str) -> Facts:
             "declined_guardians": [],
             "guardians_also_heirs": [],
             "unresponsive_guardians": [],
+            "walletless_guardians": [],
             "bounced_heirs": [],
             "unconfirmed_heirs": [],
         },
@@ -112,6 +116,16 @@ async def facts(cur: Cursor, ring: KeyRing, *, user_id: str) -> Facts:
             (user_id,),
         )
         known["unresponsive_guardians"] = [
+            sealed_text.open_row(ring, table="guardians", row=guardian)["name"]
+            for guardian in await cur.fetchall()
+        ]
+    if walletless:
+        await cur.execute(
+            f"SELECT g.id, {sealed_text.select_list(table='guardians', alias='g', columns=('name',))}"
+            " FROM guardians g WHERE g.user_id = %s AND g.wallet_address IS NULL ORDER BY g.created_at, g.id",
+            (user_id,),
+        )
+        known["walletless_guardians"] = [
             sealed_text.open_row(ring, table="guardians", row=guardian)["name"]
             for guardian in await cur.fetchall()
         ]
@@ -161,9 +175,15 @@ async def _guardians_also_heirs(cur: Cursor, ring: KeyRing, user_id: str) -> lis
     ]
 
 
-def readiness(*, plan: Plan, known: Facts) -> list[str]:
-    """What blocks activation, in words a person understands; empty when nothing does."""
+def readiness(*, plan: Plan, known: Facts, contract: bool = False) -> list[str]:
+    """What blocks activation, in words a person understands; empty when nothing does. With a
+    contract (`contract`), approvals are signed on-chain: a guardian without a wallet cannot."""
     problems = []
+    if contract and known["walletless_guardians"]:
+        problems.append(
+            "Approvals are signed on the Stellar network here, and a passkey cannot sign them: record a "
+            "Stellar wallet for " + ", ".join(known["walletless_guardians"]) + ", or remove them."
+        )
     if known["beneficiaries"] == 0:
         problems.append("Add at least one beneficiary.")
     elif known["allocation_total"] != 100:

@@ -9,8 +9,9 @@ Every answer a guardian or an heir gives from their page has the same shape:
   `check` (verify the answer once, use the request up once, return the evidence to keep).
 
 Proofs today: `challenge` (a SEP-10-style challenge inside a SEP-7 request, signed by a
-wallet), `contract_call` (a contract call built for a wallet, signed, checked, stored and
-relayed) and `message` (an ed25519 signature over a text, the JSON approval route). A new way to
-prove an answer is one more module here; the answers themselves stay the functions they are
-(for a guardian's page, the table in models.flows.answers.guardian).
+wallet), `contract_call` (a contract call built for a wallet, signed, checked and taken; stored
+and relayed by models.flows.onchain `submit`), `message` (an ed25519 signature over a text, the
+JSON approval route) and `passkey` (a WebAuthn assertion over a challenge bound to the answer).
+A new way to prove an answer is one more module here; what an answer does once proved stays one
+table (models.flows.answers.guardian `ACTS`).
 """

@@ -3,14 +3,15 @@ guardian), proved by a proof of models.proofs, then run by the very function beh
 route, for the guardian row the page resolved (never derived again from strings).
 
 `ask` issues the request an answer needs; `take_signed` takes a wallet's signed answer back
-and dispatches on its purpose through `ANSWERS`, one entry per answer: add an answer there,
-and a new proof in models.proofs. docs/pages.md "The guardian's page".
+and dispatches on its purpose through `WALLET_ANSWERS`; what each answer does once proved is
+`ACTS`, shared with the passkey path (models.flows.answers.passkey). Add an answer to `ACTS`,
+a proof to models.proofs. docs/pages.md "The guardian's page".
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from arq.connections import ArqRedis
@@ -52,7 +53,7 @@ async def ask(
     retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
     if retry:
         raise TooManyRequests("Too many signing requests from this address; try again in a minute", retry)
-    assert page["plan_id"] is not None
+    assert page["plan_id"] is not None and page["wallet_address"] is not None
     subject, wallet = page["guardian_id"], page["wallet_address"]
     extra = None
     if action == "resend":
@@ -106,35 +107,122 @@ async def ask(
 
 @dataclass(frozen=True)
 class Answering:
-    """One answer being taken: who answers (as the page resolved them), what was asked, the
-    answer as sent, and what running it needs."""
+    """One answer being run, once proved: who answers (as the page resolved them), what the
+    request carried, and what running it needs."""
 
     pool: Pool
     redis: ArqRedis
     settings: Settings
-    gateway: SorobanGateway | None
     guardian: Answerer
-    request: WalletRequest
-    answer: str
     now: datetime
+    extra: str | None = None  # what the request carried: a report's reason word, an heir's id
+    note: str | None = None  # a report's note (a passkey page posts it with the assertion)
+    user_id: str | None = None  # the proved wallet's account; None for a passkey guardian
 
     @property
     def plan_id(self) -> str:
         assert self.guardian["plan_id"] is not None
         return self.guardian["plan_id"]
 
-    async def account(self) -> str:
-        """The account of the proved guardian wallet (found, or created as a first sign-in
-        would): the JSON routes' records name it."""
-        assert self.guardian["wallet_address"] is not None
-        user = await users.sign_in(
-            self.pool, self.settings.key_ring, wallet_address=self.guardian["wallet_address"]
-        )
-        return user["id"]
-
     @property
     def reconfirm_interval(self) -> timedelta:
         return timedelta(seconds=self.settings.guardian_reconfirm_interval_seconds)
+
+
+async def _answer(a: Answering, *, accept: bool) -> str:
+    answered = await invitation.answer(
+        a.pool,
+        a.redis,
+        a.settings.key_ring,
+        user_id=a.user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        accept=accept,
+        now=a.now,
+        reconfirm_after=a.reconfirm_interval,
+    )
+    return answered["invitation"]
+
+
+async def _accept(a: Answering) -> str:
+    return await _answer(a, accept=True)
+
+
+async def _decline(a: Answering) -> str:
+    return await _answer(a, accept=False)
+
+
+async def _report(a: Answering) -> str:
+    await verification.report(
+        a.pool,
+        a.redis,
+        a.settings,
+        user_id=a.user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        note=a.note,
+        reason=a.extra,
+        now=a.now,
+    )
+    return "reported"
+
+
+async def _reconfirm(a: Answering) -> str:
+    await reconfirmation.reconfirm(
+        a.pool,
+        a.settings.key_ring,
+        user_id=a.user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        now=a.now,
+        interval=a.reconfirm_interval,
+    )
+    return "reconfirmed"
+
+
+async def _resend(a: Answering) -> str:
+    await heirs.resend_link(
+        a.pool,
+        a.redis,
+        a.settings.key_ring,
+        user_id=a.user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        raw_beneficiary_id=a.extra or "",
+        now=a.now,
+    )
+    return "sent"
+
+
+Act = Callable[[Answering], Awaitable[str]]
+# What each answer does once proved, by the request's purpose, whatever proved it (a wallet's
+# signed challenge here, a passkey's assertion in models.flows.answers.passkey). An approval is
+# not here: what proves it is bound to the attestation text (`_approve`, `passkey.approve`).
+ACTS: dict[str, Act] = {
+    "guardian.accept": _accept,
+    "guardian.decline": _decline,
+    "guardian.reconfirm": _reconfirm,
+    "guardian.report": _report,
+    "guardian.resend": _resend,
+}
+
+
+@dataclass(frozen=True)
+class Signed:
+    """A wallet's signed answer to one of its requests."""
+
+    answering: Answering
+    gateway: SorobanGateway | None
+    request: WalletRequest
+    answer: str
+
+    async def account(self) -> str:
+        """The account of the proved guardian wallet (found, or created as a first sign-in
+        would): the JSON routes' records name it."""
+        a = self.answering
+        assert a.guardian["wallet_address"] is not None
+        user = await users.sign_in(a.pool, a.settings.key_ring, wallet_address=a.guardian["wallet_address"])
+        return user["id"]
 
 
 async def take_signed(
@@ -157,47 +245,36 @@ async def take_signed(
     )
     if request["signer"] != guardian["wallet_address"] or guardian["plan_id"] is None:
         raise Conflict(wallet_requests.USED)  # the wallet changed since: the page has a new link
-    run = ANSWERS.get(request["purpose"])
+    run = WALLET_ANSWERS.get(request["purpose"])
     if run is None:
         raise BadRequest("This signing request is not one of a guardian's")
-    return await run(Answering(pool, redis, settings, gateway, guardian, request, signed_xdr, now))
+    answering = Answering(pool, redis, settings, guardian, now, extra=request["extra"])
+    return await run(Signed(answering, gateway, request, signed_xdr))
 
 
-async def _approve_onchain(a: Answering) -> str:
-    if a.gateway is None:
-        raise soroban.not_configured()
-    envelope = contract_call.decode(gateway=a.gateway, request=a.request, answer=a.answer)
-    target = onchain.guardian_approval_of(guardian=a.guardian)
-    checked = await contract_call.take(
-        a.redis, gateway=a.gateway, request=a.request, envelope=envelope, target=target, now=a.now
-    )
-    row = await onchain.submit(
-        a.pool,
-        a.redis,
-        target=target,
-        checked=checked,
-        xdr=a.answer,
-        now=a.now,
-        signer_user_id=await a.account(),
-    )
-    return row["status"]
+async def _challenged(s: Signed) -> str:
+    """An answer proved by a plain signed challenge: proved and used up first, then run."""
+    a = s.answering
+    await challenge.check(a.redis, a.settings, request=s.request, answer=s.answer)
+    return await ACTS[s.request["purpose"]](replace(a, user_id=await s.account()))
 
 
-async def _approve(a: Answering) -> str:
+async def _approve(s: Signed) -> str:
     """The attestation outstanding for this guardian and round, proved by the signed challenge
     that carries its digest, then recorded (verification.approve_attested)."""
+    a = s.answering
     if a.settings.service_contract_id:
         raise Conflict("This service approves releases on-chain: sign the approve_guardian request instead.")
     signed_round = a.guardian["verification_round"]
     text = await verification.outstanding(
         a.redis, plan_id=a.plan_id, round_=signed_round, guardian_id=a.guardian["guardian_id"]
     )
-    evidence = await challenge.check(a.redis, a.settings, request=a.request, answer=a.answer, text=text)
+    evidence = await challenge.check(a.redis, a.settings, request=s.request, answer=s.answer, text=text)
     await verification.approve_attested(
         a.pool,
         a.redis,
         a.settings,
-        user_id=await a.account(),
+        user_id=await s.account(),
         guardian_id=a.guardian["guardian_id"],
         raw_plan_id=a.plan_id,
         signed_round=signed_round,
@@ -208,88 +285,30 @@ async def _approve(a: Answering) -> str:
     return "approved"
 
 
-def _challenged(act: Callable[[Answering, str], Awaitable[str]]) -> Callable[[Answering], Awaitable[str]]:
-    """An answer proved by a plain signed challenge: proved and used up first, then run."""
-
-    async def run(a: Answering) -> str:
-        await challenge.check(a.redis, a.settings, request=a.request, answer=a.answer)
-        return await act(a, await a.account())
-
-    return run
-
-
-async def _answer(a: Answering, user_id: str, *, accept: bool) -> str:
-    answered = await invitation.answer(
+async def _approve_onchain(s: Signed) -> str:
+    a = s.answering
+    if s.gateway is None:
+        raise soroban.not_configured()
+    envelope = contract_call.decode(gateway=s.gateway, request=s.request, answer=s.answer)
+    target = onchain.guardian_approval_of(guardian=a.guardian)
+    checked = await contract_call.take(
+        a.redis, gateway=s.gateway, request=s.request, envelope=envelope, target=target, now=a.now
+    )
+    row = await onchain.submit(
         a.pool,
         a.redis,
-        a.settings.key_ring,
-        user_id=user_id,
-        guardian_id=a.guardian["guardian_id"],
-        raw_plan_id=a.plan_id,
-        accept=accept,
+        target=target,
+        checked=checked,
+        xdr=s.answer,
         now=a.now,
-        reconfirm_after=a.reconfirm_interval,
+        signer_user_id=await s.account(),
     )
-    return answered["invitation"]
+    return row["status"]
 
 
-async def _accept(a: Answering, user_id: str) -> str:
-    return await _answer(a, user_id, accept=True)
-
-
-async def _decline(a: Answering, user_id: str) -> str:
-    return await _answer(a, user_id, accept=False)
-
-
-async def _report(a: Answering, user_id: str) -> str:
-    await verification.report(
-        a.pool,
-        a.redis,
-        a.settings,
-        user_id=user_id,
-        guardian_id=a.guardian["guardian_id"],
-        raw_plan_id=a.plan_id,
-        note=None,
-        reason=a.request["extra"],
-        now=a.now,
-    )
-    return "reported"
-
-
-async def _reconfirm(a: Answering, user_id: str) -> str:
-    await reconfirmation.reconfirm(
-        a.pool,
-        a.settings.key_ring,
-        user_id=user_id,
-        guardian_id=a.guardian["guardian_id"],
-        raw_plan_id=a.plan_id,
-        now=a.now,
-        interval=a.reconfirm_interval,
-    )
-    return "reconfirmed"
-
-
-async def _resend(a: Answering, user_id: str) -> str:
-    await heirs.resend_link(
-        a.pool,
-        a.redis,
-        a.settings.key_ring,
-        user_id=user_id,
-        guardian_id=a.guardian["guardian_id"],
-        raw_plan_id=a.plan_id,
-        raw_beneficiary_id=a.request["extra"] or "",
-        now=a.now,
-    )
-    return "sent"
-
-
-# Each answer a guardian's signed request can carry, by the request's purpose.
-ANSWERS: dict[str, Callable[[Answering], Awaitable[str]]] = {
-    "guardian.accept": _challenged(_accept),
-    "guardian.decline": _challenged(_decline),
-    "guardian.reconfirm": _challenged(_reconfirm),
-    "guardian.report": _challenged(_report),
-    "guardian.resend": _challenged(_resend),
+# Each answer a guardian wallet's signed request can carry, by the request's purpose.
+WALLET_ANSWERS: dict[str, Callable[[Signed], Awaitable[str]]] = {
+    **{purpose: _challenged for purpose in ACTS},
     "guardian.approve": _approve,
     "guardian.approve_onchain": _approve_onchain,
 }

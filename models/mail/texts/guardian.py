@@ -77,24 +77,40 @@ def _plan_released_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, st
     )
 
 
+PASSKEY_ANSWER = (
+    "You accept there by creating a passkey on your phone or computer: the fingerprint, face or PIN you "
+    "unlock it with, nothing to install and nothing to pay. From then on that passkey is how you answer."
+)
+
+
+def _passkey(*, d: Delivery) -> bool:
+    """A guardian without a recorded wallet: they answer with a passkey from their page."""
+    return "walletAddress" in d["context"] and d["context"]["walletAddress"] is None
+
+
 def _guardian_invitation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     wallet = d["context"].get("walletAddress") or "the wallet they recorded for you"
     days = d["context"].get("silenceDays")
     silence = f"for about {days} days" if days else "for longer than their plan allows"
     return (
         f"{_owner(d=d)} asks you to be a guardian of their legacy plan",
-        f"{_owner(d=d)} has named you as a guardian of their legacy plan, with the Stellar wallet {wallet}"
-        ".\n\n"
+        f"{_owner(d=d)} has named you as a guardian of their legacy plan"
+        + ("" if _passkey(d=d) else f", with the Stellar wallet {wallet}")
+        + ".\n\n"
         f"What a guardian does: if {_owner(d=d)} stops checking in {silence}, or "
         "a guardian tells us they have died or can no longer act, we ask the guardians to confirm. "
         f"The plan is released to the people {_owner(d=d)} chose only when enough guardians approve, and "
         f"{_owner(d=d)} can stop it at any time by checking in. Most of the time there is nothing to do.\n\n"
         f"To accept or decline, open your page for this plan:\n\n{links['guardian']}\n\n"
-        "Your wallet app signs your answer there (a link or a QR code; nothing is paid)."
         + (
-            f" Or sign in at {links['app']} with that wallet and answer among the plans you guard."
-            if links.get("app")
-            else ""
+            PASSKEY_ANSWER
+            if _passkey(d=d)
+            else "Your wallet app signs your answer there (a link or a QR code; nothing is paid)."
+            + (
+                f" Or sign in at {links['app']} with that wallet and answer among the plans you guard."
+                if links.get("app")
+                else ""
+            )
         )
         + " You count as a guardian only once you have accepted. Keep the link to yourself.",
     )
@@ -107,12 +123,20 @@ def _guardian_reconfirm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
         f"Are you still able to act for {_owner(d=d)}?",
         f"Some time ago you agreed to be a guardian of {_owner(d=d)}'s legacy plan. Please tell us that you "
-        f"still can: confirm on your page for this plan (the link below) with your Stellar wallet {wallet}"
-        + (f", or sign in{where} with that wallet and confirm among the plans you guard" if where else "")
-        + ". Your wallet's signature proves you still hold the key; it takes a minute, and nothing else "
-        "changes.\n\n"
-        f"If we do not hear from you within {days} days, we will let {_owner(d=d)} know, so that they can "
-        "check on you or choose someone else. If you no longer have that wallet, tell them.",
+        + (
+            "still can: confirm on your page for this plan (the link below) with your passkey. It takes a "
+            "minute, and nothing else changes.\n\n"
+            if _passkey(d=d)
+            else "still can: confirm on your page for this plan (the link below) with your Stellar wallet "
+            f"{wallet}"
+            + (f", or sign in{where} with that wallet and confirm among the plans you guard" if where else "")
+            + ". Your wallet's signature proves you still hold the key; it takes a minute, and nothing else "
+            "changes.\n\n"
+        )
+        + f"If we do not hear from you within {days} days, we will let {_owner(d=d)} know, so that they can "
+        "check on you or choose someone else. If you no longer have that "
+        + ("device" if _passkey(d=d) else "wallet")
+        + ", tell them.",
     )
 
 

@@ -223,6 +223,7 @@ _CHANGES = {
     "guardian_removed": ("{name}", "removed from your guardians"),
     "guardian_email": ("{name} (guardian)", "email address changed"),
     "guardian_wallet": ("{name} (guardian)", "Stellar wallet changed (they are asked to accept again)"),
+    "guardian_reinvited": ("{name} (guardian)", "invited again with a new link (old passkeys stop working)"),
     "wallet_linked": ("The wallet {name}", "linked to your account (it can now sign in as you)"),
     "wallet_removed": ("The wallet {name}", "removed from your account; every session was ended"),
     "owner_email": ("Your email address", "changed to this one (the previous address was told too)"),

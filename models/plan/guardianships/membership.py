@@ -23,7 +23,7 @@ class Membership(TypedDict):
 
     guardian_id: str
     guardian_name: str
-    wallet_address: str
+    wallet_address: str | None  # None: a guardian who answers with a passkey
     owner_wallet: str
     accepted_at: datetime | None
 

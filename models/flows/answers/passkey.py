@@ -1,0 +1,258 @@
+"""A guardian without a Stellar wallet answers from their page with a passkey: the first one
+is created when they accept (the emailed link is the first proof), every later answer is an
+assertion over a challenge bound to it (models.proofs.passkey), and each answer, once proved,
+runs what the wallet path runs (models.flows.answers.guardian `ACTS`). Another passkey can be
+added after proving with one. Nothing is recorded for a refused answer. docs/pages.md "A
+guardian with a passkey", docs/security.md "Guardians with a passkey".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TypedDict
+
+from arq.connections import ArqRedis
+
+from core import ratelimit
+from core.db import Pool, autocommit, transaction
+from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
+from core.settings import Settings
+from models import plans
+from models.contents import guardian_passkeys
+from models.flows import verification
+from models.flows.answers.guardian import ACTS, Answering
+from models.flows.guardian_pages import GuardianPage
+from models.plan.guardianships.membership import Answerer, membership
+from models.proofs import passkey
+from models.proofs.passkey import PasskeyRequest
+
+# Answered before any passkey exists: accepting creates the first; declining needs only the link.
+CONTRACT_MODE = (
+    "This service approves releases on the Stellar network, which needs a Stellar wallet: ask "
+    "the owner to record one for you as your guardian wallet."
+)
+
+
+class Ceremony(TypedDict):
+    """What the page runs: `create` (a new passkey) or `get` (an assertion), with the options
+    for the browser (JSON) and the request the answer is posted to."""
+
+    request_id: str
+    ceremony: passkey.Ceremony
+    action: str
+    options: str
+
+
+async def ask(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    page: GuardianPage,
+    action: str,
+    reason: str | None,
+    beneficiary_id: str | None,
+    client_ip: str,
+    now: datetime,
+) -> Ceremony | str:
+    """The ceremony one answer needs, or, for a decline before any passkey exists (the link is
+    the proof), the answer itself in one word."""
+    if action not in page["asks"]:
+        raise Conflict("That is not asked of you now; open your page again to see what is.")
+    if action == "approve" and settings.service_contract_id:
+        raise Conflict(CONTRACT_MODE)
+    retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
+    if retry:
+        raise TooManyRequests("Too many requests from this address; try again in a minute", retry)
+    assert page["plan_id"] is not None and page["status"] is not None
+    guardian_id = page["guardian_id"]
+    async with autocommit(pool) as cur:
+        keys = await guardian_passkeys.of_guardian(cur, guardian_id=guardian_id)
+        plan = await plans.get_by_id(cur, plan_id=page["plan_id"])
+    assert plan is not None
+    if not keys and action == "decline":
+        answering = Answering(pool, redis, settings, _answerer(page, plan["verification_round"]), now)
+        return await ACTS["guardian.decline"](answering)
+    extra = None
+    if action == "report" and reason:
+        if reason not in plans.REPORT_REASONS:
+            raise BadRequest(f"reason: one of {', '.join(plans.REPORT_REASONS)}, or none")
+        extra = reason
+    if action == "resend":
+        if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
+            raise NotFound("Beneficiary")
+        extra = beneficiary_id
+    creating = not keys
+    if creating and action != "accept":
+        raise Conflict("Accept first: your page asks you to create a passkey when you accept.")
+    request = await passkey.issue(
+        redis,
+        purpose=f"guardian.{action}",
+        ceremony="create" if creating else "get",
+        subject_id=guardian_id,
+        plan_id=page["plan_id"],
+        round_=plan["verification_round"],
+        now=now,
+        extra=extra,
+    )
+    if creating:
+        options = passkey.creation_options(
+            settings=settings,
+            request=request,
+            user_name=page["guardian_name"],
+            display_name=f"{page['guardian_name']}, guardian of {page['owner']}'s plan",
+            existing=keys,
+        )
+    else:
+        text = None
+        if action == "approve":
+            text = await verification.issue_attestation(
+                redis,
+                settings,
+                plan=plan,
+                guardian_id=guardian_id,
+                wallet_address=None,
+                owner_wallet=page["owner_wallet"],
+                now=now,
+            )
+        options = passkey.request_options(settings=settings, request=request, passkeys=keys, text=text)
+    return Ceremony(request_id=request["id"], ceremony=request["ceremony"], action=action, options=options)
+
+
+def _answerer(page: GuardianPage, round_: int) -> Answerer:
+    return {
+        "guardian_id": page["guardian_id"],
+        "wallet_address": None,
+        "accepted_at": None,
+        "owner_id": "",
+        "owner_wallet": page["owner_wallet"],
+        "plan_id": page["plan_id"],
+        "status": page["status"],
+        "verification_round": round_,
+    }
+
+
+async def take(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    guardian: Answerer,
+    request_id: str,
+    answer: str,
+    note: str | None,
+    now: datetime,
+) -> str | Ceremony:
+    """A passkey's answer to one of this guardian's requests: checked once (this request's
+    challenge, this guardian's passkey, its counter), used up, then the answer runs. Returns
+    what happened in one word, or the next ceremony (adding a passkey: create, after proving)."""
+    if guardian["wallet_address"] is not None or guardian["plan_id"] is None:
+        raise Conflict(passkey.USED)  # the owner recorded a wallet since: the page has a new link
+    request = await passkey.peek(redis, request_id=request_id, subject_id=guardian["guardian_id"], now=now)
+    if request["plan_id"] != guardian["plan_id"]:
+        raise Conflict(passkey.USED)
+    if request["ceremony"] == "create":
+        return await _register(
+            pool, redis, settings, guardian=guardian, request=request, answer=answer, now=now
+        )
+    text = None
+    if request["purpose"] == "guardian.approve":
+        text = await verification.outstanding(
+            redis, plan_id=request["plan_id"], round_=request["round"], guardian_id=guardian["guardian_id"]
+        )
+    credential_id = passkey.credential_id(answer=answer)
+    async with transaction(pool) as cur:
+        key = await guardian_passkeys.find(cur, credential_id=credential_id, lock=True)
+        if key is None or key["guardian_id"] != guardian["guardian_id"]:
+            raise Unauthorized(passkey.NOT_YOURS)
+        count = passkey.check_assertion(
+            settings=settings, request=request, answer=answer, passkey=key, text=text
+        )
+        await passkey.take(redis, request=request)
+        await guardian_passkeys.set_sign_count(cur, credential_id=credential_id, sign_count=count)
+    if request["purpose"] == "guardian.add_passkey":
+        return await _next_registration(pool, redis, settings, guardian=guardian, request=request, now=now)
+    answering = Answering(pool, redis, settings, guardian, now, extra=request["extra"], note=note or None)
+    if request["purpose"] == "guardian.approve":
+        assert text is not None
+        await verification.approve_attested(
+            pool,
+            redis,
+            settings,
+            user_id=None,
+            guardian_id=guardian["guardian_id"],
+            raw_plan_id=request["plan_id"],
+            signed_round=request["round"],
+            text=text,
+            evidence=answer,
+            now=now,
+            source="passkey",
+        )
+        return "approved"
+    act = ACTS.get(request["purpose"])
+    if act is None:
+        raise BadRequest("This request is not one of a guardian's")
+    return await act(answering)
+
+
+async def _register(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    guardian: Answerer,
+    request: PasskeyRequest,
+    answer: str,
+    now: datetime,
+) -> str:
+    """A new passkey: verified, kept, then the answer it came with (accepting, or none when it
+    is another passkey added after proving with the first)."""
+    new = passkey.check_registration(settings=settings, request=request, answer=answer)
+    async with transaction(pool) as cur:
+        existing = await guardian_passkeys.of_guardian(cur, guardian_id=guardian["guardian_id"])
+        if request["purpose"] == "guardian.accept" and existing:
+            raise Conflict("You already have a passkey for this page: use it to answer.")
+        await passkey.take(redis, request=request)
+        if not await guardian_passkeys.add(cur, passkey=new):
+            raise Conflict("This passkey is already registered.")
+    if request["purpose"] == "guardian.register":
+        return "registered"
+    return await ACTS["guardian.accept"](Answering(pool, redis, settings, guardian, now))
+
+
+async def _next_registration(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    guardian: Answerer,
+    request: PasskeyRequest,
+    now: datetime,
+) -> Ceremony:
+    """Proved with a passkey: now the ceremony that creates another one."""
+    async with autocommit(pool) as cur:
+        member = await membership(
+            cur,
+            settings.key_ring,
+            user_id=None,
+            plan_id=request["plan_id"],
+            guardian_id=guardian["guardian_id"],
+        )
+        keys = await guardian_passkeys.of_guardian(cur, guardian_id=guardian["guardian_id"])
+    follow = await passkey.issue(
+        redis,
+        purpose="guardian.register",
+        ceremony="create",
+        subject_id=guardian["guardian_id"],
+        plan_id=request["plan_id"],
+        round_=request["round"],
+        now=now,
+    )
+    options = passkey.creation_options(
+        settings=settings,
+        request=follow,
+        user_name=member["guardian_name"],
+        display_name=member["guardian_name"],
+        existing=keys,
+    )
+    return Ceremony(request_id=follow["id"], ceremony="create", action="add_passkey", options=options)

@@ -1,0 +1,327 @@
+"""Proof by a passkey (WebAuthn, checked with py_webauthn): a guardian without a Stellar wallet
+registers one when they accept from their page, and every later answer is an assertion over a
+one-time challenge bound to that answer.
+
+The challenge is the SHA-256 of a statement naming what is asked, the plan and its
+verification round (for an approval: the attestation text itself), so an assertion made for one
+answer cannot prove another. The request is kept in Redis for TIMEOUT_SECONDS and used once;
+nothing of it is personal (ids, a purpose, a reason word, a nonce). The relying party is the
+host of PUBLIC_BASE_URL (a host name: an IP address cannot be an RP ID) and its origin; user
+verification is required, attestation `none`. docs/security.md, "Guardians with a passkey".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import logging
+import math
+import secrets
+from datetime import UTC, datetime, timedelta
+from typing import Literal, TypedDict
+from urllib.parse import urlsplit
+
+from redis.asyncio import Redis
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    options_to_json,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers import base64url_to_bytes
+from webauthn.helpers.exceptions import InvalidJSONStructure, WebAuthnException
+from webauthn.helpers.structs import (
+    AttestationConveyancePreference,
+    AuthenticatorSelectionCriteria,
+    AuthenticatorTransport,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from core.errors import BadRequest, Conflict, NotFound, ServiceUnavailable, Unauthorized
+from core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+KEY = "passkey:request:{}"
+TIMEOUT_SECONDS = 300
+Ceremony = Literal["create", "get"]
+USED = (
+    "This passkey request was already used or has expired, so nothing was recorded. "
+    "Go back to your guardian page and press the button again."
+)
+NOT_SENT = (
+    "Your browser did not send a passkey, so nothing was recorded. Passkeys need a current phone or "
+    "computer with scripts allowed for this page; or ask the owner to record a Stellar wallet for you."
+)
+REFUSED = "That passkey could not be checked, so nothing was recorded. Go back to your page and try again."
+NOT_YOURS = "That passkey is not one registered for you on this page, so nothing was recorded."
+CLONED = (
+    "That passkey's counter went backwards, which happens when a passkey has been copied; nothing "
+    "was recorded. Use another of your passkeys, or ask the owner to invite you again."
+)
+
+
+class Passkey(TypedDict):
+    """A registered passkey, as models.contents.guardian_passkeys keeps it."""
+
+    credential_id: bytes
+    guardian_id: str
+    public_key: bytes
+    sign_count: int
+    transports: list[str]
+
+
+class PasskeyRequest(TypedDict):
+    """One answer asked of a guardian's passkey: what (purpose, reason word), for which plan and
+    round, and the ceremony the page runs."""
+
+    id: str
+    purpose: str
+    ceremony: Ceremony
+    subject_id: str  # the guardian
+    plan_id: str
+    round: int
+    extra: str | None
+    nonce: str
+    expires_at: datetime
+
+
+def relying_party(*, settings: Settings) -> tuple[str, str]:
+    """(RP ID, origin): the host of PUBLIC_BASE_URL and the origin itself; 503 for an IP address."""
+    split = urlsplit(settings.public_base_url)
+    host = split.hostname or ""
+    if not host or is_ip(host=host):
+        raise ServiceUnavailable(
+            "Passkeys are not available on this service: its address is a number, not a name. "
+            "Ask the owner to record a Stellar wallet for you instead."
+        )
+    return host, f"{split.scheme}://{split.netloc}"
+
+
+def is_ip(*, host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def statement(*, request: PasskeyRequest, text: str | None = None) -> str:
+    """What the challenge binds: the attestation `text` for an approval, else the answer's words."""
+    if text is not None:
+        return text
+    return (
+        f"Guardian answer: {request['purpose']}\nPlan: {request['plan_id']}\nRound: {request['round']}\n"
+        f"Reason: {request['extra'] or '-'}\nNonce: {request['nonce']}"
+    )
+
+
+def challenge(*, request: PasskeyRequest, text: str | None = None) -> bytes:
+    return hashlib.sha256(statement(request=request, text=text).encode()).digest()
+
+
+async def issue(
+    redis: Redis,
+    *,
+    purpose: str,
+    ceremony: Ceremony,
+    subject_id: str,
+    plan_id: str,
+    round_: int,
+    now: datetime,
+    extra: str | None = None,
+) -> PasskeyRequest:
+    """Keep a request for one answer, TIMEOUT_SECONDS long."""
+    request: PasskeyRequest = {
+        "id": secrets.token_urlsafe(16),
+        "purpose": purpose,
+        "ceremony": ceremony,
+        "subject_id": subject_id,
+        "plan_id": plan_id,
+        "round": round_,
+        "extra": extra,
+        "nonce": secrets.token_hex(16),
+        "expires_at": now + timedelta(seconds=TIMEOUT_SECONDS),
+    }
+    record = {**request, "expires_at": request["expires_at"].timestamp()}
+    await redis.set(KEY.format(request["id"]), json.dumps(record), ex=TIMEOUT_SECONDS)
+    return request
+
+
+async def peek(redis: Redis, *, request_id: str, subject_id: str, now: datetime) -> PasskeyRequest:
+    """The live request of this id for this guardian: 404 for another's, 409 used or expired."""
+    if not (0 < len(request_id) <= 64):
+        raise NotFound("Passkey request")
+    raw = await redis.get(KEY.format(request_id))
+    if raw is None:
+        raise Conflict(USED)
+    data = json.loads(raw)
+    request: PasskeyRequest = {
+        "id": request_id,
+        "purpose": data["purpose"],
+        "ceremony": data["ceremony"],
+        "subject_id": data["subject_id"],
+        "plan_id": data["plan_id"],
+        "round": int(data["round"]),
+        "extra": data["extra"],
+        "nonce": data["nonce"],
+        "expires_at": datetime.fromtimestamp(data["expires_at"], UTC),
+    }
+    if request["subject_id"] != subject_id:
+        raise NotFound("Passkey request")
+    if request["expires_at"] <= now:
+        raise Conflict(USED)
+    return request
+
+
+async def take(redis: Redis, *, request: PasskeyRequest) -> None:
+    """Use the request up, once: a replayed assertion finds nothing here."""
+    if not await redis.delete(KEY.format(request["id"])):
+        raise Conflict(USED)
+
+
+def _descriptors(passkeys: list[Passkey]) -> list[PublicKeyCredentialDescriptor]:
+    known = {t.value for t in AuthenticatorTransport}
+    return [
+        PublicKeyCredentialDescriptor(
+            id=p["credential_id"],
+            transports=[AuthenticatorTransport(t) for t in p["transports"] if t in known] or None,
+        )
+        for p in passkeys
+    ]
+
+
+def creation_options(
+    *,
+    settings: Settings,
+    request: PasskeyRequest,
+    user_name: str,
+    display_name: str,
+    existing: list[Passkey],
+) -> str:
+    """The options `navigator.credentials.create` takes (JSON), for this request's challenge."""
+    rp_id, _origin = relying_party(settings=settings)
+    options = generate_registration_options(
+        rp_id=rp_id,
+        rp_name=settings.service_name,
+        user_id=request["subject_id"].encode(),
+        user_name=user_name,
+        user_display_name=display_name,
+        challenge=challenge(request=request),
+        timeout=TIMEOUT_SECONDS * 1000,
+        attestation=AttestationConveyancePreference.NONE,
+        authenticator_selection=AuthenticatorSelectionCriteria(
+            resident_key=ResidentKeyRequirement.PREFERRED,
+            user_verification=UserVerificationRequirement.REQUIRED,
+        ),
+        exclude_credentials=_descriptors(existing),
+    )
+    return options_to_json(options)
+
+
+def request_options(
+    *, settings: Settings, request: PasskeyRequest, passkeys: list[Passkey], text: str | None = None
+) -> str:
+    """The options `navigator.credentials.get` takes (JSON): this guardian's passkeys only."""
+    rp_id, _origin = relying_party(settings=settings)
+    options = generate_authentication_options(
+        rp_id=rp_id,
+        challenge=challenge(request=request, text=text),
+        timeout=TIMEOUT_SECONDS * 1000,
+        allow_credentials=_descriptors(passkeys),
+        user_verification=UserVerificationRequirement.REQUIRED,
+    )
+    return options_to_json(options)
+
+
+def _parsed(answer: str) -> dict:
+    if not answer.strip():
+        raise BadRequest(NOT_SENT)
+    try:
+        parsed = json.loads(answer)
+    except ValueError:
+        raise BadRequest(NOT_SENT) from None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("rawId"), str):
+        raise BadRequest(NOT_SENT)
+    return parsed
+
+
+def credential_id(*, answer: str) -> bytes:
+    """The credential id an assertion names (400 for something that is not one)."""
+    try:
+        return base64url_to_bytes(_parsed(answer)["rawId"])
+    except (ValueError, TypeError):
+        raise BadRequest(NOT_SENT) from None
+
+
+def check_registration(*, settings: Settings, request: PasskeyRequest, answer: str) -> Passkey:
+    """A new passkey from `navigator.credentials.create`, verified once: this request's
+    challenge, this origin and RP ID, the user verified. Nothing is kept here."""
+    rp_id, origin = relying_party(settings=settings)
+    parsed = _parsed(answer)
+    try:
+        verified = verify_registration_response(
+            credential=parsed,
+            expected_challenge=challenge(request=request),
+            expected_rp_id=rp_id,
+            expected_origin=origin,
+            require_user_verification=True,
+        )
+    except (InvalidJSONStructure, KeyError, TypeError, ValueError):
+        raise BadRequest(NOT_SENT) from None
+    except WebAuthnException:
+        raise Unauthorized(REFUSED) from None
+    transports = parsed.get("response", {}).get("transports") or []
+    return {
+        "credential_id": verified.credential_id,
+        "guardian_id": request["subject_id"],
+        "public_key": verified.credential_public_key,
+        "sign_count": verified.sign_count,
+        "transports": [t for t in transports if isinstance(t, str)][:8],
+    }
+
+
+def check_assertion(
+    *, settings: Settings, request: PasskeyRequest, answer: str, passkey: Passkey, text: str | None = None
+) -> int:
+    """An assertion from `navigator.credentials.get`, verified once against this guardian's
+    passkey and this request's challenge (origin, RP ID, user verified). Returns the new
+    counter. A counter that is not zero and did not go up is refused and logged as a possibly
+    copied passkey; synced passkeys always report 0, which passes."""
+    rp_id, origin = relying_party(settings=settings)
+    try:
+        verified = verify_authentication_response(
+            credential=_parsed(answer),
+            expected_challenge=challenge(request=request, text=text),
+            expected_rp_id=rp_id,
+            expected_origin=origin,
+            credential_public_key=passkey["public_key"],
+            credential_current_sign_count=0,  # the counter rule is ours, below
+            require_user_verification=True,
+        )
+    except (InvalidJSONStructure, KeyError, TypeError, ValueError):
+        raise BadRequest(NOT_SENT) from None
+    except WebAuthnException:
+        raise Unauthorized(REFUSED) from None
+    count = int(verified.new_sign_count)
+    if counter_went_back(stored=passkey["sign_count"], sent=count):
+        log.warning(
+            "passkey counter did not increase: possible cloned authenticator",
+            extra={"guardian_id": passkey["guardian_id"], "stored": passkey["sign_count"], "sent": count},
+        )
+        raise Unauthorized(CLONED)
+    return count
+
+
+def counter_went_back(*, stored: int, sent: int) -> bool:
+    """A counter that is not zero and did not go up: a copied authenticator may be answering.
+    Zero always passes (synced passkeys never count)."""
+    return sent != 0 and sent <= stored
+
+
+def expires_in(*, request: PasskeyRequest, now: datetime) -> int:
+    return max(1, math.ceil((request["expires_at"] - now).total_seconds()))
