@@ -26,7 +26,7 @@ from tests.passkey_helpers import (
     with_authenticator,
 )
 from tests.plan_helpers import create, query
-from tests.test_browser_pages import PHONE, assert_accessible, assert_fits
+from tests.test_browser_pages import DESKTOP, PHONE, assert_accessible, assert_fits
 
 
 async def _plan(client: Any, run_worker: Any, email_provider: Any) -> tuple[Any, list[str]]:
@@ -326,3 +326,33 @@ async def test_without_scripts_the_page_says_what_to_do_and_records_nothing(
     await _press(page, "Accept")
     await assert_accessible(page, axe_source)
     await checker.close()
+
+
+async def test_a_wallet_guardians_page_says_what_a_wallet_is_and_the_qr_words_fit_a_phone(
+    client: Any, run_worker: Any, email_provider: Any, browser: Any, axe_source: str, screenshots: Path
+) -> None:
+    owner = await sign_in(client)
+    resp = await client.patch(
+        "/api/users/me", json={"email": "owner@example.org", "name": "Olive Owner"}, headers=owner.headers
+    )
+    assert resp.status == 200
+    await create(client, owner, "guardians", name="Guardian 0", email="guardian0@example.org")
+    await run_worker(settings=email_provider.settings)
+    url = str(client.make_url(guardian_path(email_provider, "guardian0@example.org")))
+    for name, viewport, shown, hidden in (
+        ("360", PHONE, ".on-phone", ".on-computer"),
+        ("1280", DESKTOP, ".on-computer", ".on-phone"),
+    ):
+        context = await browser.new_context(viewport=viewport)
+        page = await context.new_page()
+        assert (await page.goto(url)).status == 200
+        await page.get_by_text("What is a Stellar wallet?").click()
+        explained = await page.locator("details").inner_text()
+        assert all(w in explained for w in ("LOBSTR", "Freighter", "xBull", "switch you to a passkey"))
+        await assert_accessible(page, axe_source)
+        await _press(page, "Accept")
+        assert await page.locator(shown).is_visible() and not await page.locator(hidden).is_visible()
+        await assert_fits(page)
+        await assert_accessible(page, axe_source)
+        await page.screenshot(path=str(screenshots / f"guardian-wallet-ask-{name}.png"), full_page=True)
+        await context.close()
