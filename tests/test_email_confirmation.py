@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import orjson
 from standardwebhooks.webhooks import Webhook
 
-from tests.helpers import assert_error, sign_in
+from tests.helpers import sign_in
 from tests.lifecycle_helpers import get_overview
 from tests.plan_helpers import create, query
 
@@ -73,13 +73,26 @@ async def test_the_link_confirms_once_through_the_page(client, run_worker, email
         # The button's POST confirms.
         done = await client.post(f"/confirm-email/{token}")
         assert done.status == 200 and "your address is confirmed" in await done.text()
-        # Single use: the page, its POST and the twin are all the same 404 now.
-        again = await client.post(f"/confirm-email/{token}")
-        assert again.status == 404
-        assert (await client.get(f"/confirm-email/{token}")).status == 404
+        # Single use: opened again (a reload, the back button), the page, its POST and the twin say
+        # it was already confirmed, and when; nothing is recorded twice.
+        confirmed_at = (
+            await (await client.get(f"/api/beneficiaries/{heir['id']}", headers=owner.headers)).json()
+        )["emailConfirmedAt"]
+        for again in (
+            await client.post(f"/confirm-email/{token}"),
+            await client.get(f"/confirm-email/{token}"),
+        ):
+            text = await again.text()
+            assert again.status == 200 and "Your address is already confirmed" in text, text
+            assert f'You confirmed it on <time datetime="{confirmed_at}">' in text
+            assert "<form" not in text and "copied only in part" not in text
         resp = await client.post(TWIN, json={"token": token})
-        assert resp.status == 404
-        assert_error(await resp.json(), 404)
+        assert resp.status == 200
+        assert await resp.json() == {
+            "confirmed": True,
+            "emailConfirmedAt": confirmed_at,
+            "alreadyConfirmed": True,
+        }
     assert token not in caplog.text
     resp = await client.get(f"/api/beneficiaries/{heir['id']}", headers=owner.headers)
     assert (await resp.json())["emailConfirmedAt"] is not None

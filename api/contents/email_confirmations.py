@@ -26,8 +26,8 @@ PAGE = "/confirm-email/{token}"
 
 
 async def refuse_confirmation_miss(request: web.Request) -> NoReturn:
-    """404 for a link that confirms nothing (malformed, unknown, used, expired, or the address
-    changed since: one answer for all), 429 past the per-IP miss limit; shared with the page."""
+    """404 for a link that confirms nothing (malformed, unknown, expired, or the address changed
+    since: one answer for all), 429 past the per-IP miss limit; shared with the page."""
     ctx = context(request)
     await refuse_miss(
         request,
@@ -74,9 +74,11 @@ async def ask_to_confirm(request: web.Request) -> web.Response:
 @docs(
     tags=["beneficiaries"],
     summary="Confirm an address with the token of its link (the page's twin)",
-    description="What the button of `/confirm-email/<token>` does, for a web client. Unknown, used, "
-    "expired and malformed tokens, and a link whose address the owner changed since, are the same 404; "
-    "past RATE_LIMIT_CHECK_IN_MISSES_PER_IP of them a minute from one address, 429.",
+    description="What the button of `/confirm-email/<token>` does, for a web client. A link used "
+    "before answers 200 again with `alreadyConfirmed: true` and when it confirmed the address (nothing "
+    "is recorded twice). Unknown, expired and malformed tokens, and a link whose address the owner "
+    "changed since, are the same 404; past RATE_LIMIT_CHECK_IN_MISSES_PER_IP of them a minute from one "
+    "address, 429.",
     responses=error_responses(400, 404, 429),
 )
 @request_schema(ConfirmTokenSchema, required=True)
@@ -87,7 +89,13 @@ async def confirm_by_token(request: web.Request) -> web.Response:
     if confirmed is None:
         await refuse_confirmation_miss(request)
     return json_response(
-        ConfirmedSchema().dump({"confirmed": True, "emailConfirmedAt": confirmed["email_confirmed_at"]})
+        ConfirmedSchema().dump(
+            {
+                "confirmed": True,
+                "emailConfirmedAt": confirmed["email_confirmed_at"],
+                "alreadyConfirmed": confirmed["already"],
+            }
+        )
     )
 
 
@@ -98,16 +106,28 @@ async def confirm_by_token(request: web.Request) -> web.Response:
     summary="The heir's address confirmation link as a page: one button, nothing done on GET",
     description="What `$PUBLIC_BASE_URL/confirm-email/<token>` opens. A live link shows one button "
     "that posts the form back here; opening it changes nothing (mail scanners fetch links). A link "
-    "that confirms nothing is the 404 page (429 page past the miss limit).",
+    "used before says the address was already confirmed, and when. A link that confirms nothing is the "
+    "404 page (429 page past the miss limit).",
     produces=["text/html"],
     responses={200: {"description": "The page"}},
 )
 async def confirm_page(request: web.Request) -> web.Response:
     ctx = context(request)
     token = request.match_info["token"]
-    if not await email_confirmations.is_live(ctx.pool, token=token, now=ctx.now()):
+    if await email_confirmations.is_live(ctx.pool, token=token, now=ctx.now()):
+        return html.render("confirm_email.html", title="Confirm your address", action=request.path)
+    confirmed = await email_confirmations.confirmed_before(ctx.pool, token=token)
+    if confirmed is None:
         await refuse_confirmation_miss(request)
-    return html.render("confirm_email.html", title="Confirm your address", action=request.path)
+    return _done(confirmed)
+
+
+def _done(confirmed: email_confirmations.Confirmed) -> web.Response:
+    if confirmed["already"]:
+        return html.render(
+            "confirm_email_done.html", title="Your address is already confirmed", confirmed=confirmed
+        )
+    return html.render("confirm_email_done.html", title="Thank you", confirmed=confirmed)
 
 
 @routes.post(PAGE)
@@ -125,4 +145,4 @@ async def confirm_from_page(request: web.Request) -> web.Response:
     confirmed = await email_confirmations.confirm(ctx.pool, token=request.match_info["token"], now=ctx.now())
     if confirmed is None:
         await refuse_confirmation_miss(request)
-    return html.render("confirm_email_done.html", title="Thank you")
+    return _done(confirmed)

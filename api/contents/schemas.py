@@ -444,4 +444,8 @@ class ConfirmTokenSchema(BaseSchema):
 
 class ConfirmedSchema(BaseSchema):
     confirmed = fields.Boolean(required=True)
-    emailConfirmedAt = UtcDateTime(required=True)
+    emailConfirmedAt = UtcDateTime(required=True, metadata={"description": "When this link confirmed it."})
+    alreadyConfirmed = fields.Boolean(
+        required=True,
+        metadata={"description": "True when this link had confirmed the address before (opened again)."},
+    )

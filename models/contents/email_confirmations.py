@@ -45,6 +45,7 @@ class Requested(TypedDict):
 class Confirmed(TypedDict):
     beneficiary_id: str
     email_confirmed_at: datetime
+    already: bool  # the link had confirmed it before (`email_confirmed_at`: when it did)
 
 
 def token_for(ring: KeyRing, *, key_id: str, outbox_id: str) -> str:
@@ -115,12 +116,16 @@ async def request(
     return {"outbox_id": outbox_id, "status": status, "expires_at": now + LIFETIME}
 
 
-_LIVE = (
+# A link, while the address it went to is still the heir's and the owner's account is not
+# being deleted; then live (it would confirm now) or used (it confirmed the address already).
+_LINK = (
     "FROM email_confirmations c JOIN beneficiaries b ON b.id = c.beneficiary_id"
     " AND b.email_bidx = c.email_bidx"
     f" JOIN users u ON u.id = b.user_id AND {live_account(alias='u')}"
-    " WHERE c.digest = %s AND c.used_at IS NULL AND c.expires_at > %s"
+    " WHERE c.digest = %s"
 )
+_LIVE = f"{_LINK} AND c.used_at IS NULL AND c.expires_at > %s"
+_USED = f"{_LINK} AND c.used_at IS NOT NULL AND b.email_confirmed_at IS NOT NULL"
 
 
 async def is_live(pool: Pool, *, token: str, now: datetime) -> bool:
@@ -133,8 +138,25 @@ async def is_live(pool: Pool, *, token: str, now: datetime) -> bool:
         return await cur.fetchone() is not None
 
 
+async def confirmed_before(pool: Pool, *, token: str) -> Confirmed | None:
+    """The link was used, and the address it confirmed is still the heir's: opened again (a
+    reload, the back button, the email a second time), it says so and when, rather than that it
+    opens nothing. Not a miss: only the link's holder can know the token."""
+    if not TOKEN_RE.fullmatch(token):
+        return None
+    async with autocommit(pool) as cur:
+        await cur.execute(
+            f"SELECT c.beneficiary_id::text AS beneficiary_id, c.used_at {_USED}", (_digest(token),)
+        )
+        row = await cur.fetchone()
+    if row is None:
+        return None
+    return {"beneficiary_id": row["beneficiary_id"], "email_confirmed_at": row["used_at"], "already": True}
+
+
 async def confirm(pool: Pool, *, token: str, now: datetime) -> Confirmed | None:
-    """Use the link: the heir's address is confirmed; None for every miss."""
+    """Use the link: the heir's address is confirmed; a link used before says when
+    (`confirmed_before`); None for every miss."""
     if not TOKEN_RE.fullmatch(token):
         return None
     async with transaction(pool) as cur:
@@ -144,21 +166,25 @@ async def confirm(pool: Pool, *, token: str, now: datetime) -> Confirmed | None:
             (_digest(token), now),
         )
         link = await cur.fetchone()
-        if link is None:
-            return None
-        await cur.execute(
-            "UPDATE email_confirmations SET used_at = %s WHERE digest = %s", (now, link["digest"])
-        )
-        owner_id = await beneficiaries.confirm_email(
-            cur, beneficiary_id=link["beneficiary_id"], email_bidx=bytes(link["email_bidx"]), now=now
-        )
-        if owner_id is None:
-            return None  # unreachable under the join; kept so a change cannot confirm another address
-        await activity.record(
-            cur,
-            user_id=owner_id,
-            kind="beneficiary.email_confirmed",
-            entity_id=link["beneficiary_id"],
-            summary="A beneficiary confirmed that their email address reaches them",
-        )
-    return {"beneficiary_id": link["beneficiary_id"], "email_confirmed_at": now}
+        owner_id = None
+        if link is not None:
+            await cur.execute(
+                "UPDATE email_confirmations SET used_at = %s WHERE digest = %s", (now, link["digest"])
+            )
+            # None is unreachable under the join; kept so a change cannot confirm another address.
+            owner_id = await beneficiaries.confirm_email(
+                cur, beneficiary_id=link["beneficiary_id"], email_bidx=bytes(link["email_bidx"]), now=now
+            )
+        if link is not None and owner_id is not None:
+            await activity.record(
+                cur,
+                user_id=owner_id,
+                kind="beneficiary.email_confirmed",
+                entity_id=link["beneficiary_id"],
+                summary="A beneficiary confirmed that their email address reaches them",
+            )
+    if link is None:
+        return await confirmed_before(pool, token=token)
+    if owner_id is None:
+        return None
+    return {"beneficiary_id": link["beneficiary_id"], "email_confirmed_at": now, "already": False}
