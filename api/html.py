@@ -100,7 +100,7 @@ async def read_form(request: web.Request) -> dict[str, str]:
     """A page's form post, text fields only; anything else (another body type, bytes that are
     not UTF-8, text PostgreSQL cannot hold) is 400, never a 500."""
     if request.content_type != FORM:
-        raise BadRequest("Send the page's form (application/x-www-form-urlencoded)")
+        raise BadRequest("This did not come from the page's form: open the page again and use its form.")
     try:
         posted = await request.post()
     except (UnicodeDecodeError, ValueError):
@@ -140,13 +140,36 @@ _ERROR_PAGES = {
 }
 
 
+# The pages a form or a paste-back is posted from, by their first path segment, as the error
+# page names them in its link back.
+_PAGE_NAMES = {
+    "claim": "your page",
+    "guardian": "your guardian page",
+    "check-in": "the check-in page",
+    "confirm-email": "the confirmation page",
+}
+
+
+def came_from(path: str) -> tuple[str, str] | None:
+    """The page a post to `path` was made from, and its name in words: `/claim/<token>/sep7/<id>`
+    is `/claim/<token>`, "your page"; the lost-link form `/claim` is itself. None elsewhere."""
+    parts = path.rstrip("/").split("/")
+    if parts == ["", "claim"]:
+        return "/claim", "the form"
+    if len(parts) >= 3 and parts[1] in _PAGE_NAMES and parts[2]:
+        return f"/{parts[1]}/{parts[2]}", _PAGE_NAMES[parts[1]]
+    return None
+
+
 def error_page(
     request: web.Request, status: int, message: str | list[str], headers: dict[str, str] | None = None
 ) -> web.Response:
     """The calm page for an error under a page path. The JSON body's words are for programs;
     only the messages of a 400, 401 or 409 (written for the person, e.g. "the plan has been
-    released", "this is not the wallet bound to you") are shown as they are."""
+    released", "this is not the wallet bound to you") are shown as they are, with a link back
+    to the page the person came from."""
     title, kind = _ERROR_PAGES.get(status, ("Something went wrong on our side", "failed"))
+    back = came_from(request.path) if kind == "said" else None
     return render(
         "error.html",
         status=status,
@@ -155,6 +178,7 @@ def error_page(
         kind=kind,
         check_in=request.path.startswith("/check-in/"),
         message=message if isinstance(message, str) else " ".join(message),
+        back=back,
     )
 
 

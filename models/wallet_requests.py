@@ -118,7 +118,10 @@ async def take(redis: Redis, *, request: WalletRequest) -> None:
 def require_hash(*, request: WalletRequest, tx_hash: str) -> None:
     """400 unless the signed envelope is the transaction this request asked for."""
     if tx_hash != request["tx_hash"]:
-        raise BadRequest("This is not the transaction this signing request asked the wallet to sign")
+        raise BadRequest(
+            f"This is not the transaction this request asked the wallet {request['signer']} to sign. Sign "
+            "the one shown on the page and paste it again."
+        )
 
 
 class Prepared(TypedDict):

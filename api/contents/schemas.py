@@ -446,6 +446,5 @@ class ConfirmedSchema(BaseSchema):
     confirmed = fields.Boolean(required=True)
     emailConfirmedAt = UtcDateTime(required=True, metadata={"description": "When this link confirmed it."})
     alreadyConfirmed = fields.Boolean(
-        required=True,
-        metadata={"description": "True when this link had confirmed the address before (opened again)."},
+        required=True, metadata={"description": "True when this link had confirmed it before."}
     )

@@ -63,13 +63,24 @@ def present(request: web.Request, prepared: Prepared, *, msg: str, page_path: st
 async def signed_xdr(request: web.Request) -> str:
     """The signed envelope a wallet (or the page's form) posted: form-encoded `xdr=`."""
     if request.content_type != html.FORM:
-        raise BadRequest("Post the signed transaction form-encoded, as xdr=<base64 envelope>")
+        raise BadRequest(
+            "The signed transaction could not be read: paste it into the box on the page and press its"
+            " button.",
+            details={"xdr": ["Post it form-encoded, as xdr=<the signed envelope, base64>."]},
+        )
     form = await html.read_form(request)
     xdr = form.get("xdr")
-    if not isinstance(xdr, str) or not xdr.strip() or len(xdr) > MAX_XDR:
+    if not isinstance(xdr, str) or not xdr.strip():
         raise BadRequest(
-            ["xdr: The signed transaction envelope, base64."],
-            details={"xdr": ["Missing or too long."]},
+            "Nothing was pasted. Copy the signed transaction from your wallet (a long block of letters "
+            "and numbers) and paste it into the box.",
+            details={"xdr": ["Missing."]},
+        )
+    if len(xdr) > MAX_XDR:
+        raise BadRequest(
+            "What was pasted is far longer than a signed transaction. Copy only the signed transaction "
+            "from your wallet and paste it again.",
+            details={"xdr": [f"Longer than {MAX_XDR} characters."]},
         )
     return xdr.strip()
 

@@ -29,7 +29,10 @@ from stellar_sdk.sep.stellar_web_authentication import (
 from core.errors import BadRequest
 
 TIMEOUT_SECONDS = 300  # as long as a contract call's request (core.stellar.soroban.BUILD_VALIDITY)
-NOT_A_CHALLENGE = "This is not the challenge the service asked this wallet to sign"
+NOT_A_CHALLENGE = (
+    "This is not what the service asked the wallet {client} to sign. Copy the signed transaction of the "
+    "request shown on the page and paste it again."
+)
 
 
 class Challenge(TypedDict):
@@ -78,17 +81,23 @@ def verify(
         read = read_challenge_transaction(signed_xdr, server_key, home_domain, home_domain, passphrase)
     except (InvalidSep10ChallengeError, SdkError, binascii.Error, Exception):
         # The XDR runtime raises what it likes (EOFError, ValueError...) on bytes that are not an envelope.
-        raise BadRequest(NOT_A_CHALLENGE) from None
+        raise BadRequest(NOT_A_CHALLENGE.format(client=client)) from None
     if read.client_account_id != client:
-        raise BadRequest("The challenge was for another wallet")
+        raise BadRequest(
+            f"This was a request for another wallet. The wallet asked for here is {client}: sign the "
+            "request shown on the page with it."
+        )
     op = read.transaction.transaction.operations[0]
     if value is not None and not (isinstance(op, ManageData) and op.data_value == value):
-        raise BadRequest(NOT_A_CHALLENGE)
+        raise BadRequest(NOT_A_CHALLENGE.format(client=client))
     try:
         verify_challenge_transaction_signed_by_client_master_key(
             signed_xdr, server_key, home_domain, home_domain, passphrase
         )
     except InvalidSep10ChallengeError:
-        raise BadRequest("The challenge is not signed by this wallet") from None
+        raise BadRequest(
+            f"This was not signed by the wallet asked for, {client}. Sign it with that wallet (your wallet "
+            "app shows its address) and paste it again."
+        ) from None
     envelope: TransactionEnvelope = read.transaction
     return envelope.hash_hex()

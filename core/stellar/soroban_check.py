@@ -22,7 +22,10 @@ from xdrlib3 import Unpacker  # with the generated .unpack: docs/conventions.md,
 from core.errors import BadRequest
 from core.stellar.soroban import FUNCTIONS, KNOWN_NETWORKS, MAX_VALIDITY, CheckedTransaction
 
-NOT_AN_ENVELOPE = "signedXdr: not a Stellar transaction envelope (fee-bump envelopes are not relayed)"
+NOT_AN_ENVELOPE = (
+    "This is not a signed Stellar transaction (nor one the service relays: a fee-bump is not). Copy the "
+    "signed transaction from your wallet and paste it again."
+)
 _TAG_TX = xdr.EnvelopeType.ENVELOPE_TYPE_TX.value.to_bytes(4, "big")
 
 
@@ -197,7 +200,10 @@ def _check_signature(envelope: Envelope, signer: str, passphrase: str) -> bytes:
     hint = keypair.signature_hint()
     mine = [s.signature.signature for s in envelope.signatures if s.hint.signature_hint == hint]
     if not mine:
-        raise BadRequest("The transaction is not signed by your wallet")
+        raise BadRequest(
+            f"The transaction is not signed by the wallet asked for, {signer}. Sign it with that wallet and "
+            "send it again."
+        )
     if len(envelope.signatures) > 1:
         # The network refuses a signature it does not need (txBAD_AUTH_EXTRA): relaying it would
         # use the request up for a transaction that can never land.

@@ -62,7 +62,7 @@ async def ask(
         extra = beneficiary_id
     if action == "report" and reason:  # one of four words, no personal text: it may ride along
         if reason not in plans.REPORT_REASONS:
-            raise BadRequest(f"reason: one of {', '.join(plans.REPORT_REASONS)}, or none")
+            raise BadRequest("That reason is not one of the list: choose one from the list, or none.")
         extra = reason
     if action != "approve":
         return await challenge.issue(

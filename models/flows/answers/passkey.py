@@ -76,7 +76,7 @@ async def ask(
     extra = None
     if action == "report" and reason:
         if reason not in plans.REPORT_REASONS:
-            raise BadRequest(f"reason: one of {', '.join(plans.REPORT_REASONS)}, or none")
+            raise BadRequest("That reason is not one of the list: choose one from the list, or none.")
         extra = reason
     if action == "resend":
         if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
