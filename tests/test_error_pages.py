@@ -15,6 +15,8 @@ from stellar_sdk import Keypair
 from tests.capsule_helpers import Family
 from tests.helpers import sign_in
 from tests.test_browser_pages import assert_accessible, assert_fits
+from tests.test_email_confirmation import ask as ask_to_confirm
+from tests.test_email_confirmation import heir_of, link_in
 from tests.test_guardian_invitations import draft_with_guardians
 from tests.test_guardian_page import ask, page_link
 from tests.wallet_app import WalletApp, callback_path, request_uri
@@ -156,5 +158,38 @@ async def test_a_wrong_wallet_page_reads_well_at_390_px_and_passes_axe(
             await page.get_by_role("link", name="Go back to your page").click()
         assert page.url == f"{origin}{page_path}"
         assert "left this for you" in await page.locator("h1").inner_text()
+    finally:
+        await context.close()
+
+
+async def test_a_confirmation_link_opened_again_reads_well_at_390_px_and_passes_axe(
+    client, run_worker, email_provider, browser: Any, axe_source: str, screenshots: Path
+) -> None:
+    owner = await sign_in(client)
+    await client.patch("/api/users/me", json={"name": "Olive Owner"}, headers=owner.headers)
+    heir = await heir_of(client, owner)
+    await ask_to_confirm(client, owner, heir)
+    await run_worker(settings=email_provider.settings)
+    url = f"{str(client.make_url('')).rstrip('/')}/confirm-email/{link_in(email_provider, 'ada@example.org')}"
+    context = await browser.new_context(java_script_enabled=False, viewport=NARROW)
+    try:
+        page = await context.new_page()
+        assert (await page.goto(url)).status == 200
+        async with page.expect_navigation():
+            await page.get_by_role("button", name="Yes, this address reaches me").click()
+        assert await page.locator("h1").inner_text() == "Thank you, your address is confirmed"
+        again = await page.goto(url)  # a reload, the back button, the email opened again
+        assert again is not None and again.status == 200
+        assert await page.locator("h1").inner_text() == "Your address is already confirmed"
+        assert "You confirmed it on " in await page.locator("main").inner_text()
+        await assert_fits(page)
+        await page.screenshot(path=str(screenshots / "confirm-email-again-390.png"), full_page=True)
+    finally:
+        await context.close()
+    context = await browser.new_context(viewport=NARROW)  # axe runs as a script
+    try:
+        page = await context.new_page()
+        await page.goto(url)
+        await assert_accessible(page, axe_source)
     finally:
         await context.close()
