@@ -26,6 +26,7 @@ from tests.passkey_helpers import (
     with_authenticator,
 )
 from tests.plan_helpers import create, query
+from tests.soroban_helpers import contract_overrides
 from tests.test_browser_pages import DESKTOP, PHONE, assert_accessible, assert_fits
 
 
@@ -187,6 +188,7 @@ async def test_refusals_record_nothing_and_say_so_in_words(
     axe_source: str,
     screenshots: Path,
     caplog: pytest.LogCaptureFixture,
+    soroban_rpc: Any,
 ) -> None:
     client, origin = await localhost_client(aiohttp_client, settings, clock)
     owner, paths = await _plan(client, run_worker, email_provider)
@@ -277,6 +279,17 @@ async def test_refusals_record_nothing_and_say_so_in_words(
     await assert_accessible(refused, axe_source)
     await refused.screenshot(path=str(screenshots / "guardian-passkey-refused-1280.png"), full_page=True)
 
+    # A contract configured since: a passkey cannot sign approve_guardian, and the page says so.
+    onchain_client, _origin = await localhost_client(
+        aiohttp_client, settings, clock, **contract_overrides(soroban_rpc)
+    )
+    text = await (await onchain_client.get(path)).text()
+    assert (
+        "which needs a Stellar wallet: a passkey cannot sign them" in text and 'value="approve"' not in text
+    )
+    resp = await onchain_client.post(f"{path}/ask", data={"action": "approve"})
+    assert resp.status == 409 and "ask the owner to record one for you" in await resp.text()
+
     # Re-invitation is refused during the verification, with the page saying so.
     [guardian] = [
         g
@@ -319,12 +332,17 @@ async def test_without_scripts_the_page_says_what_to_do_and_records_nothing(
     rows = await (await client.get("/api/guardians", headers=owner.headers)).json()
     assert [r["acceptedAt"] for r in rows] == [None, None]
     await context.close()
-    # axe needs script: the same page states, checked with it on (no authenticator: no WebAuthn).
+    # A browser with scripts but without WebAuthn: the script says the same, the button is off.
     checker = await browser.new_context(viewport=PHONE)
+    await checker.add_init_script("delete window.PublicKeyCredential")
     page = await checker.new_page()
     await page.goto(origin + paths[0])
     await _press(page, "Accept")
+    missing = page.locator("#passkey-missing")
+    assert await missing.is_visible() and "This browser cannot use passkeys" in await missing.inner_text()
+    assert await page.get_by_role("button", name="Create a passkey and accept").is_disabled()
     await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / "guardian-passkey-no-webauthn-360.png"), full_page=True)
     await checker.close()
 
 
