@@ -165,11 +165,13 @@ def error_page(
     request: web.Request, status: int, message: str | list[str], headers: dict[str, str] | None = None
 ) -> web.Response:
     """The calm page for an error under a page path. The JSON body's words are for programs;
-    only the messages of a 400, 401 or 409 (written for the person, e.g. "the plan has been
-    released", "this is not the wallet bound to you") are shown as they are, with a link back
-    to the page the person came from."""
+    only the messages of a 400, 401 or 409, and of a 429 answering a form (written for the
+    person, e.g. "the plan has been released", "this is not the wallet bound to you") are shown
+    as they are, with a link back to the page the person came from."""
     title, kind = _ERROR_PAGES.get(status, ("Something went wrong on our side", "failed"))
-    back = came_from(request.path) if kind == "said" else None
+    if status == 429 and request.method == "POST":
+        kind = "wait"  # a form sent too often: its own sentence (which limit, when to try again)
+    back = came_from(request.path) if kind in ("said", "wait") else None
     return render(
         "error.html",
         status=status,

@@ -193,3 +193,14 @@ async def test_a_confirmation_link_opened_again_reads_well_at_390_px_and_passes_
         await assert_accessible(page, axe_source)
     finally:
         await context.close()
+
+
+async def test_a_form_sent_too_often_says_which_limit_and_links_back(make_client, settings):
+    client = await make_client(rate_limit_claim_resend_per_ip=1)
+    assert (await client.post("/claim", data={"email": "ada@example.org"})).status == 200
+    resp = await client.post("/claim", data={"email": "ada@example.org"})
+    assert resp.status == 429 and resp.headers["Retry-After"]
+    text = await resp.text()
+    assert "Too many link requests from this address" in text  # its own sentence, not a token miss's
+    assert "links that open nothing" not in text
+    assert '<a href="/claim">go back to the form</a> and try again.' in text
