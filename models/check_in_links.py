@@ -31,6 +31,8 @@ KINDS = frozenset(
         "plan_approved",
         "verification_timeout",
         "deadline_warning",
+        "guardian_objected",
+        "objection_withdrawn",
     }
 )
 TOKEN_RE = re.compile(r"[0-9a-f]{64}")

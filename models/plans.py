@@ -59,7 +59,7 @@ COLUMNS = (
     " released_at, created_at, updated_at, verification_timeout_seconds, on_verification_timeout,"
     " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at, round_threshold,"
     " deadline_stage_done, deadline_warned_at, deadline_warning_seconds, allow_beneficiary_requests,"
-    " report_reason"
+    " report_reason, objections, deadline_chosen_at"
 )
 # Why a guardian reported (optional): emails and the heir's page choose their words by it.
 REPORT_REASONS = ("death", "incapacity", "unreachable", "other")
@@ -109,6 +109,8 @@ class Plan(TypedDict):
     allow_beneficiary_requests: bool  # an heir may ask for a verification (#24)
     # The round's reported reason (REPORT_REASONS): the first report that gave one; None if none did.
     report_reason: str | None
+    objections: int  # guardians objecting in this round: while any does, the deadline cannot release
+    deadline_chosen_at: datetime | None  # the owner set the deadline or its outcome (None: the default)
 
 
 def _plan(row: Mapping[str, Any]) -> Plan:
@@ -305,8 +307,8 @@ def owner_warnings(*, plan: Plan) -> list[tuple[str, datetime]]:
     deadline (at the start of the round for a deadline shorter than that: the deadline then
     moves to the warning interval after it). None for a deadline that waits, or no deadline."""
     start, seconds = plan["verification_started_at"], plan["verification_timeout_seconds"]
-    if start is None or seconds is None or plan["on_verification_timeout"] != "release":
-        return []
+    if start is None or seconds is None or plan["on_verification_timeout"] != "release" or plan["objections"]:
+        return []  # nothing to warn of: the deadline waits (an objection stands, or as the owner chose)
     final = max(start, start + timedelta(seconds=seconds - plan["deadline_warning_seconds"]))
     halfway = start + timedelta(seconds=seconds / 2)
     return ([(HALFWAY, halfway)] if start < halfway < final else []) + [(FINAL_WARNING, final)]
@@ -424,6 +426,8 @@ async def update_schedule(cur: Cursor, *, plan_id: str, values: Mapping[str, Any
         "verification_timed_out_at",
         "deadline_stage_done",
         "deadline_warned_at",
+        "objections",
+        "deadline_chosen_at",
         *SETTINGS_COLUMNS,
     }
     if not values or set(values) - allowed:

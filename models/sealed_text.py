@@ -44,6 +44,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "plan_approvals": ("guardian_name",),
     "plan_transitions": ("actor_name",),
     "heir_requests": ("note",),
+    "plan_objections": ("note",),
 }
 # Columns the service finds rows by: each also has `c_bidx` (bytea), the keyed blind index of its
 # normalised value, written with `c_sealed` (see `blind_index`).

@@ -114,11 +114,28 @@ class ApprovalGuardianSchema(BaseSchema):
         attribute="approved_at",
         metadata={"description": "null: not (yet) approved."},
     )
+    objectedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="objected_at",
+        metadata={
+            "description": "When this guardian said, in this verification, that it is a mistake (they know "
+            "you are alive or able to act); null: they do not object."
+        },
+    )
 
 
 class ApprovalsSchema(BaseSchema):
     count = fields.Integer(required=True, attribute="approval_count")
     threshold = fields.Integer(required=True, metadata={"description": "Approvals needed now."})
+    objections = fields.Integer(
+        required=True,
+        attribute="objection_count",
+        metadata={
+            "description": "Guardians objecting in this verification. While one does, the deadline does "
+            "not release the plan (it waits); enough approvals still do, and your check-in ends it all."
+        },
+    )
     guardians = fields.List(fields.Nested(ApprovalGuardianSchema), required=True, attribute="approvals")
 
 

@@ -104,6 +104,8 @@ def _open_context(ring: KeyRing, context: dict[str, Any]) -> dict[str, Any]:
         context = {**context, "changes": changes}
     if "toSealed" in context:
         context = {**context, "to": opened(context["toSealed"], context["sealId"], "address")}
+    if "noteSealed" in context:  # a guardian's note with their objection (models.flows.objections)
+        context = {**context, "note": opened(context["noteSealed"], context["sealId"], "note")}
     return context
 
 

@@ -25,6 +25,17 @@ from models.plan.approvals import approved_on_chain
 from models.plans import ACTIVE, APPROVED, PENDING, RELEASED, Actor, Plan, transition, update_schedule
 
 
+def deadline_facts(*, plan: Plan) -> dict[str, Any]:
+    """The round's deadline as guardians' emails state it (models.mail.texts.objections): when,
+    what happens then, and whether the owner chose it or it is the service's default."""
+    deadline = plans.verification_deadline(plan=plan)
+    return {
+        "deadlineAt": None if deadline is None else deadline.isoformat(),
+        "onTimeout": plan["on_verification_timeout"],
+        "deadlineChosen": plan["deadline_chosen_at"] is not None,
+    }
+
+
 async def start_verification_in(
     cur: Cursor,
     *,
@@ -63,11 +74,12 @@ async def start_verification_in(
             "deadline_stage_done": 0,
             "deadline_warned_at": None,
             "deadline_warning_seconds": warning_seconds,
+            "objections": 0,
         },
     )
     if moved is None:
         return None
-    context = {"reason": reason, **(about or {})}
+    context = {"reason": reason, **(about or {}), **deadline_facts(plan=moved)}
     summary = {
         "guardian_report": "A guardian reported that you may have died or cannot act; guardians were "
         "asked to verify",
@@ -249,7 +261,11 @@ async def verification_timeout_in(
         )
         if moved is None:
             return None
-        context: dict[str, Any] = {"outcome": "release", "releaseAt": release_at.isoformat()}
+        context: dict[str, Any] = {
+            "outcome": "release",
+            "releaseAt": release_at.isoformat(),
+            **deadline_facts(plan=plan),
+        }
         summary = (
             "The verification deadline passed without enough guardian approvals: as you chose, the plan "
             "will be released when the cancel window ends, unless you check in"
@@ -260,10 +276,13 @@ async def verification_timeout_in(
             plan_id=plan["id"],
             values={"verification_timed_out_at": now, "verification_stage_done": stages_done},
         )
-        context = {"outcome": "wait"}
+        # It would have released, but a guardian objects (models.flows.objections): it waits.
+        objected = bool(plan["objections"]) and plan["on_verification_timeout"] == "release"
+        context = {"outcome": "wait", "objected": objected, **deadline_facts(plan=plan)}
         summary = (
-            "The verification deadline passed without enough guardian approvals: as you chose, the plan "
-            "goes on waiting for your guardians or your check-in"
+            "The verification deadline passed without enough guardian approvals: "
+            + ("a guardian objects, so" if objected else "as you chose,")
+            + " the plan goes on waiting for your guardians or your check-in"
         )
     return await announce(
         cur,

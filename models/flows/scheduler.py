@@ -198,7 +198,11 @@ async def _pending(
         now=now,
         guardians=Email(
             "verification_reminder",
-            {"days": int(label.rstrip("d")), "startedAt": started_at.isoformat()},
+            {
+                "days": int(label.rstrip("d")),
+                "startedAt": started_at.isoformat(),
+                **release_path.deadline_facts(plan=plan),
+            },
             not_approved_in=plan["verification_round"],
         ),
         timeline=Entry(
@@ -213,9 +217,10 @@ async def _pending(
 
 
 def release_possible(*, plan: Plan, contract_configured: bool) -> bool:
-    """Whether this plan's deadline releases: the owner chose it, and no contract is configured
-    (with one, only on-chain approvals release, so the deadline can only wait)."""
-    return plan["on_verification_timeout"] == "release" and not contract_configured
+    """Whether this plan's deadline releases: the owner chose it, no contract is configured
+    (with one, only on-chain approvals release, so the deadline can only wait) and no guardian
+    objects in this round (models.flows.objections)."""
+    return plan["on_verification_timeout"] == "release" and not contract_configured and not plan["objections"]
 
 
 class ScanResult(TypedDict):

@@ -20,7 +20,9 @@ from models import plans, sealed_text
 from models.delivery import outbox
 from models.delivery.announce import Entry, announce
 from models.flows import release_path
+from models.flows.answers import objections
 from models.plan import approvals
+from models.plan import objections as plan_objections
 from models.plan.guardianships.membership import guarded, locked
 from models.plans import ACTIVE, PENDING, RELEASED, Plan
 from models.proofs import message
@@ -206,11 +208,23 @@ async def record_approval(
     """Store one approval of the current round on a locked PendingVerification plan; at the
     threshold, move to Approved. Returns outbox row ids to enqueue after COMMIT.
 
-    Shared by the attestation route and the on-chain path (source "onchain", tx_hash).
+    Shared by the attestation route and the on-chain path (source "onchain", tx_hash: a
+    contract is configured). The guardian's objection in this round, if any, is withdrawn.
     """
     if plan["status"] != PENDING:
         raise Conflict(
             f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
+        )
+    row_ids: list[str] = []
+    if await plan_objections.withdraw(cur, plan=plan, guardian_id=guardian_id, now=now):
+        # One answer per guardian and round: approving takes their objection back (told as such).
+        row_ids = await objections.withdrawn_in(
+            cur,
+            plan=plan,
+            guardian_id=guardian_id,
+            now=now,
+            contract_configured=source == "onchain",
+            approved=True,
         )
     await approvals.record(
         cur,
@@ -245,11 +259,11 @@ async def record_approval(
     )
     counts = await cur.fetchone()
     if counts["approvals"] < plans.threshold(plan=plan, standing=counts["standing"]):
-        return []
+        return row_ids
     moved = await release_path.approve_in(
         cur, plan=plan, now=now, actor="guardian", last_guardian_id=guardian_id
     )
-    return moved or []
+    return row_ids + (moved or [])
 
 
 async def approve(

@@ -21,11 +21,16 @@ from models.claim_tokens import open_claim_token
 from models.contents import email_confirmations
 from models.delivery import suppressions
 from models.delivery.deliveries import Delivery
-from models.mail.texts import guardian, heir, owner
+from models.mail.texts import guardian, heir, objections, owner
 from models.mail.texts.common import Template, sentence_case
 
 # Every outbox kind's template, from the three audiences' modules (models/mail/texts/).
-TEMPLATES: dict[str, Template] = {**owner.TEMPLATES, **guardian.TEMPLATES, **heir.TEMPLATES}
+TEMPLATES: dict[str, Template] = {
+    **owner.TEMPLATES,
+    **guardian.TEMPLATES,
+    **heir.TEMPLATES,
+    **objections.TEMPLATES,
+}
 # Appended to every guardian email (the invitation says it in its own words).
 GUARDIAN_PAGE_TEXT = (
     "Your page for this plan shows what is asked of you now, and your wallet app answers there "

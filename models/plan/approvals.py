@@ -79,3 +79,25 @@ async def approved_on_chain(cur: Cursor, *, plan: Plan) -> bool:
     )
     counts = await cur.fetchone()
     return bool(counts["total"]) and counts["onchain"] == counts["total"]
+
+
+async def withdraw(cur: Cursor, *, plan: Plan, guardian_id: str) -> bool:
+    """This guardian's approval of the round taken back (their objection replaces it): the row
+    goes, since it no longer approves anything (the timeline keeps that it was given and
+    taken back); False if they had none. 409 for one given on-chain: the contract counts it,
+    and nothing here can take it back."""
+    await cur.execute(
+        "SELECT id, source FROM plan_approvals WHERE plan_id = %s AND round = %s AND guardian_id = %s"
+        " AND voided_at IS NULL",
+        (plan["id"], plan["verification_round"], guardian_id),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return False
+    if row["source"] == "onchain":
+        raise Conflict(
+            "Your approval was signed on the Stellar network, where it cannot be taken back: only the "
+            "owner's check-in can stop this release now. Please tell them, or the other guardians, at once."
+        )
+    await cur.execute("DELETE FROM plan_approvals WHERE id = %s", (row["id"],))
+    return True

@@ -36,6 +36,7 @@ class ApprovalEntry(TypedDict):
     guardian_id: str
     name: str
     approved_at: datetime | None
+    objected_at: datetime | None  # they say, this round, that it is a mistake (models.flows.objections)
 
 
 class Overview(TypedDict):
@@ -44,6 +45,7 @@ class Overview(TypedDict):
     threshold: int
     approvals: list[ApprovalEntry]
     approval_count: int
+    objection_count: int
     problems: list[str]
     warnings: list[str]
     notifications: list[history.Notice]
@@ -109,16 +111,27 @@ async def overview(
     async with autocommit(pool) as cur:
         plan = await get_or_create(cur, user_id=user_id, defaults=defaults)
         known = await facts(cur, ring, user_id=user_id)
-        # Every guardian, with the time they approved in the current round (None if not).
+        # Every guardian who has not declined, with the time they approved or objected in the
+        # current round (None if not): a declined guardian no longer counts.
         await cur.execute(
             "SELECT g.id AS guardian_id,"
             f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
-            " a.created_at AS approved_at FROM guardians g"
+            " a.created_at AS approved_at, ob.created_at AS objected_at FROM guardians g"
             " LEFT JOIN plan_approvals a ON a.plan_id = %s AND a.round = %s AND a.voided_at IS NULL"
             "  AND (a.wallet_address = g.wallet_address"
             "   OR (g.wallet_address IS NULL AND a.guardian_id = g.id)) AND %s > 0"
-            " WHERE g.user_id = %s ORDER BY g.created_at, g.id",
-            (plan["id"], plan["verification_round"], plan["verification_round"], user_id),
+            " LEFT JOIN plan_objections ob ON ob.plan_id = %s AND ob.round = %s AND ob.withdrawn_at IS NULL"
+            "  AND ob.guardian_id = g.id AND %s IN ('PendingVerification', 'Approved')"
+            " WHERE g.user_id = %s AND g.declined_at IS NULL ORDER BY g.created_at, g.id",
+            (
+                plan["id"],
+                plan["verification_round"],
+                plan["verification_round"],
+                plan["id"],
+                plan["verification_round"],
+                plan["status"],
+                user_id,
+            ),
         )
         approvals = [
             as_record(
@@ -136,6 +149,7 @@ async def overview(
         threshold=needed,
         approvals=approvals,
         approval_count=sum(1 for a in approvals if a["approved_at"] is not None),
+        objection_count=sum(1 for a in approvals if a["objected_at"] is not None),
         problems=readiness(plan=plan, known=known, contract=contract)
         if plan["status"] in (DRAFT, ACTIVE)
         else [],

@@ -359,6 +359,8 @@ async def update_settings(
         if not diff:
             return
         values = dict(diff)
+        if {"verification_timeout_seconds", "on_verification_timeout"} & set(diff):
+            values["deadline_chosen_at"] = now  # guardians are told it is the owner's, not the default
         if plan["status"] == ACTIVE and "check_in_interval_seconds" in diff and plan["last_check_in_at"]:
             values["check_in_due_at"] = plan["last_check_in_at"] + timedelta(
                 seconds=diff["check_in_interval_seconds"]

@@ -22,6 +22,7 @@ from api.plan.guardianships.schemas import (
     GuardianActionSchema,
     GuardianshipSchema,
     LinkDeliverySchema,
+    ObjectSchema,
     ReconfirmedSchema,
     ReportSchema,
     WalletChangeStatusSchema,
@@ -35,6 +36,7 @@ from api.plan.guardianships.schemas import (
 )
 from api.schemas import error_responses
 from models.flows import verification
+from models.flows.answers import objections
 from models.plan.guardianships import heirs, invitation, membership, reconfirmation
 
 routes = web.RouteTableDef()
@@ -161,6 +163,57 @@ async def report(request: web.Request) -> web.Response:
         note=(request.get("data") or {}).get("note") or None,
         now=ctx.now(),
         reason=(request.get("data") or {}).get("reason"),
+    )
+    return await _status_of(request, plan_id)
+
+
+@routes.post("/api/legacy/guardianships/{planId}/object")
+@docs(
+    tags=["guardianships"],
+    summary="Say the verification is a mistake: you know the owner is alive or able to act",
+    description="Only while the plan is `PendingVerification` (409 otherwise: once enough guardians "
+    "approved, only the owner's check-in stops the release). One answer per guardian and round: objecting "
+    "takes back your approval (409 for one signed on-chain, which cannot be taken back), approving takes "
+    "back your objection. While an objection stands the deadline does not release the plan: it waits, as "
+    'with `onVerificationTimeout: "wait"`, until enough guardians approve or the owner checks in. The '
+    "owner is emailed at once (with a check-in link and your note), and the other accepted guardians are "
+    "told, with your name and note. 409 if you already object; 403 until you accepted; 404 for a plan "
+    "you do not guard.",
+    responses=error_responses(400, 401, 403, 404, 409),
+)
+@request_schema(ObjectSchema)
+@response_schema(GuardianActionSchema, 200)
+async def object_to(request: web.Request) -> web.Response:
+    ctx = context(request)
+    plan_id = request.match_info["planId"]
+    await objections.object_to(
+        ctx.pool,
+        ctx.redis,
+        ctx.settings,
+        user_id=request[USER_ID],
+        raw_plan_id=plan_id,
+        note=(request.get("data") or {}).get("note") or None,
+        now=ctx.now(),
+    )
+    return await _status_of(request, plan_id)
+
+
+@routes.delete("/api/legacy/guardianships/{planId}/object")
+@docs(
+    tags=["guardianships"],
+    summary="Withdraw your objection",
+    description="The owner and the other accepted guardians are told, as they were of the objection. When "
+    "no objection stands any more, the deadline applies again; if it passed while the objection stood and "
+    "it releases, the owner is sent a final warning and the deadline becomes "
+    "PLAN_DEADLINE_WARNING_SECONDS from now. 409 if you have no objection standing in this verification.",
+    responses=error_responses(401, 403, 404, 409),
+)
+@response_schema(GuardianActionSchema, 200)
+async def withdraw_objection(request: web.Request) -> web.Response:
+    ctx = context(request)
+    plan_id = request.match_info["planId"]
+    await objections.withdraw(
+        ctx.pool, ctx.redis, ctx.settings, user_id=request[USER_ID], raw_plan_id=plan_id, now=ctx.now()
     )
     return await _status_of(request, plan_id)
 

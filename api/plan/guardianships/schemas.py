@@ -60,6 +60,15 @@ class GuardianshipSchema(BaseSchema):
     )
     approvedByMe = fields.Boolean(required=True, attribute="approved_by_me")
     reportedByMe = fields.Boolean(required=True, attribute="reported_by_me")
+    objectedAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="objected_at",
+        metadata={
+            "description": "When you objected in this verification (you know the owner is alive or able "
+            "to act); null: you do not object."
+        },
+    )
     releaseAt = UtcDateTime(
         required=True,
         allow_none=True,
@@ -175,6 +184,18 @@ class ReportSchema(BaseSchema):
         allow_none=True,
         metadata={
             "description": "Optional words for the record; kept with the report, never in the timeline."
+        },
+    )
+
+
+class ObjectSchema(BaseSchema):
+    note = Text(
+        multiline=True,
+        validate=validate.Length(max=2000),
+        allow_none=True,
+        metadata={
+            "description": "Optional: what you know. Emailed to the owner and the other accepted guardians "
+            "with your name; never in the timeline."
         },
     )
 

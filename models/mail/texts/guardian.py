@@ -9,6 +9,7 @@ from models.delivery.deliveries import Delivery
 from models.mail.texts.common import ONCHAIN_NEXT, Template
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
+from models.mail.texts.objections import deadline_sentence
 
 # What a guardian reported, in the words each email uses (plans.REPORT_REASONS; None: no reason
 # given, or no report at all). Sympathy only when a death was reported.
@@ -34,7 +35,7 @@ def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, st
         f"You are a guardian of {_owner(d=d)}'s legacy plan. {why}"
         " If you know this to be true, please sign in "
         "with your wallet and approve the release (or report it). "
-        "If you are unsure, please do nothing for now: we release only when enough guardians agree.",
+        f"If you are unsure, you may do nothing for now. {deadline_sentence(d=d)}".rstrip(),
     )
 
 
@@ -146,24 +147,32 @@ def _verification_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str
         f"A reminder: {_owner(d=d)}'s plan is waiting for you",
         f"{days} days ago we asked the guardians of {_owner(d=d)}'s legacy plan to confirm whether they "
         "have died or can no longer act, and we have not had your answer yet. If you know this to be "
-        "true, please sign in with your wallet and approve the release. If you are unsure, or you know "
-        f"they are well, do nothing: the plan waits, and {_owner(d=d)}"
-        " can stop it at any time by checking in.",
+        "true, please sign in with your wallet and approve the release. "
+        f"{_owner(d=d)} can stop it at any time by checking in. {deadline_sentence(d=d)}".rstrip(),
     )
 
 
 def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    passed = f"The deadline {_owner(d=d)} set for this verification has passed without enough approvals."
+    passed = "The deadline for this verification has passed without enough approvals."
+    if d["context"].get("objected"):
+        return (
+            f"{_owner(d=d)}'s plan is still waiting for its guardians",
+            f"{passed} A guardian objects, saying {_owner(d=d)} is alive or able to act, so the plan is not "
+            "released: it goes on waiting until enough guardians approve or they check in. If you know they "
+            "have died or can no longer act, please approve the release on your page; if you are unsure, "
+            "do nothing.",
+        )
+    chosen = "As they chose" if d["context"].get("deadlineChosen", True) else "As the usual deadline has it"
     if d["context"].get("outcome") == "release":
         return (
             f"{_owner(d=d)}'s plan will be released",
             f"{passed}"
-            f" As they chose, their plan will be released on {_when(value=d['context'].get('releaseAt'))}, "
+            f" {chosen}, their plan will be released on {_when(value=d['context'].get('releaseAt'))}, "
             "unless they check in before then. There is nothing more you need to do.",
         )
     return (
         f"{_owner(d=d)}'s plan is still waiting for its guardians",
-        f"{passed} As they chose, the plan goes on waiting. If you know they have died or can no longer "
+        f"{passed} {chosen}, the plan goes on waiting. If you know they have died or can no longer "
         "act, please sign in with your wallet and approve the release; if you are unsure, do nothing.",
     )
 

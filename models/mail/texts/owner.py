@@ -157,6 +157,13 @@ def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]
             f" As you chose, your plan will be released on {_when(value=d['context'].get('releaseAt'))}. "
             "If you are well, check in now to stop it.",
         )
+    if d["context"].get("objected"):
+        return (
+            "Your plan is still waiting for your guardians",
+            f"{asked} A guardian objects, saying you are alive or able to act, so your plan is not released: "
+            "it goes on waiting until enough guardians approve or you check in. If you are well, check in to "
+            "end this verification.",
+        )
     return (
         "Your plan is still waiting for your guardians",
         f"{asked} As you chose, the plan goes on waiting: nothing is released until enough guardians "

@@ -31,6 +31,7 @@ class Guardianship(TypedDict):
     approvals: int
     approved_by_me: bool
     reported_by_me: bool
+    objected_at: datetime | None  # their standing objection in this verification (None: none)
     release_at: datetime | None
     invitation: InvitationState
     invited_at: datetime | None
@@ -71,6 +72,7 @@ def _invited_only(row: dict[str, Any], threshold: int) -> Guardianship:
         approvals=0,
         approved_by_me=False,
         reported_by_me=False,
+        objected_at=None,
         release_at=None,
         invitation=_state(row["accepted_at"], row["declined_at"]),
         invited_at=row["invited_at"],
@@ -114,7 +116,10 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
             "p.verification_round"
             "   AND a.voided_at IS NULL AND a.approver_user_id = %s) AS approved_by_me,"
             " EXISTS (SELECT 1 FROM plan_reports r WHERE r.plan_id = p.id AND r.round = p.verification_round"
-            "   AND r.reporter_user_id = %s) AS reported_by_me "
+            "   AND r.reporter_user_id = %s) AS reported_by_me,"
+            " (SELECT ob.created_at FROM plan_objections ob WHERE ob.plan_id = p.id"
+            "   AND ob.round = p.verification_round AND ob.guardian_id = g.id AND ob.withdrawn_at IS NULL)"
+            " AS objected_at "
             f"{GUARDIAN_OF} ORDER BY p.id, {FIRST_ROW}",
             (user_id, user_id, user_id),
         )
@@ -140,6 +145,7 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
                 approvals=row["approvals"],
                 approved_by_me=bool(row["approved_by_me"]) and verified,
                 reported_by_me=bool(row["reported_by_me"]) and row["status"] != ACTIVE,
+                objected_at=row["objected_at"] if row["status"] in FROZEN else None,
                 release_at=row["release_at"],
                 invitation=_state(row["accepted_at"], row["declined_at"]),
                 invited_at=row["invited_at"],
