@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import logging
 
+import psycopg2
 import pytest
 import redis as redis_sync
 
@@ -17,7 +18,7 @@ from models.delivery import outbox
 from testing.emailserver import API_KEY
 from tests.helpers import sign_in, until
 from tests.lifecycle_helpers import activate_plan, report
-from tests.plan_helpers import query
+from tests.plan_helpers import blocked_by, query
 
 OWNER = "owner@example.org"
 GUARDIAN = "guardian0@example.org"
@@ -291,3 +292,27 @@ async def test_senders_keep_at_most_their_number_of_requests_open_and_drop_cance
     finally:
         await senders.close()
     assert all(task.done() for task in senders.tasks)
+
+
+async def test_a_row_locked_for_a_moment_when_its_job_claims_it_is_still_sent_by_that_job(
+    client, run_worker, email_provider, settings
+):
+    # Anything may hold a pending row for a moment (the sweep used to lock every due row while it
+    # read them). A delivery job that skipped such a row left it to the next sweep, up to a sweep
+    # period later; a burst worker (a test's) stopped with it pending, and the next run sent it.
+    await _two_emails(client, run_worker)
+    [first, _] = rows(settings)
+    holder = psycopg2.connect(settings.database_url)
+    try:
+        with holder.cursor() as cur:
+            cur.execute("SELECT id FROM outbox WHERE id = %s FOR UPDATE", (first["id"],))
+            cur.execute("SELECT pg_backend_pid()")
+            pid = cur.fetchone()[0]
+        worker = asyncio.create_task(run_worker(settings=email_provider.settings))
+        await until(lambda: blocked_by(settings, pid) or worker.done(), "the job's claim to reach the row")
+    finally:
+        holder.rollback()
+        holder.close()
+    await worker
+    assert [r["status"] for r in rows(settings)] == ["sent", "sent"]
+    assert len(email_provider.requests) == 2

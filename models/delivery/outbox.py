@@ -192,13 +192,14 @@ class Due(TypedDict):
 
 async def due_for_enqueue(pool: Pool, *, now: datetime, limit: int = 1000) -> list[Due]:
     """Pending rows whose next attempt is due and that have waited long enough to be left behind
-    (a row whose claim lapsed was left at once); rows a job holds right now are not due."""
+    (a row whose claim lapsed was left at once); rows a job holds right now are not due. A plain
+    read: the claim decides who sends a row, and a lock here made a job's claim skip it."""
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT id::text AS id, claimed_by AS holder FROM outbox WHERE status = 'pending'"
             " AND next_attempt_at <= %s AND (attempts > 0 OR created_at <= %s OR claimed_by IS NOT NULL)"
             " AND (claimed_until IS NULL OR claimed_until <= %s)"
-            " ORDER BY next_attempt_at, id LIMIT %s FOR UPDATE SKIP LOCKED",
+            " ORDER BY next_attempt_at, id LIMIT %s",
             (now, now - STALE_AFTER, now, limit),
         )
         return as_records(Due, rows=await cur.fetchall())
@@ -424,8 +425,9 @@ async def claim(
     short transaction, with what their templates need. The job sends with no connection held and
     records the results with `Batch.record`.
 
-    Exactly once: two jobs carrying the same row never both send it (the second skips rows another
-    holder's lease covers); a worker killed mid-batch leaves its rows pending with no attempt
+    Exactly once: two jobs carrying the same row never both send it (the second waits for the
+    first's claim, then finds the row held; a lock alone never makes a job skip a row, which then
+    waited for the next sweep); a killed worker leaves its rows pending with no attempt
     counted: its rerun (the same id) claims them at once, any job once the lease has lapsed (the
     sweep enqueues one, `enqueue_due`), sent under the same Idempotency-Key. A first attempt is
     always due (the API's clock wrote its time, and may run ahead of this host's); a retry waits
@@ -436,7 +438,7 @@ async def claim(
             " WHERE o.id IN (SELECT id FROM outbox WHERE id = ANY(%(ids)s::uuid[]) AND status = 'pending'"
             "   AND (attempts = 0 OR next_attempt_at <= %(now)s)"
             "   AND (claimed_by IS NULL OR claimed_until <= %(now)s OR claimed_by = %(holder)s)"
-            "   ORDER BY id FOR UPDATE SKIP LOCKED)"
+            "   ORDER BY id FOR UPDATE)"
             " RETURNING o.id::text AS id",
             {"holder": holder, "until": now + lease, "ids": list(row_ids), "now": now},
         )
