@@ -27,7 +27,7 @@ from api.claim import (
 )
 from api.common import RequestParser
 from api.contents import assets, beneficiaries, email_confirmations, guardians, messages
-from api.delivery import email_webhooks, stop_emails
+from api.delivery import dev_mail, email_webhooks, stop_emails
 from api.keys import (
     ACCOUNTS,
     CLOCK,
@@ -154,6 +154,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app.cleanup_ctx.extend([_database, _redis, _storage, _soroban, build_context])
     for module in ROUTE_MODULES:
         app.router.add_routes(module.routes)
+    if settings.dev_mailbox:  # development without an email provider only: 404 everywhere else
+        app.router.add_routes(dev_mail.routes)
     app.on_response_prepare.append(gate.capsule_headers)
     app.on_response_prepare.append(html.page_headers)
     app.on_response_prepare.append(headers.response_headers)

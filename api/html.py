@@ -27,7 +27,7 @@ from core.errors import BadRequest
 from core.text.cleaning import clean_line
 
 # Paths whose every response is a page for a person (and is as private as the capsule).
-PAGE_PREFIXES = ("/claim/", "/check-in/", "/guardian/", "/confirm-email/", "/stop-emails/")
+PAGE_PREFIXES = ("/claim/", "/check-in/", "/guardian/", "/confirm-email/", "/stop-emails/", "/dev/mail/")
 # No script from anywhere (not even inline), nothing from another origin, no framing, forms
 # post only here.
 PAGE_CSP = (
@@ -112,7 +112,7 @@ async def read_form(request: web.Request) -> dict[str, str]:
 
 
 def is_page(path: str) -> bool:
-    return path.startswith(PAGE_PREFIXES) or path == "/claim"
+    return path.startswith(PAGE_PREFIXES) or path in ("/claim", "/dev/mail")
 
 
 def render(

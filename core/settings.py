@@ -355,9 +355,9 @@ class Settings:
     public_app_url: str = setting(
         "PUBLIC_APP_URL",
         "",
-        "The owners' web client's origin, if one is deployed; no email link points at it (docs/pages.md)",
+        "The owners' web client's origin, if one is deployed: emails name it only as where to sign in;"
+        " unset, they name no sign-in address (docs/pages.md)",
         check=_http_origin,
-        shown_default="(unset: `PUBLIC_BASE_URL`)",
         example="",
     )
     uri_request_signing_seed: str = setting(
@@ -457,6 +457,16 @@ class Settings:
         return self.environment == "production"
 
     @property
+    def email_configured(self) -> bool:
+        return bool(self.email_provider_api_key and self.email_provider_url)
+
+    @property
+    def dev_mailbox(self) -> bool:
+        """Development without an email provider keeps every email under DATA_DIR/mail for
+        `/dev/mail` (models/delivery/mailbox.py); production and tests never do."""
+        return self.environment == "development" and not self.email_configured
+
+    @property
     def uri_request_signing_key(self) -> Keypair:
         """The SEP-7 request signer (its public key is published in stellar.toml)."""
         return Keypair.from_secret(self.uri_request_signing_seed)
@@ -538,6 +548,11 @@ _DEV_SECRET_MAKERS: dict[str, Callable[[], str]] = {
 }
 
 
+# The dev secrets this process generated (not read back from DATA_DIR): the dev runner logs
+# their names, never their values.
+GENERATED_IN_DEV: set[str] = set()
+
+
 def _dev_secrets(data_dir: Path) -> dict[str, str]:
     """Generate once and persist the dev secrets, so restarts keep sessions, files and the SEP-7
     signer. A file from before a secret existed gets just that one added; a lock keeps the API and
@@ -550,6 +565,7 @@ def _dev_secrets(data_dir: Path) -> dict[str, str]:
         values: dict[str, str] = json.loads(text) if text.strip() else {}
         missing = {name: make() for name, make in _DEV_SECRET_MAKERS.items() if name not in values}
         if missing:
+            GENERATED_IN_DEV.update(missing)
             values.update(missing)
             fh.seek(0)
             fh.truncate()
@@ -595,8 +611,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         )
     else:
         values["public_base_url"] = f"http://localhost:{values.get('port', declared_default('port'))}"
-    # Without a web client of its own, the owners' "app" is this service.
-    values["public_app_url"] = values.get("public_app_url", values["public_base_url"]).rstrip("/")
+    # Unset: there is no web client, and no email names a place to sign in (docs/pages.md).
+    values["public_app_url"] = values.get("public_app_url", "").rstrip("/")
     if values.get("service_contract_id") and not values.get("soroban_rpc_url"):
         raise ConfigError("SOROBAN_RPC_URL (http:// or https://) is required when SERVICE_CONTRACT_ID is set")
     return Settings(**values)

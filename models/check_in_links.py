@@ -22,17 +22,22 @@ from core.files.crypto import KeyRing
 
 PURPOSE = "check-in-link"
 LIFETIME = timedelta(days=30)
-# Owner emails that ask, in effect, "are you still there?": each carries its own link.
+# Owner emails about a risk to the plan: "are you still there?", a release ahead, and a change
+# they may not have made (someone else may hold their key). Each carries its own link: checking
+# in is what stops a release, and it works from the email itself, wallet or not.
 KINDS = frozenset(
     {
         "check_in_reminder",
         "grace_started",
         "verification_started",
         "plan_approved",
+        "plan_ready",
         "verification_timeout",
         "deadline_warning",
         "guardian_objected",
         "objection_withdrawn",
+        "account_changes",
+        "owner_email_changed",
     }
 )
 TOKEN_RE = re.compile(r"[0-9a-f]{64}")

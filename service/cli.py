@@ -31,11 +31,20 @@ def _require_urls(settings: Settings) -> None:
 def cmd_serve(settings: Settings) -> None:
     from api.app import create_app
     from api.server import run
+    from models.delivery import mailbox
 
     _require_urls(settings)
     log.info(
         "api starting", extra={"host": settings.host, "port": settings.port, "env": settings.environment}
     )
+    if settings.dev_mailbox:
+        log.info(
+            "no email provider (EMAIL_PROVIDER_URL, EMAIL_PROVIDER_API_KEY): every email is kept in"
+            " the development mailbox under %s; read them at http://localhost:%s/dev/mail"
+            " (this machine only)",
+            mailbox.folder(data_dir=settings.data_dir),
+            settings.port,
+        )
     run(create_app(settings), host=settings.host, port=settings.port)
 
 

@@ -17,12 +17,23 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.settings import Settings
+from core.settings import GENERATED_IN_DEV, SECRETS_GENERATED_IN_DEV, Settings
 from service.embedded import start_postgres, start_redis
 from service.migrate import apply_migrations, reseal_hook
 from service.supervise import Restarting
 
 log = logging.getLogger("legacy_planning")
+
+
+def log_generated_secrets(settings: Settings, env: dict[str, str]) -> None:
+    """Say where each dev secret came from (their names, never their values)."""
+    where = Path(settings.data_dir, "dev-secrets.json")
+    generated = sorted(GENERATED_IN_DEV)
+    kept = [name for name in SECRETS_GENERATED_IN_DEV if not env.get(name) and name not in GENERATED_IN_DEV]
+    if generated:
+        log.info("%s unset: generated into %s (mode 0600), kept for restarts", ", ".join(generated), where)
+    if kept:
+        log.info("%s unset: using the ones generated earlier in %s", ", ".join(kept), where)
 
 
 def run(settings: Settings) -> None:
@@ -41,6 +52,7 @@ def run(settings: Settings) -> None:
     if not env.get("STORAGE_URL"):
         env["STORAGE_URL"] = Path(settings.data_dir, "objects").resolve().as_uri()
         log.info("STORAGE_URL unset: storing archive objects under %s", env["STORAGE_URL"])
+    log_generated_secrets(settings, env)
     apply_migrations(env["DATABASE_URL"], before_reseal=reseal_hook(settings, env["DATABASE_URL"]))
 
     def spawn(name: str) -> subprocess.Popen[bytes]:

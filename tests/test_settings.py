@@ -89,9 +89,9 @@ def test_development_generates_and_persists_secrets(tmp_path):
     assert first.uri_request_signing_seed == second.uri_request_signing_seed
     assert first.uri_request_signing_key.secret == first.uri_request_signing_seed
     assert oct((tmp_path / "dev-secrets.json").stat().st_mode & 0o777) == "0o600"
-    # The service's own origin by default, on its own port; the web client's falls back to it.
+    # The service's own origin by default, on its own port; no web client unless one is named.
     assert first.public_base_url == "http://localhost:8080"
-    assert first.public_app_url == "http://localhost:8080"
+    assert first.public_app_url == ""
     moved = load_settings({"APP_ENV": "development", "DATA_DIR": str(tmp_path), "PORT": "9123"})
     assert moved.public_base_url == "http://localhost:9123"
 
@@ -117,7 +117,7 @@ def test_public_base_url_and_app_url_are_kept_apart(tmp_path):
     )
     assert settings.public_base_url == "https://legacy.example.org"
     assert settings.public_app_url == "https://app.example.org"
-    assert load_settings(prod(tmp_path, **GOOD)).public_app_url == "https://legacy.example.org"
+    assert load_settings(prod(tmp_path, **GOOD)).public_app_url == ""
 
 
 def test_serve_refuses_to_start_in_production_without_secret(tmp_path):

@@ -8,7 +8,9 @@ At least once at the job level, exactly once at the provider: every request carr
 `Idempotency-Key: <row id>`. Retries (429, 5xx, network) are not arq retries but new
 attempts scheduled on the row (`next_attempt_at`, backoff honouring Retry-After) and picked
 up by the sweep, so the schedule follows the service clock and survives a worker restart.
-Logs name the kind and the row id, never an address or a body.
+Logs name the kind and the row id, never an address or a body. In development with no provider
+configured, the rendered email is kept in the dev mailbox (models/delivery/mailbox.py,
+`/dev/mail`) and the row counts as sent, so every link it carries works as a delivered one does.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from core.db import Cursor
 from models import check_in_links
 from models.claim import claim_links
 from models.contents import guardians
-from models.delivery import budget, deliveries, events, outbox
+from models.delivery import budget, deliveries, events, mailbox, outbox
 from models.mail import emails
 from workers import context
 
@@ -51,7 +53,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
     (at least once) sends nothing twice that was recorded. Returns counts by result."""
     app = context.get(ctx)
     settings, pool, now = app.settings, app.db, app.clock.now()
-    configured = bool(settings.email_provider_api_key and settings.email_provider_url)
+    configured, keeping = settings.email_configured, settings.dev_mailbox
     ring, base_url, app_url = app.key_ring, settings.public_base_url, settings.public_app_url
     senders = app.senders  # the worker's, shared by its delivery jobs (workers/context.py)
 
@@ -70,7 +72,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
         if row["suppressed"]:  # "I don't know this person", since the row was written
             log.info("email skipped: the recipient asked for no more email from this account", extra=extra)
             results.append(_result(row, "skipped", budget.REFUSED))
-        elif not configured:
+        elif not configured and not keeping:
             log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
             results.append(_result(row, "skipped", "email provider not configured"))
         elif not row["address"]:
@@ -83,7 +85,17 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
                 reason = f"could not render the email ({type(exc).__name__})"
                 results.append(_settle(row, mailer.Outcome("retry", reason), now, retry_base))
             else:
-                sending.append((row, senders.submit(row["id"], message)))
+                if keeping:  # development: the dev mailbox (/dev/mail) is the provider
+                    mailbox.keep(
+                        data_dir=settings.data_dir,
+                        outbox_id=row["id"],
+                        kind=row["kind"],
+                        email=message,
+                        now=now,
+                    )
+                    results.append(_settle(row, mailer.Outcome("sent"), now, retry_base))
+                else:
+                    sending.append((row, senders.submit(row["id"], message)))
                 if row["check_in_link"] and row["check_in_key_id"] is None:
                     new_links.append(row["id"])
                 if (

@@ -156,9 +156,11 @@ async def add_to_digest(
         return
     await cur.execute(
         "INSERT INTO outbox (kind, plan_id, recipient_type, recipient_id, context, next_attempt_at,"
-        " created_at) VALUES (%s, %s, 'owner', %s, %s, %s, %s)",
+        " created_at) VALUES (%s, %s, 'owner', %s, %s, %s, %s) RETURNING id::text AS id",
         (DIGEST, plan_id, owner_id, Json({"changes": [change]}), now + window, now),
     )
+    row = await cur.fetchone()
+    await check_in_links.issue(cur, outbox_id=row["id"], plan_id=plan_id, now=now)
 
 
 async def release_deferred(pool: Pool, *, per_account: int, per_client: int, now: datetime) -> list[str]:

@@ -31,6 +31,10 @@ TEMPLATES: dict[str, Template] = {
     **heir.TEMPLATES,
     **objections.TEMPLATES,
 }
+# The emails that offer signing in at the web client too, when PUBLIC_APP_URL names one.
+SIGN_IN_KINDS = frozenset(
+    {"guardian_invitation", "guardian_reconfirm", "account_changes", "owner_email_changed"}
+)
 # Appended to every guardian email (the invitation says it in its own words).
 GUARDIAN_PAGE_TEXT = (
     "Your page for this plan shows what is asked of you now, and your wallet app answers there "
@@ -92,7 +96,8 @@ def _plain(text: str) -> str:
 
 def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     """The email for one outbox row. Links to the service's own pages use `base_url`
-    (PUBLIC_BASE_URL); only "sign in" points at `app_url` (PUBLIC_APP_URL), docs/pages.md."""
+    (PUBLIC_BASE_URL); only "sign in" points at `app_url` (PUBLIC_APP_URL), and only when one is
+    configured: without it no email names a place to sign in (docs/pages.md)."""
     links: dict[str, str] = {}
     if d["kind"] in ("claim_link", "letter_opened"):
         token = open_claim_token(
@@ -102,8 +107,8 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     if d["kind"] == "email_confirmation":
         token = email_confirmations.token_for(ring, key_id=d["context"]["keyId"], outbox_id=d["id"])
         links["confirm"] = email_confirmations.url(base_url=base_url, token=token)
-    if d["kind"] in ("guardian_invitation", "guardian_reconfirm") and app_url != base_url:
-        links["app"] = app_url  # the owners' web client, where a deployment has one
+    if app_url and app_url != base_url and d["kind"] in SIGN_IN_KINDS:
+        links["app"] = app_url  # the web client, where a deployment has one: where to sign in
     if d["recipient_type"] == "guardian" and d["guardian_id"] and d["guardian_page_version"]:
         token = guardian_links.token_for(
             ring,
@@ -112,8 +117,6 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
             version=d["guardian_page_version"],
         )
         links["guardian"] = guardian_links.url(base_url=base_url, token=token)
-    if d["kind"] in ("account_changes", "owner_email_changed"):
-        links["app"] = app_url  # where the owner signs in to act on it
     if suppressions.carries_link(kind=d["kind"], recipient_type=d["recipient_type"], answered=d["answered"]):
         links["unknown"] = suppressions.url(
             base_url=base_url, token=suppressions.token_for(ring, outbox_id=d["id"])

@@ -26,7 +26,7 @@ def _check_in_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
         "A gentle reminder to check in",
         f"Your plan asks you to check in by {_when(value=ctx.get('dueAt'))}. "
-        'Signing in with your wallet, or pressing "I\'m here", is enough.',
+        "Signing in with your wallet is enough, and so is the link below.",
     )
 
 
@@ -54,9 +54,9 @@ def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]
     )
     return (
         "Your guardians have been asked to verify your plan",
-        f"{why} Your guardians are now being asked to confirm. If you are well, please check in (the "
-        "button in the app, or the link below): it stops everything, and nothing will be released. "
-        "Signing in alone does not stop it.",
+        f"{why} Your guardians are now being asked to confirm. If you are well, please check in with "
+        "the link below: it stops everything, and nothing will be released. Signing in alone does not "
+        "stop it.",
     )
 
 
@@ -238,10 +238,17 @@ _CHANGES = {
 
 
 def _if_not_you(links: dict[str, str]) -> str:
+    then = (
+        f"Then sign in at {links['app']} with a wallet only you hold, sign out everywhere (every session "
+        "ends), remove any wallet you do not recognise, and review your beneficiaries and guardians."
+        if links.get("app")
+        else "Then sign in with a wallet only you hold, sign out everywhere (every session ends), remove "
+        "any wallet you do not recognise, and review your beneficiaries and guardians."
+    )
     return (
         "If this was you, there is nothing to do. If it was not, someone else may hold your wallet's key. "
-        f"Sign in at {links['app']} with a wallet only you hold, check in, sign out everywhere (every "
-        "session ends), remove any wallet you do not recognise, and review your beneficiaries and guardians."
+        "First check in with the link below: it keeps your plan from being released while you put this "
+        f"right. {then}"
     )
 
 

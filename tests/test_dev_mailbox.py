@@ -1,0 +1,246 @@
+"""`/dev/mail`, the development mailbox, over HTTP with the real worker: in development with no
+email provider, every email is kept (models/delivery/mailbox.py) and listed newest first; each opens with
+its HTML inline under the pages' strict CSP, and its links open what they name. Only a loopback
+peer is answered (a real server on a non-loopback address of this machine is refused, whatever
+X-Forwarded-For says); in production the paths are 404 and nothing is kept."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+import socket
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from api.app import create_app
+from api.delivery.dev_mail import clean_html
+from api.html import PAGE_CSP
+from api.keys import SETTINGS
+from core.settings import GENERATED_IN_DEV, Settings, load_settings
+from models.delivery import mailbox
+from service.dev import log_generated_secrets
+from tests.helpers import sign_in
+from tests.lifecycle_helpers import activate_plan
+from tests.plan_helpers import query
+from tests.test_browser_pages import assert_accessible, assert_fits, record_requests
+
+DAY = 86400
+DEV = {
+    "environment": "development",
+    "email_provider_url": "",
+    "email_provider_api_key": "",
+    "public_app_url": "",
+}
+HREF = re.compile(r'href="([^"]+)"')
+
+
+@pytest.fixture(autouse=True)
+def empty_mailbox(settings: Settings) -> None:
+    for path in mailbox.folder(data_dir=settings.data_dir).glob("*.json"):
+        path.unlink()
+
+
+async def dev_client(make_client: Any) -> tuple[TestClient, dict[str, Any]]:
+    """A development app, and the worker settings whose links point at it as localhost:$PORT."""
+    client = await make_client(**DEV)
+    worker = {**DEV, "public_base_url": f"http://localhost:{client.port}"}
+    return client, worker
+
+
+async def some_journey(client: TestClient, clock: Any, run_worker: Any, worker: dict[str, Any]) -> None:
+    """Invitations, confirmations and a check-in reminder, through the API and the worker."""
+    owner = await sign_in(client)
+    await activate_plan(
+        client, owner, settings={"checkInIntervalSeconds": 2 * DAY, "gracePeriodSeconds": DAY}
+    )
+    await run_worker(settings=worker)
+    clock.advance(days=1, seconds=1)
+    await run_worker(settings=worker)
+
+
+async def test_every_email_is_kept_listed_newest_first_and_opens_with_links_that_work(
+    make_client, clock, run_worker, settings
+) -> None:
+    client, worker = await dev_client(make_client)
+    await some_journey(client, clock, run_worker, worker)
+    rows = query(settings, "SELECT id::text, kind, status FROM outbox ORDER BY created_at")
+    assert rows and all(r["status"] == "sent" for r in rows)
+    kinds = {r["kind"] for r in rows}
+    assert {"guardian_invitation", "check_in_reminder"} <= kinds
+
+    resp = await client.get("/dev/mail")
+    assert resp.status == 200 and resp.headers["Content-Security-Policy"] == PAGE_CSP
+    listing = await resp.text()
+    ids = re.findall(r'href="/dev/mail/([0-9a-f-]{36})"', listing)
+    assert sorted(ids) == sorted(r["id"] for r in rows)
+    reminder = next(r["id"] for r in rows if r["kind"] == "check_in_reminder")
+    assert ids[0] == reminder  # kept a day after the others: first
+    assert "To owner@example.org" in listing and "guardian0@example.org" in listing
+    assert re.search(r"\w+day \d{1,2} \w+ \d{4}, \d\d:\d\d UTC", listing)  # the time in words
+
+    followed = 0
+    for mail_id in ids:
+        resp = await client.get(f"/dev/mail/{mail_id}")
+        page = await resp.text()
+        assert resp.status == 200, page
+        assert resp.headers["Content-Security-Policy"] == PAGE_CSP
+        assert "<iframe" not in page and "<script" not in page.lower()
+        kept = mailbox.one(data_dir=settings.data_dir, mail_id=mail_id)
+        assert kept is not None
+        assert f"<h1>{kept.email.subject}</h1>".replace("'", "&#39;") in page
+        # The text part is on the page as written (escaped), and so is the HTML part, inline.
+        assert kept.email.text.splitlines()[0] in page
+        links = [link for link in HREF.findall(page) if link.startswith("http")]
+        assert links, f"{kept.kind} carries no link"
+        for link in links:
+            url = urlsplit(link)
+            assert f"{url.scheme}://{url.netloc}" == f"http://localhost:{client.port}", link
+            opened = await client.get(url.path)
+            assert opened.status == 200, (kept.kind, url.path, await opened.text())
+            followed += 1
+    assert followed >= len(ids)
+
+    resp = await client.get("/dev/mail/00000000-0000-0000-0000-000000000000")
+    assert resp.status == 404 and resp.content_type == "text/html"
+    resp = await client.get("/dev/mail/..%2F..%2Fdev-secrets.json")
+    assert resp.status == 404
+
+
+async def test_a_check_in_link_from_the_mailbox_checks_in(make_client, clock, run_worker) -> None:
+    client, worker = await dev_client(make_client)
+    await some_journey(client, clock, run_worker, worker)
+    reminder = next(
+        k for k in mailbox.newest(data_dir=client.app[SETTINGS].data_dir) if k.kind == "check_in_reminder"
+    )
+    [link] = [u for u in HREF.findall(reminder.email.html) if "/check-in/" in u]
+    resp = await client.post(urlsplit(link).path)
+    assert resp.status == 200
+    assert "you are checked in" in (await resp.text())
+
+
+def this_machines_other_address() -> str | None:
+    """A non-loopback address of this machine (the one its default route leaves from)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
+        except OSError:
+            return None
+        address: str = probe.getsockname()[0]
+    return None if address.startswith("127.") else address
+
+
+async def test_only_this_machine_is_answered_whatever_the_forwarded_headers_say(
+    settings, clock, make_client, run_worker
+) -> None:
+    address = this_machines_other_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback address to serve from")
+    client, worker = await dev_client(make_client)
+    await some_journey(client, clock, run_worker, worker)
+    [mail_id, *_] = [k.id for k in mailbox.newest(data_dir=settings.data_dir)]
+    app = create_app(client.app[SETTINGS], clock)
+    server = TestServer(app, host=address)
+    async with TestClient(server) as remote:
+        for path in ("/dev/mail", f"/dev/mail/{mail_id}"):
+            for forwarded in ({}, {"X-Forwarded-For": "127.0.0.1", "X-Real-IP": "127.0.0.1"}):
+                resp = await remote.get(path, headers=forwarded)
+                text = await resp.text()
+                assert resp.status == 403, text
+                assert "only on this machine" in text and "/dev/mail/" not in text
+                assert "/guardian/" not in text and "/check-in/" not in text
+    # The same app from loopback answers, even when a header claims another address.
+    resp = await client.get("/dev/mail", headers={"X-Forwarded-For": "203.0.113.9"})
+    assert resp.status == 200
+
+
+async def test_production_has_no_mailbox_and_keeps_nothing(make_client, clock, run_worker, settings) -> None:
+    production = {**DEV, "environment": "production"}
+    client = await make_client(**production)
+    await some_journey(client, clock, run_worker, production)
+    rows = query(settings, "SELECT status FROM outbox")
+    assert rows and {r["status"] for r in rows} == {"skipped"}
+    assert mailbox.newest(data_dir=settings.data_dir) == []
+    assert not list(mailbox.folder(data_dir=settings.data_dir).glob("*"))
+    for path in ("/dev/mail", "/dev/mail/00000000-0000-0000-0000-000000000000"):
+        resp = await client.get(path)
+        assert resp.status == 404
+
+
+async def test_tests_and_a_configured_provider_keep_nothing_either(
+    make_client, clock, run_worker, settings, email_provider
+) -> None:
+    client = await make_client(environment="development", **email_provider.settings)
+    assert (await client.get("/dev/mail")).status == 404
+    await some_journey(client, clock, run_worker, {"environment": "development", **email_provider.settings})
+    assert email_provider.requests and mailbox.newest(data_dir=settings.data_dir) == []
+
+
+def test_an_emails_html_keeps_its_words_and_links_and_nothing_that_runs() -> None:
+    markup = (
+        '<!doctype html><html><head><title>t</title><style>p{}</style></head><body onload="x()">'
+        '<p style="color:red">Dear <b>Sam</b>,</p><script>alert(1)</script>'
+        '<p><a href="https://legacy.example/claim/abc" onclick="x()">https://legacy.example/claim/abc</a> '
+        '<a href="javascript:alert(1)">click</a> <img src=x onerror=alert(1)><iframe src="/x"></iframe>'
+        "<form action=/x><button>go</button></form> &lt;script&gt; <p>unclosed <em>text"
+    )
+    cleaned = str(clean_html(markup))
+    assert cleaned == (
+        "<p>Dear <b>Sam</b>,</p>"
+        '<p><a href="https://legacy.example/claim/abc">https://legacy.example/claim/abc</a> '
+        "<a>click</a> go &lt;script&gt; <p>unclosed <em>text</em></p></p>"
+    )
+
+
+async def test_the_mailbox_in_chromium_reads_at_phone_width_passes_axe_and_its_links_open(
+    make_client, clock, run_worker, browser, axe_source, screenshots
+) -> None:
+    client, worker = await dev_client(make_client)
+    await some_journey(client, clock, run_worker, worker)
+    origin = f"http://localhost:{client.port}"
+    context = await browser.new_context(viewport={"width": 390, "height": 800})
+    page = await context.new_page()
+    page.set_default_timeout(15_000)
+    urls = record_requests(page)
+    response = await page.goto(f"{origin}/dev/mail")
+    assert response.status == 200 and await page.locator("h1").inner_text() == "Development mailbox"
+    await assert_fits(page)
+    await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / "dev-mail-list-390.png"), full_page=True)
+    await page.get_by_role("link", name=re.compile("asks you to be a guardian")).first.click()
+    await page.wait_for_load_state()
+    assert "/dev/mail/" in page.url
+    await assert_fits(page)
+    await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / "dev-mail-invitation-390.png"), full_page=True)
+    # The guardian's link, followed from the email as the guardian would.
+    await page.locator(".email a[href*='/guardian/']").first.click()
+    await page.wait_for_load_state()
+    assert "/guardian/" in page.url and await page.locator("h1").count() == 1
+    assert [url for url in urls if not url.startswith(origin + "/")] == []
+    await context.close()
+
+
+def test_start_up_says_which_dev_secrets_it_generated_and_never_their_values(tmp_path, caplog) -> None:
+    GENERATED_IN_DEV.clear()
+    first = load_settings({"APP_ENV": "development", "DATA_DIR": str(tmp_path)})
+    with caplog.at_level(logging.INFO, logger="legacy_planning"):
+        log_generated_secrets(first, {})
+    said = caplog.text
+    assert "ENCRYPTION_KEYS, JWT_SECRET, URI_REQUEST_SIGNING_SEED unset: generated into" in said
+    assert str(tmp_path / "dev-secrets.json") in said
+    secrets_written = json.loads((tmp_path / "dev-secrets.json").read_text())
+    assert not any(value in said for value in secrets_written.values())
+
+    caplog.clear()
+    GENERATED_IN_DEV.clear()
+    own = secrets.token_urlsafe(48)
+    again = load_settings({"APP_ENV": "development", "DATA_DIR": str(tmp_path), "JWT_SECRET": own})
+    with caplog.at_level(logging.INFO, logger="legacy_planning"):
+        log_generated_secrets(again, {"JWT_SECRET": own})
+    assert "ENCRYPTION_KEYS, URI_REQUEST_SIGNING_SEED unset: using the ones generated earlier" in caplog.text
+    assert "JWT_SECRET" not in caplog.text and "generated into" not in caplog.text
