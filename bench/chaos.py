@@ -512,13 +512,17 @@ class Chaos:
         for guardian in guardians:
             att = await self.must("GET", f"/api/legacy/guardianships/{plan_id}/attestation", guardian, 200)
             signature = base64.b64encode(guardian.keypair.sign(att["message"].encode())).decode()
-            status, body = await self.call(
-                "POST",
-                f"/api/legacy/guardianships/{plan_id}/approve",
-                record=False,
-                headers=guardian.headers,
-                json={"signature": signature},
-            )
+            for _ in range(60):  # PostgreSQL may be down: asked again, as a client would
+                status, body = await self.call(
+                    "POST",
+                    f"/api/legacy/guardianships/{plan_id}/approve",
+                    record=False,
+                    headers=guardian.headers,
+                    json={"signature": signature},
+                )
+                if status not in (0, 503):
+                    break
+                await asyncio.sleep(1)
             if status == 409:  # the threshold was met by the first: the plan moved on
                 break
             if status != 200:
@@ -610,7 +614,11 @@ class Chaos:
         self.phase = f"postgres-{n}"
         self.mark = len(self.provider.arrivals)
         api_pid, worker_pid = self.api.pid, self.worker.pid  # type: ignore[union-attr]
-        await asyncio.sleep(2)
+        # A release in flight: the approvals, then the scan's release (its transition, timeline
+        # entry and 20 claim links in one transaction) race the shutdown.
+        owner, tokens = await self.approved_plan(HEIRS)
+        approving = asyncio.create_task(self.approve())
+        await asyncio.sleep(0.5)
         down = 6.0
         log("PostgreSQL: pg_ctl stop -m fast")
         await asyncio.to_thread(self.pg.stop_fast)
@@ -622,6 +630,20 @@ class Chaos:
         log("PostgreSQL: started again")
         recovered = await self.wait_api_ok(started)
         probe = await self.probe_email()
+        await approving
+        released = (
+            "SELECT p.status, (SELECT count(*) FROM outbox o WHERE o.plan_id = p.id AND o.kind = 'claim_link'"
+            " AND o.status = 'sent')::int AS links FROM plans p WHERE p.user_id = %s"
+        )
+        await self.wait_sql(
+            released,
+            lambda rows: rows[0]["status"] == "Released" and rows[0]["links"] >= HEIRS,
+            SETTLE_WITHIN,
+            (owner.user_id,),
+        )
+        (release,) = self.sql(released, (owner.user_id,))
+        self.check(release["links"] == HEIRS, f"{release['links']} claim links sent for {HEIRS} heirs")
+        self.heir_tokens += tokens
         self.check(self.api.pid == api_pid and self.worker.pid == worker_pid, "a process was restarted")  # type: ignore[union-attr]
         during = [a for a in self.answers if a.phase == self.phase and stopped <= a.at < restarting]
         self.record(
@@ -630,6 +652,7 @@ class Chaos:
             answeredWhileDown=dict(Counter(f"{a.status} {a.route}" for a in during)),
             apiRecoverySeconds=recovered,
             workerRecoverySeconds=probe,
+            releaseAroundTheOutage=f"{release['status']}, {release['links']} claim links sent",
         )
 
     async def wait_api_ok(self, since: float) -> float | None:
