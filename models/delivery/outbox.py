@@ -141,11 +141,10 @@ DIGEST = "account_changes"
 async def add_to_digest(
     cur: Cursor, *, plan_id: str, owner_id: str, change: dict[str, Any], now: datetime, window: timedelta
 ) -> None:
-    """Append `change` to the owner's digest that is still gathering (pending, not yet due), or
-    start one due `window` from now. Not enqueued: the sweep sends it once due. Call under the
-    owner's notice lock (models.delivery.owner_notices), so two changes cannot start two digests; a
-    digest a job is sending is locked and no longer pending once the append can look at it, so
-    the change starts the next one."""
+    """Append `change` to the owner's digest still gathering (pending, not yet due), or start one
+    due `window` from now, with its check-in link; the sweep sends it. Call under the owner's
+    notice lock (models.delivery.owner_notices), so two changes cannot start two digests; one a
+    job is sending is locked and no longer pending by then, so the change starts the next."""
     await cur.execute(
         "UPDATE outbox SET context = jsonb_set(context, '{changes}', (context->'changes') || %s::jsonb)"
         " WHERE kind = %s AND recipient_type = 'owner' AND recipient_id = %s AND status = 'pending'"
@@ -159,8 +158,7 @@ async def add_to_digest(
         " created_at) VALUES (%s, %s, 'owner', %s, %s, %s, %s) RETURNING id::text AS id",
         (DIGEST, plan_id, owner_id, Json({"changes": [change]}), now + window, now),
     )
-    row = await cur.fetchone()
-    await check_in_links.issue(cur, outbox_id=row["id"], plan_id=plan_id, now=now)
+    await check_in_links.issue(cur, outbox_id=(await cur.fetchone())["id"], plan_id=plan_id, now=now)
 
 
 async def release_deferred(pool: Pool, *, per_account: int, per_client: int, now: datetime) -> list[str]:
