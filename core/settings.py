@@ -453,10 +453,6 @@ class Settings:
     )
 
     @property
-    def is_production(self) -> bool:
-        return self.environment == "production"
-
-    @property
     def email_configured(self) -> bool:
         return bool(self.email_provider_api_key and self.email_provider_url)
 

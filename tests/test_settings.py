@@ -32,7 +32,7 @@ def prod(tmp_path, **env):
 
 def test_production_with_good_secrets_loads(tmp_path):
     settings = load_settings(prod(tmp_path, **GOOD))
-    assert settings.is_production
+    assert settings.environment == "production"
     assert settings.key_ring.primary_id == "p1"
     assert not (tmp_path / "dev-secrets.json").exists()
 
