@@ -719,13 +719,30 @@ class Chaos:
             )
         queued = self.redis.cli("ZCARD", self.env["ARQ_QUEUE_NAME"])
         log(f"Redis: {how} with {queued} jobs queued and {self.pending_email()} emails pending")
+        down_answers: dict[str, int] = {}
         if how == "flushall":
             self.redis.cli("FLUSHALL")
-        else:
+            self.worker.proc.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
+        else:  # down for 5 s, the worker running through it, then back empty
             self.redis.stop()
+            went = time.monotonic()
+            self.worker.proc.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
+            for _ in range(10):  # what sign-in answers meanwhile
+                status, _ = await self.call(
+                    "POST",
+                    "/api/auth/wallet/challenge",
+                    "POST /api/auth/wallet/challenge",
+                    json={"walletAddress": Keypair.random().public_key},
+                )
+                await asyncio.sleep(max(0.0, went + 5 - time.monotonic()) / 10)
+            down_answers = dict(
+                Counter(
+                    f"{a.status} {a.route}" for a in self.answers if a.phase == self.phase and a.at >= went
+                )
+            )
+            await asyncio.sleep(max(0.0, went + 5 - time.monotonic()))
             self.redis.start()
         emptied = time.monotonic()
-        self.worker.proc.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
         fresh = Owner(Keypair.random())
         signed_in = None
         for _ in range(50):
@@ -747,6 +764,7 @@ class Chaos:
         self.record(
             f"Redis emptied ({'FLUSHALL' if how == 'flushall' else 'restart, no persistence'})",
             jobsQueuedWhenEmptied=int(queued or 0),
+            answeredWhileDown=down_answers,
             signInAfterSeconds=signed_in,
             emailsSettledSeconds=round(time.monotonic() - emptied, 1) if settled is not None else None,
         )
