@@ -5,8 +5,9 @@ A record holds the request id, its purpose (`heir.prove`, `heir.finalize_release
 `guardian.accept`, ...), the person it is for (a beneficiary or guardian id), the wallet that
 must sign, the unsigned transaction's hash and when it expires: ids, a public key and a hash,
 no name, no message, no personal text (the words a wallet shows live only in the URI on the
-page). A request lives exactly as long as its transaction's time bound and is used once: a
-page loaded after that builds a fresh one. docs/pages.md "Asking a wallet".
+page; a note typed with the answer is kept apart, sealed: `keep_note`). A request lives exactly
+as long as its transaction's time bound and is used once: a page loaded after that builds a
+fresh one. docs/pages.md "Asking a wallet".
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from __future__ import annotations
 import json
 import math
 import secrets
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TypedDict
 
 from redis.asyncio import Redis
 
 from core.errors import BadRequest, Conflict, NotFound
+from core.files.crypto import KeyRing
+from models import sealed_text
 
 KEY = "sep7:request:{}"
 PURPOSES = (
@@ -33,6 +37,8 @@ PURPOSES = (
     "guardian.approve",
     "guardian.approve_onchain",
     "guardian.resend",
+    "guardian.object",
+    "guardian.withdraw_objection",
 )
 _TAKE = """
 local value = redis.call('GET', KEYS[1])
@@ -169,3 +175,31 @@ async def keep_for_reuse(redis: Redis, *, subject_id: str, prepared: Prepared, n
     }
     ttl = max(1, math.ceil((prepared["valid_until"] - now).total_seconds()))
     await redis.set(SHOWN_KEY.format(subject_id, prepared["purpose"]), json.dumps(record), ex=ttl)
+
+
+NOTE_KEY = "sep7:note:{}"
+
+
+async def keep_note(
+    redis: Redis, ring: KeyRing, *, request_id: str, note: str | None, expires_at: datetime, now: datetime
+) -> None:
+    """The note a person typed with their answer (a report, an objection), kept apart from the
+    request and sealed (models/sealed_text.py), until the request's time bound: their wallet
+    signs the request later, maybe on another device, and the answer needs the words then."""
+    if not note:
+        return
+    seal_id = str(uuid.uuid4())
+    sealed = sealed_text.seal(ring, table="wallet_requests", column="note", row_id=seal_id, text=note)
+    ttl = max(1, math.ceil((expires_at - now).total_seconds()))
+    await redis.set(NOTE_KEY.format(request_id), json.dumps({"id": seal_id, "sealed": sealed}), ex=ttl)
+
+
+async def note_of(redis: Redis, ring: KeyRing, *, request_id: str) -> str | None:
+    """The note kept with this request (`keep_note`), or None."""
+    raw = await redis.get(NOTE_KEY.format(request_id))
+    if raw is None:
+        return None
+    data = json.loads(raw)
+    return sealed_text.open_text(
+        ring, table="wallet_requests", column="note", row_id=data["id"], sealed=data["sealed"]
+    )

@@ -36,6 +36,8 @@ ASK_TITLES = {
     "reconfirm": "Confirm with your wallet",
     "report": "Report with your wallet",
     "approve": "Approve with your wallet",
+    "object": "Object with your wallet",
+    "withdraw_objection": "Withdraw your objection with your wallet",
     "resend": "Send the link again",
 }
 
@@ -96,8 +98,12 @@ async def guardian_page(request: web.Request) -> web.Response:
 @docs(
     tags=["pages"],
     summary="A guardian's answer as a signing request for their wallet (HTML form)",
-    description="Form fields `action` (accept, decline, reconfirm, report, approve, resend), "
-    "`beneficiaryId` (resend) and `reason` (report, optional: death, incapacity, unreachable, other). "
+    description="Form fields `action` (accept, decline, reconfirm, report, approve, object, "
+    "withdraw_objection, resend), `beneficiaryId` (resend), `reason` (report, optional: death, incapacity, "
+    "unreachable, other) and `note` (report and object, optional, at most 2000 characters: kept sealed "
+    "beside the signing request until the wallet signs; on the passkey page it is filled in for the "
+    "guardian to check). `object` says the verification is a mistake (the guardian knows the owner is "
+    "alive or able to act), as `POST /api/legacy/guardianships/:planId/object` does. "
     "The page shows that answer as a SEP-7 signing request for the guardian wallet the owner recorded: "
     "a SEP-10-style challenge (approve off-chain: carrying the attestation's SHA-256), "
     "or approve_guardian built through the RPC node in contract mode. A guardian without a wallet gets the "
@@ -114,6 +120,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
     page = await _page(request)
     form = await html.read_form(request)
     action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
+    note = _note(form.get("note"))
     if page["wallet_address"] is None:
         ceremony = await passkey.ask(
             ctx.pool,
@@ -126,7 +133,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
             client_ip=client_ip(request),
             now=ctx.now(),
         )
-        return _ceremony(request, page, ceremony)
+        return _ceremony(request, page, ceremony, note=note)
     prepared = await guardian.ask(
         ctx.pool,
         ctx.redis,
@@ -138,6 +145,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
         reason=reason if isinstance(reason, str) and reason else None,
         client_ip=client_ip(request),
         now=ctx.now(),
+        note=note,
     )
     heir = next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == heir_id), None)
     action_name = prepared["purpose"].removeprefix("guardian.").removesuffix("_onchain")
@@ -184,13 +192,27 @@ CEREMONIES = {
     "reconfirm": ("Confirm with your passkey", "Use my passkey to confirm"),
     "report": ("Report with your passkey", "Use my passkey to report"),
     "approve": ("Approve with your passkey", "Use my passkey to approve the release"),
+    "object": ("Object with your passkey", "Use my passkey to object"),
+    "withdraw_objection": ("Withdraw your objection with your passkey", "Use my passkey to withdraw it"),
     "resend": ("Send the link again", "Use my passkey to send it"),
     "add_passkey": ("Add a passkey on another device", "Use my passkey first"),
 }
 
 
+def _note(value: str | None) -> str | None:
+    """A note typed with a report or an objection: cleaned, at most 2000 characters (400)."""
+    note = clean_block(value or "").strip()
+    if len(note) > 2000:
+        raise BadRequest("The note is longer than 2000 characters; shorten it and try again.")
+    return note or None
+
+
 def _ceremony(
-    request: web.Request, page: guardian_pages.GuardianPage, ceremony: passkey.Ceremony | str
+    request: web.Request,
+    page: guardian_pages.GuardianPage,
+    ceremony: passkey.Ceremony | str,
+    *,
+    note: str | None = None,
 ) -> web.Response:
     """The passkey page for one answer, or back to the guardian's page once it is recorded."""
     if isinstance(ceremony, str):
@@ -206,6 +228,7 @@ def _ceremony(
             ceremony=ceremony,
             page=page,
             back=_path(request),
+            note=note,
             post_to=f"{_path(request)}/passkey/{ceremony['request_id']}",
             script=html.PASSKEY_SCRIPT_PATH,
         )
@@ -218,13 +241,14 @@ def _ceremony(
     tags=["pages"],
     summary="A guardian's passkey answer (the passkey page's form)",
     description="Form fields `credential` (the WebAuthn result as JSON, put there by the page's script) and "
-    "`note` (report, optional, at most 2000 characters). Checked once (py_webauthn): this request's "
-    "challenge (bound to the answer, the plan and its verification round), this origin and RP ID (the "
-    "host of PUBLIC_BASE_URL), user verification, a passkey of this guardian whose counter went up (or "
-    "stays 0); then the request is used up and the answer recorded: 303 back to the page. A refusal "
-    "records nothing and is a page in words: 400 nothing sent, 401 not this guardian's passkey or not "
-    "this answer's challenge or a counter that went back (logged as a possibly copied passkey), 409 used "
-    "or expired. Adding a passkey: proved with one, the answer is the page that creates the next.",
+    "`note` (report and object, optional, at most 2000 characters). Checked once (py_webauthn): this"
+    " request's challenge (bound to the answer, the plan and its verification round), this origin "
+    "and RP ID (the host of PUBLIC_BASE_URL), user verification, a passkey of this guardian whose "
+    "counter went up (or stays 0); then the request is used up and the answer recorded: 303 back to "
+    "the page. A refusal records nothing and is a page in words: 400 nothing sent, 401 not this "
+    "guardian's passkey or not this answer's challenge or a counter that went back (logged as a "
+    "possibly copied passkey), 409 used or expired. Adding a passkey: proved with one, the answer is"
+    " the page that creates the next.",
     produces=["text/html"],
     responses={200: {"description": "The next step"}, **error_responses(400, 401, 404, 409, 503)},
 )
@@ -232,9 +256,7 @@ async def guardian_passkey(request: web.Request) -> web.Response:
     ctx = context(request)
     who = await _answerer(request)
     form = await html.read_form(request)
-    note = clean_block(form.get("note") or "").strip()
-    if len(note) > 2000:
-        raise BadRequest("The note is longer than 2000 characters; shorten it and try again.")
+    note = _note(form.get("note"))
     outcome = await passkey.take(
         ctx.pool,
         ctx.redis,
@@ -242,7 +264,7 @@ async def guardian_passkey(request: web.Request) -> web.Response:
         guardian=who,
         request_id=request.match_info["id"],
         answer=form.get("credential") or "",
-        note=note or None,
+        note=note,
         now=ctx.now(),
     )
     if isinstance(outcome, str):

@@ -10,6 +10,7 @@ guardian's page".
 
 from __future__ import annotations
 
+import typing
 from datetime import datetime, timedelta
 from typing import Literal, TypedDict
 
@@ -20,11 +21,22 @@ from models import activity, guardian_links, plans, sealed_text
 from models.account import users
 from models.claim import claim_links
 from models.common import as_record, live_account
+from models.plan import objections
 from models.plan.guardianships.membership import Answerer
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
 
-Action = Literal["accept", "decline", "reconfirm", "report", "approve", "resend", "add_passkey"]
-ACTIONS: tuple[Action, ...] = ("accept", "decline", "reconfirm", "report", "approve", "resend", "add_passkey")
+Action = Literal[
+    "accept",
+    "decline",
+    "reconfirm",
+    "report",
+    "approve",
+    "object",
+    "withdraw_objection",
+    "resend",
+    "add_passkey",
+]
+ACTIONS: tuple[Action, ...] = typing.get_args(Action)
 
 
 class Report(TypedDict):
@@ -53,6 +65,8 @@ class GuardianPage(TypedDict):
     verification_started_at: datetime | None
     deadline: datetime | None  # the verification's, if the owner set one
     reports: list[Report]  # this round's
+    objections: list[objections.Objection]  # this round's standing ones, theirs included
+    objected_at: datetime | None  # their own standing objection this round
     approvals: int
     threshold: int
     approved_by_me: bool
@@ -102,6 +116,7 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         row = sealed_text.open_row(ring, table="users", row=row, id_key="owner_id", prefix="owner_")
         plan = None if row["plan_id"] is None else await plans.get_by_id(cur, plan_id=row["plan_id"])
         reports: list[Report] = []
+        standing: list[objections.Objection] = []
         approvals, approved_by_me, threshold = 0, False, 0
         links: list[claim_links.LinkDelivery] = []
         # Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
@@ -110,6 +125,8 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         if plan is not None and plan["status"] != DRAFT and accepted:
             threshold = await plans.threshold_now(cur, plan=plan)
             reports, approvals, approved_by_me = await _round(cur, ring, plan, row["id"])
+            if plan["status"] in FROZEN:
+                standing = await objections.shown(cur, ring, plan=plan)
             if _heirs_hold_links(plan):
                 links = (await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]])).get(
                     str(plan["id"]), []
@@ -133,6 +150,8 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         verification_started_at=plan["verification_started_at"] if plan and verifying else None,
         deadline=_deadline(plan) if accepted else None,
         reports=reports,
+        objections=standing,
+        objected_at=next((o["created_at"] for o in standing if o["guardian_id"] == row["id"]), None),
         approvals=approvals,
         threshold=threshold,
         approved_by_me=approved_by_me,
@@ -204,6 +223,10 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
         asks.append("report")
     if status == PENDING and not page["approved_by_me"]:
         asks.append("approve")
+    if status == PENDING and page["objected_at"] is None:
+        asks.append("object")  # one answer per round: objecting takes an approval back
+    if status in FROZEN and page["objected_at"] is not None:
+        asks.append("withdraw_objection")
     if page["beneficiaries"]:
         asks.append("resend")
     if status not in FROZEN and status != RELEASED:
@@ -222,6 +245,8 @@ def message(*, page: GuardianPage, action: Action, heir: str | None = None) -> s
         "reconfirm": "Confirm you can still act as a guardian for {owner}'s plan",
         "report": "Report that {owner} has died or can no longer act",
         "approve": "Approve the release of {owner}'s plan, as their guardian",
+        "object": "Say the verification of {owner}'s plan is a mistake: they are alive or able to act",
+        "withdraw_objection": "Withdraw your objection to the release of {owner}'s plan",
         "resend": "Send {heir}'s link again, for {owner}'s plan",
     }
     return sep7.message(templates[action], owner=owner, heir=heir)

@@ -18,6 +18,7 @@ from models.plans import Plan, update_schedule
 
 class Objection(TypedDict):
     guardian_id: str
+    guardian_name: str | None
     note: str | None
     created_at: datetime
 
@@ -72,21 +73,26 @@ async def recount(cur: Cursor, *, plan: Plan) -> Plan:
     return await update_schedule(cur, plan_id=plan["id"], values={"objections": (await cur.fetchone())["n"]})
 
 
-async def standing(cur: Cursor, ring: KeyRing, *, plan_ids: list[str]) -> dict[str, list[Objection]]:
-    """The standing objections of each plan's current round (oldest first), notes opened."""
-    if not plan_ids:
-        return {}
+async def shown(cur: Cursor, ring: KeyRing, *, plan: Plan) -> list[Objection]:
+    """The standing objections of the plan's round (oldest first): who, their note, since when."""
     await cur.execute(
-        f"SELECT o.id, o.plan_id::text AS plan_id, o.guardian_id::text AS guardian_id,"
-        f" {sealed_text.select_list(table='plan_objections', alias='o')}, o.created_at"
-        " FROM plan_objections o JOIN plans p ON p.id = o.plan_id AND o.round = p.verification_round"
-        " WHERE o.plan_id = ANY(%s::uuid[]) AND o.withdrawn_at IS NULL ORDER BY o.created_at, o.id",
-        ([str(p) for p in plan_ids],),
+        "SELECT o.id, o.guardian_id::text AS guardian_id,"
+        f" {sealed_text.select_list(table='plan_objections', alias='o')}, o.created_at, g.id AS g_id,"
+        f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',), prefix='g_')}"
+        " FROM plan_objections o JOIN guardians g ON g.id = o.guardian_id"
+        " WHERE o.plan_id = %s AND o.round = %s AND o.withdrawn_at IS NULL ORDER BY o.created_at, o.id",
+        (plan["id"], plan["verification_round"]),
     )
-    found: dict[str, list[Objection]] = {}
+    found = []
     for row in await cur.fetchall():
         opened = sealed_text.open_row(ring, table="plan_objections", row=row)
-        found.setdefault(row["plan_id"], []).append(
-            Objection(guardian_id=row["guardian_id"], note=opened["note"], created_at=row["created_at"])
+        opened = sealed_text.open_row(ring, table="guardians", row=opened, id_key="g_id", prefix="g_")
+        found.append(
+            Objection(
+                guardian_id=row["guardian_id"],
+                guardian_name=opened["g_name"],
+                note=opened["note"],
+                created_at=row["created_at"],
+            )
         )
     return found

@@ -25,6 +25,7 @@ from core.stellar.soroban import SorobanGateway
 from models import plans, wallet_requests
 from models.account import users
 from models.flows import onchain, verification
+from models.flows.answers import objections
 from models.flows.guardian_pages import GuardianPage
 from models.plan.guardianships import heirs, invitation, reconfirmation
 from models.plan.guardianships.membership import Answerer
@@ -44,10 +45,12 @@ async def ask(
     reason: str | None,
     client_ip: str,
     now: datetime,
+    note: str | None = None,
 ) -> Prepared:
     """The signing request for one answer: a challenge for the guardian wallet (accept,
-    decline, report, resend; approve off-chain carries the attestation's SHA-256), or the
-    approve_guardian call built through the RPC node (approve, contract mode)."""
+    decline, report, object, resend; approve off-chain carries the attestation's SHA-256), or
+    the approve_guardian call built through the RPC node (approve, contract mode). A report's
+    or an objection's `note` is kept sealed beside the request until the wallet signs."""
     if action not in page["asks"]:
         raise Conflict("That is not asked of you now; open your page again to see what is.")
     retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
@@ -65,7 +68,7 @@ async def ask(
             raise BadRequest("That reason is not one of the list: choose one from the list, or none.")
         extra = reason
     if action != "approve":
-        return await challenge.issue(
+        prepared = await challenge.issue(
             redis,
             settings,
             purpose=f"guardian.{action}",
@@ -74,6 +77,16 @@ async def ask(
             now=now,
             extra=extra,
         )
+        if action in ("report", "object"):
+            await wallet_requests.keep_note(
+                redis,
+                settings.key_ring,
+                request_id=prepared["id"],
+                note=note,
+                expires_at=prepared["valid_until"],
+                now=now,
+            )
+        return prepared
     async with autocommit(pool) as cur:
         plan = await plans.get_by_id(cur, plan_id=page["plan_id"])
     assert plan is not None
@@ -116,7 +129,8 @@ class Answering:
     guardian: Answerer
     now: datetime
     extra: str | None = None  # what the request carried: a report's reason word, an heir's id
-    note: str | None = None  # a report's note (a passkey page posts it with the assertion)
+    note: str | None = None  # a report's or objection's note (posted with a passkey's assertion,
+    # or kept sealed beside a wallet's request: wallet_requests.keep_note)
     user_id: str | None = None  # the proved wallet's account; None for a passkey guardian
 
     @property
@@ -194,6 +208,33 @@ async def _resend(a: Answering) -> str:
     return "sent"
 
 
+async def _object(a: Answering) -> str:
+    await objections.object_to(
+        a.pool,
+        a.redis,
+        a.settings,
+        user_id=a.user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        note=a.note,
+        now=a.now,
+    )
+    return "objected"
+
+
+async def _withdraw_objection(a: Answering) -> str:
+    await objections.withdraw(
+        a.pool,
+        a.redis,
+        a.settings,
+        user_id=a.user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        now=a.now,
+    )
+    return "withdrawn"
+
+
 Act = Callable[[Answering], Awaitable[str]]
 # What each answer does once proved, by the request's purpose, whatever proved it (a wallet's
 # signed challenge here, a passkey's assertion in models.flows.answers.passkey). An approval is
@@ -204,6 +245,8 @@ ACTS: dict[str, Act] = {
     "guardian.reconfirm": _reconfirm,
     "guardian.report": _report,
     "guardian.resend": _resend,
+    "guardian.object": _object,
+    "guardian.withdraw_objection": _withdraw_objection,
 }
 
 
@@ -248,7 +291,8 @@ async def take_signed(
     run = WALLET_ANSWERS.get(request["purpose"])
     if run is None:
         raise BadRequest("This signing request is not one of a guardian's")
-    answering = Answering(pool, redis, settings, guardian, now, extra=request["extra"])
+    note = await wallet_requests.note_of(redis, settings.key_ring, request_id=request["id"])
+    answering = Answering(pool, redis, settings, guardian, now, extra=request["extra"], note=note)
     return await run(Signed(answering, gateway, request, signed_xdr))
 
 
