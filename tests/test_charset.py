@@ -65,10 +65,12 @@ async def test_every_page_form_refuses_a_charset_other_than_utf8(
         (f"{guardian}/sep7/00000000-0000-0000-0000-000000000000?via=page", "xdr=AAAA"),
         (f"{heir}/wallet", f"walletAddress={WALLET}"),
         (f"{heir}/sep7/00000000-0000-0000-0000-000000000000?via=page", "xdr=AAAA"),
-        # The two one-button forms read no field; the charset is refused before the token is
-        # looked up (these tokens open nothing: a 404 page without the rule).
+        # The one-button forms read no field; the charset is refused before the token is looked
+        # up (these tokens open nothing: a 404 page without the rule).
         (f"/check-in/{'0' * 64}", "go=1"),
         (f"/confirm-email/{'0' * 64}", "go=1"),
+        (f"/stop-emails/{'0' * 64}", "List-Unsubscribe=One-Click"),
+        (f"{guardian}/passkey/00000000-0000-0000-0000-000000000000", "credential=%7B%7D"),
     ]
     caplog.set_level(logging.INFO)
     for path, raw in forms:
