@@ -33,8 +33,8 @@ def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, st
     return (
         f"Your help is needed with {_owner(d=d)}'s plan",
         f"You are a guardian of {_owner(d=d)}'s legacy plan. {why}"
-        " If you know this to be true, please sign in "
-        "with your wallet and approve the release (or report it). "
+        " If you know this to be true, please approve the release from your guardian page "
+        "(the link below). "
         f"If you are unsure, you may do nothing for now. {deadline_sentence(d=d)}".rstrip(),
     )
 
@@ -147,7 +147,7 @@ def _verification_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str
         f"A reminder: {_owner(d=d)}'s plan is waiting for you",
         f"{days} days ago we asked the guardians of {_owner(d=d)}'s legacy plan to confirm whether they "
         "have died or can no longer act, and we have not had your answer yet. If you know this to be "
-        "true, please sign in with your wallet and approve the release. "
+        "true, please approve the release from your guardian page (the link below). "
         f"{_owner(d=d)} can stop it at any time by checking in. {deadline_sentence(d=d)}".rstrip(),
     )
 
@@ -173,7 +173,8 @@ def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[
     return (
         f"{_owner(d=d)}'s plan is still waiting for its guardians",
         f"{passed} {chosen}, the plan goes on waiting. If you know they have died or can no longer "
-        "act, please sign in with your wallet and approve the release; if you are unsure, do nothing.",
+        "act, please approve the release from your guardian page (the link below); if you are unsure, "
+        "do nothing.",
     )
 
 
