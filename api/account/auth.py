@@ -15,7 +15,9 @@ from api.account.schemas import (
     SessionSchema,
     UserSchema,
     VerifyRequestSchema,
+    challenge_schema,
     logout_all_schema,
+    session_schema,
     user_schema,
 )
 from api.common import client_ip, dump_one, json_response
@@ -54,7 +56,7 @@ async def challenge(request: web.Request) -> web.Response:
         client_ip=client_ip(request),
         now=ctx.now(),
     )
-    return json_response({"message": message})
+    return json_response(challenge_schema.dump({"message": message}))
 
 
 @routes.post("/api/auth/wallet/verify")
@@ -84,7 +86,7 @@ async def verify(request: web.Request) -> web.Response:
         client_ip=client_ip(request),
         now=ctx.now(),
     )
-    return json_response({"token": token, "user": user_schema.dump(user)})
+    return json_response(session_schema.dump({"token": token, "user": user}))
 
 
 @routes.get("/api/auth/me")

@@ -54,6 +54,8 @@ class OkSchema(BaseSchema):
 
 
 user_schema = UserSchema()
+challenge_schema = ChallengeSchema()
+session_schema = SessionSchema()
 
 
 class LogoutAllSchema(BaseSchema):

@@ -23,6 +23,7 @@ from api.claim.schemas import (
     CapsuleSchema,
     SealedMessageSchema,
     WalletBindingSchema,
+    capsule_schema,
 )
 from api.common import dump_many, json_response
 from api.keys import USER_ID, context
@@ -112,7 +113,7 @@ async def get_capsule(request: web.Request, capsule: capsules.Capsule) -> web.Re
         return json_response(ready_body(shown["ready"]))
     if shown["contents"] is not None:
         return json_response(released_body(shown["contents"]))
-    return json_response({"status": "locked"})
+    return json_response(capsule_schema.dump({"status": "locked"}))
 
 
 @routes.get("/api/claim/{token}/documents/{id}/download")

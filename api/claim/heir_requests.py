@@ -7,7 +7,7 @@ from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 
 from api.claim.gate import claim_gate
-from api.claim.schemas import HeirRequestedSchema, HeirRequestSchema
+from api.claim.schemas import HeirRequestedSchema, HeirRequestSchema, heir_requested_schema
 from api.common import json_response
 from api.keys import context
 from api.schemas import error_responses
@@ -44,4 +44,4 @@ async def request_verification(request: web.Request, capsule: capsules.Capsule) 
         note=(request.get("data") or {}).get("note") or None,
         now=ctx.now(),
     )
-    return json_response({"status": "requested"}, status=202)
+    return json_response(heir_requested_schema.dump({"status": "requested"}), status=202)

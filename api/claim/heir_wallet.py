@@ -11,13 +11,14 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 
-from api.claim.capsule import wallet_body
 from api.claim.gate import claim_gate
 from api.claim.schemas import (
     WalletBoundSchema,
     WalletChallengeRequestSchema,
     WalletChallengeSchema,
     WalletVerifyRequestSchema,
+    wallet_bound_schema,
+    wallet_challenge_schema,
 )
 from api.common import client_ip, json_response
 from api.keys import context
@@ -50,7 +51,7 @@ async def wallet_challenge(request: web.Request, capsule: Capsule) -> web.Respon
         client_ip=client_ip(request),
         now=ctx.now(),
     )
-    return json_response({"message": message})
+    return json_response(wallet_challenge_schema.dump({"message": message}))
 
 
 @routes.post("/api/claim/{token}/wallet/verify")
@@ -78,4 +79,4 @@ async def wallet_verify(request: web.Request, capsule: Capsule) -> web.Response:
         signature=data["signature"],
         now=ctx.now(),
     )
-    return json_response({"wallet": wallet_body(binding)})
+    return json_response(wallet_bound_schema.dump({"wallet": binding}))

@@ -222,3 +222,9 @@ class ResendRequestSchema(BaseSchema):
 class ResendAcceptedSchema(BaseSchema):
     status = fields.String(required=True, metadata={"enum": ["accepted"]})
     message = fields.String(required=True)
+
+
+wallet_challenge_schema = WalletChallengeSchema()
+wallet_bound_schema = WalletBoundSchema()
+heir_requested_schema = HeirRequestedSchema()
+capsule_schema = CapsuleSchema()

@@ -9,7 +9,7 @@ from aiohttp import web
 from aiohttp_apigami import docs, response_schema
 
 from api.common import json_response
-from api.delivery.schemas import EventResultSchema
+from api.delivery.schemas import EventResultSchema, event_result_schema
 from api.keys import context
 from api.public import public
 from api.schemas import error_responses
@@ -50,4 +50,4 @@ async def email_events(request: web.Request) -> web.Response:
         headers=request.headers,
         now=ctx.now(),
     )
-    return json_response({"result": result})
+    return json_response(event_result_schema.dump({"result": result}))

@@ -17,3 +17,6 @@ class EventResultSchema(BaseSchema):
             "an event type the service does not read.",
         },
     )
+
+
+event_result_schema = EventResultSchema()
