@@ -11,7 +11,6 @@ calm page instead of JSON. Decisions (wording, dates, what each state shows): do
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
@@ -22,7 +21,7 @@ from markupsafe import Markup
 
 from api.headers import CAPSULE_HEADERS
 from api.public import public
-from core.clock import wire_time
+from core.clock import spelled, wire_time
 from core.errors import BadRequest
 from core.text.cleaning import clean_line
 
@@ -52,15 +51,6 @@ _STYLESHEET = resources.files("api").joinpath("templates", "page.css").read_byte
 _PASSKEY_SCRIPT = resources.files("api").joinpath("templates", "passkey.js").read_bytes()
 
 routes = web.RouteTableDef()
-
-
-def spelled(moment: datetime) -> str:
-    """'Thursday 26 November 2026, 01:00 UTC': no numeric date a reader could take either way.
-
-    UTC, said so: the service does not know the reader's time zone and will not guess it.
-    """
-    moment = moment.astimezone(UTC)
-    return f"{moment:%A} {moment.day} {moment:%B %Y}, {moment:%H:%M} UTC"
 
 
 def file_size(size: int) -> str:

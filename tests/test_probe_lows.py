@@ -178,7 +178,7 @@ async def test_a_guardian_who_has_not_accepted_sees_only_the_plans_state_on_thei
         "has died",
         "Found at home on Tuesday",
         "approvals needed",
-        "asked for an answer by",
+        "If not enough guardians approve by",
     ):
         assert shown in accepted, shown
     for guardian, words in ((waiting, "not answered the invitation"), (declining, "You declined")):
@@ -194,7 +194,7 @@ async def test_a_guardian_who_has_not_accepted_sees_only_the_plans_state_on_thei
             "Found at home",
             "funeral",
             "approval",
-            "asked for an answer by",
+            "If not enough guardians approve by",
             "The verification",
             "Someone signed in",
             "Heir",

@@ -44,7 +44,13 @@ ASK_TITLES = {
 
 async def _page(request: web.Request) -> guardian_pages.GuardianPage:
     ctx = context(request)
-    found = await guardian_pages.open_by_token(ctx.pool, ctx.ring, token=request.match_info["token"])
+    found = await guardian_pages.open_by_token(
+        ctx.pool,
+        ctx.ring,
+        token=request.match_info["token"],
+        now=ctx.now(),
+        report_cooldown_seconds=ctx.settings.plan_report_cooldown_seconds,
+    )
     return found if found is not None else await _miss(request)
 
 

@@ -235,7 +235,8 @@ async def create(
     plan_defaults: plans.NewPlan | None = None,
 ) -> Guardian:
     """Add a guardian and invite them; the owner's plan is created (with `plan_defaults`) if it
-    does not exist yet: the invitation belongs to it."""
+    does not exist yet: the invitation belongs to it. An Active plan it leaves short of accepted
+    guardians is told to the owner (owner_notices.guardians_short)."""
     guardian_id = str(uuid.uuid4())
     texts = sealed_text.sealed_values(
         ring,
@@ -246,6 +247,7 @@ async def create(
     async with transaction(pool) as cur:
         await plans.guard_contents(cur, user_id=user_id)
         await _check_not_owner(cur, user_id, data.get("wallet_address"))
+        short = await owner_notices.short_now(cur, user_id=user_id)
         try:
             await cur.execute(
                 "INSERT INTO guardians (id, user_id, name_sealed, email_sealed, email_bidx, wallet_address,"
@@ -284,7 +286,10 @@ async def create(
         await owner_notices.tell_owner(
             cur, ring, user_id=user_id, change="guardian_added", name=row["name"], now=now
         )
-    await outbox.enqueue(redis, row_ids=[invitation] if invitation else [])
+        told = await owner_notices.guardians_short(
+            cur, user_id=user_id, now=now, cause="added", short_before=short
+        )
+    await outbox.enqueue(redis, row_ids=([invitation] if invitation else []) + told)
     return row
 
 
@@ -361,8 +366,7 @@ async def delete(
     pool: Pool, ring: KeyRing, redis: ArqRedis, *, user_id: str, raw_id: str, now: datetime
 ) -> None:
     """Remove a guardian; if that leaves an Active plan fewer accepted guardians than the
-    approvals it needs, the owner is emailed (`guardians_short`): the plan could not be
-    released until they act."""
+    approvals it needs, the owner is emailed (owner_notices.guardians_short)."""
     row_id = parse_id(raw=raw_id, what="Guardian")
     row_ids: list[str] = []
     async with transaction(pool) as cur:
@@ -373,21 +377,7 @@ async def delete(
         await activity.record(
             cur, user_id=user_id, kind="guardian.deleted", entity_id=row_id, summary="Guardian removed"
         )
-        plan = await plans.get(cur, user_id=user_id)
-        if plan is not None and plan["status"] == plans.ACTIVE:
-            accepted, needed = await plans.acceptance(cur, plan=plan)
-            if accepted < needed:
-                row_ids.append(
-                    await outbox.add(
-                        cur,
-                        kind="guardians_short",
-                        plan_id=plan["id"],
-                        recipient_type="owner",
-                        recipient_id=user_id,
-                        now=now,
-                        context={"accepted": accepted, "needed": needed},
-                    )
-                )
+        row_ids += await owner_notices.guardians_short(cur, user_id=user_id, now=now, cause="removed")
         await owner_notices.tell_owner(
             cur, ring, user_id=user_id, change="guardian_removed", name=removed["name"], now=now
         )

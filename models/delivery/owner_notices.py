@@ -20,7 +20,7 @@ from typing import Literal
 from core.clock import wire_time
 from core.db import Cursor
 from core.files.crypto import KeyRing
-from models import sealed_text
+from models import plans, sealed_text
 from models.common import lock_owner
 from models.delivery import outbox
 from models.plans import DRAFT
@@ -93,3 +93,43 @@ async def tell_previous_address(
         context={"at": wire_time(now), "sealId": seal_id, "toSealed": sealed},
     )
     return [row_id]
+
+
+async def guardians_short(
+    cur: Cursor,
+    *,
+    user_id: str,
+    now: datetime,
+    cause: Literal["added", "removed"],
+    short_before: bool = False,
+) -> list[str]:
+    """The owner's email (`guardians_short`) when a guardian added or removed leaves an Active
+    plan fewer accepted guardians than the approvals it needs (a majority grows with every
+    guardian added: the one just invited has not accepted yet). Nothing when it was already
+    short before (`short_before`: the owner was told then, and readiness says so)."""
+    plan = await plans.get(cur, user_id=user_id)
+    if plan is None or plan["status"] != plans.ACTIVE or short_before:
+        return []
+    accepted, needed = await plans.acceptance(cur, plan=plan)
+    if accepted >= needed:
+        return []
+    context = {"accepted": accepted, "needed": needed, "cause": cause}
+    row_id = await outbox.add(
+        cur,
+        kind="guardians_short",
+        plan_id=plan["id"],
+        recipient_type="owner",
+        recipient_id=user_id,
+        now=now,
+        context=context,
+    )
+    return [row_id]
+
+
+async def short_now(cur: Cursor, *, user_id: str) -> bool:
+    """Whether an Active plan already has fewer accepted guardians than the approvals it needs."""
+    plan = await plans.get(cur, user_id=user_id)
+    if plan is None or plan["status"] != plans.ACTIVE:
+        return False
+    accepted, needed = await plans.acceptance(cur, plan=plan)
+    return accepted < needed

@@ -46,6 +46,12 @@ class Report(TypedDict):
     created_at: datetime
 
 
+class HeirRequest(TypedDict):
+    name: str | None
+    note: str | None
+    created_at: datetime
+
+
 class GuardianPage(TypedDict):
     """What the page shows a guardian: the plan's state and progress, never its contents."""
 
@@ -63,7 +69,17 @@ class GuardianPage(TypedDict):
     status: str | None  # None: the owner has no plan yet
     verification_reason: str | None
     verification_started_at: datetime | None
-    deadline: datetime | None  # the verification's, if the owner set one
+    deadline: datetime | None  # the verification's, if it has one (models.plans.verification_deadline)
+    on_timeout: str | None  # what happens at it: "release" or "wait"
+    deadline_chosen: bool  # the owner chose the deadline or its outcome (False: the service's default)
+    timed_out_at: datetime | None  # the deadline passed and the plan went on waiting
+    accepted_at: datetime | None
+    # In a verification an heir asked for: who asked, when, and their note (the round's first).
+    heir_request: HeirRequest | None
+    # Active, after the owner's check-in ended a verification: when, and until when a new
+    # report waits (PLAN_REPORT_COOLDOWN_SECONDS; None: a report is possible now).
+    vetoed_at: datetime | None
+    report_from: datetime | None
     reports: list[Report]  # this round's
     objections: list[objections.Objection]  # this round's standing ones, theirs included
     objected_at: datetime | None  # their own standing objection this round
@@ -94,8 +110,17 @@ async def answerer_by_token(pool: Pool, *, token: str) -> Answerer | None:
     return None if row is None else as_record(Answerer, row=row)
 
 
-async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPage | None:
-    """The page behind a guardian's link, by the token's digest; None for anything else."""
+async def open_by_token(
+    pool: Pool,
+    ring: KeyRing,
+    *,
+    token: str,
+    now: datetime | None = None,
+    report_cooldown_seconds: int = 0,
+) -> GuardianPage | None:
+    """The page behind a guardian's link, by the token's digest; None for anything else.
+    `report_cooldown_seconds` (PLAN_REPORT_COOLDOWN_SECONDS): how long after the owner's check-in a new
+    report waits, which the page says rather than offer a report it would refuse."""
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT g.id::text AS id, g.user_id::text AS owner_id,"
@@ -117,6 +142,7 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         plan = None if row["plan_id"] is None else await plans.get_by_id(cur, plan_id=row["plan_id"])
         reports: list[Report] = []
         standing: list[objections.Objection] = []
+        asked: HeirRequest | None = None
         approvals, approved_by_me, threshold = 0, False, 0
         links: list[claim_links.LinkDelivery] = []
         # Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
@@ -127,6 +153,8 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
             reports, approvals, approved_by_me = await _round(cur, ring, plan, row["id"])
             if plan["status"] in FROZEN:
                 standing = await objections.shown(cur, ring, plan=plan)
+            if plan["status"] == PENDING and plan["verification_reason"] == "beneficiary_request":
+                asked = await _heir_request(cur, ring, plan)
             if _heirs_hold_links(plan):
                 links = (await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]])).get(
                     str(plan["id"]), []
@@ -148,7 +176,14 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         status=None if plan is None else plan["status"],
         verification_reason=plan["verification_reason"] if plan and verifying else None,
         verification_started_at=plan["verification_started_at"] if plan and verifying else None,
-        deadline=_deadline(plan) if accepted else None,
+        deadline=plans.verification_deadline(plan=plan) if plan and verifying else None,
+        on_timeout=plan["on_verification_timeout"] if plan and verifying else None,
+        deadline_chosen=bool(plan and plan["deadline_chosen_at"]),
+        timed_out_at=plan["verification_timed_out_at"] if plan and verifying else None,
+        accepted_at=row["accepted_at"],
+        heir_request=asked,
+        vetoed_at=plan["last_vetoed_at"] if plan and accepted and plan["status"] == ACTIVE else None,
+        report_from=None,
         reports=reports,
         objections=standing,
         objected_at=next((o["created_at"] for o in standing if o["guardian_id"] == row["id"]), None),
@@ -162,6 +197,9 @@ async def open_by_token(pool: Pool, ring: KeyRing, *, token: str) -> GuardianPag
         beneficiaries=links,
         asks=[],
     )
+    vetoed, cooldown = page["vetoed_at"], timedelta(seconds=report_cooldown_seconds)
+    if vetoed is not None and now is not None and vetoed + cooldown > now:
+        page["report_from"] = vetoed + cooldown
     page["asks"] = _asks(page, plan)
     return page
 
@@ -170,11 +208,23 @@ def _heirs_hold_links(plan: Plan) -> bool:
     return plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)
 
 
-def _deadline(plan: Plan | None) -> datetime | None:
-    if plan is None or plan["status"] != PENDING or not plan["verification_timeout_seconds"]:
+async def _heir_request(cur: Cursor, ring: KeyRing, plan: Plan) -> HeirRequest | None:
+    """The heir's request that started this round: their name and note, as the guardians'
+    email quotes them."""
+    await cur.execute(
+        f"SELECT r.id, {sealed_text.select_list(table='heir_requests', alias='r')}, r.created_at,"
+        " b.id AS b_id,"
+        f" {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',), prefix='b_')}"
+        " FROM heir_requests r LEFT JOIN beneficiaries b ON b.id = r.beneficiary_id"
+        " WHERE r.plan_id = %s AND r.round = %s ORDER BY r.created_at, r.id LIMIT 1",
+        (plan["id"], plan["verification_round"]),
+    )
+    row = await cur.fetchone()
+    if row is None:
         return None
-    started = plan["verification_started_at"]
-    return None if started is None else started + timedelta(seconds=plan["verification_timeout_seconds"])
+    opened = sealed_text.open_row(ring, table="heir_requests", row=row)
+    opened = sealed_text.open_row(ring, table="beneficiaries", row=opened, id_key="b_id", prefix="b_")
+    return HeirRequest(name=opened["b_name"], note=opened["note"], created_at=row["created_at"])
 
 
 async def _round(cur: Cursor, ring: KeyRing, plan: Plan, guardian_id: str) -> tuple[list[Report], int, bool]:
@@ -219,7 +269,7 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
     asked = page["reconfirm_asked_at"] is not None or page["unresponsive_since"] is not None
     if asked and status in (ACTIVE, PENDING, APPROVED):
         asks.append("reconfirm")
-    if status == ACTIVE:
+    if status == ACTIVE and page["report_from"] is None:
         asks.append("report")
     if status == PENDING and not page["approved_by_me"]:
         asks.append("approve")

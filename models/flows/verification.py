@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from arq.connections import ArqRedis
 
 from core import challenges
-from core.clock import wire_time
+from core.clock import spelled, wire_time
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, TooManyRequests, Unauthorized
 from core.files.crypto import KeyRing
@@ -42,8 +42,8 @@ def _cooldown(plan: Plan, settings: Settings, now: datetime) -> None:
     until = vetoed + timedelta(seconds=settings.plan_report_cooldown_seconds)
     if now < until:
         raise TooManyRequests(
-            f"The owner checked in and stopped the last verification at {wire_time(vetoed)}. To spare them "
-            f"and the other guardians an alarm a day, a new report is possible from {wire_time(until)}.",
+            f"The owner checked in on {spelled(vetoed)} and stopped the last verification. To spare them "
+            f"and the other guardians an alarm a day, a new report is possible from {spelled(until)}.",
             math.ceil((until - now).total_seconds()),
         )
 
@@ -87,6 +87,7 @@ async def report(
                     reason="guardian_report",
                     warning_seconds=settings.plan_deadline_warning_seconds,
                     ring=ring,
+                    about={"reporterId": str(member["guardian_id"])},  # their own email: "you told us"
                 )
                 or []
             )

@@ -253,6 +253,13 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
             "When the verification deadline passes, your plan goes on waiting: if your guardians cannot "
             "or do not answer, it is never released and your beneficiaries are never told."
         )
+    standing, declined = known["standing_guardians"], known["declined_guardians"]
+    if declined and standing > 1 and threshold(plan=plan, standing=standing) == standing:
+        advice.append(
+            f"Since {', '.join(declined)} declined, your plan needs the approval of every remaining guardian "
+            f"({standing} of {standing}): if one of them cannot act, it can never be released by its "
+            "guardians. Add a guardian, or lower the number of approvals needed."
+        )
     if known["unresponsive_guardians"]:
         names = ", ".join(known["unresponsive_guardians"])
         advice.append(

@@ -20,10 +20,24 @@ _TO_GUARDIAN = {
 }
 
 
+# The same, to the guardian who reported: their own words come back to them as theirs.
+_TO_REPORTER = {
+    "death": "You told us that {owner} has died.",
+    "incapacity": "You told us that {owner} can no longer act for themselves.",
+    "unreachable": "You told us that you cannot reach {owner}.",
+}
+
+
 def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     why = _TO_GUARDIAN.get(
         d["report_reason"] or "", "We have reason to think they may have died or can no longer act."
     ).format(owner=_owner(d=d))
+    reporter = d["guardian_id"] is not None and d["context"].get("reporterId") == d["guardian_id"]
+    if reporter:
+        why = _TO_REPORTER.get(
+            d["report_reason"] or "", "You told us that {owner} may have died or can no longer act."
+        ).format(owner=_owner(d=d))
+        why += " The other guardians are now asked to confirm; your report alone is not an approval."
     if d["context"].get("reason") == "beneficiary_request":
         heir = d["subject_name"] or "One of the people they named in their plan"
         why = f"{heir}, one of the people {_owner(d=d)} named in their plan, asked us to verify whether they "

@@ -123,6 +123,12 @@ def _guardian_declined(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
 
 
 def _guardians_short(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    if d["context"].get("cause") == "added":
+        return (
+            "Your plan needs more guardians to accept",
+            "You added a guardian, so your plan now needs more approvals to be released, and the new "
+            "guardian has not accepted yet." + _short(d["context"]),
+        )
     return ("Your plan needs more guardians", "You removed a guardian." + _short(d["context"]))
 
 
