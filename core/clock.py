@@ -49,8 +49,9 @@ def wire_time(moment: datetime) -> str:
 
 
 def spelled(moment: datetime) -> str:
-    """'Thursday 26 November 2026, 01:00 UTC': a time in a sentence for a person (pages, error
-    messages), no numeric date a reader could take either way. UTC, said so: the service does
-    not know the reader's time zone and will not guess it."""
+    """'Thursday 26 November 2026, 01:00 UTC': a time in a sentence for a person (pages, emails,
+    error messages, the plan's notices, timeline summaries), no numeric date a reader could take
+    either way. UTC, said so: the service does not know the reader's time zone and will not
+    guess it."""
     moment = moment.astimezone(UTC)
     return f"{moment:%A} {moment.day} {moment:%B %Y}, {moment:%H:%M} UTC"

@@ -6,6 +6,7 @@ X-Forwarded-For says); in production the paths are 404 and nothing is kept."""
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import re
@@ -25,9 +26,10 @@ from core.settings import GENERATED_IN_DEV, Settings, load_settings
 from models.delivery import mailbox
 from service.dev import log_generated_secrets
 from tests.helpers import sign_in
-from tests.lifecycle_helpers import activate_plan
+from tests.lifecycle_helpers import activate_plan, approve, get_overview, report
 from tests.plan_helpers import query
 from tests.test_browser_pages import assert_accessible, assert_fits, record_requests
+from tests.test_plain_words import assert_plain
 
 DAY = 86400
 DEV = {
@@ -37,6 +39,7 @@ DEV = {
     "public_app_url": "",
 }
 HREF = re.compile(r'href="([^"]+)"')
+URL_IN_TEXT = re.compile(r"https?://\S+")
 
 
 @pytest.fixture(autouse=True)
@@ -244,3 +247,56 @@ def test_start_up_says_which_dev_secrets_it_generated_and_never_their_values(tmp
         log_generated_secrets(again, {"JWT_SECRET": own})
     assert "ENCRYPTION_KEYS, URI_REQUEST_SIGNING_SEED unset: using the ones generated earlier" in caplog.text
     assert "JWT_SECRET" not in caplog.text and "generated into" not in caplog.text
+
+
+async def test_every_link_in_every_email_of_a_whole_journey_opens(
+    make_client, clock, run_worker, settings
+) -> None:
+    """Invitations, reminders, a report, approvals, the release and the heirs' links: after each
+    step, each link in each kept email, followed through the app as its recipient would, opens a
+    page, and the page's words are plain (tests/test_plain_words.py): the guardian's page, the
+    check-in page and the capsule page in each state the journey passes through."""
+    client, worker = await dev_client(make_client)
+    owner = await sign_in(client)
+    opened: set[str] = set()
+
+    async def work_and_follow() -> None:
+        await run_worker(settings=worker)
+        for mail in mailbox.newest(data_dir=settings.data_dir):
+            for link in {*HREF.findall(mail.email.html), *URL_IN_TEXT.findall(mail.email.text)}:
+                url = urlsplit(link)
+                assert f"{url.scheme}://{url.netloc}" == f"http://localhost:{client.port}", (mail.kind, link)
+                resp = await client.get(url.path)
+                page = await resp.text()
+                assert resp.status == 200, (mail.kind, url.path, resp.status, page)
+                assert_plain(visible_words(page), f"{url.path.split('/')[1]} page from {mail.kind}")
+                opened.add(url.path.split("/")[1])
+
+    short = {"checkInIntervalSeconds": 2 * DAY, "gracePeriodSeconds": DAY}
+    setup = await activate_plan(client, owner, settings=short)
+    await work_and_follow()
+    clock.advance(days=1, seconds=1)  # a reminder
+    await work_and_follow()
+    resp = await client.patch("/api/users/me", json={"email": "olive@example.org"}, headers=owner.headers)
+    assert resp.status == 200  # the key-compromise notices: to the old address and the digest
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    await work_and_follow()
+    for guardian_ in setup.guardians:
+        assert (await approve(client, setup, guardian_)).status == 200
+    clock.advance(minutes=2)
+    await work_and_follow()
+    clock.advance(seconds=setup.overview["settings"]["cancelWindowSeconds"] + 1)
+    await run_worker(settings=worker)
+    await work_and_follow()
+    assert (await get_overview(client, owner))["status"] == "Released"
+
+    kinds = {k.kind for k in mailbox.newest(data_dir=settings.data_dir)}
+    assert {"guardian_invitation", "check_in_reminder", "verification_started", "plan_approved"} <= kinds
+    assert {"claim_link", "account_changes", "owner_email_changed", "verification_requested"} <= kinds
+    assert {"guardian", "check-in", "claim"} <= opened
+
+
+def visible_words(page: str) -> str:
+    """A page's text as a person reads it (its <main>, tags and markup left out)."""
+    main = page.split("<main>", 1)[-1].split("</main>", 1)[0]
+    return html.unescape(re.sub(r"<[^>]+>", " ", main))

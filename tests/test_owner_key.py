@@ -5,6 +5,7 @@ every change, and plans carry plain names. Over HTTP, with the email capture."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from stellar_sdk import Keypair, StrKey
 
@@ -39,7 +40,8 @@ async def test_a_sign_in_during_verification_leaves_the_plan_and_a_check_in_veto
     overview = await get_overview(client, owner)
     assert overview["status"] == "PendingVerification"
     notice = overview["verificationNotice"]
-    assert "Guardian 0" in notice and overview["verificationStartedAt"][:16] in notice
+    started = datetime.fromisoformat(overview["verificationStartedAt"])
+    assert "Guardian 0" in notice and spelled(started) in notice  # in words, never ISO
     assert "only an explicit check-in stops it" in notice and "signing in" in notice
     assert "deadline" in notice
     kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
@@ -50,7 +52,8 @@ async def test_a_sign_in_during_verification_leaves_the_plan_and_a_check_in_veto
     await approve_plan(client, setup)
     await sign_in(client, owner.keypair)
     overview = await get_overview(client, owner)
-    assert overview["status"] == "Approved" and overview["releaseAt"][:16] in overview["verificationNotice"]
+    release_at = datetime.fromisoformat(overview["releaseAt"])
+    assert overview["status"] == "Approved" and spelled(release_at) in overview["verificationNotice"]
     kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
     assert kinds.count("account.signed_in_during_verification") == 2 and "plan.vetoed" not in kinds
     assert query(settings, "SELECT count(*) AS n FROM outbox WHERE kind = 'false_alarm'")[0]["n"] == 0

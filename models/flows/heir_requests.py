@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from arq.connections import ArqRedis
 
-from core.clock import wire_time
+from core.clock import spelled
 from core.db import Pool, transaction
 from core.errors import Conflict, TooManyRequests
 from core.settings import Settings
@@ -70,8 +70,8 @@ async def request(
             until = vetoed + timedelta(seconds=settings.plan_report_cooldown_seconds)
             if now < until:
                 raise TooManyRequests(
-                    f"The owner checked in at {wire_time(vetoed)} and said they are well. A new request is "
-                    f"possible from {wire_time(until)}.",
+                    f"The owner checked in on {spelled(vetoed)} and said they are well. A new request is "
+                    f"possible from {spelled(until)}.",
                     math.ceil((until - now).total_seconds()),
                 )
         row_ids = await release_path.start_verification_in(

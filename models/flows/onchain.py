@@ -13,7 +13,7 @@ from datetime import datetime
 
 from arq.connections import ArqRedis
 
-from core.clock import wire_time
+from core.clock import spelled
 from core.db import Cursor, Pool, autocommit
 from core.errors import BadRequest, Conflict, NotFound
 from core.stellar.soroban import CheckedTransaction
@@ -192,7 +192,7 @@ def _check_release(status: str | None, release_at: datetime | None, now: datetim
     if release_at is not None and release_at > now:
         raise Conflict(
             "The owner's cancel window is still open; the release can be finalised from "
-            + wire_time(release_at)
+            + spelled(release_at)
         )
 
 

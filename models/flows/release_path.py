@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.clock import wire_time
+from core.clock import spelled, wire_time
 from core.db import Cursor
 from core.files.crypto import KeyRing
 from models import plans
@@ -228,12 +228,13 @@ async def warn_owner_in(cur: Cursor, *, plan: Plan, now: datetime, stage: str, s
                 "stage": stage,
                 "deadlineAt": deadline.isoformat(),
                 "startedAt": started_at.isoformat(),
+                "deadlineChosen": plan["deadline_chosen_at"] is not None,
             },
         ),
         timeline=Entry(
             "plan.deadline_warning",
             ("Final warning sent: " if stage == plans.FINAL_WARNING else "Reminder sent: ")
-            + f"unless you check in, your plan will be released after {wire_time(deadline)}",
+            + f"unless you check in, your plan will be released after {spelled(deadline)}",
             {"actor": "scheduler", "stage": stage, "deadlineAt": wire_time(deadline)},
         ),
     )
@@ -267,8 +268,12 @@ async def verification_timeout_in(
             **deadline_facts(plan=plan),
         }
         summary = (
-            "The verification deadline passed without enough guardian approvals: as you chose, the plan "
-            "will be released when the cancel window ends, unless you check in"
+            "The verification deadline you chose passed without enough guardian approvals: as you chose, "
+            "the plan will be released when the cancel window ends, unless you check in"
+            if plan["deadline_chosen_at"] is not None
+            else "The verification deadline passed without enough guardian approvals: as every plan is set "
+            "unless its owner chooses otherwise, it will be released when the cancel window ends, unless "
+            "you check in"
         )
     else:
         await update_schedule(
@@ -280,9 +285,14 @@ async def verification_timeout_in(
         objected = bool(plan["objections"]) and plan["on_verification_timeout"] == "release"
         context = {"outcome": "wait", "objected": objected, **deadline_facts(plan=plan)}
         summary = (
-            "The verification deadline passed without enough guardian approvals: "
-            + ("a guardian objects, so" if objected else "as you chose,")
-            + " the plan goes on waiting for your guardians or your check-in"
+            "The verification deadline passed without enough guardian approvals: a guardian objects, so "
+            "the plan goes on waiting for your guardians or your check-in"
+            if objected
+            else "The verification deadline passed without enough guardian approvals: as you chose, the "
+            "plan goes on waiting for your guardians or your check-in"
+            if plan["deadline_chosen_at"] is not None
+            else "The verification deadline passed without enough guardian approvals: as every plan is set "
+            "unless its owner chooses otherwise, it goes on waiting for your guardians or your check-in"
         )
     return await announce(
         cur,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TypedDict
 
-from core.clock import wire_time
+from core.clock import spelled
 from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
 from models import sealed_text
@@ -160,8 +160,8 @@ async def overview(
 
 
 ONLY_CHECK_IN = (
-    "only an explicit check-in stops it (POST /api/legacy/check-in, the link in our emails, or the "
-    "check-in page): signing in with your wallet does not"
+    "only an explicit check-in stops it (with your wallet, or with the check-in link in our emails, "
+    "which needs none): signing in with your wallet does not"
 )
 
 
@@ -173,7 +173,7 @@ async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed
     if plan["status"] not in (PENDING, APPROVED) or started is None:
         return None
     who = (
-        f"No check-in arrived before your grace period ended, so on {wire_time(started)} your "
+        f"No check-in arrived before your grace period ended, so on {spelled(started)} your "
         "guardians were asked to verify your plan"
     )
     if plan["verification_reason"] == "guardian_report":
@@ -193,23 +193,23 @@ async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed
                 "unreachable": "they cannot reach you",
             }.get(plan["report_reason"] or "", "you may have died or can no longer act")
             who = (
-                f"Your guardian {report['guardian_name']} reported on {wire_time(report['created_at'])} that "
+                f"Your guardian {report['guardian_name']} reported on {spelled(report['created_at'])} that "
                 f"{said}, and your guardians were asked to verify your plan"
             )
         else:
-            who = f"A guardian reported on {wire_time(started)} that you may have died or can no longer act"
+            who = f"A guardian reported on {spelled(started)} that you may have died or can no longer act"
     elif plan["verification_reason"] == "beneficiary_request":
         who = (
-            f"One of your beneficiaries asked on {wire_time(started)} that your guardians verify whether you "
+            f"One of your beneficiaries asked on {spelled(started)} that your guardians verify whether you "
             "have died or can no longer act, and your guardians were asked to verify your plan"
         )
     if plan["status"] == APPROVED and plan["ready_at"] is not None:
         next_ = (
-            f"your guardians approved it, and since {wire_time(plan['ready_at'])} your beneficiaries have "
+            f"your guardians approved it, and since {spelled(plan['ready_at'])} your beneficiaries have "
             "their links: the release happens when one of them finalises it on-chain"
         )
     elif plan["status"] == APPROVED:
-        when = wire_time(plan["release_at"]) if plan["release_at"] else "the end of your cancel window"
+        when = spelled(plan["release_at"]) if plan["release_at"] else "the end of your cancel window"
         next_ = f"your guardians approved it: at {when} your beneficiaries are sent their links" + (
             " and one of them can finalise the release on-chain"
             if await approved_on_chain(cur, plan=plan)
@@ -224,12 +224,12 @@ async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed
             )
         elif plan["on_verification_timeout"] == "release":
             next_ = (
-                f"if fewer than {approvals} are in by the deadline, {wire_time(deadline)}, the plan is "
+                f"if fewer than {approvals} are in by the deadline, {spelled(deadline)}, the plan is "
                 "released after your cancel window all the same"
             )
         else:
             next_ = (
-                f"if fewer than {approvals} are in by the deadline, {wire_time(deadline)}, the plan goes on "
+                f"if fewer than {approvals} are in by the deadline, {spelled(deadline)}, the plan goes on "
                 "waiting for them"
             )
     return f"{who}; {next_}; {ONLY_CHECK_IN}."

@@ -300,14 +300,13 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
         names = ", ".join(known["unconfirmed_heirs"])
         advice.append(
             f"{names} {'has' if len(known['unconfirmed_heirs']) == 1 else 'have'} not confirmed their email "
-            "address: a mistyped address is otherwise found only after the release. "
-            "POST /api/beneficiaries/:id/confirm-email sends them a short, neutral note asking them to."
+            "address: a mistyped address is otherwise found only after the release. We can send them a "
+            "short, neutral note asking them to confirm it."
         )
     if known["owner_wallets"] < 2:
         advice.append(
-            "You sign in with a single wallet: link a second one (POST /api/auth/link-wallet) so that "
-            "losing one key does not lock you out. (The check-in link in our emails also works "
-            "without a wallet.)"
+            "You sign in with a single wallet: link a second one, so that losing one key does not lock "
+            "you out. (The check-in link in our emails also works without a wallet.)"
         )
     return advice
 

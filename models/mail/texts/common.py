@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from core.clock import spelled
 from models.account import users
 from models.delivery.deliveries import Delivery
 
 
 def when(*, value: Any) -> str:
-    """A time as a person reads it, in UTC."""
+    """A time as a person reads it, in UTC, written as the pages write it (core.clock.spelled)."""
     if not value:
         return "soon"
     moment = datetime.fromisoformat(str(value))
-    return moment.strftime("%A %d %B %Y at %H:%M UTC")
+    return spelled(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
 
 
 Template = Callable[[Delivery, dict[str, str]], tuple[str, str]]

@@ -139,29 +139,42 @@ def _deadline_warning(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
         f"On {_when(value=ctx.get('startedAt'))} we asked your guardians to confirm whether you have died or "
         "can no longer act, and not enough of them have answered."
     )
+    # "As you chose" only when the owner set the deadline or what happens at it (deadline_chosen_at).
+    what = (
+        f"As you chose, if nothing changes your plan will be released after {when}."
+        if ctx.get("deadlineChosen", True)
+        else f"If nothing changes, your plan will be released after {when}: every plan is set this way "
+        "unless its owner chooses otherwise."
+    )
     if ctx.get("stage") == "final":
         return (
             "Last warning: your plan will be released unless you check in",
-            f"{asked} As you chose, if nothing changes your plan will be released after {when}: this is "
-            "our last warning before then. If you are well, check in now: it stops everything.",
+            f"{asked} {what} This is our last warning before then. If you are well, check in now: it stops "
+            "everything.",
         )
     return (
         "Your plan will be released unless you check in",
-        f"{asked} As you chose, if nothing changes your plan will be released after {when}; we will "
-        "warn you once more before then. If you are well, check in now: it stops everything.",
+        f"{asked} {what} We will warn you once more before then. If you are well, check in now: it stops "
+        "everything.",
     )
 
 
 def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    chosen = d["context"].get("deadlineChosen", True)
     asked = (
         "We asked your guardians to confirm, and by the deadline you chose not enough of them had approved."
+        if chosen
+        else "We asked your guardians to confirm, and by the deadline not enough of them had approved."
     )
     if d["context"].get("outcome") == "release":
+        release_at = _when(value=d["context"].get("releaseAt"))
         return (
             "Your plan will be released unless you check in",
-            f"{asked}"
-            f" As you chose, your plan will be released on {_when(value=d['context'].get('releaseAt'))}. "
-            "If you are well, check in now to stop it.",
+            f"{asked} As you chose, your plan will be released on {release_at}. If you are well, check in "
+            "now to stop it."
+            if chosen
+            else f"{asked} Your plan will be released on {release_at}: every plan is set this way unless its "
+            "owner chooses otherwise. If you are well, check in now to stop it.",
         )
     if d["context"].get("objected"):
         return (
@@ -173,7 +186,11 @@ def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]
     return (
         "Your plan is still waiting for your guardians",
         f"{asked} As you chose, the plan goes on waiting: nothing is released until enough guardians "
-        "approve. If you are well, check in to end this verification.",
+        "approve. If you are well, check in to end this verification."
+        if chosen
+        else f"{asked} The plan goes on waiting, as every plan is set unless its owner chooses otherwise: "
+        "nothing is released until enough guardians approve. If you are well, check in to end this "
+        "verification.",
     )
 
 

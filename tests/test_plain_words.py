@@ -1,0 +1,207 @@
+"""Sentences for people carry no machine words: no route, no field name, no ISO timestamp, no
+None/null, no template placeholder, and emails no machine time even in markup. Every email
+template is rendered in every variant that changes its words (with and without names, each
+report reason, each stage and outcome, on-chain or not, a deadline the owner chose or the
+default, with and without a web client), and the plan's own sentences are read through the API
+along a whole journey (readiness problems and warnings, `verificationNotice`, the timeline's
+summaries). docs/pages.md, "Words for people"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from models.mail import emails
+from models.mail.texts import guardian, heir, objections, owner
+from tests.helpers import sign_in
+from tests.lifecycle_helpers import activate_plan, approve, get_overview, report
+from tests.test_email_words import RING, delivery
+
+# What a machine wrote, and what it is.
+MACHINE = [
+    (re.compile(r"/api/"), "a route"),
+    (re.compile(r"\b(?:GET|POST|PATCH|PUT|DELETE) /"), "a route"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"), "an ISO timestamp"),
+    (re.compile(r"\b(?:None|null|undefined|NaN)\b"), "None/null"),
+    (re.compile(r"\{\{|\}\}|\{%|%\}|\{[A-Za-z_]+\}|%\(|%s\b"), "a template placeholder"),
+    (re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b"), "a camelCase field name"),
+    (re.compile(r"\b[a-z]+_[a-z_]+\b"), "a snake_case field name"),
+]
+URL = re.compile(r"https?://\S+")
+# Names people write that look like a machine's: a wallet app's own spelling.
+NAMES = {"xBull"}
+
+
+def machine_words(text: str) -> list[str]:
+    """Each machine word in `text` (links are the recipient's to follow and are left out)."""
+    words = URL.sub(" ", text)
+    found = [(what, m.group(0)) for pattern, what in MACHINE for m in pattern.finditer(words)]
+    return [f"{what}: {word!r}" for what, word in found if word not in NAMES]
+
+
+def assert_plain(text: str, where: str) -> None:
+    found = machine_words(text)
+    assert not found, f"{where}: {found}\n{text}"
+
+
+def test_the_scan_catches_each_kind_of_machine_word() -> None:
+    for sample in (
+        "Link one (POST /api/auth/link-wallet)",
+        "Due 2026-11-27T12:00:43.949Z",
+        "Hello None",
+        "Dear {name},",
+        "Hi {{ name }}",
+        "set checkInIntervalSeconds",
+        "the next_check_in_due_at",
+    ):
+        assert machine_words(sample), sample
+    assert not machine_words("Check in at https://legacy.example/check-in/abcDEF_12 by Friday 27 November.")
+
+
+ISO = "2026-11-27T12:00:43.949000+00:00"
+DATES = {
+    key: ISO
+    for key in (
+        "dueAt",
+        "verificationAt",
+        "releaseAt",
+        "askedAt",
+        "deadlineAt",
+        "startedAt",
+        "uploadedAt",
+        "at",
+    )
+}
+CHANGES = [
+    {"what": what, "at": ISO, "name": name}
+    for what, name in (
+        ("beneficiary_added", "Ada"),
+        ("beneficiary_removed", None),
+        ("beneficiary_email", "Ada"),
+        ("beneficiary_wallet", "Ada"),
+        ("guardian_added", "Gus"),
+        ("guardian_removed", "Gus"),
+        ("guardian_email", "Gus"),
+        ("guardian_wallet", "Gus"),
+        ("wallet_linked", "GABC"),
+        ("wallet_removed", "GABC"),
+        ("owner_email", None),
+        ("something_new", "Ada"),
+    )
+]
+BASE_CONTEXT: dict[str, Any] = {
+    **DATES,
+    "keyId": "k1",
+    "days": 3,
+    "graceDays": 30,
+    "silenceDays": 44,
+    "letters": 1,
+    "walletAddress": "GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H",
+    "walletEnd": "OX2H",
+    "itemType": "photo",
+    "sizeBytes": 2_500_000,
+    "accepted": 1,
+    "needed": 2,
+    "approved": 1,
+    "changes": CHANGES,
+    "onTimeout": "release",
+    "note": "I saw them yesterday",
+}
+# One axis at a time: each value that changes the words.
+CONTEXTS: list[dict[str, Any]] = [
+    {},
+    *({"stage": s} for s in ("resend", "ready", "final", "halfway", "14d", "3d", "1d", "grace")),
+    *({"outcome": o} for o in ("release", "wait", "complained", "bounced")),
+    *({"reason": r} for r in ("guardian_report", "beneficiary_request", "inactivity")),
+    {"onchain": True},
+    {"deadlineChosen": False},
+    {"deadlineChosen": False, "outcome": "release"},
+    {"deadlineChosen": False, "outcome": "wait"},
+    {"objected": True, "outcome": "wait"},
+    {"approvalWithdrawn": True},
+    {"deadlineAt": None, "onTimeout": "wait"},
+    {"onTimeout": "wait"},
+    {"letters": 3},
+    {"accepted": 3, "needed": 2},
+    {"itemType": "voice", "sizeBytes": 10},
+]
+ROWS: list[dict[str, Any]] = [
+    {},
+    {
+        "owner_name": "Olive Owner",
+        "subject_name": "Ada",
+        "about_guardian_name": "Gus",
+        "recipient_name": "Sam",
+    },
+    {"subject_name": None, "about_guardian_name": None, "recipient_name": None},
+    *({"report_reason": r} for r in (None, "death", "incapacity", "unreachable")),
+    {"request_note": "Please check on them"},
+    {"check_in_link": True, "check_in_key_id": "k1"},
+]
+AUDIENCE = {
+    **dict.fromkeys(owner.TEMPLATES, "owner"),
+    **dict.fromkeys(guardian.TEMPLATES, "guardian"),
+    **dict.fromkeys(heir.TEMPLATES, "beneficiary"),
+    **dict.fromkeys(objections.TEMPLATES, "owner"),
+}
+
+
+def variants(kind: str) -> Iterator[tuple[str, dict[str, Any], str]]:
+    for context in CONTEXTS:
+        for row in ROWS:
+            for app_url in ("", "https://app.example"):
+                yield (
+                    f"{kind} {context} {row} app={app_url!r}",
+                    {"context": {**BASE_CONTEXT, **context}, **row},
+                    app_url,
+                )
+
+
+@pytest.mark.parametrize("kind", sorted(emails.TEMPLATES))
+def test_every_email_in_every_variant_speaks_plain_words(kind: str) -> None:
+    recipient = "guardian" if kind.endswith("_guardian") else AUDIENCE[kind]
+    for where, changes, app_url in variants(kind):
+        row = delivery(kind, recipient, **changes)
+        if recipient != "guardian":
+            row.update(guardian_id=None, guardian_page_version=None, guardian_page_key_id=None)
+        email = emails.render(d=row, ring=RING, base_url="https://legacy.example", app_url=app_url)
+        for part, text in (("subject", email.subject), ("text", email.text)):
+            assert_plain(text, f"{where} {part}")
+        assert "<time" not in email.html and "datetime=" not in email.html, where
+        assert_plain(re.sub(r"<[^>]+>", " ", email.html), f"{where} html")
+        if not app_url:  # no web client: no place to sign in is named, and no link but ours
+            assert all(u.startswith("https://legacy.example/") for u in URL.findall(email.text)), where
+
+
+async def test_the_plans_own_sentences_along_a_journey_speak_plain_words(
+    client, run_worker, settings
+) -> None:
+    """Readiness problems and warnings in Draft and Active, the verification notice while
+    guardians verify and once approved, and every timeline summary of the journey."""
+    owner_session = await sign_in(client)
+    resp = await client.patch("/api/users/me", json={"name": "Olive Owner"}, headers=owner_session.headers)
+    draft = await get_overview(client, owner_session)
+    said = [*draft["readiness"]["problems"], *draft["readiness"]["warnings"]]
+    setup = await activate_plan(client, owner_session, threshold=2, guardians=3)
+    active = await get_overview(client, owner_session)
+    said += active["readiness"]["warnings"]
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    pending = await get_overview(client, owner_session)
+    assert pending["verificationNotice"]
+    said.append(pending["verificationNotice"])
+    for guardian_ in setup.guardians[:2]:
+        assert (await approve(client, setup, guardian_)).status == 200
+    approved = await get_overview(client, owner_session)
+    assert approved["status"] == "Approved" and approved["verificationNotice"]
+    said.append(approved["verificationNotice"])
+    resp = await client.get("/api/activity?limit=200", headers=owner_session.headers)
+    assert resp.status == 200
+    summaries = [entry["summary"] for entry in await resp.json()]
+    assert len(summaries) > 5
+    said += summaries
+    assert said
+    for sentence in said:
+        assert_plain(sentence, "GET /api/legacy or /api/activity")
