@@ -8,8 +8,10 @@ summaries). docs/pages.md, "Words for people"."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ import pytest
 from models.mail import emails
 from models.mail.texts import guardian, heir, objections, owner
 from tests.helpers import sign_in
-from tests.lifecycle_helpers import activate_plan, approve, get_overview, report
+from tests.lifecycle_helpers import activate_plan, approve, get_overview, guardian_session, report
 from tests.test_email_words import RING, delivery
 
 # What a machine wrote, and what it is.
@@ -205,3 +207,37 @@ async def test_the_plans_own_sentences_along_a_journey_speak_plain_words(
     assert said
     for sentence in said:
         assert_plain(sentence, "GET /api/legacy or /api/activity")
+
+
+PAGE_TEMPLATES = sorted(
+    p
+    for p in (Path(__file__).parent.parent / "api" / "templates").glob("*.html")
+    if not p.name.startswith("dev_")
+)
+
+
+@pytest.mark.parametrize("template", PAGE_TEMPLATES, ids=lambda p: p.name)
+def test_every_pages_own_words_are_plain(template: Path) -> None:
+    """The words each page template writes itself (what it fills in is checked where it is
+    rendered: the journey above, tests/test_dev_mailbox.py); the development mailbox's pages
+    are for the engineer and name the outbox kind on purpose."""
+    text = template.read_text()
+    text = re.sub(r"\{#.*?#\}|\{%.*?%\}|\{\{.*?\}\}", " ", text, flags=re.S)
+    text = re.sub(r"<(script|style)\b.*?</\1>", " ", text, flags=re.S)
+    words = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    assert_plain(words, template.name)
+
+
+@pytest.mark.parametrize("reason", [None, "death", "incapacity", "unreachable"])
+async def test_the_notice_for_each_report_reason_is_plain(client, reason: str | None) -> None:
+    owner_session = await sign_in(client)
+    setup = await activate_plan(client, owner_session)
+    body = {"reason": reason} if reason else {}
+    session = await guardian_session(client, setup.guardians[0])
+    resp = await client.post(
+        f"/api/legacy/guardianships/{setup.plan_id}/report", json=body, headers=session.headers
+    )
+    assert resp.status == 200, await resp.text()
+    notice = (await get_overview(client, owner_session))["verificationNotice"]
+    assert notice and "Guardian 0" in notice
+    assert_plain(notice, f"verificationNotice ({reason})")
