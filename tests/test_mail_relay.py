@@ -288,3 +288,66 @@ def test_an_ipv6_client_is_its_slash_64():
     assert len(same) == 1
     assert client_digest(ring, ip="2001:db8:0:2::1") not in same
     assert client_digest(ring, ip="192.0.2.1") != client_digest(ring, ip="192.0.2.2")
+
+
+async def test_an_old_stop_link_does_nothing_once_the_heir_has_confirmed(
+    client, run_worker, email_provider, settings
+):
+    """A mail client's Unsubscribe on an old confirmation request must not drop an heir the plan
+    counts on: the page says nothing changed and why, and later emails to them go."""
+    owner = await named_owner(client)
+    heir = await create(
+        client, owner, "beneficiaries", name="Ada", email="ada@example.org", allocationPercentage=100
+    )
+    assert (
+        await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    ).status == 202
+    await run_worker(settings=email_provider.settings)
+    [confirmation] = email_provider.to("ada@example.org")
+    confirm = "/confirm-email/" + confirmation.body["text"].split("/confirm-email/", 1)[1].split()[0]
+    assert (await client.post(confirm)).status == 200
+
+    path = stop_link(confirmation)
+    page = await client.get(path)
+    text = await page.text()
+    assert page.status == 200 and "Nothing changed" in text and "<button" not in text
+    resp = await client.post(
+        path, data="List-Unsubscribe=One-Click", headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    text = await resp.text()
+    assert resp.status == 200 and "Nothing changed" in text and "ask the person who named you" in text
+    assert query(settings, "SELECT * FROM email_suppressions") == []
+    assert not [
+        r for r in query(settings, "SELECT kind FROM activity") if r["kind"].endswith("email_refused")
+    ]
+
+    assert (
+        await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    ).status == 202
+    await run_worker(settings=email_provider.settings)
+    assert len(email_provider.to("ada@example.org")) == 2
+    assert statuses(settings, "email_confirmation") == ["sent", "sent"]
+
+
+async def test_a_guardian_who_accepts_after_a_stop_gets_their_emails_again(
+    client, run_worker, email_provider, settings
+):
+    """The one-click may fire by mistake (a mail client, a scanner that POSTs): a guardian who
+    then accepts is part of the plan, and the suppression never stops their emails."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=2, threshold=1, accepting=1)
+    await run_worker(settings=email_provider.settings)
+    [invitation] = email_provider.to("guardian1@example.org")
+    assert (await client.post(stop_link(invitation))).status == 200
+    assert len(query(settings, "SELECT * FROM email_suppressions")) == 1
+    plan_id = (await get_overview(client, owner))["id"]
+    assert (await answer(client, setup.guardians[1], owner_plan_id=plan_id)).status == 200
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    await run_worker(settings=email_provider.settings)
+    later = email_provider.to("guardian1@example.org")[1:]
+    assert later and all("/stop-emails/" not in m.body["text"] for m in later)
+    assert not query(
+        settings,
+        "SELECT kind FROM outbox WHERE recipient_id = %s AND status = 'skipped'",
+        (setup.guardians[1].row["id"],),
+    )

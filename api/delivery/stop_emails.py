@@ -41,16 +41,25 @@ async def refuse_stop_miss(request: web.Request) -> NoReturn:
     summary='"I don\'t know this person": the page, one button, nothing done on GET',
     description="What the link at the foot of a guardian invitation or an address confirmation request "
     "opens (until the person has accepted or confirmed), and the URL of its `List-Unsubscribe` header "
-    "(RFC 8058). Opening it changes nothing. A link that opens nothing (malformed, unknown, an account "
-    "deleted since) is the 404 page (429 past RATE_LIMIT_CHECK_IN_MISSES_PER_IP misses a minute).",
+    "(RFC 8058). Opening it changes nothing. Once the person has accepted or confirmed, the page says "
+    "in words that the link no longer stops anything and why. A link that opens nothing (malformed, "
+    "unknown, an account deleted since) is the 404 page (429 past RATE_LIMIT_CHECK_IN_MISSES_PER_IP "
+    "misses a minute).",
     produces=["text/html"],
     responses={200: {"description": "The page"}},
 )
 async def stop_emails_page(request: web.Request) -> web.Response:
     ctx = context(request)
-    if not await suppressions.is_live(ctx.pool, ctx.ring, token=request.match_info["token"]):
+    state = await suppressions.state(ctx.pool, ctx.ring, token=request.match_info["token"])
+    if state is None:
         await refuse_stop_miss(request)
+    if state == "answered":
+        return _answered()
     return html.render("stop_emails.html", title="Do you know this person?", action=request.path)
+
+
+def _answered() -> web.Response:
+    return html.render("stop_emails_answered.html", title="Nothing changed: you are part of this plan")
 
 
 @routes.post(PAGE)
@@ -62,15 +71,21 @@ async def stop_emails_page(request: web.Request) -> web.Response:
     "`List-Unsubscribe` URL (body `List-Unsubscribe=One-Click`; any body is accepted and not read). "
     "Every later email from the owner's account to the address this email went to is skipped (checked "
     "when it is written and when it is sent), and the owner is told once, by email and in their "
-    "timeline, with no address and nothing of the person. Pressing it again changes nothing more. "
+    "timeline, with no address and nothing of the person. Pressing it again changes nothing more, nor "
+    "does it once the person has accepted or confirmed: they are part of the plan, a mail client's "
+    "Unsubscribe must not silently drop them, and the page says so (200). "
     "404/429 pages as the GET.",
     produces=["text/html"],
     responses={200: {"description": "The page"}},
 )
 async def stop_emails(request: web.Request) -> web.Response:
     ctx = context(request)
-    told = await suppressions.suppress(ctx.pool, ctx.ring, token=request.match_info["token"], now=ctx.now())
-    if told is None:
+    state, told = await suppressions.suppress(
+        ctx.pool, ctx.ring, token=request.match_info["token"], now=ctx.now()
+    )
+    if state is None:
         await refuse_stop_miss(request)
+    if state == "answered":
+        return _answered()
     await outbox.enqueue(ctx.redis, row_ids=told)
     return html.render("stop_emails_done.html", title="No more emails from them")

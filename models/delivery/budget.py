@@ -74,10 +74,23 @@ def suppressed(*, owner: str, bidx: str) -> str:
     return f"EXISTS (SELECT 1 FROM email_suppressions s WHERE s.user_id = {owner} AND s.email_bidx = {bidx})"
 
 
-# The recipient's address as it is now, for a row being written (%(to)s: its id).
-_RECIPIENT_BIDX = (
-    "COALESCE((SELECT email_bidx FROM guardians WHERE id = %(to)s),"
-    " (SELECT email_bidx FROM beneficiaries WHERE id = %(to)s))"
+def answered(*, guardian: str, heir: str) -> str:
+    """SQL: the person (the aliases of their `guardians` and `beneficiaries` rows, LEFT JOINed)
+    has accepted or confirmed their address. Such a person is part of the plan: a suppression
+    never stops their emails, and an old email's stop link no longer acts (an Unsubscribe that
+    silently dropped an heir would lose them their claim link)."""
+    return f"({guardian}.accepted_at IS NOT NULL OR {heir}.email_confirmed_at IS NOT NULL)"
+
+
+# A row being written was refused by its recipient (%(to)s: its id; %(plan)s: its plan), at the
+# address they have now, unless they have answered since.
+_REFUSED = (
+    "SELECT "
+    + suppressed(
+        owner="(SELECT user_id FROM plans WHERE id = %(plan)s)", bidx="COALESCE(g.email_bidx, b.email_bidx)"
+    )
+    + f" AND NOT {answered(guardian='g', heir='b')} AS refused"
+    " FROM (SELECT 1) one LEFT JOIN guardians g ON g.id = %(to)s LEFT JOIN beneficiaries b ON b.id = %(to)s"
 )
 
 
@@ -111,11 +124,7 @@ async def admit(
         return UNCOUNTED
     if budget is None or plan_id is None:
         raise ValueError(f"a {kind} email needs its plan and the request's budget")
-    owner = "(SELECT user_id FROM plans WHERE id = %(plan)s)"
-    await cur.execute(
-        f"SELECT {suppressed(owner=owner, bidx=_RECIPIENT_BIDX)} AS refused",
-        {"plan": plan_id, "to": recipient_id},
-    )
+    await cur.execute(_REFUSED, {"plan": plan_id, "to": recipient_id})
     if (await cur.fetchone())["refused"]:
         return {**UNCOUNTED, "status": "skipped", "reason": REFUSED}
     await _lock(cur, f"plan:{plan_id}", wait=True)

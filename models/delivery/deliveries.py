@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 from core.db import Pool, autocommit
 from core.files.crypto import KeyRing
 from models import sealed_text
-from models.delivery.budget import suppressed
+from models.delivery.budget import answered, suppressed
 
 
 class Delivery(TypedDict):
@@ -44,7 +44,8 @@ class Delivery(TypedDict):
     request_note: str | None  # an heir's note with their request to verify (context requestId)
     # Why a guardian reported, if one said (plans.REPORT_REASONS): the words follow it.
     report_reason: str | None
-    # The recipient told this account "I don't know this person" (models.delivery.suppressions).
+    # The recipient told this account "I don't know this person" (models.delivery.suppressions)
+    # and has not accepted or confirmed since (then nothing stops their emails).
     suppressed: bool
     # The guardian accepted, or the heir confirmed their address: their emails carry no
     # "I don't know this person" link (a mail client's Unsubscribe must not drop them).
@@ -65,8 +66,9 @@ SELECT = (
     + " u.id AS u_id,"
     f" {sealed_text.select_list(table='users', alias='u', columns=('name',), prefix='owner_')},"
     " u.wallet_address AS owner_wallet, p.report_reason, b.id AS beneficiary_id, b.claim_token_sealed,"
-    f" {suppressed(owner='p.user_id', bidx='COALESCE(g.email_bidx, b.email_bidx)')} AS suppressed,"
-    " (g.accepted_at IS NOT NULL OR b.email_confirmed_at IS NOT NULL) AS answered,"
+    f" {suppressed(owner='p.user_id', bidx='COALESCE(g.email_bidx, b.email_bidx)')}"
+    f" AND NOT {answered(guardian='g', heir='b')} AS suppressed,"
+    f" {answered(guardian='g', heir='b')} AS answered,"
     " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
     " g.page_version AS guardian_page_version, g.page_key_id AS guardian_page_key_id,"
     " ag.id AS ag_id,"

@@ -23,14 +23,14 @@ import hmac
 import re
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
 from models import activity
 from models.common import live_account
 from models.delivery import outbox
-from models.delivery.budget import BUDGETED
+from models.delivery.budget import BUDGETED, answered
 
 PURPOSE = "unknown-sender"
 TOKEN_RE = re.compile(r"[0-9a-f]{64}")
@@ -73,14 +73,25 @@ def _outbox_id(ring: KeyRing, token: str) -> str | None:
     return None
 
 
+_PERSON = (
+    " LEFT JOIN guardians g ON o.recipient_type = 'guardian' AND g.id = o.recipient_id"
+    " LEFT JOIN beneficiaries b ON o.recipient_type = 'beneficiary' AND b.id = o.recipient_id"
+)
+
 # The email a live link came in: one the link is offered in, sent (so its address is known),
-# of an account that still exists.
+# of an account that still exists; with whether its person has answered since.
 _EMAIL = (
     "SELECT o.id::text AS id, o.recipient_type, o.recipient_id::text AS recipient_id, o.plan_id::text"
-    " AS plan_id, p.user_id::text AS user_id, o.sent_to_bidx FROM outbox o JOIN plans p ON p.id = o.plan_id"
-    " JOIN users u ON u.id = p.user_id WHERE o.id = %s AND o.kind = ANY(%s) AND o.sent_to_bidx IS NOT NULL"
+    f" AS plan_id, p.user_id::text AS user_id, o.sent_to_bidx, {answered(guardian='g', heir='b')} AS answered"
+    " FROM outbox o JOIN plans p ON p.id = o.plan_id JOIN users u ON u.id = p.user_id"
+    + _PERSON
+    + " WHERE o.id = %s AND o.kind = ANY(%s) AND o.sent_to_bidx IS NOT NULL"
     f" AND {live_account(alias='u')}"
 )
+
+# What a link does: nothing (None: it opens the 404 page), stop the emails ("open"), or nothing
+# because the person accepted or confirmed since ("answered": the page says so in words).
+State = Literal["open", "answered"]
 
 
 async def _email(cur: Cursor, ring: KeyRing, token: str) -> dict[str, Any] | None:
@@ -92,28 +103,35 @@ async def _email(cur: Cursor, ring: KeyRing, token: str) -> dict[str, Any] | Non
     return None if row is None else dict(row)
 
 
-async def is_live(pool: Pool, ring: KeyRing, *, token: str) -> bool:
-    """Whether the link opens its page: a read (a GET changes nothing)."""
+def _state(email: dict[str, Any] | None) -> State | None:
+    return None if email is None else "answered" if email["answered"] else "open"
+
+
+async def state(pool: Pool, ring: KeyRing, *, token: str) -> State | None:
+    """What the link's page offers: a read (a GET changes nothing)."""
     async with autocommit(pool) as cur:
-        return await _email(cur, ring, token) is not None
+        return _state(await _email(cur, ring, token))
 
 
-async def suppress(pool: Pool, ring: KeyRing, *, token: str, now: datetime) -> list[str] | None:
+async def suppress(pool: Pool, ring: KeyRing, *, token: str, now: datetime) -> tuple[State | None, list[str]]:
     """The person does not know this account's owner: no email from the account reaches that
     address again (checked when a row is written and when it is sent), and the owner is told
-    once (an email and a timeline entry). The outbox ids to enqueue after COMMIT; None for a
-    link that opens nothing. Using the link again changes nothing more."""
+    once (an email and a timeline entry). The link's state and the outbox ids to enqueue after
+    COMMIT. Using the link again changes nothing more; nor does a link whose person has accepted
+    or confirmed since: an old email's Unsubscribe must not silently drop someone the plan
+    counts on (the owner can remove them)."""
     async with transaction(pool) as cur:
         email = await _email(cur, ring, token)
-        if email is None:
-            return None
+        link = _state(email)
+        if email is None or link != "open":
+            return link, []
         await cur.execute(
             "INSERT INTO email_suppressions (user_id, email_bidx, outbox_id, created_at)"
             " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING user_id",
             (email["user_id"], email["sent_to_bidx"], email["id"], now),
         )
         if await cur.fetchone() is None:
-            return []
+            return link, []
         person = "guardian" if email["recipient_type"] == "guardian" else "beneficiary"
         await activity.record(
             cur,
@@ -131,4 +149,4 @@ async def suppress(pool: Pool, ring: KeyRing, *, token: str, now: datetime) -> l
             now=now,
             context={f"{person}Id": email["recipient_id"]},
         )
-    return [told]
+    return link, [told]
