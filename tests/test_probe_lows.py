@@ -200,5 +200,7 @@ async def test_a_guardian_who_has_not_accepted_sees_only_the_plans_state_on_thei
             "Heir",
         ):
             assert hidden not in text, (guardian.row["email"], hidden)
-        # Its one answer asked now: accept (a guardian may take the role on during a verification).
-        assert 'value="accept"' in text and 'value="approve"' not in text
+        # Nothing asked now: a guardian who had not accepted when the round began does not take the
+        # role on in it (whoever reads their mailbox could then approve or object).
+        assert 'value="accept"' not in text and 'value="approve"' not in text
+        assert "you can accept once it ends" in text

@@ -261,10 +261,11 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
     if plan is None or status is None:
         return []
     if page["invitation"] != "accepted":
-        if status == RELEASED:
+        if status == RELEASED or status in FROZEN:
+            # Nobody takes the role on or steps down in the middle of a verification
+            # (invitation.answer): the page says they can accept once it ends.
             return []
-        # A guardian does not step down in the middle of a verification (invitation.answer).
-        return ["accept"] if status in FROZEN else ["accept", "decline"]
+        return ["accept", "decline"]
     asks: list[Action] = []
     asked = page["reconfirm_asked_at"] is not None or page["unresponsive_since"] is not None
     if asked and status in (ACTIVE, PENDING, APPROVED):

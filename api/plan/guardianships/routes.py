@@ -88,8 +88,9 @@ async def _answer(request: web.Request, *, accept: bool) -> web.Response:
     summary="Accept to guard this plan",
     description="From the session of the wallet the owner recorded for you. From then on you count "
     "toward the approvals the plan needs, are told when it needs you, and may report and approve. "
-    "Accepting again changes nothing; accepting after declining takes the refusal back. 409 once the "
-    "plan is released; 404 for a plan you are not a guardian of.",
+    "Accepting again changes nothing; accepting after declining takes the refusal back. 409 while the "
+    "plan is being verified or approved (a guardian who had not accepted when the round began does not "
+    "answer in it: accept once it ends) and once it is released; 404 for a plan you are not a guardian of.",
     responses=error_responses(401, 404, 409),
 )
 @response_schema(AnswerSchema, 200)

@@ -20,6 +20,10 @@ from models.plan.guardianships.membership import FIRST_ROW, GUARDIAN_OF, members
 from models.plans import ACTIVE, APPROVED, FROZEN, PENDING, RELEASED, get_by_id
 
 InvitationState = Literal["pending", "accepted", "declined"]
+NOT_DURING_A_ROUND = (
+    "Guardians are verifying this plan right now, and you had not accepted when it began: you can "
+    "accept once the verification ends. The guardians who accepted and the deadline carry it."
+)
 
 
 class Guardianship(TypedDict):
@@ -180,7 +184,8 @@ async def answer(
     """Accept or decline the invitation to guard this plan (every guardian row of the plan whose
     wallet is the caller's). Answering again the same way changes nothing. A decline is told
     to the owner; it is refused while guardians verify (409: a guardian does not step down in
-    the middle of a verification) and accepting is refused once the plan is released. With
+    the middle of a verification). Accepting is refused while guardians verify (409: only those
+    who had accepted when the round began answer in it) and once the plan is released. With
     `guardian_id` (a guardian's page), that one row answers."""
     plan_id = parse_id(raw=raw_plan_id, what="Plan")
     async with transaction(pool) as cur:
@@ -210,6 +215,10 @@ async def answer(
         rows = await cur.fetchall()
         answered = "accepted_at" if accept else "declined_at"
         changing = [r for r in rows if r[answered] is None]
+        if accept and changing and plan["status"] in FROZEN:
+            # Whoever reads a guardian's mailbox could otherwise take the role on mid-round and
+            # approve or object in it: a round is carried by those who had accepted when it began.
+            raise Conflict(NOT_DURING_A_ROUND)
         row_ids: list[str] = []
         for row in changing:
             await guardians.record_answer(

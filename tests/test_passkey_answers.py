@@ -1,0 +1,83 @@
+"""A passkey guardian's answers through the real app, with a passkey device in Python
+(tests/soft_passkey.py): who may answer in a verification round, the signature counter, a
+report's note bound to its challenge, an approval bound to the attestation it was asked over,
+and nothing kept for a refused accept. docs/security.md, "Guardians with a passkey"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.helpers import sign_in
+from tests.lifecycle_helpers import PlanSetup, activate_plan, answer, get_overview, report
+from tests.plan_helpers import query
+from tests.soft_passkey import SoftPasskey, ceremony_of
+from tests.test_guardian_page import page_link
+
+ORIGIN = "https://legacy.example.test"
+
+
+async def _setup(client: Any, run_worker: Any, email_provider: Any) -> tuple[PlanSetup, str]:
+    """An Active plan: two wallet guardians who accepted, a third who has not, and a guardian
+    by name and email (no wallet, no passkey yet); the last one's page path."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=3, accepting=2, threshold=2)
+    resp = await client.post(
+        "/api/guardians", json={"name": "Sister", "email": "sister@example.org"}, headers=owner.headers
+    )
+    assert resp.status == 201, await resp.text()
+    await run_worker(settings=email_provider.settings)
+    return setup, page_link(email_provider, "sister@example.org")
+
+
+async def _ask(client: Any, path: str, **fields: str) -> tuple[int, str]:
+    resp = await client.post(f"{path}/ask", data=fields, allow_redirects=False)
+    return resp.status, await resp.text()
+
+
+async def _post(client: Any, action: str, **fields: str) -> tuple[int, str]:
+    resp = await client.post(action, data=fields, allow_redirects=False)
+    return resp.status, await resp.text()
+
+
+async def _accept(client: Any, path: str) -> SoftPasskey:
+    """The guardian accepts from their page by creating a passkey."""
+    device = SoftPasskey(ORIGIN)
+    status, page = await _ask(client, path, action="accept")
+    assert status == 200, page
+    action, options = ceremony_of(page)
+    assert await _post(client, action, credential=device.create(options)) == (303, "")
+    return device
+
+
+def _passkeys(settings: Any) -> int:
+    return int(query(settings, "SELECT count(*) AS n FROM guardian_passkeys")[0]["n"])
+
+
+async def test_a_guardian_who_had_not_accepted_when_the_round_began_cannot_take_it_on_in_it(
+    client, run_worker, email_provider, settings
+):
+    setup, sister = await _setup(client, run_worker, email_provider)
+    waiting = setup.guardians[2]
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    assert (await get_overview(client, setup.owner))["status"] == "PendingVerification"
+    # The passkey guardian: no accept on the page, one sentence why, and no first passkey from the link.
+    text = await (await client.get(sister)).text()
+    assert 'value="accept"' not in text and 'value="decline"' not in text
+    assert "You had not accepted when this verification began, so you can accept once it ends" in text
+    status, body = await _ask(client, sister, action="accept")
+    assert status == 409 and "not asked of you now" in body
+    assert _passkeys(settings) == 0
+    # The wallet guardian who had not accepted: the same rule, on the page and on the JSON route.
+    await run_worker(settings=email_provider.settings)
+    text = await (await client.get(page_link(email_provider, "guardian2@example.org"))).text()
+    assert 'value="accept"' not in text and "you can accept once it ends" in text
+    resp = await answer(client, waiting, owner_plan_id=setup.plan_id)
+    assert resp.status == 409 and "you had not accepted when it began" in (await resp.json())["message"]
+    rows = query(settings, "SELECT count(*) AS n FROM guardians WHERE accepted_at IS NOT NULL")
+    assert rows[0]["n"] == 2
+    # Once the round ends (the owner checks in), accepting works again.
+    resp = await client.post("/api/legacy/check-in", headers=setup.owner.headers)
+    assert resp.status == 200, await resp.text()
+    assert (await answer(client, waiting, owner_plan_id=setup.plan_id)).status == 200
+    await _accept(client, sister)
+    assert _passkeys(settings) == 1
