@@ -59,7 +59,7 @@ COLUMNS = (
     " released_at, created_at, updated_at, verification_timeout_seconds, on_verification_timeout,"
     " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at, round_threshold,"
     " deadline_stage_done, deadline_warned_at, deadline_warning_seconds, allow_beneficiary_requests,"
-    " report_reason, objections, deadline_chosen_at"
+    " report_reason, objections, deadline_chosen_at, notify_beneficiaries_on_activation"
 )
 # Why a guardian reported (optional): emails and the heir's page choose their words by it.
 REPORT_REASONS = ("death", "incapacity", "unreachable", "other")
@@ -71,6 +71,7 @@ SETTINGS_COLUMNS = (
     "verification_timeout_seconds",
     "on_verification_timeout",
     "allow_beneficiary_requests",
+    "notify_beneficiaries_on_activation",
 )
 
 
@@ -111,6 +112,7 @@ class Plan(TypedDict):
     report_reason: str | None
     objections: int  # guardians objecting in this round: while any does, the deadline cannot release
     deadline_chosen_at: datetime | None  # the owner set the deadline or its outcome (None: the default)
+    notify_beneficiaries_on_activation: bool  # each heir gets their link early, once, while Active
 
 
 def _plan(row: Mapping[str, Any]) -> Plan:

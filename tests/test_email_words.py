@@ -15,7 +15,7 @@ from core.mailer import Email
 from models.claim_tokens import new_claim_token, seal_claim_token
 from models.delivery.deliveries import Delivery
 from models.mail import emails
-from models.mail.texts import guardian, heir
+from models.mail.texts import guardian, heir, heir_news
 
 WALLET = "GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H"
 RING = KeyRing.parse(KeyRing.generate_entry("k1"))
@@ -51,7 +51,11 @@ def delivery(kind: str, recipient_type: str, **changes: Any) -> Delivery:
     return row  # type: ignore[return-value]
 
 
-KINDS = [(k, "guardian") for k in guardian.TEMPLATES] + [(k, "beneficiary") for k in heir.TEMPLATES]
+KINDS = (
+    [(k, "guardian") for k in guardian.TEMPLATES]
+    + [(k, "beneficiary") for k in heir.TEMPLATES]
+    + [(k, "beneficiary") for k in heir_news.TEMPLATES]
+)
 # A lower-case letter after the start of the text or of a sentence (not inside a link).
 LOWER_START = re.compile(r"(?:^|[.!?]\s+|\n)(the holder|the plan's owner)")
 

@@ -35,6 +35,7 @@ async def test_a_new_plan_is_a_draft_that_says_what_blocks_activation(client):
         "verificationTimeoutSeconds": 30 * DAY,  # #24: no release waits for ever
         "onVerificationTimeout": "release",
         "allowBeneficiaryRequests": True,
+        "notifyBeneficiariesOnActivation": False,
     }
     assert body["readiness"]["ready"] is False
     assert len(body["readiness"]["problems"]) == 4  # beneficiaries, guardians, name (#25), email

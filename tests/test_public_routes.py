@@ -58,6 +58,7 @@ EXPECTED_PUBLIC = {
     # The heir finishes from the page: names a wallet; wallets post signed requests back (SEP-7).
     ("POST", "/claim/{token}/wallet"),
     ("POST", "/claim/{token}/sign"),
+    ("POST", "/claim/{token}/request"),
     # An heir who lost their link asks for it by address (the twin of POST /api/claim/resend).
     ("GET", "/claim"),
     ("HEAD", "/claim"),

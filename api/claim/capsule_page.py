@@ -19,6 +19,7 @@ from api.claim.gate import claim_gate
 from api.keys import context
 from api.sep import wallet_request
 from core.stellar import sep7
+from models import plans
 from models.account import users
 from models.claim import capsules, shares
 from models.flows import finishing
@@ -105,7 +106,15 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
         )
     contents = shown["contents"]
     if contents is None:
-        return html.render("capsule_locked.html", title="Nothing here yet")
+        # On an Active plan whose owner takes requests, the heir may ask the guardians to check.
+        can_ask = capsule["plan_status"] == plans.ACTIVE and capsule["requests_allowed"]
+        return html.render(
+            "capsule_locked.html",
+            title="Nothing here yet",
+            owner=owner_words(capsule),
+            ask_action=f"{path}/request" if can_ask else None,
+            checking=capsule["plan_status"] in plans.FROZEN,
+        )
     owner = owner_words(capsule)
     sections = [
         (anchor, label)

@@ -1,16 +1,21 @@
-"""`POST /api/claim/:token/request`: an heir asks the guardians to verify (#24 section 4).
-Behind the claim gate (an unknown token is its 404); models.flows.heir_requests decides."""
+"""An heir asks the guardians to verify: `POST /api/claim/:token/request` (JSON) and its page
+twin `POST /claim/<token>/request` (the locked page's form). Behind the claim gate (an unknown
+token is its 404); models.flows.heir_requests decides, for both. docs/pages.md."""
 
 from __future__ import annotations
 
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 
+from api import html
+from api.claim import capsule_page
 from api.claim.gate import claim_gate
 from api.claim.schemas import HeirRequestedSchema, HeirRequestSchema, heir_requested_schema
 from api.common import json_response
 from api.keys import context
 from api.schemas import error_responses
+from core.errors import BadRequest
+from core.text.cleaning import clean_block
 from models.claim import capsules
 from models.flows import heir_requests
 
@@ -45,3 +50,43 @@ async def request_verification(request: web.Request, capsule: capsules.Capsule) 
         now=ctx.now(),
     )
     return json_response(heir_requested_schema.dump({"status": "requested"}), status=202)
+
+
+NOTE_LIMIT = 1000
+
+
+@routes.post("/claim/{token}/request")
+@docs(
+    tags=["pages"],
+    summary="Ask the guardians to check (the locked page's form)",
+    description="Form-encoded, one optional field `note` (up to 1,000 characters; any other field is "
+    "ignored). Exactly `POST /api/claim/{token}/request`: the same model call and rules. 200: a page "
+    "saying what happens next (the owner can check in at any time; the deadline and what it does; the "
+    "heir is emailed a receipt now and the outcome later). Its refusals are pages in words: 409 (the "
+    "plan is not `Active`, a verification already runs, or the owner turned requests off) and 429 "
+    "(the owner checked in a short while ago: when, and from when a request is possible).",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}, **error_responses(400, 409, 429)},
+)
+@claim_gate
+async def request_page(request: web.Request, capsule: capsules.Capsule) -> web.Response:
+    ctx = context(request)
+    form = await html.read_form(request)
+    note = clean_block(form.get("note") or "").strip()
+    if len(note) > NOTE_LIMIT:
+        raise BadRequest(
+            f"Your note is {len(note)} characters long; it can be at most {NOTE_LIMIT}. Go back, shorten it, "
+            "and send it again."
+        )
+    asked = await heir_requests.request(
+        ctx.pool, ctx.redis, ctx.settings, capsule=capsule, note=note or None, now=ctx.now()
+    )
+    deadline = asked["deadline_at"]
+    return html.render(
+        "capsule_asked.html",
+        title="We have your request",
+        owner=capsule_page.owner_words(capsule),
+        deadline=None if deadline is None else html.spelled(deadline),
+        releases=asked["releases"],
+        back=f"/claim/{request.match_info['token']}",
+    )

@@ -7,7 +7,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp_apigami import docs, response_schema
 
-from api.common import Doc, Owned, json_response
+from api.common import Doc, Owned, email_budget, json_response
 from api.contents.schemas import (
     CLAIM_LINK_NOTE,
     BeneficiaryCreateSchema,
@@ -58,7 +58,15 @@ class Beneficiaries(Owned):
     async def create(
         self, ctx: Context, request: web.Request, *, user_id: str, data: dict[str, Any]
     ) -> Beneficiary:
-        return await beneficiaries.create(ctx.pool, ctx.ring, user_id=user_id, data=data, now=ctx.now())
+        return await beneficiaries.create(
+            ctx.pool,
+            ctx.ring,
+            ctx.redis,
+            user_id=user_id,
+            data=data,
+            now=ctx.now(),
+            budget=email_budget(request),
+        )
 
     async def get(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> Beneficiary:
         return await beneficiaries.get(ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp_apigami import docs, request_schema, response_schema
 
-from api.common import json_response
+from api.common import email_budget, json_response
 from api.keys import USER_ID, context
 from api.plan.schemas import (
     STATES_NOTE,
@@ -68,8 +68,10 @@ async def patch_legacy(request: web.Request) -> web.Response:
     ctx = context(request)
     await plan_settings.update_settings(
         ctx.pool,
+        ctx.redis,
         ctx.settings,
         user_id=request[USER_ID],
+        budget=email_budget(request),
         changes=request["data"],
         now=ctx.now(),
     )
@@ -93,8 +95,10 @@ async def activate(request: web.Request) -> web.Response:
     await lifecycle.activate(
         ctx.pool,
         ctx.ring,
+        ctx.redis,
         user_id=request[USER_ID],
         now=ctx.now(),
+        budget=email_budget(request),
         contract=bool(ctx.settings.service_contract_id),
     )
     return await _overview(request)

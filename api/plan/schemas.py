@@ -99,6 +99,21 @@ class SettingsSchema(BaseSchema):
             "guardian's report does: you are emailed and can stop it by checking in."
         },
     )
+    notifyBeneficiariesOnActivation = fields.Boolean(
+        required=True,
+        truthy={True},
+        falsy={False},
+        attribute="notify_beneficiaries_on_activation",
+        metadata={
+            "description": "Whether each heir is emailed their link once, in neutral words, while the plan "
+            "is `Active` (default false): that the plan exists, that the page opens nothing until the "
+            "release, and (with `allowBeneficiaryRequests`) that from it they may ask your guardians to "
+            "check. Sent at activation, when an heir is added to an `Active` plan, and when this is turned "
+            "on in `Active`; never twice to the same heir. These emails count in the day's email budget "
+            '(EMAIL_TO_NAMED_PEOPLE_PER_DAY) and carry the "I don\'t know this person" link, as '
+            "invitations do."
+        },
+    )
 
 
 class SettingsPatchSchema(PatchSchema, SettingsSchema):

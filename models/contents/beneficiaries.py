@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import Any, TypedDict
 
 import psycopg2.errors
+from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, autocommit, transaction, unless_duplicate
 from core.errors import Conflict, NotFound, validation_error
@@ -35,8 +36,9 @@ from models.claim_tokens import (
     seal_claim_token,
 )
 from models.common import OwnedRows, as_record, changed_values, lock_owner, parse_id, update_row, wire_names
-from models.contents import messages
-from models.delivery import owner_notices
+from models.contents import early_links, messages
+from models.delivery import outbox, owner_notices
+from models.delivery.budget import Budget
 
 ALLOCATION_LOCK = "allocations"
 MAX_TOTAL = Decimal(100)
@@ -182,8 +184,16 @@ get = ROWS.get
 
 
 async def create(
-    pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any], now: datetime
+    pool: Pool,
+    ring: KeyRing,
+    redis: ArqRedis,
+    *,
+    user_id: str,
+    data: dict[str, Any],
+    now: datetime,
+    budget: Budget,
 ) -> Beneficiary:
+    """A new heir; on an Active plan whose owner chose so, they are emailed their link now."""
     beneficiary_id = str(uuid.uuid4())
     token = new_claim_token()
     texts = sealed_text.sealed_values(
@@ -229,6 +239,15 @@ async def create(
         await owner_notices.tell_owner(
             cur, ring, user_id=user_id, change="beneficiary_added", name=data["name"], now=now
         )
+        plan = await plans.get(cur, user_id=user_id)
+        told = (
+            []
+            if plan is None
+            else await early_links.send_in(
+                cur, plan=plan, now=now, budget=budget, beneficiary_id=beneficiary_id
+            )
+        )
+    await outbox.enqueue(redis, row_ids=told)
     return _with_token(ring, row)
 
 

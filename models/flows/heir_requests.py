@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import uuid
 from datetime import datetime, timedelta
+from typing import TypedDict
 
 from arq.connections import ArqRedis
 
@@ -18,19 +19,30 @@ from core.db import Pool, transaction
 from core.errors import Conflict, TooManyRequests
 from core.settings import Settings
 from models import plans, sealed_text
+from models.account import users
 from models.claim.capsules import Capsule
 from models.delivery import outbox
 from models.delivery.announce import Entry, announce
 from models.flows import release_path
+from models.flows.scheduler import release_possible
+from models.plan import heir_answers
 from models.plans import ACTIVE, FROZEN, get_by_id
+
+
+class Asked(TypedDict):
+    """What the heir is told happens next: the round's deadline and whether it releases."""
+
+    deadline_at: datetime | None
+    releases: bool
 
 
 async def request(
     pool: Pool, redis: ArqRedis, settings: Settings, *, capsule: Capsule, note: str | None, now: datetime
-) -> None:
+) -> Asked:
     """Start a verification at the heir's request: only on an Active plan whose owner allows it
     (409 otherwise, in plain words), not within PLAN_REPORT_COOLDOWN_SECONDS of the owner's last
-    veto (429). The note is sealed with the request row, never on the timeline."""
+    veto (429). The note is sealed with the request row, never on the timeline; the heir is
+    emailed a receipt, and later the outcome (models.plan.heir_answers)."""
     ring = settings.key_ring
     request_id = str(uuid.uuid4())
     sealed = sealed_text.sealed_values(ring, table="heir_requests", row_id=request_id, values={"note": note})
@@ -69,8 +81,9 @@ async def request(
         if vetoed is not None:
             until = vetoed + timedelta(seconds=settings.plan_report_cooldown_seconds)
             if now < until:
+                owner = users.known_as(name=capsule["owner_name"], wallet=capsule["owner_wallet"])
                 raise TooManyRequests(
-                    f"The owner checked in on {spelled(vetoed)} and said they are well. A new request is "
+                    f"{owner} checked in on {spelled(vetoed)} and said they are well. A new request is "
                     f"possible from {spelled(until)}.",
                     math.ceil((until - now).total_seconds()),
                 )
@@ -85,18 +98,18 @@ async def request(
             warning_seconds=settings.plan_deadline_warning_seconds,
             about={"beneficiaryId": capsule["beneficiary_id"], "requestId": request_id},
         )
-        await cur.execute(
-            "INSERT INTO heir_requests (id, plan_id, round, beneficiary_id, note_sealed, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s)",
-            (
-                request_id,
-                plan["id"],
-                plan["verification_round"] + 1,
-                capsule["beneficiary_id"],
-                sealed["note_sealed"],
-                now,
+        row_ids = [
+            *(row_ids or []),
+            *await heir_answers.record_in(
+                cur,
+                request_id=request_id,
+                plan_id=plan["id"],
+                round_=plan["verification_round"] + 1,
+                beneficiary_id=capsule["beneficiary_id"],
+                note_sealed=sealed["note_sealed"],
+                now=now,
             ),
-        )
+        ]
         await announce(
             cur,
             plan_id=plan["id"],
@@ -108,4 +121,9 @@ async def request(
                 {"actor": "beneficiary", "beneficiaryId": capsule["beneficiary_id"], "withNote": bool(note)},
             ),
         )
-    await outbox.enqueue(redis, row_ids=row_ids or [])
+        started = await get_by_id(cur, plan_id=plan["id"]) or plan
+    await outbox.enqueue(redis, row_ids=row_ids)
+    return {
+        "deadline_at": plans.verification_deadline(plan=started),
+        "releases": release_possible(plan=started, contract_configured=bool(settings.service_contract_id)),
+    }

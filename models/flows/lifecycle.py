@@ -20,10 +20,12 @@ from core.errors import Conflict
 from core.files.crypto import KeyRing
 from models import activity, check_in_links, plans
 from models.common import lock_owner
+from models.contents import early_links
 from models.contents.beneficiaries import ALLOCATION_LOCK
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
-from models.plan import approvals
+from models.delivery.budget import Budget
+from models.plan import approvals, heir_answers
 from models.plan.plan_settings import facts, readiness
 from models.plans import ACTIVE, DRAFT, FROZEN, RELEASED, Plan, get_or_create, transition, update_schedule
 
@@ -37,8 +39,18 @@ def _fresh_cycle(plan: Plan, now: datetime) -> dict[str, Any]:
     }
 
 
-async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime, contract: bool = False) -> None:
-    """Draft → Active, if ready: 409 with the problems in `details` otherwise."""
+async def activate(
+    pool: Pool,
+    ring: KeyRing,
+    redis: ArqRedis,
+    *,
+    user_id: str,
+    now: datetime,
+    budget: Budget,
+    contract: bool = False,
+) -> None:
+    """Draft → Active, if ready: 409 with the problems in `details` otherwise. Heirs are emailed
+    their link now if the owner chose so (models.contents.early_links, under `budget`)."""
     async with transaction(pool) as cur:
         # Same order as the beneficiary routes (allocation lock, then the plan row): no deadlock,
         # and no allocation can change between this check and COMMIT.
@@ -52,7 +64,7 @@ async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime, co
                 "The plan is not ready to activate.",
                 details={"readiness": {"ready": False, "problems": problems}},
             )
-        await transition(
+        moved = await transition(
             cur,
             plan_id=plan["id"],
             from_statuses=(DRAFT,),
@@ -62,6 +74,7 @@ async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime, co
             reason="activated",
             values={"activated_at": now, **_fresh_cycle(plan, now)},
         )
+        told = [] if moved is None else await early_links.send_in(cur, plan=moved, now=now, budget=budget)
         await announce(
             cur,
             plan_id=plan["id"],
@@ -71,6 +84,7 @@ async def activate(pool: Pool, ring: KeyRing, *, user_id: str, now: datetime, co
                 "plan.activated", "Plan activated: check-ins are now expected", {"actor": "owner"}
             ),
         )
+    await outbox.enqueue(redis, row_ids=told)
 
 
 async def deactivate(pool: Pool, *, user_id: str, now: datetime) -> None:
@@ -157,6 +171,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
                 {"actor": "owner", "from": plan["status"], "via": via},
             ),
         )
+        row_ids += await heir_answers.tell_in(cur, plan_id=plan_id, outcome="well", now=now)
     else:
         await update_schedule(cur, plan_id=plan_id, values=_fresh_cycle(plan, now))
     await announce(

@@ -21,6 +21,7 @@ from core.files.crypto import KeyRing
 from models import plans
 from models.delivery import letters
 from models.delivery.announce import Email, Entry, announce
+from models.plan import heir_answers
 from models.plan.approvals import approved_on_chain
 from models.plans import ACTIVE, APPROVED, PENDING, RELEASED, Actor, Plan, transition, update_schedule
 
@@ -190,7 +191,8 @@ async def release_in(cur: Cursor, *, plan_id: str, now: datetime, actor: Actor) 
         return None
     # Letters that open later announce themselves then (models/delivery/letters.py).
     await letters.schedule(cur, plan_id=plan_id, owner_id=moved["user_id"], released_at=now)
-    return await announce(
+    told = await heir_answers.tell_in(cur, plan_id=plan_id, outcome="released", now=now)
+    return told + await announce(
         cur,
         plan_id=plan_id,
         owner_id=moved["user_id"],
@@ -294,7 +296,20 @@ async def verification_timeout_in(
             else "The verification deadline passed without enough guardian approvals: as every plan is set "
             "unless its owner chooses otherwise, it goes on waiting for your guardians or your check-in"
         )
-    return await announce(
+    told = (
+        []
+        if release
+        else await heir_answers.tell_in(
+            cur,
+            plan_id=plan["id"],
+            outcome="waiting",
+            now=now,
+            why="objected"
+            if context["objected"]
+            else ("owner_chose_wait" if plan["on_verification_timeout"] == "wait" else "onchain"),
+        )
+    )
+    return told + await announce(
         cur,
         plan_id=plan["id"],
         owner_id=plan["user_id"],

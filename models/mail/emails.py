@@ -21,7 +21,7 @@ from models.claim_tokens import open_claim_token
 from models.contents import email_confirmations
 from models.delivery import suppressions
 from models.delivery.deliveries import Delivery
-from models.mail.texts import guardian, heir, objections, owner
+from models.mail.texts import guardian, heir, heir_news, objections, owner
 from models.mail.texts.common import Template, sentence_case
 
 # Every outbox kind's template, from the three audiences' modules (models/mail/texts/).
@@ -29,8 +29,11 @@ TEMPLATES: dict[str, Template] = {
     **owner.TEMPLATES,
     **guardian.TEMPLATES,
     **heir.TEMPLATES,
+    **heir_news.TEMPLATES,
     **objections.TEMPLATES,
 }
+# The heirs' emails that carry their own link.
+CLAIM_LINK_KINDS = frozenset({"claim_link", "letter_opened", "early_heir_link", "heir_request_outcome"})
 # The emails that offer signing in at the web client too, when PUBLIC_APP_URL names one.
 SIGN_IN_KINDS = frozenset(
     {"guardian_invitation", "guardian_reconfirm", "account_changes", "owner_email_changed"}
@@ -99,7 +102,7 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     (PUBLIC_BASE_URL); only "sign in" points at `app_url` (PUBLIC_APP_URL), and only when one is
     configured: without it no email names a place to sign in (docs/pages.md)."""
     links: dict[str, str] = {}
-    if d["kind"] in ("claim_link", "letter_opened"):
+    if d["kind"] in CLAIM_LINK_KINDS:
         token = open_claim_token(
             ring, sealed=d["claim_token_sealed"] or "", beneficiary_id=d["beneficiary_id"] or ""
         )

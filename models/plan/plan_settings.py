@@ -10,14 +10,18 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
+from arq.connections import ArqRedis
+
 from core.db import Cursor, Pool, transaction
 from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
 from core.settings import Settings
 from models import plans, sealed_text
 from models.common import as_record, wire_names
-from models.delivery import history
+from models.contents import early_links
+from models.delivery import history, outbox
 from models.delivery.announce import Entry, announce
+from models.delivery.budget import Budget
 from models.plans import ACTIVE, DRAFT, SETTINGS_COLUMNS, Plan, get_or_create, threshold, update_schedule
 
 
@@ -271,6 +275,20 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
             "Your beneficiaries cannot ask for a verification: if your guardians stay silent, only your "
             "silence past the grace period starts one."
         )
+    requests = plan["allow_beneficiary_requests"] and known["beneficiaries"] > 0
+    if requests and plan["on_verification_timeout"] == "release" and plan["verification_timeout_seconds"]:
+        advice.append(
+            "A beneficiary's request can lead to a release if nobody answers: it starts a verification, "
+            "and unless you check in, or a guardian says it is a mistake, your plan is released when the "
+            "deadline passes. If that is not what you want, choose that the deadline holds the plan rather "
+            "than releasing it, or turn off requests from beneficiaries."
+        )
+    if plan["notify_beneficiaries_on_activation"]:
+        advice.append(
+            "As you chose, each beneficiary is emailed their link while your plan is active: it opens "
+            "nothing until the release"
+            + (", and from it they can ask your guardians to check." if requests else ".")
+        )
     if known["guardians_also_heirs"]:
         names = ", ".join(known["guardians_also_heirs"])
         advice.append(
@@ -347,9 +365,17 @@ def _check_settings(
 
 
 async def update_settings(
-    pool: Pool, settings: Settings, *, user_id: str, changes: dict[str, Any], now: datetime
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    user_id: str,
+    changes: dict[str, Any],
+    now: datetime,
+    budget: Budget,
 ) -> None:
-    """Settings change in Draft and Active only; in Active the current cycle's due time follows."""
+    """Settings change in Draft and Active only; in Active the current cycle's due time follows,
+    and heirs not told yet are emailed their link if telling them was just turned on."""
     async with transaction(pool) as cur:
         plan = await get_or_create(cur, user_id=user_id, lock=True, defaults=new_plan_defaults(settings))
         if plan["status"] not in (DRAFT, ACTIVE):
@@ -371,7 +397,12 @@ async def update_settings(
             values["check_in_due_at"] = plan["last_check_in_at"] + timedelta(
                 seconds=diff["check_in_interval_seconds"]
             )
-        await update_schedule(cur, plan_id=plan["id"], values=values)
+        plan = await update_schedule(cur, plan_id=plan["id"], values=values)
+        told = (
+            await early_links.send_in(cur, plan=plan, now=now, budget=budget)
+            if "notify_beneficiaries_on_activation" in diff
+            else []
+        )
         await announce(
             cur,
             plan_id=plan["id"],
@@ -383,3 +414,4 @@ async def update_settings(
                 {"fields": wire_names(columns=diff), "actor": "owner"},
             ),
         )
+    await outbox.enqueue(redis, row_ids=told)
