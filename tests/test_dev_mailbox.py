@@ -274,6 +274,9 @@ async def test_every_link_in_every_email_of_a_whole_journey_opens(
 
     short = {"checkInIntervalSeconds": 2 * DAY, "gracePeriodSeconds": DAY}
     setup = await activate_plan(client, owner, settings=short)
+    heir = setup.beneficiaries[0]
+    resp = await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    assert resp.status in (200, 202), await resp.text()
     await work_and_follow()
     clock.advance(days=1, seconds=1)  # a reminder
     await work_and_follow()
@@ -289,11 +292,15 @@ async def test_every_link_in_every_email_of_a_whole_journey_opens(
     await run_worker(settings=worker)
     await work_and_follow()
     assert (await get_overview(client, owner))["status"] == "Released"
+    resp = await client.post("/api/claim/resend", json={"email": heir["email"]})
+    assert resp.status == 202, await resp.text()
+    await work_and_follow()
 
     kinds = {k.kind for k in mailbox.newest(data_dir=settings.data_dir)}
     assert {"guardian_invitation", "check_in_reminder", "verification_started", "plan_approved"} <= kinds
     assert {"claim_link", "account_changes", "owner_email_changed", "verification_requested"} <= kinds
-    assert {"guardian", "check-in", "claim"} <= opened
+    assert {"email_confirmation", "plan_released_guardian"} <= kinds
+    assert {"guardian", "check-in", "claim", "confirm-email"} <= opened
 
 
 def visible_words(page: str) -> str:
