@@ -5,6 +5,7 @@ and nothing kept for a refused accept. docs/security.md, "Guardians with a passk
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from tests.helpers import sign_in
@@ -81,3 +82,32 @@ async def test_a_guardian_who_had_not_accepted_when_the_round_began_cannot_take_
     assert (await answer(client, waiting, owner_plan_id=setup.plan_id)).status == 200
     await _accept(client, sister)
     assert _passkeys(settings) == 1
+
+
+async def _answer_with(
+    client: Any, path: str, device: SoftPasskey, counter: int | None = None, **fields: str
+):
+    """Ask one answer on the page, then answer its passkey page with `device`."""
+    status, page = await _ask(client, path, **fields)
+    assert status == 200, page
+    action, options = ceremony_of(page)
+    return await _post(client, action, credential=device.get(options, counter=counter))
+
+
+async def test_a_counter_that_drops_to_zero_is_refused_as_a_copied_passkey(
+    client, run_worker, email_provider, settings, caplog
+):
+    _, sister = await _setup(client, run_worker, email_provider)
+    device = await _accept(client, sister)
+    # Proving with the passkey (to add another device) stores its counter: 5.
+    status, _ = await _answer_with(client, sister, device, counter=5, action="add_passkey")
+    assert status == 200
+    assert query(settings, "SELECT sign_count FROM guardian_passkeys")[0]["sign_count"] == 5
+    with caplog.at_level(logging.WARNING):
+        status, text = await _answer_with(client, sister, device, counter=0, action="report")
+    assert status == 401 and "counter went backwards" in text
+    assert any("possible cloned authenticator" in r.getMessage() for r in caplog.records)
+    assert query(settings, "SELECT sign_count FROM guardian_passkeys")[0]["sign_count"] == 5
+    assert query(settings, "SELECT count(*) AS n FROM plan_reports")[0]["n"] == 0
+    assert (await _answer_with(client, sister, device, counter=6, action="report")) == (303, "")
+    assert query(settings, "SELECT count(*) AS n FROM plan_reports")[0]["n"] == 1

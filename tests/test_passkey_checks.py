@@ -84,7 +84,7 @@ def test_a_recorded_assertion_passes_with_its_counter_and_nothing_else_does() ->
         passkey.check_assertion(settings=SETTINGS, request=request("assertion"), answer=answer, passkey=other)
 
 
-def test_a_counter_that_did_not_go_up_is_refused_and_logged_and_zero_always_passes(
+def test_a_counter_that_did_not_go_up_is_refused_and_logged_and_zero_after_zero_passes(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     key = registered()
@@ -101,8 +101,8 @@ def test_a_counter_that_did_not_go_up_is_refused_and_logged_and_zero_always_pass
         )
     assert refused.value.message == passkey.CLONED
     assert any("possible cloned authenticator" in r.getMessage() for r in caplog.records)
-    assert not passkey.counter_went_back(stored=5, sent=0)  # synced passkeys always send 0
-    assert not passkey.counter_went_back(stored=0, sent=0)
+    assert not passkey.counter_went_back(stored=0, sent=0)  # synced passkeys always send 0
+    assert passkey.counter_went_back(stored=5, sent=0)  # a counting passkey does not drop to 0
     assert passkey.counter_went_back(stored=5, sent=5) and passkey.counter_went_back(stored=5, sent=4)
     assert not passkey.counter_went_back(stored=5, sent=6)
 

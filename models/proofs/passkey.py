@@ -290,8 +290,8 @@ def check_assertion(
 ) -> int:
     """An assertion from `navigator.credentials.get`, verified once against this guardian's
     passkey and this request's challenge (origin, RP ID, user verified). Returns the new
-    counter. A counter that is not zero and did not go up is refused and logged as a possibly
-    copied passkey; synced passkeys always report 0, which passes."""
+    counter. A counter that did not go up (a drop to 0 included) is refused and logged as a
+    possibly copied passkey; synced passkeys always report 0 and keep 0, which passes."""
     rp_id, origin = relying_party(settings=settings)
     try:
         verified = verify_authentication_response(
@@ -318,9 +318,9 @@ def check_assertion(
 
 
 def counter_went_back(*, stored: int, sent: int) -> bool:
-    """A counter that is not zero and did not go up: a copied authenticator may be answering.
-    Zero always passes (synced passkeys never count)."""
-    return sent != 0 and sent <= stored
+    """A counter that did not go up (WebAuthn §7.2 step 21): a copied authenticator may be
+    answering. 0 after 0 passes (synced passkeys never count); 0 after a positive counter does not."""
+    return not ((sent == 0 and stored == 0) or sent > stored)
 
 
 def expires_in(*, request: PasskeyRequest, now: datetime) -> int:
