@@ -131,6 +131,8 @@ async def test_an_objection_withdrawn_before_the_deadline_leaves_it_as_it_was(
     await run_worker(settings=work)  # the halfway warning, now due
     stages = query(settings, "SELECT context->>'stage' AS stage FROM outbox WHERE kind = 'deadline_warning'")
     assert stages == [{"stage": "halfway"}]
+    [halfway] = mails(email_provider, "owner@example.org", "Your plan will be released unless")
+    assert "unless its owner chooses otherwise" in halfway["text"]  # the owner never chose it
     [told] = mails(email_provider, "owner@example.org", "A guardian says the verification")
     assert "They wrote" not in told["text"]  # no note given
     clock.advance(days=13)  # day 29: the final warning
