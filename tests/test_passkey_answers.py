@@ -111,3 +111,24 @@ async def test_a_counter_that_drops_to_zero_is_refused_as_a_copied_passkey(
     assert query(settings, "SELECT count(*) AS n FROM plan_reports")[0]["n"] == 0
     assert (await _answer_with(client, sister, device, counter=6, action="report")) == (303, "")
     assert query(settings, "SELECT count(*) AS n FROM plan_reports")[0]["n"] == 1
+
+
+async def test_an_approval_proves_the_attestation_it_was_asked_over_whatever_is_asked_since(
+    client, run_worker, email_provider, settings
+):
+    setup, sister = await _setup(client, run_worker, email_provider)
+    device = await _accept(client, sister)
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    status, page = await _ask(client, sister, action="approve")
+    assert status == 200
+    action, options = ceremony_of(page)
+    # Someone holding only the link asks again (and again): the guardian's own answer still counts.
+    for _ in range(2):
+        assert (await _ask(client, sister, action="approve"))[0] == 200
+    assert await _post(client, action, credential=device.get(options)) == (303, "")
+    [approval] = query(settings, "SELECT source, message FROM plan_approvals")
+    assert approval["source"] == "passkey" and "answering with my passkey" in approval["message"]
+    # Used once: the same answer again records nothing.
+    status, text = await _post(client, action, credential=device.get(options))
+    assert status == 409 and "already used" in text
+    assert query(settings, "SELECT count(*) AS n FROM plan_approvals")[0]["n"] == 1

@@ -164,10 +164,13 @@ async def issue_attestation(
     wallet_address: str | None,
     owner_wallet: str,
     now: datetime,
+    keep: bool = True,
 ) -> str:
     """The attestation text for this guardian and round, kept outstanding (the last one issued
     is the one that counts): signed as a message (`approve`) or, from the guardian's page, as a
-    challenge transaction carrying its SHA-256 (models.proofs.challenge, `approve_attested`)."""
+    challenge transaction carrying its SHA-256 (models.proofs.challenge, `approve_attested`).
+    `keep=False`: the caller's own one-time request holds it (a passkey's), so a later ask from
+    the page cannot replace the text the guardian is proving."""
     if plan["status"] != PENDING:
         raise Conflict(
             f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
@@ -186,8 +189,9 @@ async def issue_attestation(
         f"Issued At: {wire_time(now)}\n"
         f"Expiration Time: {wire_time(now + ATTESTATION_TTL)}"
     )
-    key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], guardian_id)
-    await redis.set(key, message, ex=int(ATTESTATION_TTL.total_seconds()))
+    if keep:
+        key = ATTESTATION_KEY.format(plan["id"], plan["verification_round"], guardian_id)
+        await redis.set(key, message, ex=int(ATTESTATION_TTL.total_seconds()))
     return message
 
 
@@ -333,10 +337,12 @@ async def approve_attested(
     evidence: str,
     now: datetime,
     source: str = "attestation",
+    used_up: bool = False,
 ) -> None:
     """An approval whose attestation `text` was proved (any proof: models.proofs): the
-    attestation burnt once, then the approval recorded in the round it was signed for, under
-    the plan's lock (in the transaction that holds it)."""
+    attestation burnt once (`used_up`: its own one-time request was, a passkey's), then the
+    approval recorded in the round it was signed for, under the plan's lock (in the
+    transaction that holds it)."""
     if settings.service_contract_id:
         raise Conflict("This service approves releases on-chain: sign the approve_guardian request instead.")
     ring = settings.key_ring
@@ -347,7 +353,7 @@ async def approve_attested(
         if plan["verification_round"] != signed_round:
             raise Unauthorized("The attestation was for an earlier verification; request a new one")
         key = ATTESTATION_KEY.format(plan["id"], signed_round, member["guardian_id"])
-        if not await challenges.consume_key(redis, key, text):
+        if not used_up and not await challenges.consume_key(redis, key, text):
             raise Unauthorized(NO_ATTESTATION)
         row_ids = await record_approval(
             cur,

@@ -19,7 +19,7 @@ import logging
 import math
 import secrets
 from datetime import UTC, datetime, timedelta
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
@@ -88,6 +88,9 @@ class PasskeyRequest(TypedDict):
     extra: str | None
     nonce: str
     expires_at: datetime
+    # An approval's attestation text, kept with its request: the assertion proves this very
+    # text, whatever later asks from the page issue meanwhile.
+    text: NotRequired[str | None]
 
 
 def relying_party(*, settings: Settings) -> tuple[str, str]:
@@ -110,8 +113,9 @@ def is_ip(*, host: str) -> bool:
     return True
 
 
-def statement(*, request: PasskeyRequest, text: str | None = None) -> str:
-    """What the challenge binds: the attestation `text` for an approval, else the answer's words."""
+def statement(*, request: PasskeyRequest) -> str:
+    """What the challenge binds: an approval's attestation text, else the answer's words."""
+    text = request.get("text")
     if text is not None:
         return text
     return (
@@ -120,8 +124,8 @@ def statement(*, request: PasskeyRequest, text: str | None = None) -> str:
     )
 
 
-def challenge(*, request: PasskeyRequest, text: str | None = None) -> bytes:
-    return hashlib.sha256(statement(request=request, text=text).encode()).digest()
+def challenge(*, request: PasskeyRequest) -> bytes:
+    return hashlib.sha256(statement(request=request).encode()).digest()
 
 
 async def issue(
@@ -134,8 +138,9 @@ async def issue(
     round_: int,
     now: datetime,
     extra: str | None = None,
+    text: str | None = None,
 ) -> PasskeyRequest:
-    """Keep a request for one answer, TIMEOUT_SECONDS long."""
+    """Keep a request for one answer, TIMEOUT_SECONDS long (an approval's with its `text`)."""
     request: PasskeyRequest = {
         "id": secrets.token_urlsafe(16),
         "purpose": purpose,
@@ -146,6 +151,7 @@ async def issue(
         "extra": extra,
         "nonce": secrets.token_hex(16),
         "expires_at": now + timedelta(seconds=TIMEOUT_SECONDS),
+        "text": text,
     }
     record = {**request, "expires_at": request["expires_at"].timestamp()}
     await redis.set(KEY.format(request["id"]), json.dumps(record), ex=TIMEOUT_SECONDS)
@@ -170,6 +176,7 @@ async def peek(redis: Redis, *, request_id: str, subject_id: str, now: datetime)
         "extra": data["extra"],
         "nonce": data["nonce"],
         "expires_at": datetime.fromtimestamp(data["expires_at"], UTC),
+        "text": data.get("text"),
     }
     if request["subject_id"] != subject_id:
         raise NotFound("Passkey request")
@@ -223,14 +230,12 @@ def creation_options(
     return options_to_json(options)
 
 
-def request_options(
-    *, settings: Settings, request: PasskeyRequest, passkeys: list[Passkey], text: str | None = None
-) -> str:
+def request_options(*, settings: Settings, request: PasskeyRequest, passkeys: list[Passkey]) -> str:
     """The options `navigator.credentials.get` takes (JSON): this guardian's passkeys only."""
     rp_id, _origin = relying_party(settings=settings)
     options = generate_authentication_options(
         rp_id=rp_id,
-        challenge=challenge(request=request, text=text),
+        challenge=challenge(request=request),
         timeout=TIMEOUT_SECONDS * 1000,
         allow_credentials=_descriptors(passkeys),
         user_verification=UserVerificationRequirement.REQUIRED,
@@ -285,9 +290,7 @@ def check_registration(*, settings: Settings, request: PasskeyRequest, answer: s
     }
 
 
-def check_assertion(
-    *, settings: Settings, request: PasskeyRequest, answer: str, passkey: Passkey, text: str | None = None
-) -> int:
+def check_assertion(*, settings: Settings, request: PasskeyRequest, answer: str, passkey: Passkey) -> int:
     """An assertion from `navigator.credentials.get`, verified once against this guardian's
     passkey and this request's challenge (origin, RP ID, user verified). Returns the new
     counter. A counter that did not go up (a drop to 0 included) is refused and logged as a
@@ -296,7 +299,7 @@ def check_assertion(
     try:
         verified = verify_authentication_response(
             credential=_parsed(answer),
-            expected_challenge=challenge(request=request, text=text),
+            expected_challenge=challenge(request=request),
             expected_rp_id=rp_id,
             expected_origin=origin,
             credential_public_key=passkey["public_key"],

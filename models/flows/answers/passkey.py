@@ -85,6 +85,18 @@ async def ask(
     creating = not keys
     if creating and action != "accept":
         raise Conflict("Accept first: your page asks you to create a passkey when you accept.")
+    text = None
+    if action == "approve" and not creating:
+        text = await verification.issue_attestation(
+            redis,
+            settings,
+            plan=plan,
+            guardian_id=guardian_id,
+            wallet_address=None,
+            owner_wallet=page["owner_wallet"],
+            now=now,
+            keep=False,
+        )
     request = await passkey.issue(
         redis,
         purpose=f"guardian.{action}",
@@ -94,6 +106,7 @@ async def ask(
         round_=plan["verification_round"],
         now=now,
         extra=extra,
+        text=text,
     )
     if creating:
         options = passkey.creation_options(
@@ -104,18 +117,7 @@ async def ask(
             existing=keys,
         )
     else:
-        text = None
-        if action == "approve":
-            text = await verification.issue_attestation(
-                redis,
-                settings,
-                plan=plan,
-                guardian_id=guardian_id,
-                wallet_address=None,
-                owner_wallet=page["owner_wallet"],
-                now=now,
-            )
-        options = passkey.request_options(settings=settings, request=request, passkeys=keys, text=text)
+        options = passkey.request_options(settings=settings, request=request, passkeys=keys)
     return Ceremony(request_id=request["id"], ceremony=request["ceremony"], action=action, options=options)
 
 
@@ -155,26 +157,21 @@ async def take(
         return await _register(
             pool, redis, settings, guardian=guardian, request=request, answer=answer, now=now
         )
-    text = None
-    if request["purpose"] == "guardian.approve":
-        text = await verification.outstanding(
-            redis, plan_id=request["plan_id"], round_=request["round"], guardian_id=guardian["guardian_id"]
-        )
     credential_id = passkey.credential_id(answer=answer)
     async with transaction(pool) as cur:
         key = await guardian_passkeys.find(cur, credential_id=credential_id, lock=True)
         if key is None or key["guardian_id"] != guardian["guardian_id"]:
             raise Unauthorized(passkey.NOT_YOURS)
-        count = passkey.check_assertion(
-            settings=settings, request=request, answer=answer, passkey=key, text=text
-        )
+        count = passkey.check_assertion(settings=settings, request=request, answer=answer, passkey=key)
         await passkey.take(redis, request=request)
         await guardian_passkeys.set_sign_count(cur, credential_id=credential_id, sign_count=count)
     if request["purpose"] == "guardian.add_passkey":
         return await _next_registration(pool, redis, settings, guardian=guardian, request=request, now=now)
     answering = Answering(pool, redis, settings, guardian, now, extra=request["extra"], note=note or None)
     if request["purpose"] == "guardian.approve":
-        assert text is not None
+        text = request.get("text")
+        if text is None:
+            raise Conflict(passkey.USED)
         await verification.approve_attested(
             pool,
             redis,
@@ -187,6 +184,7 @@ async def take(
             evidence=answer,
             now=now,
             source="passkey",
+            used_up=True,  # the request holding the text was taken above, once
         )
         return "approved"
     act = ACTS.get(request["purpose"])
