@@ -74,6 +74,7 @@ async def test_an_objection_stops_a_default_deadline_release_until_withdrawn(
     assert not mails(email_provider, "guardian1@example.org", "A guardian says")  # not to themselves
     overview = await get_overview(client, owner)
     assert overview["approvals"]["objections"] == 1
+    assert "a guardian objects" in overview["verificationNotice"]
     by_name = {g["name"]: g for g in overview["approvals"]["guardians"]}
     assert by_name["Guardian 1"]["objectedAt"] and by_name["Guardian 0"]["objectedAt"] is None
     session = await guardian_session(client, second)

@@ -222,6 +222,12 @@ async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed
             next_ = (
                 f"there is no deadline: once {approvals} are in, the release follows after your cancel window"
             )
+        elif plan["on_verification_timeout"] == "release" and plan["objections"]:
+            # A guardian objects (models.flows.answers.objections): the deadline cannot release.
+            next_ = (
+                "a guardian objects that you are alive or able to act, so the deadline, "
+                f"{spelled(deadline)}, cannot release the plan: it waits until {approvals} are in"
+            )
         elif plan["on_verification_timeout"] == "release":
             next_ = (
                 f"if fewer than {approvals} are in by the deadline, {spelled(deadline)}, the plan is "
