@@ -2,7 +2,8 @@
 390 px with axe at AA (tests/browser.py): the verification with the objection form (note field,
 the deadline's sentence), the paste-back of the objection signed by the test wallet, the page
 that then lists it and offers to withdraw it, and the page after the owner's check-in. Screenshots
-land in .data/screenshots."""
+land in .data/screenshots. A passkey guardian objects and withdraws with their passkey, the note
+typed on their page carried to the passkey page."""
 
 from __future__ import annotations
 
@@ -12,13 +13,18 @@ from typing import Any
 
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview, report
+from tests.passkey_helpers import localhost_client, with_authenticator
 from tests.test_browser_pages import assert_accessible, assert_fits, record_requests
+from tests.test_browser_passkeys import _passkey as with_passkey
+from tests.test_browser_passkeys import _plan as passkey_plan
+from tests.test_browser_passkeys import _press as press
 from tests.test_guardian_page import page_link
 from tests.wallet_app import WalletApp
 
 NARROW = {"width": 390, "height": 844}
 NOTE = "I saw her this morning at the market."
 OBJECT = "This is a mistake: I know they are alive or able to act"
+WHAT_YOU_KNOW = "What you know, for Olive Owner and the other guardians (optional)"
 
 
 async def test_a_guardian_objects_in_a_browser_at_390_px(
@@ -46,7 +52,7 @@ async def test_a_guardian_objects_in_a_browser_at_390_px(
     await page.screenshot(path=str(screenshots / "guardian-verification-390.png"), full_page=True)
     main = await page.locator("main").inner_text()
     assert "This is the service\u2019s usual deadline" in main
-    await page.get_by_label("What you know, for Olive Owner and the other guardians (optional)").fill(NOTE)
+    await page.get_by_label(WHAT_YOU_KNOW).fill(NOTE)
     async with page.expect_navigation():
         await page.get_by_role(
             "button", name="This is a mistake: I know they are alive or able to act"
@@ -88,3 +94,55 @@ async def test_a_guardian_objects_in_a_browser_at_390_px(
     await assert_accessible(page, axe_source)
     await page.screenshot(path=str(screenshots / "guardian-cooldown-390.png"), full_page=True)
     await checker.close()
+
+
+async def test_a_passkey_guardian_objects_and_withdraws_with_their_passkey(
+    aiohttp_client: Any,
+    settings: Any,
+    clock: Any,
+    run_worker: Any,
+    email_provider: Any,
+    browser: Any,
+    axe_source: str,
+    screenshots: Path,
+) -> None:
+    client, origin = await localhost_client(aiohttp_client, settings, clock)
+    owner, paths = await passkey_plan(client, run_worker, email_provider)
+    contexts = [await browser.new_context(viewport=NARROW) for _ in paths]
+    pages = [(await with_authenticator(c))[0] for c in contexts]
+    for page, path in zip(pages, paths, strict=True):
+        assert (await page.goto(origin + path)).status == 200
+        await press(page, "Accept")
+        await with_passkey(page, "Create a passkey and accept")
+    assert (await client.post("/api/legacy/activate", headers=owner.headers)).status == 200
+    await pages[0].reload()
+    await press(pages[0], "Report")
+    await with_passkey(pages[0], "Use my passkey to report")
+    assert (await get_overview(client, owner))["status"] == "PendingVerification"
+
+    # The note typed on the guardian page comes filled in on the passkey page, and is posted with it.
+    await pages[1].reload()
+    await (
+        pages[1].get_by_label("What you know, for Olive Owner and the other guardians (optional)").fill(NOTE)
+    )
+    await press(pages[1], OBJECT)
+    assert await pages[1].locator("h1").inner_text() == "Object with your passkey"
+    note = pages[1].get_by_label("A note for the owner and the other guardians (optional)")
+    assert await note.input_value() == NOTE
+    await assert_fits(pages[1])
+    await assert_accessible(pages[1], axe_source)
+    await pages[1].screenshot(path=str(screenshots / "guardian-passkey-object-390.png"), full_page=True)
+    await with_passkey(pages[1], "Use my passkey to object")
+    overview = await get_overview(client, owner)
+    assert overview["approvals"]["objections"] == 1
+    assert "You said on" in await pages[1].locator("main").inner_text()
+    await run_worker(settings=email_provider.settings)
+    [told] = [m.body for m in email_provider.to("owner@example.org") if "mistake" in m.body["subject"]]
+    assert NOTE in told["text"] and "Guardian 1" in told["text"]
+
+    await press(pages[1], "Withdraw my objection")
+    assert await pages[1].locator("h1").inner_text() == "Withdraw your objection with your passkey"
+    await with_passkey(pages[1], "Use my passkey to withdraw it")
+    assert (await get_overview(client, owner))["approvals"]["objections"] == 0
+    for context in contexts:
+        await context.close()
