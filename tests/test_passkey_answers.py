@@ -132,3 +132,16 @@ async def test_an_approval_proves_the_attestation_it_was_asked_over_whatever_is_
     status, text = await _post(client, action, credential=device.get(options))
     assert status == 409 and "already used" in text
     assert query(settings, "SELECT count(*) AS n FROM plan_approvals")[0]["n"] == 1
+
+
+async def test_a_refused_acceptance_keeps_no_passkey(client, run_worker, email_provider, settings):
+    setup, sister = await _setup(client, run_worker, email_provider)
+    # The passkey page for accepting is open while a verification begins.
+    status, page = await _ask(client, sister, action="accept")
+    assert status == 200
+    action, options = ceremony_of(page)
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    status, text = await _post(client, action, credential=SoftPasskey(ORIGIN).create(options))
+    assert status == 409 and "you can accept once the verification ends" in text
+    assert _passkeys(settings) == 0
+    assert query(settings, "SELECT count(*) AS n FROM guardians WHERE accepted_at IS NOT NULL")[0]["n"] == 2

@@ -8,7 +8,7 @@ guardian with a passkey", docs/security.md "Guardians with a passkey".
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TypedDict
 
 from arq.connections import ArqRedis
@@ -19,9 +19,11 @@ from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unautho
 from core.settings import Settings
 from models import plans
 from models.contents import guardian_passkeys
+from models.delivery import outbox
 from models.flows import verification
 from models.flows.answers.guardian import ACTS, Answering
 from models.flows.guardian_pages import GuardianPage
+from models.plan.guardianships import invitation
 from models.plan.guardianships.membership import Answerer, membership
 from models.proofs import passkey
 from models.proofs.passkey import PasskeyRequest
@@ -203,19 +205,34 @@ async def _register(
     answer: str,
     now: datetime,
 ) -> str:
-    """A new passkey: verified, kept, then the answer it came with (accepting, or none when it
-    is another passkey added after proving with the first)."""
+    """A new passkey: verified, then kept in one transaction with the answer it came with
+    (accepting; none when it is another passkey added after proving with the first), so a
+    refused acceptance keeps no passkey."""
     new = passkey.check_registration(settings=settings, request=request, answer=answer)
+    row_ids: list[str] = []
+    outcome = "registered"
     async with transaction(pool) as cur:
         existing = await guardian_passkeys.of_guardian(cur, guardian_id=guardian["guardian_id"])
-        if request["purpose"] == "guardian.accept" and existing:
+        accepting = request["purpose"] == "guardian.accept"
+        if accepting and existing:
             raise Conflict("You already have a passkey for this page: use it to answer.")
+        if accepting:
+            answered, row_ids = await invitation.answer_in(
+                cur,
+                settings.key_ring,
+                user_id=None,
+                plan_id=request["plan_id"],
+                accept=True,
+                now=now,
+                reconfirm_after=timedelta(seconds=settings.guardian_reconfirm_interval_seconds),
+                guardian_id=guardian["guardian_id"],
+            )
+            outcome = answered["invitation"]
         await passkey.take(redis, request=request)
         if not await guardian_passkeys.add(cur, passkey=new):
             raise Conflict("This passkey is already registered.")
-    if request["purpose"] == "guardian.register":
-        return "registered"
-    return await ACTS["guardian.accept"](Answering(pool, redis, settings, guardian, now))
+    await outbox.enqueue(redis, row_ids=row_ids)
+    return outcome
 
 
 async def _next_registration(

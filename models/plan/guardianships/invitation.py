@@ -7,7 +7,7 @@ from typing import Any, Literal, TypedDict
 
 from arq.connections import ArqRedis
 
-from core.db import Pool, autocommit, transaction
+from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
 from models import activity, plans, sealed_text
@@ -187,62 +187,86 @@ async def answer(
     the middle of a verification). Accepting is refused while guardians verify (409: only those
     who had accepted when the round began answer in it) and once the plan is released. With
     `guardian_id` (a guardian's page), that one row answers."""
-    plan_id = parse_id(raw=raw_plan_id, what="Plan")
     async with transaction(pool) as cur:
-        await membership(cur, ring, user_id=user_id, plan_id=plan_id, guardian_id=guardian_id)
-        plan = await get_by_id(cur, plan_id=plan_id, lock=True)
-        if plan is None:
-            raise NotFound("Plan")
-        if plan["status"] == RELEASED:
-            raise Conflict("This plan has already been released.")
-        if not accept and plan["status"] in FROZEN:
-            raise Conflict(
-                "Guardians are verifying this plan right now: you cannot step down until the verification "
-                "ends. If you are unsure, do nothing: the plan waits."
-            )
-        if guardian_id is not None:
-            await cur.execute(
-                "SELECT g.id, g.accepted_at, g.declined_at FROM guardians g WHERE g.id = %s FOR UPDATE",
-                (guardian_id,),
-            )
-        else:
-            await cur.execute(
-                "SELECT g.id, g.accepted_at, g.declined_at FROM guardians g"
-                " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
-                " WHERE g.user_id = %s ORDER BY g.created_at FOR UPDATE OF g",
-                (user_id, plan["user_id"]),
-            )
-        rows = await cur.fetchall()
-        answered = "accepted_at" if accept else "declined_at"
-        changing = [r for r in rows if r[answered] is None]
-        if accept and changing and plan["status"] in FROZEN:
-            # Whoever reads a guardian's mailbox could otherwise take the role on mid-round and
-            # approve or object in it: a round is carried by those who had accepted when it began.
-            raise Conflict(NOT_DURING_A_ROUND)
-        row_ids: list[str] = []
-        for row in changing:
-            await guardians.record_answer(
-                cur, guardian_id=row["id"], accept=accept, now=now, reconfirm_after=reconfirm_after
-            )
-            declined = None
-            if not accept:
-                # Whether the plan can still be released: the email says so either way.
-                accepted, needed = await plans.acceptance(cur, plan=plan)
-                context = {"guardianId": str(row["id"]), "accepted": accepted, "needed": needed}
-                declined = Email("guardian_declined", context)
-            row_ids += await announce(
-                cur,
-                plan_id=plan["id"],
-                owner_id=plan["user_id"],
-                now=now,
-                owner=declined,  # a decline is told to the owner; an acceptance is on their timeline only
-                timeline=Entry(
-                    "guardian.accepted" if accept else "guardian.declined",
-                    "A guardian "
-                    + ("accepted to guard your plan" if accept else "declined to guard your plan"),
-                    {"actor": "guardian", "guardianId": str(row["id"])},
-                    entity_id=row["id"],
-                ),
-            )
+        answered, row_ids = await answer_in(
+            cur,
+            ring,
+            user_id=user_id,
+            plan_id=parse_id(raw=raw_plan_id, what="Plan"),
+            accept=accept,
+            now=now,
+            reconfirm_after=reconfirm_after,
+            guardian_id=guardian_id,
+        )
     await outbox.enqueue(redis, row_ids=row_ids)
-    return Answer(invitation="accepted" if accept else "declined", status=plan["status"])
+    return answered
+
+
+async def answer_in(
+    cur: Cursor,
+    ring: KeyRing,
+    *,
+    user_id: str | None,
+    plan_id: str,
+    accept: bool,
+    now: datetime,
+    reconfirm_after: timedelta,
+    guardian_id: str | None = None,
+) -> tuple[Answer, list[str]]:
+    """`answer` inside the caller's transaction (a passkey created with the acceptance is kept
+    only if the acceptance is), with the outbox rows to enqueue once it commits."""
+    await membership(cur, ring, user_id=user_id, plan_id=plan_id, guardian_id=guardian_id)
+    plan = await get_by_id(cur, plan_id=plan_id, lock=True)
+    if plan is None:
+        raise NotFound("Plan")
+    if plan["status"] == RELEASED:
+        raise Conflict("This plan has already been released.")
+    if not accept and plan["status"] in FROZEN:
+        raise Conflict(
+            "Guardians are verifying this plan right now: you cannot step down until the verification "
+            "ends. If you are unsure, do nothing: the plan waits."
+        )
+    if guardian_id is not None:
+        await cur.execute(
+            "SELECT g.id, g.accepted_at, g.declined_at FROM guardians g WHERE g.id = %s FOR UPDATE",
+            (guardian_id,),
+        )
+    else:
+        await cur.execute(
+            "SELECT g.id, g.accepted_at, g.declined_at FROM guardians g"
+            " JOIN user_wallets w ON w.wallet_address = g.wallet_address AND w.user_id = %s"
+            " WHERE g.user_id = %s ORDER BY g.created_at FOR UPDATE OF g",
+            (user_id, plan["user_id"]),
+        )
+    rows = await cur.fetchall()
+    answered = "accepted_at" if accept else "declined_at"
+    changing = [r for r in rows if r[answered] is None]
+    if accept and changing and plan["status"] in FROZEN:
+        # Whoever reads a guardian's mailbox could otherwise take the role on mid-round and
+        # approve or object in it: a round is carried by those who had accepted when it began.
+        raise Conflict(NOT_DURING_A_ROUND)
+    row_ids: list[str] = []
+    for row in changing:
+        await guardians.record_answer(
+            cur, guardian_id=row["id"], accept=accept, now=now, reconfirm_after=reconfirm_after
+        )
+        declined = None
+        if not accept:
+            # Whether the plan can still be released: the email says so either way.
+            accepted, needed = await plans.acceptance(cur, plan=plan)
+            context = {"guardianId": str(row["id"]), "accepted": accepted, "needed": needed}
+            declined = Email("guardian_declined", context)
+        row_ids += await announce(
+            cur,
+            plan_id=plan["id"],
+            owner_id=plan["user_id"],
+            now=now,
+            owner=declined,  # a decline is told to the owner; an acceptance is on their timeline only
+            timeline=Entry(
+                "guardian.accepted" if accept else "guardian.declined",
+                "A guardian " + ("accepted to guard your plan" if accept else "declined to guard your plan"),
+                {"actor": "guardian", "guardianId": str(row["id"])},
+                entity_id=row["id"],
+            ),
+        )
+    return Answer(invitation="accepted" if accept else "declined", status=plan["status"]), row_ids
