@@ -124,3 +124,31 @@ def test_an_ip_address_cannot_be_the_relying_party() -> None:
         with pytest.raises(ServiceUnavailable):
             passkey.relying_party(settings=dataclasses.replace(SETTINGS, public_base_url=base))
     assert passkey.relying_party(settings=SETTINGS) == ("localhost", "http://localhost:8123")
+
+
+@pytest.mark.parametrize(
+    ("base", "origin"),
+    [
+        ("https://Legacy.Example.org:443/", "https://legacy.example.org"),
+        ("HTTP://example.org:80", "http://example.org"),
+        ("https://user:secret@example.org:8443/app", "https://example.org:8443"),
+        ("http://localhost:8123", "http://localhost:8123"),
+    ],
+)
+def test_the_origin_is_the_browsers_spelling_of_public_base_url(base: str, origin: str) -> None:
+    settings = dataclasses.replace(SETTINGS, public_base_url=base)
+    assert passkey.relying_party(settings=settings)[1] == origin
+
+
+def test_a_recorded_ceremony_passes_with_public_base_url_spelt_otherwise() -> None:
+    for base in ("http://LOCALHOST:8123/", "http://someone@localhost:8123"):
+        settings = dataclasses.replace(SETTINGS, public_base_url=base)
+        key = passkey.check_registration(
+            settings=settings, request=request("registration"), answer=RECORDED["registration"]["answer"]
+        )
+        assert passkey.check_assertion(
+            settings=settings,
+            request=request("assertion"),
+            answer=RECORDED["assertion"]["answer"],
+            passkey=key,
+        )

@@ -93,16 +93,24 @@ class PasskeyRequest(TypedDict):
     text: NotRequired[str | None]
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def relying_party(*, settings: Settings) -> tuple[str, str]:
-    """(RP ID, origin): the host of PUBLIC_BASE_URL and the origin itself; 503 for an IP address."""
+    """(RP ID, origin): the host of PUBLIC_BASE_URL and its origin as a browser serialises it
+    (scheme and host in lower case, no userinfo, the port only when not the scheme's default),
+    so `HTTPS://Example.org:443` still matches; 503 for an IP address."""
     split = urlsplit(settings.public_base_url)
-    host = split.hostname or ""
+    host = split.hostname or ""  # lower-cased, without userinfo or port
     if not host or is_ip(host=host):
         raise ServiceUnavailable(
             "Passkeys are not available on this service: its address is a number, not a name. "
             "Ask the owner to record a Stellar wallet for you instead."
         )
-    return host, f"{split.scheme}://{split.netloc}"
+    scheme = split.scheme.lower()
+    port = split.port
+    shown = "" if port is None or port == DEFAULT_PORTS.get(scheme) else f":{port}"
+    return host, f"{scheme}://{host}{shown}"
 
 
 def is_ip(*, host: str) -> bool:
