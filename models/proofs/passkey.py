@@ -16,7 +16,6 @@ import hashlib
 import ipaddress
 import json
 import logging
-import math
 import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Literal, NotRequired, TypedDict
@@ -332,7 +331,3 @@ def counter_went_back(*, stored: int, sent: int) -> bool:
     """A counter that did not go up (WebAuthn §7.2 step 21): a copied authenticator may be
     answering. 0 after 0 passes (synced passkeys never count); 0 after a positive counter does not."""
     return not ((sent == 0 and stored == 0) or sent > stored)
-
-
-def expires_in(*, request: PasskeyRequest, now: datetime) -> int:
-    return max(1, math.ceil((request["expires_at"] - now).total_seconds()))
