@@ -275,6 +275,11 @@ async def test_every_link_in_every_email_of_a_whole_journey_opens(
     short = {"checkInIntervalSeconds": 2 * DAY, "gracePeriodSeconds": DAY}
     setup = await activate_plan(client, owner, settings=short)
     heir = setup.beneficiaries[0]
+    # A guardian with no wallet: their page offers a passkey instead (the other proof kind).
+    resp = await client.post(
+        "/api/guardians", json={"name": "Sister", "email": "sister@example.org"}, headers=owner.headers
+    )
+    assert resp.status == 201, await resp.text()
     resp = await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
     assert resp.status in (200, 202), await resp.text()
     await work_and_follow()
@@ -296,7 +301,9 @@ async def test_every_link_in_every_email_of_a_whole_journey_opens(
     assert resp.status == 202, await resp.text()
     await work_and_follow()
 
-    kinds = {k.kind for k in mailbox.newest(data_dir=settings.data_dir)}
+    kept = mailbox.newest(data_dir=settings.data_dir)
+    kinds = {k.kind for k in kept}
+    assert any(k.email.to == "sister@example.org" and k.kind == "guardian_invitation" for k in kept)
     assert {"guardian_invitation", "check_in_reminder", "verification_started", "plan_approved"} <= kinds
     assert {"claim_link", "account_changes", "owner_email_changed", "verification_requested"} <= kinds
     assert {"email_confirmation", "plan_released_guardian"} <= kinds
