@@ -5,8 +5,7 @@ from __future__ import annotations
 from marshmallow import fields, validate
 
 from api.claim.schemas import WalletBindingSchema
-from api.contents.schemas import Percentage
-from api.schemas import BaseSchema, UtcDateTime, WalletAddress
+from api.schemas import BaseSchema, Percentage, UtcDateTime, WalletAddress
 
 
 class ArgSchema(BaseSchema):

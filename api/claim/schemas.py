@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from api.contents.schemas import Percentage
-from api.schemas import BaseSchema, DecimalString, Text, UtcDateTime, WalletAddress
+from api.schemas import BaseSchema, DecimalString, Percentage, Text, UtcDateTime, WalletAddress
 
 
 class CapsuleOwnerSchema(BaseSchema):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import date
 from decimal import Decimal
@@ -16,6 +15,7 @@ from api.schemas import (
     DecimalString,
     Id,
     PatchSchema,
+    Percentage,
     Text,
     UtcDateTime,
     WalletAddress,
@@ -29,40 +29,6 @@ CLAIM_LINK_NOTE = (
     "client is ignored. It is the only key to the beneficiary's capsule at `/api/claim/:token`: "
     "share it with them, and rotate it if it leaks."
 )
-
-
-class Percentage(fields.Number):
-    """A JSON number > 0 and ≤ 100 with at most two decimals, kept exact as a Decimal."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("metadata", {}).update(
-            {"minimum": 0, "exclusiveMinimum": True, "maximum": 100, "multipleOf": 0.01, "example": 25.5}
-        )
-        super().__init__(**kwargs)
-
-    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Decimal:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValidationError("Must be a number, e.g. 25.5.")
-        if isinstance(value, int) and not 0 < value <= 100:  # before float(): 10**400 overflows it
-            raise ValidationError("Must be greater than 0 and at most 100.")
-        if not math.isfinite(value) or not 0 < value <= 100:
-            raise ValidationError("Must be greater than 0 and at most 100.")
-        # repr() of a float is its shortest round-trip form, so 33.33 stays 33.33.
-        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-        if number != number.quantize(Decimal("0.01")):
-            raise ValidationError("At most 2 decimal places.")
-        return number
-
-    @staticmethod
-    def to_wire(value: Any) -> int | float | None:
-        """The JSON value for a stored one (`api.common.dump_many` calls it directly)."""
-        if value is None:
-            return None
-        number = Decimal(value)
-        return int(number) if number == number.to_integral_value() else float(number)
-
-    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> int | float | None:
-        return self.to_wire(value)
 
 
 class BeneficiaryCreateSchema(BaseSchema):
