@@ -134,6 +134,10 @@ async def test_a_deadline_that_waits(client, clock, run_worker, settings, email_
     ]
     mail = email_provider.to("owner@example.org")[-1]
     assert LINK.search(mail.body["text"]) and "wait" in mail.body["text"]
+    # The guardians read how to say it is a mistake, still possible while the plan waits.
+    to_guardian = email_provider.to("guardian1@example.org")
+    [told] = [m.body for m in to_guardian if "still waiting" in m.body["subject"]]
+    assert '"This is a mistake"' in told["text"] and "As they chose" in told["text"]
     journey = await (await client.get("/api/legacy/journey", headers=owner.headers)).json()
     verification = journey["verification"]
     assert verification["waiting"] is True and verification["timedOutAt"]

@@ -251,7 +251,8 @@ async def attestation(request: web.Request) -> web.Response:
     "`cancelWindowSeconds` to veto, then the plan is released. 401 for a wrong, expired or reused "
     "attestation; 409 if you already approved or the plan is not being verified. With a Soroban contract "
     "configured (SERVICE_CONTRACT_ID) this route answers 409: approve on-chain instead. 403 until you "
-    "have accepted to guard the plan.",
+    "have accepted to guard the plan. One answer per guardian and round: approving takes back your "
+    "objection, if you made one (`…/object`).",
     responses=error_responses(400, 401, 403, 404, 409),
 )
 @request_schema(ApproveSchema, required=True)

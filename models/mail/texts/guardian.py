@@ -188,7 +188,8 @@ def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[
         f"{_owner(d=d)}'s plan is still waiting for its guardians",
         f"{passed} {chosen}, the plan goes on waiting. If you know they have died or can no longer "
         "act, please approve the release from your guardian page (the link below); if you are unsure, "
-        "do nothing.",
+        f"do nothing. If you know {_owner(d=d)} is alive or able to act, say so there: "
+        f'"This is a mistake" tells {_owner(d=d)} and the other guardians.',
     )
 
 
