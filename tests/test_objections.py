@@ -21,6 +21,9 @@ from tests.lifecycle_helpers import (
     report,
 )
 from tests.plan_helpers import activity_rows, query
+from tests.test_onchain import approving, build_sign_submit, onchain, run
+
+__all__ = ["onchain"]
 
 LINK = re.compile(r"https://legacy\.example\.test/check-in/([0-9a-f]{64})")
 NOTE = "I had lunch with her today; she is fine."
@@ -188,3 +191,28 @@ async def test_an_objection_needs_a_verification(client, clock, run_worker, sett
     assert (await report(client, setup, setup.guardians[0])).status in (200, 429)
     overview = await get_overview(client, owner)
     assert overview["approvals"]["objections"] == 0
+
+
+async def test_an_approval_signed_on_chain_cannot_be_taken_back_but_takes_back_an_objection(
+    onchain, soroban_rpc, run_worker
+):
+    setup = await approving(onchain, soroban_rpc, guardians=3, threshold=3)
+    first, second = setup.guardians[0], setup.guardians[1]
+    plan = setup.plan_id
+    assert (await objecting(onchain, setup, first)).status == 200
+    for guardian in (first, second):
+        session = await guardian_session(onchain, guardian)
+        await build_sign_submit(
+            onchain,
+            f"/api/legacy/guardianships/{plan}/approve/build",
+            f"/api/legacy/guardianships/{plan}/submit",
+            guardian.keypair,
+            soroban_rpc,
+            headers=session.headers,
+        )
+        await run(run_worker, soroban_rpc)
+    overview = await get_overview(onchain, setup.owner)
+    assert overview["approvals"]["count"] == 2 and overview["approvals"]["objections"] == 0
+    resp = await objecting(onchain, setup, second)
+    assert resp.status == 409 and "cannot be taken back" in (await resp.json())["message"]
+    assert (await get_overview(onchain, setup.owner))["approvals"]["count"] == 2
