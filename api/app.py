@@ -41,6 +41,7 @@ from api.keys import (
     build_context,
 )
 from api.plan import check_in_link, check_in_page, guardian_page, legacy
+from api.plan.guardianships import addresses as guardian_addresses
 from api.plan.guardianships import routes as guardianships
 from api.public import collect_public_routes
 from api.schemas import MediaTypes
@@ -67,6 +68,7 @@ ROUTE_MODULES = (
     legacy,
     check_in_link,
     guardianships,
+    guardian_addresses,
     capsule,
     heir_export,
     heir_requests,

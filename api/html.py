@@ -26,7 +26,15 @@ from core.errors import BadRequest
 from core.text.cleaning import clean_line
 
 # Paths whose every response is a page for a person (and is as private as the capsule).
-PAGE_PREFIXES = ("/claim/", "/check-in/", "/guardian/", "/confirm-email/", "/stop-emails/", "/dev/mail/")
+PAGE_PREFIXES = (
+    "/claim/",
+    "/check-in/",
+    "/guardian/",
+    "/confirm-email/",
+    "/confirm-address/",
+    "/stop-emails/",
+    "/dev/mail/",
+)
 # No script from anywhere (not even inline), nothing from another origin, no framing, forms
 # post only here.
 PAGE_CSP = (

@@ -22,7 +22,9 @@ request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id
 
 # `/check-in/link` is the route that takes a token in its body, not a token itself.
 _CHECK_IN = r"/check-in/(?!link(?:[/?#\s\"'\\]|$))"
-CLAIM_PATH_RE = re.compile(rf"(/claim/|/guardian/|/confirm-email/|/stop-emails/|{_CHECK_IN})[^/?#\s\"'\\]+")
+CLAIM_PATH_RE = re.compile(
+    rf"(/claim/|/guardian/|/confirm-email/|/confirm-address/|/stop-emails/|{_CHECK_IN})[^/?#\s\"'\\]+"
+)
 _BLANK_RECORD = vars(logging.LogRecord("", 0, "", 0, "", None, None))
 _STANDARD_ATTRS = frozenset(_BLANK_RECORD) | {"message", "asctime"}
 # LogRecord.__init__ sets its attributes first and in a fixed order; extra fields come after.
@@ -80,6 +82,7 @@ def redact_path(path: str) -> str:
         and "/check-in/" not in path
         and "/guardian/" not in path
         and "/confirm-email/" not in path
+        and "/confirm-address/" not in path
         and "/stop-emails/" not in path
     ):
         return path

@@ -45,6 +45,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "plan_transitions": ("actor_name",),
     "heir_requests": ("note",),
     "plan_objections": ("note",),
+    "address_changes": ("email",),
 }
 # Columns the service finds rows by: each also has `c_bidx` (bytea), the keyed blind index of its
 # normalised value, written with `c_sealed` (see `blind_index`).

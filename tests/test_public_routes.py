@@ -59,6 +59,9 @@ EXPECTED_PUBLIC = {
     ("POST", "/claim/{token}/wallet"),
     ("POST", "/claim/{token}/sign"),
     ("POST", "/claim/{token}/request"),
+    ("GET", "/confirm-address/{token}"),
+    ("HEAD", "/confirm-address/{token}"),
+    ("POST", "/confirm-address/{token}"),
     # An heir who lost their link asks for it by address (the twin of POST /api/claim/resend).
     ("GET", "/claim"),
     ("HEAD", "/claim"),

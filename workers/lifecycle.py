@@ -13,8 +13,9 @@ from datetime import timedelta
 from typing import Any
 
 from models.delivery import letters, outbox
+from models.delivery.budget import Budget
 from models.flows import scheduler
-from models.plan.guardianships import reconfirmation
+from models.plan.guardianships import address_changes, reconfirmation
 from workers import context
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,21 @@ async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
     )
     await outbox.enqueue(app.redis, row_ids=row_ids)
     counts.update({f"guardians_{k}": v for k, v in asked.items()})
+    # Corrected heir addresses whose hold passed unstopped: the new address is asked to confirm
+    # (a guardian typed it: it counts per plan in the day's budget, no client address).
+    confirming = await address_changes.sweep(
+        app.db,
+        app.redis,
+        app.key_ring,
+        now=app.clock.now(),
+        budget=Budget(
+            per_account=settings.email_to_named_people_per_day,
+            per_client=settings.email_to_named_people_per_client_per_day,
+            client=None,
+        ),
+    )
+    if confirming:
+        counts = {**counts, "addresses_confirming": confirming}
     if counts:
         log.info("lifecycle scan", extra={"counts": counts})
     return counts

@@ -130,6 +130,20 @@ async def bind_wallet(
     )
 
 
+async def set_confirmed_email(
+    cur: Cursor, ring: KeyRing, *, beneficiary_id: str, email: str, now: datetime
+) -> None:
+    """A corrected address the heir confirmed themselves (models.plan.guardianships.address_changes)."""
+    values = sealed_text.sealed_values(
+        ring, table="beneficiaries", row_id=beneficiary_id, values={"email": email}
+    )
+    await cur.execute(
+        "UPDATE beneficiaries SET email_sealed = %s, email_bidx = %s, email_confirmed_at = %s,"
+        " updated_at = clock_timestamp() WHERE id = %s",
+        (values["email_sealed"], values["email_bidx"], now, beneficiary_id),
+    )
+
+
 def _with_token(ring: KeyRing, row: dict[str, Any]) -> Beneficiary:
     """The record the owner sees: sealed texts and the sealed token opened."""
     record = sealed_text.open_row(ring, table="beneficiaries", row=row)

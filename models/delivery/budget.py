@@ -27,7 +27,7 @@ from core.files.crypto import KeyRing
 
 # Kinds an owner causes by typing another person's address. A new such kind is one line here
 # (its callers pass the request's Budget to outbox.add, which refuses the kind without one).
-BUDGETED = frozenset({"guardian_invitation", "email_confirmation", "early_heir_link"})
+BUDGETED = frozenset({"guardian_invitation", "email_confirmation", "early_heir_link", "address_confirmation"})
 WINDOW = timedelta(hours=24)
 PURPOSE = "client-address"
 # Deferred rows one sweep looks at, oldest first.

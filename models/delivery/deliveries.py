@@ -106,6 +106,11 @@ def _open_context(ring: KeyRing, context: dict[str, Any]) -> dict[str, Any]:
         context = {**context, "changes": changes}
     if "toSealed" in context:
         context = {**context, "to": opened(context["toSealed"], context["sealId"], "address")}
+    if "proposedSealed" in context:  # a guardian's proposed heir address, told to the owner
+        context = {
+            **context,
+            "proposed": opened(context["proposedSealed"], context["sealId"], "proposed_address"),
+        }
     if "noteSealed" in context:  # a guardian's note with their objection (models.flows.objections)
         context = {**context, "note": opened(context["noteSealed"], context["sealId"], "note")}
     return context

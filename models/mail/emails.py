@@ -16,12 +16,12 @@ import html
 from core.files.crypto import KeyRing
 from core.mailer import Email
 from core.text.cleaning import clean_line, cut
-from models import check_in_links, guardian_links
+from models import address_links, check_in_links, guardian_links
 from models.claim_tokens import open_claim_token
 from models.contents import email_confirmations
 from models.delivery import suppressions
 from models.delivery.deliveries import Delivery
-from models.mail.texts import guardian, heir, heir_news, objections, owner
+from models.mail.texts import address_changes, guardian, heir, heir_news, objections, owner
 from models.mail.texts.common import Template, sentence_case
 
 # Every outbox kind's template, from the three audiences' modules (models/mail/texts/).
@@ -30,6 +30,7 @@ TEMPLATES: dict[str, Template] = {
     **guardian.TEMPLATES,
     **heir.TEMPLATES,
     **heir_news.TEMPLATES,
+    **address_changes.TEMPLATES,
     **objections.TEMPLATES,
 }
 # The heirs' emails that carry their own link.
@@ -110,6 +111,9 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     if d["kind"] == "email_confirmation":
         token = email_confirmations.token_for(ring, key_id=d["context"]["keyId"], outbox_id=d["id"])
         links["confirm"] = email_confirmations.url(base_url=base_url, token=token)
+    if d["kind"] == "address_confirmation":
+        token = address_links.token_for(ring, change_id=d["context"]["changeId"])
+        links["confirm"] = address_links.url(base_url=base_url, token=token)
     if app_url and app_url != base_url and d["kind"] in SIGN_IN_KINDS:
         links["app"] = app_url  # the web client, where a deployment has one: where to sign in
     if d["recipient_type"] == "guardian" and d["guardian_id"] and d["guardian_page_version"]:

@@ -246,3 +246,37 @@ attestation_schema = AttestationSchema()
 link_delivery_schema = LinkDeliverySchema()
 reconfirmed_schema = ReconfirmedSchema()
 wallet_change_status_schema = WalletChangeStatusSchema()
+
+
+class AddressProposalSchema(BaseSchema):
+    email = fields.Email(
+        required=True,
+        validate=validate.Length(max=254),
+        metadata={"description": "The address you know reaches the beneficiary."},
+    )
+
+
+class AddressChangeSchema(BaseSchema):
+    id = fields.String(required=True)
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["to_owner", "pending", "holding", "confirming", "applied", "stopped"],
+            "description": "`to_owner`: before the release, the owner was told and decides; `pending`: "
+            "waiting for enough guardians to agree; `holding`: agreed, waiting out the hold (any guardian "
+            "can stop it); `stopped`: a guardian stopped it.",
+        },
+    )
+    approvals = fields.Integer(required=True)
+    threshold = fields.Integer(
+        required=True, metadata={"description": "Guardians needed (0 for `to_owner`)."}
+    )
+    holdUntil = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="hold_until",
+        metadata={"description": "Holding: when the new address is asked to confirm, unless stopped first."},
+    )
+
+
+address_change_schema = AddressChangeSchema()

@@ -1,0 +1,38 @@
+"""The link that confirms a corrected heir address (models.plan.guardianships.address_changes):
+the change's id and an HMAC of it under a key-ring subkey, nothing stored; checked under every
+key of the ring, so a rotation breaks no link in a sent email. Single use by the change's status.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import uuid
+
+from core.files.crypto import KeyRing
+
+PURPOSE = "address-confirmation"
+TOKEN_RE = re.compile(r"[0-9a-f]{64}")
+PATH = "/confirm-address/"
+
+
+def token_for(ring: KeyRing, *, change_id: str, key_id: str | None = None) -> str:
+    """The confirmation link's token: the change's id and an HMAC of it (nothing stored; checked
+    under every key of the ring, so a rotation breaks no link in a sent email)."""
+    mac = hmac.new(ring.subkey(key_id or ring.primary_id, PURPOSE), change_id.encode("ascii"), hashlib.sha256)
+    return uuid.UUID(change_id).hex + mac.hexdigest()[:32]
+
+
+def url(*, base_url: str, token: str) -> str:
+    return f"{base_url}{PATH}{token}"
+
+
+def change_id_of(ring: KeyRing, *, token: str) -> str | None:
+    """The change a well-formed, genuine token names; None otherwise."""
+    if not TOKEN_RE.fullmatch(token):
+        return None
+    change_id = str(uuid.UUID(token[:32]))
+    if any(hmac.compare_digest(token, token_for(ring, change_id=change_id, key_id=k)) for k in ring.key_ids):
+        return change_id
+    return None

@@ -1,0 +1,429 @@
+"""A corrected heir address: an accepted guardian proposes a new address for an heir whose link
+bounced or whose address they know is wrong (the one writer of `address_changes` and
+`address_change_approvals`).
+
+Before the release the owner is alive and decides: the proposal is emailed to them (with a
+check-in link) and put on their timeline, and they edit the address themselves. After it, the
+shape of a lost heir wallet (models.claim.wallet_changes): the plan's threshold of accepted
+guardians agrees, then it waits PENDING_FOR, during which the old address, the other heirs and
+every accepted guardian are told and any guardian can stop it; then the new address gets a
+confirmation link (a budgeted email: a guardian typed it), and only once the heir confirms does
+it become theirs and their claim link go there. Decisions: docs/lifecycle.md ("A corrected heir
+address").
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, TypedDict
+
+from arq.connections import ArqRedis
+
+from core.db import Cursor, Pool, transaction, unless_duplicate
+from core.errors import Conflict, NotFound
+from core.files.crypto import KeyRing
+from models import plans, sealed_text
+from models.address_links import change_id_of
+from models.claim.wallet_changes import PENDING_FOR
+from models.common import parse_id
+from models.contents import beneficiaries
+from models.delivery import outbox
+from models.delivery.announce import Email, Entry, announce
+from models.delivery.budget import Budget
+from models.plan.guardianships.membership import Membership, locked
+from models.plans import APPROVED, RELEASED, Plan
+
+CONFIRMATION = "address_confirmation"
+# A change still running: another for the same heir waits until it is decided.
+OPEN = ("pending", "holding", "confirming")
+
+
+class Proposal(TypedDict):
+    id: str
+    status: str  # to_owner | pending | holding | confirming | applied | stopped
+    approvals: int
+    threshold: int
+    hold_until: datetime | None
+
+
+def _released(plan: Plan) -> bool:
+    return plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)
+
+
+async def _heir(cur: Cursor, ring: KeyRing, *, plan: Plan, raw_beneficiary_id: str) -> dict[str, Any]:
+    beneficiary_id = parse_id(raw=raw_beneficiary_id, what="Beneficiary")
+    await cur.execute(
+        f"SELECT b.id::text AS id, {sealed_text.select_list(table='beneficiaries', alias='b')}"
+        " FROM beneficiaries b WHERE b.id = %s AND b.user_id = %s",
+        (beneficiary_id, plan["user_id"]),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        raise NotFound("Beneficiary")
+    return sealed_text.open_row(ring, table="beneficiaries", row=row)
+
+
+async def propose(
+    pool: Pool,
+    redis: ArqRedis,
+    ring: KeyRing,
+    *,
+    user_id: str | None,
+    raw_plan_id: str,
+    raw_beneficiary_id: str,
+    email: str,
+    now: datetime,
+    guardian_id: str | None = None,
+) -> Proposal:
+    """A guardian proposes `email` for an heir: to the owner before the release; after it, the
+    guardians' threshold (the proposer agrees by proposing), then the hold."""
+    change_id = str(uuid.uuid4())
+    async with transaction(pool) as cur:
+        plan, member = await locked(
+            cur, ring, user_id=user_id, raw_plan_id=raw_plan_id, guardian_id=guardian_id
+        )
+        heir = await _heir(cur, ring, plan=plan, raw_beneficiary_id=raw_beneficiary_id)
+        if sealed_text.normalise(value=heir["email"] or "") == sealed_text.normalise(value=email):
+            raise Conflict("This is already the address we have for this beneficiary.")
+        released = _released(plan)
+        await cur.execute(
+            "SELECT 1 FROM address_changes WHERE beneficiary_id = %s AND status = ANY(%s) LIMIT 1",
+            (heir["id"], list(OPEN)),
+        )
+        if released and await cur.fetchone() is not None:
+            raise Conflict(
+                "Another address for this beneficiary is already being decided: agree to it or stop it first."
+            )
+        sealed = sealed_text.sealed_values(
+            ring, table="address_changes", row_id=change_id, values={"email": email}
+        )
+        await cur.execute(
+            "INSERT INTO address_changes (id, plan_id, beneficiary_id, email_sealed, proposed_by, status,"
+            " created_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            (
+                change_id,
+                plan["id"],
+                heir["id"],
+                sealed["email_sealed"],
+                member["guardian_id"],
+                "pending" if released else "to_owner",
+                now,
+            ),
+        )
+        if not released:
+            row_ids = await _to_owner(
+                cur, ring, plan=plan, member=member, heir_id=heir["id"], email=email, now=now
+            )
+            proposal: Proposal = {
+                "id": change_id,
+                "status": "to_owner",
+                "approvals": 0,
+                "threshold": 0,
+                "hold_until": None,
+            }
+        else:
+            proposal, row_ids = await _agree_in(cur, plan=plan, member=member, change_id=change_id, now=now)
+    await outbox.enqueue(redis, row_ids=row_ids)
+    return proposal
+
+
+async def _to_owner(
+    cur: Cursor, ring: KeyRing, *, plan: Plan, member: Membership, heir_id: str, email: str, now: datetime
+) -> list[str]:
+    seal_id = str(uuid.uuid4())
+    return await announce(
+        cur,
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        owner=Email(
+            "address_proposed",
+            {
+                "beneficiaryId": heir_id,
+                "guardianId": member["guardian_id"],
+                "sealId": seal_id,
+                "proposedSealed": sealed_text.seal(
+                    ring, table="outbox", column="proposed_address", row_id=seal_id, text=email
+                ),
+            },
+        ),
+        timeline=Entry(
+            "beneficiary.address_proposed",
+            "A guardian proposed a new email address for one of your beneficiaries: you decide, by "
+            "editing it",
+            {"actor": "guardian", "guardianId": member["guardian_id"]},
+            entity_id=heir_id,
+        ),
+    )
+
+
+async def agree(
+    pool: Pool,
+    redis: ArqRedis,
+    ring: KeyRing,
+    *,
+    user_id: str | None,
+    raw_plan_id: str,
+    raw_change_id: str,
+    now: datetime,
+    guardian_id: str | None = None,
+) -> Proposal:
+    """Another guardian agrees to a proposed address (after the release only)."""
+    change_id = parse_id(raw=raw_change_id, what="Address change")
+    async with transaction(pool) as cur:
+        plan, member = await locked(
+            cur, ring, user_id=user_id, raw_plan_id=raw_plan_id, guardian_id=guardian_id
+        )
+        proposal, row_ids = await _agree_in(cur, plan=plan, member=member, change_id=change_id, now=now)
+    await outbox.enqueue(redis, row_ids=row_ids)
+    return proposal
+
+
+async def _agree_in(
+    cur: Cursor, *, plan: Plan, member: Membership, change_id: str, now: datetime
+) -> tuple[Proposal, list[str]]:
+    await cur.execute(
+        "SELECT beneficiary_id::text AS beneficiary_id, status, hold_until FROM address_changes"
+        " WHERE id = %s AND plan_id = %s FOR UPDATE",
+        (change_id, plan["id"]),
+    )
+    change = await cur.fetchone()
+    if change is None:
+        raise NotFound("Address change")
+    if change["status"] != "pending":
+        raise Conflict(_decided(change["status"]))
+    if not await unless_duplicate(
+        cur,
+        "INSERT INTO address_change_approvals (change_id, guardian_id, created_at) VALUES (%s, %s, %s)",
+        (change_id, member["guardian_id"], now),
+    ):
+        raise Conflict("You have already agreed to this address.")
+    await cur.execute(
+        "SELECT count(*)::int AS n FROM address_change_approvals WHERE change_id = %s", (change_id,)
+    )
+    approvals = (await cur.fetchone())["n"]
+    threshold = await plans.threshold_now(cur, plan=plan)
+    about = {"beneficiaryId": change["beneficiary_id"], "changeId": change_id}
+    proposal: Proposal = {
+        "id": change_id,
+        "status": "pending",
+        "approvals": approvals,
+        "threshold": threshold,
+        "hold_until": None,
+    }
+    first = approvals == 1
+    entry = Entry(
+        "beneficiary.address_change_proposed" if first else "beneficiary.address_change_agreed",
+        "A guardian proposed a new email address for a beneficiary"
+        if first
+        else "A guardian agreed to a beneficiary's new email address",
+        {
+            "actor": "guardian",
+            "guardianId": member["guardian_id"],
+            "approvals": approvals,
+            "threshold": threshold,
+        },
+        entity_id=change["beneficiary_id"],
+    )
+    if approvals < threshold:
+        row_ids = await announce(
+            cur,
+            plan_id=plan["id"],
+            owner_id=plan["user_id"],
+            now=now,
+            guardians=Email("address_change_proposed", about, exclude=[member["guardian_id"]])
+            if first
+            else None,
+            timeline=entry,
+        )
+        return proposal, row_ids
+    hold_until = now + PENDING_FOR
+    await cur.execute(
+        "UPDATE address_changes SET status = 'holding', hold_until = %s WHERE id = %s",
+        (hold_until, change_id),
+    )
+    await announce(cur, plan_id=plan["id"], owner_id=plan["user_id"], now=now, timeline=entry)
+    context = {**about, "holdUntil": hold_until.isoformat()}
+    row_ids = await announce(
+        cur,
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        beneficiaries=Email("address_change_holding", context),
+        guardians=Email("address_change_holding", context),
+        timeline=Entry(
+            "beneficiary.address_change_holding",
+            "Enough guardians agreed to a beneficiary's new email address: it waits 7 days, during which any "
+            "guardian can stop it",
+            {"actor": "guardian", "holdUntil": hold_until.isoformat()},
+            entity_id=change["beneficiary_id"],
+        ),
+    )
+    return {**proposal, "status": "holding", "hold_until": hold_until}, row_ids
+
+
+def _decided(status: str) -> str:
+    return {
+        "holding": "Enough guardians have agreed already: this address waits out its 7 days.",
+        "confirming": "This address has been agreed; we are waiting for the beneficiary to confirm it.",
+        "applied": "This address is already the beneficiary's.",
+        "stopped": "A guardian stopped this address; nothing changed.",
+        "to_owner": "This proposal went to the plan's owner, who decides.",
+    }.get(status, "This address change is decided already.")
+
+
+async def stop(
+    pool: Pool,
+    redis: ArqRedis,
+    ring: KeyRing,
+    *,
+    user_id: str | None,
+    raw_plan_id: str,
+    raw_change_id: str,
+    now: datetime,
+    guardian_id: str | None = None,
+) -> Proposal:
+    """Any accepted guardian stops a proposed address before it is confirmed; nothing changes,
+    and the guardians are told who stopped it."""
+    change_id = parse_id(raw=raw_change_id, what="Address change")
+    async with transaction(pool) as cur:
+        plan, member = await locked(
+            cur, ring, user_id=user_id, raw_plan_id=raw_plan_id, guardian_id=guardian_id
+        )
+        await cur.execute(
+            "UPDATE address_changes SET status = 'stopped', stopped_by = %s, decided_at = %s"
+            " WHERE id = %s AND plan_id = %s AND status = ANY(%s)"
+            " RETURNING beneficiary_id::text AS beneficiary_id",
+            (member["guardian_id"], now, change_id, plan["id"], list(OPEN)),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            await cur.execute(
+                "SELECT status FROM address_changes WHERE id = %s AND plan_id = %s", (change_id, plan["id"])
+            )
+            found = await cur.fetchone()
+            if found is None:
+                raise NotFound("Address change")
+            raise Conflict(_decided(found["status"]))
+        row_ids = await announce(
+            cur,
+            plan_id=plan["id"],
+            owner_id=plan["user_id"],
+            now=now,
+            guardians=Email(
+                "address_change_stopped",
+                {"beneficiaryId": row["beneficiary_id"], "guardianId": member["guardian_id"]},
+                exclude=[member["guardian_id"]],
+            ),
+            timeline=Entry(
+                "beneficiary.address_change_stopped",
+                "A guardian stopped a beneficiary's new email address; nothing changed",
+                {"actor": "guardian", "guardianId": member["guardian_id"]},
+                entity_id=row["beneficiary_id"],
+            ),
+        )
+    await outbox.enqueue(redis, row_ids=row_ids)
+    return {"id": change_id, "status": "stopped", "approvals": 0, "threshold": 0, "hold_until": None}
+
+
+async def sweep(pool: Pool, redis: ArqRedis, ring: KeyRing, *, now: datetime, budget: Budget) -> int:
+    """Changes whose hold has passed unstopped: the new address is sent its confirmation link
+    (budgeted: a guardian typed it). Returns how many."""
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE address_changes c SET status = 'confirming' FROM plans p WHERE p.id = c.plan_id"
+            " AND c.status = 'holding' AND c.hold_until <= %s"
+            " RETURNING c.id::text AS id, c.plan_id::text AS plan_id,"
+            " c.beneficiary_id::text AS beneficiary_id,"
+            " c.email_sealed, p.user_id::text AS owner_id",
+            (now,),
+        )
+        row_ids = []
+        for row in await cur.fetchall():
+            email = sealed_text.open_text(
+                ring, table="address_changes", column="email", row_id=row["id"], sealed=row["email_sealed"]
+            )
+            seal_id = str(uuid.uuid4())
+            sealed = sealed_text.seal(
+                ring, table="outbox", column="address", row_id=seal_id, text=email or ""
+            )
+            row_ids.append(
+                await outbox.add(
+                    cur,
+                    kind=CONFIRMATION,
+                    plan_id=row["plan_id"],
+                    recipient_type="beneficiary",
+                    recipient_id=row["beneficiary_id"],
+                    now=now,
+                    context={"changeId": row["id"], "sealId": seal_id, "toSealed": sealed},
+                    budget=budget,
+                )
+            )
+            await announce(
+                cur,
+                plan_id=row["plan_id"],
+                owner_id=row["owner_id"],
+                now=now,
+                timeline=Entry(
+                    "beneficiary.address_change_confirming",
+                    "Nobody stopped a beneficiary's new email address: it was sent a link to confirm it",
+                    {"actor": "scheduler"},
+                    entity_id=row["beneficiary_id"],
+                ),
+            )
+    await outbox.enqueue(redis, row_ids=row_ids)
+    return len(row_ids)
+
+
+async def is_live(pool: Pool, ring: KeyRing, *, token: str) -> bool:
+    """Whether the link would confirm now (a read, for the page a GET shows)."""
+    change_id = change_id_of(ring, token=token)
+    if change_id is None:
+        return False
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "SELECT 1 FROM address_changes WHERE id = %s AND status = 'confirming'", (change_id,)
+        )
+        return await cur.fetchone() is not None
+
+
+async def confirm(pool: Pool, redis: ArqRedis, ring: KeyRing, *, token: str, now: datetime) -> bool:
+    """The heir confirms the new address: it becomes theirs (confirmed), and their claim link is
+    sent there. False for every miss (unknown, stopped, used)."""
+    change_id = change_id_of(ring, token=token)
+    if change_id is None:
+        return False
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE address_changes c SET status = 'applied', decided_at = %s FROM plans p"
+            " WHERE c.id = %s AND c.status = 'confirming' AND p.id = c.plan_id"
+            " RETURNING c.plan_id::text AS plan_id, c.beneficiary_id::text AS beneficiary_id, c.email_sealed,"
+            " p.user_id::text AS owner_id",
+            (now, change_id),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            return False
+        email = sealed_text.open_text(
+            ring, table="address_changes", column="email", row_id=change_id, sealed=row["email_sealed"]
+        )
+        await beneficiaries.set_confirmed_email(
+            cur, ring, beneficiary_id=row["beneficiary_id"], email=email or "", now=now
+        )
+        row_ids = await announce(
+            cur,
+            plan_id=row["plan_id"],
+            owner_id=row["owner_id"],
+            now=now,
+            beneficiaries=Email("claim_link", {"stage": "corrected"}, beneficiary_id=row["beneficiary_id"]),
+            timeline=Entry(
+                "beneficiary.address_corrected",
+                "A beneficiary confirmed their new email address; their link was sent there",
+                {"actor": "beneficiary"},
+                entity_id=row["beneficiary_id"],
+            ),
+        )
+    await outbox.enqueue(redis, row_ids=row_ids)
+    return True

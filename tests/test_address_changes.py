@@ -1,0 +1,183 @@
+"""A corrected heir address, over HTTP with the real worker, the test clock and the email
+capture: before the release a guardian's proposal goes to the owner, who edits the address;
+after it the plan's threshold of guardians agrees, the hold passes, the new address confirms and
+the claim link follows; any guardian can stop a proposal, and the timeline keeps who did what."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.helpers import sign_in
+from tests.lifecycle_helpers import activate_plan, guardian_session, release_plan
+from tests.plan_helpers import activity_rows, query
+
+NEW = "ada.new@example.org"
+CONFIRM = re.compile(r"https://legacy\.example\.test(/confirm-address/[0-9a-f]{64})")
+CLAIM = re.compile(r"https://legacy\.example\.test/claim/([0-9a-f]{64})")
+
+
+async def propose(client: Any, setup: Any, guardian: Any, heir: dict[str, Any], email: str = NEW) -> Any:
+    session = await guardian_session(client, guardian)
+    return await client.post(
+        f"/api/legacy/guardianships/{setup.plan_id}/beneficiaries/{heir['id']}/address",
+        json={"email": email},
+        headers=session.headers,
+    )
+
+
+async def decide(client: Any, setup: Any, guardian: Any, change_id: str, verb: str) -> Any:
+    session = await guardian_session(client, guardian)
+    return await client.post(
+        f"/api/legacy/guardianships/{setup.plan_id}/address-changes/{change_id}/{verb}",
+        headers=session.headers,
+    )
+
+
+def subjects(email_provider: Any, address: str) -> list[str]:
+    return [m.body["subject"] for m in email_provider.to(address)]
+
+
+async def test_before_the_release_the_owner_is_told_and_decides(client, run_worker, email_provider, settings):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner)
+    heir = setup.beneficiaries[0]
+    resp = await propose(client, setup, setup.guardians[0], heir)
+    assert resp.status == 202, await resp.text()
+    body = await resp.json()
+    assert body["status"] == "to_owner" and body["holdUntil"] is None
+    await run_worker(settings=email_provider.settings)
+    [mail] = [
+        m.body
+        for m in email_provider.to("owner@example.org")
+        if "suggests a new address" in m.body["subject"]
+    ]
+    assert mail["subject"] == "Guardian 0 suggests a new address for Heir 0"
+    assert NEW in mail["text"] and "Nothing changes unless you change it" in mail["text"]
+    assert not email_provider.to(NEW)  # nothing to the proposed address before the owner decides
+    # The address sits sealed at rest and never in the outbox in clear, nor on the timeline.
+    assert not query(settings, "SELECT 1 FROM outbox WHERE context::text LIKE %s", (f"%{NEW}%",))
+    [row] = query(settings, "SELECT email_sealed, status FROM address_changes")
+    assert row["status"] == "to_owner" and NEW not in row["email_sealed"]
+    timeline = activity_rows(settings, owner.user["id"])
+    assert "beneficiary.address_proposed" in [r["kind"] for r in timeline]
+    assert not any(NEW in str(r) for r in timeline)
+    # The owner edits the address themselves; the heir's record is unchanged until then.
+    assert (await client.get(f"/api/beneficiaries/{heir['id']}", headers=owner.headers)).status == 200
+    # The same address again is 409; a guardian who has not accepted is 403; a stranger 404.
+    resp = await propose(client, setup, setup.guardians[0], heir, "heir0@example.org")
+    assert resp.status == 409
+    stranger = await sign_in(client)
+    resp = await client.post(
+        f"/api/legacy/guardianships/{setup.plan_id}/beneficiaries/{heir['id']}/address",
+        json={"email": NEW},
+        headers=stranger.headers,
+    )
+    assert resp.status == 404
+    resp = await propose(client, setup, setup.guardians[0], heir, "not an address")
+    assert resp.status == 400
+
+
+async def test_after_the_release_threshold_hold_confirmation_and_the_link(
+    client, clock, run_worker, email_provider, settings
+):
+    owner = await sign_in(client)
+    setup = await release_plan(
+        client, owner, clock, lambda: run_worker(settings=email_provider.settings), guardians=3
+    )
+    threshold = setup.overview["approvals"]["threshold"]
+    assert threshold == 2
+    heir, other = setup.beneficiaries
+    resp = await propose(client, setup, setup.guardians[0], heir)
+    assert resp.status == 202, await resp.text()
+    change = await resp.json()
+    assert (change["status"], change["approvals"], change["threshold"]) == ("pending", 1, 2)
+    await run_worker(settings=email_provider.settings)
+    assert any(
+        "A new address is proposed for Heir 0" == s for s in subjects(email_provider, "guardian1@example.org")
+    )
+    assert not [s for s in subjects(email_provider, "guardian0@example.org") if "proposed" in s]
+    # A second proposal for the same heir waits for this one.
+    assert (await propose(client, setup, setup.guardians[1], heir, "other@example.org")).status == 409
+
+    resp = await decide(client, setup, setup.guardians[1], change["id"], "agree")
+    assert resp.status == 200, await resp.text()
+    holding = await resp.json()
+    assert holding["status"] == "holding" and holding["holdUntil"]
+    assert (await decide(client, setup, setup.guardians[2], change["id"], "agree")).status == 409
+    await run_worker(settings=email_provider.settings)
+    # During the hold: the old address, the other heirs and every accepted guardian are told.
+    assert "Your address for a legacy plan is about to change" in subjects(
+        email_provider, "heir0@example.org"
+    )
+    assert "Heir 0's address is about to change" in subjects(email_provider, "heir1@example.org")
+    for index in range(3):
+        assert any(
+            "unless a guardian stops it" in s
+            for s in subjects(email_provider, f"guardian{index}@example.org")
+        )
+    assert not email_provider.to(NEW)
+
+    # Six days on, nothing yet; past the hold, the new address is asked to confirm.
+    clock.advance(days=6)
+    await run_worker(settings=email_provider.settings)
+    assert not email_provider.to(NEW)
+    clock.advance(days=1, seconds=1)
+    await run_worker(settings=email_provider.settings)
+    [ask] = email_provider.to(NEW)
+    path = CONFIRM.search(ask.body["text"])[1]
+    assert query(settings, "SELECT budget_at FROM outbox WHERE kind = 'address_confirmation'")[0]["budget_at"]
+    # Opening the link changes nothing; the button confirms and the claim link follows.
+    page = await client.get(path)
+    assert page.status == 200 and "Yes, this address is mine" in await page.text()
+    assert query(settings, "SELECT status FROM address_changes")[0]["status"] == "confirming"
+    done = await client.post(path, data={})
+    assert done.status == 200 and "your address is confirmed" in await done.text()
+    assert (await client.post(path, data={})).status == 404  # single use
+    await run_worker(settings=email_provider.settings)
+    [link] = [m.body for m in email_provider.to(NEW) if "left something for you" in m.body["subject"]]
+    assert CLAIM.search(link["text"])[1] == heir["claimToken"]
+    [row] = query(settings, "SELECT email_confirmed_at FROM beneficiaries WHERE id = %s", (heir["id"],))
+    assert row["email_confirmed_at"] is not None
+    kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
+    for kind in (
+        "beneficiary.address_change_proposed",
+        "beneficiary.address_change_agreed",
+        "beneficiary.address_change_holding",
+        "beneficiary.address_change_confirming",
+        "beneficiary.address_corrected",
+    ):
+        assert kind in kinds, kind
+    del other
+
+
+async def test_a_guardian_stops_another_guardians_proposal(
+    client, clock, run_worker, email_provider, settings
+):
+    owner = await sign_in(client)
+    setup = await release_plan(
+        client, owner, clock, lambda: run_worker(settings=email_provider.settings), guardians=3
+    )
+    heir = setup.beneficiaries[0]
+    change = await (await propose(client, setup, setup.guardians[0], heir)).json()
+    assert (await decide(client, setup, setup.guardians[1], change["id"], "agree")).status == 200
+    resp = await decide(client, setup, setup.guardians[2], change["id"], "stop")
+    assert resp.status == 200 and (await resp.json())["status"] == "stopped"
+    assert (await decide(client, setup, setup.guardians[0], change["id"], "stop")).status == 409
+    clock.advance(days=8)
+    await run_worker(settings=email_provider.settings)
+    assert not email_provider.to(NEW)  # stopped during the hold: no confirmation link, ever
+    assert any(
+        "The new address for Heir 0 was stopped" == s
+        for s in subjects(email_provider, "guardian0@example.org")
+    )
+    [row] = query(settings, "SELECT status, stopped_by::text AS by FROM address_changes")
+    assert row == {"status": "stopped", "by": setup.guardians[2].row["id"]}
+    stopped = [
+        r
+        for r in activity_rows(settings, owner.user["id"])
+        if r["kind"] == "beneficiary.address_change_stopped"
+    ]
+    assert stopped and stopped[0]["metadata"]["guardianId"] == setup.guardians[2].row["id"]
+    # A new proposal is possible once it is decided.
+    assert (await propose(client, setup, setup.guardians[2], heir, "ada.right@example.org")).status == 202
