@@ -94,7 +94,7 @@ async def test_after_the_release_threshold_hold_confirmation_and_the_link(
     assert (change["status"], change["approvals"], change["threshold"]) == ("pending", 1, 2)
     await run_worker(settings=email_provider.settings)
     assert any(
-        "A new address is proposed for Heir 0" == s for s in subjects(email_provider, "guardian1@example.org")
+        s == "A new address is proposed for Heir 0" for s in subjects(email_provider, "guardian1@example.org")
     )
     assert not [s for s in subjects(email_provider, "guardian0@example.org") if "proposed" in s]
     # A second proposal for the same heir waits for this one.
@@ -168,7 +168,7 @@ async def test_a_guardian_stops_another_guardians_proposal(
     await run_worker(settings=email_provider.settings)
     assert not email_provider.to(NEW)  # stopped during the hold: no confirmation link, ever
     assert any(
-        "The new address for Heir 0 was stopped" == s
+        s == "The new address for Heir 0 was stopped"
         for s in subjects(email_provider, "guardian0@example.org")
     )
     [row] = query(settings, "SELECT status, stopped_by::text AS by FROM address_changes")
