@@ -1,7 +1,7 @@
 """The places that lean on a library's private details or patch it, each in one module (the
 "Library internals" table in docs/conventions.md lists them all): aiopg's `Cursor._transaction`
 (core.db._unlink) and `Pool._wakeup` (core.db._wake_a_waiter), arq's key layout and enqueue
-(core.queue) and its poll step (workers.main.Worker), aiohttp's request handler (api.server),
+(core.queue) and its poll step and job start (workers.main.Worker), aiohttp's request handler (api.server),
 stellar_sdk's patch of aiohttp's readline and its repair (core.stellar.readline),
 aiohttp-apigami's operation dict (api.public, api.claim.gate) and parser key (api.app),
 stellar_sdk's XDR types on xdrlib3 (core.stellar.soroban_check).
@@ -96,6 +96,50 @@ def test_arq_polls_through_poll_iteration():
 
     assert "await self._poll_iteration()" in inspect.getsource(Worker.main)
     assert "zrangebyscore" in inspect.getsource(Worker._poll_iteration)
+
+
+async def test_a_redis_error_while_starting_jobs_leaks_no_job_slot(settings, clock, monkeypatch):
+    """arq's `start_jobs` takes a job slot (job_counter, a semaphore permit) before its Redis
+    pipeline and gives it back only on ResponseError/WatchError. workers.main.Worker gives it back
+    on a connection error too: after more failed starts than it has slots, and Redis answering
+    again, the worker still takes the job and runs it (without that it polls, beating, forever)."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from workers import main
+
+    monkeypatch.setattr(main, "REDIS_RETRY_SECONDS", 0.05)
+    pool = await core_redis.connect(settings.redis_url, settings.arq_queue_name)
+    job_id = f"seam-{uuid.uuid4().hex}"
+    assert await queue.enqueue_once(pool, "verify_archive_item", str(uuid.uuid4()), job_id=job_id)
+    # More failed starts than the worker's slots (2) and its semaphore's permits (3).
+    real_pipeline, failures = pool.pipeline, {"left": 5}
+
+    def pipeline(*args, **kwargs):  # Redis down for the first five starts, then back
+        if kwargs.get("transaction") and failures["left"] > 0:
+            failures["left"] -= 1
+            raise RedisConnectionError("Redis is restarting")
+        return real_pipeline(*args, **kwargs)
+
+    pool.pipeline = pipeline  # type: ignore[method-assign]
+    worker = main.create_worker(
+        settings,
+        clock,
+        burst=True,
+        poll_delay=0.01,
+        handle_signals=False,
+        max_jobs=2,
+        cron_jobs=[],
+        redis_pool=pool,
+    )
+    try:
+        await asyncio.wait_for(worker.main(), timeout=30)
+        assert failures["left"] == 0
+        job = Job(job_id, pool, _queue_name=settings.arq_queue_name, _deserializer=core_redis.deserialize)
+        info = await job.result_info()
+        assert info is not None and info.success
+        assert worker.job_counter == 0
+    finally:
+        await worker.close()
 
 
 async def test_result_key_is_where_arq_keeps_a_finished_result(settings, run_worker):

@@ -125,9 +125,27 @@ class Worker(arq.worker.Worker):
     process, so a Redis restart stopped every worker until something restarted it (bench/chaos.py
     found it); this one logs the outage once, tries again every REDIS_RETRY_SECONDS, and carries
     on when Redis answers, its running jobs untouched. What an emptied Redis lost, the sweepers
-    queue again from the rows."""
+    queue again from the rows.
+
+    arq's `start_jobs` takes a job slot (`job_counter` and a semaphore permit) before its Redis
+    pipeline and gives it back only on a ResponseError or WatchError: each poll that failed with
+    the connection down would leak one, and after MAX_JOBS such polls the worker, still beating,
+    would never take a job again. So jobs start one id at a time, and a Redis or socket error
+    before the job started gives its slot back."""
 
     _redis_down_since: float | None = None
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        for job_id in job_ids:
+            try:
+                await super().start_jobs([job_id])
+            except (RedisError, OSError):
+                # Raised only after arq took the slot and before it created the job's task.
+                self.job_counter -= 1
+                self.sem.release()
+                raise
+            if self.job_counter >= self.max_jobs:
+                return
 
     async def _poll_iteration(self) -> None:
         try:
