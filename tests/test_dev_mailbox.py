@@ -2,7 +2,8 @@
 email provider, every email is kept (models/delivery/mailbox.py) and listed newest first; each opens with
 its HTML inline under the pages' strict CSP, and its links open what they name. Only a loopback
 peer is answered (a real server on a non-loopback address of this machine is refused, whatever
-X-Forwarded-For says); in production the paths are 404 and nothing is kept."""
+X-Forwarded-For says), and not through a tunnel on this machine (a proxy's header: 404); in
+production the paths are 404 and nothing is kept."""
 
 from __future__ import annotations
 
@@ -156,9 +157,30 @@ async def test_only_this_machine_is_answered_whatever_the_forwarded_headers_say(
                 assert resp.status == 403, text
                 assert "only on this machine" in text and "/dev/mail/" not in text
                 assert "/guardian/" not in text and "/check-in/" not in text
-    # The same app from loopback answers, even when a header claims another address.
-    resp = await client.get("/dev/mail", headers={"X-Forwarded-For": "203.0.113.9"})
+    resp = await client.get("/dev/mail")
     assert resp.status == 200
+
+
+async def test_through_a_tunnel_on_this_machine_the_mailbox_is_not_found(
+    settings, clock, make_client, run_worker
+) -> None:
+    """ngrok or cloudflared deliver every request from loopback, with a proxy's header: the
+    mailbox is the 404 page then, whatever the header says (loopback included)."""
+    client, worker = await dev_client(make_client)
+    await some_journey(client, clock, run_worker, worker)
+    [mail_id, *_] = [k.id for k in mailbox.newest(data_dir=settings.data_dir)]
+    for path in ("/dev/mail", f"/dev/mail/{mail_id}"):
+        assert (await client.get(path)).status == 200
+        for header in (
+            {"X-Forwarded-For": "203.0.113.9"},
+            {"X-Forwarded-For": "127.0.0.1"},
+            {"Forwarded": "for=198.51.100.7;proto=https"},
+            {"X-Real-IP": "127.0.0.1"},
+        ):
+            resp = await client.get(path, headers=header)
+            text = await resp.text()
+            assert resp.status == 404, (header, text)
+            assert "/dev/mail/" not in text and "/guardian/" not in text and "/check-in/" not in text
 
 
 async def test_production_has_no_mailbox_and_keeps_nothing(make_client, clock, run_worker, settings) -> None:

@@ -4,7 +4,10 @@
 Registered only when `Settings.dev_mailbox` (APP_ENV=development, no provider): in production
 the paths are the 404 page. The emails carry claim, guardian and check-in links, so both pages
 answer only a peer on this machine, judged by the socket's own peer address (never a
-forwarded header, which any client can write): with HOST=0.0.0.0 the network gets a 403.
+forwarded header, which any client can write): with HOST=0.0.0.0 the network gets a 403. A
+tunnel (ngrok, cloudflared) or a proxy on this machine delivers the whole internet's requests
+from loopback, so a request carrying a proxy's header (X-Forwarded-For, Forwarded, X-Real-IP)
+is the 404 page too.
 
 The email's HTML is shown inline, not in a frame, under the pages' strict CSP: it is first cut
 down to plain text markup (paragraphs, lists, emphasis, links to http(s) and mailto), so no
@@ -112,6 +115,21 @@ def from_this_machine(request: web.Request) -> bool:
     return address.is_loopback
 
 
+# Headers a proxy or a tunnel adds: their presence, whatever they say, means the loopback peer
+# is relaying someone else.
+PROXY_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
+
+
+def _opens_here(request: web.Request) -> web.Response | None:
+    """None when the mailbox may answer; else the refusal: 403 off this machine, the 404 page
+    through a proxy or tunnel on it."""
+    if not from_this_machine(request):
+        return _refused()
+    if any(name in request.headers for name in PROXY_HEADERS):
+        raise NotFound("Page")
+    return None
+
+
 def _refused() -> web.Response:
     return pages.render("dev_mail_refused.html", status=403, title="The mailbox opens only on this machine")
 
@@ -123,13 +141,14 @@ def _refused() -> web.Response:
     summary="Development only: every email the service sent, newest first",
     description="Exists only with APP_ENV=development and no email provider configured (404 "
     "otherwise), and answers only a client on this machine (the socket's loopback peer; 403 from "
-    "anywhere else). Each email links to `/dev/mail/<id>`.",
+    "anywhere else; the 404 page when the request carries X-Forwarded-For, Forwarded or X-Real-IP, "
+    "as through a tunnel every request arrives from loopback). Each email links to `/dev/mail/<id>`.",
     produces=["text/html"],
     responses={200: {"description": "The page"}},
 )
 async def mail_list(request: web.Request) -> web.Response:
-    if not from_this_machine(request):
-        return _refused()
+    if refused := _opens_here(request):
+        return refused
     kept = mailbox.newest(data_dir=request.app[SETTINGS].data_dir)
     return pages.render("dev_mail_list.html", title="Development mailbox", kept=kept, shown=mailbox.SHOWN)
 
@@ -144,8 +163,8 @@ async def mail_list(request: web.Request) -> web.Response:
     responses={200: {"description": "The page"}},
 )
 async def mail_one(request: web.Request) -> web.Response:
-    if not from_this_machine(request):
-        return _refused()
+    if refused := _opens_here(request):
+        return refused
     kept = mailbox.one(data_dir=request.app[SETTINGS].data_dir, mail_id=request.match_info["id"])
     if kept is None:
         raise NotFound("Kept email")
