@@ -175,9 +175,10 @@ async def releasable(cur: Cursor, *, per_account: int, per_client: int, now: dat
     return chosen
 
 
-async def deferred_count(cur: Cursor, *, plan_id: str) -> int:
-    """How many of the plan's emails wait for the budget (readiness says so)."""
-    await cur.execute(
-        "SELECT count(*)::int AS n FROM outbox WHERE plan_id = %s AND status = 'deferred'", (plan_id,)
+def waiting(*, owner: str) -> str:
+    """SQL: how many emails of the account `owner` (an SQL expression) wait for the budget, as
+    `deferred` rows (readiness says so in words: models.plan.plan_settings)."""
+    return (
+        "(SELECT count(*) FROM outbox o JOIN plans p ON p.id = o.plan_id"
+        f" WHERE p.user_id = {owner} AND o.status = 'deferred')"
     )
-    return int((await cur.fetchone())["n"])

@@ -21,7 +21,7 @@ from models.common import as_record, wire_names
 from models.contents import early_links
 from models.delivery import history, outbox
 from models.delivery.announce import Entry, announce
-from models.delivery.budget import Budget
+from models.delivery.budget import Budget, waiting
 from models.plans import ACTIVE, DRAFT, SETTINGS_COLUMNS, Plan, get_or_create, threshold, update_schedule
 
 
@@ -72,8 +72,7 @@ async def facts(cur: Cursor, ring: KeyRing, *, user_id: str) -> Facts:
         " (SELECT count(*) FROM guardians WHERE user_id = u.id AND unresponsive_since IS NOT NULL)"
         " AS unresponsive,"
         " (SELECT count(*) FROM guardians WHERE user_id = u.id AND wallet_address IS NULL) AS walletless,"
-        " (SELECT count(*) FROM outbox o JOIN plans p ON p.id = o.plan_id WHERE p.user_id = u.id"
-        " AND o.status = 'deferred') AS deferred_emails,"
+        f" {waiting(owner='u.id')} AS deferred_emails,"
         " u.email_sealed IS NOT NULL AS has_owner_email, u.name_sealed IS NOT NULL AS has_owner_name,"
         f" {history.address_bounced(recipient_type='owner', alias='u')} AS owner_email_bounced"
         " FROM users u WHERE u.id = %s",
