@@ -11,6 +11,8 @@ calm page instead of JSON. Decisions (wording, dates, what each state shows): do
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from importlib import resources
 from typing import Any
 
@@ -41,9 +43,6 @@ PAGE_CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
-# The passkey page (a guardian's answer with a passkey) runs exactly one script, from here: the
-# ceremony (templates/passkey.js). Every other page runs none. `with_script` marks the response.
-SCRIPT_CSP = PAGE_CSP.replace("default-src 'none';", "default-src 'none'; script-src 'self';")
 _SCRIPT = "lps.page_script"
 STYLESHEET_PATH = "/page.css"
 PASSKEY_SCRIPT_PATH = "/guardian-passkey.js"
@@ -57,6 +56,8 @@ _TEMPLATES = jinja2.Environment(
 )
 _STYLESHEET = resources.files("api").joinpath("templates", "page.css").read_bytes()
 _PASSKEY_SCRIPT = resources.files("api").joinpath("templates", "passkey.js").read_bytes()
+# Subresource Integrity of the one script: the page loads it only with these exact bytes.
+PASSKEY_SCRIPT_INTEGRITY = "sha384-" + base64.b64encode(hashlib.sha384(_PASSKEY_SCRIPT).digest()).decode()
 
 routes = web.RouteTableDef()
 
@@ -120,9 +121,17 @@ def render(
     return web.Response(text=body, status=status, content_type="text/html", charset="utf-8", headers=headers)
 
 
-def with_script(response: web.Response) -> web.Response:
-    """This page may run the service's one script (its CSP allows `script-src 'self'`)."""
-    response[_SCRIPT] = True
+def script_csp(*, origin: str) -> str:
+    """The passkey page's CSP: PAGE_CSP plus exactly one script, by its full URL on this
+    origin (a path in a source matches that file only), never any other script of the origin."""
+    return PAGE_CSP.replace(
+        "default-src 'none';", f"default-src 'none'; script-src {origin}{PASSKEY_SCRIPT_PATH};"
+    )
+
+
+def with_script(response: web.Response, *, origin: str) -> web.Response:
+    """This page may run the service's one script (`script_csp`), served from `origin`."""
+    response[_SCRIPT] = script_csp(origin=origin)
     return response
 
 
@@ -186,7 +195,7 @@ async def page_headers(request: web.Request, response: web.StreamResponse) -> No
     """on_response_prepare: privacy headers and the CSP on every response under a page path."""
     if is_page(request.path):
         response.headers.update(CAPSULE_HEADERS)
-        response.headers["Content-Security-Policy"] = SCRIPT_CSP if response.get(_SCRIPT) else PAGE_CSP
+        response.headers["Content-Security-Policy"] = response.get(_SCRIPT) or PAGE_CSP
 
 
 @routes.get(STYLESHEET_PATH)

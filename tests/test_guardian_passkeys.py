@@ -5,7 +5,9 @@ The passkey ceremonies themselves run in Chromium: tests/test_browser_passkeys.p
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
 import logging
 from typing import Any
 
@@ -143,10 +145,15 @@ async def test_only_the_passkey_page_may_run_a_script_and_only_this_origins(
     ceremony = await client.post(f"{path}/ask", data={"action": "accept"})
     assert ceremony.status == 200
     csp = ceremony.headers["Content-Security-Policy"]
-    assert "script-src 'self';" in csp and "default-src 'none'" in csp and "unsafe" not in csp
+    # Exactly the one script, by its URL: not 'self' (any script this origin serves would run).
+    assert "script-src https://legacy.example.test/guardian-passkey.js;" in csp
+    assert "'self'" not in csp.split("script-src")[1].split(";")[0]
+    assert "default-src 'none'" in csp and "unsafe" not in csp
     body = await ceremony.text()
-    assert body.count("<script") == 1 and '<script src="/guardian-passkey.js"></script>' in body
-    assert 'data-ceremony="create"' in body and "challenge" in body
     script = await client.get("/guardian-passkey.js")
+    integrity = "sha384-" + base64.b64encode(hashlib.sha384(await script.read()).digest()).decode()
+    tag = f'<script src="/guardian-passkey.js" integrity="{integrity}"></script>'
+    assert body.count("<script") == 1 and tag in body
+    assert 'data-ceremony="create"' in body and "challenge" in body
     assert script.status == 200 and script.content_type == "text/javascript"
     assert "navigator.credentials" in await script.text() and "fetch(" not in await script.text()

@@ -26,6 +26,7 @@ from core.text.cleaning import clean_block
 from models.flows import guardian_pages
 from models.flows.answers import guardian, passkey
 from models.plan.guardianships.membership import Answerer
+from models.proofs.passkey import relying_party
 
 routes = web.RouteTableDef()
 
@@ -237,7 +238,9 @@ def _ceremony(
             note=note,
             post_to=f"{_path(request)}/passkey/{ceremony['request_id']}",
             script=html.PASSKEY_SCRIPT_PATH,
-        )
+            integrity=html.PASSKEY_SCRIPT_INTEGRITY,
+        ),
+        origin=relying_party(settings=context(request).settings)[1],
     )
 
 
