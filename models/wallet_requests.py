@@ -39,6 +39,7 @@ PURPOSES = (
     "guardian.resend",
     "guardian.object",
     "guardian.withdraw_objection",
+    "guardian.propose_address",
 )
 _TAKE = """
 local value = redis.call('GET', KEYS[1])

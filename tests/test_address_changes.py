@@ -181,3 +181,55 @@ async def test_a_guardian_stops_another_guardians_proposal(
     assert stopped and stopped[0]["metadata"]["guardianId"] == setup.guardians[2].row["id"]
     # A new proposal is possible once it is decided.
     assert (await propose(client, setup, setup.guardians[2], heir, "ada.right@example.org")).status == 202
+
+
+async def test_the_guardian_page_shows_a_bounced_link_and_proposes_from_it(
+    make_client, clock, run_worker, email_provider, settings
+):
+    """A bounced claim link reads as bounced on the guardian page, with the form beside it; the
+    address proposed there is proved by the guardian's wallet (SEP-7), kept sealed until signed,
+    and runs what the JSON route runs. The bounce alert says how, not "reply to this email"."""
+    from tests.test_email_webhook import SECRET, event, post, provider_id
+    from tests.test_guardian_page import PAGE_RE, words
+    from tests.wallet_app import WalletApp, request_uri
+
+    client = await make_client(email_webhook_secret=SECRET)
+    owner = await sign_in(client)
+    setup = await release_plan(
+        client, owner, clock, lambda: run_worker(settings=email_provider.settings), guardians=3
+    )
+    heir = setup.beneficiaries[0]
+    email_id = provider_id(settings, "claim_link", "beneficiary", recipient_id=heir["id"])
+    assert (await post(client, event("email.bounced", email_id))).status == 200
+    await run_worker(settings=email_provider.settings)
+    [alert] = [
+        m.body for m in email_provider.to("guardian0@example.org") if "has not received" in m.body["subject"]
+    ]
+    assert "propose it beside their name on your guardian page" in alert["text"]
+    assert "reply" not in alert["text"]
+    path = PAGE_RE.findall(alert["text"])[-1][0]
+    shown = words(await (await client.get(path)).text())
+    assert "Heir 0: bounced: the address Olive Owner recorded does not reach them" in shown
+    assert "Heir 1: sent" in shown
+    assert "If you know the address that reaches Heir 0, propose it" in shown
+
+    resp = await client.post(
+        f"{path}/ask", data={"action": "propose_address", "beneficiaryId": heir["id"], "email": "nope"}
+    )
+    assert resp.status == 400 and "does not look like an email address" in await resp.text()
+    resp = await client.post(
+        f"{path}/ask", data={"action": "propose_address", "beneficiaryId": heir["id"], "email": NEW}
+    )
+    assert resp.status == 200, await resp.text()
+    uri = request_uri(await resp.text())
+    assert NEW not in uri  # the address is not in the signing request
+    wallet = WalletApp(client, setup.guardians[0].keypair)
+    assert (await wallet.open(uri)).msg == "Propose a new email address for Heir 0, in Olive Owner's plan"
+    resp = await wallet.approve(uri)
+    assert resp.status == 200 and await resp.json() == {"status": "pending"}
+    [row] = query(settings, "SELECT status, proposed_by::text AS by FROM address_changes")
+    assert row == {"status": "pending", "by": setup.guardians[0].row["id"]}
+    await run_worker(settings=email_provider.settings)
+    assert any(
+        s == "A new address is proposed for Heir 0" for s in subjects(email_provider, "guardian1@example.org")
+    )

@@ -40,6 +40,7 @@ ASK_TITLES = {
     "object": "Object with your wallet",
     "withdraw_objection": "Withdraw your objection with your wallet",
     "resend": "Send the link again",
+    "propose_address": "Propose the new address with your wallet",
 }
 
 
@@ -106,7 +107,9 @@ async def guardian_page(request: web.Request) -> web.Response:
     tags=["pages"],
     summary="A guardian's answer as a signing request for their wallet (HTML form)",
     description="Form fields `action` (accept, decline, reconfirm, report, approve, object, "
-    "withdraw_objection, resend), `beneficiaryId` (resend), `reason` (report, optional: death, incapacity, "
+    "withdraw_objection, resend, propose_address), `beneficiaryId` (resend, propose_address), `email` "
+    "(propose_address: an heir's new address; docs/lifecycle.md, A corrected heir address), "
+    "`reason` (report, optional: death, incapacity, "
     "unreachable, other) and `note` (report and object, optional, at most 2000 characters: kept sealed "
     "beside the signing request until the wallet signs; on the passkey page it is filled in for the "
     "guardian to check). `object` says the verification is a mistake (the guardian knows the owner is "
@@ -127,7 +130,8 @@ async def guardian_ask(request: web.Request) -> web.Response:
     page = await _page(request)
     form = await html.read_form(request)
     action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
-    note = _note(form.get("note"))
+    # A proposed heir address rides as the answer's note: kept sealed until the proof comes.
+    note = _note(form.get("email") if action == "propose_address" else form.get("note"))
     if page["wallet_address"] is None:
         ceremony = await passkey.ask(
             ctx.pool,
@@ -202,6 +206,7 @@ CEREMONIES = {
     "object": ("Object with your passkey", "Use my passkey to object"),
     "withdraw_objection": ("Withdraw your objection with your passkey", "Use my passkey to withdraw it"),
     "resend": ("Send the link again", "Use my passkey to send it"),
+    "propose_address": ("Propose the new address with your passkey", "Use my passkey to propose it"),
     "add_passkey": ("Add a passkey on another device", "Use my passkey first"),
 }
 

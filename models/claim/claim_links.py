@@ -58,7 +58,9 @@ class LinkDelivery(TypedDict):
 
     beneficiary_id: str
     name: str
-    status: str  # none | pending | sent | failed | skipped (the latest claim-link email)
+    # none | pending | sent | failed | skipped (the latest claim-link email), or bounced: sent, but
+    # the provider's latest word on the heir's current address is a bounce (or a spam complaint)
+    status: str
     at: datetime | None  # when it ended, or when it was queued while pending
 
 
@@ -169,7 +171,8 @@ async def deliveries(cur: Cursor, ring: KeyRing, *, plan_ids: list[str]) -> dict
         return {}
     await cur.execute(
         "SELECT p.id::text AS plan_id, b.id::text AS beneficiary_id,"
-        f" {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',))}"
+        f" {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',))},"
+        f" {history.address_bounced(recipient_type='beneficiary', alias='b')} AS bounced"
         " FROM plans p JOIN beneficiaries b ON b.user_id = p.user_id"
         f" WHERE p.id = ANY(%s::uuid[]) AND {_OPEN_PLAN} ORDER BY b.created_at, b.id",
         (plan_ids,),
@@ -182,6 +185,7 @@ async def deliveries(cur: Cursor, ring: KeyRing, *, plan_ids: list[str]) -> dict
     result: dict[str, list[LinkDelivery]] = {}
     for row in rows:
         status, at = latest.get(row["beneficiary_id"], ("none", None))
+        status = "bounced" if status == "sent" and row["bounced"] else status
         result.setdefault(row["plan_id"], []).append(
             {"beneficiary_id": row["beneficiary_id"], "name": row["name"], "status": status, "at": at}
         )

@@ -34,6 +34,7 @@ Action = Literal[
     "object",
     "withdraw_objection",
     "resend",
+    "propose_address",
     "add_passkey",
 ]
 ACTIONS: tuple[Action, ...] = typing.get_args(Action)
@@ -279,7 +280,7 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
     if status in FROZEN and page["objected_at"] is not None:
         asks.append("withdraw_objection")
     if page["beneficiaries"]:
-        asks.append("resend")
+        asks += ["resend", "propose_address"]
     if status not in FROZEN and status != RELEASED:
         asks.append("decline")
     if page["wallet_address"] is None and page["passkeys"] and status != RELEASED:
@@ -299,5 +300,6 @@ def message(*, page: GuardianPage, action: Action, heir: str | None = None) -> s
         "object": "Say the verification of {owner}'s plan is a mistake: they are alive or able to act",
         "withdraw_objection": "Withdraw your objection to the release of {owner}'s plan",
         "resend": "Send {heir}'s link again, for {owner}'s plan",
+        "propose_address": "Propose a new email address for {heir}, in {owner}'s plan",
     }
     return sep7.message(templates[action], owner=owner, heir=heir)

@@ -21,8 +21,10 @@ class LinkDeliverySchema(BaseSchema):
     status = fields.String(
         required=True,
         metadata={
-            "enum": ["none", "pending", "sent", "failed", "skipped"],
-            "description": "How the latest email with their link ended (`none`: not sent yet).",
+            "enum": ["none", "pending", "sent", "failed", "skipped", "bounced"],
+            "description": "How the latest email with their link ended (`none`: not sent yet; `bounced`: "
+            "sent, but their address bounced it or marked it as spam: propose a new address with "
+            "`POST /api/legacy/guardianships/{planId}/beneficiaries/{beneficiaryId}/address`).",
         },
     )
     at = UtcDateTime(

@@ -27,7 +27,7 @@ from models.account import users
 from models.flows import onchain, verification
 from models.flows.answers import objections
 from models.flows.guardian_pages import GuardianPage
-from models.plan.guardianships import heirs, invitation, reconfirmation
+from models.plan.guardianships import address_changes, heirs, invitation, reconfirmation
 from models.plan.guardianships.membership import Answerer
 from models.proofs import challenge, contract_call
 from models.wallet_requests import Prepared, WalletRequest
@@ -59,10 +59,12 @@ async def ask(
     assert page["plan_id"] is not None and page["wallet_address"] is not None
     subject, wallet = page["guardian_id"], page["wallet_address"]
     extra = None
-    if action == "resend":
+    if action in ("resend", "propose_address"):
         if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
             raise NotFound("Beneficiary")
         extra = beneficiary_id
+    if action == "propose_address":
+        address_changes.check_address(email=note)
     if action == "report" and reason:  # one of four words, no personal text: it may ride along
         if reason not in plans.REPORT_REASONS:
             raise BadRequest("That reason is not one of the list: choose one from the list, or none.")
@@ -77,7 +79,7 @@ async def ask(
             now=now,
             extra=extra,
         )
-        if action in ("report", "object"):
+        if action in ("report", "object", "propose_address"):
             await wallet_requests.keep_note(
                 redis,
                 settings.key_ring,
@@ -235,6 +237,21 @@ async def _withdraw_objection(a: Answering) -> str:
     return "withdrawn"
 
 
+async def _propose_address(a: Answering) -> str:
+    proposal = await address_changes.propose(
+        a.pool,
+        a.redis,
+        a.settings.key_ring,
+        user_id=a.user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        raw_beneficiary_id=a.extra or "",
+        email=address_changes.check_address(email=a.note),
+        now=a.now,
+    )
+    return proposal["status"]
+
+
 Act = Callable[[Answering], Awaitable[str]]
 # What each answer does once proved, by the request's purpose, whatever proved it (a wallet's
 # signed challenge here, a passkey's assertion in models.flows.answers.passkey). An approval is
@@ -247,6 +264,7 @@ ACTS: dict[str, Act] = {
     "guardian.resend": _resend,
     "guardian.object": _object,
     "guardian.withdraw_objection": _withdraw_objection,
+    "guardian.propose_address": _propose_address,
 }
 
 

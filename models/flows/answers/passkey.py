@@ -80,7 +80,7 @@ async def ask(
         if reason not in plans.REPORT_REASONS:
             raise BadRequest("That reason is not one of the list: choose one from the list, or none.")
         extra = reason
-    if action == "resend":
+    if action in ("resend", "propose_address"):
         if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
             raise NotFound("Beneficiary")
         extra = beneficiary_id

@@ -200,8 +200,9 @@ def _claim_link_undelivered(d: Delivery, links: dict[str, str]) -> tuple[str, st
         f"We could not deliver to {heir} the link to what {_owner(d=d)} left them: the email to the address "
         f"{_owner(d=d)} gave us did not go through. You can send it again from your guardian page; it "
         f"goes to that same address only. {heir} can also ask for it themselves on the claim page, with "
-        "that address. If the address is wrong or no longer used, please reply to this email: we will "
-        f"confirm who {heir} is before sending the link anywhere else.",
+        f"that address. If you know the address that reaches {heir}, propose it beside their name on your "
+        "guardian page: once enough guardians agree, and after seven days in which any of you can stop "
+        f"it, {heir} is asked to confirm it, and only then is the link sent there.",
     )
 
 

@@ -14,6 +14,7 @@ address").
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime
 from typing import Any, TypedDict
@@ -21,7 +22,7 @@ from typing import Any, TypedDict
 from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, transaction, unless_duplicate
-from core.errors import Conflict, NotFound
+from core.errors import BadRequest, Conflict, NotFound
 from core.files.crypto import KeyRing
 from models import plans, sealed_text
 from models.address_links import change_id_of
@@ -49,6 +50,17 @@ class Proposal(TypedDict):
 
 def _released(plan: Plan) -> bool:
     return plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)
+
+
+_ADDRESS = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+
+
+def check_address(*, email: str | None) -> str:
+    """An address as a page typed it: 400 in words unless it looks like one."""
+    address = (email or "").strip()
+    if not _ADDRESS.fullmatch(address) or len(address) > 254:
+        raise BadRequest("That does not look like an email address: check it and try again.")
+    return address
 
 
 async def _heir(cur: Cursor, ring: KeyRing, *, plan: Plan, raw_beneficiary_id: str) -> dict[str, Any]:
