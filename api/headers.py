@@ -50,9 +50,9 @@ EXPOSED_HEADERS = ", ".join(
 PREFLIGHT_MAX_AGE = "600"
 
 # Swagger UI (aiohttp-apigami) at /api/docs shares its origin with the heirs' pages, so it gets a
-# CSP of its own (#28 F8): its scripts and styles from here only, plus the page's one inline
-# script by its hash; the inline styles React sets and the data: images of its icons; fetches to
-# this origin only (the OpenAPI document, "Try it out"); never framed.
+# CSP of its own, as strict as the UI allows: its scripts and styles from here only, plus the
+# page's one inline script by its hash; the inline styles React sets and the data: images of its
+# icons; fetches to this origin only (the OpenAPI document, "Try it out"); never framed.
 DOCS_PREFIX = "/api/docs"
 DOCS_CSP = (
     "default-src 'none'; script-src 'self'{hashes}; style-src 'self' 'unsafe-inline'; "

@@ -19,7 +19,7 @@ from models.pagination import Page, PageRequest, fetch_page
 
 _INSERT = "INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
 
-# A wallet sign-in to an account whose plan is in verification (#25): not a veto, but someone
+# A wallet sign-in to an account whose plan is in verification: not a veto, but someone
 # holds the owner's key, and the plan's accepted guardians see when (models.plan.guardianships).
 SIGNED_IN_DURING_VERIFICATION = "account.signed_in_during_verification"
 # The latest such sign-in in the current verification round of the plan aliased `p`, as a scalar

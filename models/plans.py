@@ -107,7 +107,7 @@ class Plan(TypedDict):
     deadline_stage_done: int  # the owner's warnings before a releasing deadline, sent this round
     deadline_warned_at: datetime | None  # the final warning: the deadline is >= this + the interval
     deadline_warning_seconds: int  # PLAN_DEADLINE_WARNING_SECONDS when the round started
-    allow_beneficiary_requests: bool  # an heir may ask for a verification (#24)
+    allow_beneficiary_requests: bool  # an heir may ask for a verification
     # The round's reported reason (REPORT_REASONS): the first report that gave one; None if none did.
     report_reason: str | None
     objections: int  # guardians objecting in this round: while any does, the deadline cannot release
@@ -181,7 +181,7 @@ class NewPlan(TypedDict):
 
 
 def new_plan(*, default_timeout_seconds: int, contract_configured: bool) -> NewPlan:
-    """A new plan's deadline (#24: no release waits for ever): PLAN_DEFAULT_VERIFICATION_TIMEOUT_SECONDS,
+    """A new plan's deadline (no release waits for ever): PLAN_DEFAULT_VERIFICATION_TIMEOUT_SECONDS,
     releasing then; with a contract, a release needs the guardians on-chain, so it waits."""
     return NewPlan(
         verification_timeout_seconds=default_timeout_seconds,

@@ -418,6 +418,45 @@ def test_the_import_checks_see_an_upward_arrow_and_a_circle(tmp_path):
     assert _circles(tmp_path) == [["models.a", "models.b", "models.c"]]
 
 
+# An issue number (`#24`) tells the next engineer nothing without the tracker: production code
+# says the why in words. Another project's issue (`aio-libs/aiohttp#3287`) and a colour are fine.
+_ISSUE_NUMBER = re.compile(r"(?<![\w/\"'&-])#\d+(?!\w)")
+
+
+def _issue_numbers(base: Path = ROOT) -> list[str]:
+    """`file:line: #N` for each issue number in production code (testing/ too) and its templates."""
+    found = []
+    for room in (*PRODUCTION, "testing"):
+        for path in sorted(p for p in (base / room).rglob("*") if p.suffix in (".py", ".html")):
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                found += [
+                    f"{path.relative_to(base)}:{number}: {m.group()}" for m in _ISSUE_NUMBER.finditer(line)
+                ]
+    return found
+
+
+def test_no_issue_number_in_production_code():
+    assert _issue_numbers() == [], "say the why in words, not an issue number"
+
+
+def test_the_issue_number_check_sees_one(tmp_path):
+    """The check can fail: a comment's, a docstring's, a template's issue number are found; an
+    upstream project's issue, a colour, an HTML entity and a fragment link are not."""
+    for name, text in {
+        "models/plans.py": '"""States (#24 section 1)."""\nx = 1  # see #25\n',
+        "api/server.py": "# aio-libs/aiohttp#3287\ncolour = '#000'\n",
+        "api/templates/page.html": '<a href="#main">&#8212;</a> (issue #16)\n',
+        "tests/test_x.py": "# #99 is fine in tests\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert _issue_numbers(tmp_path) == [
+        "api/templates/page.html:1: #16",
+        "models/plans.py:1: #24",
+        "models/plans.py:2: #25",
+    ]
+
+
 def test_the_readme_links_every_document():
     readme = (ROOT / "README.md").read_text()
     unlinked = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if f"](docs/{p.name})" not in readme]

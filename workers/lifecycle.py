@@ -32,12 +32,13 @@ async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
     )
     await outbox.enqueue(app.redis, row_ids=result["outbox"])
     counts = result["counts"]
-    # Letters opening now for heirs of released plans: each heir emailed once (#28).
+    # Letters opening now for heirs of released plans: each heir emailed once, so a letter opening
+    # years later is not missed.
     opened = await letters.announce_due(app.db, now=app.clock.now())
     await outbox.enqueue(app.redis, row_ids=opened)
     if opened:
         counts = {**counts, "letter_emails": len(opened)}
-    # Guardians asked to confirm they can still act (#24), on the same beat.
+    # Guardians asked to confirm they can still act (found out before a release needs them), on the same beat.
     asked, row_ids = await reconfirmation.sweep(
         app.db,
         now=app.clock.now(),

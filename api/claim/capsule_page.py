@@ -138,7 +138,7 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
         kind_words=kind_words,
         share_words=share_words,
         share=share(contents["allocation_percentage"]),
-        # Sympathy only when a guardian reported a death; neutral words otherwise (#25).
+        # Sympathy only when a guardian reported a death; otherwise neutral words, which presume no death.
         sympathy=capsule["report_reason"] == "death",
         **signing,
     )

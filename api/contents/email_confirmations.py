@@ -1,7 +1,8 @@
-"""An heir confirms their address before it is needed (#28): the owner's request, the heir's
-one-time link as a page (`/confirm-email/<token>`: a GET shows one button, its POST confirms),
-and the JSON twin `POST /api/beneficiaries/confirm-email {"token"}`. Public routes: the token is
-the credential; every miss is the same 404 (429 past the per-IP miss limit). docs/capsule.md.
+"""An heir confirms their address before it is needed, while the owner can still correct it:
+the owner's request, the heir's one-time link as a page (`/confirm-email/<token>`: a GET shows
+one button, its POST confirms), and the JSON twin `POST /api/beneficiaries/confirm-email
+{"token"}`. Public routes: the token is the credential; every miss is the same 404 (429 past the
+per-IP miss limit). docs/capsule.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`/guardian/<token>`: each guardian's own page, linked from every guardian email (#26).
+"""`/guardian/<token>`: each guardian's own page, linked from every guardian email, so a guardian
+acts without an account or a web client.
 
 GET shows the plan's state and what is asked of the guardian now, with one button per answer
 (mail scanners fetch every link: a GET builds nothing and changes nothing). A button's POST

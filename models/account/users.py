@@ -51,7 +51,7 @@ STAND_INS = ("the holder of the Stellar wallet ", "the plan's owner")
 
 def known_as(*, name: str | None, wallet: str | None) -> str:
     """The words naming an owner to their guardians and heirs (emails, the guardian's page): their
-    name; a plan is activated and a guardian invited only once it has one (#25), so the wallet
+    name; a plan is activated and a guardian invited only once it has one, so the wallet
     stands in only for a name cleared since, never "the person who named you". (No wallet: an
     email with no plan behind it, which names no owner.)"""
     if name and clean_line(name):
@@ -173,7 +173,7 @@ async def update_profile(
             summary="Profile updated",
             metadata={"fields": columns},
         )
-        if changes.get("name"):  # invitations that waited for the owner's name go now (#25)
+        if changes.get("name"):  # invitations that waited for the owner's name go now
             row_ids += await guardians.invite_waiting(cur, ring, user_id=user_id, now=now, budget=budget)
         if "email" in changes and changes["email"] != previous:
             await owner_notices.tell_owner(

@@ -2,7 +2,7 @@
 link that cannot be delivered alerts the guardians.
 
 The claim-link email was the heir's only way in, and one that ended `failed` or `skipped` had
-no second chance (issue #16). Now:
+no second chance. Now:
 
 - `POST /api/claim/resend {email}` (public) commits a request row whatever the address, and
   the worker (`process`) looks the address up: the response, the work on its path and the logs
@@ -11,7 +11,7 @@ no second chance (issue #16). Now:
 - A guardian asks from their guardianship view (`models.plan.guardianships.heirs.resend_link`).
 - Each has its own limit: `PER_BENEFICIARY` resends per beneficiary per 24 h asked publicly,
   and as many asked by the guardians. Anyone who knows an heir's address can use up the public
-  allowance; the guardians' stays whole (#28 F1).
+  allowance; the guardians' stays whole, so a stranger using it up never cuts the heir off.
 - A claim-link email that ends `failed` or `skipped` emails every accepted guardian (in the delivery
   job's transaction: models.delivery.outbox.Batch.record).
 

@@ -1,7 +1,7 @@
 """The heir's wallet: proven through their claim token before it may build or submit a claim.
 
 Without a proof, anything signed by a wallet W was accepted through any sibling's token, and
-the first confirmed claim bound W to whichever beneficiary submitted it (issue #16): the
+the first confirmed claim bound W to whichever beneficiary submitted it: the
 signed envelope is public once it reaches the network, so a sibling could take another heir's
 claim. Now a wallet is bound to one beneficiary before it is used, by the owner (recorded in
 the plan) or by the heir signing a challenge through their token (`challenge`, `verify`), and
@@ -54,7 +54,7 @@ def _challenge_text(
     settings: Settings, *, capsule: Capsule, wallet_address: str, nonce: str, issued: datetime
 ) -> str:
     """The text an heir signs, built from the database's facts (the owner's name) and the nonce
-    and time kept in Redis: rebuilt at verify, never stored (#28 F3)."""
+    and time kept in Redis: rebuilt at verify, never stored (no owner's name kept in Redis)."""
     owner = capsule["owner_name"] or "the owner"
     return (
         f"{settings.service_name} asks you to prove this Stellar wallet:\n"

@@ -117,7 +117,7 @@ async def _refuse_while_pending(
 ) -> None:
     """One request waits per heir: another proof while it is pending is 409 until the guardians
     decide it or it is PENDING_FOR old (then it lapses, `replaced`). A new proof never resets the
-    approvals of the one waiting (#28 F2: a leaked link looping requests could otherwise keep the
+    approvals of the one waiting (a leaked link looping requests could otherwise keep the
     real heir's change from ever reaching the threshold)."""
     await cur.execute(
         "SELECT c.id, c.wallet_address, c.created_at,"

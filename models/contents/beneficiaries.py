@@ -76,7 +76,7 @@ class BeneficiaryPublic(TypedDict):
     allocation_percentage: Decimal
     # The wallet that claims on-chain: set by the owner, or bound by the first confirmed claim.
     wallet_address: str | None
-    # When the heir confirmed their current address by its link (#28); None after a change.
+    # When the heir confirmed their current address by its link; None after a change.
     email_confirmed_at: datetime | None
     created_at: datetime
     updated_at: datetime

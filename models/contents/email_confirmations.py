@@ -1,5 +1,6 @@
-"""An heir's address, confirmed before it is needed (#28): the owner asks, the heir gets a
-neutral email with a one-time link, and the beneficiary shows `emailConfirmedAt`.
+"""An heir's address, confirmed before it is needed, while the owner can still correct it: the
+owner asks, the heir gets a neutral email with a one-time link, and the beneficiary shows
+`emailConfirmedAt`.
 
 The rules are the check-in link's (models.check_in_links): the token is an HMAC of the
 outbox row id under a subkey of the key ring (every attempt to send the email carries the same

@@ -54,7 +54,7 @@ class Guardian(TypedDict):
     invited_at: datetime | None
     accepted_at: datetime | None  # None until they accept; a new wallet address clears it
     declined_at: datetime | None
-    reconfirmed_at: datetime | None  # when they last confirmed they can still act (#24)
+    reconfirmed_at: datetime | None  # when they last confirmed they can still act
     unresponsive_since: datetime | None  # asked to confirm, no answer within the grace
     proof: str | None  # "wallet", "passkey", or None: no wallet and no passkey yet
 
@@ -142,7 +142,7 @@ async def _invite(
     plan_defaults: plans.NewPlan | None = None,
 ) -> tuple[Guardian, str | None]:
     """Ask (again) from now: any earlier answer is cleared. Returns the row and the outbox id;
-    None while the owner has no name (#25): the invitation would not say whose plan it is, and
+    None while the owner has no name: the invitation would not say whose plan it is, and
     reads like phishing. It goes when the owner adds one (`invite_waiting`); until then
     `invited_at` is null."""
     await cur.execute("SELECT name_sealed IS NOT NULL AS named FROM users WHERE id = %s", (user_id,))

@@ -82,7 +82,7 @@ SELECT = (
     " LEFT JOIN beneficiaries b ON o.recipient_type = 'beneficiary' AND b.id = o.recipient_id"
     " LEFT JOIN users ru ON o.recipient_type = 'owner' AND ru.id = o.recipient_id"
     " LEFT JOIN check_in_links l ON l.outbox_id = o.id"
-    # An heir's request to verify (#24): its note, sealed at rest, for the guardians' email.
+    # An heir's request to verify: its note, sealed at rest, for the guardians' email.
     " LEFT JOIN heir_requests hr ON hr.id = (o.context->>'requestId')::uuid AND hr.plan_id = o.plan_id"
     # The guardian an email to the owner is about (a decline), named in its context.
     " LEFT JOIN guardians ag ON ag.id = (o.context->>'guardianId')::uuid AND ag.user_id = p.user_id"

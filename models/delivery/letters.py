@@ -1,4 +1,4 @@
-"""Letters announce themselves (#28): a letter that opens for an heir of a released plan after
+"""Letters announce themselves: a letter that opens for an heir of a released plan after
 the release itself (`on_date` after the release day, `after_release`) emails that heir once,
 with their link: "A letter from <owner> opened today."
 

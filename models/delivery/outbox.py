@@ -314,7 +314,7 @@ async def _alert_guardians(cur: Cursor, row_ids: list[str], now: datetime) -> li
     """Every accepted guardian of the plan is emailed (`claim_link_undelivered`) when one of
     these claim-link rows ended failed or skipped: which heir (by name, at send time) and what
     they can do (docs/capsule.md "A link is never lost"). One who has not accepted is told
-    nothing of the plan's contents (#28 F4), as for a bounce (`alert_undeliverable`)."""
+    nothing of the plan's contents (they may never accept), as for a bounce (`alert_undeliverable`)."""
     if not row_ids:
         return []
     await cur.execute(

@@ -1,4 +1,4 @@
-"""The owner hears of every change to the people in their plan and to their account (#25): a
+"""The owner hears of every change to the people in their plan and to their account: a
 beneficiary's or guardian's address or wallet, a guardian or beneficiary added or removed, a
 wallet linked or removed, the owner's own address (the previous address is told too).
 

@@ -43,7 +43,7 @@ ACTIONS: tuple[Action, ...] = typing.get_args(Action)
 class Report(TypedDict):
     guardian_name: str | None
     note: str | None
-    reason: str | None  # plans.REPORT_REASONS, or None when the guardian gave none (#25)
+    reason: str | None  # plans.REPORT_REASONS, or None when the guardian gave none
     created_at: datetime
 
 
@@ -61,7 +61,7 @@ class GuardianPage(TypedDict):
     wallet_address: str | None  # None: they answer with a passkey (models.flows.answers.passkey)
     passkeys: int  # how many passkeys they registered (a guardian without a wallet)
     invitation: str  # pending | accepted | declined
-    reconfirm_asked_at: datetime | None  # asked to confirm they can still act (#24), unanswered
+    reconfirm_asked_at: datetime | None  # asked to confirm they can still act, unanswered
     unresponsive_since: datetime | None  # that request went unanswered past its grace
     owner_name: str | None
     owner_wallet: str
@@ -88,7 +88,8 @@ class GuardianPage(TypedDict):
     threshold: int
     approved_by_me: bool
     ready_at: datetime | None
-    # Accepted, in verification: the latest sign-in with the owner's wallet this round (#25).
+    # Accepted, in verification: the latest sign-in with the owner's wallet this round (someone
+    # holds the owner's key).
     owner_key_used_at: datetime | None
     # Once accepted and the plan released or ready: each heir's link delivery (names only).
     beneficiaries: list[claim_links.LinkDelivery]

@@ -1,4 +1,4 @@
-"""An heir's request to verify (#24 section 4): through their claim link, an heir who believes
+"""An heir's request to verify: through their claim link, an heir who believes
 the owner has died asks the guardians to verify. It starts a verification as a guardian's
 report does (actor `beneficiary`, reason `beneficiary_request`); the owner is emailed with a
 check-in link naming the heir and has the whole verification, its deadline included, to say

@@ -163,7 +163,7 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
             now=now,
             guardians=Email("false_alarm"),
             # Contract mode: the heirs were sent their links when it became ready; they hear, in
-            # neutral words, that the release is off (#24 section 5).
+            # neutral words, that the release is off.
             beneficiaries=Email("release_stopped") if plan["ready_at"] is not None else None,
             timeline=Entry(
                 "plan.vetoed",

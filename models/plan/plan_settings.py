@@ -41,7 +41,7 @@ class Facts(TypedDict):
     accepted_guardians: int
     unanswered_guardians: list[str]  # names, oldest first: invited, no answer yet
     declined_guardians: list[str]
-    unresponsive_guardians: list[str]  # names: asked to confirm they can still act, no answer (#24)
+    unresponsive_guardians: list[str]  # names: asked to confirm they can still act, no answer
     walletless_guardians: list[str]  # names: they answer with a passkey, which cannot sign on-chain
     owner_wallets: int
     # Guardians who are also beneficiaries (same email, or a beneficiary's wallet), by name.

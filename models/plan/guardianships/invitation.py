@@ -41,7 +41,7 @@ class Guardianship(TypedDict):
     invited_at: datetime | None
     accepted_at: datetime | None
     declined_at: datetime | None
-    # Reconfirmation (#24): the last confirmation, a request within its grace, since when one went
+    # Reconfirmation: the last confirmation, a request within its grace, since when one went
     # unanswered past it, and whether a confirmation is asked now (either, before the release, as
     # the guardian's page asks). Nothing until the guardian accepts.
     reconfirmed_at: datetime | None
@@ -49,7 +49,7 @@ class Guardianship(TypedDict):
     unresponsive_since: datetime | None
     reconfirmation_asked: bool
     ready_at: datetime | None  # contract mode: links sent, the release awaits a beneficiary
-    # The latest sign-in with the owner's wallet during this verification (#25): not a veto.
+    # The latest sign-in with the owner's wallet during this verification: not a veto.
     owner_key_used_at: datetime | None
     # Once released or ready: each heir's claim-link delivery (names only; empty before).
     beneficiaries: list[claim_links.LinkDelivery]
@@ -102,7 +102,7 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
     progress and the caller's answer; no contents. A guardian who has not accepted (invited, or
     declined) sees only the owner, the plan's state and their own invitation: nothing about the
     heirs, the approvals, the release, the owner's key being used or their reconfirmation until
-    they take the role on (#28 F4)."""
+    they take the role on (an invitation alone shows nothing of the plan)."""
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"

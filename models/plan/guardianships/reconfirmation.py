@@ -1,4 +1,4 @@
-"""Guardians reconfirm (#24 section 3): ten years after they agreed, nobody knows whether a
+"""Guardians reconfirm: ten years after they agreed, nobody knows whether a
 guardian is alive, reachable, or still holds the key the owner recorded. A year
 (GUARDIAN_RECONFIRM_INTERVAL_SECONDS) after accepting or last confirming, while the plan is
 Active or in verification, a guardian is emailed and asked to confirm from a session of the
