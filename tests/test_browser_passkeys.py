@@ -139,13 +139,12 @@ async def test_two_passkey_guardians_accept_confirm_report_approve_and_release_t
 
     # Report with a reason and a note.
     await pages[0].select_option("#reason", "incapacity")
+    await pages[0].locator("#report-note").fill("She is in hospital.")
     await _press(pages[0], "Report")
     assert await pages[0].locator("h1").inner_text() == "Report with your passkey"
-    await (
-        pages[0]
-        .get_by_label("A note for the owner and the other guardians (optional)")
-        .fill("She is in hospital.")
-    )
+    # The note is shown as it will be sent, not editable: the passkey signs it with the answer.
+    assert "She is in hospital." in await pages[0].locator("main").inner_text()
+    assert await pages[0].locator("textarea").count() == 0
     await assert_accessible(pages[0], axe_source)
     await _passkey(pages[0], "Use my passkey to report")
     assert (await get_overview(client, owner))["status"] == "PendingVerification"

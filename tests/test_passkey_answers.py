@@ -145,3 +145,23 @@ async def test_a_refused_acceptance_keeps_no_passkey(client, run_worker, email_p
     assert status == 409 and "you can accept once the verification ends" in text
     assert _passkeys(settings) == 0
     assert query(settings, "SELECT count(*) AS n FROM guardians WHERE accepted_at IS NOT NULL")[0]["n"] == 2
+
+
+async def test_a_reports_note_is_bound_to_its_passkey_answer(client, run_worker, email_provider, settings):
+    _, sister = await _setup(client, run_worker, email_provider)
+    device = await _accept(client, sister)
+    note = "She is in hospital.\nWard 4."
+    status, page = await _ask(client, sister, action="report", reason="incapacity", note=note)
+    assert status == 200
+    assert 'name="note" value="She is in hospital.\nWard 4."' in page and "<textarea" not in page
+    action, options = ceremony_of(page)
+    credential = device.get(options)
+    # Another note posted with the same answer (or none at all): refused, nothing recorded.
+    for other in ("Nothing happened, ignore this.", ""):
+        status, text = await _post(client, action, credential=credential, note=other)
+        assert status == 401 and "not the one this passkey request was made with" in text
+    assert query(settings, "SELECT count(*) AS n FROM plan_reports")[0]["n"] == 0
+    # The note as shown (a form sends its line breaks as CRLF) goes through.
+    assert await _post(client, action, credential=credential, note=note.replace("\n", "\r\n")) == (303, "")
+    text = await (await client.get(sister)).text()
+    assert "She is in hospital." in text and "Nothing happened" not in text

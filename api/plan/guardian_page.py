@@ -112,8 +112,9 @@ async def guardian_page(request: web.Request) -> web.Response:
     "(propose_address: an heir's new address; docs/lifecycle.md, A corrected heir address), "
     "`reason` (report, optional: death, incapacity, "
     "unreachable, other) and `note` (report and object, optional, at most 2000 characters: kept sealed "
-    "beside the signing request until the wallet signs; on the passkey page it is filled in for the "
-    "guardian to check). `object` says the verification is a mistake (the guardian knows the owner is "
+    "beside the signing request until the wallet signs; for a passkey its SHA-256 is bound into the "
+    "challenge and the passkey page shows it and carries it unchanged). "
+    "`object` says the verification is a mistake (the guardian knows the owner is "
     "alive or able to act), as `POST /api/legacy/guardianships/:planId/object` does. "
     "The page shows that answer as a SEP-7 signing request for the guardian wallet the owner recorded: "
     "a SEP-10-style challenge (approve off-chain: carrying the attestation's SHA-256), "
@@ -144,6 +145,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
             beneficiary_id=heir_id or None,
             client_ip=client_ip(request),
             now=ctx.now(),
+            note=note,
         )
         return _ceremony(request, page, ceremony, note=note)
     prepared = await guardian.ask(
@@ -256,7 +258,8 @@ def _ceremony(
     tags=["pages"],
     summary="A guardian's passkey answer (the passkey page's form)",
     description="Form fields `credential` (the WebAuthn result as JSON, put there by the page's script) and "
-    "`note` (report and object, optional, at most 2000 characters). Checked once (py_webauthn): this"
+    "`note` (report and object: the one the request was made with, as the page carries it; another is "
+    "401). Checked once (py_webauthn): this"
     " request's challenge (bound to the answer, the plan and its verification round), this origin "
     "and RP ID (the host of PUBLIC_BASE_URL), user verification, a passkey of this guardian whose "
     "counter went up (or stays 0 for a passkey that never counts); then the request is used up and "

@@ -58,6 +58,10 @@ NOT_SENT = (
 )
 REFUSED = "That passkey could not be checked, so nothing was recorded. Go back to your page and try again."
 NOT_YOURS = "That passkey is not one registered for you on this page, so nothing was recorded."
+OTHER_NOTE = (
+    "The note sent is not the one this passkey request was made with, so nothing was recorded. "
+    "Go back to your page, type the note there and press the button again."
+)
 CLONED = (
     "That passkey's counter went backwards, which happens when a passkey has been copied; nothing "
     "was recorded. Use another of your passkeys, or ask the owner to invite you again."
@@ -90,6 +94,9 @@ class PasskeyRequest(TypedDict):
     # An approval's attestation text, kept with its request: the assertion proves this very
     # text, whatever later asks from the page issue meanwhile.
     text: NotRequired[str | None]
+    # A report's or objection's note, by its SHA-256 (`note_digest`): typed on the guardian's
+    # page before the request exists, so the assertion covers it and the answer must carry it.
+    note: NotRequired[str | None]
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -125,10 +132,25 @@ def statement(*, request: PasskeyRequest) -> str:
     text = request.get("text")
     if text is not None:
         return text
+    bound = request.get("note")
     return (
         f"Guardian answer: {request['purpose']}\nPlan: {request['plan_id']}\nRound: {request['round']}\n"
         f"Reason: {request['extra'] or '-'}\nNonce: {request['nonce']}"
+        + (f"\nNote: {bound}" if bound else "")
     )
+
+
+def note_digest(*, note: str | None) -> str | None:
+    """The SHA-256 a request binds a note by (line breaks as LF: a form posts them as CRLF)."""
+    if not note:
+        return None
+    return hashlib.sha256(note.replace("\r\n", "\n").encode()).hexdigest()
+
+
+def require_note(*, request: PasskeyRequest, note: str | None) -> None:
+    """401 unless `note` is the one the request was made with (none for none)."""
+    if note_digest(note=note) != request.get("note"):
+        raise Unauthorized(OTHER_NOTE)
 
 
 def challenge(*, request: PasskeyRequest) -> bytes:
@@ -146,8 +168,10 @@ async def issue(
     now: datetime,
     extra: str | None = None,
     text: str | None = None,
+    note: str | None = None,
 ) -> PasskeyRequest:
-    """Keep a request for one answer, TIMEOUT_SECONDS long (an approval's with its `text`)."""
+    """Keep a request for one answer, TIMEOUT_SECONDS long (an approval's with its `text`, a
+    report's or objection's with its `note`'s digest)."""
     request: PasskeyRequest = {
         "id": secrets.token_urlsafe(16),
         "purpose": purpose,
@@ -159,6 +183,7 @@ async def issue(
         "nonce": secrets.token_hex(16),
         "expires_at": now + timedelta(seconds=TIMEOUT_SECONDS),
         "text": text,
+        "note": note_digest(note=note),
     }
     record = {**request, "expires_at": request["expires_at"].timestamp()}
     await redis.set(KEY.format(request["id"]), json.dumps(record), ex=TIMEOUT_SECONDS)
@@ -184,6 +209,7 @@ async def peek(redis: Redis, *, request_id: str, subject_id: str, now: datetime)
         "nonce": data["nonce"],
         "expires_at": datetime.fromtimestamp(data["expires_at"], UTC),
         "text": data.get("text"),
+        "note": data.get("note"),
     }
     if request["subject_id"] != subject_id:
         raise NotFound("Passkey request")

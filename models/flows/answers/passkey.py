@@ -56,9 +56,12 @@ async def ask(
     beneficiary_id: str | None,
     client_ip: str,
     now: datetime,
+    note: str | None = None,
 ) -> Ceremony | str:
     """The ceremony one answer needs, or, for a decline before any passkey exists (the link is
-    the proof), the answer itself in one word."""
+    the proof), the answer itself in one word. A report's or objection's `note` (or a proposed
+    heir address, which rides as the note) is bound into the challenge; the passkey page
+    carries it unchanged."""
     if action not in page["asks"]:
         raise Conflict("That is not asked of you now; open your page again to see what is.")
     if action == "approve" and settings.service_contract_id:
@@ -109,6 +112,7 @@ async def ask(
         now=now,
         extra=extra,
         text=text,
+        note=note if action in ("report", "object", "propose_address") else None,
     )
     if creating:
         options = passkey.creation_options(
@@ -159,6 +163,7 @@ async def take(
         return await _register(
             pool, redis, settings, guardian=guardian, request=request, answer=answer, now=now
         )
+    passkey.require_note(request=request, note=note)
     credential_id = passkey.credential_id(answer=answer)
     async with transaction(pool) as cur:
         key = await guardian_passkeys.find(cur, credential_id=credential_id, lock=True)
