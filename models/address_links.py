@@ -1,6 +1,7 @@
-"""The link that confirms a corrected heir address (models.plan.guardianships.address_changes):
-the change's id and an HMAC of it under a key-ring subkey, nothing stored; checked under every
-key of the ring, so a rotation breaks no link in a sent email. Single use by the change's status.
+"""A corrected heir address (models.plan.guardianships.address_changes) as a page typed it
+(`check_address`), and the link that confirms it: the change's id and an HMAC of it under a
+key-ring subkey, nothing stored; checked under every key of the ring, so a rotation breaks no
+link in a sent email. Single use by the change's status.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import hmac
 import re
 import uuid
 
+from core.errors import BadRequest
 from core.files.crypto import KeyRing
 
 PURPOSE = "address-confirmation"
@@ -36,3 +38,14 @@ def change_id_of(ring: KeyRing, *, token: str) -> str | None:
     if any(hmac.compare_digest(token, token_for(ring, change_id=change_id, key_id=k)) for k in ring.key_ids):
         return change_id
     return None
+
+
+_ADDRESS = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+
+
+def check_address(*, email: str | None) -> str:
+    """An address as a page typed it: 400 in words unless it looks like one."""
+    address = (email or "").strip()
+    if not _ADDRESS.fullmatch(address) or len(address) > 254:
+        raise BadRequest("That does not look like an email address: check it and try again.")
+    return address

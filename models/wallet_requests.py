@@ -40,6 +40,8 @@ PURPOSES = (
     "guardian.object",
     "guardian.withdraw_objection",
     "guardian.propose_address",
+    "guardian.agree_address",
+    "guardian.stop_address",
 )
 _TAKE = """
 local value = redis.call('GET', KEYS[1])

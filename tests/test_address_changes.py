@@ -233,3 +233,36 @@ async def test_the_guardian_page_shows_a_bounced_link_and_proposes_from_it(
     assert any(
         s == "A new address is proposed for Heir 0" for s in subjects(email_provider, "guardian1@example.org")
     )
+    # Guardian 1 agrees from their page (the email's link), with their wallet: it holds.
+    [asked] = [
+        m.body for m in email_provider.to("guardian1@example.org") if "is proposed" in m.body["subject"]
+    ]
+    path1 = PAGE_RE.findall(asked["text"])[-1][0]
+    shown = words(await (await client.get(path1)).text())
+    assert "A guardian proposed a new email address for Heir 0: 1 of 2 guardians agree so far" in shown
+    change_id = query(settings, "SELECT id::text AS id FROM address_changes")[0]["id"]
+    resp = await client.post(f"{path1}/ask", data={"action": "agree_address", "changeId": change_id})
+    assert resp.status == 200, await resp.text()
+    uri = request_uri(await resp.text())
+    wallet1 = WalletApp(client, setup.guardians[1].keypair)
+    assert (await wallet1.open(uri)).msg == "Agree to the new email address for Heir 0, in Olive Owner's plan"
+    resp = await wallet1.approve(uri)
+    assert resp.status == 200 and await resp.json() == {"status": "holding"}
+    shown = words(await (await client.get(path1)).text())
+    assert "Enough guardians agreed to a new email address for Heir 0. It waits until" in shown
+    assert 'value="agree_address"' not in shown
+    # Guardian 2 stops it from their page.
+    await run_worker(settings=email_provider.settings)
+    [told] = [
+        m.body for m in email_provider.to("guardian2@example.org") if "unless a guardian" in m.body["subject"]
+    ]
+    path2 = PAGE_RE.findall(told["text"])[-1][0]
+    resp = await client.post(f"{path2}/ask", data={"action": "stop_address", "changeId": change_id})
+    uri = request_uri(await resp.text())
+    wallet2 = WalletApp(client, setup.guardians[2].keypair)
+    assert (await wallet2.open(uri)).msg == "Stop the new email address for Heir 0, in Olive Owner's plan"
+    resp = await wallet2.approve(uri)
+    assert resp.status == 200 and await resp.json() == {"status": "stopped"}
+    assert "Stop this new address" not in await (await client.get(path2)).text()
+    resp = await client.post(f"{path2}/ask", data={"action": "stop_address", "changeId": change_id})
+    assert resp.status == 409  # nothing to stop any more: not asked now

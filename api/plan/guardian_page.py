@@ -42,6 +42,8 @@ ASK_TITLES = {
     "withdraw_objection": "Withdraw your objection with your wallet",
     "resend": "Send the link again",
     "propose_address": "Propose the new address with your wallet",
+    "agree_address": "Agree with your wallet",
+    "stop_address": "Stop it with your wallet",
 }
 
 
@@ -108,7 +110,8 @@ async def guardian_page(request: web.Request) -> web.Response:
     tags=["pages"],
     summary="A guardian's answer as a signing request for their wallet (HTML form)",
     description="Form fields `action` (accept, decline, reconfirm, report, approve, object, "
-    "withdraw_objection, resend, propose_address), `beneficiaryId` (resend, propose_address), `email` "
+    "withdraw_objection, resend, propose_address, agree_address, stop_address), `beneficiaryId` (resend, "
+    "propose_address), `changeId` (agree_address, stop_address), `email` "
     "(propose_address: an heir's new address; docs/lifecycle.md, A corrected heir address), "
     "`reason` (report, optional: death, incapacity, "
     "unreachable, other) and `note` (report and object, optional, at most 2000 characters: kept sealed "
@@ -146,6 +149,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
             client_ip=client_ip(request),
             now=ctx.now(),
             note=note,
+            change_id=form.get("changeId") or None,
         )
         return _ceremony(request, page, ceremony, note=note)
     prepared = await guardian.ask(
@@ -160,8 +164,12 @@ async def guardian_ask(request: web.Request) -> web.Response:
         client_ip=client_ip(request),
         now=ctx.now(),
         note=note,
+        change_id=form.get("changeId") or None,
     )
-    heir = next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == heir_id), None)
+    about = next(
+        (c["beneficiary_id"] for c in page["address_changes"] if c["id"] == form.get("changeId")), heir_id
+    )
+    heir = next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == about), None)
     action_name = prepared["purpose"].removeprefix("guardian.").removesuffix("_onchain")
     msg = guardian_pages.message(page=page, action=action_name, heir=heir)  # type: ignore[arg-type]
     shown = wallet_request.present(request, prepared, msg=msg, page_path=_path(request))
@@ -210,6 +218,8 @@ CEREMONIES = {
     "withdraw_objection": ("Withdraw your objection with your passkey", "Use my passkey to withdraw it"),
     "resend": ("Send the link again", "Use my passkey to send it"),
     "propose_address": ("Propose the new address with your passkey", "Use my passkey to propose it"),
+    "agree_address": ("Agree with your passkey", "Use my passkey to agree"),
+    "stop_address": ("Stop it with your passkey", "Use my passkey to stop it"),
     "add_passkey": ("Add a passkey on another device", "Use my passkey first"),
 }
 

@@ -22,6 +22,7 @@ from models.account import users
 from models.claim import claim_links
 from models.common import as_record, live_account
 from models.plan import objections
+from models.plan.guardianships import address_changes
 from models.plan.guardianships.membership import Answerer
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
 
@@ -35,6 +36,8 @@ Action = Literal[
     "withdraw_objection",
     "resend",
     "propose_address",
+    "agree_address",
+    "stop_address",
     "add_passkey",
 ]
 ACTIONS: tuple[Action, ...] = typing.get_args(Action)
@@ -93,6 +96,7 @@ class GuardianPage(TypedDict):
     owner_key_used_at: datetime | None
     # Once accepted and the plan released or ready: each heir's link delivery (names only).
     beneficiaries: list[claim_links.LinkDelivery]
+    address_changes: list[address_changes.OpenChange]  # proposed heir addresses still running
     asks: list[Action]  # what is asked of this guardian now
 
 
@@ -147,6 +151,7 @@ async def open_by_token(
         asked: HeirRequest | None = None
         approvals, approved_by_me, threshold = 0, False, 0
         links: list[claim_links.LinkDelivery] = []
+        changes: list[address_changes.OpenChange] = []
         # Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
         # link may have reached a mistyped address, and a report's note is nobody else's to read.
         accepted = row["accepted_at"] is not None
@@ -161,6 +166,7 @@ async def open_by_token(
                 links = (await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]])).get(
                     str(plan["id"]), []
                 )
+                changes = await address_changes.open_changes(cur, plan_id=plan["id"], guardian_id=row["id"])
     state = "accepted" if accepted else "declined" if row["declined_at"] else "pending"
     verifying = plan is not None and plan["status"] == PENDING and accepted
     page = GuardianPage(
@@ -197,6 +203,7 @@ async def open_by_token(
         if plan and plan["status"] in FROZEN and accepted
         else None,
         beneficiaries=links,
+        address_changes=changes,
         asks=[],
     )
     vetoed, cooldown = page["vetoed_at"], timedelta(seconds=report_cooldown_seconds)
@@ -282,6 +289,10 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
         asks.append("withdraw_objection")
     if page["beneficiaries"]:
         asks += ["resend", "propose_address"]
+    if any(c["status"] == "pending" and not c["agreed_by_me"] for c in page["address_changes"]):
+        asks.append("agree_address")
+    if page["address_changes"]:
+        asks.append("stop_address")
     if status not in FROZEN and status != RELEASED:
         asks.append("decline")
     if page["wallet_address"] is None and page["passkeys"] and status != RELEASED:
@@ -302,5 +313,7 @@ def message(*, page: GuardianPage, action: Action, heir: str | None = None) -> s
         "withdraw_objection": "Withdraw your objection to the release of {owner}'s plan",
         "resend": "Send {heir}'s link again, for {owner}'s plan",
         "propose_address": "Propose a new email address for {heir}, in {owner}'s plan",
+        "agree_address": "Agree to the new email address for {heir}, in {owner}'s plan",
+        "stop_address": "Stop the new email address for {heir}, in {owner}'s plan",
     }
     return sep7.message(templates[action], owner=owner, heir=heir)

@@ -22,7 +22,7 @@ from core.errors import BadRequest, Conflict, NotFound, TooManyRequests
 from core.settings import Settings
 from core.stellar import soroban
 from core.stellar.soroban import SorobanGateway
-from models import plans, wallet_requests
+from models import address_links, plans, wallet_requests
 from models.account import users
 from models.flows import onchain, verification
 from models.flows.answers import objections
@@ -46,6 +46,7 @@ async def ask(
     client_ip: str,
     now: datetime,
     note: str | None = None,
+    change_id: str | None = None,
 ) -> Prepared:
     """The signing request for one answer: a challenge for the guardian wallet (accept,
     decline, report, object, resend; approve off-chain carries the attestation's SHA-256), or
@@ -64,7 +65,9 @@ async def ask(
             raise NotFound("Beneficiary")
         extra = beneficiary_id
     if action == "propose_address":
-        address_changes.check_address(email=note)
+        address_links.check_address(email=note)
+    if action in ("agree_address", "stop_address"):
+        extra = change_asked(page=page, action=action, change_id=change_id)
     if action == "report" and reason:  # one of four words, no personal text: it may ride along
         if reason not in plans.REPORT_REASONS:
             raise BadRequest("That reason is not one of the list: choose one from the list, or none.")
@@ -118,6 +121,16 @@ async def ask(
     return await contract_call.issue(
         redis, gateway=gateway, purpose="guardian.approve_onchain", subject_id=subject, target=target, now=now
     )
+
+
+def change_asked(*, page: GuardianPage, action: str, change_id: str | None) -> str:
+    """The proposed heir address an agree or stop answer is about: one the page shows (404)."""
+    change = next((c for c in page["address_changes"] if c["id"] == change_id), None)
+    if change is None or (
+        action == "agree_address" and (change["status"] != "pending" or change["agreed_by_me"])
+    ):
+        raise NotFound("Address change")
+    return change["id"]
 
 
 @dataclass(frozen=True)
@@ -246,10 +259,38 @@ async def _propose_address(a: Answering) -> str:
         guardian_id=a.guardian["guardian_id"],
         raw_plan_id=a.plan_id,
         raw_beneficiary_id=a.extra or "",
-        email=address_changes.check_address(email=a.note),
+        email=address_links.check_address(email=a.note),
         now=a.now,
     )
     return proposal["status"]
+
+
+async def _agree_address(a: Answering) -> str:
+    change = await address_changes.agree(
+        a.pool,
+        a.redis,
+        a.settings.key_ring,
+        user_id=a.user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        raw_change_id=a.extra or "",
+        now=a.now,
+    )
+    return change["status"]
+
+
+async def _stop_address(a: Answering) -> str:
+    change = await address_changes.stop(
+        a.pool,
+        a.redis,
+        a.settings.key_ring,
+        user_id=a.user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        raw_change_id=a.extra or "",
+        now=a.now,
+    )
+    return change["status"]
 
 
 Act = Callable[[Answering], Awaitable[str]]
@@ -265,6 +306,8 @@ ACTS: dict[str, Act] = {
     "guardian.object": _object,
     "guardian.withdraw_objection": _withdraw_objection,
     "guardian.propose_address": _propose_address,
+    "guardian.agree_address": _agree_address,
+    "guardian.stop_address": _stop_address,
 }
 
 

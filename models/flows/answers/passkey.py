@@ -21,7 +21,7 @@ from models import plans
 from models.contents import guardian_passkeys
 from models.delivery import outbox
 from models.flows import verification
-from models.flows.answers.guardian import ACTS, Answering
+from models.flows.answers.guardian import ACTS, Answering, change_asked
 from models.flows.guardian_pages import GuardianPage
 from models.plan.guardianships import invitation
 from models.plan.guardianships.membership import Answerer, membership
@@ -57,6 +57,7 @@ async def ask(
     client_ip: str,
     now: datetime,
     note: str | None = None,
+    change_id: str | None = None,
 ) -> Ceremony | str:
     """The ceremony one answer needs, or, for a decline before any passkey exists (the link is
     the proof), the answer itself in one word. A report's or objection's `note` (or a proposed
@@ -87,6 +88,8 @@ async def ask(
         if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
             raise NotFound("Beneficiary")
         extra = beneficiary_id
+    if action in ("agree_address", "stop_address"):
+        extra = change_asked(page=page, action=action, change_id=change_id)
     creating = not keys
     if creating and action != "accept":
         raise Conflict("Accept first: your page asks you to create a passkey when you accept.")

@@ -14,7 +14,6 @@ address").
 
 from __future__ import annotations
 
-import re
 import uuid
 from datetime import datetime
 from typing import Any, TypedDict
@@ -22,12 +21,12 @@ from typing import Any, TypedDict
 from arq.connections import ArqRedis
 
 from core.db import Cursor, Pool, transaction, unless_duplicate
-from core.errors import BadRequest, Conflict, NotFound
+from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
 from models import plans, sealed_text
 from models.address_links import change_id_of
 from models.claim.wallet_changes import PENDING_FOR
-from models.common import parse_id
+from models.common import as_record, parse_id
 from models.contents import beneficiaries
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
@@ -36,31 +35,15 @@ from models.plan.guardianships.membership import Membership, locked
 from models.plans import APPROVED, RELEASED, Plan
 
 CONFIRMATION = "address_confirmation"
-# A change still running: another for the same heir waits until it is decided.
-OPEN = ("pending", "holding", "confirming")
+OPEN = ("pending", "holding", "confirming")  # still running: another for the heir waits
 
 
-class Proposal(TypedDict):
+class Proposal(TypedDict):  # what the guardian's answer says of the change
     id: str
     status: str  # to_owner | pending | holding | confirming | applied | stopped
     approvals: int
     threshold: int
     hold_until: datetime | None
-
-
-def _released(plan: Plan) -> bool:
-    return plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)
-
-
-_ADDRESS = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
-
-
-def check_address(*, email: str | None) -> str:
-    """An address as a page typed it: 400 in words unless it looks like one."""
-    address = (email or "").strip()
-    if not _ADDRESS.fullmatch(address) or len(address) > 254:
-        raise BadRequest("That does not look like an email address: check it and try again.")
-    return address
 
 
 async def _heir(cur: Cursor, ring: KeyRing, *, plan: Plan, raw_beneficiary_id: str) -> dict[str, Any]:
@@ -98,7 +81,7 @@ async def propose(
         heir = await _heir(cur, ring, plan=plan, raw_beneficiary_id=raw_beneficiary_id)
         if sealed_text.normalise(value=heir["email"] or "") == sealed_text.normalise(value=email):
             raise Conflict("This is already the address we have for this beneficiary.")
-        released = _released(plan)
+        released = plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)
         await cur.execute(
             "SELECT 1 FROM address_changes WHERE beneficiary_id = %s AND status = ANY(%s) LIMIT 1",
             (heir["id"], list(OPEN)),
@@ -276,7 +259,7 @@ async def _agree_in(
     return {**proposal, "status": "holding", "hold_until": hold_until}, row_ids
 
 
-def _decided(status: str) -> str:
+def _decided(status: str) -> str:  # why a change cannot be agreed to or stopped now
     return {
         "holding": "Enough guardians have agreed already: this address waits out its 7 days.",
         "confirming": "This address has been agreed; we are waiting for the beneficiary to confirm it.",
@@ -439,3 +422,26 @@ async def confirm(pool: Pool, redis: ArqRedis, ring: KeyRing, *, token: str, now
         )
     await outbox.enqueue(redis, row_ids=row_ids)
     return True
+
+
+class OpenChange(TypedDict):
+    """A change still running, as a guardian's page shows it (never the address)."""
+
+    id: str
+    beneficiary_id: str
+    status: str  # pending | holding | confirming
+    approvals: int
+    hold_until: datetime | None
+    agreed_by_me: bool
+
+
+async def open_changes(cur: Cursor, *, plan_id: str, guardian_id: str) -> list[OpenChange]:
+    await cur.execute(
+        "SELECT c.id::text AS id, c.beneficiary_id::text AS beneficiary_id, c.status, c.hold_until,"
+        " (SELECT count(*)::int FROM address_change_approvals a WHERE a.change_id = c.id) AS approvals,"
+        " EXISTS (SELECT 1 FROM address_change_approvals a WHERE a.change_id = c.id"
+        "   AND a.guardian_id = %s) AS agreed_by_me"
+        " FROM address_changes c WHERE c.plan_id = %s AND c.status = ANY(%s) ORDER BY c.created_at, c.id",
+        (guardian_id, plan_id, list(OPEN)),
+    )
+    return [as_record(OpenChange, row=row) for row in await cur.fetchall()]
