@@ -181,6 +181,7 @@ async def keep_for_reuse(redis: Redis, *, subject_id: str, prepared: Prepared, n
 
 
 NOTE_KEY = "sep7:note:{}"
+TEXT_KEY = "wallet_request:text:{}"
 
 
 async def keep_note(
@@ -206,3 +207,16 @@ async def note_of(redis: Redis, ring: KeyRing, *, request_id: str) -> str | None
     return sealed_text.open_text(
         ring, table="wallet_requests", column="note", row_id=data["id"], sealed=data["sealed"]
     )
+
+
+async def keep_text(redis: Redis, *, request_id: str, text: str, expires_at: datetime, now: datetime) -> None:
+    """The attestation text a request's challenge carries the digest of, kept with that request:
+    another ask from the page issues another text and never replaces this one."""
+    ttl = max(1, math.ceil((expires_at - now).total_seconds()))
+    await redis.set(TEXT_KEY.format(request_id), text, ex=ttl)
+
+
+async def text_of(redis: Redis, *, request_id: str) -> str | None:
+    """The text kept with this request (`keep_text`), or None."""
+    raw = await redis.get(TEXT_KEY.format(request_id))
+    return raw.decode() if isinstance(raw, bytes) else raw

@@ -103,6 +103,8 @@ async def test_a_guardian_accepts_and_approves_off_chain_from_their_page(
 
     # Approve off-chain: the attestation's SHA-256 in the challenge, signed by the guardian wallet.
     uri = await ask(client, path, "approve")
+    # Someone holding only the link asks again: the guardian's own request still proves its text.
+    await ask(client, path, "approve")
     request = await wallet.open(uri)
     assert request.msg == "Approve the release of Olive Owner's plan, as their guardian"
     # Signed by another key: 400 and nothing recorded; the request stays usable.

@@ -104,10 +104,15 @@ async def ask(
             wallet_address=wallet,
             owner_wallet=page["owner_wallet"],
             now=now,
+            keep=False,
         )
-        return await challenge.issue(
+        prepared = await challenge.issue(
             redis, settings, purpose="guardian.approve", subject_id=subject, signer=wallet, now=now, text=text
         )
+        await wallet_requests.keep_text(
+            redis, request_id=prepared["id"], text=text, expires_at=prepared["valid_until"], now=now
+        )
+        return prepared
     onchain.require_verification(status=plan["status"])
     target: onchain.Target = {
         "function": "approve_guardian",
@@ -365,15 +370,15 @@ async def _challenged(s: Signed) -> str:
 
 
 async def _approve(s: Signed) -> str:
-    """The attestation outstanding for this guardian and round, proved by the signed challenge
-    that carries its digest, then recorded (verification.approve_attested)."""
+    """The attestation kept with this request (whatever was asked from the page since), proved
+    by the signed challenge that carries its digest, then recorded (verification.approve_attested)."""
     a = s.answering
     if a.settings.service_contract_id:
         raise Conflict("This service approves releases on-chain: sign the approve_guardian request instead.")
     signed_round = a.guardian["verification_round"]
-    text = await verification.outstanding(
-        a.redis, plan_id=a.plan_id, round_=signed_round, guardian_id=a.guardian["guardian_id"]
-    )
+    text = await wallet_requests.text_of(a.redis, request_id=s.request["id"])
+    if text is None:
+        raise Conflict(wallet_requests.USED)
     evidence = await challenge.check(a.redis, a.settings, request=s.request, answer=s.answer, text=text)
     await verification.approve_attested(
         a.pool,
@@ -386,6 +391,7 @@ async def _approve(s: Signed) -> str:
         text=text,
         evidence=evidence,
         now=a.now,
+        used_up=True,  # the request holding the text was used up by the check, once
     )
     return "approved"
 
