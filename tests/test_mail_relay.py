@@ -351,3 +351,31 @@ async def test_a_guardian_who_accepts_after_a_stop_gets_their_emails_again(
         "SELECT kind FROM outbox WHERE recipient_id = %s AND status = 'skipped'",
         (setup.guardians[1].row["id"],),
     )
+
+
+async def test_deleting_the_account_gives_no_client_address_a_new_budget(
+    make_client, run_worker, email_provider, settings
+):
+    """Create, invite, delete, repeat: a client address's spend outlives the account it went on
+    (its outbox rows go with the plan; the ledger keeps the count for the window)."""
+    limits = {"email_to_named_people_per_day": 10, "email_to_named_people_per_client_per_day": 3}
+    worker = {**email_provider.settings, **limits}
+    client = await make_client(**limits)
+    first = await named_owner(client, "a@example.org")
+    for index in range(3):
+        await create(client, first, "guardians", name=f"G{index}", email=f"a{index}@example.org")
+    await run_worker(settings=worker)
+    assert statuses(settings, "guardian_invitation") == ["sent", "sent", "sent"]
+    resp = await client.delete(
+        "/api/users/me", json={"confirm": first.keypair.public_key}, headers=first.headers
+    )
+    assert resp.status == 202, await resp.text()
+    await run_worker(settings=worker)
+    assert query(settings, "SELECT id FROM users WHERE id = %s", (first.user["id"],)) == []
+    assert statuses(settings, "guardian_invitation") == []  # gone with the account
+
+    second = await named_owner(client, "b@example.org")
+    await create(client, second, "guardians", name="H", email="b0@example.org")
+    await run_worker(settings=worker)
+    assert statuses(settings, "guardian_invitation") == ["deferred"]
+    assert not email_provider.to("b0@example.org")

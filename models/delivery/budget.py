@@ -9,8 +9,9 @@ lets deferred rows go, oldest first, as the window frees (`releasable`). Lifecyc
 emails to the owner's own address never count and never wait: a stolen owner key must not be
 able to spend the budget and then act unheard. Decisions: docs/security.md, "Nobody's mail relay".
 
-Reads only: models.delivery.outbox writes the rows with the status decided here, and releases
-the rows chosen here.
+Writes only the per-client ledger (`email_budget_spend`, which outlives a deleted account):
+models.delivery.outbox writes the rows with the status decided here, releases the rows chosen
+here, and records here the ones that start to count.
 """
 
 from __future__ import annotations
@@ -102,14 +103,36 @@ async def _lock(cur: Cursor, key: str, *, wait: bool) -> bool:
     return row["locked"] is not False
 
 
+# A client's spend is read from its ledger, which outlives a deleted account (its outbox rows go
+# with the plan; their spend stays, outbox_id NULL): create, invite, delete, repeat gains nothing.
+# An account's own spend is its plan's rows: a new account is a new budget anyway.
+_SPENT_BY_PLAN = (
+    "SELECT count(*)::int AS n FROM outbox WHERE plan_id = %s AND budget_at > %s AND status <> 'skipped'"
+)
+_SPENT_BY_CLIENT = (
+    "SELECT count(*)::int AS n FROM email_budget_spend s LEFT JOIN outbox o ON o.id = s.outbox_id"
+    " WHERE s.client_digest = %s AND s.at > %s AND (o.id IS NULL OR o.status <> 'skipped')"
+)
+
+
 async def _spent(cur: Cursor, *, plan_id: str | None, client: bytes | None, now: datetime) -> int:
-    column, value = ("plan_id", plan_id) if client is None else ("client_digest", client)
-    await cur.execute(
-        f"SELECT count(*)::int AS n FROM outbox WHERE {column} = %s AND budget_at > %s"
-        " AND status <> 'skipped'",
-        (value, now - WINDOW),
-    )
+    sql, value = (_SPENT_BY_PLAN, plan_id) if client is None else (_SPENT_BY_CLIENT, client)
+    await cur.execute(sql, (value, now - WINDOW))
     return int((await cur.fetchone())["n"])
+
+
+async def spend(cur: Cursor, *, outbox_ids: list[str]) -> None:
+    """Record in the client's ledger the rows that started to count (in their transaction)."""
+    await cur.execute(
+        "INSERT INTO email_budget_spend (client_digest, outbox_id, at) SELECT client_digest, id, budget_at"
+        " FROM outbox WHERE id = ANY(%s::uuid[]) AND budget_at IS NOT NULL AND client_digest IS NOT NULL",
+        (outbox_ids,),
+    )
+
+
+async def prune(cur: Cursor, *, now: datetime) -> None:
+    """Forget spend older than the window (the outbox sweep's)."""
+    await cur.execute("DELETE FROM email_budget_spend WHERE at <= %s", (now - WINDOW,))
 
 
 async def admit(

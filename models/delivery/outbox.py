@@ -27,13 +27,11 @@ from core.files.crypto import KeyRing
 from models import check_in_links
 from models.common import as_record, as_records
 from models.delivery import deliveries
-from models.delivery.budget import BUDGETED, Budget, admit, releasable
-from models.delivery.deliveries import Delivery
+from models.delivery.budget import BUDGETED, Budget, admit, prune, releasable, spend
 
 DELIVER_JOB = "deliver_email"
 RecipientType = Literal["owner", "guardian", "beneficiary"]
-# Guardians hear about a plan's lifecycle only once they have accepted to guard it (the
-# invitation itself is sent with `add`).
+# Guardians hear of a plan's lifecycle only once they have accepted (the invitation: `add`).
 _ACCEPTED = "g.accepted_at IS NOT NULL"
 # A pending row older than this without a job has probably lost it (enqueue failed, worker died).
 STALE_AFTER = timedelta(seconds=30)
@@ -69,8 +67,9 @@ async def add(
         {"now": now, "budgeted": kind in BUDGETED, "kind": kind, "to": recipient_id, "plan": plan_id}
         | {"type": recipient_type, "context": Json(context or {}), **admitted},
     )
-    row = await cur.fetchone()
-    row_id: str = row["id"]
+    row_id: str = (await cur.fetchone())["id"]
+    if admitted["budget_at"] is not None:
+        await spend(cur, outbox_ids=[row_id])
     if recipient_type == "owner" and kind in check_in_links.KINDS and plan_id is not None:
         await check_in_links.issue(cur, outbox_id=row_id, plan_id=plan_id, now=now)
     return row_id
@@ -162,8 +161,7 @@ async def add_to_digest(
 
 
 async def release_deferred(pool: Pool, *, per_account: int, per_client: int, now: datetime) -> list[str]:
-    """Deferred rows whose budgets have room again go (models.delivery.budget.releasable), each
-    counted from now; returns their ids, to enqueue after COMMIT."""
+    """Deferred rows whose budgets have room go, counted from now (budget.releasable): their ids."""
     async with transaction(pool) as cur:
         row_ids = await releasable(cur, per_account=per_account, per_client=per_client, now=now)
         await cur.execute(
@@ -171,6 +169,8 @@ async def release_deferred(pool: Pool, *, per_account: int, per_client: int, now
             " WHERE id = ANY(%s::uuid[]) AND status = 'deferred'",
             (now, now, row_ids),
         )
+        await spend(cur, outbox_ids=row_ids)
+        await prune(cur, now=now)
     return row_ids
 
 
@@ -241,7 +241,7 @@ class Batch:
     """Rows claimed by one delivery job (`claim`), held under its name until it records them.
     No connection is held in between: the job sends while the rows wait, claimed."""
 
-    def __init__(self, rows: list[Delivery], holder: str, now: datetime) -> None:
+    def __init__(self, rows: list[deliveries.Delivery], holder: str, now: datetime) -> None:
         self.rows, self.holder, self.now = rows, holder, now
         # Outbox ids of the guardians' alerts about claim links that could not be delivered,
         # written with the results: enqueue them once the batch has committed.
