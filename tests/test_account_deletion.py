@@ -261,3 +261,32 @@ def test_a_deleted_accounts_tombstone_is_never_named_as_a_wallet():
     assert users.known_as(name=None, wallet="deleted:0b6c3f0e") == "the plan's owner"
     assert users.known_as(name=None, wallet="GABC") == "the holder of the Stellar wallet GABC"
     assert users.known_as(name="Olive", wallet="deleted:0b6c3f0e") == "Olive"
+
+
+async def test_emails_written_before_the_deletion_are_not_sent_but_the_goodbyes_are(
+    client, run_worker, email_provider, settings
+):
+    """An invitation and an address confirmation still pending at the 202 would carry links that
+    open nothing: the worker skips them; each accepted guardian's goodbye still goes."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=1, email="olive@example.org")
+    await run_worker(settings=email_provider.settings)
+    before = len(email_provider.requests)
+    resp = await client.post(
+        "/api/guardians", json={"name": "Late", "email": "late@example.org"}, headers=owner.headers
+    )
+    assert resp.status == 201, await resp.text()
+    heir = setup.beneficiaries[0]
+    resp = await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    assert resp.status == 202
+    resp = await client.delete(
+        "/api/users/me", json={"confirm": owner.keypair.public_key}, headers=owner.headers
+    )
+    assert resp.status == 202, await resp.text()
+    await run_worker(settings=email_provider.settings)
+    assert not email_provider.to("late@example.org")
+    assert len(email_provider.to("heir0@example.org")) == len(
+        [r for r in email_provider.requests[:before] if r.to == "heir0@example.org"]
+    )
+    [goodbye] = email_provider.requests[before:]
+    assert goodbye.to == "guardian0@example.org" and "no longer exists" in goodbye.body["subject"]

@@ -46,6 +46,7 @@ def delivery(kind: str, recipient_type: str, **changes: Any) -> Delivery:
         "report_reason": "death",
         "suppressed": False,
         "answered": False,
+        "account_gone": False,
     }
     row.update(changes)
     return row  # type: ignore[return-value]

@@ -72,6 +72,9 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
         if row["suppressed"]:  # "I don't know this person", since the row was written
             log.info("email skipped: the recipient asked for no more email from this account", extra=extra)
             results.append(_result(row, "skipped", budget.REFUSED))
+        elif row["account_gone"]:  # written before the account's deletion was asked
+            log.info("email skipped: the account is being deleted", extra=extra)
+            results.append(_result(row, "skipped", "the account was deleted"))
         elif not configured and not keeping:
             log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
             results.append(_result(row, "skipped", "email provider not configured"))

@@ -15,7 +15,12 @@ from typing import Any, TypedDict
 from core.db import Pool, autocommit
 from core.files.crypto import KeyRing
 from models import sealed_text
+from models.common import live_account
 from models.delivery.budget import answered, suppressed
+
+# The one email an account being deleted still sends: each accepted guardian's goodbye
+# (models.flows.deletion), rendered from rows that stay until it is settled.
+GOODBYE = "plan_deleted"
 
 
 class Delivery(TypedDict):
@@ -47,6 +52,9 @@ class Delivery(TypedDict):
     # The recipient told this account "I don't know this person" (models.delivery.suppressions)
     # and has not accepted or confirmed since (then nothing stops their emails).
     suppressed: bool
+    # The account is being deleted (or gone) and this is not one of its goodbyes: the links it
+    # carries open nothing since the deletion's 202, so it is skipped.
+    account_gone: bool
     # The guardian accepted, or the heir confirmed their address: their emails carry no
     # "I don't know this person" link (a mail client's Unsubscribe must not drop them).
     answered: bool
@@ -69,6 +77,8 @@ SELECT = (
     f" {suppressed(owner='p.user_id', bidx='COALESCE(g.email_bidx, b.email_bidx)')}"
     f" AND NOT {answered(guardian='g', heir='b')} AS suppressed,"
     f" {answered(guardian='g', heir='b')} AS answered,"
+    f" o.kind <> '{GOODBYE}' AND ((u.id IS NOT NULL AND NOT {live_account(alias='u')})"
+    f" OR (ru.id IS NOT NULL AND NOT {live_account(alias='ru')})) AS account_gone,"
     " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
     " g.page_version AS guardian_page_version, g.page_key_id AS guardian_page_key_id,"
     " ag.id AS ag_id,"
@@ -154,6 +164,7 @@ def from_row(ring: KeyRing, *, row: dict[str, Any]) -> Delivery:
         report_reason=row["report_reason"],
         suppressed=row["suppressed"],
         answered=bool(row["answered"]),
+        account_gone=bool(row["account_gone"]),
     )
 
 

@@ -30,10 +30,10 @@ from models import check_in_links, plans
 from models.account import users
 from models.archive import items
 from models.common import as_record
-from models.delivery import history, outbox
+from models.delivery import deliveries, history, outbox
 
 DELETE_JOB = "delete_account"
-GOODBYE_EMAIL = "plan_deleted"
+GOODBYE_EMAIL = deliveries.GOODBYE
 REFUSED = {
     plans.PENDING: "Your guardians are verifying your plan right now: check in first (it stops the "
     "verification), then delete your account.",
