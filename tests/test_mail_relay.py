@@ -329,6 +329,32 @@ async def test_an_old_stop_link_does_nothing_once_the_heir_has_confirmed(
     assert statuses(settings, "email_confirmation") == ["sent", "sent"]
 
 
+async def test_the_nothing_changed_page_reads_at_390_pixels_and_passes_axe(
+    client, run_worker, email_provider, browser, axe_source, screenshots
+):
+    owner = await named_owner(client)
+    heir = await create(
+        client, owner, "beneficiaries", name="Ada", email="ada@example.org", allocationPercentage=100
+    )
+    assert (
+        await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    ).status == 202
+    await run_worker(settings=email_provider.settings)
+    [confirmation] = email_provider.to("ada@example.org")
+    confirm = "/confirm-email/" + confirmation.body["text"].split("/confirm-email/", 1)[1].split()[0]
+    assert (await client.post(confirm)).status == 200
+    context = await browser.new_context(viewport={"width": 390, "height": 844})
+    page = await context.new_page()
+    response = await page.goto(str(client.make_url(stop_link(confirmation))), wait_until="load")
+    assert response.status == 200
+    assert await page.locator("h1").inner_text() == "Nothing changed: you are part of this plan"
+    assert await page.get_by_role("button").count() == 0
+    await assert_fits(page)
+    await assert_accessible(page, axe_source)
+    await page.screenshot(path=str(screenshots / "stop-emails-answered-390.png"), full_page=True)
+    await context.close()
+
+
 async def test_a_guardian_who_accepts_after_a_stop_gets_their_emails_again(
     client, run_worker, email_provider, settings
 ):
