@@ -146,6 +146,7 @@ async def test_two_passkey_guardians_accept_confirm_report_approve_and_release_t
     assert "She is in hospital." in await pages[0].locator("main").inner_text()
     assert await pages[0].locator("textarea").count() == 0
     await assert_accessible(pages[0], axe_source)
+    await pages[0].screenshot(path=str(screenshots / "guardian-passkey-report-360.png"), full_page=True)
     await _passkey(pages[0], "Use my passkey to report")
     assert (await get_overview(client, owner))["status"] == "PendingVerification"
     [report] = query(settings, "SELECT reason, reporter_user_id, note_sealed FROM plan_reports")
