@@ -17,6 +17,7 @@ from tests.capsule_helpers import PRIVACY_HEADERS, Family, family
 from tests.plan_helpers import create, query
 from tests.test_heirs_onchain import ready
 from tests.test_onchain import onchain
+from tests.test_plain_words import assert_plain, page_words
 
 __all__ = ["onchain"]  # the fixture
 
@@ -39,6 +40,7 @@ async def page(fam: Family, path: str, method: str = "GET", **kwargs: Any) -> tu
     if method != "HEAD":
         assert resp.content_type == "text/html", (resp.status, resp.content_type, text[:200])
         assert "<script" not in text.lower()
+        assert_plain(page_words(text), f"the heir's page ({method} {resp.status})")
     return resp.status, text
 
 

@@ -13,6 +13,7 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview
 from tests.test_capsule_page import assert_page_headers, visible_text
 from tests.test_check_in_link import owner_links
+from tests.test_plain_words import assert_plain, page_words
 
 DAY = 86400
 
@@ -34,6 +35,7 @@ async def page(client: Any, method: str, path: str) -> tuple[int, str]:
     assert_page_headers(resp)
     text = await resp.text()
     assert resp.content_type == "text/html" and "<script" not in text.lower()
+    assert_plain(page_words(text), f"the check-in page ({method} {resp.status})")
     return resp.status, text
 
 

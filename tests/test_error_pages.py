@@ -19,6 +19,7 @@ from tests.test_email_confirmation import ask as ask_to_confirm
 from tests.test_email_confirmation import heir_of, link_in
 from tests.test_guardian_invitations import draft_with_guardians
 from tests.test_guardian_page import ask, page_link
+from tests.test_plain_words import assert_plain, page_words
 from tests.wallet_app import WalletApp, callback_path, request_uri
 
 NARROW = {"width": 390, "height": 844}
@@ -50,6 +51,7 @@ async def signed(wallet: WalletApp, uri: str, keypair: Keypair | None = None) ->
 def assert_actionable(text: str, *, back: str, back_words: str) -> str:
     assert not MACHINE_WORDS.search(text), MACHINE_WORDS.search(text)
     assert f'<a href="{back}">Go back to {back_words}</a> and try again.' in text
+    assert_plain(page_words(text), f"the error page back to {back_words}")
     return words(text)
 
 

@@ -20,6 +20,7 @@ from tests.plan_helpers import query
 from tests.test_guardian_invitations import draft_with_guardians
 from tests.test_heirs_onchain import worker_settings
 from tests.test_onchain import approving, onchain
+from tests.test_plain_words import assert_plain, page_words
 from tests.wallet_app import WalletApp, callback_path, request_uri
 
 __all__ = ["onchain"]
@@ -28,7 +29,8 @@ PAGE_RE = re.compile(r"https://legacy\.example\.test(/guardian/([0-9a-f]{64}))")
 
 
 def words(page: str) -> str:
-    """A page's words, without the <bdi> that isolates each name."""
+    """A page's words, without the <bdi> that isolates each name (read for machine words too)."""
+    assert_plain(page_words(page), "the guardian's page")
     return re.sub(r"</?bdi>", "", page)
 
 
@@ -44,6 +46,7 @@ def page_link(email_provider: Any, address: str) -> str:
 async def ask(client: Any, path: str, action: str, **fields: str) -> str:
     resp = await client.post(f"{path}/ask", data={"action": action, **fields})
     assert resp.status == 200, await resp.text()
+    assert_plain(page_words(await resp.text()), f"the guardian's {action} page")
     return request_uri(await resp.text())
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview, report
 from tests.plan_helpers import create, query
+from tests.test_plain_words import assert_plain, page_words
 
 NOTE = "Mum has not answered her phone for a week and the neighbours are worried."
 CLAIM = re.compile(r"https://legacy\.example\.test/claim/([0-9a-f]{64})")
@@ -22,9 +23,11 @@ def mails(email_provider: Any, address: str, words: str) -> list[dict[str, Any]]
 
 
 async def ask_page(client: Any, token: str, note: str | None = None) -> Any:
-    return await client.post(
+    resp = await client.post(
         f"/claim/{token}/request", data={"note": note} if note is not None else {}, allow_redirects=False
     )
+    assert_plain(page_words(await resp.text()), f"the heir's asked page ({resp.status})")
+    return resp
 
 
 async def test_heirs_are_told_early_at_each_of_the_three_moments(

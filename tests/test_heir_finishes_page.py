@@ -15,6 +15,7 @@ from tests.plan_helpers import query
 from tests.soroban_helpers import contract_overrides, prove_wallet
 from tests.test_heirs_onchain import emailed_token, ready, worker_settings
 from tests.test_onchain import onchain
+from tests.test_plain_words import assert_plain, page_words
 from tests.wallet_app import WalletApp, callback_path, request_uri
 
 __all__ = ["onchain"]
@@ -23,20 +24,26 @@ __all__ = ["onchain"]
 async def page(client: Any, token: str) -> str:
     resp = await client.get(f"/claim/{token}")
     assert resp.status == 200, await resp.text()
-    return await resp.text()
+    return plain(await resp.text(), "the heir's page")
+
+
+def plain(text: str, where: str) -> str:
+    """Each state of the heir's page this suite reaches is read for machine words too."""
+    assert_plain(page_words(text), where)
+    return text
 
 
 async def sign_page(client: Any, token: str) -> str:
     """The page's button: the step's call as a signing request."""
     resp = await client.post(f"/claim/{token}/sign")
     assert resp.status == 200, await resp.text()
-    return await resp.text()
+    return plain(await resp.text(), "the heir's signing page")
 
 
 async def prove_page(client: Any, token: str, address: str) -> str:
     resp = await client.post(f"/claim/{token}/wallet", data={"walletAddress": address})
     assert resp.status == 200, await resp.text()
-    return await resp.text()
+    return plain(await resp.text(), "the heir's wallet proof page")
 
 
 async def test_an_heir_proves_a_wallet_finalises_and_claims_from_the_page(

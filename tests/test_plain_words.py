@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from models.mail import emails
-from models.mail.texts import guardian, heir, objections, owner
+from models.mail.texts import address_changes, guardian, heir, heir_news, objections, owner
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve, get_overview, guardian_session, report
 from tests.test_email_words import RING, delivery
@@ -42,6 +42,15 @@ def machine_words(text: str) -> list[str]:
     words = URL.sub(" ", text)
     found = [(what, m.group(0)) for pattern, what in MACHINE for m in pattern.finditer(words)]
     return [f"{what}: {word!r}" for what, word in found if word not in NAMES]
+
+
+def page_words(page: str) -> str:
+    """The words a page shows or reads aloud: its title and body with the labels, alternative
+    texts and placeholders in its tags; scripts, styles, a QR code and a transaction to copy (a
+    textarea's contents: data, not a sentence) left out."""
+    page = re.sub(r"<(script|style|svg|textarea)\b.*?</\1>", " ", page, flags=re.S)
+    said = re.findall(r'\b(?:aria-label|alt|title|placeholder)="([^"]*)"', page)
+    return html.unescape(" ".join([re.sub(r"<[^>]+>", " ", page), *said]))
 
 
 def assert_plain(text: str, where: str) -> None:
@@ -111,6 +120,10 @@ BASE_CONTEXT: dict[str, Any] = {
     "changes": CHANGES,
     "onTimeout": "release",
     "note": "I saw them yesterday",
+    "holdUntil": ISO,
+    "changeId": "5f0c2c1e-6b1d-4c36-9d8e-2f0b8a1f6a10",
+    "proposed": "ada.new@example.org",
+    "mayAsk": True,
 }
 # One axis at a time: each value that changes the words.
 CONTEXTS: list[dict[str, Any]] = [
@@ -129,6 +142,11 @@ CONTEXTS: list[dict[str, Any]] = [
     {"letters": 3},
     {"accepted": 3, "needed": 2},
     {"itemType": "voice", "sizeBytes": 10},
+    *({"outcome": o} for o in ("well", "released", "waits")),
+    *({"outcome": "waits", "why": w} for w in ("objected", "owner_chose_wait", "onchain", None)),
+    {"mayAsk": False},
+    {"beneficiaryId": "the recipient's"},
+    {"proposed": None, "holdUntil": None},
 ]
 ROWS: list[dict[str, Any]] = [
     {},
@@ -143,12 +161,20 @@ ROWS: list[dict[str, Any]] = [
     {"request_note": "Please check on them"},
     {"check_in_link": True, "check_in_key_id": "k1"},
 ]
-AUDIENCE = {
-    **dict.fromkeys(owner.TEMPLATES, "owner"),
-    **dict.fromkeys(guardian.TEMPLATES, "guardian"),
-    **dict.fromkeys(heir.TEMPLATES, "beneficiary"),
-    **dict.fromkeys(objections.TEMPLATES, "owner"),
+# Who receives each email (some go to more than one kind of recipient, in other words).
+AUDIENCE: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(owner.TEMPLATES, ("owner",)),
+    **dict.fromkeys(guardian.TEMPLATES, ("guardian",)),
+    **dict.fromkeys(heir.TEMPLATES, ("beneficiary",)),
+    **dict.fromkeys(heir_news.TEMPLATES, ("beneficiary",)),
+    **dict.fromkeys(objections.TEMPLATES, ("owner",)),
+    "address_proposed": ("owner",),
+    "address_change_proposed": ("guardian",),
+    "address_change_holding": ("guardian", "beneficiary"),
+    "address_change_stopped": ("guardian",),
+    "address_confirmation": ("beneficiary",),
 }
+assert set(address_changes.TEMPLATES) <= set(AUDIENCE)
 
 
 def variants(kind: str) -> Iterator[tuple[str, dict[str, Any], str]]:
@@ -162,20 +188,29 @@ def variants(kind: str) -> Iterator[tuple[str, dict[str, Any], str]]:
                 )
 
 
+def test_every_email_has_its_recipients_here() -> None:
+    """A new template is scanned from the day it lands: it must be named above."""
+    assert set(emails.TEMPLATES) == set(AUDIENCE)
+
+
 @pytest.mark.parametrize("kind", sorted(emails.TEMPLATES))
 def test_every_email_in_every_variant_speaks_plain_words(kind: str) -> None:
-    recipient = "guardian" if kind.endswith("_guardian") else AUDIENCE[kind]
-    for where, changes, app_url in variants(kind):
-        row = delivery(kind, recipient, **changes)
-        if recipient != "guardian":
-            row.update(guardian_id=None, guardian_page_version=None, guardian_page_key_id=None)
-        email = emails.render(d=row, ring=RING, base_url="https://legacy.example", app_url=app_url)
-        for part, text in (("subject", email.subject), ("text", email.text)):
-            assert_plain(text, f"{where} {part}")
-        assert "<time" not in email.html and "datetime=" not in email.html, where
-        assert_plain(re.sub(r"<[^>]+>", " ", email.html), f"{where} html")
-        if not app_url:  # no web client: no place to sign in is named, and no link but ours
-            assert all(u.startswith("https://legacy.example/") for u in URL.findall(email.text)), where
+    recipients = ("guardian",) if kind.endswith("_guardian") else AUDIENCE[kind]
+    for recipient in recipients:
+        for where, changes, app_url in variants(kind):
+            row = delivery(kind, recipient, **changes)
+            if row["context"].get("beneficiaryId") == "the recipient's":
+                row["context"]["beneficiaryId"] = row["beneficiary_id"]
+            if recipient != "guardian":
+                row.update(guardian_id=None, guardian_page_version=None, guardian_page_key_id=None)
+            email = emails.render(d=row, ring=RING, base_url="https://legacy.example", app_url=app_url)
+            where = f"{where} to {recipient}"
+            for part, text in (("subject", email.subject), ("text", email.text)):
+                assert_plain(text, f"{where} {part}")
+            assert "<time" not in email.html and "datetime=" not in email.html, where
+            assert_plain(re.sub(r"<[^>]+>", " ", email.html), f"{where} html")
+            if not app_url:  # no web client: no place to sign in is named, and no link but ours
+                assert all(u.startswith("https://legacy.example/") for u in URL.findall(email.text)), where
 
 
 async def test_the_plans_own_sentences_along_a_journey_speak_plain_words(

@@ -1,0 +1,183 @@
+"""The plain-words scan (tests/test_plain_words.py, one pattern list) over the pages in the states
+a single journey does not pass: the guardian's page for each report reason, before and after the
+deadline, the owner's deadline and the usual one, with an objection, for a wallet and a passkey
+guardian; the check-in page's states; the heir's page locked (asking allowed or not, the asked
+page, its refusals); the pages for links that open nothing. The on-chain heir's states are read in
+tests/test_heir_finishes_page.py, the paste-back errors in tests/test_error_pages.py, each
+through `page_words` below. docs/pages.md, "Words for people"."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.helpers import sign_in
+from tests.lifecycle_helpers import activate_plan, approve, approve_plan, guardian_session, report
+from tests.soft_passkey import ceremony_of
+from tests.test_guardian_page import page_link
+from tests.test_passkey_answers import _accept, _ask, _post
+from tests.test_plain_words import assert_plain, machine_words, page_words
+
+DAY = 86400
+
+
+async def read(
+    client: Any, path: str, where: str, *, method: str = "GET", status: int = 200, **kw: Any
+) -> str:
+    """Open a page as its reader would and fail on any machine word in it."""
+    resp = await client.request(method, path, allow_redirects=False, **kw)
+    text = await resp.text()
+    assert resp.status == status, (where, resp.status, text[:500])
+    assert_plain(page_words(text), f"{where} ({method} {path.split('/')[1]})")
+    return text
+
+
+def test_the_page_scan_catches_a_planted_machine_word() -> None:
+    planted = (
+        '<main><p>Due <time datetime="x">2026-11-27T12:00:43Z</time> (POST /api/legacy/check-in)'
+        '<img alt="dueAt" src="/x"></p></main>'
+    )
+    assert len(machine_words(page_words(planted))) == 4
+    quiet = '<p class="next_due">Due <a href="/api/x">Friday</a></p><textarea>AAAAbase64Xdr</textarea>'
+    assert not machine_words(page_words(quiet))
+
+
+@pytest.mark.parametrize("chosen", [True, False], ids=["owner-chosen-deadline", "usual-deadline"])
+@pytest.mark.parametrize("reason", [None, "death", "incapacity", "unreachable"])
+async def test_the_guardian_page_in_each_state_speaks_plain_words(
+    make_client, clock, run_worker, email_provider, chosen: bool, reason: str | None
+) -> None:
+    client = await make_client(plan_report_cooldown_seconds=DAY)
+    owner = await sign_in(client)
+    settings: dict[str, Any] = {"checkInIntervalSeconds": 30 * DAY, "gracePeriodSeconds": DAY}
+    if chosen:
+        settings.update(verificationTimeoutSeconds=3 * DAY, onVerificationTimeout="wait")
+    setup = await activate_plan(client, owner, guardians=3, accepting=2, threshold=2, settings=settings)
+    resp = await client.post(
+        "/api/guardians", json={"name": "Sister", "email": "sister@example.org"}, headers=owner.headers
+    )
+    assert resp.status == 201, await resp.text()
+    await run_worker(settings=email_provider.settings)
+    paths = {f"guardian{i}": page_link(email_provider, f"guardian{i}@example.org") for i in range(3)}
+    paths["sister"] = page_link(email_provider, "sister@example.org")
+    ask = f"{paths['sister']}/ask"
+    await read(client, ask, "asked what is not asked", method="POST", data={"action": "approve"}, status=409)
+    device = await _accept(client, paths["sister"])
+
+    async def every_page(state: str) -> None:
+        for who, path in paths.items():
+            await read(client, path, f"{who}'s page, {state}")
+
+    await every_page("active")
+    await read(client, f"{paths['guardian0']}/ask", "ask report", method="POST", data={"action": "report"})
+    session = await guardian_session(client, setup.guardians[0])
+    resp = await client.post(
+        f"/api/legacy/guardianships/{setup.plan_id}/report",
+        json={"reason": reason} if reason else {},
+        headers=session.headers,
+    )
+    assert resp.status == 200, await resp.text()
+    await run_worker(settings=email_provider.settings)
+    await every_page(f"reported ({reason})")
+    for action in ("approve", "object"):
+        await read(
+            client, f"{paths['guardian1']}/ask", f"ask {action}", method="POST", data={"action": action}
+        )
+    assert (await approve(client, setup, setup.guardians[0])).status == 200
+    await every_page("one approval")
+    note = "I saw them"
+    status, passkey_page = await _ask(client, paths["sister"], action="object", note=note)
+    assert status == 200, passkey_page
+    assert_plain(page_words(passkey_page), "the passkey page of an objection")
+    action, options = ceremony_of(passkey_page)
+    assert await _post(client, action, credential=device.get(options), note=note) == (303, "")
+    await every_page("an objection")
+    clock.advance(days=31)
+    await run_worker(settings=email_provider.settings)
+    await run_worker(settings=email_provider.settings)
+    await every_page("past the deadline")
+    assert (await client.post("/api/legacy/check-in", headers=owner.headers)).status == 200
+    await every_page("after the owner's check-in")
+    assert (await report(client, setup, setup.guardians[0])).status in (200, 409, 429)
+    await every_page("a report again in the cooldown")
+
+
+async def test_the_guardian_page_past_a_deadline_that_releases(
+    make_client, clock, run_worker, email_provider
+):
+    client = await make_client()
+    owner = await sign_in(client)
+    setup = await activate_plan(
+        client, owner, guardians=2, threshold=2, settings={"checkInIntervalSeconds": 30 * DAY}
+    )
+    await run_worker(settings=email_provider.settings)
+    path = page_link(email_provider, "guardian1@example.org")
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    clock.advance(days=31)
+    await run_worker(settings=email_provider.settings)
+    await run_worker(settings=email_provider.settings)
+    await read(client, path, "guardian page, the usual deadline released")
+    clock.advance(days=3)
+    await run_worker(settings=email_provider.settings)
+    await read(client, path, "guardian page, released")
+
+
+async def test_the_check_in_confirm_and_stop_pages_and_links_that_open_nothing(
+    make_client, clock, run_worker, email_provider
+) -> None:
+    client = await make_client()
+    owner = await sign_in(client)
+    setup = await activate_plan(
+        client, owner, settings={"checkInIntervalSeconds": 2 * DAY, "gracePeriodSeconds": DAY}
+    )
+    resp = await client.post(
+        "/api/guardians", json={"name": "Gus", "email": "gus@example.org"}, headers=owner.headers
+    )
+    assert resp.status == 201, await resp.text()
+    heir = setup.beneficiaries[0]
+    resp = await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    assert resp.status == 202, await resp.text()
+    clock.advance(days=1, seconds=1)
+    await run_worker(settings=email_provider.settings)
+    mail = email_provider.to("owner@example.org")[-1].body["text"]
+    [check_in] = re.findall(r"https://legacy\.example\.test(/check-in/\S+)", mail)
+    await read(client, check_in, "check-in page")
+    await read(client, check_in, "checked in", method="POST")
+    await read(client, check_in, "a used check-in link", status=404)
+    confirmation = email_provider.to(heir["email"])[-1].body["text"]
+    [confirm] = re.findall(r"https://legacy\.example\.test(/confirm-email/\S+)", confirmation)
+    await read(client, confirm, "confirm-email page")
+    await read(client, confirm, "confirmed", method="POST")
+    await read(client, confirm, "confirm-email page again")
+    invitation = email_provider.to("gus@example.org")[0].body["text"]
+    [stop] = re.findall(r"https://legacy\.example\.test(/stop-emails/\S+)", invitation)
+    await read(client, stop, "stop-emails page")
+    await read(client, stop, "stop-emails done", method="POST")
+    await read(client, stop, "stop-emails again")
+    zeros = "0" * 64
+    for path in ("/claim", "/guardian", "/check-in", "/confirm-email", "/confirm-address", "/stop-emails"):
+        await read(client, f"{path}/{zeros}", f"{path} unknown", status=404)
+
+
+@pytest.mark.parametrize("asking", [True, False], ids=["asking-allowed", "asking-off"])
+async def test_the_heirs_page_locked_asked_and_ready(make_client, asking: bool) -> None:
+    client = await make_client()
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=2)
+    token = setup.beneficiaries[0]["claimToken"]
+    resp = await client.patch("/api/legacy", json={"allowBeneficiaryRequests": asking}, headers=owner.headers)
+    assert resp.status == 200, await resp.text()
+    locked = await read(client, f"/claim/{token}", f"locked page (asking {asking})")
+    assert ("/request" in locked) is asking
+    if asking:
+        await read(
+            client, f"/claim/{token}/request", "the asked page", method="POST", data={"note": "Is all well?"}
+        )
+        await read(client, f"/claim/{token}", "locked page after asking")
+        again = await client.post(f"/claim/{token}/request", data={}, allow_redirects=False)
+        assert again.status in (409, 429), await again.text()
+        assert_plain(page_words(await again.text()), f"asking again ({again.status})")
+    await approve_plan(client, setup)
+    await read(client, f"/claim/{token}", f"ready page (asking {asking})")
