@@ -161,13 +161,16 @@ async def test_a_guardian_approves_on_chain_from_their_page(
     await run_worker(**worker_settings(soroban_rpc, email_provider))
     path = page_link(email_provider, "guardian1@example.org")
     wallet = WalletApp(onchain, setup.guardians[1].keypair)
+    words(await (await onchain.get(path)).text())  # each on-chain state's words are plain
     uri = await ask(onchain, path, "approve")
     request = await wallet.open(uri)
     assert request.msg == "Approve the release of Olive Owner's plan, as their guardian"
     resp = await wallet.approve(uri)
     assert resp.status == 200, await resp.text()
     assert await resp.json() == {"status": "pending"}
+    words(await (await onchain.get(path)).text())
     await run_worker(**worker_settings(soroban_rpc, email_provider))
+    words(await (await onchain.get(path)).text())
     assert (await get_overview(onchain, setup.owner))["status"] == "Approved"
     [row] = query(settings, "SELECT function, status FROM transactions")
     assert (row["function"], row["status"]) == ("approve_guardian", "confirmed")
