@@ -49,3 +49,17 @@ def check_address(*, email: str | None) -> str:
     if not _ADDRESS.fullmatch(address) or len(address) > 254:
         raise BadRequest("That does not look like an email address: check it and try again.")
     return address
+
+
+def uncorrectable(*, name: str) -> str:
+    """The one sentence (readiness, the guardian page, the guardians' emails) for an heir whose
+    address bounced while too few guardians have accepted to agree on a new one after the release."""
+    return (
+        f"Nobody can correct {name}'s email address: it does not reach them, and too few guardians have "
+        "accepted to agree on a new one once the plan is released."
+    )
+
+
+def short_of_guardians(*, accepted: int, needed: int) -> bool:
+    """Too few accepted guardians to reach the threshold a corrected address needs."""
+    return accepted < needed

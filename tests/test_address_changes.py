@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from tests.helpers import sign_in
-from tests.lifecycle_helpers import activate_plan, guardian_session, release_plan
+from tests.lifecycle_helpers import activate_plan, get_overview, guardian_session, release_plan
 from tests.plan_helpers import activity_rows, query
 
 NEW = "ada.new@example.org"
@@ -266,3 +266,51 @@ async def test_the_guardian_page_shows_a_bounced_link_and_proposes_from_it(
     assert "Stop this new address" not in await (await client.get(path2)).text()
     resp = await client.post(f"{path2}/ask", data={"action": "stop_address", "changeId": change_id})
     assert resp.status == 409  # nothing to stop any more: not asked now
+
+
+async def test_an_heir_nobody_can_correct_is_named_with_the_same_words_everywhere(
+    make_client, clock, run_worker, email_provider, settings
+):
+    """Two approvals needed, one guardian left who accepted (the other declined), and the default
+    deadline releases: once Heir 0's link bounces, readiness, the guardian page and the guardians'
+    bounce alert say the one sentence."""
+    from tests.lifecycle_helpers import answer, report
+    from tests.test_email_webhook import SECRET, event, post, provider_id
+    from tests.test_guardian_page import PAGE_RE, words
+
+    client = await make_client(email_webhook_secret=SECRET)
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=2, threshold=2)
+    assert (
+        await answer(client, setup.guardians[1], owner_plan_id=setup.plan_id, verb="decline")
+    ).status == 200
+    work = email_provider.settings
+    sentence = (
+        "Nobody can correct Heir 0's email address: it does not reach them, and too few guardians have "
+        "accepted to agree on a new one once the plan is released."
+    )
+    # Before the release, readiness says it of an heir whose address already bounced.
+    heir = setup.beneficiaries[0]
+    resp = await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    assert resp.status == 202
+    await run_worker(settings=work)
+    confirmation = provider_id(settings, "email_confirmation", "beneficiary", recipient_id=heir["id"])
+    assert (await post(client, event("email.bounced", confirmation))).status == 200
+    assert sentence in (await get_overview(client, owner))["readiness"]["warnings"]
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    for days in (15, 14, 1):
+        clock.advance(days=days, seconds=1)
+        await run_worker(settings=work)
+    clock.advance(seconds=setup.overview["settings"]["cancelWindowSeconds"] + 1)
+    await run_worker(settings=work)
+    assert (await get_overview(client, owner))["status"] == "Released"
+    email_id = provider_id(settings, "claim_link", "beneficiary", recipient_id=heir["id"])
+    assert (await post(client, event("email.bounced", email_id))).status == 200
+    await run_worker(settings=work)
+    [alert] = [
+        m.body for m in email_provider.to("guardian0@example.org") if "has not received" in m.body["subject"]
+    ]
+    assert sentence in alert["text"]
+    path = PAGE_RE.findall(alert["text"])[-1][0]
+    assert sentence in words(await (await client.get(path)).text()).replace("&#39;", "'")
+    assert "Nobody can correct Heir 1" not in words(await (await client.get(path)).text())

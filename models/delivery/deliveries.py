@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 from core.db import Pool, autocommit
 from core.files.crypto import KeyRing
-from models import sealed_text
+from models import address_links, plans, sealed_text
 from models.common import live_account
 from models.delivery.budget import answered, suppressed
 
@@ -49,6 +49,8 @@ class Delivery(TypedDict):
     request_note: str | None  # an heir's note with their request to verify (context requestId)
     # Why a guardian reported, if one said (plans.REPORT_REASONS): the words follow it.
     report_reason: str | None
+    # The bounce alert's plan has too few accepted guardians to correct an heir's address.
+    short_of_guardians: bool
     # The recipient told this account "I don't know this person" (models.delivery.suppressions)
     # and has not accepted or confirmed since (then nothing stops their emails).
     suppressed: bool
@@ -74,6 +76,14 @@ SELECT = (
     + " u.id AS u_id,"
     f" {sealed_text.select_list(table='users', alias='u', columns=('name',), prefix='owner_')},"
     " u.wallet_address AS owner_wallet, p.report_reason, b.id AS beneficiary_id, b.claim_token_sealed,"
+    # The guardians' bounce alert says when too few of them have accepted to correct the address.
+    " p.status AS plan_status, p.round_threshold, p.guardian_threshold,"
+    " CASE WHEN o.kind = 'claim_link_undelivered' THEN (SELECT count(*)"
+    "   FILTER (WHERE ga.accepted_at IS NOT NULL) FROM guardians ga WHERE ga.user_id = p.user_id)"
+    " END AS accepted_guardians,"
+    " CASE WHEN o.kind = 'claim_link_undelivered' THEN (SELECT count(*)"
+    "   FILTER (WHERE ga.declined_at IS NULL) FROM guardians ga WHERE ga.user_id = p.user_id)"
+    " END AS standing_guardians,"
     f" {suppressed(owner='p.user_id', bidx='COALESCE(g.email_bidx, b.email_bidx)')}"
     f" AND NOT {answered(guardian='g', heir='b')} AS suppressed,"
     f" {answered(guardian='g', heir='b')} AS answered,"
@@ -163,6 +173,15 @@ def from_row(ring: KeyRing, *, row: dict[str, Any]) -> Delivery:
         ],
         report_reason=row["report_reason"],
         suppressed=row["suppressed"],
+        short_of_guardians=row["accepted_guardians"] is not None
+        and address_links.short_of_guardians(
+            accepted=row["accepted_guardians"],
+            needed=plans.threshold(
+                plan={k: row[k] for k in ("round_threshold", "guardian_threshold")}
+                | {"status": row["plan_status"]},
+                standing=row["standing_guardians"],
+            ),
+        ),
         answered=bool(row["answered"]),
         account_gone=bool(row["account_gone"]),
     )

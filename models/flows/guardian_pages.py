@@ -17,7 +17,7 @@ from typing import Literal, TypedDict
 from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
 from core.stellar import sep7
-from models import activity, guardian_links, plans, sealed_text
+from models import activity, address_links, guardian_links, plans, sealed_text
 from models.account import users
 from models.claim import claim_links
 from models.common import as_record, live_account
@@ -97,6 +97,7 @@ class GuardianPage(TypedDict):
     # Once accepted and the plan released or ready: each heir's link delivery (names only).
     beneficiaries: list[claim_links.LinkDelivery]
     address_changes: list[address_changes.OpenChange]  # proposed heir addresses still running
+    uncorrectable: list[str]  # a sentence per bounced heir whose address too few guardians can correct
     asks: list[Action]  # what is asked of this guardian now
 
 
@@ -152,6 +153,7 @@ async def open_by_token(
         approvals, approved_by_me, threshold = 0, False, 0
         links: list[claim_links.LinkDelivery] = []
         changes: list[address_changes.OpenChange] = []
+        stuck: list[str] = []
         # Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
         # link may have reached a mistyped address, and a report's note is nobody else's to read.
         accepted = row["accepted_at"] is not None
@@ -167,6 +169,11 @@ async def open_by_token(
                     str(plan["id"]), []
                 )
                 changes = await address_changes.open_changes(cur, plan_id=plan["id"], guardian_id=row["id"])
+                accepted_count, _ = await plans.acceptance(cur, plan=plan)
+                if address_links.short_of_guardians(accepted=accepted_count, needed=threshold):
+                    stuck = [
+                        address_links.uncorrectable(name=b["name"]) for b in links if b["status"] == "bounced"
+                    ]
     state = "accepted" if accepted else "declined" if row["declined_at"] else "pending"
     verifying = plan is not None and plan["status"] == PENDING and accepted
     page = GuardianPage(
@@ -204,6 +211,7 @@ async def open_by_token(
         else None,
         beneficiaries=links,
         address_changes=changes,
+        uncorrectable=stuck,
         asks=[],
     )
     vetoed, cooldown = page["vetoed_at"], timedelta(seconds=report_cooldown_seconds)

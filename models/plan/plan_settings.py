@@ -16,7 +16,7 @@ from core.db import Cursor, Pool, transaction
 from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
 from core.settings import Settings
-from models import plans, sealed_text
+from models import address_links, plans, sealed_text
 from models.common import as_record, wire_names
 from models.contents import early_links
 from models.delivery import history, outbox
@@ -307,6 +307,9 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
             "as many invitations and address confirmations as it may in a day. They go out by themselves "
             "as the day's allowance frees, within 24 hours; nothing is lost."
         )
+    needed = threshold(plan=plan, standing=known["standing_guardians"])
+    if address_links.short_of_guardians(accepted=known["accepted_guardians"], needed=needed):
+        advice += [address_links.uncorrectable(name=name) for name in known["bounced_heirs"]]
     if known["bounced_heirs"]:
         names = ", ".join(known["bounced_heirs"])
         advice.append(

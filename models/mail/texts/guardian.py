@@ -5,6 +5,7 @@ speak of the owner by name, to someone who acts for them."""
 
 from __future__ import annotations
 
+from models.address_links import uncorrectable
 from models.delivery.deliveries import Delivery
 from models.mail.texts.common import ONCHAIN_NEXT, Template
 from models.mail.texts.common import owner_name as _owner
@@ -202,7 +203,8 @@ def _claim_link_undelivered(d: Delivery, links: dict[str, str]) -> tuple[str, st
         f"goes to that same address only. {heir} can also ask for it themselves on the claim page, with "
         f"that address. If you know the address that reaches {heir}, propose it beside their name on your "
         "guardian page: once enough guardians agree, and after seven days in which any of you can stop "
-        f"it, {heir} is asked to confirm it, and only then is the link sent there.",
+        f"it, {heir} is asked to confirm it, and only then is the link sent there."
+        + (f" {uncorrectable(name=heir)}" if d.get("short_of_guardians") else ""),
     )
 
 
