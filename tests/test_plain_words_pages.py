@@ -65,6 +65,11 @@ async def test_the_guardian_page_in_each_state_speaks_plain_words(
     ask = f"{paths['sister']}/ask"
     await read(client, ask, "asked what is not asked", method="POST", data={"action": "approve"}, status=409)
     device = await _accept(client, paths["sister"])
+    invitation = email_provider.to("sister@example.org")[0].body["text"]
+    [stop] = re.findall(r"https://legacy\.example\.test(/stop-emails/\S+)", invitation)
+    await read(client, stop, "stop-emails page of a guardian who accepted")
+    answered = await read(client, stop, "stop-emails answered", method="POST")
+    assert "Nothing changed: you are part of this plan" in answered
 
     async def every_page(state: str) -> None:
         for who, path in paths.items():
