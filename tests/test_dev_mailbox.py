@@ -7,7 +7,6 @@ production the paths are 404 and nothing is kept."""
 
 from __future__ import annotations
 
-import html
 import json
 import logging
 import re
@@ -30,7 +29,7 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve, get_overview, report
 from tests.plan_helpers import query
 from tests.test_browser_pages import assert_accessible, assert_fits, record_requests
-from tests.test_plain_words import assert_plain
+from tests.test_plain_words import assert_plain, page_words
 
 DAY = 86400
 DEV = {
@@ -291,7 +290,7 @@ async def test_every_link_in_every_email_of_a_whole_journey_opens(
                 resp = await client.get(url.path)
                 page = await resp.text()
                 assert resp.status == 200, (mail.kind, url.path, resp.status, page)
-                assert_plain(visible_words(page), f"{url.path.split('/')[1]} page from {mail.kind}")
+                assert_plain(page_words(page), f"{url.path.split('/')[1]} page from {mail.kind}")
                 opened.add(url.path.split("/")[1])
 
     short = {"checkInIntervalSeconds": 2 * DAY, "gracePeriodSeconds": DAY}
@@ -330,9 +329,3 @@ async def test_every_link_in_every_email_of_a_whole_journey_opens(
     assert {"claim_link", "account_changes", "owner_email_changed", "verification_requested"} <= kinds
     assert {"email_confirmation", "plan_released_guardian"} <= kinds
     assert {"guardian", "check-in", "claim", "confirm-email"} <= opened
-
-
-def visible_words(page: str) -> str:
-    """A page's text as a person reads it (its <main>, tags and markup left out)."""
-    main = page.split("<main>", 1)[-1].split("</main>", 1)[0]
-    return html.unescape(re.sub(r"<[^>]+>", " ", main))
