@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import redis as redis_sync
-from stellar_sdk import Keypair
+from stellar_sdk import Account, Asset, Keypair, TransactionBuilder
 from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
 from tests.plan_helpers import query
@@ -46,6 +46,19 @@ async def prove_page(client: Any, token: str, address: str) -> str:
     return plain(await resp.text(), "the heir's wallet proof page")
 
 
+async def not_a_contract_call(rpc: Any, key: Keypair) -> str:
+    """A payment signed by the heir's own wallet: what a person might paste by mistake."""
+    account = Account(key.public_key, 1)
+    tx = (
+        TransactionBuilder(account, network_passphrase=rpc.passphrase, base_fee=100)
+        .append_payment_op(Keypair.random().public_key, Asset.native(), "1")
+        .set_timeout(300)
+        .build()
+    )
+    tx.sign(key)
+    return str(tx.to_xdr())
+
+
 async def test_an_heir_proves_a_wallet_finalises_and_claims_from_the_page(
     onchain, soroban_rpc, clock, run_worker, email_provider
 ):
@@ -73,6 +86,13 @@ async def test_an_heir_proves_a_wallet_finalises_and_claims_from_the_page(
     uri = request_uri(await sign_page(onchain, token))
     request = await wallet.open(uri)
     assert request.msg == "Finalise the release of Olive Owner's plan, for everyone it names"
+    # Another transaction of the same wallet pasted back (a payment): refused in words, and the
+    # request stays usable.
+    other = await not_a_contract_call(soroban_rpc, key)
+    resp = await onchain.post(callback_path(request) + "?via=page", data={"xdr": other})
+    assert resp.status == 400
+    said = plain(await resp.text(), "another transaction pasted back")
+    assert "This is not the transaction this request asked the wallet" in said
     resp = await wallet.approve(uri)
     assert resp.status == 200, await resp.text()
     assert await resp.json() == {"status": "pending"}
