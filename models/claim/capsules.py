@@ -315,12 +315,12 @@ async def _read_contents(
     ]
     await cur.execute(ASSETS_SQL, params)
     assets: list[CapsuleAsset] = []
+    heir = shares.HeirShares(beneficiary_id=capsule["beneficiary_id"])
     for sealed_row in await cur.fetchall():
         row = sealed_text.open_row(ring, table="assets", row=sealed_row)
         row["amount"] = Decimal(str(row["amount"]))
-        audience = list(zip(row.pop("audience_ids"), row.pop("audience_allocations"), strict=True))
-        row["share"] = shares.share_of(
-            amount=row["amount"], audience=audience, beneficiary_id=capsule["beneficiary_id"]
+        row["share"] = heir.share(
+            amount=row["amount"], ids=row.pop("audience_ids"), allocations=row.pop("audience_allocations")
         )
         assets.append(as_record(CapsuleAsset, row=row))
     return {

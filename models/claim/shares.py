@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import TypedDict
+from typing import NamedTuple, TypedDict
 
 PERCENT_PLACES = 2
 AMOUNT_MIN_PLACES = 2  # when the split is not exact at the owner's own places
@@ -92,12 +92,69 @@ def _trimmed(value: Decimal) -> Decimal:
     return Decimal(text.rstrip("0").rstrip(".") if "." in text else text)
 
 
-def share_of(*, amount: Decimal, audience: Sequence[tuple[str, Decimal]], beneficiary_id: str) -> Share:
-    """This heir's share of an asset whose audience is `audience` ((id, allocation), the
-    owner's order); the heir must be in it."""
-    ids = [member for member, _ in audience]
-    shares = split(amount=amount, allocations=[allocation for _, allocation in audience])
-    return shares[ids.index(beneficiary_id)]
+def _part(*, units: int, weights: Sequence[int], total: int, index: int) -> int:
+    """`apportion(units=units, weights=weights)[index]` without the others' parts: the floor of
+    this weight's quota, plus one if its remainder ranks among the `left` largest."""
+    left = units - sum(units * w // total for w in weights)
+    floor, remainder = divmod(units * weights[index], total)
+    if left == 0:
+        return floor
+    ahead = 0
+    for j, w in enumerate(weights):
+        other = units * w % total
+        if other > remainder or (other == remainder and j < index):
+            ahead += 1
+    return floor + 1 if ahead < left else floor
+
+
+class _Audience(NamedTuple):
+    weights: tuple[int, ...]
+    total: int
+    place: int  # the heir's index in the owner's order
+    percentage: Decimal
+
+
+class HeirShares:
+    """One heir's share of each asset of their capsule: `split`'s figures for that heir alone.
+
+    What depends only on an asset's audience (its weights, the heir's place in it, the heir's
+    percentage) is worked out once per distinct audience, not once per asset: a capsule's assets
+    mostly have one audience (everyone), and the whole split per asset was most of what the
+    shares cost the capsule route (bench/README.md, "Shares on the capsule route").
+    """
+
+    def __init__(self, *, beneficiary_id: str) -> None:
+        self._beneficiary_id = beneficiary_id
+        self._audiences: dict[tuple[tuple[str, ...], tuple[Decimal, ...]], _Audience] = {}
+
+    def _audience(self, ids: Sequence[str], allocations: Sequence[Decimal]) -> _Audience:
+        key = (tuple(ids), tuple(allocations))
+        audience = self._audiences.get(key)
+        if audience is None:
+            weights = tuple(_weights(allocations))
+            total = sum(weights)
+            if total <= 0 or len(weights) != len(key[0]):
+                raise ValueError("one positive allocation per member of the audience")
+            index = key[0].index(self._beneficiary_id)
+            percent = _part(units=100 * 10**PERCENT_PLACES, weights=weights, total=total, index=index)
+            percentage = _trimmed(_decimal(percent, PERCENT_PLACES))
+            audience = self._audiences[key] = _Audience(weights, total, index, percentage)
+        return audience
+
+    def share(self, *, amount: Decimal, ids: Sequence[str], allocations: Sequence[Decimal]) -> Share:
+        """The heir's share of `amount` among `ids` (the owner's order) weighing `allocations`;
+        the heir must be one of them."""
+        audience = self._audience(ids, allocations)
+        weights, total = audience.weights, audience.total
+        scale = places(amount=amount)
+        units = _units(amount, scale)
+        if any(units * w % total for w in weights):
+            scale = max(scale, AMOUNT_MIN_PLACES)
+            units = _units(amount, scale)
+        if units < 0:
+            raise ValueError("weights must be positive and units not negative")
+        mine = _part(units=units, weights=weights, total=total, index=audience.place)
+        return Share(percentage=audience.percentage, amount=_decimal(mine, scale))
 
 
 def currency_words(*, code: str) -> str:
