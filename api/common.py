@@ -97,7 +97,14 @@ def _nested(inner: Schema) -> Callable[[Any], Any]:
     def dump(value: Any) -> Any:
         if value is None:
             return None
-        return dump_one(inner, value) if isinstance(value, Mapping) else inner.dump(value)
+        if not isinstance(value, Mapping):
+            return inner.dump(value)
+        out = {}
+        for key, field_dump in _plan(inner):
+            field_value = field_dump(value)
+            if field_value is not missing:
+                out[key] = field_value
+        return out
 
     return dump
 
@@ -119,6 +126,18 @@ def _field_dumper(schema: Schema, name: str, field: fields.Field) -> _Dump:
     return lambda row: field.serialize(name, row, accessor=accessor)
 
 
+def _plan(schema: Schema) -> list[tuple[str, _Dump]]:
+    """Each field's wire key and dumper, worked out once per schema class."""
+    kind = type(schema)
+    plan = _plans.get(kind)
+    if plan is None:
+        plan = _plans[kind] = [
+            (field.data_key or name, _field_dumper(schema, name, field))
+            for name, field in schema.dump_fields.items()
+        ]
+    return plan
+
+
 def dump_one(schema: Schema, row: Mapping[str, Any]) -> dict[str, Any]:
     """`schema.dump(row)` for one dict row, through the same fast path as `dump_many`."""
     return dump_many(schema, [row])[0]
@@ -133,13 +152,7 @@ def dump_many(schema: Schema, rows: Sequence[Mapping[str, Any]]) -> list[dict[st
     @pre_dump / @post_dump hooks (tests/test_list_dump.py reads the source), so a schema's fields
     are the whole of its dump; tests check this against `schema.dump` for every list schema.
     """
-    kind = type(schema)
-    plan = _plans.get(kind)
-    if plan is None:
-        plan = _plans[kind] = [
-            (field.data_key or name, _field_dumper(schema, name, field))
-            for name, field in schema.dump_fields.items()
-        ]
+    plan = _plan(schema)
     result = []
     for row in rows:
         out = {}

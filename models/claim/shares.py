@@ -146,6 +146,10 @@ class HeirShares:
         the heir must be one of them."""
         audience = self._audience(ids, allocations)
         weights, total = audience.weights, audience.total
+        if len(weights) == 1 and not amount.is_signed():
+            exponent = amount.as_tuple().exponent
+            if isinstance(exponent, int) and exponent <= 0:
+                return Share(percentage=audience.percentage, amount=amount)  # all of it, as written
         scale = places(amount=amount)
         units = _units(amount, scale)
         if any(units * w % total for w in weights):
