@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser run test lint typecheck check bench fuzz chaos clean
+.PHONY: install browser run test lint typecheck check bench fuzz chaos clean messages
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,20 @@ browser:
 ## Serve the API on $$PORT (default 8080) plus one worker; embedded PostgreSQL/Redis if unset.
 run: install
 	$(BIN)/legacy-planning dev
+
+## Catalogs: extract every marked string and merge it into each shipped language's .po, whose
+## new entries then need a translation (docs/translations.md); the suite fails until they have one.
+LANGS := es fr de pt_BR ar
+messages: install
+	mkdir -p .data
+	$(BIN)/pybabel extract -F babel.cfg -k N_ -c Translators: --no-location --sort-output \
+		-o .data/messages.pot .
+	for lang in $(LANGS); do \
+		test -f core/text/locale/$$lang/LC_MESSAGES/messages.po \
+			|| $(BIN)/pybabel init -i .data/messages.pot -d core/text/locale -l $$lang --no-wrap; \
+		$(BIN)/pybabel update -i .data/messages.pot -d core/text/locale -l $$lang \
+			--no-fuzzy-matching --no-wrap --ignore-obsolete; \
+	done
 
 ## The whole suite against DATABASE_URL/REDIS_URL, or embedded services when unset.
 test: install

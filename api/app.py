@@ -51,6 +51,7 @@ from core.clock import Clock
 from core.files.storage import open_configured_storage
 from core.settings import Settings
 from core.stellar.soroban import open_soroban
+from core.text import i18n
 from models.account.users import AccountCheck
 from models.proofs import passkey
 
@@ -141,6 +142,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
             "passkeys until PUBLIC_BASE_URL names a host",
             host,
         )
+    i18n.configure(settings.languages.split(","))
     origins = headers.allowed_origins(settings)
     app = web.Application(
         middlewares=[

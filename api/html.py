@@ -25,6 +25,7 @@ from api.headers import CAPSULE_HEADERS
 from api.public import public
 from core.clock import spelled, wire_time
 from core.errors import BadRequest
+from core.text import i18n
 from core.text.cleaning import clean_line
 
 # Paths whose every response is a page for a person (and is as private as the capsule).
@@ -53,7 +54,11 @@ _TEMPLATES = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    extensions=["jinja2.ext.i18n"],
 )
+# The reader's language (core.text.i18n.speaking, set per page by its handler): `_()`, `ngettext()`
+# and `{% trans %}` blocks in every template.
+_TEMPLATES.install_gettext_callables(i18n._, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
 _STYLESHEET = resources.files("api").joinpath("templates", "page.css").read_bytes()
 _PASSKEY_SCRIPT = resources.files("api").joinpath("templates", "passkey.js").read_bytes()
 # Subresource Integrity of the one script: the page loads it only with these exact bytes.

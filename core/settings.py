@@ -28,6 +28,7 @@ from typing import Any
 from stellar_sdk import Keypair, StrKey
 
 from core.files.crypto import KeyRing
+from core.text import i18n
 
 ENVIRONMENTS = ("development", "production", "test")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -62,6 +63,16 @@ def setting(name: str, default: Any, doc: str, **options: Any) -> Any:
     """A `Settings` field read from the environment variable `name`."""
     variable = Variable(name, doc, **options)
     return dataclasses.field(default=default, repr=not variable.secret, metadata={_VARIABLE: variable})
+
+
+def _languages(value: str) -> str | None:
+    tags = [t.strip() for t in value.split(",")]
+    if "en" not in tags or any(not t for t in tags):
+        return "must be comma-separated language tags including en, e.g. en,es,fr,de,pt-BR,ar"
+    missing = [t for t in tags if not i18n.has_catalog(t)]
+    if missing:
+        return "has no catalog (core/text/locale/<lang>/LC_MESSAGES/messages.po) for " + ", ".join(missing)
+    return None
 
 
 def _storage_url(value: str) -> str | None:
@@ -342,6 +353,13 @@ class Settings:
         "(Standard Webhooks / Svix); unset: that route answers 503",
         check=_webhook_secret,
         secret=True,
+    )
+    languages: str = setting(
+        "LANGUAGES",
+        "en,es,fr,de,pt-BR,ar",
+        "The languages people may choose (`locale`), each with a catalog in core/text/locale/; adding one:"
+        " docs/translations.md",
+        check=_languages,
     )
     public_base_url: str = setting(
         "PUBLIC_BASE_URL",

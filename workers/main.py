@@ -19,6 +19,7 @@ from core import logging as app_logging
 from core.clock import Clock
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
+from core.text import i18n
 from workers import account, archive, context, email, keys, lifecycle, scrub, soroban
 from workers.heartbeat import heartbeat
 
@@ -104,6 +105,7 @@ def on_startup(settings: Settings, clock: Clock) -> Callable[[dict[str, Any]], A
     """arq's on_startup: the worker's `Context`, under its one key, before any job runs."""
 
     async def startup(ctx: dict[str, Any]) -> None:
+        i18n.configure(settings.languages.split(","))
         ctx[context.KEY] = await context.open_context(
             settings, clock, ctx["redis"], pool_size=pool_size(settings)
         )
