@@ -28,6 +28,7 @@ from marshmallow import (
 
 from core.clock import wire_time
 from core.stellar.wallet import is_valid_address
+from core.text import i18n
 from core.text.cleaning import clean_block, clean_line
 from models.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageRequest, decode_cursor
 
@@ -175,6 +176,53 @@ class WalletAddress(fields.String):
         if not is_valid_address(text):
             raise ValidationError("Not a valid Stellar address (G..., 56 characters, valid checksum).")
         return text
+
+
+class Locale(fields.String):
+    """A person's language: exactly one of the supported ones (LANGUAGES, `core.text.i18n`), as
+    written there (`pt-BR`, not `pt`, `pt-br` or `pt_BR`); null clears it. Checked here, not by
+    the database, because the list is a setting."""
+
+    def __init__(self, *, who: str, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_none", True)
+        kwargs.setdefault("metadata", {}).update(
+            {
+                "maxLength": 35,
+                "example": "es",
+                "description": f"{who} language, one of the service's supported languages (LANGUAGES; "
+                f"shipped: {', '.join(i18n.SHIPPED)}). null: not set, emails are in English and pages "
+                "follow the browser's Accept-Language.",
+            }
+        )
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
+        problem = i18n.locale_problem(value)
+        if problem:
+            raise ValidationError(problem)
+        return str(value)
+
+
+class TimeZone(fields.String):
+    """A person's time zone: an IANA name (`Europe/Madrid`); null clears it."""
+
+    def __init__(self, *, who: str, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_none", True)
+        kwargs.setdefault("metadata", {}).update(
+            {
+                "maxLength": 64,
+                "example": "Europe/Madrid",
+                "description": f"{who} time zone, an IANA name such as Europe/Madrid. null: not set, "
+                "times in emails are given in UTC (said so).",
+            }
+        )
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
+        problem = i18n.zone_problem(value)
+        if problem:
+            raise ValidationError(problem)
+        return str(value)
 
 
 class DecimalString(fields.String):

@@ -31,6 +31,8 @@ def delivery(kind: str, recipient_type: str, **changes: Any) -> Delivery:
         "recipient_type": recipient_type,
         "address": "someone@example.org",
         "recipient_name": "Sam",
+        "locale": None,
+        "time_zone": None,
         "owner_name": None,
         "owner_wallet": WALLET,
         "beneficiary_id": beneficiary_id,

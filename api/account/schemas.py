@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from api.schemas import BaseSchema, PatchSchema, Text, UtcDateTime, WalletAddress
+from api.schemas import BaseSchema, Locale, PatchSchema, Text, TimeZone, UtcDateTime, WalletAddress
 
 
 class ChallengeRequestSchema(BaseSchema):
@@ -39,6 +39,8 @@ class UserSchema(BaseSchema):
     wallets = fields.List(
         fields.String(), metadata={"description": "Every wallet that signs in to this account."}
     )
+    locale = Locale(who="Your", required=True)
+    timeZone = TimeZone(who="Your", required=True, attribute="time_zone")
     createdAt = UtcDateTime(attribute="created_at")
     updatedAt = UtcDateTime(attribute="updated_at")
 
@@ -82,6 +84,8 @@ logout_all_schema = LogoutAllSchema()
 class ProfileUpdateSchema(PatchSchema):
     name = Text(allow_none=True, validate=validate.Length(min=1, max=120))
     email = fields.Email(allow_none=True, validate=validate.Length(max=254))
+    locale = Locale(who="Your")
+    timeZone = TimeZone(who="Your", attribute="time_zone")
 
 
 class DeleteAccountSchema(BaseSchema):

@@ -32,7 +32,7 @@ routes.get("/api/users/me")(auth.me)
 @routes.patch("/api/users/me")
 @docs(
     tags=["users"],
-    summary="Update name and/or email",
+    summary="Update name, email, language or time zone",
     description="null clears a field. The timeline records which fields changed, not their values.",
     responses=error_responses(400, 401),
 )

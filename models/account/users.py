@@ -19,8 +19,12 @@ from models.delivery import outbox, owner_notices
 from models.delivery.budget import Budget
 
 USER_COLUMNS = (
-    f"u.id, u.wallet_address, {sealed_text.select_list(table='users', alias='u')}, u.created_at, u.updated_at"
+    f"u.id, u.wallet_address, {sealed_text.select_list(table='users', alias='u')}, u.locale, u.time_zone,"
+    " u.created_at, u.updated_at"
 )
+# Plain columns a profile update may set beside the sealed name and email: the owner's language
+# and zone (checked by the API against LANGUAGES and the IANA names; docs/translations.md).
+PLAIN = ("locale", "time_zone")
 
 
 class User(TypedDict):
@@ -30,6 +34,8 @@ class User(TypedDict):
     wallet_address: str
     name: str | None
     email: str | None
+    locale: str | None  # one of LANGUAGES when set; None: emails in English, pages by the browser
+    time_zone: str | None  # an IANA name; None: UTC
     created_at: datetime
     updated_at: datetime
 
@@ -139,9 +145,9 @@ async def update_profile(
     now: datetime,
     budget: Budget,
 ) -> UserWithWallets:
-    """Apply name/email changes (sealed); the timeline names the fields, not their values. A new
-    address is told to the owner at both addresses (models.delivery.owner_notices)."""
-    columns = [c for c in ("name", "email") if c in changes]
+    """Apply name/email (sealed), locale and zone changes; the timeline names the fields, not
+    their values. A new address is told to the owner at both addresses (models.delivery.owner_notices)."""
+    columns = [c for c in ("name", "email", *PLAIN) if c in changes]
     values = sealed_text.sealed_values(
         ring, table="users", row_id=user_id, values={c: changes[c] for c in columns}
     )

@@ -33,6 +33,11 @@ class Delivery(TypedDict):
     recipient_type: str
     address: str | None
     recipient_name: str | None
+    # The recipient's language and zone (docs/translations.md): the owner's, the heir's (also for
+    # an email to an address proposed for them or awaiting confirmation) or the guardian's. None:
+    # English, UTC.
+    locale: str | None
+    time_zone: str | None
     owner_name: str | None
     owner_wallet: str | None
     beneficiary_id: str | None
@@ -73,7 +78,9 @@ SELECT = (
         ","
         for alias, table in _RECIPIENTS
     )
-    + " u.id AS u_id,"
+    # One of the three recipients is joined (by recipient_type): their language and zone.
+    + " COALESCE(g.locale, b.locale, ru.locale) AS locale,"
+    " COALESCE(g.time_zone, b.time_zone, ru.time_zone) AS time_zone, u.id AS u_id,"
     f" {sealed_text.select_list(table='users', alias='u', columns=('name',), prefix='owner_')},"
     " u.wallet_address AS owner_wallet, p.report_reason, b.id AS beneficiary_id, b.claim_token_sealed,"
     # The guardians' bounce alert says when too few of them have accepted to correct the address.
@@ -155,6 +162,8 @@ def from_row(ring: KeyRing, *, row: dict[str, Any]) -> Delivery:
         recipient_type=row["recipient_type"],
         address=address,
         recipient_name=name,
+        locale=row["locale"],
+        time_zone=row["time_zone"],
         owner_name=record["owner_name"],
         owner_wallet=row["owner_wallet"],
         beneficiary_id=row["beneficiary_id"],
