@@ -314,3 +314,61 @@ async def test_an_heir_nobody_can_correct_is_named_with_the_same_words_everywher
     path = PAGE_RE.findall(alert["text"])[-1][0]
     assert sentence in words(await (await client.get(path)).text()).replace("&#39;", "'")
     assert "Nobody can correct Heir 1" not in words(await (await client.get(path)).text())
+
+
+async def test_the_new_address_answers_for_itself_not_the_heirs_old_one(
+    client, clock, run_worker, email_provider, settings
+):
+    """Someone at the heir's old address said "I don't know this person": that refuses nothing at
+    the new address. The confirmation sent there carries its own working "I don't know this
+    person" link, which suppresses the NEW address (its blind index), never the old one again."""
+    from models import sealed_text
+    from tests.lifecycle_helpers import approve_plan
+    from tests.test_mail_relay import stop_link
+
+    work = email_provider.settings
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, guardians=3)
+    heir = setup.beneficiaries[0]
+    resp = await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    assert resp.status == 202
+    await run_worker(settings=work)
+    [asked] = [m for m in email_provider.to("heir0@example.org") if "/stop-emails/" in m.body["text"]]
+    assert (await client.post(stop_link(asked), data={})).status == 200
+    await approve_plan(client, setup)
+    clock.advance(seconds=setup.overview["settings"]["cancelWindowSeconds"] + 1)
+    await run_worker(settings=work)
+    assert (await get_overview(client, owner))["status"] == "Released"
+
+    change = await (await propose(client, setup, setup.guardians[0], heir)).json()
+    assert (await decide(client, setup, setup.guardians[1], change["id"], "agree")).status == 200
+    clock.advance(days=7, seconds=1)
+    await run_worker(settings=work)
+    [ask] = email_provider.to(NEW)  # not refused for the old address's answer
+    assert CONFIRM.search(ask.body["text"])
+    [row] = query(settings, "SELECT status FROM outbox WHERE kind = 'address_confirmation'")
+    assert row["status"] == "sent"
+    # Its own stop link works (the row knows the address it went to) and names the new address.
+    link = stop_link(ask)
+    page = await client.get(link)
+    assert page.status == 200 and "Do you know this person" in await page.text()
+    assert (await client.post(link, data={})).status == 200
+    ring = settings.key_ring
+    new_bidx = sealed_text.blind_index(ring, table="beneficiaries", column="email", value=NEW)
+    old_bidx = sealed_text.blind_index(ring, table="beneficiaries", column="email", value="heir0@example.org")
+    found = {bytes(r["email_bidx"]) for r in query(settings, "SELECT email_bidx FROM email_suppressions")}
+    assert found == {old_bidx, new_bidx}
+    # Proposed again (stopped first), the new address is refused at once: it said so itself.
+    assert (await decide(client, setup, setup.guardians[0], change["id"], "stop")).status == 200
+    again = await (await propose(client, setup, setup.guardians[1], heir)).json()
+    assert (await decide(client, setup, setup.guardians[2], again["id"], "agree")).status == 200
+    clock.advance(days=7, seconds=1)
+    await run_worker(settings=work)
+    statuses = [
+        r["status"]
+        for r in query(
+            settings, "SELECT status FROM outbox WHERE kind = 'address_confirmation' ORDER BY created_at"
+        )
+    ]
+    assert statuses == ["sent", "skipped"]
+    assert len(email_provider.to(NEW)) == 1

@@ -75,21 +75,44 @@ def suppressed(*, owner: str, bidx: str) -> str:
     return f"EXISTS (SELECT 1 FROM email_suppressions s WHERE s.user_id = {owner} AND s.email_bidx = {bidx})"
 
 
-def answered(*, guardian: str, heir: str) -> str:
+def answered(*, guardian: str, heir: str, row: str | None = None) -> str:
     """SQL: the person (the aliases of their `guardians` and `beneficiaries` rows, LEFT JOINed)
     has accepted or confirmed their address. Such a person is part of the plan: a suppression
     never stops their emails, and an old email's stop link no longer acts (an Unsubscribe that
-    silently dropped an heir would lose them their claim link)."""
-    return f"({guardian}.accepted_at IS NOT NULL OR {heir}.email_confirmed_at IS NOT NULL)"
+    silently dropped an heir would lose them their claim link). With `row` (the outbox row's
+    alias): a row sent to an address of its own (`to_bidx`: a corrected heir address) is
+    answered only once that address is the heir's and confirmed; the heir having confirmed
+    their old one says nothing of who reads the new one."""
+    person = f"({guardian}.accepted_at IS NOT NULL OR {heir}.email_confirmed_at IS NOT NULL)"
+    if row is None:
+        return person
+    own = to_bidx(row=row)
+    return (
+        f"(CASE WHEN {own} IS NULL THEN {person} ELSE"
+        f" COALESCE({heir}.email_bidx = {own} AND {heir}.email_confirmed_at IS NOT NULL, false) END)"
+    )
+
+
+def to_bidx(*, row: str) -> str:
+    """SQL: the blind index of the address an outbox row names itself (`toBidx` in its context,
+    hex: a corrected heir address's confirmation), NULL for a row sent to its person's address."""
+    return f"decode({row}.context->>'toBidx', 'hex')"
+
+
+def recipient_bidx(*, row: str, guardian: str, heir: str) -> str:
+    """SQL: the blind index a row's suppression is read against: the address it names itself,
+    else its person's current one."""
+    return f"COALESCE({to_bidx(row=row)}, {guardian}.email_bidx, {heir}.email_bidx)"
 
 
 # A row being written was refused by its recipient (%(to)s: its id; %(plan)s: its plan), at the
-# address they have now, unless they have answered since.
+# address they have now, unless they have answered since; or, for a row sent to an address of its
+# own (%(bidx)s: a corrected heir address), at that address.
+_OWNER_OF_PLAN = "(SELECT user_id FROM plans WHERE id = %(plan)s)"
+_REFUSED_AT = "SELECT " + suppressed(owner=_OWNER_OF_PLAN, bidx="%(bidx)s") + " AS refused"
 _REFUSED = (
     "SELECT "
-    + suppressed(
-        owner="(SELECT user_id FROM plans WHERE id = %(plan)s)", bidx="COALESCE(g.email_bidx, b.email_bidx)"
-    )
+    + suppressed(owner=_OWNER_OF_PLAN, bidx="COALESCE(g.email_bidx, b.email_bidx)")
     + f" AND NOT {answered(guardian='g', heir='b')} AS refused"
     " FROM (SELECT 1) one LEFT JOIN guardians g ON g.id = %(to)s LEFT JOIN beneficiaries b ON b.id = %(to)s"
 )
@@ -136,18 +159,29 @@ async def prune(cur: Cursor, *, now: datetime) -> None:
 
 
 async def admit(
-    cur: Cursor, *, kind: str, plan_id: str | None, recipient_id: str, budget: Budget | None, now: datetime
+    cur: Cursor,
+    *,
+    kind: str,
+    plan_id: str | None,
+    recipient_id: str,
+    budget: Budget | None,
+    now: datetime,
+    address_bidx: bytes | None = None,
 ) -> Admission:
     """How an email written now starts: any kind but BUDGETED goes at once, uncounted; a
     budgeted one goes at once (counted from now) unless its account's or its client address's
     last WINDOW is full, or the plan has rows waiting already (they go first): then it waits,
     `deferred`. A waiting row for the same person and kind is about to be replaced, not waited
-    behind. One to an address that said "I don't know this person" to this account is skipped."""
+    behind. One to an address that said "I don't know this person" to this account is skipped:
+    the person's, or `address_bidx`'s when the row names an address of its own."""
     if kind not in BUDGETED:
         return UNCOUNTED
     if budget is None or plan_id is None:
         raise ValueError(f"a {kind} email needs its plan and the request's budget")
-    await cur.execute(_REFUSED, {"plan": plan_id, "to": recipient_id})
+    if address_bidx is not None:
+        await cur.execute(_REFUSED_AT, {"plan": plan_id, "bidx": address_bidx})
+    else:
+        await cur.execute(_REFUSED, {"plan": plan_id, "to": recipient_id})
     if (await cur.fetchone())["refused"]:
         return {**UNCOUNTED, "status": "skipped", "reason": REFUSED}
     await _lock(cur, f"plan:{plan_id}", wait=True)

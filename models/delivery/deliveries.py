@@ -16,7 +16,7 @@ from core.db import Pool, autocommit
 from core.files.crypto import KeyRing
 from models import address_links, plans, sealed_text
 from models.common import live_account
-from models.delivery.budget import answered, suppressed
+from models.delivery.budget import answered, recipient_bidx, suppressed
 
 # The one email an account being deleted still sends: each accepted guardian's goodbye
 # (models.flows.deletion), rendered from rows that stay until it is settled.
@@ -91,9 +91,9 @@ SELECT = (
     " CASE WHEN o.kind = 'claim_link_undelivered' THEN (SELECT count(*)"
     "   FILTER (WHERE ga.declined_at IS NULL) FROM guardians ga WHERE ga.user_id = p.user_id)"
     " END AS standing_guardians,"
-    f" {suppressed(owner='p.user_id', bidx='COALESCE(g.email_bidx, b.email_bidx)')}"
-    f" AND NOT {answered(guardian='g', heir='b')} AS suppressed,"
-    f" {answered(guardian='g', heir='b')} AS answered,"
+    f" {suppressed(owner='p.user_id', bidx=recipient_bidx(row='o', guardian='g', heir='b'))}"
+    f" AND NOT {answered(guardian='g', heir='b', row='o')} AS suppressed,"
+    f" {answered(guardian='g', heir='b', row='o')} AS answered,"
     f" o.kind <> '{GOODBYE}' AND ((u.id IS NOT NULL AND NOT {live_account(alias='u')})"
     f" OR (ru.id IS NOT NULL AND NOT {live_account(alias='ru')})) AS account_gone,"
     " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"

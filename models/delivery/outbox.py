@@ -27,7 +27,7 @@ from core.files.crypto import KeyRing
 from models import check_in_links
 from models.common import as_record, as_records
 from models.delivery import deliveries
-from models.delivery.budget import BUDGETED, Budget, admit, prune, releasable, spend
+from models.delivery.budget import BUDGETED, Budget, admit, prune, releasable, spend, to_bidx
 
 DELIVER_JOB = "deliver_email"
 RecipientType = Literal["owner", "guardian", "beneficiary"]
@@ -51,11 +51,24 @@ async def add(
     now: datetime,
     context: dict[str, Any] | None = None,
     budget: Budget | None = None,
+    address_bidx: bytes | None = None,
 ) -> str:
     """One email; an owner's lifecycle email (check_in_links.KINDS) gets its one-time check-in link,
     one to an address the owner typed (BUDGETED) counts against the request's `budget` and may
-    wait (models.delivery.budget), replacing one still waiting for that person."""
-    admitted = await admit(cur, kind=kind, plan_id=plan_id, recipient_id=recipient_id, budget=budget, now=now)
+    wait (models.delivery.budget), replacing one still waiting for that person. A row sent to an
+    address of its own (`toSealed` in its context) passes that address's blind index as
+    `address_bidx`: it is kept as `toBidx`, and "I don't know this person" is read at that address."""
+    if address_bidx is not None:
+        context = {**(context or {}), "toBidx": address_bidx.hex()}
+    admitted = await admit(
+        cur,
+        kind=kind,
+        plan_id=plan_id,
+        recipient_id=recipient_id,
+        budget=budget,
+        now=now,
+        address_bidx=address_bidx,
+    )
     await cur.execute(
         "WITH replaced AS (UPDATE outbox SET status = 'skipped', last_error = 'replaced by a later email',"
         " finished_at = %(now)s WHERE %(budgeted)s AND kind = %(kind)s AND recipient_id = %(to)s"
@@ -300,9 +313,10 @@ class Batch:
 
 # The blind index of the recipient's address as it is now (at send): a bounce counts against
 # an address only while the person still has it (migrations/0021_email_events.sql).
-# A row sent to an address of its own (an owner's previous one) counts against nobody's.
+# A row sent to an address of its own counts against nobody's (an owner's previous one) or that
+# address's (`toBidx`: a corrected heir address, whose "I don't know this person" stops it).
 _RECIPIENT_BIDX = (
-    "CASE WHEN o.context->>'toSealed' IS NOT NULL THEN NULL"
+    f"CASE WHEN o.context->>'toSealed' IS NOT NULL THEN {to_bidx(row='o')}"
     " WHEN o.recipient_type = 'guardian' THEN (SELECT email_bidx FROM guardians WHERE id = o.recipient_id)"
     " WHEN o.recipient_type = 'beneficiary'"
     " THEN (SELECT email_bidx FROM beneficiaries WHERE id = o.recipient_id)"

@@ -82,7 +82,8 @@ _PERSON = (
 # of an account that still exists; with whether its person has answered since.
 _EMAIL = (
     "SELECT o.id::text AS id, o.recipient_type, o.recipient_id::text AS recipient_id, o.plan_id::text"
-    f" AS plan_id, p.user_id::text AS user_id, o.sent_to_bidx, {answered(guardian='g', heir='b')} AS answered"
+    f" AS plan_id, p.user_id::text AS user_id, o.sent_to_bidx,"
+    f" {answered(guardian='g', heir='b', row='o')} AS answered"
     " FROM outbox o JOIN plans p ON p.id = o.plan_id JOIN users u ON u.id = p.user_id"
     + _PERSON
     + " WHERE o.id = %s AND o.kind = ANY(%s) AND o.sent_to_bidx IS NOT NULL"

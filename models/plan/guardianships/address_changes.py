@@ -354,6 +354,9 @@ async def sweep(pool: Pool, redis: ArqRedis, ring: KeyRing, *, now: datetime, bu
                     now=now,
                     context={"changeId": row["id"], "sealId": seal_id, "toSealed": sealed},
                     budget=budget,
+                    address_bidx=sealed_text.blind_index(
+                        ring, table="beneficiaries", column="email", value=email or ""
+                    ),
                 )
             )
             await announce(
