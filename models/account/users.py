@@ -12,6 +12,7 @@ from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import KeyRing
 from core.text.cleaning import clean_line
+from core.text.i18n import N_, _
 from models import activity, sealed_text
 from models.common import TOMBSTONE, as_record
 from models.contents import guardians
@@ -50,9 +51,12 @@ class SigningIn(User):
     session_generation: int
 
 
-# known_as's words when there is no name, lower-case for the middle of a sentence; an email
-# that opens a sentence with them capitalises them (models.mail.texts.common.sentence_case).
-STAND_INS = ("the holder of the Stellar wallet ", "the plan's owner")
+# known_as's words when there is no name, lower-case for the middle of a sentence, in the
+# reader's language (core.text.i18n); an email that opens a sentence with them capitalises them
+# (models.mail.texts.common.sentence_case).
+# Translators: stands in for the owner's name, in the middle of a sentence; {wallet} is a
+# Stellar wallet key, as "the holder of the Stellar wallet GABC…".
+STAND_INS = (N_("the holder of the Stellar wallet {wallet}"), N_("the plan's owner"))
 
 
 def known_as(*, name: str | None, wallet: str | None) -> str:
@@ -63,7 +67,9 @@ def known_as(*, name: str | None, wallet: str | None) -> str:
     if name and clean_line(name):
         return clean_line(name)  # a name stored before names were cleaned on the way in
     # A deleted account's wallet is a tombstone, not a wallet anyone would know it by.
-    return f"{STAND_INS[0]}{wallet}" if wallet and not wallet.startswith(TOMBSTONE) else STAND_INS[1]
+    if wallet and not wallet.startswith(TOMBSTONE):
+        return _(STAND_INS[0]).format(wallet=wallet)
+    return _(STAND_INS[1])
 
 
 def _record(ring: KeyRing, row: dict[str, Any]) -> Any:

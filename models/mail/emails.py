@@ -12,10 +12,13 @@ guardian, heir); this module builds the links, picks the template and frames the
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from core.files.crypto import KeyRing
 from core.mailer import Email
+from core.text import i18n
 from core.text.cleaning import clean_line, cut
+from core.text.i18n import N_, _
 from models import address_links, check_in_links, guardian_links
 from models.claim_tokens import open_claim_token
 from models.contents import email_confirmations
@@ -40,17 +43,17 @@ SIGN_IN_KINDS = frozenset(
     {"guardian_invitation", "guardian_reconfirm", "account_changes", "owner_email_changed"}
 )
 # Appended to every guardian email (the invitation says it in its own words).
-GUARDIAN_PAGE_TEXT = (
+GUARDIAN_PAGE_TEXT = N_(
     "Your page for this plan shows what is asked of you now, and your wallet app answers there "
     "(keep the link to yourself):\n\n{url}"
 )
 # Appended to an invitation or a confirmation request until the person has answered it.
-UNKNOWN_SENDER_TEXT = (
+UNKNOWN_SENDER_TEXT = N_(
     "Don't know this person, or not your address? One button on this page stops every email from "
     "them through us:\n\n{url}"
 )
 # Appended to every owner email that carries a check-in link (models.check_in_links.KINDS).
-CHECK_IN_LINK_TEXT = (
+CHECK_IN_LINK_TEXT = N_(
     "No wallet at hand? This link checks you in once, without signing in (it works for 30 days, "
     "until you next check in):\n\n{url}"
 )
@@ -99,9 +102,17 @@ def _plain(text: str) -> str:
 
 
 def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
-    """The email for one outbox row. Links to the service's own pages use `base_url`
-    (PUBLIC_BASE_URL); only "sign in" points at `app_url` (PUBLIC_APP_URL), and only when one is
-    configured: without it no email names a place to sign in (docs/pages.md)."""
+    """The email for one outbox row, written in its recipient's language and time zone (the
+    row's `locale` and `time_zone`; English and UTC when none is recorded). Links to the
+    service's own pages use `base_url` (PUBLIC_BASE_URL); only "sign in" points at `app_url`
+    (PUBLIC_APP_URL), and only when one is configured: without it no email names a place to sign
+    in (docs/pages.md)."""
+    row: dict[str, Any] = dict(d)
+    with i18n.speaking(row.get("locale"), row.get("time_zone")):
+        return _render(d=d, ring=ring, base_url=base_url, app_url=app_url)
+
+
+def _render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     links: dict[str, str] = {}
     if d["kind"] in CLAIM_LINK_KINDS:
         token = open_claim_token(
@@ -137,14 +148,16 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     d = _cleaned(d, limit=None)
     text = sentence_case(text=template(d, links)[1])
     if "check_in" in links:
-        text += "\n\n" + CHECK_IN_LINK_TEXT.format(url=links["check_in"])
+        text += "\n\n" + _(CHECK_IN_LINK_TEXT).format(url=links["check_in"])
     if "unknown" in links:
-        text += "\n\n" + UNKNOWN_SENDER_TEXT.format(url=links["unknown"])
+        text += "\n\n" + _(UNKNOWN_SENDER_TEXT).format(url=links["unknown"])
     if "guardian" in links and d["kind"] not in ("guardian_invitation", "plan_deleted"):  # a page soon gone
-        text += "\n\n" + GUARDIAN_PAGE_TEXT.format(url=links["guardian"])
-    greeting = f"Dear {d['recipient_name']}," if d["recipient_name"] else "Hello,"
+        text += "\n\n" + _(GUARDIAN_PAGE_TEXT).format(url=links["guardian"])
+    # Translators: the email's greeting; {name} is the recipient's name.
+    greeting = _("Dear {name},").format(name=d["recipient_name"]) if d["recipient_name"] else _("Hello,")
     paragraphs = [p for p in text.split("\n\n") if p]
-    signoff = "With care,\nThe legacy planning service"
+    # Translators: the email's sign-off, on two lines (keep the line break).
+    signoff = _("With care,\nThe legacy planning service")
     return Email(
         to=d["address"] or "",
         subject=subject,

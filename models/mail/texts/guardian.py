@@ -5,9 +5,10 @@ speak of the owner by name, to someone who acts for them."""
 
 from __future__ import annotations
 
+from core.text.i18n import _
 from models.address_links import uncorrectable
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import ONCHAIN_NEXT, Template
+from models.mail.texts.common import Template
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
 from models.mail.texts.objections import deadline_sentence
@@ -63,17 +64,23 @@ def _false_alarm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
 
 
 def _plan_approved_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    when = _when(value=d["context"].get("releaseAt"))
+    owner, when = _owner(d=d), _when(value=d["context"].get("releaseAt"))
+    subject = _("{owner}'s plan has been approved").format(owner=owner)
     if d["context"].get("onchain"):
         return (
-            f"{_owner(d=d)}'s plan has been approved",
-            f"Enough guardians have approved the release of {_owner(d=d)}'s plan. Unless they check in by "
-            f"{when}, {ONCHAIN_NEXT}.",
+            subject,
+            _(
+                "Enough guardians have approved the release of {owner}'s plan. Unless they check in "
+                "by {when}, each beneficiary will be sent their link, and the release happens when one "
+                "of them confirms it with their wallet."
+            ).format(owner=owner, when=when),
         )
     return (
-        f"{_owner(d=d)}'s plan has been approved",
-        f"Enough guardians have approved the release of {_owner(d=d)}'s plan. It will be released on "
-        f"{when}, unless they check in before then.",
+        subject,
+        _(
+            "Enough guardians have approved the release of {owner}'s plan. It will be released on "
+            "{when}, unless they check in before then."
+        ).format(owner=owner, when=when),
     )
 
 

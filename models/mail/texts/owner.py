@@ -8,8 +8,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from core.text.i18n import _
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import ONCHAIN_NEXT, Template
+from models.mail.texts.common import Template
 from models.mail.texts.common import when as _when
 
 # What a guardian reported, in the words each email uses (plans.REPORT_REASONS; None: no reason
@@ -62,16 +63,22 @@ def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]
 
 def _plan_approved(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     when = _when(value=d["context"].get("releaseAt"))
+    subject = _("Your plan will be released unless you check in")
     if d["context"].get("onchain"):
         return (
-            "Your plan will be released unless you check in",
-            f"Your guardians have approved the release of your plan. If you do not check in by {when}, "
-            f"{ONCHAIN_NEXT}. If you are well, check in now to stop it.",
+            subject,
+            _(
+                "Your guardians have approved the release of your plan. If you do not check in by "
+                "{when}, each beneficiary will be sent their link, and the release happens when one of "
+                "them confirms it with their wallet. If you are well, check in now to stop it."
+            ).format(when=when),
         )
     return (
-        "Your plan will be released unless you check in",
-        "Your guardians have approved the release of your plan. It will be released on "
-        f"{when}. If you are well, check in now to stop it.",
+        subject,
+        _(
+            "Your guardians have approved the release of your plan. It will be released on {when}. If "
+            "you are well, check in now to stop it."
+        ).format(when=when),
     )
 
 
