@@ -13,6 +13,7 @@ import uuid
 
 from core.errors import BadRequest
 from core.files.crypto import KeyRing
+from core.text.i18n import _
 
 PURPOSE = "address-confirmation"
 TOKEN_RE = re.compile(r"[0-9a-f]{64}")
@@ -54,10 +55,10 @@ def check_address(*, email: str | None) -> str:
 def uncorrectable(*, name: str) -> str:
     """The one sentence (readiness, the guardian page, the guardians' emails) for an heir whose
     address bounced while too few guardians have accepted to agree on a new one after the release."""
-    return (
-        f"Nobody can correct {name}'s email address: it does not reach them, and too few guardians have "
+    return _(
+        "Nobody can correct {name}'s email address: it does not reach them, and too few guardians have "
         "accepted to agree on a new one once the plan is released."
-    )
+    ).format(name=name)
 
 
 def short_of_guardians(*, accepted: int, needed: int) -> bool:

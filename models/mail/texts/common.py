@@ -72,3 +72,9 @@ def sentence_case(*, text: str) -> str:
     in a body are wrapped in isolation marks: never at a sentence's start here)."""
     opening = _opening(i18n.language())  # compiled once per language (re's own cache)
     return opening.sub(lambda m: m.group(1) + m.group(2) + m.group(3)[0].upper() + m.group(3)[1:], text)
+
+
+def they_wrote(note: str) -> str:
+    """A person's own note, quoted as they wrote it (a guardian's objection, an heir's request)."""
+    # Translators: a person's own words quoted; use the quotation marks of your language.
+    return _('They wrote: "{note}"').format(note=note)

@@ -5,10 +5,11 @@ speak of the owner by name, to someone who acts for them."""
 
 from __future__ import annotations
 
-from core.text.i18n import _
+from core.text import i18n
+from core.text.i18n import N_, _, ngettext
 from models.address_links import uncorrectable
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import Template
+from models.mail.texts.common import ONE_OF_THE_PEOPLE_THEY_NAMED, Template, they_wrote
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
 from models.mail.texts.objections import deadline_sentence
@@ -16,50 +17,65 @@ from models.mail.texts.objections import deadline_sentence
 # What a guardian reported, in the words each email uses (plans.REPORT_REASONS; None: no reason
 # given, or no report at all). Sympathy only when a death was reported.
 _TO_GUARDIAN = {
-    "death": "One of {owner}'s guardians has told us that {owner} has died.",
-    "incapacity": "One of {owner}'s guardians has told us that {owner} can no longer act for themselves.",
-    "unreachable": "One of {owner}'s guardians has told us that they cannot reach {owner}.",
+    "death": N_("One of {owner}'s guardians has told us that {owner} has died."),
+    "incapacity": N_("One of {owner}'s guardians has told us that {owner} can no longer act for themselves."),
+    "unreachable": N_("One of {owner}'s guardians has told us that they cannot reach {owner}."),
 }
+_TO_GUARDIAN_UNSAID = N_("We have reason to think they may have died or can no longer act.")
 
 
 # The same, to the guardian who reported: their own words come back to them as theirs.
 _TO_REPORTER = {
-    "death": "You told us that {owner} has died.",
-    "incapacity": "You told us that {owner} can no longer act for themselves.",
-    "unreachable": "You told us that you cannot reach {owner}.",
+    "death": N_("You told us that {owner} has died."),
+    "incapacity": N_("You told us that {owner} can no longer act for themselves."),
+    "unreachable": N_("You told us that you cannot reach {owner}."),
 }
+_TO_REPORTER_UNSAID = N_("You told us that {owner} may have died or can no longer act.")
 
 
 def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    why = _TO_GUARDIAN.get(
-        d["report_reason"] or "", "We have reason to think they may have died or can no longer act."
-    ).format(owner=_owner(d=d))
+    owner = _owner(d=d)
+    why = _(_TO_GUARDIAN.get(d["report_reason"] or "", _TO_GUARDIAN_UNSAID)).format(owner=owner)
     reporter = d["guardian_id"] is not None and d["context"].get("reporterId") == d["guardian_id"]
     if reporter:
-        why = _TO_REPORTER.get(
-            d["report_reason"] or "", "You told us that {owner} may have died or can no longer act."
-        ).format(owner=_owner(d=d))
-        why += " The other guardians are now asked to confirm; your report alone is not an approval."
+        why = _(_TO_REPORTER.get(d["report_reason"] or "", _TO_REPORTER_UNSAID)).format(owner=owner)
+        why += " " + _("The other guardians are now asked to confirm; your report alone is not an approval.")
     if d["context"].get("reason") == "beneficiary_request":
-        heir = d["subject_name"] or "One of the people they named in their plan"
-        why = f"{heir}, one of the people {_owner(d=d)} named in their plan, asked us to verify whether they "
-        why += "have died or can no longer act."
+        why = (
+            _(
+                "{heir}, one of the people {owner} named in their plan, asked us to verify whether they "
+                "have died or can no longer act."
+            ).format(heir=d["subject_name"], owner=owner)
+            if d["subject_name"]
+            else _(
+                "One of the people {owner} named in their plan asked us to verify whether they have died "
+                "or can no longer act."
+            ).format(owner=owner)
+        )
         if d["request_note"]:
-            why += f' They wrote: "{d["request_note"]}"'
+            why += " " + they_wrote(d["request_note"])
+    said = [
+        _("You are a guardian of {owner}'s legacy plan.").format(owner=owner),
+        why,
+        _(
+            "If you know this to be true, please approve the release from your guardian page (the link "
+            "below). If you are unsure, you may do nothing for now."
+        ),
+        deadline_sentence(d=d),
+    ]
     return (
-        f"Your help is needed with {_owner(d=d)}'s plan",
-        f"You are a guardian of {_owner(d=d)}'s legacy plan. {why}"
-        " If you know this to be true, please approve the release from your guardian page "
-        "(the link below). "
-        f"If you are unsure, you may do nothing for now. {deadline_sentence(d=d)}".rstrip(),
+        _("Your help is needed with {owner}'s plan").format(owner=owner),
+        " ".join(s for s in said if s),
     )
 
 
 def _false_alarm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
-        "Good news: it was a false alarm",
-        f"{_owner(d=d)} has checked in. Nothing will be released, and there is nothing more for you to do. "
-        "Thank you for being there.",
+        _("Good news: it was a false alarm"),
+        _(
+            "{owner} has checked in. Nothing will be released, and there is nothing more for you to do. "
+            "Thank you for being there."
+        ).format(owner=_owner(d=d)),
     )
 
 
@@ -85,22 +101,28 @@ def _plan_approved_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, st
 
 
 def _plan_ready_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    owner = _owner(d=d)
     return (
-        f"{_owner(d=d)}'s plan is ready to be released",
-        f"The time {_owner(d=d)} left to cancel has passed. Each of the people they named has been sent "
-        "their link; the plan is released when one of them confirms it with their wallet. If one of them "
-        "tells you the link never came, you can send it again from your guardian page.",
+        _("{owner}'s plan is ready to be released").format(owner=owner),
+        _(
+            "The time {owner} left to cancel has passed. Each of the people they named has been sent "
+            "their link; the plan is released when one of them confirms it with their wallet. If one of "
+            "them tells you the link never came, you can send it again from your guardian page."
+        ).format(owner=owner),
     )
 
 
 def _plan_released_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    owner = _owner(d=d)
     return (
-        f"{_owner(d=d)}'s plan has been released",
-        f"{_owner(d=d)}'s plan has been released to the people they chose. Thank you for your care.",
+        _("{owner}'s plan has been released").format(owner=owner),
+        _("{owner}'s plan has been released to the people they chose. Thank you for your care.").format(
+            owner=owner
+        ),
     )
 
 
-PASSKEY_ANSWER = (
+PASSKEY_ANSWER = N_(
     "You accept there by creating a passkey on your phone or computer: the fingerprint, face or PIN you "
     "unlock it with, nothing to install and nothing to pay. From then on that passkey is how you answer."
 )
@@ -112,126 +134,236 @@ def _passkey(*, d: Delivery) -> bool:
 
 
 def _guardian_invitation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    wallet = d["context"].get("walletAddress") or "the wallet they recorded for you"
+    owner, wallet = _owner(d=d), d["context"].get("walletAddress")
     days = d["context"].get("silenceDays")
-    silence = f"for about {days} days" if days else "for longer than their plan allows"
-    return (
-        f"{_owner(d=d)} asks you to be a guardian of their legacy plan",
-        f"{_owner(d=d)} has named you as a guardian of their legacy plan"
-        + ("" if _passkey(d=d) else f", with the Stellar wallet {wallet}")
-        + ".\n\n"
-        f"What a guardian does: if {_owner(d=d)} stops checking in {silence}, or "
-        "a guardian tells us they have died or can no longer act, we ask the guardians to confirm. "
-        f"The plan is released to the people {_owner(d=d)} chose only when enough guardians approve, and "
-        f"{_owner(d=d)} can stop it at any time by checking in. Most of the time there is nothing to do.\n\n"
-        f"To accept or decline, open your page for this plan:\n\n{links['guardian']}\n\n"
-        + (
-            PASSKEY_ANSWER
-            if _passkey(d=d)
-            else "Your wallet app signs your answer there (a link or a QR code; nothing is paid)."
-            + (
-                f" Or sign in at {links['app']} with that wallet and answer among the plans you guard."
-                if links.get("app")
-                else ""
-            )
+    if _passkey(d=d):
+        named = _("{owner} has named you as a guardian of their legacy plan.")
+    elif wallet:
+        named = _(
+            "{owner} has named you as a guardian of their legacy plan, with the Stellar wallet {wallet}."
         )
-        + " You count as a guardian only once you have accepted. Keep the link to yourself.",
+    else:  # a row written before the wallet was kept with it
+        named = _(
+            "{owner} has named you as a guardian of their legacy plan, with the Stellar wallet they "
+            "recorded for you."
+        )
+    does = (
+        ngettext(
+            "What a guardian does: if {owner} stops checking in for about {days} day, or a guardian tells "
+            "us they have died or can no longer act, we ask the guardians to confirm. The plan is released "
+            "to the people {owner} chose only when enough guardians approve, and {owner} can stop it at "
+            "any time by checking in. Most of the time there is nothing to do.",
+            "What a guardian does: if {owner} stops checking in for about {days} days, or a guardian tells "
+            "us they have died or can no longer act, we ask the guardians to confirm. The plan is released "
+            "to the people {owner} chose only when enough guardians approve, and {owner} can stop it at "
+            "any time by checking in. Most of the time there is nothing to do.",
+            int(days),
+        )
+        if days
+        else _(
+            "What a guardian does: if {owner} stops checking in for longer than their plan allows, or a "
+            "guardian tells us they have died or can no longer act, we ask the guardians to confirm. The "
+            "plan is released to the people {owner} chose only when enough guardians approve, and {owner} "
+            "can stop it at any time by checking in. Most of the time there is nothing to do."
+        )
+    )
+    if _passkey(d=d):
+        answer = [_(PASSKEY_ANSWER)]
+    else:
+        answer = [_("Your wallet app signs your answer there (a link or a QR code; nothing is paid).")]
+        if links.get("app"):
+            answer.append(
+                _("Or sign in at {app} with that wallet and answer among the plans you guard.").format(
+                    app=links["app"]
+                )
+            )
+    answer.append(_("You count as a guardian only once you have accepted. Keep the link to yourself."))
+    return (
+        _("{owner} asks you to be a guardian of their legacy plan").format(owner=owner),
+        named.format(owner=owner, wallet=wallet)
+        + "\n\n"
+        + does.format(owner=owner, days=i18n.number(int(days or 0)))
+        + "\n\n"
+        + _("To accept or decline, open your page for this plan:\n\n{link}").format(link=links["guardian"])
+        + "\n\n"
+        + " ".join(answer),
     )
 
 
 def _guardian_reconfirm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    wallet = d["context"].get("walletAddress") or "the wallet they recorded for you"
-    days = d["context"].get("graceDays", 30)
-    where = f" at {links['app']}" if links.get("app") else ""
-    return (
-        f"Are you still able to act for {_owner(d=d)}?",
-        f"Some time ago you agreed to be a guardian of {_owner(d=d)}'s legacy plan. Please tell us that you "
-        + (
+    owner, wallet, app = _owner(d=d), d["context"].get("walletAddress"), links.get("app")
+    days = int(d["context"].get("graceDays", 30))
+    if _passkey(d=d):
+        ask = _(
+            "Some time ago you agreed to be a guardian of {owner}'s legacy plan. Please tell us that you "
             "still can: confirm on your page for this plan (the link below) with your passkey. It takes a "
-            "minute, and nothing else changes.\n\n"
-            if _passkey(d=d)
-            else "still can: confirm on your page for this plan (the link below) with your Stellar wallet "
-            f"{wallet}"
-            + (f", or sign in{where} with that wallet and confirm among the plans you guard" if where else "")
-            + ". Your wallet's signature proves you still hold the key; it takes a minute, and nothing else "
-            "changes.\n\n"
+            "minute, and nothing else changes."
         )
-        + f"If we do not hear from you within {days} days, we will let {_owner(d=d)} know, so that they can "
-        "check on you or choose someone else. If you no longer have that "
-        + ("device" if _passkey(d=d) else "wallet")
-        + ", tell them.",
+    elif wallet and app:
+        ask = _(
+            "Some time ago you agreed to be a guardian of {owner}'s legacy plan. Please tell us that you "
+            "still can: confirm on your page for this plan (the link below) with your Stellar wallet "
+            "{wallet}, or sign in at {app} with that wallet and confirm among the plans you guard. Your "
+            "wallet's signature proves you still hold the key; it takes a minute, and nothing else changes."
+        )
+    elif wallet:
+        ask = _(
+            "Some time ago you agreed to be a guardian of {owner}'s legacy plan. Please tell us that you "
+            "still can: confirm on your page for this plan (the link below) with your Stellar wallet "
+            "{wallet}. Your wallet's signature proves you still hold the key; it takes a minute, and "
+            "nothing else changes."
+        )
+    elif app:  # a row written before the wallet was kept with it
+        ask = _(
+            "Some time ago you agreed to be a guardian of {owner}'s legacy plan. Please tell us that you "
+            "still can: confirm on your page for this plan (the link below) with the Stellar wallet they "
+            "recorded for you, or sign in at {app} with that wallet and confirm among the plans you guard. "
+            "Your wallet's signature proves you still hold the key; it takes a minute, and nothing else "
+            "changes."
+        )
+    else:
+        ask = _(
+            "Some time ago you agreed to be a guardian of {owner}'s legacy plan. Please tell us that you "
+            "still can: confirm on your page for this plan (the link below) with the Stellar wallet they "
+            "recorded for you. Your wallet's signature proves you still hold the key; it takes a minute, "
+            "and nothing else changes."
+        )
+    silent = (
+        ngettext(
+            "If we do not hear from you within {days} day, we will let {owner} know, so that they can check "
+            "on you or choose someone else. If you no longer have that device, tell them.",
+            "If we do not hear from you within {days} days, we will let {owner} know, so that they can "
+            "check on you or choose someone else. If you no longer have that device, tell them.",
+            days,
+        )
+        if _passkey(d=d)
+        else ngettext(
+            "If we do not hear from you within {days} day, we will let {owner} know, so that they can check "
+            "on you or choose someone else. If you no longer have that wallet, tell them.",
+            "If we do not hear from you within {days} days, we will let {owner} know, so that they can "
+            "check on you or choose someone else. If you no longer have that wallet, tell them.",
+            days,
+        )
+    )
+    return (
+        _("Are you still able to act for {owner}?").format(owner=owner),
+        ask.format(owner=owner, wallet=wallet, app=app)
+        + "\n\n"
+        + silent.format(owner=owner, days=i18n.number(days)),
     )
 
 
 def _verification_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    days = d["context"].get("days", 3)
+    owner, days = _owner(d=d), int(d["context"].get("days", 3))
+    asked = ngettext(
+        "{days} day ago we asked the guardians of {owner}'s legacy plan to confirm whether they have died "
+        "or can no longer act, and we have not had your answer yet. If you know this to be true, please "
+        "approve the release from your guardian page (the link below). {owner} can stop it at any time by "
+        "checking in.",
+        "{days} days ago we asked the guardians of {owner}'s legacy plan to confirm whether they have died "
+        "or can no longer act, and we have not had your answer yet. If you know this to be true, please "
+        "approve the release from your guardian page (the link below). {owner} can stop it at any time by "
+        "checking in.",
+        days,
+    ).format(owner=owner, days=i18n.number(days))
     return (
-        f"A reminder: {_owner(d=d)}'s plan is waiting for you",
-        f"{days} days ago we asked the guardians of {_owner(d=d)}'s legacy plan to confirm whether they "
-        "have died or can no longer act, and we have not had your answer yet. If you know this to be "
-        "true, please approve the release from your guardian page (the link below). "
-        f"{_owner(d=d)} can stop it at any time by checking in. {deadline_sentence(d=d)}".rstrip(),
+        _("A reminder: {owner}'s plan is waiting for you").format(owner=owner),
+        " ".join(s for s in (asked, deadline_sentence(d=d)) if s),
     )
 
 
 def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    passed = "The deadline for this verification has passed without enough approvals."
+    owner = _owner(d=d)
+    waiting = _("{owner}'s plan is still waiting for its guardians").format(owner=owner)
     if d["context"].get("objected"):
         return (
-            f"{_owner(d=d)}'s plan is still waiting for its guardians",
-            f"{passed} A guardian objects, saying {_owner(d=d)} is alive or able to act, so the plan is not "
-            "released: it goes on waiting until enough guardians approve or they check in. If you know they "
-            "have died or can no longer act, please approve the release on your page; if you are unsure, "
-            "do nothing.",
+            waiting,
+            _(
+                "The deadline for this verification has passed without enough approvals. A guardian "
+                "objects, saying {owner} is alive or able to act, so the plan is not released: it goes on "
+                "waiting until enough guardians approve or they check in. If you know they have died or "
+                "can no longer act, please approve the release on your page; if you are unsure, do nothing."
+            ).format(owner=owner),
         )
-    chosen = "As they chose" if d["context"].get("deadlineChosen", True) else "As the usual deadline has it"
+    chosen = d["context"].get("deadlineChosen", True)
     if d["context"].get("outcome") == "release":
-        return (
-            f"{_owner(d=d)}'s plan will be released",
-            f"{passed}"
-            f" {chosen}, their plan will be released on {_when(value=d['context'].get('releaseAt'))}, "
-            "unless they check in before then. There is nothing more you need to do.",
+        released = (
+            _(
+                "The deadline for this verification has passed without enough approvals. As they chose, "
+                "their plan will be released on {when}, unless they check in before then. There is nothing "
+                "more you need to do."
+            )
+            if chosen
+            else _(
+                "The deadline for this verification has passed without enough approvals. As the usual "
+                "deadline has it, their plan will be released on {when}, unless they check in before then. "
+                "There is nothing more you need to do."
+            )
         )
+        return (
+            _("{owner}'s plan will be released").format(owner=owner),
+            released.format(when=_when(value=d["context"].get("releaseAt"))),
+        )
+    waits = (
+        _(
+            "The deadline for this verification has passed without enough approvals. As they chose, the "
+            "plan goes on waiting."
+        )
+        if chosen
+        else _(
+            "The deadline for this verification has passed without enough approvals. As the usual deadline "
+            "has it, the plan goes on waiting."
+        )
+    )
     return (
-        f"{_owner(d=d)}'s plan is still waiting for its guardians",
-        f"{passed} {chosen}, the plan goes on waiting. If you know they have died or can no longer "
-        "act, please approve the release from your guardian page (the link below); if you are unsure, "
-        f"do nothing. If you know {_owner(d=d)} is alive or able to act, say so there: "
-        f'"This is a mistake" tells {_owner(d=d)} and the other guardians.',
+        waiting,
+        waits
+        + " "
+        + _(
+            "If you know they have died or can no longer act, please approve the release from your guardian "
+            "page (the link below); if you are unsure, do nothing. If you know {owner} is alive or able to "
+            'act, say so there: "This is a mistake" tells {owner} and the other guardians.'
+        ).format(owner=owner),
     )
 
 
 def _claim_link_undelivered(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    heir = d["subject_name"] or "one of the people they named"
-    return (
-        f"{heir} has not received their link",
-        f"We could not deliver to {heir} the link to what {_owner(d=d)} left them: the email to the address "
-        f"{_owner(d=d)} gave us did not go through. You can send it again from your guardian page; it "
-        f"goes to that same address only. {heir} can also ask for it themselves on the claim page, with "
-        f"that address. If you know the address that reaches {heir}, propose it beside their name on your "
+    heir, owner = d["subject_name"] or _(ONE_OF_THE_PEOPLE_THEY_NAMED), _owner(d=d)
+    said = _(
+        "We could not deliver to {heir} the link to what {owner} left them: the email to the address "
+        "{owner} gave us did not go through. You can send it again from your guardian page; it goes to "
+        "that same address only. {heir} can also ask for it themselves on the claim page, with that "
+        "address. If you know the address that reaches {heir}, propose it beside their name on your "
         "guardian page: once enough guardians agree, and after seven days in which any of you can stop "
-        f"it, {heir} is asked to confirm it, and only then is the link sent there."
-        + (f" {uncorrectable(name=heir)}" if d.get("short_of_guardians") else ""),
+        "it, {heir} is asked to confirm it, and only then is the link sent there."
+    ).format(heir=heir, owner=owner)
+    return (
+        _("{heir} has not received their link").format(heir=heir),
+        said + (" " + uncorrectable(name=heir) if d.get("short_of_guardians") else ""),
     )
 
 
 def _wallet_change_requested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    heir = d["subject_name"] or "One of the people they named"
+    heir, owner = d["subject_name"] or _(ONE_OF_THE_PEOPLE_THEY_NAMED), _owner(d=d)
     wallet_end = d["context"].get("walletEnd", "")
     return (
-        f"{heir} asks to claim with a new wallet",
-        f"{heir} says they no longer hold the wallet {_owner(d=d)}'s plan had for them, and has proven a new "
-        f"one (ending in {wallet_end}). Please approve it from your guardian page only after confirming "
-        f"with {heir} themselves, in person or by phone, that this wallet is theirs: whoever it belongs "
-        "to will be able to claim their share. If you are unsure, do nothing.",
+        _("{heir} asks to claim with a new wallet").format(heir=heir),
+        _(
+            "{heir} says they no longer hold the wallet {owner}'s plan had for them, and has proven a new "
+            "one (ending in {wallet_end}). Please approve it from your guardian page only after confirming "
+            "with {heir} themselves, in person or by phone, that this wallet is theirs: whoever it belongs "
+            "to will be able to claim their share. If you are unsure, do nothing."
+        ).format(heir=heir, owner=owner, wallet_end=wallet_end),
     )
 
 
 def _plan_deleted(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    owner = _owner(d=d)
     return (
-        f"{_owner(d=d)}'s plan no longer exists",
-        f"{_owner(d=d)}"
-        " has deleted their legacy plan, so there is nothing more for you to do as its guardian.",
+        _("{owner}'s plan no longer exists").format(owner=owner),
+        _(
+            "{owner} has deleted their legacy plan, so there is nothing more for you to do as its guardian."
+        ).format(owner=owner),
     )
 
 

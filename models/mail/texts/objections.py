@@ -5,19 +5,20 @@ how to object. docs/lifecycle.md "Objections"."""
 
 from __future__ import annotations
 
+from core.text.i18n import _
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import Template
+from models.mail.texts.common import ONE_OF_THE_GUARDIANS, Template, they_wrote
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
 
 
 def _guardian(d: Delivery) -> str:
-    return d["about_guardian_name"] or "One of the guardians"
+    return d["about_guardian_name"] or _(ONE_OF_THE_GUARDIANS)
 
 
 def _note(d: Delivery) -> str:
     note = d["context"].get("note")
-    return f' They wrote: "{note}"' if note else ""
+    return " " + they_wrote(note) if note else ""
 
 
 def deadline_sentence(*, d: Delivery) -> str:
@@ -28,76 +29,121 @@ def deadline_sentence(*, d: Delivery) -> str:
     if "onTimeout" not in ctx:  # a row written before the emails said it
         return ""
     if ctx.get("deadlineAt") is None:
-        said = "There is no deadline: nothing is released unless enough guardians approve."
+        said = _("There is no deadline: nothing is released unless enough guardians approve.")
     else:
         whose = (
-            f"{owner} chose this deadline and what happens at it."
+            _("{owner} chose this deadline and what happens at it.")
             if ctx.get("deadlineChosen")
-            else f"This is the service's usual deadline, which {owner} has not changed."
-        )
+            else _("This is the service's usual deadline, which {owner} has not changed.")
+        ).format(owner=owner)
         at = _when(value=ctx["deadlineAt"])
         if ctx["onTimeout"] == "release":
-            said = (
-                f"If not enough guardians approve by {at}, the plan will be released then all the same, "
-                f"unless {owner} checks in or a guardian objects. {whose}"
-            )
+            said = _(
+                "If not enough guardians approve by {at}, the plan will be released then all the same, "
+                "unless {owner} checks in or a guardian objects."
+            ).format(at=at, owner=owner)
         else:
-            said = f"If not enough guardians approve by {at}, the plan goes on waiting. {whose}"
-    return (
-        f"{said} If you know {owner} is alive or able to act, say so on your page: "
-        f'"This is a mistake" tells {owner} and the other guardians, and the deadline then cannot '
-        "release the plan."
-    )
+            said = _("If not enough guardians approve by {at}, the plan goes on waiting.").format(at=at)
+        said += " " + whose
+    # Translators: "This is a mistake" is the button on the guardian's page: use its words there.
+    how = _(
+        'If you know {owner} is alive or able to act, say so on your page: "This is a mistake" tells '
+        "{owner} and the other guardians, and the deadline then cannot release the plan."
+    ).format(owner=owner)
+    return f"{said} {how}"
 
 
 def _guardian_objected(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    told = (
+        _(
+            "{guardian}, one of your guardians, told us this verification is a mistake: they know you are "
+            "alive or able to act."
+        ).format(guardian=d["about_guardian_name"])
+        if d["about_guardian_name"]
+        else _(
+            "One of your guardians told us this verification is a mistake: they know you are alive or able "
+            "to act."
+        )
+    )
     took_back = (
-        " They had approved the release before: that approval no longer counts."
+        " " + _("They had approved the release before: that approval no longer counts.")
         if d["context"].get("approvalWithdrawn")
         else ""
     )
     return (
-        "A guardian says the verification of your plan is a mistake",
-        f"{_guardian(d)}, one of your guardians, told us this verification is a mistake: they know you are "
-        f"alive or able to act.{_note(d)}{took_back} While their objection stands, your plan is not released "
-        "when the deadline passes: it waits until enough guardians approve or you check in. If enough "
-        "guardians approve, it is still released after your cancel window. If you are well, please check "
-        "in now (the link below): it ends this verification, and nothing is released.",
+        _("A guardian says the verification of your plan is a mistake"),
+        told
+        + _note(d)
+        + took_back
+        + " "
+        + _(
+            "While their objection stands, your plan is not released when the deadline passes: it waits "
+            "until enough guardians approve or you check in. If enough guardians approve, it is still "
+            "released after your cancel window. If you are well, please check in now (the link below): it "
+            "ends this verification, and nothing is released."
+        ),
     )
 
 
 def _guardian_objected_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     owner = _owner(d=d)
+    told = (
+        _(
+            "{guardian}, another guardian of {owner}'s plan, told us this verification is a mistake: they "
+            "know {owner} is alive or able to act."
+        )
+        if d["about_guardian_name"]
+        else _(
+            "Another guardian of {owner}'s plan told us this verification is a mistake: they know {owner} "
+            "is alive or able to act."
+        )
+    ).format(guardian=d["about_guardian_name"], owner=owner)
     return (
-        f"A guardian says {owner} is alive or able to act",
-        f"{_guardian(d)}, another guardian of {owner}'s plan, told us this verification is a mistake: they "
-        f"know {owner} is alive or able to act.{_note(d)} While their objection stands, the plan is not "
-        f"released when the deadline passes; it is released only if enough guardians approve, and {owner} "
-        "can stop everything by checking in. If you know more, your page lets you approve the release or "
-        "object too. If you are unsure, do nothing.",
+        _("A guardian says {owner} is alive or able to act").format(owner=owner),
+        told
+        + _note(d)
+        + " "
+        + _(
+            "While their objection stands, the plan is not released when the deadline passes; it is "
+            "released only if enough guardians approve, and {owner} can stop everything by checking in. "
+            "If you know more, your page lets you approve the release or object too. If you are unsure, "
+            "do nothing."
+        ).format(owner=owner),
     )
 
 
 def _withdrawn(d: Delivery) -> str:
-    how = " and approved the release" if d["context"].get("approved") else ""
-    return f"{_guardian(d)} has withdrawn their objection{how}."
+    said = (
+        _("{guardian} has withdrawn their objection and approved the release.")
+        if d["context"].get("approved")
+        else _("{guardian} has withdrawn their objection.")
+    )
+    return said.format(guardian=_guardian(d))
 
 
 def _objection_withdrawn(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
-        "A guardian has withdrawn their objection",
-        f"{_withdrawn(d)} Your plan's verification goes on: unless another guardian objects, the deadline "
-        "applies again. If you are well, please check in now (the link below): it ends this verification, "
-        "and nothing is released.",
+        _("A guardian has withdrawn their objection"),
+        _withdrawn(d)
+        + " "
+        + _(
+            "Your plan's verification goes on: unless another guardian objects, the deadline applies "
+            "again. If you are well, please check in now (the link below): it ends this verification, and "
+            "nothing is released."
+        ),
     )
 
 
 def _objection_withdrawn_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     owner = _owner(d=d)
     return (
-        f"A guardian of {owner}'s plan has withdrawn their objection",
-        f"{_withdrawn(d)} The verification of {owner}'s plan goes on: unless another guardian objects, the "
-        f"deadline applies again. {owner} can still stop everything by checking in.",
+        _("A guardian of {owner}'s plan has withdrawn their objection").format(owner=owner),
+        _withdrawn(d)
+        + " "
+        + _(
+            "The verification of {owner}'s plan goes on: unless another guardian objects, the deadline "
+            "applies again. {owner} can still stop everything by checking in."
+        ).format(owner=owner),
     )
 
 
