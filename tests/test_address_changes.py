@@ -372,3 +372,48 @@ async def test_the_new_address_answers_for_itself_not_the_heirs_old_one(
     ]
     assert statuses == ["sent", "skipped"]
     assert len(email_provider.to(NEW)) == 1
+
+
+async def test_an_heir_told_early_gets_their_link_again_at_the_address_the_owner_changes(
+    client, run_worker, email_provider, settings
+):
+    """The owner corrects an heir's address after their early link went out: the link goes again,
+    to the new address (the same link: the old email's keeps working). Twice before the worker
+    runs is one email, to the latest address; a change of name sends nothing; with the setting
+    off, nothing either."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, settings={"notifyBeneficiariesOnActivation": True})
+    work = email_provider.settings
+    await run_worker(settings=work)
+    heir, other = setup.beneficiaries
+    assert len(email_provider.to("heir0@example.org")) == 1
+
+    async def patch(beneficiary: dict[str, Any], **body: Any) -> Any:
+        return await client.patch(f"/api/beneficiaries/{beneficiary['id']}", json=body, headers=owner.headers)
+
+    assert (await patch(heir, email="not an address")).status == 400
+    assert (await patch(heir, email="ada.first@example.org")).status == 200
+    assert (await patch(heir, email="ada.owner@example.org")).status == 200
+    await run_worker(settings=work)
+    assert not email_provider.to("ada.first@example.org")
+    [mail] = email_provider.to("ada.owner@example.org")
+    assert mail.body["subject"] == "Olive Owner has named you in their legacy plan"
+    assert CLAIM.search(mail.body["text"])[1] == heir["claimToken"]
+    assert "/stop-emails/" in mail.body["text"]  # a new address the owner typed: budgeted, with the link
+    assert len(email_provider.to("heir0@example.org")) == 1
+    resp = await client.get(f"/api/claim/{heir['claimToken']}")
+    assert resp.status == 200 and (await resp.json())["status"] == "locked"  # the old email's link works
+    told = [r for r in activity_rows(settings, owner.user["id"]) if r["kind"] == "plan.heirs_told"]
+    assert told[-1]["metadata"]["readdressed"] is True
+    assert "again, at the address you changed" in told[-1]["summary"]
+
+    assert (await patch(heir, name="Ada")).status == 200
+    resp = await client.patch(
+        "/api/legacy", json={"notifyBeneficiariesOnActivation": False}, headers=owner.headers
+    )
+    assert resp.status == 200
+    assert (await patch(other, email="heir1.new@example.org")).status == 200
+    await run_worker(settings=work)
+    assert not email_provider.to("heir1.new@example.org")
+    assert len(email_provider.to("ada.owner@example.org")) == 1
+    assert query(settings, "SELECT count(*) AS n FROM outbox WHERE kind = 'early_heir_link'")[0]["n"] == 3

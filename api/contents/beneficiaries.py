@@ -43,7 +43,9 @@ class Beneficiaries(Owned):
         "patch": Doc(
             "Change a beneficiary",
             "Validated like create, for the fields given; an empty body is a 400. "
-            "A `claimToken` in the body is ignored: use the rotate route.",
+            "A `claimToken` in the body is ignored: use the rotate route. A new `email` on an Active "
+            "plan whose owner chose to tell heirs early (`notifyBeneficiariesOnActivation`) sends the "
+            "heir's link again, to the new address (the same link; the old email's keeps working).",
         ),
         "delete": Doc(
             "Remove a beneficiary",
@@ -75,7 +77,14 @@ class Beneficiaries(Owned):
         self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str, changes: dict[str, Any]
     ) -> Beneficiary:
         return await beneficiaries.update(
-            ctx.pool, ctx.ring, user_id=user_id, raw_id=raw_id, changes=changes, now=ctx.now()
+            ctx.pool,
+            ctx.ring,
+            ctx.redis,
+            user_id=user_id,
+            raw_id=raw_id,
+            changes=changes,
+            now=ctx.now(),
+            budget=email_budget(request),
         )
 
     async def delete(self, ctx: Context, request: web.Request, *, user_id: str, raw_id: str) -> None:

@@ -266,11 +266,20 @@ async def create(
 
 
 async def update(
-    pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, changes: dict[str, Any], now: datetime
+    pool: Pool,
+    ring: KeyRing,
+    redis: ArqRedis,
+    *,
+    user_id: str,
+    raw_id: str,
+    changes: dict[str, Any],
+    now: datetime,
+    budget: Budget,
 ) -> Beneficiary:
-    """Apply the fields given; an unchanged value writes nothing and records nothing. A new
-    address or wallet is told to the owner (models.delivery.owner_notices)."""
+    """Apply the fields given; unchanged writes nothing. A new address or wallet is told to the owner
+    (models.delivery.owner_notices); an heir told early gets their link again at a new address."""
     row_id = parse_id(raw=raw_id, what="Beneficiary")
+    told_again: list[str] = []
     async with transaction(pool) as cur:
         if "allocation_percentage" in changes:
             await lock_owner(cur, scope=ALLOCATION_LOCK, user_id=user_id)
@@ -313,6 +322,11 @@ async def update(
                     await owner_notices.tell_owner(
                         cur, ring, user_id=user_id, change=change, name=name, now=now
                     )
+            if "email" in diff and (plan := await plans.get(cur, user_id=user_id)) is not None:
+                told_again = await early_links.send_in(
+                    cur, plan=plan, now=now, budget=budget, beneficiary_id=row_id, readdressed=True
+                )
+    await outbox.enqueue(redis, row_ids=told_again)
     return _with_token(ring, row)
 
 

@@ -24,18 +24,30 @@ KIND = "early_heir_link"
 
 
 async def send_in(
-    cur: Cursor, *, plan: Plan, now: datetime, budget: Budget, beneficiary_id: str | None = None
+    cur: Cursor,
+    *,
+    plan: Plan,
+    now: datetime,
+    budget: Budget,
+    beneficiary_id: str | None = None,
+    readdressed: bool = False,
 ) -> list[str]:
     """Each heir of the plan not told yet (or only `beneficiary_id`) gets their link, when the
-    plan is Active and its owner chose so; returns the outbox ids to enqueue after COMMIT."""
+    plan is Active and its owner chose so; returns the outbox ids to enqueue after COMMIT.
+    `readdressed`: the owner just changed `beneficiary_id`'s address, so their link goes again, to
+    the new one, unless an email of theirs still waits to be sent (it reads the address at send,
+    so it goes there anyway). The link is the same: the old email's keeps working."""
     if plan["status"] != ACTIVE or not plan["notify_beneficiaries_on_activation"]:
         return []
+    if readdressed and beneficiary_id is None:
+        raise ValueError("readdressed names the one heir whose address changed")
     await cur.execute(
         "SELECT b.id::text AS id FROM beneficiaries b WHERE b.user_id = %s"
         " AND (%s::uuid IS NULL OR b.id = %s::uuid)"
-        " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.kind = %s AND o.recipient_id = b.id)"
+        " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.kind = %s AND o.recipient_id = b.id"
+        "   AND (NOT %s OR o.status = 'pending'))"
         " ORDER BY b.created_at, b.id",
-        (plan["user_id"], beneficiary_id, beneficiary_id, KIND),
+        (plan["user_id"], beneficiary_id, beneficiary_id, KIND, readdressed),
     )
     heirs = await cur.fetchall()
     row_ids = [
@@ -59,11 +71,14 @@ async def send_in(
             kind="plan.heirs_told",
             entity_id=plan["id"],
             summary=(
-                "A beneficiary was emailed their link, as you chose: it opens nothing until the release"
+                "A beneficiary was emailed their link again, at the address you changed: it opens nothing "
+                "until the release"
+                if readdressed
+                else "A beneficiary was emailed their link, as you chose: it opens nothing until the release"
                 if count == 1
                 else f"{count} beneficiaries were emailed their links, as you chose: they open nothing until "
                 "the release"
             ),
-            metadata={"actor": "owner", "beneficiaries": count},
+            metadata={"actor": "owner", "beneficiaries": count, "readdressed": readdressed},
         )
     return row_ids
