@@ -23,7 +23,7 @@ from functools import cache
 from importlib import resources
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from babel import Locale, UnknownLocaleError, dates, numbers
+from babel import Locale, UnknownLocaleError, dates, numbers, units
 from babel.core import negotiate_locale
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
@@ -248,3 +248,10 @@ def negotiate(*, chosen: str | None, recorded: str | None, accept_language: str 
             if language.split("-")[0].lower() == base:
                 return language
     return SOURCE
+
+
+def megabytes(value: float) -> str:
+    """A file's size in megabytes, one decimal, as the reader's language writes it ("2.5 MB")."""
+    return units.format_unit(
+        value, "digital-megabyte", length="short", format="#,##0.0", locale=_locale(language())
+    )

@@ -8,56 +8,71 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.text.i18n import _
+from core.text import i18n
+from core.text.i18n import N_, _, ngettext
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import Template
+from models.mail.texts.common import ONE_OF_YOUR_BENEFICIARIES, ONE_OF_YOUR_GUARDIANS, Template
 from models.mail.texts.common import when as _when
 
 # What a guardian reported, in the words each email uses (plans.REPORT_REASONS; None: no reason
 # given, or no report at all). Sympathy only when a death was reported.
 _TO_OWNER = {
-    "death": "One of your guardians reported your death.",
-    "incapacity": "One of your guardians reported that you can no longer act for yourself.",
-    "unreachable": "One of your guardians reported that they cannot reach you.",
+    "death": N_("One of your guardians reported your death."),
+    "incapacity": N_("One of your guardians reported that you can no longer act for yourself."),
+    "unreachable": N_("One of your guardians reported that they cannot reach you."),
 }
+_TO_OWNER_UNSAID = N_("One of your guardians told us you may have died or can no longer act.")
 
 
 def _check_in_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     ctx = d["context"]
     return (
-        "A gentle reminder to check in",
-        f"Your plan asks you to check in by {_when(value=ctx.get('dueAt'))}. "
-        "Signing in with your wallet is enough, and so is the link below.",
+        _("A gentle reminder to check in"),
+        _(
+            "Your plan asks you to check in by {when}. Signing in with your wallet is enough, and so is "
+            "the link below."
+        ).format(when=_when(value=ctx.get("dueAt"))),
     )
 
 
 def _grace_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     ctx = d["context"]
     return (
-        "We haven't heard from you",
-        "Your check-in is overdue. If you do not check in by "
-        f"{_when(value=ctx.get('verificationAt'))}, we will ask your guardians to confirm you are well. "
-        "Signing in with your wallet, or the link below, is enough to stop this.",
+        _("We haven't heard from you"),
+        _(
+            "Your check-in is overdue. If you do not check in by {when}, we will ask your guardians to "
+            "confirm you are well. Signing in with your wallet, or the link below, is enough to stop this."
+        ).format(when=_when(value=ctx.get("verificationAt"))),
     )
 
 
 def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     reason = d["context"].get("reason")
-    why = (
-        _TO_OWNER.get(
-            d["report_reason"] or "", "One of your guardians told us you may have died or can no longer act."
+    if reason == "guardian_report":
+        why = _(_TO_OWNER.get(d["report_reason"] or "", _TO_OWNER_UNSAID))
+    elif reason == "beneficiary_request":
+        why = (
+            _(
+                "{heir}, whom you named in your plan, asked us to verify whether you have died or can no "
+                "longer act."
+            ).format(heir=d["subject_name"])
+            if d["subject_name"]
+            else _(
+                "One of your beneficiaries, whom you named in your plan, asked us to verify whether you "
+                "have died or can no longer act."
+            )
         )
-        if reason == "guardian_report"
-        else f"{d['subject_name'] or 'One of your beneficiaries'}, whom you named in your plan, asked us to "
-        "verify whether you have died or can no longer act."
-        if reason == "beneficiary_request"
-        else "We have not heard from you for longer than your plan allows."
-    )
+    else:
+        why = _("We have not heard from you for longer than your plan allows.")
     return (
-        "Your guardians have been asked to verify your plan",
-        f"{why} Your guardians are now being asked to confirm. If you are well, please check in with "
-        "the link below: it stops everything, and nothing will be released. Signing in alone does not "
-        "stop it.",
+        _("Your guardians have been asked to verify your plan"),
+        why
+        + " "
+        + _(
+            "Your guardians are now being asked to confirm. If you are well, please check in with the "
+            "link below: it stops everything, and nothing will be released. Signing in alone does not "
+            "stop it."
+        ),
     )
 
 
@@ -84,23 +99,26 @@ def _plan_approved(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
 
 def _plan_ready(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
-        "Your plan is ready to be released",
-        "Your cancel window has ended. Each of your beneficiaries has been sent their link, and your plan "
-        "is released when one of them confirms it with their wallet. If you are well, check in now: it "
-        "still stops everything.",
+        _("Your plan is ready to be released"),
+        _(
+            "Your cancel window has ended. Each of your beneficiaries has been sent their link, and your "
+            "plan is released when one of them confirms it with their wallet. If you are well, check in "
+            "now: it still stops everything."
+        ),
     )
 
 
 def _guardian_unresponsive(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    name = d["about_guardian_name"] or "One of your guardians"
+    name = d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
     return (
-        f"{name} has not confirmed they can still act",
-        f"We asked {name} on {_when(value=d['context'].get('askedAt'))}"
-        " to confirm that they can still act as a "
-        "guardian of your plan, and they have not answered. They may have changed their email address, "
-        "lost the wallet you recorded for them, or be unable to act. You may want to ask them, update "
-        "their details, or add another guardian. We will not write to you about this again unless they "
-        "confirm and later fall silent.",
+        _("{name} has not confirmed they can still act").format(name=name),
+        _(
+            "We asked {name} on {when} to confirm that they can still act as a guardian of your plan, and "
+            "they have not answered. They may have changed their email address, lost the wallet you "
+            "recorded for them, or be unable to act. You may want to ask them, update their details, or "
+            "add another guardian. We will not write to you about this again unless they confirm and "
+            "later fall silent."
+        ).format(name=name, when=_when(value=d["context"].get("askedAt"))),
     )
 
 
@@ -109,176 +127,269 @@ def _short(ctx: dict[str, Any]) -> str:
     accepted, needed = ctx.get("accepted"), ctx.get("needed")
     if accepted is None or needed is None:
         return ""
+    counts = {"accepted": i18n.number(accepted), "needed": i18n.number(needed)}
     if accepted >= needed:
-        return f" Your plan can still be released: {accepted} guardians have accepted and it needs {needed}."
-    have = "has" if accepted == 1 else "have"
-    return (
-        f" As things stand your plan cannot be released: only {accepted} of your guardians {have} "
-        f"accepted, and it needs {needed} approvals. Add a guardian, or lower the number of approvals "
-        "needed."
+        # Translators: {needed} is the number of approvals the plan needs.
+        still = ngettext(
+            "Your plan can still be released: {accepted} guardian has accepted and it needs {needed}.",
+            "Your plan can still be released: {accepted} guardians have accepted and it needs {needed}.",
+            accepted,
+        )
+        return " " + still.format(**counts)
+    # Translators: {needed} is a number of approvals; if your language's plural must agree with it,
+    # write the number so that it reads for any count ("approvals needed: {needed}").
+    cannot = ngettext(
+        "As things stand your plan cannot be released: only {accepted} of your guardians has accepted, "
+        "and it needs {needed} approvals.",
+        "As things stand your plan cannot be released: only {accepted} of your guardians have accepted, "
+        "and it needs {needed} approvals.",
+        accepted,
     )
+    return " " + cannot.format(**counts) + " " + _("Add a guardian, or lower the number of approvals needed.")
 
 
 def _guardian_declined(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    name = d["about_guardian_name"] or "One of your guardians"
+    name = d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
     return (
-        f"{name} declined to be your guardian",
-        f"{name} has declined to be a guardian of your legacy plan. Guardians count only once they "
-        "have accepted: you may want to ask someone else, or lower the number of approvals your plan "
-        "needs." + _short(d["context"]),
+        _("{name} declined to be your guardian").format(name=name),
+        _(
+            "{name} has declined to be a guardian of your legacy plan. Guardians count only once they have "
+            "accepted: you may want to ask someone else, or lower the number of approvals your plan needs."
+        ).format(name=name)
+        + _short(d["context"]),
     )
 
 
 def _guardians_short(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     if d["context"].get("cause") == "added":
         return (
-            "Your plan needs more guardians to accept",
-            "You added a guardian, so your plan now needs more approvals to be released, and the new "
-            "guardian has not accepted yet." + _short(d["context"]),
+            _("Your plan needs more guardians to accept"),
+            _(
+                "You added a guardian, so your plan now needs more approvals to be released, and the new "
+                "guardian has not accepted yet."
+            )
+            + _short(d["context"]),
         )
-    return ("Your plan needs more guardians", "You removed a guardian." + _short(d["context"]))
+    return (_("Your plan needs more guardians"), _("You removed a guardian.") + _short(d["context"]))
 
 
 def _deadline_warning(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     ctx = d["context"]
     when = _when(value=ctx.get("deadlineAt"))
-    asked = (
-        f"On {_when(value=ctx.get('startedAt'))} we asked your guardians to confirm whether you have died or "
-        "can no longer act, and not enough of them have answered."
-    )
+    asked = _(
+        "On {started} we asked your guardians to confirm whether you have died or can no longer act, and "
+        "not enough of them have answered."
+    ).format(started=_when(value=ctx.get("startedAt")))
     # "As you chose" only when the owner set the deadline or what happens at it (deadline_chosen_at).
     what = (
-        f"As you chose, if nothing changes your plan will be released after {when}."
+        _("As you chose, if nothing changes your plan will be released after {when}.")
         if ctx.get("deadlineChosen", True)
-        else f"If nothing changes, your plan will be released after {when}: every plan is set this way "
-        "unless its owner chooses otherwise."
-    )
+        else _(
+            "If nothing changes, your plan will be released after {when}: every plan is set this way unless "
+            "its owner chooses otherwise."
+        )
+    ).format(when=when)
     if ctx.get("stage") == "final":
         return (
-            "Last warning: your plan will be released unless you check in",
-            f"{asked} {what} This is our last warning before then. If you are well, check in now: it stops "
-            "everything.",
+            _("Last warning: your plan will be released unless you check in"),
+            f"{asked} {what} "
+            + _("This is our last warning before then. If you are well, check in now: it stops everything."),
         )
     return (
-        "Your plan will be released unless you check in",
-        f"{asked} {what} We will warn you once more before then. If you are well, check in now: it stops "
-        "everything.",
+        _("Your plan will be released unless you check in"),
+        f"{asked} {what} "
+        + _("We will warn you once more before then. If you are well, check in now: it stops everything."),
     )
 
 
 def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     chosen = d["context"].get("deadlineChosen", True)
     asked = (
-        "We asked your guardians to confirm, and by the deadline you chose not enough of them had approved."
+        _(
+            "We asked your guardians to confirm, and by the deadline you chose not enough of them had "
+            "approved."
+        )
         if chosen
-        else "We asked your guardians to confirm, and by the deadline not enough of them had approved."
+        else _("We asked your guardians to confirm, and by the deadline not enough of them had approved.")
     )
     if d["context"].get("outcome") == "release":
         release_at = _when(value=d["context"].get("releaseAt"))
-        return (
-            "Your plan will be released unless you check in",
-            f"{asked} As you chose, your plan will be released on {release_at}. If you are well, check in "
-            "now to stop it."
+        then = (
+            _("As you chose, your plan will be released on {when}. If you are well, check in now to stop it.")
             if chosen
-            else f"{asked} Your plan will be released on {release_at}: every plan is set this way unless its "
-            "owner chooses otherwise. If you are well, check in now to stop it.",
+            else _(
+                "Your plan will be released on {when}: every plan is set this way unless its owner chooses "
+                "otherwise. If you are well, check in now to stop it."
+            )
+        )
+        return (
+            _("Your plan will be released unless you check in"),
+            f"{asked} " + then.format(when=release_at),
         )
     if d["context"].get("objected"):
-        return (
-            "Your plan is still waiting for your guardians",
-            f"{asked} A guardian objects, saying you are alive or able to act, so your plan is not released: "
-            "it goes on waiting until enough guardians approve or you check in. If you are well, check in to "
-            "end this verification.",
+        then = _(
+            "A guardian objects, saying you are alive or able to act, so your plan is not released: it goes "
+            "on waiting until enough guardians approve or you check in. If you are well, check in to end "
+            "this verification."
         )
-    return (
-        "Your plan is still waiting for your guardians",
-        f"{asked} As you chose, the plan goes on waiting: nothing is released until enough guardians "
-        "approve. If you are well, check in to end this verification."
-        if chosen
-        else f"{asked} The plan goes on waiting, as every plan is set unless its owner chooses otherwise: "
-        "nothing is released until enough guardians approve. If you are well, check in to end this "
-        "verification.",
-    )
+    elif chosen:
+        then = _(
+            "As you chose, the plan goes on waiting: nothing is released until enough guardians approve. If "
+            "you are well, check in to end this verification."
+        )
+    else:
+        then = _(
+            "The plan goes on waiting, as every plan is set unless its owner chooses otherwise: nothing is "
+            "released until enough guardians approve. If you are well, check in to end this verification."
+        )
+    return (_("Your plan is still waiting for your guardians"), f"{asked} {then}")
 
 
 def _guardian_email_bounced(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    guardian = d["about_guardian_name"] or "One of your guardians"
-    spam = d["context"].get("outcome") == "complained"
-    what = "was marked as spam by its recipient" if spam else "could not be delivered: the address refused it"
+    guardian = d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
+    what = (
+        _("The email asking {guardian} to be a guardian of your plan was marked as spam by its recipient.")
+        if d["context"].get("outcome") == "complained"
+        else _(
+            "The email asking {guardian} to be a guardian of your plan could not be delivered: the address "
+            "refused it."
+        )
+    )
     return (
-        f"Your invitation to {guardian} did not reach them",
-        f"The email asking {guardian} to be a guardian of your plan {what}. Until they answer it they "
-        "cannot confirm a release. Please check the address you gave for them (correct it and invite them "
-        "again), or tell them to look for it in their spam folder.",
+        _("Your invitation to {guardian} did not reach them").format(guardian=guardian),
+        what.format(guardian=guardian)
+        + " "
+        + _(
+            "Until they answer it they cannot confirm a release. Please check the address you gave for them "
+            "(correct it and invite them again), or tell them to look for it in their spam folder."
+        ),
     )
 
 
 def _recipient_unknown(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     """Someone the owner emailed through the service pressed "I don't know this person"."""
     if d["context"].get("guardianId"):
-        who, why = d["about_guardian_name"] or "one of your guardians", "to ask them to be a guardian"
+        who = d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
+        emailed = _("We emailed {who} at the address you gave for them, to ask them to be a guardian.")
     else:
-        who, why = d["subject_name"] or "one of your beneficiaries", "to confirm their address"
+        who = d["subject_name"] or _(ONE_OF_YOUR_BENEFICIARIES)
+        emailed = _("We emailed {who} at the address you gave for them, to confirm their address.")
     return (
-        f"An email to {who} was refused",
-        f"We emailed {who} at the address you gave for them, {why}. The person who received it told us "
-        "they do not know you, so nothing more will be sent from your account to that address.\n\n"
-        "If the address was wrong, correct it in your plan: the new address is asked again. If it was "
-        "right, please speak to them. If you did not add this person yourself, someone else may be "
-        "using your account: sign in with a wallet only you hold and sign out everywhere.",
+        _("An email to {who} was refused").format(who=who),
+        emailed.format(who=who)
+        + " "
+        + _(
+            "The person who received it told us they do not know you, so nothing more will be sent from "
+            "your account to that address.\n\n"
+            "If the address was wrong, correct it in your plan: the new address is asked again. If it was "
+            "right, please speak to them. If you did not add this person yourself, someone else may be "
+            "using your account: sign in with a wallet only you hold and sign out everywhere."
+        ),
     )
+
+
+# What a damaged file was, in the sentence that says so (photo, video, voice recording, other).
+_DAMAGED = {
+    "photo": N_(
+        "Our regular check of the files kept for your plan found that the photo you uploaded on "
+        "{day}{size} can no longer be read whole from storage."
+    ),
+    "video": N_(
+        "Our regular check of the files kept for your plan found that the video you uploaded on "
+        "{day}{size} can no longer be read whole from storage."
+    ),
+    "voice": N_(
+        "Our regular check of the files kept for your plan found that the voice recording you uploaded "
+        "on {day}{size} can no longer be read whole from storage."
+    ),
+    "": N_(
+        "Our regular check of the files kept for your plan found that the file you uploaded on "
+        "{day}{size} can no longer be read whole from storage."
+    ),
+}
+_DAMAGED_UNDATED = {
+    "photo": N_(
+        "Our regular check of the files kept for your plan found that the photo you uploaded "
+        "earlier{size} can no longer be read whole from storage."
+    ),
+    "video": N_(
+        "Our regular check of the files kept for your plan found that the video you uploaded "
+        "earlier{size} can no longer be read whole from storage."
+    ),
+    "voice": N_(
+        "Our regular check of the files kept for your plan found that the voice recording you uploaded "
+        "earlier{size} can no longer be read whole from storage."
+    ),
+    "": N_(
+        "Our regular check of the files kept for your plan found that the file you uploaded "
+        "earlier{size} can no longer be read whole from storage."
+    ),
+}
 
 
 def _archive_item_damaged(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     ctx = d["context"]
-    kind = {"photo": "photo", "video": "video", "voice": "voice recording"}.get(
-        ctx.get("itemType", ""), "file"
-    )
-    uploaded = (
-        datetime.fromisoformat(ctx["uploadedAt"]).strftime("%d %B %Y") if ctx.get("uploadedAt") else "earlier"
-    )
+    kind = ctx.get("itemType", "") if ctx.get("itemType") in _DAMAGED else ""
     size = ctx.get("sizeBytes")
-    how_big = f" ({size / 1_000_000:.1f} MB)" if isinstance(size, int) and size >= 100_000 else ""
+    # The file's size, in parentheses after the date, when it is big enough to say.
+    how_big = f" ({i18n.megabytes(size / 1_000_000)})" if isinstance(size, int) and size >= 100_000 else ""
+    found = (
+        _(_DAMAGED[kind]).format(day=i18n.day(datetime.fromisoformat(ctx["uploadedAt"])), size=how_big)
+        if ctx.get("uploadedAt")
+        else _(_DAMAGED_UNDATED[kind]).format(size=how_big)
+    )
     return (
-        "Please upload a file in your plan again",
-        f"Our regular check of the files kept for your plan found that the {kind} you uploaded on "
-        f'{uploaded}{how_big} can no longer be read whole from storage. It is marked "damaged" in your '
-        "archive, and your heirs would see it listed as damaged instead of receiving it.\n\n"
-        "Please re-upload this file: delete the damaged item, then upload the file again from your own "
-        "copy. We will remind you at most once a week while it stays damaged.",
+        _("Please upload a file in your plan again"),
+        found
+        + " "
+        + _(
+            'It is marked "damaged" in your archive, and your heirs would see it listed as damaged instead '
+            "of receiving it.\n\n"
+            "Please re-upload this file: delete the damaged item, then upload the file again from your own "
+            "copy. We will remind you at most once a week while it stays damaged."
+        ),
     )
 
 
 # The owner's digest of changes (models.delivery.owner_notices): each line names the person and what
-# changed about them; never an address or any other value.
+# changed about them; never an address or any other value. {when} is the moment of the change.
 _CHANGES = {
-    "beneficiary_added": ("{name}", "added as a beneficiary"),
-    "beneficiary_removed": ("{name}", "removed from your beneficiaries"),
-    "beneficiary_email": ("{name} (beneficiary)", "email address changed"),
-    "beneficiary_wallet": ("{name} (beneficiary)", "Stellar wallet changed"),
-    "guardian_added": ("{name}", "added as a guardian (and invited)"),
-    "guardian_removed": ("{name}", "removed from your guardians"),
-    "guardian_email": ("{name} (guardian)", "email address changed"),
-    "guardian_wallet": ("{name} (guardian)", "Stellar wallet changed (they are asked to accept again)"),
-    "guardian_reinvited": ("{name} (guardian)", "invited again with a new link (old passkeys stop working)"),
-    "wallet_linked": ("The wallet {name}", "linked to your account (it can now sign in as you)"),
-    "wallet_removed": ("The wallet {name}", "removed from your account; every session was ended"),
-    "owner_email": ("Your email address", "changed to this one (the previous address was told too)"),
+    "beneficiary_added": N_("{when} — {name}: added as a beneficiary."),
+    "beneficiary_removed": N_("{when} — {name}: removed from your beneficiaries."),
+    "beneficiary_email": N_("{when} — {name} (beneficiary): email address changed."),
+    "beneficiary_wallet": N_("{when} — {name} (beneficiary): Stellar wallet changed."),
+    "guardian_added": N_("{when} — {name}: added as a guardian (and invited)."),
+    "guardian_removed": N_("{when} — {name}: removed from your guardians."),
+    "guardian_email": N_("{when} — {name} (guardian): email address changed."),
+    "guardian_wallet": N_(
+        "{when} — {name} (guardian): Stellar wallet changed (they are asked to accept again)."
+    ),
+    "guardian_reinvited": N_(
+        "{when} — {name} (guardian): invited again with a new link (old passkeys stop working)."
+    ),
+    "wallet_linked": N_("{when} — The wallet {name}: linked to your account (it can now sign in as you)."),
+    "wallet_removed": N_("{when} — The wallet {name}: removed from your account; every session was ended."),
+    "owner_email": N_(
+        "{when} — Your email address: changed to this one (the previous address was told too)."
+    ),
 }
+_CHANGED = N_("{when} — Your plan: changed.")
 
 
 def _if_not_you(links: dict[str, str]) -> str:
-    then = (
-        f"Then sign in at {links['app']} with a wallet only you hold, sign out everywhere (every session "
+    if links.get("app"):
+        return _(
+            "If this was you, there is nothing to do. If it was not, someone else may hold your "
+            "wallet's key. First check in with the link below: it keeps your plan from being released "
+            "while you put this right. Then sign in at {app} with a wallet only you hold, sign out "
+            "everywhere (every session ends), remove any wallet you do not recognise, and review your "
+            "beneficiaries and guardians."
+        ).format(app=links["app"])
+    return _(
+        "If this was you, there is nothing to do. If it was not, someone else may hold your wallet's "
+        "key. First check in with the link below: it keeps your plan from being released while you put "
+        "this right. Then sign in with a wallet only you hold, sign out everywhere (every session "
         "ends), remove any wallet you do not recognise, and review your beneficiaries and guardians."
-        if links.get("app")
-        else "Then sign in with a wallet only you hold, sign out everywhere (every session ends), remove "
-        "any wallet you do not recognise, and review your beneficiaries and guardians."
-    )
-    return (
-        "If this was you, there is nothing to do. If it was not, someone else may hold your wallet's key. "
-        "First check in with the link below: it keeps your plan from being released while you put this "
-        f"right. {then}"
     )
 
 
@@ -286,24 +397,28 @@ def _account_changes(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     changes = d["context"].get("changes", [])
     lines = []
     for change in changes:
-        who, what = _CHANGES.get(change.get("what", ""), ("Your plan", "changed"))
-        name = change.get("name") or "(name unavailable)"  # sealed under a key retired since
-        lines.append(f"{_when(value=change.get('at'))} — {who.format(name=name)}: {what}.")
-    subject = (
-        "A change to your legacy plan" if len(lines) == 1 else f"{len(lines)} changes to your legacy plan"
-    )
+        line = _CHANGES.get(change.get("what", ""), _CHANGED)
+        # A name sealed under a key retired since.
+        name = change.get("name") or _("(name unavailable)")
+        lines.append(_(line).format(when=_when(value=change.get("at")), name=name))
+    subject = ngettext(
+        "A change to your legacy plan", "{count} changes to your legacy plan", len(lines)
+    ).format(count=i18n.number(len(lines)))
     return (
         subject,
-        "Your legacy plan or account changed:\n\n" + "\n\n".join(lines) + "\n\n" + _if_not_you(links),
+        _("Your legacy plan or account changed:") + "\n\n" + "\n\n".join(lines) + "\n\n" + _if_not_you(links),
     )
 
 
 def _owner_email_changed(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (
-        "The email address of your legacy plan was changed",
-        f"On {_when(value=d['context'].get('at'))}"
-        " the email address of your legacy plan account was changed from "
-        "this one to another address; our emails about your plan now go there. " + _if_not_you(links),
+        _("The email address of your legacy plan was changed"),
+        _(
+            "On {when} the email address of your legacy plan account was changed from this one to another "
+            "address; our emails about your plan now go there."
+        ).format(when=_when(value=d["context"].get("at")))
+        + " "
+        + _if_not_you(links),
     )
 
 
