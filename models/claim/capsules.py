@@ -196,19 +196,25 @@ DOCUMENTS_SQL = (
     " i.size_bytes AS size, encode(i.sha256, 'hex') AS sha256, i.status"
     f" FROM archive_items i WHERE {DOCUMENT_FILTER} ORDER BY i.created_at, i.id"
 )
-# The assets addressed to the beneficiary (to everyone, or a list naming them), oldest first,
-# each with its whole audience's allocations in the owner's order (what the shares are split
-# by); label, description and amount are sealed at rest (`_read_contents` opens them).
+# The assets addressed to the beneficiary (to everyone, or a list naming them), oldest first;
+# label, description and amount are sealed at rest (`_read_contents` opens them). What the
+# shares are split by comes without a per-asset aggregate: an asset for a list carries the list's
+# ids (NULL for everyone), and the owner's heirs (ids and allocations, in the owner's order) ride
+# once, on the first row (NULL on the others), in the same statement.
 ASSETS_SQL = (
-    "SELECT a.id::text AS id,"
+    "WITH heirs AS (SELECT array_agg(b.id::text ORDER BY b.created_at, b.id) AS ids,"
+    " array_agg(b.allocation_percentage ORDER BY b.created_at, b.id) AS allocations"
+    " FROM beneficiaries b WHERE b.user_id = %(owner)s)"
+    " SELECT a.id::text AS id,"
     f" {sealed_text.select_list(table='assets', alias='a')},"
-    " a.asset_code, w.audience_ids, w.audience_allocations FROM assets a CROSS JOIN LATERAL"
-    " (SELECT array_agg(b.id::text ORDER BY b.created_at, b.id) AS audience_ids,"
-    " array_agg(b.allocation_percentage ORDER BY b.created_at, b.id) AS audience_allocations"
-    " FROM beneficiaries b WHERE b.user_id = a.user_id AND (a.audience_all OR EXISTS"
-    " (SELECT 1 FROM asset_audience y WHERE y.asset_id = a.id AND y.beneficiary_id = b.id))) w"
+    " a.asset_code, CASE WHEN NOT a.audience_all THEN ARRAY(SELECT y.beneficiary_id::text"
+    " FROM asset_audience y WHERE y.asset_id = a.id) END AS audience_ids,"
+    " CASE WHEN row_number() OVER w = 1 THEN h.ids END AS heir_ids,"
+    " CASE WHEN row_number() OVER w = 1 THEN h.allocations END AS heir_allocations"
+    " FROM assets a CROSS JOIN heirs h"
     " WHERE a.user_id = %(owner)s AND (a.audience_all OR EXISTS (SELECT 1 FROM asset_audience x"
-    " WHERE x.asset_id = a.id AND x.beneficiary_id = %(beneficiary)s)) ORDER BY a.created_at, a.id"
+    " WHERE x.asset_id = a.id AND x.beneficiary_id = %(beneficiary)s))"
+    " WINDOW w AS (ORDER BY a.created_at, a.id) ORDER BY a.created_at, a.id"
 )
 
 
@@ -314,14 +320,15 @@ async def _read_contents(
         for row in await cur.fetchall()
     ]
     await cur.execute(ASSETS_SQL, params)
+    rows = await cur.fetchall()
     assets: list[CapsuleAsset] = []
-    heir = shares.HeirShares(beneficiary_id=capsule["beneficiary_id"])
-    for sealed_row in await cur.fetchall():
+    heirs = zip(rows[0]["heir_ids"], rows[0]["heir_allocations"], strict=True) if rows else ()
+    heir = shares.HeirShares(beneficiary_id=capsule["beneficiary_id"], heirs=heirs)
+    for sealed_row in rows:
+        del sealed_row["heir_ids"], sealed_row["heir_allocations"]
         row = sealed_text.open_row(ring, table="assets", row=sealed_row)
         row["amount"] = Decimal(str(row["amount"]))
-        row["share"] = heir.share(
-            amount=row["amount"], ids=row.pop("audience_ids"), allocations=row.pop("audience_allocations")
-        )
+        row["share"] = heir.share_among(amount=row["amount"], audience=row.pop("audience_ids"))
         assets.append(as_record(CapsuleAsset, row=row))
     return {
         "released_at": released_at,

@@ -14,7 +14,7 @@ Decisions: docs/capsule.md, "Shares".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
 from typing import NamedTuple, TypedDict
 
@@ -123,9 +123,11 @@ class HeirShares:
     shares cost the capsule route (bench/README.md, "Shares on the capsule route").
     """
 
-    def __init__(self, *, beneficiary_id: str) -> None:
+    def __init__(self, *, beneficiary_id: str, heirs: Iterable[tuple[str, Decimal]] = ()) -> None:
         self._beneficiary_id = beneficiary_id
+        self._heirs = tuple(heirs)  # the owner's heirs (id, allocation) in the owner's order
         self._audiences: dict[tuple[tuple[str, ...], tuple[Decimal, ...]], _Audience] = {}
+        self._lists: dict[frozenset[str] | None, _Audience] = {}
 
     def _audience(self, ids: Sequence[str], allocations: Sequence[Decimal]) -> _Audience:
         key = (tuple(ids), tuple(allocations))
@@ -144,7 +146,23 @@ class HeirShares:
     def share(self, *, amount: Decimal, ids: Sequence[str], allocations: Sequence[Decimal]) -> Share:
         """The heir's share of `amount` among `ids` (the owner's order) weighing `allocations`;
         the heir must be one of them."""
-        audience = self._audience(ids, allocations)
+        return self._share(amount, self._audience(ids, allocations))
+
+    def share_among(self, *, amount: Decimal, audience: Collection[str] | None) -> Share:
+        """The heir's share of `amount` among the owner's `heirs` the asset is for: `audience` is
+        its list of ids, None for everyone. The capsule reads the owner's heirs once and each
+        asset's list only when it has one, instead of every asset's whole audience with its
+        allocations (bench/README.md, "Shares on the capsule route")."""
+        key = None if audience is None else frozenset(audience)
+        found = self._lists.get(key)
+        if found is None:
+            members = self._heirs if key is None else [heir for heir in self._heirs if heir[0] in key]
+            found = self._audience([i for i, _ in members], [a for _, a in members])
+            self._lists[key] = found
+        return self._share(amount, found)
+
+    @staticmethod
+    def _share(amount: Decimal, audience: _Audience) -> Share:
         weights, total = audience.weights, audience.total
         if len(weights) == 1 and not amount.is_signed():
             exponent = amount.as_tuple().exponent
