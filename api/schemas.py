@@ -185,15 +185,16 @@ class Locale(fields.String):
 
     def __init__(self, *, who: str, **kwargs: Any) -> None:
         kwargs.setdefault("allow_none", True)
-        kwargs.setdefault("metadata", {}).update(
-            {
+        kwargs["metadata"] = {
+            **{
                 "maxLength": 35,
                 "example": "es",
                 "description": f"{who} language, one of the service's supported languages (LANGUAGES; "
                 f"shipped: {', '.join(i18n.SHIPPED)}). null: not set, emails are in English and pages "
                 "follow the browser's Accept-Language.",
-            }
-        )
+            },
+            **kwargs.get("metadata", {}),
+        }
         super().__init__(**kwargs)
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
@@ -208,14 +209,15 @@ class TimeZone(fields.String):
 
     def __init__(self, *, who: str, **kwargs: Any) -> None:
         kwargs.setdefault("allow_none", True)
-        kwargs.setdefault("metadata", {}).update(
-            {
+        kwargs["metadata"] = {
+            **{
                 "maxLength": 64,
                 "example": "Europe/Madrid",
                 "description": f"{who} time zone, an IANA name such as Europe/Madrid. null: not set, "
                 "times in emails are given in UTC (said so).",
-            }
-        )
+            },
+            **kwargs.get("metadata", {}),
+        }
         super().__init__(**kwargs)
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:

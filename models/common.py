@@ -189,6 +189,16 @@ async def update_row(
     return row
 
 
+# A new beneficiary's or guardian's language (docs/translations.md): the one the owner sent for
+# them (null included), else the owner's own, as their family likely reads it. The zone is never
+# copied: families live in different countries. Parameters: `owners_locale_unless_sent`.
+OWNERS_LOCALE_UNLESS_SENT = "CASE WHEN %s THEN %s ELSE (SELECT locale FROM users WHERE id = %s) END"
+
+
+def owners_locale_unless_sent(*, data: Mapping[str, Any], user_id: str) -> tuple[bool, str | None, str]:
+    return "locale" in data, data.get("locale"), user_id
+
+
 def wire_names(*, columns: Iterable[str]) -> list[str]:
     """camelCase field names as the client knows them, for activity metadata ("fields")."""
     names = []

@@ -26,6 +26,8 @@ FIELDS = {
     "walletAddress",  # optional (null until set or bound by a claim): docs/soroban.md
     "claimToken",
     "emailConfirmedAt",  # null until the heir confirms their address (#28): docs/capsule.md
+    "locale",  # their language and zone, null until set: docs/translations.md
+    "timeZone",
     "createdAt",
     "updatedAt",
 }

@@ -23,6 +23,8 @@ FIELDS = {
     "reconfirmedAt",
     "unresponsiveSince",
     "proof",
+    "locale",  # their language and zone, null until set: docs/translations.md
+    "timeZone",
 }
 
 

@@ -5,6 +5,9 @@ nothing; an email's outbox row carries its recipient's."""
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
 from typing import Any
 
 import pytest
@@ -13,7 +16,7 @@ from api.keys import DB, SETTINGS
 from models.delivery import deliveries
 from tests.helpers import assert_error, sign_in
 from tests.lifecycle_helpers import activate_plan, report
-from tests.plan_helpers import query
+from tests.plan_helpers import body_for, create, query
 
 # What the API refuses for `locale`: an unknown tag, the wrong case, a region not shipped, a
 # base language where only a region is shipped, Babel's spelling, a number, a list, empty, long.
@@ -117,3 +120,93 @@ async def test_each_email_row_carries_its_recipients_language_and_zone(client, s
         ]
         seen.add(key if key in expected else row["recipient_type"])
     assert set(expected) <= seen and {"beneficiary", "guardian"} <= seen  # the others: None
+
+
+async def test_an_heir_and_a_guardian_carry_a_language_and_zone_set_by_the_owner(client):
+    owner = await sign_in(client)
+    for collection in ("beneficiaries", "guardians"):
+        person = await create(client, owner, collection, locale="ar", timeZone="Asia/Dubai")
+        assert (person["locale"], person["timeZone"]) == ("ar", "Asia/Dubai")
+        path = f"/api/{collection}/{person['id']}"
+        one = await (await client.get(path, headers=owner.headers)).json()
+        (listed,) = await (await client.get(f"/api/{collection}", headers=owner.headers)).json()
+        assert (
+            (one["locale"], one["timeZone"]) == (listed["locale"], listed["timeZone"]) == ("ar", "Asia/Dubai")
+        )
+        resp = await client.patch(
+            path, json={"locale": "fr", "timeZone": "Europe/Paris"}, headers=owner.headers
+        )
+        assert resp.status == 200, await resp.text()
+        one = await (await client.get(path, headers=owner.headers)).json()
+        assert (one["locale"], one["timeZone"]) == ("fr", "Europe/Paris")
+        resp = await client.patch(path, json={"timeZone": None}, headers=owner.headers)
+        assert (await resp.json())["locale"] == "fr"  # one field cleared, the other kept
+        resp = await client.patch(path, json={"locale": None}, headers=owner.headers)
+        body = await resp.json()
+        assert (body["locale"], body["timeZone"]) == (None, None)
+        one = await (await client.get(path, headers=owner.headers)).json()
+        assert (one["locale"], one["timeZone"]) == (None, None)
+
+
+async def test_a_new_heir_or_guardian_takes_the_owners_language_never_the_zone(client):
+    owner = await sign_in(client)
+    for collection in ("beneficiaries", "guardians"):  # the owner has set none: none is copied
+        person = await create(client, owner, collection, email=f"first@{collection}.example.org")
+        assert (person["locale"], person["timeZone"]) == (None, None)
+    resp = await client.patch(
+        "/api/users/me", json={"locale": "es", "timeZone": "America/Mexico_City"}, headers=owner.headers
+    )
+    assert resp.status == 200
+    for collection in ("beneficiaries", "guardians"):
+        copied = await create(client, owner, collection, email=f"copied@{collection}.example.org")
+        assert (copied["locale"], copied["timeZone"]) == ("es", None)
+        sent = await create(client, owner, collection, locale="de", email=f"sent@{collection}.example.org")
+        assert sent["locale"] == "de"
+        cleared = await create(client, owner, collection, locale=None, email=f"null@{collection}.example.org")
+        assert cleared["locale"] is None  # null sent: the owner chose no language for them
+        body = await (await client.get(f"/api/{collection}", headers=owner.headers)).json()
+        assert sorted(str(p["locale"]) for p in body) == ["None", "None", "de", "es"]
+
+
+BAD = [("locale", v) for v in BAD_LOCALES] + [("timeZone", v) for v in BAD_ZONES]
+
+
+@pytest.mark.parametrize("collection", ["beneficiaries", "guardians"])
+@pytest.mark.parametrize(("field", "value"), BAD)
+async def test_an_heir_or_guardian_cannot_be_given_what_is_not_a_language_or_zone(
+    client, settings, collection, field, value
+):
+    owner = await sign_in(client)
+    person = await create(client, owner, collection, locale="pt-BR", timeZone="America/Sao_Paulo")
+    path = f"/api/{collection}/{person['id']}"
+    for resp in (
+        await client.patch(path, json={field: value}, headers=owner.headers),
+        await client.post(
+            f"/api/{collection}", json=body_for(collection, **{field: value}), headers=owner.headers
+        ),
+    ):
+        assert resp.status == 400, await resp.text()
+        body = await resp.json()
+        assert_error(body, 400)
+        if field == "locale":
+            assert "en, es, fr, de, pt-BR, ar" in str(body)
+    one = await (await client.get(path, headers=owner.headers)).json()
+    assert (one["locale"], one["timeZone"]) == ("pt-BR", "America/Sao_Paulo")
+    assert len(query(settings, f"SELECT id FROM {collection}")) == 1  # nothing created
+
+
+async def test_the_owners_export_carries_each_persons_language_and_zone(fam):
+    client, owner = fam.client, fam.owner
+    resp = await client.patch(
+        "/api/users/me", json={"locale": "ar", "timeZone": "Africa/Cairo"}, headers=owner.headers
+    )
+    assert resp.status == 200
+    await create(client, owner, "beneficiaries", locale="fr", timeZone="Europe/Paris")
+    await create(client, owner, "guardians")  # the owner's language, no zone
+    resp = await client.get("/api/legacy/export", headers=owner.headers)
+    data = await resp.read()
+    assert resp.status == 200, data[:500]
+    plan = json.loads(zipfile.ZipFile(io.BytesIO(data)).read("plan.json"))
+    assert (plan["owner"]["locale"], plan["owner"]["timeZone"]) == ("ar", "Africa/Cairo")
+    assert [(b["locale"], b["timeZone"]) for b in plan["beneficiaries"]] == [("fr", "Europe/Paris")]
+    assert [(g["locale"], g["timeZone"]) for g in plan["guardians"]] == [("ar", None)]

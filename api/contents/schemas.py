@@ -14,9 +14,11 @@ from api.schemas import (
     BaseSchema,
     DecimalString,
     Id,
+    Locale,
     PatchSchema,
     Percentage,
     Text,
+    TimeZone,
     UtcDateTime,
     WalletAddress,
 )
@@ -28,6 +30,13 @@ CLAIM_LINK_NOTE = (
     "`claimToken` (64 lowercase hex, 32 random bytes) is minted by the service; a value sent by the "
     "client is ignored. It is the only key to the beneficiary's capsule at `/api/claim/:token`: "
     "share it with them, and rotate it if it leaks."
+)
+
+# A new beneficiary or guardian takes the owner's language unless one is sent (docs/translations.md).
+NEW_PERSON_LOCALE = (
+    "Their language, one of the service's supported languages (LANGUAGES). Not sent on create: the "
+    "owner's own, if set. null: not set, emails are in English and pages follow the browser's "
+    "Accept-Language. Their time zone is never copied from the owner's."
 )
 
 
@@ -50,6 +59,8 @@ class BeneficiaryCreateSchema(BaseSchema):
             "beneficiaries, 409 otherwise). Left empty, the first confirmed on-chain claim records it."
         },
     )
+    locale = Locale(who="Their", metadata={"description": NEW_PERSON_LOCALE})
+    timeZone = TimeZone(who="Their", attribute="time_zone")
 
 
 class BeneficiaryPatchSchema(PatchSchema, BeneficiaryCreateSchema):
@@ -85,6 +96,8 @@ class BeneficiarySchema(BaseSchema):
             "then, and again after the address changes."
         },
     )
+    locale = Locale(who="Their", required=True)
+    timeZone = TimeZone(who="Their", required=True, attribute="time_zone")
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")
 
@@ -106,6 +119,8 @@ class GuardianCreateSchema(BaseSchema):
         },
     )
     relationship = Text(allow_none=True, validate=validate.Length(min=1, max=60))
+    locale = Locale(who="Their", metadata={"description": NEW_PERSON_LOCALE})
+    timeZone = TimeZone(who="Their", attribute="time_zone")
 
 
 class GuardianPatchSchema(PatchSchema, GuardianCreateSchema):
@@ -128,6 +143,8 @@ class GuardianSchema(BaseSchema):
         },
     )
     relationship = fields.String(required=True, allow_none=True)
+    locale = Locale(who="Their", required=True)
+    timeZone = TimeZone(who="Their", required=True, attribute="time_zone")
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")
     invitedAt = UtcDateTime(

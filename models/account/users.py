@@ -14,7 +14,7 @@ from core.files.crypto import KeyRing
 from core.text.cleaning import clean_line
 from core.text.i18n import N_, _
 from models import activity, sealed_text
-from models.common import TOMBSTONE, as_record
+from models.common import TOMBSTONE, as_record, wire_names
 from models.contents import guardians
 from models.delivery import outbox, owner_notices
 from models.delivery.budget import Budget
@@ -183,7 +183,7 @@ async def update_profile(
             kind="user.updated",
             entity_id=user_id,
             summary="Profile updated",
-            metadata={"fields": columns},
+            metadata={"fields": wire_names(columns=columns)},
         )
         if changes.get("name"):  # invitations that waited for the owner's name go now
             row_ids += await guardians.invite_waiting(cur, ring, user_id=user_id, now=now, budget=budget)

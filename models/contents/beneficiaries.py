@@ -27,7 +27,7 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, autocommit, transaction, unless_duplicate
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import IntegrityError, KeyRing
-from models import activity, plans, sealed_text
+from models import activity, common, plans, sealed_text
 from models.claim_tokens import (
     claim_token_digest,
     new_claim_token,
@@ -47,7 +47,8 @@ MAX_TOTAL = Decimal(100)
 def _select(alias: str) -> str:
     """A beneficiary's public columns, qualified by `alias` (the table's name, or the owner's
     reads' alias, which join the plan)."""
-    plain = ("allocation_percentage", "wallet_address", "email_confirmed_at", "created_at", "updated_at")
+    plain: tuple[str, ...] = ("allocation_percentage", "wallet_address", "email_confirmed_at", "locale")
+    plain += ("time_zone", "created_at", "updated_at")
     return ", ".join(
         [
             f"{alias}.id",
@@ -60,7 +61,7 @@ def _select(alias: str) -> str:
 
 PUBLIC_COLUMNS = _select("beneficiaries")
 COLUMNS = f"{PUBLIC_COLUMNS}, beneficiaries.claim_token_sealed"
-EDITABLE = ("name", "relationship", "email", "allocation_percentage", "wallet_address")
+EDITABLE = ("name", "relationship", "email", "allocation_percentage", "wallet_address", "locale", "time_zone")
 WRITABLE_COLUMNS = (*sealed_text.writable(table="beneficiaries", columns=EDITABLE), "email_confirmed_at")
 WALLET_TAKEN = "This wallet is already recorded for another of your beneficiaries"
 
@@ -78,6 +79,8 @@ class BeneficiaryPublic(TypedDict):
     wallet_address: str | None
     # When the heir confirmed their current address by its link; None after a change.
     email_confirmed_at: datetime | None
+    locale: str | None  # their language (one of LANGUAGES when set); None: emails in English
+    time_zone: str | None  # an IANA name; None: UTC
     created_at: datetime
     updated_at: datetime
 
@@ -224,8 +227,8 @@ async def create(
             await cur.execute(
                 "INSERT INTO beneficiaries (id, user_id, name_sealed, relationship_sealed, email_sealed,"
                 " email_bidx, allocation_percentage, wallet_address, claim_token_hash, claim_token_sealed,"
-                " wallet_bound_via, wallet_bound_at)"
-                f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {_OWNER_BINDING}) RETURNING {COLUMNS}",
+                " wallet_bound_via, wallet_bound_at, time_zone, locale) VALUES (%s, %s, %s, %s, %s, %s, %s,"
+                f" %s, %s, %s, {_OWNER_BINDING}, %s, {common.OWNERS_LOCALE_UNLESS_SENT}) RETURNING {COLUMNS}",
                 (
                     beneficiary_id,
                     user_id,
@@ -239,6 +242,8 @@ async def create(
                     seal_claim_token(ring, beneficiary_id=beneficiary_id, token=token),
                     data.get("wallet_address"),
                     data.get("wallet_address"),
+                    data.get("time_zone"),
+                    *common.owners_locale_unless_sent(data=data, user_id=user_id),
                 ),
             )
         row = await cur.fetchone()

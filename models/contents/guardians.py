@@ -18,20 +18,21 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, transaction
 from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
-from models import activity, guardian_links, plans, sealed_text
+from models import activity, common, guardian_links, plans, sealed_text
 from models.common import OwnedRows, as_record, changed_values, parse_id, update_row, wire_names
 from models.contents import guardian_passkeys
 from models.delivery import outbox, owner_notices
 from models.delivery.budget import Budget
 
 COLUMNS = (
-    f"id, user_id, {sealed_text.select_list(table='guardians', alias='guardians')}, wallet_address,"
+    f"id, user_id, {sealed_text.select_list(table='guardians', alias='guardians')}, wallet_address, locale,"
+    " time_zone,"
     " created_at, updated_at, invited_at, accepted_at, declined_at, reconfirmed_at, unresponsive_since,"
     # How they answer: a wallet the owner recorded, else the passkey they registered, else not yet.
     " CASE WHEN wallet_address IS NOT NULL THEN 'wallet' WHEN EXISTS (SELECT 1 FROM guardian_passkeys k"
     " WHERE k.guardian_id = guardians.id) THEN 'passkey' END AS proof"
 )
-EDITABLE = ("name", "email", "wallet_address", "relationship")
+EDITABLE = ("name", "email", "wallet_address", "relationship", "locale", "time_zone")
 WRITABLE_COLUMNS = sealed_text.writable(table="guardians", columns=EDITABLE)
 DUPLICATE = "This wallet is already one of your guardians"
 REINVITE_REFUSED = (
@@ -49,6 +50,8 @@ class Guardian(TypedDict):
     email: str
     wallet_address: str | None  # None: they answer with a passkey from their page
     relationship: str | None
+    locale: str | None  # their language (one of LANGUAGES when set); None: emails in English
+    time_zone: str | None  # an IANA name; None: UTC
     created_at: datetime
     updated_at: datetime
     invited_at: datetime | None
@@ -251,7 +254,8 @@ async def create(
         try:
             await cur.execute(
                 "INSERT INTO guardians (id, user_id, name_sealed, email_sealed, email_bidx, wallet_address,"
-                f" relationship_sealed) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
+                " relationship_sealed, time_zone, locale) VALUES (%s, %s, %s, %s, %s, %s, %s, %s,"
+                f" {common.OWNERS_LOCALE_UNLESS_SENT}) RETURNING {COLUMNS}",
                 (
                     guardian_id,
                     user_id,
@@ -260,6 +264,8 @@ async def create(
                     texts["email_bidx"],
                     data.get("wallet_address"),
                     texts["relationship_sealed"],
+                    data.get("time_zone"),
+                    *common.owners_locale_unless_sent(data=data, user_id=user_id),
                 ),
             )
         except psycopg2.errors.UniqueViolation:
