@@ -210,3 +210,19 @@ async def test_the_owners_export_carries_each_persons_language_and_zone(fam):
     assert (plan["owner"]["locale"], plan["owner"]["timeZone"]) == ("ar", "Africa/Cairo")
     assert [(b["locale"], b["timeZone"]) for b in plan["beneficiaries"]] == [("fr", "Europe/Paris")]
     assert [(g["locale"], g["timeZone"]) for g in plan["guardians"]] == [("ar", None)]
+
+
+async def test_an_address_confirmation_is_written_in_the_heirs_language(client, settings):
+    """An email to an address not yet confirmed for an heir reads the heir's language and zone
+    (the row's recipient is the heir, as for an address a guardian proposed for them)."""
+    owner = await sign_in(client)
+    await client.patch(
+        "/api/users/me", json={"name": "Olive", "email": "o@example.org"}, headers=owner.headers
+    )
+    heir = await create(client, owner, "beneficiaries", locale="pt-BR", timeZone="America/Sao_Paulo")
+    resp = await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
+    assert resp.status == 202, await resp.text()
+    (row,) = query(settings, "SELECT id::text AS id FROM outbox WHERE kind = 'email_confirmation'")
+    delivery = await deliveries.load(client.app[DB], client.app[SETTINGS].key_ring, row_id=row["id"])
+    assert delivery is not None
+    assert (delivery["locale"], delivery["time_zone"]) == ("pt-BR", "America/Sao_Paulo")
