@@ -417,3 +417,45 @@ async def test_an_heir_told_early_gets_their_link_again_at_the_address_the_owner
     assert not email_provider.to("heir1.new@example.org")
     assert len(email_provider.to("ada.owner@example.org")) == 1
     assert query(settings, "SELECT count(*) AS n FROM outbox WHERE kind = 'early_heir_link'")[0]["n"] == 3
+
+
+async def listed(client: Any, setup: Any, guardian: Any) -> list[dict[str, Any]]:
+    session = await guardian_session(client, guardian)
+    resp = await client.get("/api/legacy/guardianships", headers=session.headers)
+    assert resp.status == 200, await resp.text()
+    [plan] = [p for p in await resp.json() if p["planId"] == setup.plan_id]
+    return plan["addressChanges"]
+
+
+async def test_the_guardians_list_shows_the_changes_running_and_nothing_before_the_release(
+    client, clock, run_worker, email_provider, settings
+):
+    owner = await sign_in(client)
+    before = await activate_plan(client, owner, guardians=2)
+    heir = before.beneficiaries[0]
+    assert (await propose(client, before, before.guardians[0], heir)).status == 202  # to the owner
+    assert await listed(client, before, before.guardians[0]) == []  # the heirs are not listed yet
+
+    owner = await sign_in(client)
+    setup = await release_plan(
+        client, owner, clock, lambda: run_worker(settings=email_provider.settings), guardians=3
+    )
+    heir = setup.beneficiaries[0]
+    change = await (await propose(client, setup, setup.guardians[0], heir)).json()
+    [mine] = await listed(client, setup, setup.guardians[0])
+    assert mine["id"] == change["id"] and mine["proposedByMe"] and mine["agreedByMe"]
+    [theirs] = await listed(client, setup, setup.guardians[1])
+    assert NEW not in str(theirs)  # never the address
+    assert {k: theirs[k] for k in ("beneficiaryId", "name", "status", "approvals", "holdUntil")} == {
+        "beneficiaryId": heir["id"],
+        "name": "Heir 0",
+        "status": "pending",
+        "approvals": 1,
+        "holdUntil": None,
+    }
+    assert theirs["proposedByMe"] is False and theirs["agreedByMe"] is False and theirs["proposedAt"]
+    assert (await decide(client, setup, setup.guardians[1], change["id"], "agree")).status == 200
+    [held] = await listed(client, setup, setup.guardians[2])
+    assert held["status"] == "holding" and held["approvals"] == 2 and held["holdUntil"]
+    assert (await decide(client, setup, setup.guardians[2], change["id"], "stop")).status == 200
+    assert await listed(client, setup, setup.guardians[1]) == []

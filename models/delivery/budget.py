@@ -86,14 +86,14 @@ def answered(*, guardian: str, heir: str, row: str | None = None) -> str:
     person = f"({guardian}.accepted_at IS NOT NULL OR {heir}.email_confirmed_at IS NOT NULL)"
     if row is None:
         return person
-    own = to_bidx(row=row)
+    own = own_address_bidx(row=row)
     return (
         f"(CASE WHEN {own} IS NULL THEN {person} ELSE"
         f" COALESCE({heir}.email_bidx = {own} AND {heir}.email_confirmed_at IS NOT NULL, false) END)"
     )
 
 
-def to_bidx(*, row: str) -> str:
+def own_address_bidx(*, row: str) -> str:
     """SQL: the blind index of the address an outbox row names itself (`toBidx` in its context,
     hex: a corrected heir address's confirmation), NULL for a row sent to its person's address."""
     return f"decode({row}.context->>'toBidx', 'hex')"
@@ -102,7 +102,7 @@ def to_bidx(*, row: str) -> str:
 def recipient_bidx(*, row: str, guardian: str, heir: str) -> str:
     """SQL: the blind index a row's suppression is read against: the address it names itself,
     else its person's current one."""
-    return f"COALESCE({to_bidx(row=row)}, {guardian}.email_bidx, {heir}.email_bidx)"
+    return f"COALESCE({own_address_bidx(row=row)}, {guardian}.email_bidx, {heir}.email_bidx)"
 
 
 # A row being written was refused by its recipient (%(to)s: its id; %(plan)s: its plan), at the
@@ -166,20 +166,20 @@ async def admit(
     recipient_id: str,
     budget: Budget | None,
     now: datetime,
-    address_bidx: bytes | None = None,
+    to_bidx: bytes | None = None,
 ) -> Admission:
     """How an email written now starts: any kind but BUDGETED goes at once, uncounted; a
     budgeted one goes at once (counted from now) unless its account's or its client address's
     last WINDOW is full, or the plan has rows waiting already (they go first): then it waits,
     `deferred`. A waiting row for the same person and kind is about to be replaced, not waited
     behind. One to an address that said "I don't know this person" to this account is skipped:
-    the person's, or `address_bidx`'s when the row names an address of its own."""
+    the person's, or `to_bidx`'s when the row names an address of its own."""
     if kind not in BUDGETED:
         return UNCOUNTED
     if budget is None or plan_id is None:
         raise ValueError(f"a {kind} email needs its plan and the request's budget")
-    if address_bidx is not None:
-        await cur.execute(_REFUSED_AT, {"plan": plan_id, "bidx": address_bidx})
+    if to_bidx is not None:
+        await cur.execute(_REFUSED_AT, {"plan": plan_id, "bidx": to_bidx})
     else:
         await cur.execute(_REFUSED, {"plan": plan_id, "to": recipient_id})
     if (await cur.fetchone())["refused"]:

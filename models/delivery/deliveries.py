@@ -16,7 +16,7 @@ from core.db import Pool, autocommit
 from core.files.crypto import KeyRing
 from models import address_links, plans, sealed_text
 from models.common import live_account
-from models.delivery.budget import answered, recipient_bidx, suppressed
+from models.delivery.budget import answered, own_address_bidx, recipient_bidx, suppressed
 
 # The one email an account being deleted still sends: each accepted guardian's goodbye
 # (models.flows.deletion), rendered from rows that stay until it is settled.
@@ -66,6 +66,18 @@ class Delivery(TypedDict):
     # "I don't know this person" link (a mail client's Unsubscribe must not drop them).
     answered: bool
 
+
+# The blind index of the recipient's address as it is now (at send): a bounce counts against
+# an address only while the person still has it (migrations/0021_email_events.sql).
+# A row sent to an address of its own counts against nobody's (an owner's previous one) or that
+# address's (`toBidx`: a corrected heir address, whose "I don't know this person" stops it).
+SENT_TO_BIDX = (
+    f"CASE WHEN o.context->>'toSealed' IS NOT NULL THEN {own_address_bidx(row='o')}"
+    " WHEN o.recipient_type = 'guardian' THEN (SELECT email_bidx FROM guardians WHERE id = o.recipient_id)"
+    " WHEN o.recipient_type = 'beneficiary'"
+    " THEN (SELECT email_bidx FROM beneficiaries WHERE id = o.recipient_id)"
+    " ELSE (SELECT email_bidx FROM users WHERE id = o.recipient_id) END"
+)
 
 # Names and addresses are sealed at rest (models/sealed_text.py): `from_row` opens the recipient's
 # (guardian, beneficiary or owner, whichever the row names) and the plan owner's name.

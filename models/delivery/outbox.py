@@ -27,7 +27,7 @@ from core.files.crypto import KeyRing
 from models import check_in_links
 from models.common import as_record, as_records
 from models.delivery import deliveries
-from models.delivery.budget import BUDGETED, Budget, admit, prune, releasable, spend, to_bidx
+from models.delivery.budget import BUDGETED, Budget, admit, prune, releasable, spend
 
 DELIVER_JOB = "deliver_email"
 RecipientType = Literal["owner", "guardian", "beneficiary"]
@@ -51,23 +51,16 @@ async def add(
     now: datetime,
     context: dict[str, Any] | None = None,
     budget: Budget | None = None,
-    address_bidx: bytes | None = None,
+    to_bidx: bytes | None = None,
 ) -> str:
     """One email; an owner's lifecycle email (check_in_links.KINDS) gets its one-time check-in link,
     one to an address the owner typed (BUDGETED) counts against the request's `budget` and may
-    wait (models.delivery.budget), replacing one still waiting for that person. A row sent to an
-    address of its own (`toSealed` in its context) passes that address's blind index as
-    `address_bidx`: it is kept as `toBidx`, and "I don't know this person" is read at that address."""
-    if address_bidx is not None:
-        context = {**(context or {}), "toBidx": address_bidx.hex()}
+    wait (models.delivery.budget), replacing one still waiting for that person. `to_bidx`: the
+    blind index of an address the row names itself (`toSealed`), kept as `toBidx`, refused there."""
+    if to_bidx is not None:
+        context = {**(context or {}), "toBidx": to_bidx.hex()}
     admitted = await admit(
-        cur,
-        kind=kind,
-        plan_id=plan_id,
-        recipient_id=recipient_id,
-        budget=budget,
-        now=now,
-        address_bidx=address_bidx,
+        cur, kind=kind, plan_id=plan_id, recipient_id=recipient_id, budget=budget, now=now, to_bidx=to_bidx
     )
     await cur.execute(
         "WITH replaced AS (UPDATE outbox SET status = 'skipped', last_error = 'replaced by a later email',"
@@ -294,7 +287,7 @@ class Batch:
                 "UPDATE outbox o SET status = v.status, last_error = v.reason, attempts = o.attempts + 1,"
                 " finished_at = CASE WHEN v.status = 'pending' THEN NULL ELSE %s::timestamptz END,"
                 " next_attempt_at = COALESCE(v.next_at, o.next_attempt_at), provider_id = v.provider_id,"
-                f" sent_to_bidx = CASE WHEN v.status = 'sent' THEN {_RECIPIENT_BIDX} END,"
+                f" sent_to_bidx = CASE WHEN v.status = 'sent' THEN {deliveries.SENT_TO_BIDX} END,"
                 " claimed_by = NULL, claimed_until = NULL"
                 f" FROM (VALUES {values}) AS v(id, status, reason, next_at, provider_id)"
                 " WHERE o.id = v.id AND o.status = 'pending' AND o.claimed_by = %s"
@@ -309,19 +302,6 @@ class Batch:
             ]
             self.alerts = await _alert_guardians(cur, undelivered, self.now)
         return len(recorded)
-
-
-# The blind index of the recipient's address as it is now (at send): a bounce counts against
-# an address only while the person still has it (migrations/0021_email_events.sql).
-# A row sent to an address of its own counts against nobody's (an owner's previous one) or that
-# address's (`toBidx`: a corrected heir address, whose "I don't know this person" stops it).
-_RECIPIENT_BIDX = (
-    f"CASE WHEN o.context->>'toSealed' IS NOT NULL THEN {to_bidx(row='o')}"
-    " WHEN o.recipient_type = 'guardian' THEN (SELECT email_bidx FROM guardians WHERE id = o.recipient_id)"
-    " WHEN o.recipient_type = 'beneficiary'"
-    " THEN (SELECT email_bidx FROM beneficiaries WHERE id = o.recipient_id)"
-    " ELSE (SELECT email_bidx FROM users WHERE id = o.recipient_id) END"
-)
 
 
 async def _alert_guardians(cur: Cursor, row_ids: list[str], now: datetime) -> list[str]:

@@ -22,7 +22,7 @@ from models.account import users
 from models.claim import claim_links
 from models.common import as_record, live_account
 from models.plan import objections
-from models.plan.guardianships import address_changes
+from models.plan.guardianships import open_addresses
 from models.plan.guardianships.membership import Answerer
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
 
@@ -96,7 +96,7 @@ class GuardianPage(TypedDict):
     owner_key_used_at: datetime | None
     # Once accepted and the plan released or ready: each heir's link delivery (names only).
     beneficiaries: list[claim_links.LinkDelivery]
-    address_changes: list[address_changes.OpenChange]  # proposed heir addresses still running
+    address_changes: list[open_addresses.OpenChange]  # proposed heir addresses still running
     uncorrectable: list[str]  # a sentence per bounced heir whose address too few guardians can correct
     asks: list[Action]  # what is asked of this guardian now
 
@@ -152,7 +152,7 @@ async def open_by_token(
         asked: HeirRequest | None = None
         approvals, approved_by_me, threshold = 0, False, 0
         links: list[claim_links.LinkDelivery] = []
-        changes: list[address_changes.OpenChange] = []
+        changes: list[open_addresses.OpenChange] = []
         stuck: list[str] = []
         # Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
         # link may have reached a mistyped address, and a report's note is nobody else's to read.
@@ -168,7 +168,7 @@ async def open_by_token(
                 links = (await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]])).get(
                     str(plan["id"]), []
                 )
-                changes = await address_changes.open_changes(cur, plan_id=plan["id"], guardian_id=row["id"])
+                changes = await open_addresses.open_changes(cur, plan_id=plan["id"], guardian_id=row["id"])
                 accepted_count, _ = await plans.acceptance(cur, plan=plan)
                 if address_links.short_of_guardians(accepted=accepted_count, needed=threshold):
                     stuck = [

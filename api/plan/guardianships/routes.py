@@ -55,8 +55,9 @@ async def _status_of(request: web.Request, plan_id: str) -> web.Response:
     description="Plans where one of your wallets is a guardian, with verification progress and your "
     "answer to the invitation (`invitation`: pending, accepted or declined; Drafts are listed so that "
     "you can answer before the plan starts). Nothing of the plans' contents. Until you accept (and after "
-    "you decline) a plan shows only its owner, its status and your invitation: `beneficiaries` and "
-    "`walletChanges` are empty, `approvals` 0, `reconfirmationAsked` false, `releaseAt`, `readySince`, "
+    "you decline) a plan shows only its owner, its status and your invitation: `beneficiaries`, "
+    "`walletChanges` and `addressChanges` are empty, `approvals` 0, `reconfirmationAsked` false, "
+    "`releaseAt`, `readySince`, "
     "`ownerKeyUsedAt`, `reconfirmedAt`, `reconfirmationAskedAt` and `unresponsiveSince` null.",
     responses=error_responses(401),
 )

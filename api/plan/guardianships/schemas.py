@@ -50,6 +50,29 @@ class WalletChangeStatusSchema(BaseSchema):
     threshold = fields.Integer(required=True)
 
 
+class OpenAddressChangeSchema(BaseSchema):
+    id = fields.String(
+        required=True, metadata={"description": "The change's id, for `…/address-changes/:changeId`."}
+    )
+    beneficiaryId = fields.String(required=True, attribute="beneficiary_id")
+    name = fields.String(required=True, allow_none=True, metadata={"description": "The heir's name."})
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["pending", "holding", "confirming"],
+            "description": "`pending`: waiting for enough guardians to agree; `holding`: agreed, waiting out "
+            "the hold (any guardian can stop it); `confirming`: the new address was sent a link to confirm.",
+        },
+    )
+    approvals = fields.Integer(required=True, metadata={"description": "Guardians who agreed so far."})
+    holdUntil = UtcDateTime(required=True, allow_none=True, attribute="hold_until")
+    proposedAt = UtcDateTime(required=True, attribute="proposed_at")
+    proposedByMe = fields.Boolean(required=True, attribute="proposed_by_me")
+    agreedByMe = fields.Boolean(
+        required=True, attribute="agreed_by_me", metadata={"description": "Proposing counts as agreeing."}
+    )
+
+
 class GuardianshipSchema(BaseSchema):
     """Dumps `models.plan.guardianships.invitation.Guardianship` as it is."""
 
@@ -153,6 +176,17 @@ class GuardianshipSchema(BaseSchema):
             "description": "Wallets an heir proved in place of the one bound to them (e.g. the owner "
             "recorded one they lost), waiting for `threshold` guardians to approve: only approve after "
             "confirming with the heir themselves. Empty before the plan is released or ready."
+        },
+    )
+    addressChanges = fields.List(
+        fields.Nested(OpenAddressChangeSchema),
+        required=True,
+        attribute="address_changes",
+        metadata={
+            "description": "New email addresses proposed for heirs and still running (never the address): "
+            "agree with `POST …/address-changes/{id}/agree` once you know it reaches the heir, or stop it "
+            "with `…/stop`. Empty before the plan is released or ready, when a proposal goes to the owner "
+            "instead."
         },
     )
     beneficiaries = fields.List(

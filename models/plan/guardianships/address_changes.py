@@ -8,8 +8,8 @@ shape of a lost heir wallet (models.claim.wallet_changes): the plan's threshold 
 guardians agrees, then it waits PENDING_FOR, during which the old address, the other heirs and
 every accepted guardian are told and any guardian can stop it; then the new address gets a
 confirmation link (a budgeted email: a guardian typed it), and only once the heir confirms does
-it become theirs and their claim link go there. Decisions: docs/lifecycle.md ("A corrected heir
-address").
+it become theirs and their claim link go there. What a guardian reads of the changes still running:
+models.plan.guardianships.open_addresses. Decisions: docs/lifecycle.md ("A corrected heir address").
 """
 
 from __future__ import annotations
@@ -26,16 +26,16 @@ from core.files.crypto import KeyRing
 from models import plans, sealed_text
 from models.address_links import change_id_of
 from models.claim.wallet_changes import PENDING_FOR
-from models.common import as_record, parse_id
+from models.common import parse_id
 from models.contents import beneficiaries
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
 from models.delivery.budget import Budget
 from models.plan.guardianships.membership import Membership, locked
+from models.plan.guardianships.open_addresses import OPEN
 from models.plans import APPROVED, RELEASED, Plan
 
 CONFIRMATION = "address_confirmation"
-OPEN = ("pending", "holding", "confirming")  # still running: another for the heir waits
 
 
 class Proposal(TypedDict):  # what the guardian's answer says of the change
@@ -354,7 +354,7 @@ async def sweep(pool: Pool, redis: ArqRedis, ring: KeyRing, *, now: datetime, bu
                     now=now,
                     context={"changeId": row["id"], "sealId": seal_id, "toSealed": sealed},
                     budget=budget,
-                    address_bidx=sealed_text.blind_index(
+                    to_bidx=sealed_text.blind_index(
                         ring, table="beneficiaries", column="email", value=email or ""
                     ),
                 )
@@ -425,26 +425,3 @@ async def confirm(pool: Pool, redis: ArqRedis, ring: KeyRing, *, token: str, now
         )
     await outbox.enqueue(redis, row_ids=row_ids)
     return True
-
-
-class OpenChange(TypedDict):
-    """A change still running, as a guardian's page shows it (never the address)."""
-
-    id: str
-    beneficiary_id: str
-    status: str  # pending | holding | confirming
-    approvals: int
-    hold_until: datetime | None
-    agreed_by_me: bool
-
-
-async def open_changes(cur: Cursor, *, plan_id: str, guardian_id: str) -> list[OpenChange]:
-    await cur.execute(
-        "SELECT c.id::text AS id, c.beneficiary_id::text AS beneficiary_id, c.status, c.hold_until,"
-        " (SELECT count(*)::int FROM address_change_approvals a WHERE a.change_id = c.id) AS approvals,"
-        " EXISTS (SELECT 1 FROM address_change_approvals a WHERE a.change_id = c.id"
-        "   AND a.guardian_id = %s) AS agreed_by_me"
-        " FROM address_changes c WHERE c.plan_id = %s AND c.status = ANY(%s) ORDER BY c.created_at, c.id",
-        (guardian_id, plan_id, list(OPEN)),
-    )
-    return [as_record(OpenChange, row=row) for row in await cur.fetchall()]

@@ -16,6 +16,7 @@ from models.common import parse_id
 from models.contents import guardians
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
+from models.plan.guardianships import open_addresses
 from models.plan.guardianships.membership import FIRST_ROW, GUARDIAN_OF, membership
 from models.plans import ACTIVE, APPROVED, FROZEN, PENDING, RELEASED, get_by_id
 
@@ -55,6 +56,8 @@ class Guardianship(TypedDict):
     beneficiaries: list[claim_links.LinkDelivery]
     # Wallets heirs proved in place of a lost one, waiting for the guardians (docs/soroban.md).
     wallet_changes: list[wallet_changes.WalletChange]
+    # Corrected heir addresses still running, once released or ready (docs/lifecycle.md).
+    address_changes: list[open_addresses.ListedChange]
 
 
 class Answer(TypedDict):
@@ -90,6 +93,7 @@ def _invited_only(row: dict[str, Any], threshold: int) -> Guardianship:
         owner_key_used_at=None,
         beneficiaries=[],
         wallet_changes=[],
+        address_changes=[],
     )
 
 
@@ -105,7 +109,7 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
     they take the role on (an invitation alone shows nothing of the plan)."""
     async with autocommit(pool) as cur:
         await cur.execute(
-            "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id,"
+            "SELECT DISTINCT ON (p.id) p.id AS plan_id, o.id AS owner_id, g.id::text AS guardian_id,"
             f" {sealed_text.select_list(table='users', alias='o', columns=('name',), prefix='owner_')},"
             " o.wallet_address AS owner_wallet,"
             " p.status, p.guardian_threshold, p.round_threshold, p.release_at, p.ready_at, g.invited_at,"
@@ -131,6 +135,9 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
         guarded = [row["plan_id"] for row in rows if row["accepted_at"] is not None]
         links = await claim_links.deliveries(cur, ring, plan_ids=guarded)
         changes = await wallet_changes.pending_changes(cur, ring, plan_ids=guarded, guardian_user_id=user_id)
+        # Only where the heirs hold their links (their names are on the list already).
+        guardian_of = {str(r["plan_id"]): r["guardian_id"] for r in rows if links.get(str(r["plan_id"]))}
+        addresses = await open_addresses.of_plans(cur, ring, guardian_of=guardian_of)
     result = []
     for sealed_row in rows:
         row = sealed_text.open_row(ring, table="users", row=sealed_row, id_key="owner_id", prefix="owner_")
@@ -164,6 +171,7 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
                 owner_key_used_at=row["owner_key_used_at"] if row["status"] in FROZEN else None,
                 beneficiaries=links.get(str(row["plan_id"]), []),
                 wallet_changes=changes.get(str(row["plan_id"]), []),
+                address_changes=addresses.get(str(row["plan_id"]), []),
             )
         )
     return result
