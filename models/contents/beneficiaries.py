@@ -42,21 +42,15 @@ from models.delivery.budget import Budget
 
 ALLOCATION_LOCK = "allocations"
 MAX_TOTAL = Decimal(100)
+PLAIN = ("allocation_percentage", "wallet_address", "email_confirmed_at", "locale", "time_zone")
 
 
 def _select(alias: str) -> str:
     """A beneficiary's public columns, qualified by `alias` (the table's name, or the owner's
     reads' alias, which join the plan)."""
-    plain: tuple[str, ...] = ("allocation_percentage", "wallet_address", "email_confirmed_at", "locale")
-    plain += ("time_zone", "created_at", "updated_at")
-    return ", ".join(
-        [
-            f"{alias}.id",
-            f"{alias}.user_id",
-            sealed_text.select_list(table="beneficiaries", alias=alias),
-            *(f"{alias}.{column}" for column in plain),
-        ]
-    )
+    plain = ", ".join(f"{alias}.{column}" for column in (*PLAIN, "created_at", "updated_at"))
+    texts = sealed_text.select_list(table="beneficiaries", alias=alias)
+    return f"{alias}.id, {alias}.user_id, {texts}, {plain}"
 
 
 PUBLIC_COLUMNS = _select("beneficiaries")
