@@ -252,6 +252,4 @@ def negotiate(*, chosen: str | None, recorded: str | None, accept_language: str 
 
 def megabytes(value: float) -> str:
     """A file's size in megabytes, one decimal, as the reader's language writes it ("2.5 MB")."""
-    return units.format_unit(
-        value, "digital-megabyte", length="short", format="#,##0.0", locale=_locale(language())
-    )
+    return units.format_unit(round(value, 1), "digital-megabyte", length="short", locale=_locale(language()))
