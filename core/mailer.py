@@ -2,7 +2,7 @@
 
 `POST $EMAIL_PROVIDER_URL` with `Authorization: Bearer $EMAIL_PROVIDER_API_KEY`,
 `Idempotency-Key: <outbox row id>` and `{"from", "to": [address], "subject", "text", "html"}`,
-plus `"headers"` when an email has extra ones (RFC 8058 one-click unsubscribe).
+plus `"headers"` when an email has extra ones (its Content-Language; RFC 8058 one-click unsubscribe).
 2xx is sent, and its JSON body's `id` (Resend's shape) is the provider's id for the email, kept
 on the outbox row so the provider's delivery webhook can find it (models/delivery/events.py);
 429, 5xx and network errors are worth retrying (honouring `Retry-After`); any other 4xx is
@@ -50,8 +50,9 @@ class Email:
     subject: str
     text: str
     html: str
-    # Extra headers the provider puts on the email (Resend's `headers`): RFC 8058's
-    # List-Unsubscribe and List-Unsubscribe-Post on an invitation or confirmation request.
+    # Extra headers the provider puts on the email (Resend's `headers`): Content-Language on every
+    # email (the language it is written in), and RFC 8058's List-Unsubscribe and
+    # List-Unsubscribe-Post on an invitation or confirmation request.
     headers: Mapping[str, str] = field(default_factory=dict)
 
 

@@ -54,8 +54,9 @@ class SigningIn(User):
 # known_as's words when there is no name, lower-case for the middle of a sentence, in the
 # reader's language (core.text.i18n); an email that opens a sentence with them capitalises them
 # (models.mail.texts.common.sentence_case).
-# Translators: stands in for the owner's name, in the middle of a sentence; {wallet} is a
-# Stellar wallet key, as "the holder of the Stellar wallet GABC…".
+# Translators: stands in for the owner's name wherever a name would be, in any sentence and any
+# grammatical case ("{owner}'s plan", "We have told {owner}"): prefer words that read right in
+# every position (no article that must change with the case). {wallet} is a Stellar wallet key.
 STAND_INS = (N_("the holder of the Stellar wallet {wallet}"), N_("the plan's owner"))
 
 

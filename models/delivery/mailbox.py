@@ -48,6 +48,7 @@ def keep(*, data_dir: Path, outbox_id: str, kind: str, email: Email, now: dateti
         "subject": email.subject,
         "text": email.text,
         "html": email.html,
+        "headers": dict(email.headers),  # as the provider would have put them on the email
     }
     final = where / f"{uuid.UUID(outbox_id)}.json"
     partial = where / f".{final.name}.{os.getpid()}"
@@ -64,7 +65,13 @@ def _read(path: Path) -> Kept | None:
             id=record["id"],
             kind=record["kind"],
             kept_at=datetime.fromisoformat(record["keptAt"]),
-            email=Email(to=record["to"], subject=record["subject"], text=record["text"], html=record["html"]),
+            email=Email(
+                to=record["to"],
+                subject=record["subject"],
+                text=record["text"],
+                html=record["html"],
+                headers=record.get("headers") or {},  # none on an email kept before they were
+            ),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # removed meanwhile, or not one of ours

@@ -6,13 +6,13 @@ links from the guardian's id and page version (models.guardian_links), and check
 links from the outbox row id (models.check_in_links), so no token or address is ever stored
 in the outbox. Texts are short and kind; they are read by people at a
 hard moment. The words of each kind are in models/mail/texts/, by audience (owner,
-guardian, heir); this module builds the links, picks the template and frames the email.
+guardian, heir); this module builds the links, picks the template and frames the email, in
+the recipient's language and time zone (docs/translations.md).
 """
 
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from core.files.crypto import KeyRing
 from core.mailer import Email
@@ -83,6 +83,8 @@ def _cleaned(d: Delivery, *, limit: int | None) -> Delivery:
 
 
 def _html(greeting: str, paragraphs: list[str], links: dict[str, str]) -> str:
+    """The HTML part, its language and direction said (`lang`, and `dir="rtl"` for Arabic), as the
+    pages say theirs."""
     parts = [f"<p>{_bdi(html.escape(greeting))}</p>"]
     for paragraph in paragraphs:
         escaped = html.escape(paragraph)
@@ -90,7 +92,8 @@ def _html(greeting: str, paragraphs: list[str], links: dict[str, str]) -> str:
             safe = html.escape(url)
             escaped = escaped.replace(safe, f'<a href="{safe}">{safe}</a>')
         parts.append(f"<p>{_bdi(escaped)}</p>")
-    return "<!doctype html><html><body>" + "".join(parts) + "</body></html>"
+    opening = f'<!doctype html><html lang="{html.escape(i18n.language())}" dir="{i18n.direction()}"><body>'
+    return opening + "".join(parts) + "</body></html>"
 
 
 def _bdi(escaped: str) -> str:
@@ -107,8 +110,7 @@ def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     service's own pages use `base_url` (PUBLIC_BASE_URL); only "sign in" points at `app_url`
     (PUBLIC_APP_URL), and only when one is configured: without it no email names a place to sign
     in (docs/pages.md)."""
-    row: dict[str, Any] = dict(d)
-    with i18n.speaking(row.get("locale"), row.get("time_zone")):
+    with i18n.speaking(d["locale"], d["time_zone"]):
         return _render(d=d, ring=ring, base_url=base_url, app_url=app_url)
 
 
@@ -163,5 +165,9 @@ def _render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email
         subject=subject,
         text=_plain(f"{greeting}\n\n{text}\n\n{signoff}\n"),
         html=_html(greeting, [*paragraphs, signoff], links),
-        headers=suppressions.headers(link=links["unknown"]) if "unknown" in links else {},
+        headers={
+            # The language the email is written in (RFC 3282), for the mail client and screen readers.
+            "Content-Language": i18n.language(),
+            **(suppressions.headers(link=links["unknown"]) if "unknown" in links else {}),
+        },
     )

@@ -33,8 +33,9 @@ def owner_name(*, d: Delivery) -> str:
 
 # The words that stand in for a person the email cannot name, lower-case for the middle of a
 # sentence; sentence_case capitalises them where they open one. The owner's are users.STAND_INS.
-# Translators: each stands in for a person's name, in the middle of a sentence; an email that
-# opens a sentence with it writes its first letter as a capital.
+# Translators: each stands in for a person's name wherever the name would be, in any sentence
+# and grammatical case; lower-case: an email that opens a sentence with it writes its first
+# letter as a capital.
 ONE_OF_YOUR_GUARDIANS = N_("one of your guardians")
 ONE_OF_YOUR_BENEFICIARIES = N_("one of your beneficiaries")
 ONE_OF_THE_GUARDIANS = N_("one of the guardians")
