@@ -60,7 +60,8 @@ async def test_sent_with_the_providers_json_shape_and_idempotency_key(
     for captured in email_provider.requests:
         assert captured.headers["Authorization"] == f"Bearer {API_KEY}"
         assert captured.headers["Content-Type"] == "application/json"
-        assert set(captured.body) == {"from", "to", "subject", "text", "html"}
+        assert set(captured.body) == {"from", "to", "subject", "text", "html", "headers"}
+        assert captured.body["headers"]["Content-Language"] == "en"  # the language it is written in
         assert captured.body["from"] == "Legacy <no-reply@example.test>"
     assert {r.to for r in email_provider.requests} == {OWNER, GUARDIAN}
 
