@@ -32,15 +32,21 @@ def owner_name(*, d: Delivery) -> str:
 
 
 # The words that stand in for a person the email cannot name, lower-case for the middle of a
-# sentence; sentence_case capitalises them where they open one. The owner's are users.STAND_INS.
-# Translators: each stands in for a person's name wherever the name would be, in any sentence
-# and grammatical case; lower-case: an email that opens a sentence with it writes its first
-# letter as a capital.
+# sentence; sentence_case capitalises them where they open one (a translation the same way: an
+# email that opens a sentence with one writes its first letter as a capital). The owner's are
+# users.STAND_INS.
+# (Each translator comment below says the same: the catalog shows it beside each stand-in.)
+# Translators: stands in for a name, in any sentence and grammatical case; lower-case.
 ONE_OF_YOUR_GUARDIANS = N_("one of your guardians")
+# Translators: stands in for a name, in any sentence and grammatical case; lower-case.
 ONE_OF_YOUR_BENEFICIARIES = N_("one of your beneficiaries")
+# Translators: stands in for a name, in any sentence and grammatical case; lower-case.
 ONE_OF_THE_GUARDIANS = N_("one of the guardians")
+# Translators: stands in for a name, in any sentence and grammatical case; lower-case.
 ANOTHER_GUARDIAN = N_("another guardian")
+# Translators: stands in for a name, in any sentence and grammatical case; lower-case.
 ONE_OF_THE_BENEFICIARIES = N_("one of the beneficiaries")
+# Translators: stands in for a name, in any sentence and grammatical case; lower-case.
 ONE_OF_THE_PEOPLE_THEY_NAMED = N_("one of the people they named")
 STAND_INS = (
     *users.STAND_INS,
