@@ -40,6 +40,7 @@ PURPOSES = (
     "guardian.object",
     "guardian.withdraw_objection",
     "guardian.propose_address",
+    "guardian.suggest_address",
     "guardian.agree_address",
     "guardian.stop_address",
 )

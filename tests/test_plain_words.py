@@ -169,6 +169,7 @@ AUDIENCE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(heir_news.TEMPLATES, ("beneficiary",)),
     **dict.fromkeys(objections.TEMPLATES, ("owner",)),
     "address_proposed": ("owner",),
+    "address_suggested": ("owner",),
     "address_change_proposed": ("guardian",),
     "address_change_holding": ("guardian", "beneficiary"),
     "address_change_stopped": ("guardian",),

@@ -24,8 +24,10 @@ from api.schemas import error_responses
 from api.sep import wallet_request
 from core.errors import BadRequest
 from core.text.cleaning import clean_block
+from core.text.i18n import N_
 from models.flows import guardian_pages
 from models.flows.answers import guardian, passkey
+from models.plan.guardianships import address_suggestions
 from models.plan.guardianships.membership import Answerer
 from models.proofs.passkey import relying_party
 
@@ -42,6 +44,7 @@ ASK_TITLES = {
     "withdraw_objection": "Withdraw your objection with your wallet",
     "resend": "Send the link again",
     "propose_address": "Propose the new address with your wallet",
+    "suggest_address": N_("Send the address with your wallet"),
     "agree_address": "Agree with your wallet",
     "stop_address": "Stop it with your wallet",
 }
@@ -110,9 +113,12 @@ async def guardian_page(request: web.Request) -> web.Response:
     tags=["pages"],
     summary="A guardian's answer as a signing request for their wallet (HTML form)",
     description="Form fields `action` (accept, decline, reconfirm, report, approve, object, "
-    "withdraw_objection, resend, propose_address, agree_address, stop_address), `beneficiaryId` (resend, "
-    "propose_address), `changeId` (agree_address, stop_address), `email` "
-    "(propose_address: an heir's new address; docs/lifecycle.md, A corrected heir address), "
+    "withdraw_objection, resend, propose_address, suggest_address, agree_address, stop_address), "
+    "`beneficiaryId` (resend, propose_address), `changeId` (agree_address, stop_address), `email` "
+    "(propose_address: an heir's new address; suggest_address, before the heirs hold their links: the "
+    "address, with `heirName`, the person as the guardian knows them, at most 200 characters, and an "
+    "optional `note`, at most 500, all three sent to the owner, who decides; docs/lifecycle.md, A "
+    "corrected heir address), "
     "`reason` (report, optional: death, incapacity, "
     "unreachable, other) and `note` (report and object, optional, at most 2000 characters: kept sealed "
     "beside the signing request until the wallet signs; for a passkey its SHA-256 is bound into the "
@@ -137,6 +143,12 @@ async def guardian_ask(request: web.Request) -> web.Response:
     action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
     # A proposed heir address rides as the answer's note: kept sealed until the proof comes.
     note = _note(form.get("email") if action == "propose_address" else form.get("note"))
+    suggestion = None  # before the release: an heir as the guardian knows them, to the owner
+    if action == "suggest_address":
+        suggestion = address_suggestions.checked(
+            heir=form.get("heirName"), email=form.get("email"), note=form.get("note")
+        )
+        note = address_suggestions.packed(suggestion=suggestion)
     if page["wallet_address"] is None:
         ceremony = await passkey.ask(
             ctx.pool,
@@ -170,6 +182,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
         (c["beneficiary_id"] for c in page["address_changes"] if c["id"] == form.get("changeId")), heir_id
     )
     heir = next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == about), None)
+    heir = suggestion["heir"] if suggestion else heir
     action_name = prepared["purpose"].removeprefix("guardian.").removesuffix("_onchain")
     msg = guardian_pages.message(page=page, action=action_name, heir=heir)  # type: ignore[arg-type]
     shown = wallet_request.present(request, prepared, msg=msg, page_path=_path(request))
@@ -218,6 +231,7 @@ CEREMONIES = {
     "withdraw_objection": ("Withdraw your objection with your passkey", "Use my passkey to withdraw it"),
     "resend": ("Send the link again", "Use my passkey to send it"),
     "propose_address": ("Propose the new address with your passkey", "Use my passkey to propose it"),
+    "suggest_address": (N_("Send the address with your passkey"), N_("Use my passkey to send it")),
     "agree_address": ("Agree with your passkey", "Use my passkey to agree"),
     "stop_address": ("Stop it with your passkey", "Use my passkey to stop it"),
     "add_passkey": ("Add a passkey on another device", "Use my passkey first"),
@@ -254,6 +268,9 @@ def _ceremony(
             page=page,
             back=_path(request),
             note=note,
+            suggestion=address_suggestions.unpacked(note=note)
+            if ceremony["action"] == "suggest_address"
+            else None,
             post_to=f"{_path(request)}/passkey/{ceremony['request_id']}",
             script=html.PASSKEY_SCRIPT_PATH,
             integrity=html.PASSKEY_SCRIPT_INTEGRITY,

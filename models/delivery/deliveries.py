@@ -150,6 +150,8 @@ def _open_context(ring: KeyRing, context: dict[str, Any]) -> dict[str, Any]:
             **context,
             "proposed": opened(context["proposedSealed"], context["sealId"], "proposed_address"),
         }
+    if "heirNameSealed" in context:  # an heir as a guardian named them to the owner, before the release
+        context = {**context, "heir_name": opened(context["heirNameSealed"], context["sealId"], "heir_name")}
     if "noteSealed" in context:  # a guardian's note with their objection (models.flows.objections)
         context = {**context, "note": opened(context["noteSealed"], context["sealId"], "note")}
     return context

@@ -17,6 +17,7 @@ from typing import Literal, TypedDict
 from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
 from core.stellar import sep7
+from core.text.i18n import _
 from models import activity, address_links, guardian_links, plans, sealed_text
 from models.account import users
 from models.claim import claim_links
@@ -36,6 +37,7 @@ Action = Literal[
     "withdraw_objection",
     "resend",
     "propose_address",
+    "suggest_address",
     "agree_address",
     "stop_address",
     "add_passkey",
@@ -297,6 +299,8 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
         asks.append("withdraw_objection")
     if page["beneficiaries"]:
         asks += ["resend", "propose_address"]
+    elif status in (ACTIVE, PENDING, APPROVED):
+        asks.append("suggest_address")  # to the owner, who decides: the heirs are not listed yet
     if any(c["status"] == "pending" and not c["agreed_by_me"] for c in page["address_changes"]):
         asks.append("agree_address")
     if page["address_changes"]:
@@ -321,6 +325,7 @@ def message(*, page: GuardianPage, action: Action, heir: str | None = None) -> s
         "withdraw_objection": "Withdraw your objection to the release of {owner}'s plan",
         "resend": "Send {heir}'s link again, for {owner}'s plan",
         "propose_address": "Propose a new email address for {heir}, in {owner}'s plan",
+        "suggest_address": _("Tell {owner} of a new email address for {heir}, someone they chose"),
         "agree_address": "Agree to the new email address for {heir}, in {owner}'s plan",
         "stop_address": "Stop the new email address for {heir}, in {owner}'s plan",
     }

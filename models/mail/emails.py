@@ -24,7 +24,15 @@ from models.claim_tokens import open_claim_token
 from models.contents import email_confirmations
 from models.delivery import suppressions
 from models.delivery.deliveries import Delivery
-from models.mail.texts import address_changes, guardian, heir, heir_news, objections, owner
+from models.mail.texts import (
+    address_changes,
+    address_suggestions,
+    guardian,
+    heir,
+    heir_news,
+    objections,
+    owner,
+)
 from models.mail.texts.common import Template, sentence_case
 
 # Every outbox kind's template, from the three audiences' modules (models/mail/texts/).
@@ -34,6 +42,7 @@ TEMPLATES: dict[str, Template] = {
     **heir.TEMPLATES,
     **heir_news.TEMPLATES,
     **address_changes.TEMPLATES,
+    **address_suggestions.TEMPLATES,
     **objections.TEMPLATES,
 }
 # The heirs' emails that carry their own link.

@@ -27,7 +27,7 @@ from models.account import users
 from models.flows import onchain, verification
 from models.flows.answers import objections
 from models.flows.guardian_pages import GuardianPage
-from models.plan.guardianships import address_changes, heirs, invitation, reconfirmation
+from models.plan.guardianships import address_changes, address_suggestions, heirs, invitation, reconfirmation
 from models.plan.guardianships.membership import Answerer
 from models.proofs import challenge, contract_call
 from models.wallet_requests import Prepared, WalletRequest
@@ -66,6 +66,8 @@ async def ask(
         extra = beneficiary_id
     if action == "propose_address":
         address_links.check_address(email=note)
+    if action == "suggest_address":
+        address_suggestions.unpacked(note=note)
     if action in ("agree_address", "stop_address"):
         extra = change_asked(page=page, action=action, change_id=change_id)
     if action == "report" and reason:  # one of four words, no personal text: it may ride along
@@ -82,7 +84,7 @@ async def ask(
             now=now,
             extra=extra,
         )
-        if action in ("report", "object", "propose_address"):
+        if action in ("report", "object", "propose_address", "suggest_address"):
             await wallet_requests.keep_note(
                 redis,
                 settings.key_ring,
@@ -270,6 +272,19 @@ async def _propose_address(a: Answering) -> str:
     return proposal["status"]
 
 
+async def _suggest_address(a: Answering) -> str:
+    return await address_suggestions.suggest(
+        a.pool,
+        a.redis,
+        a.settings.key_ring,
+        user_id=a.user_id,
+        guardian_id=a.guardian["guardian_id"],
+        raw_plan_id=a.plan_id,
+        suggestion=address_suggestions.unpacked(note=a.note),
+        now=a.now,
+    )
+
+
 async def _agree_address(a: Answering) -> str:
     change = await address_changes.agree(
         a.pool,
@@ -311,6 +326,7 @@ ACTS: dict[str, Act] = {
     "guardian.object": _object,
     "guardian.withdraw_objection": _withdraw_objection,
     "guardian.propose_address": _propose_address,
+    "guardian.suggest_address": _suggest_address,
     "guardian.agree_address": _agree_address,
     "guardian.stop_address": _stop_address,
 }

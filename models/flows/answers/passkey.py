@@ -115,7 +115,7 @@ async def ask(
         now=now,
         extra=extra,
         text=text,
-        note=note if action in ("report", "object", "propose_address") else None,
+        note=note if action in ("report", "object", "propose_address", "suggest_address") else None,
     )
     if creating:
         options = passkey.creation_options(
