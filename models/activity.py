@@ -7,6 +7,7 @@ when they are private (message content, emails, tokens).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict, cast
@@ -14,8 +15,14 @@ from typing import Any, TypedDict, cast
 from psycopg2.extras import Json
 
 from core.db import Cursor, Pool, autocommit
-from models.common import as_records
+from core.text import i18n
+from core.text.i18n import _
+from models.common import as_records, speaking_to
 from models.pagination import Page, PageRequest, fetch_page
+
+# A summary as its writer gives it: a sentence marked where it is written (N_("...")), or a
+# function writing it (with _() and its values) that `record` calls in the owner's language.
+Summary = str | Callable[[], str]
 
 _INSERT = "INSERT INTO activity (user_id, kind, entity_type, entity_id, summary, metadata)"
 
@@ -45,10 +52,12 @@ async def record(
     user_id: str,
     kind: str,
     entity_id: str | None,
-    summary: str,
+    summary: Summary,
     metadata: dict[str, Any] | None = None,
 ) -> None:
     """Append one entry; `kind` is `<entity>.<verb>` and its prefix is stored as `entity_type`.
+    The summary is written now in the owner's language, times in their zone (docs/translations.md,
+    "The timeline"), whoever's request or job wrote the entry.
 
     Keyword-only because four of the arguments are ids and strings that a positional call
     could swap without a type error.
@@ -63,9 +72,34 @@ async def record(
             kind,
             entity_type,
             entity_id,
-            summary,
+            await owner_words(cur, user_id=user_id, summary=summary),
             Json(metadata or {}),
         ),
+    )
+
+
+async def owner_words(cur: Cursor, *, user_id: str, summary: Summary) -> str:
+    """A summary in the owner's language and zone."""
+    async with speaking_to(cur, table="users", row_id=user_id):
+        return summary() if callable(summary) else _(summary)
+
+
+def in_every_language(*, summary: Summary) -> dict[str, str]:
+    """A summary with no time in it, written in each supported language: for a writer whose entry
+    goes in its row's own statement (`insert_sql`), which picks the owner's in SQL (`chosen_sql`)."""
+    written = {}
+    for language in i18n.supported():
+        with i18n.speaking(language):
+            written[language] = summary() if callable(summary) else _(summary)
+    return written
+
+
+def chosen_sql(*, owner: str, summaries: str) -> str:
+    """SQL: of the summaries (a jsonb parameter by language, `in_every_language`) the one in the
+    language of the owner `owner` (a parameter or column holding their id), else the English."""
+    return (
+        f"COALESCE({summaries}::jsonb ->> (SELECT locale FROM users WHERE id = {owner}),"
+        f" {summaries}::jsonb ->> '{i18n.SOURCE}')"
     )
 
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypedDict, TypeVar, cast
 
 from core.db import Cursor, Pool, autocommit
 from core.errors import NotFound, validation_error
 from core.files.crypto import KeyRing
+from core.text import i18n
 from models.pagination import Page, PageRequest, fetch_page
 
 R = TypeVar("R")
@@ -219,3 +221,26 @@ TOMBSTONE = "deleted:"
 def live_account(*, alias: str) -> str:
     """SQL: the `users` row `alias` is not being deleted (join it with AND)."""
     return f"left({alias}.wallet_address, {len(TOMBSTONE)}) <> '{TOMBSTONE}'"
+
+
+# The people who read what the service writes, each with their recorded language and zone.
+_READERS = frozenset({"users", "beneficiaries", "guardians"})
+
+
+async def reader_of(cur: Cursor, *, table: str, row_id: str) -> tuple[str | None, str | None]:
+    """The language and time zone recorded for a person (`users`: an owner, `beneficiaries`,
+    `guardians`; migration 0043), (None, None) when unset or the person is gone: English, UTC."""
+    if table not in _READERS:
+        raise ValueError(f"not a table of people: {table!r}")
+    await cur.execute(f"SELECT locale, time_zone FROM {table} WHERE id = %s", (row_id,))
+    row = await cur.fetchone()
+    return (row["locale"], row["time_zone"]) if row else (None, None)
+
+
+@asynccontextmanager
+async def speaking_to(cur: Cursor, *, table: str, row_id: str) -> AsyncIterator[None]:
+    """Write for this person until the block ends (core.text.i18n.speaking with their language
+    and zone): the owner's plan sentences, a guardian's or an heir's answers."""
+    locale, zone = await reader_of(cur, table=table, row_id=row_id)
+    with i18n.speaking(locale, zone):
+        yield

@@ -101,7 +101,7 @@ async def sign_in(pool: Pool, ring: KeyRing, *, wallet_address: str) -> SigningI
                 user_id=created["id"],
                 kind="user.created",
                 entity_id=created["id"],
-                summary="Account created with a Stellar wallet",
+                summary=N_("Account created with a Stellar wallet"),
             )
     except psycopg2.errors.UniqueViolation:
         pass
@@ -183,7 +183,7 @@ async def update_profile(
             user_id=user_id,
             kind="user.updated",
             entity_id=user_id,
-            summary="Profile updated",
+            summary=N_("Profile updated"),
             metadata={"fields": wire_names(columns=columns)},
         )
         if changes.get("name"):  # invitations that waited for the owner's name go now
@@ -222,7 +222,7 @@ async def link_wallet(
                 user_id=user_id,
                 kind="user.wallet_linked",
                 entity_id=user_id,
-                summary="Another Stellar wallet was linked",
+                summary=N_("Another Stellar wallet was linked"),
                 metadata={"walletAddress": wallet_address},
             )
             await owner_notices.tell_owner(
@@ -288,8 +288,12 @@ async def remove_wallet(
             user_id=user_id,
             kind="user.wallet_removed",
             entity_id=user_id,
-            summary="A Stellar wallet was removed from your account and every session was ended"
-            + ("; your oldest remaining wallet is now your primary one" if primary else ""),
+            summary=N_(
+                "A Stellar wallet was removed from your account and every session was ended; your oldest "
+                "remaining wallet is now your primary one"
+            )
+            if primary
+            else N_("A Stellar wallet was removed from your account and every session was ended"),
             metadata={"walletAddress": wallet_address, **({"primaryNow": successor} if primary else {})},
         )
         await owner_notices.tell_owner(
@@ -377,7 +381,7 @@ async def end_all_sessions(pool: Pool, *, check: AccountCheck, user_id: str, now
             user_id=user_id,
             kind="user.sessions_ended",
             entity_id=user_id,
-            summary="Signed out of every session",
+            summary=N_("Signed out of every session"),
         )
     generation = int(row["session_generation"])
     check.remember(user_id=user_id, generation=generation, now=now)

@@ -28,6 +28,7 @@ from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import KeyRing
 from core.files.sealed_files import Sealed, object_key
 from core.files.storage import Storage, StorageError
+from core.text.i18n import N_
 from models import activity, plans, sealed_text
 from models.archive.upload_rules import MEDIA_FAMILIES
 from models.common import Audience, OwnedRows, as_record, check_audience, parse_id
@@ -35,6 +36,38 @@ from models.common import Audience, OwnedRows, as_record, check_audience, parse_
 log = logging.getLogger(__name__)
 
 TYPES = ("document", "photo", "video", "voice", "other")
+# The timeline's sentence for each event of an item, by its type (whole sentences: a type's word
+# agrees with its sentence in most languages). The English is as the owners always read it.
+SUMMARIES = {
+    "created": {
+        "document": N_("Archived a document"),
+        "photo": N_("Archived a photo"),
+        "video": N_("Archived a video"),
+        "voice": N_("Archived a voice"),
+        "other": N_("Archived a other"),
+    },
+    "deleted": {
+        "document": N_("Deleted a document from the archive"),
+        "photo": N_("Deleted a photo from the archive"),
+        "video": N_("Deleted a video from the archive"),
+        "voice": N_("Deleted a voice from the archive"),
+        "other": N_("Deleted a other from the archive"),
+    },
+    "damaged": {
+        "document": N_("A document in the archive was found damaged in storage"),
+        "photo": N_("A photo in the archive was found damaged in storage"),
+        "video": N_("A video in the archive was found damaged in storage"),
+        "voice": N_("A voice in the archive was found damaged in storage"),
+        "other": N_("A other in the archive was found damaged in storage"),
+    },
+    "restored": {
+        "document": N_("A damaged document in the archive opens whole again"),
+        "photo": N_("A damaged photo in the archive opens whole again"),
+        "video": N_("A damaged video in the archive opens whole again"),
+        "voice": N_("A damaged voice in the archive opens whole again"),
+        "other": N_("A damaged other in the archive opens whole again"),
+    },
+}
 CATEGORIES = (
     "legal",
     "financial",
@@ -182,7 +215,7 @@ async def create(
             user_id=user_id,
             kind="archive_item.created",
             entity_id=item_id,
-            summary=f"Archived a {data['type']}",
+            summary=SUMMARIES["created"][data["type"]],
             metadata={
                 "fields": [f for f in ("title", "type", "category", "description", "audience") if f in data],
                 "sizeBytes": sealed.size,
@@ -241,7 +274,7 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> str:
             user_id=user_id,
             kind="archive_item.deleted",
             entity_id=item_id,
-            summary=f"Deleted a {row['type']} from the archive",
+            summary=SUMMARIES["deleted"][row["type"]],
         )
     return key
 
@@ -376,7 +409,7 @@ async def mark_damaged(cur: Cursor, *, item_id: str, now: datetime) -> str | Non
         user_id=row["user_id"],
         kind="archive_item.damaged",
         entity_id=item_id,
-        summary=f"A {row['type']} in the archive was found damaged in storage",
+        summary=SUMMARIES["damaged"][row["type"]],
     )
     owner: str = row["user_id"]
     return owner
@@ -399,7 +432,7 @@ async def mark_whole_again(cur: Cursor, *, item_id: str) -> bool:
         user_id=row["user_id"],
         kind="archive_item.restored",
         entity_id=item_id,
-        summary=f"A damaged {row['type']} in the archive opens whole again",
+        summary=SUMMARIES["restored"][row["type"]],
     )
     return True
 

@@ -15,11 +15,13 @@ from datetime import datetime, timedelta
 from typing import TypedDict
 
 from arq.connections import ArqRedis
+from psycopg2.extras import Json
 
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import Conflict
 from core.queue import after_commit
 from core.stellar.soroban import CheckedTransaction, contract_error_message
+from core.text.i18n import N_, _
 from models import activity
 from models.common import as_record
 
@@ -29,10 +31,11 @@ RELAY_COLUMNS = (
     f"{PUBLIC_COLUMNS}, user_id, plan_id, guardian_id, signer_user_id, beneficiary_id, signer,"
     " accepted, attempts, valid_until, xdr, created_at"
 )
+# Translators: what a transaction does, in "The {what} transaction was confirmed" and the like.
 WHAT = {
-    "approve_guardian": "guardian approval",
-    "finalize_release": "release",
-    "claim_assets": "claim",
+    "approve_guardian": N_("guardian approval"),
+    "finalize_release": N_("release"),
+    "claim_assets": N_("claim"),
 }
 
 
@@ -71,7 +74,7 @@ async def enqueue_relay(redis: ArqRedis, *, tx_hash: str) -> bool:
 
 
 async def _timeline(
-    cur: Cursor, row: RelayRow | Transaction, *, owner_id: str, verb: str, summary: str
+    cur: Cursor, row: RelayRow | Transaction, *, owner_id: str, verb: str, summary: activity.Summary
 ) -> None:
     await activity.record(
         cur,
@@ -85,7 +88,8 @@ async def _timeline(
 
 # The timeline entry of a new row of `t`, written in the row's own statement.
 _SUBMITTED_ENTRY = activity.insert_sql(
-    select="SELECT %(owner)s, 'transaction.submitted', 'transaction', t.id::text, %(summary)s,"
+    select="SELECT %(owner)s, 'transaction.submitted', 'transaction', t.id::text,"
+    f" {activity.chosen_sql(owner='%(owner)s', summaries='%(summaries)s')},"
     " jsonb_build_object('function', t.function, 'hash', t.hash, 'status', t.status) FROM t"
 )
 
@@ -106,8 +110,10 @@ async def insert(
     on the caller's connection. The row and its timeline entry go in one statement (one round
     trip; in autocommit, its own transaction): submit is a measured hot path."""
     function = checked["function"]
-    summary = (
-        f"A signed {WHAT[function]} ({function}) was sent to the network; waiting for it to be confirmed"
+    summaries = activity.in_every_language(
+        summary=lambda: _(
+            "A signed {what} ({function}) was sent to the network; waiting for it to be confirmed"
+        ).format(what=_(WHAT[function]), function=function)
     )
     await cur.execute(
         "WITH t AS (INSERT INTO transactions (hash, function, user_id, plan_id, guardian_id,"
@@ -128,7 +134,7 @@ async def insert(
             "valid_until": checked["valid_until"],
             "xdr": xdr,
             "now": now,
-            "summary": summary,
+            "summaries": Json(summaries),
         },
     )
     row: Transaction | None = await cur.fetchone()
@@ -190,7 +196,9 @@ async def mark_accepted(pool: Pool, *, row: RelayRow, now: datetime) -> None:
                 row,
                 owner_id=row["user_id"],
                 verb="accepted",
-                summary=f"The network accepted the {WHAT[row['function']]} transaction; waiting for a ledger",
+                summary=lambda: _("The network accepted the {what} transaction; waiting for a ledger").format(
+                    what=_(WHAT[row["function"]])
+                ),
             )
 
 
@@ -222,7 +230,10 @@ async def fail(
             failed,
             owner_id=row["user_id"],
             verb="failed",
-            summary=f"The {WHAT[row['function']]} transaction failed: {reason}",
+            # The reason is the network's or the contract's, as they wrote it.
+            summary=lambda: _("The {what} transaction failed: {reason}").format(
+                what=_(WHAT[row["function"]]), reason=reason
+            ),
         )
     return True
 
@@ -245,7 +256,9 @@ async def confirm_in(
         confirmed,
         owner_id=row["user_id"],
         verb="confirmed",
-        summary=f"The {WHAT[row['function']]} transaction was confirmed on-chain in ledger {ledger}",
+        summary=lambda: _("The {what} transaction was confirmed on-chain in ledger {ledger}").format(
+            what=_(WHAT[row["function"]]), ledger=ledger
+        ),
     )
     return True
 

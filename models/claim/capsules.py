@@ -28,6 +28,7 @@ from typing import Any, TypedDict
 from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import NotFound
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import activity, sealed_text
 from models.claim import shares
 from models.claim.shares import Share
@@ -367,7 +368,7 @@ async def _record_open(pool: Pool, *, capsule: Capsule, day: date) -> None:
                 user_id=capsule["owner_id"],
                 kind="capsule.opened",
                 entity_id=capsule["beneficiary_id"],
-                summary="A beneficiary opened their capsule",
+                summary=N_("A beneficiary opened their capsule"),
             )
     _OPENED_TODAY[key] = None
     if len(_OPENED_TODAY) > _OPENED_TODAY_MAX:

@@ -32,6 +32,7 @@ from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import TooManyRequests
 from core.files.crypto import KeyRing
 from core.settings import Settings
+from core.text.i18n import N_
 from models import sealed_text
 from models.common import lock_owner
 from models.contents import beneficiaries
@@ -156,7 +157,7 @@ async def send_again(
         beneficiaries=Email("claim_link", {"stage": "resend", "by": by}, beneficiary_id=beneficiary_id),
         timeline=Entry(
             "beneficiary.claim_link_resent",
-            "A beneficiary's claim link was emailed again, to their registered address",
+            N_("A beneficiary's claim link was emailed again, to their registered address"),
             metadata,
             entity_id=beneficiary_id,
         ),

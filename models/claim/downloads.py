@@ -15,6 +15,7 @@ from core.db import Pool, fetch_one, transaction
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
 from core.files.sealed_files import ServedFile
+from core.text.i18n import N_
 from models import activity, sealed_text
 from models.claim import capsules
 from models.claim.capsules import Capsule
@@ -91,6 +92,6 @@ async def record_download(pool: Pool, *, capsule: Capsule, document_id: str) -> 
             user_id=capsule["owner_id"],
             kind="capsule.document_downloaded",
             entity_id=capsule["beneficiary_id"],
-            summary="A beneficiary downloaded a document from their capsule",
+            summary=N_("A beneficiary downloaded a document from their capsule"),
             metadata={"documentId": document_id},
         )

@@ -25,6 +25,7 @@ from core.db import Cursor, Pool, transaction
 from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
+from core.text.i18n import N_
 from models import activity, wallet_requests
 from models.claim import wallet_changes
 from models.claim.capsules import READY, RELEASED_STATE, Capsule, WalletBinding, state
@@ -248,6 +249,6 @@ async def _bind_proven(cur: Cursor, *, capsule: Capsule, wallet_address: str, no
         user_id=capsule["owner_id"],
         kind="beneficiary.wallet_proven",
         entity_id=capsule["beneficiary_id"],
-        summary="A beneficiary proved the wallet they will claim with",
+        summary=N_("A beneficiary proved the wallet they will claim with"),
         metadata={"walletAddress": wallet_address},
     )

@@ -14,6 +14,7 @@ from core.clock import wire_time
 from core.db import Cursor, unless_duplicate
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import activity, plans, sealed_text
 from models.claim.capsules import Capsule
 from models.common import as_record
@@ -104,7 +105,7 @@ async def request(cur: Cursor, *, capsule: Capsule, wallet_address: str, now: da
         ),
         timeline=Entry(
             "beneficiary.wallet_change_requested",
-            "A beneficiary proved a new wallet; the guardians were asked to approve it",
+            N_("A beneficiary proved a new wallet; the guardians were asked to approve it"),
             {"walletAddress": wallet_address},
             entity_id=beneficiary_id,
         ),
@@ -236,7 +237,7 @@ async def approve_change(
         user_id=owner_id,
         kind="beneficiary.wallet_change_approved",
         entity_id=change["beneficiary_id"],
-        summary="A guardian approved a beneficiary's new wallet",
+        summary=N_("A guardian approved a beneficiary's new wallet"),
         metadata={"guardianId": guardian_id, "approvals": approvals, "threshold": threshold},
     )
     if approvals < threshold:
@@ -265,7 +266,7 @@ async def approve_change(
         user_id=owner_id,
         kind="beneficiary.wallet_replaced",
         entity_id=change["beneficiary_id"],
-        summary="The guardians approved a beneficiary's new wallet; it replaces the one bound before",
+        summary=N_("The guardians approved a beneficiary's new wallet; it replaces the one bound before"),
         metadata={"walletAddress": change["wallet_address"]},
     )
     return {"status": "applied", "approvals": approvals, "threshold": threshold}

@@ -17,6 +17,7 @@ from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, transaction
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import activity, plans, sealed_text
 from models.common import (
     Audience,
@@ -121,7 +122,7 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
             user_id=user_id,
             kind="asset.created",
             entity_id=row["id"],
-            summary="Asset added",
+            summary=N_("Asset added"),
             metadata={"fields": wire_names(columns=(c for c in (*EDITABLE, "audience") if c in data))},
         )
     return row
@@ -155,7 +156,7 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
                 user_id=user_id,
                 kind="asset.updated",
                 entity_id=row_id,
-                summary="Asset updated",
+                summary=N_("Asset updated"),
                 metadata={"fields": wire_names(columns=diff)},
             )
     return row
@@ -167,5 +168,5 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
         await plans.guard_contents(cur, user_id=user_id)
         await ROWS.delete(cur, user_id=user_id, row_id=row_id)
         await activity.record(
-            cur, user_id=user_id, kind="asset.deleted", entity_id=row_id, summary="Asset removed"
+            cur, user_id=user_id, kind="asset.deleted", entity_id=row_id, summary=N_("Asset removed")
         )

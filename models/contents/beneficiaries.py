@@ -27,6 +27,7 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, autocommit, transaction, unless_duplicate
 from core.errors import Conflict, NotFound, validation_error
 from core.files.crypto import IntegrityError, KeyRing
+from core.text.i18n import N_
 from models import activity, common, plans, sealed_text
 from models.claim_tokens import (
     claim_token_digest,
@@ -246,7 +247,7 @@ async def create(
             user_id=user_id,
             kind="beneficiary.created",
             entity_id=beneficiary_id,
-            summary="Beneficiary added",
+            summary=N_("Beneficiary added"),
             metadata={"fields": wire_names(columns=(c for c in EDITABLE if c in data))},
         )
         await owner_notices.tell_owner(
@@ -308,7 +309,7 @@ async def update(
                 user_id=user_id,
                 kind="beneficiary.updated",
                 entity_id=row_id,
-                summary="Beneficiary details updated",
+                summary=N_("Beneficiary details updated"),
                 metadata={"fields": wire_names(columns=diff)},
             )
             name = sealed_text.open_row(ring, table="beneficiaries", row=row)["name"]
@@ -353,7 +354,7 @@ async def rotate_claim_token(pool: Pool, ring: KeyRing, *, user_id: str, raw_id:
             user_id=user_id,
             kind="beneficiary.claim_token_rotated",
             entity_id=row_id,
-            summary="Beneficiary's claim link renewed; the previous link no longer works",
+            summary=N_("Beneficiary's claim link renewed; the previous link no longer works"),
             metadata={"fields": ["claimToken"]},
         )
     return _with_token(ring, row)
@@ -371,15 +372,12 @@ async def delete(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, now: d
         affected, emptied = await messages.remove_from_audiences(cur, beneficiary_id=row_id)
         await cur.execute("DELETE FROM beneficiaries WHERE id = %s AND user_id = %s", (row_id, user_id))
         await plans.guard_removal(cur, user_id=user_id, table="beneficiaries")
-        summary = "Beneficiary removed"
-        if emptied:
-            summary += f"; {len(emptied)} message(s) now have no recipients"
         await activity.record(
             cur,
             user_id=user_id,
             kind="beneficiary.deleted",
             entity_id=row_id,
-            summary=summary,
+            summary=messages.removed_heir_summary(emptied=len(emptied)),
             metadata={"messageIds": affected, "messagesWithoutAudience": emptied},
         )
         await owner_notices.tell_owner(

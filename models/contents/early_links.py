@@ -15,6 +15,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from core.db import Cursor
+from core.text import i18n
+from core.text.i18n import _, ngettext
 from models import activity
 from models.delivery import outbox
 from models.delivery.budget import Budget
@@ -70,14 +72,23 @@ async def send_in(
             user_id=plan["user_id"],
             kind="plan.heirs_told",
             entity_id=plan["id"],
-            summary=(
-                "A beneficiary was emailed their link again, at the address you changed: it opens nothing "
-                "until the release"
+            summary=lambda: (
+                _(
+                    "A beneficiary was emailed their link again, at the address you changed: it opens "
+                    "nothing until the release"
+                )
                 if readdressed
-                else "A beneficiary was emailed their link, as you chose: it opens nothing until the release"
+                else _(
+                    "A beneficiary was emailed their link, as you chose: it opens nothing until the release"
+                )
                 if count == 1
-                else f"{count} beneficiaries were emailed their links, as you chose: they open nothing until "
-                "the release"
+                else ngettext(
+                    "{count} beneficiary was emailed their link, as you chose: it opens nothing until the "
+                    "release",
+                    "{count} beneficiaries were emailed their links, as you chose: they open nothing until "
+                    "the release",
+                    count,
+                ).format(count=i18n.number(count))
             ),
             metadata={"actor": "owner", "beneficiaries": count, "readdressed": readdressed},
         )

@@ -23,6 +23,7 @@ from typing import TypedDict
 from core.db import Pool, autocommit, transaction
 from core.errors import Conflict, TooManyRequests
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import activity, plans
 from models.common import live_account, parse_id
 from models.contents import beneficiaries
@@ -110,7 +111,7 @@ async def request(
             user_id=user_id,
             kind="beneficiary.email_confirmation_sent",
             entity_id=beneficiary_id,
-            summary="A beneficiary was asked to confirm that their email address reaches them",
+            summary=N_("A beneficiary was asked to confirm that their email address reaches them"),
         )
         await cur.execute("SELECT status FROM outbox WHERE id = %s", (outbox_id,))
         status = (await cur.fetchone())["status"]
@@ -182,7 +183,7 @@ async def confirm(pool: Pool, *, token: str, now: datetime) -> Confirmed | None:
                 user_id=owner_id,
                 kind="beneficiary.email_confirmed",
                 entity_id=link["beneficiary_id"],
-                summary="A beneficiary confirmed that their email address reaches them",
+                summary=N_("A beneficiary confirmed that their email address reaches them"),
             )
     if link is None:
         return await confirmed_before(pool, token=token)

@@ -18,6 +18,7 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, transaction
 from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import activity, common, guardian_links, plans, sealed_text
 from models.common import OwnedRows, as_record, changed_values, parse_id, update_row, wire_names
 from models.contents import guardian_passkeys
@@ -199,7 +200,7 @@ async def invite_waiting(
                 user_id=user_id,
                 kind="guardian.invited",
                 entity_id=waiting["id"],
-                summary="Guardian invited, now that your profile says whose plan it is",
+                summary=N_("Guardian invited, now that your profile says whose plan it is"),
             )
     return row_ids
 
@@ -284,9 +285,9 @@ async def create(
             user_id=user_id,
             kind="guardian.created",
             entity_id=row["id"],
-            summary="Guardian added and invited"
+            summary=N_("Guardian added and invited")
             if invitation
-            else "Guardian added; the invitation goes once your profile has your name",
+            else N_("Guardian added; the invitation goes once your profile has your name"),
             metadata={"fields": wire_names(columns=(c for c in EDITABLE if c in data))},
         )
         await owner_notices.tell_owner(
@@ -352,7 +353,9 @@ async def update(
                 user_id=user_id,
                 kind="guardian.updated",
                 entity_id=row_id,
-                summary="Guardian details updated" + (" and invited again" if invitations else ""),
+                summary=N_("Guardian details updated and invited again")
+                if invitations
+                else N_("Guardian details updated"),
                 metadata={"fields": wire_names(columns=diff)},
             )
             told: tuple[tuple[str, owner_notices.Change], ...] = (
@@ -381,7 +384,7 @@ async def delete(
         await ROWS.delete(cur, user_id=user_id, row_id=row_id)
         await plans.guard_removal(cur, user_id=user_id, table="guardians")
         await activity.record(
-            cur, user_id=user_id, kind="guardian.deleted", entity_id=row_id, summary="Guardian removed"
+            cur, user_id=user_id, kind="guardian.deleted", entity_id=row_id, summary=N_("Guardian removed")
         )
         row_ids += await owner_notices.guardians_short(cur, user_id=user_id, now=now, cause="removed")
         await owner_notices.tell_owner(
@@ -437,7 +440,7 @@ async def reinvite(
             user_id=user_id,
             kind="guardian.reinvited",
             entity_id=row_id,
-            summary="Guardian invited again",
+            summary=N_("Guardian invited again"),
         )
         await owner_notices.tell_owner(
             cur, ring, user_id=user_id, change="guardian_reinvited", name=row["name"], now=now

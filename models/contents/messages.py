@@ -18,6 +18,8 @@ from typing import Any, Literal, TypedDict, get_args
 
 from core.db import Cursor, Pool, transaction
 from core.files.crypto import KeyRing
+from core.text import i18n
+from core.text.i18n import N_, ngettext
 from models import activity, plans, sealed_text
 from models.archive import items
 from models.common import (
@@ -198,7 +200,7 @@ async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any
             user_id=user_id,
             kind="message.created",
             entity_id=message_id,
-            summary="Message written",
+            summary=N_("Message written"),
             metadata={"fields": wire_names(columns=(c for c in EDITABLE if c in data))},
         )
         return await ROWS.one(cur, ring, user_id=user_id, row_id=message_id)
@@ -239,7 +241,7 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
             user_id=user_id,
             kind="message.updated",
             entity_id=row_id,
-            summary="Message updated",
+            summary=N_("Message updated"),
             metadata={"fields": wire_names(columns=diff)},
         )
         return await ROWS.one(cur, ring, user_id=user_id, row_id=row_id)
@@ -251,7 +253,7 @@ async def delete(pool: Pool, *, user_id: str, raw_id: str) -> None:
         await plans.guard_contents(cur, user_id=user_id)
         await ROWS.delete(cur, user_id=user_id, row_id=row_id)
         await activity.record(
-            cur, user_id=user_id, kind="message.deleted", entity_id=row_id, summary="Message deleted"
+            cur, user_id=user_id, kind="message.deleted", entity_id=row_id, summary=N_("Message deleted")
         )
 
 
@@ -272,3 +274,15 @@ async def remove_from_audiences(cur: Cursor, *, beneficiary_id: str) -> tuple[li
     rows = await cur.fetchall()
     affected = sorted(row["id"] for row in rows)
     return affected, sorted(row["id"] for row in rows if row["emptied"])
+
+
+def removed_heir_summary(*, emptied: int) -> activity.Summary:
+    """The timeline's sentence for a beneficiary removed, saying how many letters it left with
+    nobody to receive them (`remove_from_audiences`); "(s)" as the English always wrote it."""
+    if not emptied:
+        return N_("Beneficiary removed")
+    return lambda: ngettext(
+        "Beneficiary removed; {count} message(s) now have no recipients",
+        "Beneficiary removed; {count} message(s) now have no recipients",
+        emptied,
+    ).format(count=i18n.number(emptied))

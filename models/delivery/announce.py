@@ -36,7 +36,7 @@ class Entry:
     """The owner's Family Timeline entry (`kind` is `<entity>.<verb>`; the actor goes in metadata)."""
 
     kind: str
-    summary: str
+    summary: activity.Summary  # a marked sentence or a function writing it (models.activity.record)
     metadata: dict[str, Any] | None = None
     entity_id: str | None = None  # what it is about; the plan when unset
     count_as: str | None = None  # a metadata key that records how many emails went out

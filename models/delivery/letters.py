@@ -18,6 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from core.db import Cursor, Pool, transaction
+from core.text.i18n import N_
 from models import activity
 from models.delivery import outbox
 
@@ -105,7 +106,7 @@ async def _announce_batch(pool: Pool, *, now: datetime) -> tuple[list[str], bool
                 user_id=letter["owner_id"],
                 kind="message.opened_to_heirs",
                 entity_id=letter["message_id"],
-                summary="A letter opened to the people it is for; each was emailed their link",
+                summary=N_("A letter opened to the people it is for; each was emailed their link"),
                 metadata={"beneficiaries": len(heirs_of.get(letter["message_id"], []))},
             )
         await cur.execute(

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import activity
 from models.common import live_account
 from models.delivery import outbox
@@ -139,7 +140,9 @@ async def suppress(pool: Pool, ring: KeyRing, *, token: str, now: datetime) -> t
             user_id=email["user_id"],
             kind=f"{person}.email_refused",
             entity_id=email["recipient_id"],
-            summary=f"The {person} you named said they do not know you: nothing more goes to that address",
+            summary=N_("The guardian you named said they do not know you: nothing more goes to that address")
+            if person == "guardian"
+            else N_("The beneficiary you named said they do not know you: nothing more goes to that address"),
         )
         told = await outbox.add(
             cur,

@@ -13,6 +13,7 @@ from typing import Any
 from core.db import Cursor, Pool, transaction
 from core.errors import Conflict
 from core.files.crypto import KeyRing
+from core.text.i18n import N_, _
 from models import activity, plans, sealed_text
 from models.chain import transactions
 from models.chain.transactions import RelayRow
@@ -41,12 +42,16 @@ async def apply(cur: Cursor, ring: KeyRing, *, row: RelayRow, now: datetime) -> 
         outbox_ids = await EFFECTS[row["function"]](cur, ring, row, now)
     except Conflict as exc:
         await cur.execute("ROLLBACK TO SAVEPOINT effect")
+        reason = exc.message
         await activity.record(
             cur,
             user_id=row["user_id"],
             kind="transaction.not_applied",
             entity_id=row["id"],
-            summary=f"Confirmed on-chain, but not applied to the plan: {exc.message}",
+            # The reason is an API error message: English, as every error body.
+            summary=lambda: _("Confirmed on-chain, but not applied to the plan: {reason}").format(
+                reason=reason
+            ),
             metadata={"function": row["function"], "hash": row["hash"]},
         )
         return []
@@ -62,7 +67,7 @@ async def _claim_recorded(cur: Cursor, ring: KeyRing, row: RelayRow, now: dateti
         user_id=row["user_id"],
         kind="beneficiary.claimed",
         entity_id=row["beneficiary_id"],
-        summary="A beneficiary claimed their share on-chain",
+        summary=N_("A beneficiary claimed their share on-chain"),
         metadata={"hash": row["hash"]},
     )
     return []

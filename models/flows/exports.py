@@ -21,6 +21,7 @@ from core.errors import Conflict, TooManyRequests
 from core.files.crypto import KeyRing
 from core.files.sealed_files import ServedFile
 from core.files.zipstream import safe_name
+from core.text.i18n import N_
 from models import activity, plans
 from models.account import users
 from models.activity import ActivityEntry
@@ -162,7 +163,7 @@ async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str)
         if wait:
             raise TooManyRequests(f"At most {EXPORTS_PER_HOUR} exports an hour; try again later.", wait)
         await activity.record(
-            cur, user_id=user_id, kind="legacy.exported", entity_id=user_id, summary="Exported everything"
+            cur, user_id=user_id, kind="legacy.exported", entity_id=user_id, summary=N_("Exported everything")
         )
         user = await users.one_with_wallets(cur, ring, user_id=user_id)
         beneficiary_list = await beneficiaries.ROWS.list_all(cur, ring, user_id=user_id)
@@ -252,7 +253,7 @@ async def heir_export(
             user_id=capsule["owner_id"],
             kind="capsule.exported",
             entity_id=capsule["beneficiary_id"],
-            summary="A beneficiary downloaded everything in their capsule",
+            summary=N_("A beneficiary downloaded everything in their capsule"),
         )
     return as_record(
         HeirExport, row={"contents": contents, "letters": letters, "files": files, "damaged": damaged}

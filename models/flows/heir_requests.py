@@ -18,6 +18,7 @@ from core.clock import spelled
 from core.db import Pool, transaction
 from core.errors import Conflict, TooManyRequests
 from core.settings import Settings
+from core.text.i18n import N_
 from models import plans, sealed_text
 from models.account import users
 from models.claim.capsules import Capsule
@@ -117,7 +118,7 @@ async def request(
             now=now,
             timeline=Entry(
                 "beneficiary.requested_verification",
-                "One of your beneficiaries asked us to verify whether you have died or cannot act",
+                N_("One of your beneficiaries asked us to verify whether you have died or cannot act"),
                 {"actor": "beneficiary", "beneficiaryId": capsule["beneficiary_id"], "withNote": bool(note)},
             ),
         )

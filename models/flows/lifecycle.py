@@ -18,6 +18,7 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import activity, check_in_links, plans
 from models.common import lock_owner
 from models.contents import early_links
@@ -26,7 +27,8 @@ from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
 from models.delivery.budget import Budget
 from models.plan import approvals, heir_answers
-from models.plan.plan_settings import facts, readiness
+from models.plan.plan_settings import facts
+from models.plan.readiness import readiness
 from models.plans import ACTIVE, DRAFT, FROZEN, RELEASED, Plan, get_or_create, transition, update_schedule
 
 
@@ -81,7 +83,7 @@ async def activate(
             owner_id=user_id,
             now=now,
             timeline=Entry(
-                "plan.activated", "Plan activated: check-ins are now expected", {"actor": "owner"}
+                "plan.activated", N_("Plan activated: check-ins are now expected"), {"actor": "owner"}
             ),
         )
     await outbox.enqueue(redis, row_ids=told)
@@ -108,15 +110,15 @@ async def deactivate(pool: Pool, *, user_id: str, now: datetime) -> None:
             owner_id=user_id,
             now=now,
             timeline=Entry(
-                "plan.deactivated", "Plan returned to draft: no check-ins expected", {"actor": "owner"}
+                "plan.deactivated", N_("Plan returned to draft: no check-ins expected"), {"actor": "owner"}
             ),
         )
 
 
 CHECK_IN_VIA = {
-    "check_in": "Checked in",
-    "sign_in": "Checked in by signing in with your wallet",
-    "link": "Checked in with the link from an email",
+    "check_in": N_("Checked in"),
+    "sign_in": N_("Checked in by signing in with your wallet"),
+    "link": N_("Checked in with the link from an email"),
 }
 
 
@@ -167,7 +169,10 @@ async def check_in_in(cur: Cursor, *, plan: Plan, now: datetime, via: str) -> li
             beneficiaries=Email("release_stopped") if plan["ready_at"] is not None else None,
             timeline=Entry(
                 "plan.vetoed",
-                "You checked in: the release was stopped and your guardians were told it was a false alarm",
+                N_(
+                    "You checked in: the release was stopped and your guardians were told it was a false "
+                    "alarm"
+                ),
                 {"actor": "owner", "from": plan["status"], "via": via},
             ),
         )
@@ -256,8 +261,10 @@ async def check_in_on_sign_in(pool: Pool, redis: ArqRedis, *, user_id: str, now:
                 now=now,
                 timeline=Entry(
                     activity.SIGNED_IN_DURING_VERIFICATION,
-                    "Someone signed in with your wallet while your guardians verify your plan. "
-                    "Signing in does not stop the verification: only a check-in does",
+                    N_(
+                        "Someone signed in with your wallet while your guardians verify your plan. "
+                        "Signing in does not stop the verification: only a check-in does"
+                    ),
                     # The round: the plan's accepted guardians see this round's latest sign-in.
                     {"actor": "owner", "status": plan["status"], "round": plan["verification_round"]},
                 ),

@@ -15,9 +15,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.clock import spelled, wire_time
+from core.clock import wire_time
 from core.db import Cursor
 from core.files.crypto import KeyRing
+from core.text import i18n
+from core.text.i18n import N_, _
 from models import plans
 from models.delivery import letters
 from models.delivery.announce import Email, Entry, announce
@@ -82,11 +84,21 @@ async def start_verification_in(
         return None
     context = {"reason": reason, **(about or {}), **deadline_facts(plan=moved)}
     summary = {
-        "guardian_report": "A guardian reported that you may have died or cannot act; guardians were "
-        "asked to verify",
-        "beneficiary_request": "One of your beneficiaries asked us to verify whether you have died or "
-        "cannot act; guardians were asked to verify",
-    }.get(reason, "No check-in before the end of the grace period; guardians were asked to verify")
+        "guardian_report": N_(
+            "A guardian reported that you may have died or cannot act; guardians were asked to verify. "
+            "Check in to stop it."
+        ),
+        "beneficiary_request": N_(
+            "One of your beneficiaries asked us to verify whether you have died or cannot act; guardians "
+            "were asked to verify. Check in to stop it."
+        ),
+    }.get(
+        reason,
+        N_(
+            "No check-in before the end of the grace period; guardians were asked to verify. Check in to "
+            "stop it."
+        ),
+    )
     return await announce(
         cur,
         plan_id=plan["id"],
@@ -96,7 +108,7 @@ async def start_verification_in(
         guardians=Email("verification_requested", context),
         timeline=Entry(
             "plan.verification_started",
-            summary + ". Check in to stop it.",
+            summary,
             {"actor": actor, "reason": reason},
         ),
     )
@@ -136,12 +148,13 @@ async def approve_in(
         ),
         timeline=Entry(
             "plan.approved",
-            "Guardians approved the release; "
-            + (
-                "when the cancel window ends your beneficiaries get their links and one of them finalises "
-                "it on-chain, unless you check in"
-                if onchain
-                else "it happens when the cancel window ends unless you check in"
+            N_(
+                "Guardians approved the release; when the cancel window ends your beneficiaries get their "
+                "links and one of them finalises it on-chain, unless you check in"
+            )
+            if onchain
+            else N_(
+                "Guardians approved the release; it happens when the cancel window ends unless you check in"
             ),
             {"actor": actor, "releaseAt": wire_time(release_at), "onchain": onchain},
         ),
@@ -164,8 +177,10 @@ async def ready_in(cur: Cursor, *, plan: Plan, now: datetime) -> list[str] | Non
         guardians=Email("plan_ready_guardian"),
         timeline=Entry(
             "plan.ready_to_finalize",
-            "The cancel window ended: each beneficiary was sent their link, and the release "
-            "happens when one of them finalises it on-chain",
+            N_(
+                "The cancel window ended: each beneficiary was sent their link, and the release "
+                "happens when one of them finalises it on-chain"
+            ),
             {"actor": "scheduler"},
         ),
     )
@@ -201,7 +216,7 @@ async def release_in(cur: Cursor, *, plan_id: str, now: datetime, actor: Actor) 
         guardians=Email("plan_released_guardian"),
         timeline=Entry(
             "plan.released",
-            "The plan was released; each beneficiary was sent their claim link",
+            N_("The plan was released; each beneficiary was sent their claim link"),
             {"actor": actor},
         ),
     )
@@ -235,8 +250,11 @@ async def warn_owner_in(cur: Cursor, *, plan: Plan, now: datetime, stage: str, s
         ),
         timeline=Entry(
             "plan.deadline_warning",
-            ("Final warning sent: " if stage == plans.FINAL_WARNING else "Reminder sent: ")
-            + f"unless you check in, your plan will be released after {spelled(deadline)}",
+            lambda: (
+                _("Final warning sent: unless you check in, your plan will be released after {when}")
+                if stage == plans.FINAL_WARNING
+                else _("Reminder sent: unless you check in, your plan will be released after {when}")
+            ).format(when=i18n.when(deadline)),
             {"actor": "scheduler", "stage": stage, "deadlineAt": wire_time(deadline)},
         ),
     )
@@ -270,12 +288,16 @@ async def verification_timeout_in(
             **deadline_facts(plan=plan),
         }
         summary = (
-            "The verification deadline you chose passed without enough guardian approvals: as you chose, "
-            "the plan will be released when the cancel window ends, unless you check in"
+            N_(
+                "The verification deadline you chose passed without enough guardian approvals: as you "
+                "chose, the plan will be released when the cancel window ends, unless you check in"
+            )
             if plan["deadline_chosen_at"] is not None
-            else "The verification deadline passed without enough guardian approvals: as every plan is set "
-            "unless its owner chooses otherwise, it will be released when the cancel window ends, unless "
-            "you check in"
+            else N_(
+                "The verification deadline passed without enough guardian approvals: as every plan is set "
+                "unless its owner chooses otherwise, it will be released when the cancel window ends, unless "
+                "you check in"
+            )
         )
     else:
         await update_schedule(
@@ -287,14 +309,20 @@ async def verification_timeout_in(
         objected = bool(plan["objections"]) and plan["on_verification_timeout"] == "release"
         context = {"outcome": "wait", "objected": objected, **deadline_facts(plan=plan)}
         summary = (
-            "The verification deadline passed without enough guardian approvals: a guardian objects, so "
-            "the plan goes on waiting for your guardians or your check-in"
+            N_(
+                "The verification deadline passed without enough guardian approvals: a guardian objects, so "
+                "the plan goes on waiting for your guardians or your check-in"
+            )
             if objected
-            else "The verification deadline passed without enough guardian approvals: as you chose, the "
-            "plan goes on waiting for your guardians or your check-in"
+            else N_(
+                "The verification deadline passed without enough guardian approvals: as you chose, the "
+                "plan goes on waiting for your guardians or your check-in"
+            )
             if plan["deadline_chosen_at"] is not None
-            else "The verification deadline passed without enough guardian approvals: as every plan is set "
-            "unless its owner chooses otherwise, it goes on waiting for your guardians or your check-in"
+            else N_(
+                "The verification deadline passed without enough guardian approvals: as every plan is set "
+                "unless its owner chooses otherwise, it goes on waiting for your guardians or your check-in"
+            )
         )
     told = (
         []

@@ -14,7 +14,10 @@ from datetime import datetime, timedelta
 from typing import TypedDict
 
 from core.db import Cursor, Pool, autocommit, transaction
+from core.text import i18n
+from core.text.i18n import N_, ngettext
 from models import plans
+from models.activity import Summary
 from models.common import as_record
 from models.delivery.announce import Email, Entry, announce
 from models.flows import release_path
@@ -122,13 +125,20 @@ async def _active(cur: Cursor, plan: Plan, now: datetime, warning_seconds: int) 
     due_at, verification_at = plan["check_in_due_at"], times[STAGE_VERIFY]
     assert due_at is not None and verification_at is not None  # a cycle has both (stage_times)
     context: dict[str, object]
+    summary: Summary
     if stage == STAGE_GRACE:
-        kind, summary = "grace_started", "Your check-in is overdue: the grace period has started"
+        kind, summary = "grace_started", N_("Your check-in is overdue: the grace period has started")
         context = {"dueAt": due_at.isoformat(), "verificationAt": verification_at.isoformat()}
         label = "grace"
     else:
         days = REMINDER_OFFSETS[stage].days
-        kind, summary = "check_in_reminder", f"Reminder sent: your check-in falls due in {days} day(s)"
+        kind = "check_in_reminder"
+        summary = lambda: ngettext(  # noqa: E731 - written in the owner's language by activity.record
+            # Translators: "day(s)" as the English always wrote it.
+            "Reminder sent: your check-in falls due in {count} day(s)",
+            "Reminder sent: your check-in falls due in {count} day(s)",
+            days,
+        ).format(count=i18n.number(days))
         context = {"dueAt": due_at.isoformat(), "daysBefore": days}
         label = f"{days}d"
     row_ids = await announce(
@@ -207,7 +217,12 @@ async def _pending(
         ),
         timeline=Entry(
             "plan.guardians_reminded",
-            f"Guardians who have not answered were reminded ({label} after verification started)",
+            lambda: ngettext(
+                # Translators: "3d": days, as the English always wrote it.
+                "Guardians who have not answered were reminded ({count}d after verification started)",
+                "Guardians who have not answered were reminded ({count}d after verification started)",
+                int(label.rstrip("d")),
+            ).format(count=i18n.number(int(label.rstrip("d")))),
             {"actor": "scheduler", "stage": label},
             count_as="guardians",
         ),

@@ -16,6 +16,7 @@ from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, TooManyRequests, Unauthorized
 from core.files.crypto import KeyRing
 from core.settings import Settings
+from core.text.i18n import N_
 from models import plans, sealed_text
 from models.delivery import outbox
 from models.delivery.announce import Entry, announce
@@ -126,7 +127,7 @@ async def report(
             now=now,
             timeline=Entry(
                 "guardian.reported",
-                "A guardian reported that you may have died or cannot act",
+                N_("A guardian reported that you may have died or cannot act"),
                 {
                     "actor": "guardian",
                     "guardianId": str(member["guardian_id"]),
@@ -253,7 +254,7 @@ async def record_approval(
         now=now,
         timeline=Entry(
             "guardian.approved",
-            "A guardian approved the release",
+            N_("A guardian approved the release"),
             {"actor": "guardian", "guardianId": guardian_id, "source": source},
         ),
     )

@@ -9,14 +9,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TypedDict
 
-from core.clock import spelled
 from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
+from core.text import i18n
+from core.text.i18n import N_, _, ngettext
 from models import sealed_text
-from models.common import as_record
+from models.common import as_record, speaking_to
 from models.delivery import history
 from models.plan.approvals import approved_on_chain
-from models.plan.plan_settings import Facts, facts, readiness, warnings
+from models.plan.plan_settings import Facts, facts
+from models.plan.readiness import readiness, warnings
 from models.plans import (
     ACTIVE,
     APPROVED,
@@ -142,7 +144,15 @@ async def overview(
         ]
         notifications = await history.notices(cur, plan_id=plan["id"])
         needed = threshold(plan=plan, standing=known["standing_guardians"])
-        notice = await _verification_notice(cur, ring, plan, needed=needed)
+        # The sentences are the owner's: in their language, times in their zone.
+        async with speaking_to(cur, table="users", row_id=user_id):
+            notice = await _verification_notice(cur, ring, plan, needed=needed)
+            problems = (
+                readiness(plan=plan, known=known, contract=contract)
+                if plan["status"] in (DRAFT, ACTIVE)
+                else []
+            )
+            advice = warnings(plan=plan, known=known) if plan["status"] != RELEASED else []
     return Overview(
         plan=plan,
         facts=known,
@@ -150,32 +160,50 @@ async def overview(
         approvals=approvals,
         approval_count=sum(1 for a in approvals if a["approved_at"] is not None),
         objection_count=sum(1 for a in approvals if a["objected_at"] is not None),
-        problems=readiness(plan=plan, known=known, contract=contract)
-        if plan["status"] in (DRAFT, ACTIVE)
-        else [],
-        warnings=warnings(plan=plan, known=known) if plan["status"] != RELEASED else [],
+        problems=problems,
+        warnings=advice,
         notifications=notifications,
         verification_notice=notice,
     )
 
 
-ONLY_CHECK_IN = (
+ONLY_CHECK_IN = N_(
     "only an explicit check-in stops it (with your wallet, or with the check-in link in our emails, "
     "which needs none): signing in with your wallet does not"
+)
+# What the guardian's report said, by its reason (models.flows.verification).
+REPORT_SAID = {
+    "death": N_(
+        "Your guardian {guardian} reported on {when} that you have died, and your guardians were asked to "
+        "verify your plan"
+    ),
+    "incapacity": N_(
+        "Your guardian {guardian} reported on {when} that you can no longer act for yourself, and your "
+        "guardians were asked to verify your plan"
+    ),
+    "unreachable": N_(
+        "Your guardian {guardian} reported on {when} that they cannot reach you, and your guardians were "
+        "asked to verify your plan"
+    ),
+}
+REPORT_SAID_OTHER = N_(
+    "Your guardian {guardian} reported on {when} that you may have died or can no longer act, and your "
+    "guardians were asked to verify your plan"
 )
 
 
 async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed: int) -> str | None:
     """The sentence GET /api/legacy shows while a verification runs (docs/lifecycle.md, "Sign-in
     is not a veto"): whoever opens the account with the owner's key learns what is under way and
-    that signing in changes nothing."""
+    that signing in changes nothing. Three clauses, each whole (who started it, what happens
+    next, what stops it), joined by a sentence translators may reorder."""
     started = plan["verification_started_at"]
     if plan["status"] not in (PENDING, APPROVED) or started is None:
         return None
-    who = (
-        f"No check-in arrived before your grace period ended, so on {spelled(started)} your "
-        "guardians were asked to verify your plan"
-    )
+    who = _(
+        "No check-in arrived before your grace period ended, so on {when} your guardians were asked to "
+        "verify your plan"
+    ).format(when=i18n.when(started))
     if plan["verification_reason"] == "guardian_report":
         await cur.execute(
             "SELECT r.id,"
@@ -187,58 +215,76 @@ async def _verification_notice(cur: Cursor, ring: KeyRing, plan: Plan, *, needed
         row = await cur.fetchone()
         if row is not None:
             report = sealed_text.open_row(ring, table="plan_reports", row=row)
-            said = {
-                "death": "you have died",
-                "incapacity": "you can no longer act for yourself",
-                "unreachable": "they cannot reach you",
-            }.get(plan["report_reason"] or "", "you may have died or can no longer act")
-            who = (
-                f"Your guardian {report['guardian_name']} reported on {spelled(report['created_at'])} that "
-                f"{said}, and your guardians were asked to verify your plan"
-            )
+            said = REPORT_SAID.get(plan["report_reason"] or "", REPORT_SAID_OTHER)
+            who = _(said).format(guardian=report["guardian_name"], when=i18n.when(report["created_at"]))
         else:
-            who = f"A guardian reported on {spelled(started)} that you may have died or can no longer act"
+            who = _("A guardian reported on {when} that you may have died or can no longer act").format(
+                when=i18n.when(started)
+            )
     elif plan["verification_reason"] == "beneficiary_request":
-        who = (
-            f"One of your beneficiaries asked on {spelled(started)} that your guardians verify whether you "
-            "have died or can no longer act, and your guardians were asked to verify your plan"
-        )
+        who = _(
+            "One of your beneficiaries asked on {when} that your guardians verify whether you have died or "
+            "can no longer act, and your guardians were asked to verify your plan"
+        ).format(when=i18n.when(started))
+    next_ = await _what_next(cur, plan, needed=needed)
+    # Translators: the verification notice, three clauses: who started it; what happens next; what stops it.
+    return _("{who}; {next}; {only_check_in}.").format(who=who, next=next_, only_check_in=_(ONLY_CHECK_IN))
+
+
+async def _what_next(cur: Cursor, plan: Plan, *, needed: int) -> str:
+    """The notice's middle clause: what happens next in this verification."""
     if plan["status"] == APPROVED and plan["ready_at"] is not None:
-        next_ = (
-            f"your guardians approved it, and since {spelled(plan['ready_at'])} your beneficiaries have "
-            "their links: the release happens when one of them finalises it on-chain"
-        )
-    elif plan["status"] == APPROVED:
-        when = spelled(plan["release_at"]) if plan["release_at"] else "the end of your cancel window"
-        next_ = f"your guardians approved it: at {when} your beneficiaries are sent their links" + (
-            " and one of them can finalise the release on-chain"
-            if await approved_on_chain(cur, plan=plan)
-            else " and the plan is released"
-        )
-    else:
-        deadline = verification_deadline(plan=plan)
-        approvals = f"{needed} guardian approval{'' if needed == 1 else 's'}"
-        if deadline is None:
-            next_ = (
-                f"there is no deadline: once {approvals} are in, the release follows after your cancel window"
+        return _(
+            "your guardians approved it, and since {when} your beneficiaries have their links: the release "
+            "happens when one of them finalises it on-chain"
+        ).format(when=i18n.when(plan["ready_at"]))
+    if plan["status"] == APPROVED:
+        on_chain = await approved_on_chain(cur, plan=plan)
+        if plan["release_at"] is None:
+            return (
+                _(
+                    "your guardians approved it: at the end of your cancel window your beneficiaries are "
+                    "sent their links and one of them can finalise the release on-chain"
+                )
+                if on_chain
+                else _(
+                    "your guardians approved it: at the end of your cancel window your beneficiaries are "
+                    "sent their links and the plan is released"
+                )
             )
-        elif plan["on_verification_timeout"] == "release" and plan["objections"]:
-            # A guardian objects (models.flows.answers.objections): the deadline cannot release.
-            next_ = (
-                "a guardian objects that you are alive or able to act, so the deadline, "
-                f"{spelled(deadline)}, cannot release the plan: it waits until {approvals} are in"
+        return (
+            _(
+                "your guardians approved it: at {when} your beneficiaries are sent their links and one of "
+                "them can finalise the release on-chain"
             )
-        elif plan["on_verification_timeout"] == "release":
-            next_ = (
-                f"if fewer than {approvals} are in by the deadline, {spelled(deadline)}, the plan is "
-                "released after your cancel window all the same"
+            if on_chain
+            else _(
+                "your guardians approved it: at {when} your beneficiaries are sent their links and the plan "
+                "is released"
             )
-        else:
-            next_ = (
-                f"if fewer than {approvals} are in by the deadline, {spelled(deadline)}, the plan goes on "
-                "waiting for them"
-            )
-    return f"{who}; {next_}; {ONLY_CHECK_IN}."
+        ).format(when=i18n.when(plan["release_at"]))
+    deadline = verification_deadline(plan=plan)
+    approvals = ngettext("{count} guardian approval", "{count} guardian approvals", needed).format(
+        count=i18n.number(needed)
+    )
+    if deadline is None:
+        return _(
+            "there is no deadline: once {approvals} are in, the release follows after your cancel window"
+        ).format(approvals=approvals)
+    if plan["on_verification_timeout"] == "release" and plan["objections"]:
+        # A guardian objects (models.flows.answers.objections): the deadline cannot release.
+        return _(
+            "a guardian objects that you are alive or able to act, so the deadline, {when}, cannot release "
+            "the plan: it waits until {approvals} are in"
+        ).format(when=i18n.when(deadline), approvals=approvals)
+    if plan["on_verification_timeout"] == "release":
+        return _(
+            "if fewer than {approvals} are in by the deadline, {when}, the plan is released after your "
+            "cancel window all the same"
+        ).format(when=i18n.when(deadline), approvals=approvals)
+    return _(
+        "if fewer than {approvals} are in by the deadline, {when}, the plan goes on waiting for them"
+    ).format(when=i18n.when(deadline), approvals=approvals)
 
 
 def _step_times(plan: Plan) -> dict[str, datetime | None]:

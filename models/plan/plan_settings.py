@@ -16,13 +16,14 @@ from core.db import Cursor, Pool, transaction
 from core.errors import Conflict, validation_error
 from core.files.crypto import KeyRing
 from core.settings import Settings
-from models import address_links, plans, sealed_text
+from core.text.i18n import N_
+from models import plans, sealed_text
 from models.common import as_record, wire_names
 from models.contents import early_links
 from models.delivery import history, outbox
 from models.delivery.announce import Entry, announce
 from models.delivery.budget import Budget, waiting
-from models.plans import ACTIVE, DRAFT, SETTINGS_COLUMNS, Plan, get_or_create, threshold, update_schedule
+from models.plans import ACTIVE, DRAFT, SETTINGS_COLUMNS, get_or_create, update_schedule
 
 
 class Facts(TypedDict):
@@ -178,157 +179,12 @@ async def _guardians_also_heirs(cur: Cursor, ring: KeyRing, user_id: str) -> lis
     ]
 
 
-def readiness(*, plan: Plan, known: Facts, contract: bool = False) -> list[str]:
-    """What blocks activation, in words a person understands; empty when nothing does. With a
-    contract (`contract`), approvals are signed on-chain: a guardian without a wallet cannot."""
-    problems = []
-    if contract and known["walletless_guardians"]:
-        problems.append(
-            "Approvals are signed on the Stellar network here, and a passkey cannot sign them: record a "
-            "Stellar wallet for " + ", ".join(known["walletless_guardians"]) + ", or remove them."
-        )
-    if known["beneficiaries"] == 0:
-        problems.append("Add at least one beneficiary.")
-    elif known["allocation_total"] != 100:
-        total = format(known["allocation_total"].normalize(), "f")
-        problems.append(f"Your beneficiaries' shares add up to {total}%; they must add up to exactly 100%.")
-    if known["guardians"] == 0:
-        problems.append("Add at least one guardian: someone you trust to confirm a release.")
-    elif threshold(plan=plan, standing=known["standing_guardians"]) > known["standing_guardians"]:
-        declined = (
-            f" who have not declined ({', '.join(known['declined_guardians'])} did)"
-            if known["declined_guardians"]
-            else ""
-        )
-        problems.append(
-            f"You ask for {plan['guardian_threshold']} guardian approvals but have "
-            f"{known['standing_guardians']} guardian(s){declined}; add guardians or lower the number of "
-            "approvals needed."
-        )
-    elif known["accepted_guardians"] < threshold(plan=plan, standing=known["standing_guardians"]):
-        problems.append(_acceptance_problem(plan, known))
-    if not known["has_owner_name"]:
-        problems.append("Add your name so guardians and heirs know whose plan this is.")
-    if not known["has_owner_email"]:
-        problems.append("Add your email address to your profile, so reminders to check in can reach you.")
-    elif known["owner_email_bounced"]:
-        problems.append(
-            "Your email address bounced (or our email to it was marked as spam): reminders to check in "
-            "may not reach you. Correct it in your profile, or check your mailbox's filters."
-        )
-    return problems
-
-
-def _acceptance_problem(plan: Plan, known: Facts) -> str:
-    needed = threshold(plan=plan, standing=known["standing_guardians"])
-    answers = []
-    if known["unanswered_guardians"]:
-        answers.append("not answered yet: " + ", ".join(known["unanswered_guardians"]))
-    if known["declined_guardians"]:
-        answers.append("declined: " + ", ".join(known["declined_guardians"]))
-    approvals = "approval" if needed == 1 else "approvals"
-    return (
-        "Guardians count once they accept the invitation we emailed them: "
-        f"{known['accepted_guardians']} of {known['guardians']} have, and your plan needs {needed} "
-        f"{approvals} ({'; '.join(answers)}). Wait for them, add guardians, or lower the number of "
-        "approvals needed."
-    )
-
-
 def new_plan_defaults(settings: Settings) -> plans.NewPlan:
     """What a plan created now starts with (docs/lifecycle.md, "Settings and bounds")."""
     return plans.new_plan(
         default_timeout_seconds=settings.plan_default_verification_timeout_seconds,
         contract_configured=bool(settings.service_contract_id),
     )
-
-
-def warnings(*, plan: Plan, known: Facts) -> list[str]:
-    """Advice that never blocks anything: what would make the plan fail its owner."""
-    advice = []
-    if plan["verification_timeout_seconds"] is None:
-        advice.append(
-            "Your plan has no verification deadline: if your guardians cannot or do not answer, it waits "
-            "for ever and your beneficiaries are never told."
-        )
-    elif plan["on_verification_timeout"] == "wait":
-        advice.append(
-            "When the verification deadline passes, your plan goes on waiting: if your guardians cannot "
-            "or do not answer, it is never released and your beneficiaries are never told."
-        )
-    standing, declined = known["standing_guardians"], known["declined_guardians"]
-    if declined and standing > 1 and threshold(plan=plan, standing=standing) == standing:
-        advice.append(
-            f"Since {', '.join(declined)} declined, your plan needs the approval of every remaining guardian "
-            f"({standing} of {standing}): if one of them cannot act, it can never be released by its "
-            "guardians. Add a guardian, or lower the number of approvals needed."
-        )
-    if known["unresponsive_guardians"]:
-        names = ", ".join(known["unresponsive_guardians"])
-        advice.append(
-            f"Not confirmed when asked whether they can still act as your guardian: {names}. Check on them, "
-            "update their details, or add another guardian."
-        )
-    if not plan["allow_beneficiary_requests"]:
-        advice.append(
-            "Your beneficiaries cannot ask for a verification: if your guardians stay silent, only your "
-            "silence past the grace period starts one."
-        )
-    requests = plan["allow_beneficiary_requests"] and known["beneficiaries"] > 0
-    if requests and plan["on_verification_timeout"] == "release" and plan["verification_timeout_seconds"]:
-        advice.append(
-            "A beneficiary's request can lead to a release if nobody answers: it starts a verification, "
-            "and unless you check in, or a guardian says it is a mistake, your plan is released when the "
-            "deadline passes. If that is not what you want, choose that the deadline holds the plan rather "
-            "than releasing it, or turn off requests from beneficiaries."
-        )
-    if plan["notify_beneficiaries_on_activation"]:
-        advice.append(
-            "As you chose, each beneficiary is emailed their link while your plan is active: it opens "
-            "nothing until the release"
-            + (", and from it they can ask your guardians to check." if requests else ".")
-        )
-    if known["guardians_also_heirs"]:
-        names = ", ".join(known["guardians_also_heirs"])
-        advice.append(
-            f"{names} {'is' if len(known['guardians_also_heirs']) == 1 else 'are'} both a guardian and a "
-            "beneficiary (the same email address or wallet): a guardian who inherits has a stake in the "
-            "release they confirm. Consider asking someone who does not inherit."
-        )
-    if known["guardians"] and threshold(plan=plan, standing=known["standing_guardians"]) == 1:
-        advice.append(
-            "One guardian's approval is enough to release your plan: a single person, mistaken or "
-            "dishonest, could release it. Add guardians and ask for at least two approvals."
-        )
-    if known["deferred_emails"]:
-        count = known["deferred_emails"]
-        advice.append(
-            f"{count} {'email waits' if count == 1 else 'emails wait'} to be sent: your account has sent "
-            "as many invitations and address confirmations as it may in a day. They go out by themselves "
-            "as the day's allowance frees, within 24 hours; nothing is lost."
-        )
-    needed = threshold(plan=plan, standing=known["standing_guardians"])
-    if address_links.short_of_guardians(accepted=known["accepted_guardians"], needed=needed):
-        advice += [address_links.uncorrectable(name=name) for name in known["bounced_heirs"]]
-    if known["bounced_heirs"]:
-        names = ", ".join(known["bounced_heirs"])
-        advice.append(
-            f"Our email to {names} bounced (or was marked as spam): check the address you gave, or they "
-            "may never receive what you leave them."
-        )
-    if known["unconfirmed_heirs"]:
-        names = ", ".join(known["unconfirmed_heirs"])
-        advice.append(
-            f"{names} {'has' if len(known['unconfirmed_heirs']) == 1 else 'have'} not confirmed their email "
-            "address: a mistyped address is otherwise found only after the release. We can send them a "
-            "short, neutral note asking them to confirm it."
-        )
-    if known["owner_wallets"] < 2:
-        advice.append(
-            "You sign in with a single wallet: link a second one, so that losing one key does not lock "
-            "you out. (The check-in link in our emails also works without a wallet.)"
-        )
-    return advice
 
 
 def _check_settings(
@@ -412,7 +268,7 @@ async def update_settings(
             now=now,
             timeline=Entry(
                 "plan.updated",
-                "Plan settings changed",
+                N_("Plan settings changed"),
                 {"fields": wire_names(columns=diff), "actor": "owner"},
             ),
         )

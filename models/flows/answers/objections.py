@@ -22,6 +22,7 @@ from core.db import Cursor, Pool, transaction
 from core.errors import Conflict
 from core.files.crypto import KeyRing
 from core.settings import Settings
+from core.text.i18n import N_
 from models import plans, sealed_text
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
@@ -89,8 +90,14 @@ async def object_to(
             guardians=Email("guardian_objected_guardian", context, exclude=[gid]),
             timeline=Entry(
                 "guardian.objected",
-                "A guardian says this verification is a mistake: they know you are alive or able to act"
-                + ("; they took back their approval" if took_back else ""),
+                N_(
+                    "A guardian says this verification is a mistake: they know you are alive or able to act; "
+                    "they took back their approval"
+                )
+                if took_back
+                else N_(
+                    "A guardian says this verification is a mistake: they know you are alive or able to act"
+                ),
                 {
                     "actor": "guardian",
                     "guardianId": gid,
@@ -151,7 +158,9 @@ async def withdrawn_in(
         guardians=Email("objection_withdrawn_guardian", context, exclude=[guardian_id]),
         timeline=Entry(
             "guardian.objection_withdrawn",
-            "A guardian withdrew their objection" + (" and approved the release" if approved else ""),
+            N_("A guardian withdrew their objection and approved the release")
+            if approved
+            else N_("A guardian withdrew their objection"),
             {"actor": "guardian", "guardianId": guardian_id, "approved": approved},
         ),
     )

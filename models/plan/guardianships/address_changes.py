@@ -23,6 +23,7 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, transaction, unless_duplicate
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import plans, sealed_text
 from models.address_links import change_id_of
 from models.claim.wallet_changes import PENDING_FOR
@@ -146,8 +147,10 @@ async def _to_owner(
         ),
         timeline=Entry(
             "beneficiary.address_proposed",
-            "A guardian proposed a new email address for one of your beneficiaries: you decide, by "
-            "editing it",
+            N_(
+                "A guardian proposed a new email address for one of your beneficiaries: you decide, by "
+                "editing it"
+            ),
             {"actor": "guardian", "guardianId": member["guardian_id"]},
             entity_id=heir_id,
         ),
@@ -211,9 +214,9 @@ async def _agree_in(
     first = approvals == 1
     entry = Entry(
         "beneficiary.address_change_proposed" if first else "beneficiary.address_change_agreed",
-        "A guardian proposed a new email address for a beneficiary"
+        N_("A guardian proposed a new email address for a beneficiary")
         if first
-        else "A guardian agreed to a beneficiary's new email address",
+        else N_("A guardian agreed to a beneficiary's new email address"),
         {
             "actor": "guardian",
             "guardianId": member["guardian_id"],
@@ -250,8 +253,10 @@ async def _agree_in(
         guardians=Email("address_change_holding", context),
         timeline=Entry(
             "beneficiary.address_change_holding",
-            "Enough guardians agreed to a beneficiary's new email address: it waits 7 days, during which any "
-            "guardian can stop it",
+            N_(
+                "Enough guardians agreed to a beneficiary's new email address: it waits 7 days, during which "
+                "any guardian can stop it"
+            ),
             {"actor": "guardian", "holdUntil": hold_until.isoformat()},
             entity_id=change["beneficiary_id"],
         ),
@@ -314,7 +319,7 @@ async def stop(
             ),
             timeline=Entry(
                 "beneficiary.address_change_stopped",
-                "A guardian stopped a beneficiary's new email address; nothing changed",
+                N_("A guardian stopped a beneficiary's new email address; nothing changed"),
                 {"actor": "guardian", "guardianId": member["guardian_id"]},
                 entity_id=row["beneficiary_id"],
             ),
@@ -366,7 +371,7 @@ async def sweep(pool: Pool, redis: ArqRedis, ring: KeyRing, *, now: datetime, bu
                 now=now,
                 timeline=Entry(
                     "beneficiary.address_change_confirming",
-                    "Nobody stopped a beneficiary's new email address: it was sent a link to confirm it",
+                    N_("Nobody stopped a beneficiary's new email address: it was sent a link to confirm it"),
                     {"actor": "scheduler"},
                     entity_id=row["beneficiary_id"],
                 ),
@@ -418,7 +423,7 @@ async def confirm(pool: Pool, redis: ArqRedis, ring: KeyRing, *, token: str, now
             beneficiaries=Email("claim_link", {"stage": "corrected"}, beneficiary_id=row["beneficiary_id"]),
             timeline=Entry(
                 "beneficiary.address_corrected",
-                "A beneficiary confirmed their new email address; their link was sent there",
+                N_("A beneficiary confirmed their new email address; their link was sent there"),
                 {"actor": "beneficiary"},
                 entity_id=row["beneficiary_id"],
             ),

@@ -10,6 +10,7 @@ from arq.connections import ArqRedis
 from core.db import Cursor, Pool, autocommit, transaction
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import activity, plans, sealed_text
 from models.claim import claim_links, wallet_changes
 from models.common import parse_id
@@ -272,7 +273,9 @@ async def answer_in(
             owner=declined,  # a decline is told to the owner; an acceptance is on their timeline only
             timeline=Entry(
                 "guardian.accepted" if accept else "guardian.declined",
-                "A guardian " + ("accepted to guard your plan" if accept else "declined to guard your plan"),
+                N_("A guardian accepted to guard your plan")
+                if accept
+                else N_("A guardian declined to guard your plan"),
                 {"actor": "guardian", "guardianId": str(row["id"])},
                 entity_id=row["id"],
             ),

@@ -19,6 +19,7 @@ from typing import TypedDict
 from core.db import Pool, transaction
 from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models.common import parse_id
 from models.contents import guardians
 from models.delivery import outbox
@@ -76,7 +77,7 @@ async def reconfirm(
             now=now,
             timeline=Entry(
                 "guardian.reconfirmed",
-                "A guardian confirmed they can still act for your plan",
+                N_("A guardian confirmed they can still act for your plan"),
                 {"actor": "guardian", "guardianId": member["guardian_id"]},
                 entity_id=member["guardian_id"],
             ),
@@ -141,7 +142,7 @@ async def sweep(
                             ),
                             timeline=Entry(
                                 "guardian.unresponsive",
-                                "A guardian did not confirm they can still act",
+                                N_("A guardian did not confirm they can still act"),
                                 {"actor": "scheduler", "guardianId": row["id"]},
                                 entity_id=row["id"],
                             ),

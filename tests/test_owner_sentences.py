@@ -1,0 +1,118 @@
+"""The owner's sentences follow the owner's language and zone (docs/translations.md): readiness
+problems and warnings and the verification notice on GET /api/legacy, and the Family Timeline's
+summaries, written when the entry is. Until translators fill the catalogs the pseudo-language
+proves every such sentence is marked (no plain English word left but names); an English owner
+reads what they always read; an error body stays English."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from core.text import i18n
+from models import activity
+from tests.helpers import sign_in
+from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
+from tests.lifecycle_helpers import activate_plan, get_overview, report
+from tests.plan_helpers import create, query
+
+NAMES = ["Olive Owner", "Heir 0", "Heir 1", "Guardian 0", "Guardian 1", "Madrid"]
+
+
+def speak(settings, user_id: str, locale: str | None, zone: str | None) -> None:
+    """Record the owner's language and zone as /api/users/me would (the pseudo-language is no
+    tag the API accepts, so directly)."""
+    query(settings, "UPDATE users SET locale = %s, time_zone = %s WHERE id = %s", (locale, zone, user_id))
+
+
+async def timeline(client, owner) -> list[dict[str, Any]]:
+    resp = await client.get("/api/activity?limit=100", headers=owner.headers)
+    assert resp.status == 200, await resp.text()
+    entries: list[dict[str, Any]] = await resp.json()
+    return entries
+
+
+async def test_a_draft_plan_s_problems_and_warnings_are_in_the_owner_s_language(client, settings):
+    owner = await sign_in(client)
+    speak(settings, owner.user["id"], PSEUDO, "Europe/Madrid")
+    with pseudo():
+        await create(client, owner, "beneficiaries", name="Heir 0", allocationPercentage=60)
+        await create(client, owner, "guardians", name="Guardian 0", email="guardian0@example.org")
+        await create(client, owner, "guardians", name="Guardian 1", email="guardian1@example.org")
+        overview = await get_overview(client, owner)
+        problems, warnings = overview["readiness"]["problems"], overview["readiness"]["warnings"]
+        assert len(problems) >= 4 and len(warnings) >= 3
+        for sentence in problems + warnings:
+            assert ascii_words(sentence, allowed=NAMES) == [], sentence
+        assert any("Guardian 0" in p for p in problems)  # names are left as written
+        # Activation refuses in an error body: English, whatever the owner reads.
+        resp = await client.post("/api/legacy/activate", headers=owner.headers)
+        assert resp.status == 409
+        refused = (await resp.json())["details"]["readiness"]["problems"]
+        assert "Add your name so guardians and heirs know whose plan this is." in refused
+        entries = [e for e in await timeline(client, owner) if e["kind"] != "user.created"]
+        assert len(entries) >= 3
+        for entry in entries:
+            assert ascii_words(entry["summary"], allowed=NAMES) == [], entry
+
+
+async def test_an_english_owner_reads_what_they_always_read(client, settings):
+    owner = await sign_in(client)
+    await create(client, owner, "beneficiaries", name="Heir 0", allocationPercentage=60)
+    problems = (await get_overview(client, owner))["readiness"]["problems"]
+    assert "Your beneficiaries' shares add up to 60%; they must add up to exactly 100%." in problems
+    assert "Add at least one guardian: someone you trust to confirm a release." in problems
+    summaries = [e["summary"] for e in await timeline(client, owner)]
+    assert "Beneficiary added" in summaries and "Account created with a Stellar wallet" in summaries
+
+
+async def test_the_verification_notice_and_timeline_follow_the_owner_s_language_and_zone(client, settings):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner)
+    speak(settings, owner.user["id"], PSEUDO, "Europe/Madrid")
+    with pseudo():
+        assert (await report(client, setup, setup.guardians[0])).status == 200
+        overview = await get_overview(client, owner)
+        notice = overview["verificationNotice"]
+        assert ascii_words(notice, allowed=NAMES) == [], notice
+        started = datetime.fromisoformat(overview["verificationStartedAt"])
+        with i18n.speaking(PSEUDO, "Europe/Madrid"):
+            assert i18n.when(started) in notice  # the owner's zone, named
+        assert "Guardian 0" in notice
+        reported = [e for e in await timeline(client, owner) if e["kind"] == "guardian.reported"]
+        assert len(reported) == 1 and ascii_words(reported[0]["summary"]) == []
+
+
+async def test_a_spanish_owner_reads_times_in_their_zone_and_language(client, settings):
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner)
+    speak(settings, owner.user["id"], "es", "America/Argentina/Buenos_Aires")
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    overview = await get_overview(client, owner)
+    started = datetime.fromisoformat(overview["verificationStartedAt"])
+    with i18n.speaking("es", "America/Argentina/Buenos_Aires"):
+        spanish = i18n.when(started)
+    assert spanish in overview["verificationNotice"]
+    assert "UTC" not in overview["verificationNotice"]
+
+
+async def test_a_summary_written_in_its_row_s_statement_is_the_owner_s(client, settings):
+    """The submitted transaction's entry goes in its row's own statement: every language is
+    written first and SQL picks the owner's, English for a language nobody set."""
+    owner = await sign_in(client)
+    with pseudo():
+        written = activity.in_every_language(summary=lambda: i18n._("Plan settings changed"))
+        assert set(written) == set(i18n.supported()) and PSEUDO in written
+        assert written["en"] == "Plan settings changed" and written[PSEUDO] != written["en"]
+
+        def chosen() -> str:
+            sql = "SELECT " + activity.chosen_sql(owner="%(owner)s", summaries="%(summaries)s") + " AS s"
+            rows = query(settings, sql, {"owner": owner.user["id"], "summaries": json.dumps(written)})
+            return str(rows[0]["s"])
+
+        assert chosen() == written["en"]
+        speak(settings, owner.user["id"], PSEUDO, None)
+        assert chosen() == written[PSEUDO]
+        speak(settings, owner.user["id"], "xx", None)  # a language since removed: English
+        assert chosen() == written["en"]
