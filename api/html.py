@@ -13,20 +13,25 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 from aiohttp import web
 from aiohttp_apigami import docs
+from babel import Locale, UnknownLocaleError, numbers
 from markupsafe import Markup
 
 from api.headers import CAPSULE_HEADERS
 from api.public import public
-from core.clock import spelled, wire_time
+from core.clock import wire_time
 from core.errors import BadRequest
 from core.text import i18n
 from core.text.cleaning import clean_line
+from core.text.i18n import N_, _, ngettext
 
 # Paths whose every response is a page for a person (and is as private as the capsule).
 PAGE_PREFIXES = (
@@ -67,15 +72,31 @@ PASSKEY_SCRIPT_INTEGRITY = "sha384-" + base64.b64encode(hashlib.sha384(_PASSKEY_
 routes = web.RouteTableDef()
 
 
+# Translators: a file's size; French writes "{size} Ko", "{size} Mo".
+_UNITS = (N_("{size} KB"), N_("{size} MB"), N_("{size} GB"), N_("{size} TB"))
+
+
+def _babel_locale() -> Locale:
+    try:
+        return Locale.parse(i18n.babel_id(i18n.language()))
+    except (UnknownLocaleError, ValueError):
+        return Locale.parse(i18n.SOURCE)
+
+
 def file_size(size: int) -> str:
-    """Decimal units, as phones and file managers show them."""
+    """Decimal units, as phones and file managers show them, the figure as the reader's language
+    writes it ("1.5 MB", "1,5 Mo")."""
     if size < 1000:
-        return "1 byte" if size == 1 else f"{size} bytes"
+        return ngettext("{count} byte", "{count} bytes", size).format(count=i18n.number(size))
     value = float(size)
-    for unit in ("KB", "MB", "GB", "TB"):
+    for unit in _UNITS:
         value /= 1000
-        if value < 1000 or unit == "TB":
-            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
+        if value < 1000 or unit == _UNITS[-1]:
+            # Under 1000 of the unit, so no grouping: one decimal under 10 ("1.5 MB"), none above.
+            figure = numbers.format_decimal(
+                value, format="0" if value >= 10 else "0.0", locale=_babel_locale()
+            )
+            return _(unit).format(size=figure)
     raise AssertionError("unreachable")
 
 
@@ -92,9 +113,86 @@ def bdi(name: str) -> Markup:
     return Markup("<bdi>{}</bdi>").format(clean_line(str(name)))
 
 
+# A moment in a page's sentence: the reader's language and zone, the zone named.
+spelled = i18n.when
 _TEMPLATES.filters.update(
-    spelled=spelled, iso=wire_time, file_size=file_size, sentence_start=sentence_start, bdi=bdi
+    spelled=spelled,
+    iso=wire_time,
+    file_size=file_size,
+    sentence_start=sentence_start,
+    bdi=bdi,
+    number=i18n.number,
 )
+
+# The request's reader (language, zone name), once negotiated: the error page speaks as the page did.
+READER = "lps.reader"
+# Each language as its own speakers name it, in the switcher every page carries.
+LANGUAGE_NAMES = {
+    "en": "English",
+    "es": "Español",
+    "fr": "Français",
+    "de": "Deutsch",
+    "pt-BR": "Português (Brasil)",
+    "ar": "العربية",
+}
+
+
+def chosen_language(request: web.Request) -> str | None:
+    """The language the reader chose on the page (`?lang=`, carried by every link and form of
+    the pages, which set no cookies); an unknown one is no choice."""
+    language = request.query.get("lang")
+    return language if language in i18n.supported() else None
+
+
+def negotiate(
+    request: web.Request, *, locale: str | None = None, time_zone: str | None = None
+) -> tuple[str, str | None]:
+    """The page's reader (docs/translations.md "Pages: which language"): the language chosen on
+    the page, else the one recorded for the person (`locale`), else the browser's
+    Accept-Language, else English; the zone recorded for them. Kept on the request for the
+    error page."""
+    language = i18n.negotiate(
+        chosen=chosen_language(request),
+        recorded=locale,
+        accept_language=request.headers.get("Accept-Language"),
+    )
+    request[READER] = (language, time_zone)
+    return language, time_zone
+
+
+@contextmanager
+def speaking(
+    request: web.Request, *, locale: str | None = None, time_zone: str | None = None
+) -> Iterator[i18n.Reader]:
+    """Write the page for its reader until the block ends. Called with the person's record
+    (`locale`, `time_zone`) once the page's model has read it; without, the reader negotiated
+    already for this request (or the URL's and the browser's choice)."""
+    if locale is None and time_zone is None and READER in request:
+        language, zone = request[READER]
+    else:
+        language, zone = negotiate(request, locale=locale, time_zone=time_zone)
+    with i18n.speaking(language, zone) as reader:
+        yield reader
+
+
+def carry_language(request: web.Request, url: str) -> str:
+    """`url` (a page's own link or form action) keeping the language the reader chose."""
+    language = chosen_language(request)
+    if language is None:
+        return url
+    return f"{url}{'&' if '?' in url else '?'}lang={quote(language)}"
+
+
+def switcher(request: web.Request) -> list[tuple[str, str, str]]:
+    """The same page in each supported language, named in that language (tag, name, link).
+    Only a page opened by a link (GET) offers it: a form's answer cannot be asked again."""
+    if request.method != "GET" or request.path.startswith("/dev/"):  # the developers' mailbox: English
+        return []
+    return [
+        (language, LANGUAGE_NAMES[language], f"{request.path}?lang={quote(language)}")
+        for language in i18n.supported()
+        if language in LANGUAGE_NAMES
+    ]
 
 
 FORM = "application/x-www-form-urlencoded"
@@ -120,10 +218,30 @@ def is_page(path: str) -> bool:
 
 
 def render(
-    template: str, *, status: int = 200, headers: dict[str, str] | None = None, **context: Any
+    template: str,
+    *,
+    reader: web.Request,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+    **context: Any,
 ) -> web.Response:
-    body = _TEMPLATES.get_template(template).render(stylesheet=STYLESHEET_PATH, **context)
-    return web.Response(text=body, status=status, content_type="text/html", charset="utf-8", headers=headers)
+    """The page in its reader's language and zone (`speaking`; a handler that read the person's
+    record has entered it with their locale and zone), `<html lang dir>` set, every link and form
+    of the page carrying the language the reader chose (`link`)."""
+    with speaking(reader) as speaker:
+        body = _TEMPLATES.get_template(template).render(
+            stylesheet=STYLESHEET_PATH,
+            lang=speaker.language,
+            dir=i18n.direction(),
+            languages=switcher(reader),
+            link=lambda url: carry_language(reader, url),
+            **context,
+        )
+    response = web.Response(
+        text=body, status=status, content_type="text/html", charset="utf-8", headers=headers
+    )
+    response.headers["Content-Language"] = speaker.language
+    return response
 
 
 def script_csp(*, origin: str) -> str:
@@ -142,64 +260,102 @@ def with_script(response: web.Response, *, origin: str) -> web.Response:
 
 # What each error status says to a person; anything else gets the 500 wording.
 _ERROR_PAGES = {
-    400: ("That could not be used", "said"),
-    401: ("That signature could not be used", "said"),
-    404: ("This link does not open anything", "not_found"),
-    405: ("This link does not open anything", "not_found"),
-    409: ("This link cannot do that now", "said"),
-    429: ("Please wait a minute", "too_many"),
-    503: ("Please try again a little later", "unavailable"),
+    400: (N_("That could not be used"), "said"),
+    401: (N_("That signature could not be used"), "said"),
+    404: (N_("This link does not open anything"), "not_found"),
+    405: (N_("This link does not open anything"), "not_found"),
+    409: (N_("This link cannot do that now"), "said"),
+    429: (N_("Please wait a minute"), "too_many"),
+    503: (N_("Please try again a little later"), "unavailable"),
 }
 
 
-# The pages a form or a paste-back is posted from, by their first path segment, as the error
-# page names them in its link back.
-_PAGE_NAMES = {
-    "claim": "your page",
-    "guardian": "your guardian page",
-    "check-in": "the check-in page",
-    "confirm-email": "the confirmation page",
+# The pages a form or a paste-back is posted from, by their first path segment: the error
+# page's sentence with its link back (to try again now; after waiting, for a form sent too often).
+_BACK = {
+    "claim": (
+        N_('<a href="{href}">Go back to your page</a> and try again.'),
+        N_('Wait a little, then <a href="{href}">go back to your page</a> and try again.'),
+    ),
+    "guardian": (
+        N_('<a href="{href}">Go back to your guardian page</a> and try again.'),
+        N_('Wait a little, then <a href="{href}">go back to your guardian page</a> and try again.'),
+    ),
+    "check-in": (
+        N_('<a href="{href}">Go back to the check-in page</a> and try again.'),
+        N_('Wait a little, then <a href="{href}">go back to the check-in page</a> and try again.'),
+    ),
+    "confirm-email": (
+        N_('<a href="{href}">Go back to the confirmation page</a> and try again.'),
+        N_('Wait a little, then <a href="{href}">go back to the confirmation page</a> and try again.'),
+    ),
+    "form": (
+        N_('<a href="{href}">Go back to the form</a> and try again.'),
+        N_('Wait a little, then <a href="{href}">go back to the form</a> and try again.'),
+    ),
 }
 
 
 def came_from(path: str) -> tuple[str, str] | None:
-    """The page a post to `path` was made from, and its name in words: `/claim/<token>/sep7/<id>`
-    is `/claim/<token>`, "your page"; the lost-link form `/claim` is itself. None elsewhere."""
+    """The page a post to `path` was made from, and which it is: `/claim/<token>/sep7/<id>` is
+    `/claim/<token>`, "claim"; the lost-link form `/claim` is itself, "form". None elsewhere."""
     parts = path.rstrip("/").split("/")
     if parts == ["", "claim"]:
-        return "/claim", "the form"
-    if len(parts) >= 3 and parts[1] in _PAGE_NAMES and parts[2]:
-        return f"/{parts[1]}/{parts[2]}", _PAGE_NAMES[parts[1]]
+        return "/claim", "form"
+    if len(parts) >= 3 and parts[1] in _BACK and parts[2]:
+        return f"/{parts[1]}/{parts[2]}", parts[1]
     return None
+
+
+def said(message: str | list[str]) -> str:
+    """An error's message as a person reads it, in the page's language: each sentence a page's
+    form can be answered with is marked where it is raised (`N_`) and translated here; the JSON
+    body keeps the English."""
+    return " ".join(_(part) for part in ([message] if isinstance(message, str) else message))
 
 
 def error_page(
     request: web.Request, status: int, message: str | list[str], headers: dict[str, str] | None = None
 ) -> web.Response:
-    """The calm page for an error under a page path. The JSON body's words are for programs;
-    only the messages of a 400, 401 or 409, and of a 429 answering a form (written for the
-    person, e.g. "the plan has been released", "this is not the wallet bound to you") are shown
-    as they are, with a link back to the page the person came from."""
-    title, kind = _ERROR_PAGES.get(status, ("Something went wrong on our side", "failed"))
+    """The calm page for an error under a page path, in the language the page was read in. The
+    JSON body's words are for programs; only the messages of a 400, 401 or 409, and of a 429
+    answering a form (written for the person, e.g. "the plan has been released", "this is not
+    the wallet bound to you") are shown, translated, with a link back to the page the person
+    came from."""
+    title, kind = _ERROR_PAGES.get(status, (N_("Something went wrong on our side"), "failed"))
     if status == 429 and request.method == "POST":
         kind = "wait"  # a form sent too often: its own sentence (which limit, when to try again)
-    back = came_from(request.path) if kind in ("said", "wait") else None
-    return render(
-        "error.html",
-        status=status,
-        headers=headers,
-        title=title,
-        kind=kind,
-        check_in=request.path.startswith("/check-in/"),
-        message=message if isinstance(message, str) else " ".join(message),
-        back=back,
-    )
+    origin = came_from(request.path) if kind in ("said", "wait") else None
+    with speaking(request):
+        back = None
+        if origin is not None:
+            sentence = _BACK[origin[1]][kind == "wait"]
+            back = Markup(_(sentence)).format(  # noqa: S704 - the catalog's words, escaped link
+                href=carry_language(request, origin[0])
+            )
+        return render(
+            "error.html",
+            reader=request,
+            status=status,
+            headers=headers,
+            title=_(title),
+            kind=kind,
+            check_in=request.path.startswith("/check-in/"),
+            message=said(message),
+            back=back,
+        )
 
 
 async def page_headers(request: web.Request, response: web.StreamResponse) -> None:
     """on_response_prepare: privacy headers and the CSP on every response under a page path."""
     if is_page(request.path):
         response.headers.update(CAPSULE_HEADERS)
+        # The page's language may come from the browser's Accept-Language (docs/translations.md).
+        vary = response.headers.get("Vary")
+        if not vary:
+            response.headers["Vary"] = "Accept-Language"
+        elif "accept-language" not in vary.lower():
+            response.headers["Vary"] = f"{vary}, Accept-Language"
         response.headers["Content-Security-Policy"] = response.get(_SCRIPT) or PAGE_CSP
 
 

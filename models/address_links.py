@@ -13,7 +13,7 @@ import uuid
 
 from core.errors import BadRequest
 from core.files.crypto import KeyRing
-from core.text.i18n import _
+from core.text.i18n import N_, _
 
 PURPOSE = "address-confirmation"
 TOKEN_RE = re.compile(r"[0-9a-f]{64}")
@@ -48,7 +48,7 @@ def check_address(*, email: str | None) -> str:
     """An address as a page typed it: 400 in words unless it looks like one."""
     address = (email or "").strip()
     if not _ADDRESS.fullmatch(address) or len(address) > 254:
-        raise BadRequest("That does not look like an email address: check it and try again.")
+        raise BadRequest(N_("That does not look like an email address: check it and try again."))
     return address
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
+from models.common import Recorded
 
 PURPOSE = "check-in-link"
 LIFETIME = timedelta(days=30)
@@ -94,11 +95,20 @@ async def plan_of(cur: Cursor, *, token: str, now: datetime) -> Any | None:
     return None if row is None else row["plan_id"]
 
 
-async def is_live(pool: Pool, *, token: str, now: datetime) -> bool:
-    """Whether the link would check in now: a read, for the page a GET of the link shows (mail
-    scanners fetch links; only the form's POST checks in)."""
+async def reader_if_live(pool: Pool, *, token: str, now: datetime) -> Recorded | None:
+    """The owner's recorded language and zone if the link would check in now, else None: a read,
+    for the page a GET of the link shows (mail scanners fetch links; only the form's POST checks
+    in) and for the words of the page the POST answers with."""
+    if not TOKEN_RE.fullmatch(token):
+        return None
     async with autocommit(pool) as cur:
-        return await plan_of(cur, token=token, now=now) is not None
+        await cur.execute(
+            "SELECT u.locale, u.time_zone FROM check_in_links l JOIN plans p ON p.id = l.plan_id"
+            " JOIN users u ON u.id = p.user_id WHERE l.digest = %s AND l.expires_at > %s",
+            (digest(token=token), now),
+        )
+        row = await cur.fetchone()
+    return None if row is None else Recorded(locale=row["locale"], time_zone=row["time_zone"])
 
 
 async def end_all_in(cur: Cursor, *, plan_id: str) -> None:

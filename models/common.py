@@ -31,6 +31,14 @@ def as_records(kind: type[R], *, rows: Iterable[Mapping[str, Any]]) -> list[R]:
     return cast(list[R], rows if isinstance(rows, list) else list(rows))
 
 
+class Recorded(TypedDict):
+    """A person's language and zone as recorded (None: never set): what their page is written in
+    unless they choose another on it (api/html.py negotiate)."""
+
+    locale: str | None
+    time_zone: str | None
+
+
 class Audience(TypedDict):
     """Who may see a message or archive item: everyone, or the listed beneficiaries."""
 

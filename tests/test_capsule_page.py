@@ -125,7 +125,7 @@ async def test_released_shows_letters_sealed_letters_documents_and_media(fam: Fa
         " Your share" in words
     )
     assert "Ben's bike" not in words and "Ben&#39;s bike" not in text
-    assert "with 60&nbsp;% of the plan" in text  # the number and its sign never part
+    assert "with 60\u00a0% of the plan" in text  # the number and its sign never part (a no-break space)
     # The page is the same model as the JSON: nothing it lists is missing from there.
     body = await fam.capsule(ada)
     assert {m["id"] for m in body["messages"]} == {

@@ -179,7 +179,7 @@ async def test_refusals_are_pages_in_words(client, settings):
     resp = await client.patch("/api/legacy", json={"allowBeneficiaryRequests": True}, headers=owner.headers)
     assert resp.status == 200
     resp = await ask_page(client, token, "x" * 1001)
-    assert resp.status == 400 and "at most 1000" in await resp.text()
+    assert resp.status == 400 and "at most 1,000" in await resp.text()
     resp = await client.post(f"/claim/{token}/request", json={"note": "x"})
     assert resp.status == 400 and resp.content_type == "text/html"
     assert query(settings, "SELECT count(*) AS n FROM heir_requests")[0]["n"] == 0

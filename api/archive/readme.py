@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from api.html import sentence_start, spelled
+from api.html import sentence_start
+from core.clock import spelled
 from core.files.zipstream import Member, in_memory
 from models.claim import shares
 from models.flows import exports

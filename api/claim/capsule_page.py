@@ -19,6 +19,7 @@ from api.claim.gate import claim_gate
 from api.keys import context
 from api.sep import wallet_request
 from core.stellar import sep7
+from core.text.i18n import N_, _
 from models import plans
 from models.account import users
 from models.claim import capsules, shares
@@ -32,25 +33,61 @@ def owner_words(capsule: capsules.Capsule) -> str:
     return users.known_as(name=capsule["owner_name"], wallet=capsule["owner_wallet"])
 
 
-MEDIA_WORDS = {"video": "A video", "voice": "A voice recording", "photo": "A photo"}
-_CONTENT_WORDS = {
-    "application/pdf": "PDF",
-    "text/plain": "text",
-    "application/zip": "ZIP archive",
+# A letter's media under it, and the same when its stored copy was found damaged.
+MEDIA_WORDS = {
+    "video": N_("A video, {size}."),
+    "voice": N_("A voice recording, {size}."),
+    "photo": N_("A photo, {size}."),
 }
-_CATEGORY_WORDS = {"digital_accounts": "digital accounts"}
+DAMAGED_MEDIA = {
+    "video": N_(
+        "A video came with this letter, but the stored copy was found damaged and can no longer be played."
+    ),
+    "voice": N_(
+        "A voice recording came with this letter, but the stored copy was found damaged"
+        " and can no longer be played."
+    ),
+    "photo": N_(
+        "A photo came with this letter, but the stored copy was found damaged and can no longer be played."
+    ),
+}
+# A document's kind: its category (the owner's filing, models/archive/items.py CATEGORIES) and
+# its type, as one phrase each language writes whole.
+_KINDS = {
+    "legal": N_("Legal document"),
+    "financial": N_("Financial document"),
+    "medical": N_("Medical document"),
+    "insurance": N_("Insurance document"),
+    "property": N_("Property document"),
+    "digital_accounts": N_("Digital accounts document"),
+    "personal": N_("Personal document"),
+    "other": N_("Document"),
+}
+_TYPES = {"photo": N_("Photo"), "video": N_("Video"), "voice": N_("Voice recording"), "other": N_("File")}
+_CONTENT_WORDS = {
+    "application/pdf": N_("PDF"),
+    "text/plain": N_("text"),
+    "application/zip": N_("ZIP archive"),
+}
+_FAMILIES = {"image": N_("{format} image"), "audio": N_("{format} audio"), "video": N_("{format} video")}
 
 
 def kind_words(document: capsules.Document) -> str:
-    """'Legal document, PDF': the item's own type and category, and the file's format."""
-    category = _CATEGORY_WORDS.get(document["category"], document["category"])
-    kind = document["type"] if category == "other" else f"{category} {document['type']}"
+    """'Legal document, PDF': the item's own category (a document) or type, and the file's format."""
+    if document["type"] == "document":
+        kind = _(_KINDS.get(document["category"], _KINDS["other"]))
+    else:
+        kind = _(_TYPES.get(document["type"], _TYPES["other"]))
     content = document["content_type"].split(";")[0]
-    family, _, subtype = content.partition("/")
-    fmt = _CONTENT_WORDS.get(content) or (
-        f"{subtype.upper()} {family}" if family in ("image", "audio", "video") else ""
-    )
-    return f"{kind.capitalize()}, {fmt}" if fmt else kind.capitalize()
+    family, _slash, subtype = content.partition("/")
+    if content in _CONTENT_WORDS:
+        fmt = _(_CONTENT_WORDS[content])
+    elif family in _FAMILIES:
+        fmt = _(_FAMILIES[family]).format(format=subtype.upper())
+    else:
+        return kind
+    # Translators: a document's kind and its file's format, as "Legal document, PDF".
+    return _("{kind}, {format}").format(kind=kind, format=fmt)
 
 
 def share_words(asset: capsules.CapsuleAsset) -> str:
@@ -58,7 +95,8 @@ def share_words(asset: capsules.CapsuleAsset) -> str:
 
 
 def share(percentage: Decimal) -> str:
-    return f"{percentage.normalize():f}"
+    """The heir's part of the plan as a percentage, every decimal kept, in the reader's language."""
+    return _("{percentage}\u00a0%").format(percentage=shares.exact_figure(value=percentage.normalize()))
 
 
 @routes.get("/claim/{token}")
@@ -93,14 +131,21 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
         # While the network has not answered, the page looks again by itself (no script needed).
         "refresh": 10 if pending else None,
     }
+    with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
+        return _render(request, capsule, shown, signing)
+
+
+def _render(
+    request: web.Request, capsule: capsules.Capsule, shown: finishing.View, signing: dict[str, Any]
+) -> web.Response:
+    owner = owner_words(capsule)
     if shown["ready"] is not None:
-        ready = shown["ready"]
-        owner = owner_words(capsule)
         return html.render(
             "capsule_ready.html",
-            title=f"From {owner}",
+            reader=request,
+            title=_("From {owner}").format(owner=owner),
             owner=owner,
-            ready=ready,
+            ready=shown["ready"],
             sympathy=capsule["report_reason"] == "death",
             **signing,
         )
@@ -110,31 +155,33 @@ async def capsule_page(request: web.Request, capsule: capsules.Capsule) -> web.R
         can_ask = capsule["plan_status"] == plans.ACTIVE and capsule["requests_allowed"]
         return html.render(
             "capsule_locked.html",
-            title="Nothing here yet",
-            owner=owner_words(capsule),
-            ask_action=f"{path}/request" if can_ask else None,
+            reader=request,
+            title=_("Nothing here yet"),
+            owner=owner,
+            ask_action=f"{request.path.rstrip('/')}/request" if can_ask else None,
             checking=capsule["plan_status"] in plans.FROZEN,
         )
-    owner = owner_words(capsule)
     sections = [
-        (anchor, label)
+        (anchor, _(label))
         for anchor, label, present in (
-            ("letters", "Letters", contents["messages"]),
-            ("later", "Still to come", contents["sealed_messages"]),
-            ("documents", "Documents", contents["documents"]),
-            ("assets", "What you were left", contents["assets"]),
-            ("share", "Your share", True),
+            ("letters", N_("Letters"), contents["messages"]),
+            ("later", N_("Still to come"), contents["sealed_messages"]),
+            ("documents", N_("Documents"), contents["documents"]),
+            ("assets", N_("What you were left"), contents["assets"]),
+            ("share", N_("Your share"), True),
         )
         if present
     ]
     return html.render(
         "capsule_released.html",
-        title=f"From {owner}",
+        reader=request,
+        title=_("From {owner}").format(owner=owner),
         owner=owner,
         capsule=contents,
         base=f"/api/claim/{request.match_info['token']}",
         sections=sections,
-        media_words=MEDIA_WORDS,
+        media_words={kind: _(words) for kind, words in MEDIA_WORDS.items()},
+        damaged_media={kind: _(words) for kind, words in DAMAGED_MEDIA.items()},
         kind_words=kind_words,
         share_words=share_words,
         share=share(contents["allocation_percentage"]),
@@ -153,7 +200,7 @@ def heir_request(
         return None
     owner = owner_words(capsule)
     if prepared["purpose"] == "heir.finalize_release":
-        msg = sep7.message("Finalise the release of {owner}'s plan, for everyone it names", owner=owner)
+        msg = sep7.message(_("Finalise the release of {owner}'s plan, for everyone it names"), owner=owner)
     else:
-        msg = sep7.message("Claim {heir}'s share of what {owner} left", heir=capsule["name"], owner=owner)
+        msg = sep7.message(_("Claim {heir}'s share of what {owner} left"), heir=capsule["name"], owner=owner)
     return wallet_request.present(request, prepared, msg=msg, page_path=page_path)

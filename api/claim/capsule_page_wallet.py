@@ -20,6 +20,7 @@ from api.sep import wallet_request
 from core.errors import BadRequest, TooManyRequests
 from core.stellar import sep7
 from core.stellar.wallet import is_valid_address
+from core.text.i18n import N_, _
 from models.claim import heir_wallets
 from models.claim.capsules import Capsule
 from models.flows import finishing
@@ -49,8 +50,10 @@ async def name_wallet(request: web.Request, capsule: Capsule) -> web.Response:
     address = form.get("walletAddress")
     if not isinstance(address, str) or not is_valid_address(address.strip()):
         raise BadRequest(
-            "That is not a Stellar wallet address: it is 56 characters, starts with G, and your wallet "
-            "app shows it. Go back and copy it again."
+            N_(
+                "That is not a Stellar wallet address: it is 56 characters, starts with G, and your wallet "
+                "app shows it. Go back and copy it again."
+            )
         )
     prepared = await heir_wallets.challenge_transaction(
         ctx.redis,
@@ -60,17 +63,27 @@ async def name_wallet(request: web.Request, capsule: Capsule) -> web.Response:
         client_ip=client_ip(request),
         now=ctx.now(),
     )
-    msg = sep7.message(
-        "Prove this wallet is yours, {heir}, to receive what {owner} left you",
-        heir=capsule["name"],
-        owner=capsule["owner_name"],
-    )
     page = _page_path(request)
-    shown = wallet_request.present(request, prepared, msg=msg, page_path=page)
-    return html.render("claim_prove.html", title="Prove this wallet is yours", request=shown, back=page)
+    with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
+        msg = sep7.message(
+            _("Prove this wallet is yours, {heir}, to receive what {owner} left you"),
+            heir=capsule["name"],
+            owner=capsule["owner_name"],
+        )
+        shown = wallet_request.present(request, prepared, msg=msg, page_path=page)
+        return html.render(
+            "claim_prove.html",
+            reader=request,
+            title=_("Prove this wallet is yours"),
+            request=shown,
+            back=page,
+        )
 
 
-SIGN_TITLES = {"finalize_release": "Confirm the release with your wallet", "claim_assets": "Claim your share"}
+SIGN_TITLES = {
+    "finalize_release": N_("Confirm the release with your wallet"),
+    "claim_assets": N_("Claim your share"),
+}
 
 
 @routes.post("/claim/{token}/sign")
@@ -104,32 +117,31 @@ async def sign_step(request: web.Request, capsule: Capsule) -> web.Response:
             now=ctx.now(),
         )
     except TooManyRequests as exc:
-        words = exc.message if isinstance(exc.message, str) else " ".join(exc.message)
+        with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
+            return html.render(
+                "claim_sign.html",
+                reader=request,
+                status=429,
+                headers=exc.headers,
+                title=_("Please wait a little"),
+                too_many=html.said(exc.message),
+                back=back,
+            )
+    if step["request"] is None and step["problem"] is None:
+        return web.Response(status=303, headers={"Location": html.carry_language(request, back)})
+    function = step["function"] or ""
+    with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
         return html.render(
             "claim_sign.html",
-            status=429,
-            headers=exc.headers,
-            title="Please wait a little",
-            too_many=words,
+            reader=request,
+            title=_(SIGN_TITLES.get(function, N_("Sign with your wallet"))),
+            request=capsule_page.heir_request(request, step, capsule=capsule, page_path=back),
+            problem=None if step["problem"] is None else html.said(step["problem"]),
+            function=function,
+            owner=capsule_page.owner_words(capsule),
+            too_many=None,
             back=back,
         )
-    if step["request"] is None and step["problem"] is None:
-        return web.Response(status=303, headers={"Location": back})
-    function = step["function"] or ""
-    what = (
-        f"confirm the release, once, for everyone {capsule_page.owner_words(capsule)} named"
-        if function == "finalize_release"
-        else "claim your share"
-    )
-    return html.render(
-        "claim_sign.html",
-        title=SIGN_TITLES.get(function, "Sign with your wallet"),
-        request=capsule_page.heir_request(request, step, capsule=capsule, page_path=back),
-        problem=step["problem"],
-        what=what,
-        too_many=None,
-        back=back,
-    )
 
 
 @routes.post("/claim/{token}/sep7/{id}")

@@ -20,6 +20,7 @@ from api.keys import context
 from api.public import public
 from api.schemas import error_responses
 from core.errors import BadRequest
+from core.text.i18n import N_, _
 from models.claim import claim_links
 
 routes = web.RouteTableDef()
@@ -67,8 +68,9 @@ async def resend(request: web.Request) -> web.Response:
     produces=["text/html"],
     responses={200: {"description": "The page"}},
 )
-async def resend_page(_: web.Request) -> web.Response:
-    return html.render("claim_resend.html", title="Find your link again", done=None)
+async def resend_page(request: web.Request) -> web.Response:
+    with html.speaking(request):
+        return html.render("claim_resend.html", reader=request, title=_("Find your link again"), done=None)
 
 
 @routes.post("/claim")
@@ -88,7 +90,7 @@ async def resend_from_page(request: web.Request) -> web.Response:
     try:
         email = ResendRequestSchema().load({"email": raw if isinstance(raw, str) else ""})["email"]
     except ValidationError:
-        raise BadRequest("That is not an email address. Please check it and try again.") from None
+        raise BadRequest(N_("That is not an email address. Please check it and try again.")) from None
     await claim_links.request(
         ctx.pool,
         ctx.redis,
@@ -98,4 +100,7 @@ async def resend_from_page(request: web.Request) -> web.Response:
         client_ip=client_ip(request),
         now=ctx.now(),
     )
-    return html.render("claim_resend.html", title="Find your link again", done=claim_links.ACCEPTED)
+    with html.speaking(request):
+        return html.render(
+            "claim_resend.html", reader=request, title=_("Find your link again"), done=_(claim_links.ACCEPTED)
+        )

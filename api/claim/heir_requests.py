@@ -15,7 +15,9 @@ from api.common import json_response
 from api.keys import context
 from api.schemas import error_responses
 from core.errors import BadRequest
+from core.text import i18n
 from core.text.cleaning import clean_block
+from core.text.i18n import _
 from models.claim import capsules
 from models.flows import heir_requests
 
@@ -73,20 +75,26 @@ async def request_page(request: web.Request, capsule: capsules.Capsule) -> web.R
     ctx = context(request)
     form = await html.read_form(request)
     note = clean_block(form.get("note") or "").strip()
-    if len(note) > NOTE_LIMIT:
-        raise BadRequest(
-            f"Your note is {len(note)} characters long; it can be at most {NOTE_LIMIT}. Go back, shorten it, "
-            "and send it again."
-        )
+    with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
+        if len(note) > NOTE_LIMIT:
+            # This form's own refusal (a page only): written in the page's language.
+            raise BadRequest(
+                _(
+                    "Your note is {count} characters long; it can be at most {limit}. Go back, shorten it, "
+                    "and send it again."
+                ).format(count=i18n.number(len(note)), limit=i18n.number(NOTE_LIMIT))
+            )
     asked = await heir_requests.request(
         ctx.pool, ctx.redis, ctx.settings, capsule=capsule, note=note or None, now=ctx.now()
     )
     deadline = asked["deadline_at"]
-    return html.render(
-        "capsule_asked.html",
-        title="We have your request",
-        owner=capsule_page.owner_words(capsule),
-        deadline=None if deadline is None else html.spelled(deadline),
-        releases=asked["releases"],
-        back=f"/claim/{request.match_info['token']}",
-    )
+    with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
+        return html.render(
+            "capsule_asked.html",
+            reader=request,
+            title=_("We have your request"),
+            owner=capsule_page.owner_words(capsule),
+            deadline=None if deadline is None else i18n.when(deadline),
+            releases=asked["releases"],
+            back=f"/claim/{request.match_info['token']}",
+        )

@@ -18,6 +18,7 @@ from api.contents.schemas import ConfirmationSentSchema, ConfirmedSchema, Confir
 from api.keys import USER_ID, context
 from api.public import public
 from api.schemas import error_responses
+from core.text.i18n import _
 from models.contents import email_confirmations
 from models.delivery import outbox
 
@@ -115,20 +116,22 @@ async def confirm_by_token(request: web.Request) -> web.Response:
 async def confirm_page(request: web.Request) -> web.Response:
     ctx = context(request)
     token = request.match_info["token"]
-    if await email_confirmations.is_live(ctx.pool, token=token, now=ctx.now()):
-        return html.render("confirm_email.html", title="Confirm your address", action=request.path)
+    heir = await email_confirmations.reader_if_live(ctx.pool, token=token, now=ctx.now())
+    if heir is not None:
+        with html.speaking(request, **heir):
+            return html.render(
+                "confirm_email.html", reader=request, title=_("Confirm your address"), action=request.path
+            )
     confirmed = await email_confirmations.confirmed_before(ctx.pool, token=token)
     if confirmed is None:
         await refuse_confirmation_miss(request)
-    return _done(confirmed)
+    return _done(request, confirmed)
 
 
-def _done(confirmed: email_confirmations.Confirmed) -> web.Response:
-    if confirmed["already"]:
-        return html.render(
-            "confirm_email_done.html", title="Your address is already confirmed", confirmed=confirmed
-        )
-    return html.render("confirm_email_done.html", title="Thank you", confirmed=confirmed)
+def _done(request: web.Request, confirmed: email_confirmations.Confirmed) -> web.Response:
+    with html.speaking(request, **confirmed["reader"]):
+        title = _("Your address is already confirmed") if confirmed["already"] else _("Thank you")
+        return html.render("confirm_email_done.html", reader=request, title=title, confirmed=confirmed)
 
 
 @routes.post(PAGE)
@@ -146,4 +149,4 @@ async def confirm_from_page(request: web.Request) -> web.Response:
     confirmed = await email_confirmations.confirm(ctx.pool, token=request.match_info["token"], now=ctx.now())
     if confirmed is None:
         await refuse_confirmation_miss(request)
-    return _done(confirmed)
+    return _done(request, confirmed)

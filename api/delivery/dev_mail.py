@@ -124,14 +124,16 @@ def _opens_here(request: web.Request) -> web.Response | None:
     """None when the mailbox may answer; else the refusal: 403 off this machine, the 404 page
     through a proxy or tunnel on it."""
     if not from_this_machine(request):
-        return _refused()
+        return _refused(request)
     if any(name in request.headers for name in PROXY_HEADERS):
         raise NotFound("Page")
     return None
 
 
-def _refused() -> web.Response:
-    return pages.render("dev_mail_refused.html", status=403, title="The mailbox opens only on this machine")
+def _refused(request: web.Request) -> web.Response:
+    return pages.render(
+        "dev_mail_refused.html", reader=request, status=403, title="The mailbox opens only on this machine"
+    )
 
 
 @routes.get(LIST_PATH)
@@ -150,7 +152,9 @@ async def mail_list(request: web.Request) -> web.Response:
     if refused := _opens_here(request):
         return refused
     kept = mailbox.newest(data_dir=request.app[SETTINGS].data_dir)
-    return pages.render("dev_mail_list.html", title="Development mailbox", kept=kept, shown=mailbox.SHOWN)
+    return pages.render(
+        "dev_mail_list.html", reader=request, title="Development mailbox", kept=kept, shown=mailbox.SHOWN
+    )
 
 
 @routes.get(ONE_PATH)
@@ -169,5 +173,10 @@ async def mail_one(request: web.Request) -> web.Response:
     if kept is None:
         raise NotFound("Kept email")
     return pages.render(
-        "dev_mail.html", title=kept.email.subject, kept=kept, body=clean_html(kept.email.html), back=LIST_PATH
+        "dev_mail.html",
+        reader=request,
+        title=kept.email.subject,
+        kept=kept,
+        body=clean_html(kept.email.html),
+        back=LIST_PATH,
     )

@@ -17,6 +17,7 @@ from api import html
 from api.common import refuse_miss
 from api.keys import context
 from api.public import public
+from core.text.i18n import _
 from models.delivery import outbox, suppressions
 
 routes = web.RouteTableDef()
@@ -54,12 +55,18 @@ async def stop_emails_page(request: web.Request) -> web.Response:
     if state is None:
         await refuse_stop_miss(request)
     if state == "answered":
-        return _answered()
-    return html.render("stop_emails.html", title="Do you know this person?", action=request.path)
+        return _answered(request)
+    with html.speaking(request):
+        return html.render(
+            "stop_emails.html", reader=request, title=_("Do you know this person?"), action=request.path
+        )
 
 
-def _answered() -> web.Response:
-    return html.render("stop_emails_answered.html", title="Nothing changed: you are part of this plan")
+def _answered(request: web.Request) -> web.Response:
+    with html.speaking(request):
+        return html.render(
+            "stop_emails_answered.html", reader=request, title=_("Nothing changed: you are part of this plan")
+        )
 
 
 @routes.post(PAGE)
@@ -86,6 +93,7 @@ async def stop_emails(request: web.Request) -> web.Response:
     if state is None:
         await refuse_stop_miss(request)
     if state == "answered":
-        return _answered()
+        return _answered(request)
     await outbox.enqueue(ctx.redis, row_ids=told)
-    return html.render("stop_emails_done.html", title="No more emails from them")
+    with html.speaking(request):
+        return html.render("stop_emails_done.html", reader=request, title=_("No more emails from them"))

@@ -15,6 +15,7 @@ from api import html
 from api.keys import context
 from api.plan.check_in_link import refuse_check_in_miss
 from api.public import public
+from core.text.i18n import _
 from models import check_in_links
 from models.flows import lifecycle
 
@@ -38,9 +39,11 @@ PATH = "/check-in/{token}"
 async def check_in_page(request: web.Request) -> web.Response:
     ctx = context(request)
     token = request.match_info["token"]
-    if not await check_in_links.is_live(ctx.pool, token=token, now=ctx.now()):
+    owner = await check_in_links.reader_if_live(ctx.pool, token=token, now=ctx.now())
+    if owner is None:
         await refuse_check_in_miss(request)
-    return html.render("check_in.html", title="Check in", action=request.path)
+    with html.speaking(request, **owner):
+        return html.render("check_in.html", reader=request, title=_("Check in"), action=request.path)
 
 
 @routes.post(PATH)
@@ -56,9 +59,19 @@ async def check_in_page(request: web.Request) -> web.Response:
 )
 async def check_in_from_page(request: web.Request) -> web.Response:
     ctx = context(request)
-    result = await lifecycle.check_in_by_link(
-        ctx.pool, ctx.redis, token=request.match_info["token"], now=ctx.now()
-    )
+    token = request.match_info["token"]
+    # The owner's language and zone, read while the link is live (the check-in uses it up); the
+    # error pages speak it too.
+    owner = await check_in_links.reader_if_live(ctx.pool, token=token, now=ctx.now())
+    if owner is not None:
+        html.negotiate(request, **owner)
+    result = await lifecycle.check_in_by_link(ctx.pool, ctx.redis, token=token, now=ctx.now())
     if result is None:
         await refuse_check_in_miss(request)
-    return html.render("check_in_done.html", title="You are checked in", due=result["next_check_in_due_at"])
+    with html.speaking(request):
+        return html.render(
+            "check_in_done.html",
+            reader=request,
+            title=_("You are checked in"),
+            due=result["next_check_in_due_at"],
+        )

@@ -24,7 +24,8 @@ from api.schemas import error_responses
 from api.sep import wallet_request
 from core.errors import BadRequest
 from core.text.cleaning import clean_block
-from core.text.i18n import N_
+from core.text.i18n import N_, _
+from models import address_links
 from models.flows import guardian_pages
 from models.flows.answers import guardian, passkey
 from models.plan.guardianships import address_suggestions
@@ -35,18 +36,18 @@ routes = web.RouteTableDef()
 
 PATH = "/guardian/{token}"
 ASK_TITLES = {
-    "accept": "Accept with your wallet",
-    "decline": "Decline with your wallet",
-    "reconfirm": "Confirm with your wallet",
-    "report": "Report with your wallet",
-    "approve": "Approve with your wallet",
-    "object": "Object with your wallet",
-    "withdraw_objection": "Withdraw your objection with your wallet",
-    "resend": "Send the link again",
-    "propose_address": "Propose the new address with your wallet",
+    "accept": N_("Accept with your wallet"),
+    "decline": N_("Decline with your wallet"),
+    "reconfirm": N_("Confirm with your wallet"),
+    "report": N_("Report with your wallet"),
+    "approve": N_("Approve with your wallet"),
+    "object": N_("Object with your wallet"),
+    "withdraw_objection": N_("Withdraw your objection with your wallet"),
+    "resend": N_("Send the link again"),
+    "propose_address": N_("Propose the new address with your wallet"),
     "suggest_address": N_("Send the address with your wallet"),
-    "agree_address": "Agree with your wallet",
-    "stop_address": "Stop it with your wallet",
+    "agree_address": N_("Agree with your wallet"),
+    "stop_address": N_("Stop it with your wallet"),
 }
 
 
@@ -98,13 +99,16 @@ def _path(request: web.Request) -> str:
 )
 async def guardian_page(request: web.Request) -> web.Response:
     page = await _page(request)
-    return html.render(
-        "guardian.html",
-        title="Your guardian page",
-        page=page,
-        path=_path(request),
-        contract=bool(context(request).settings.service_contract_id),
-    )
+    with html.speaking(request, locale=page["locale"], time_zone=page["time_zone"]):
+        return html.render(
+            "guardian.html",
+            reader=request,
+            title=_("Your guardian page"),
+            page=page,
+            path=_path(request),
+            contract=bool(context(request).settings.service_contract_id),
+            uncorrectable=address_links.uncorrectable,
+        )
 
 
 @routes.post(PATH + "/ask")
@@ -139,6 +143,7 @@ async def guardian_page(request: web.Request) -> web.Response:
 async def guardian_ask(request: web.Request) -> web.Response:
     ctx = context(request)
     page = await _page(request)
+    html.negotiate(request, locale=page["locale"], time_zone=page["time_zone"])  # its error pages too
     form = await html.read_form(request)
     action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
     # A proposed heir address rides as the answer's note: kept sealed until the proof comes.
@@ -184,11 +189,18 @@ async def guardian_ask(request: web.Request) -> web.Response:
     heir = next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == about), None)
     heir = suggestion["heir"] if suggestion else heir
     action_name = prepared["purpose"].removeprefix("guardian.").removesuffix("_onchain")
-    msg = guardian_pages.message(page=page, action=action_name, heir=heir)  # type: ignore[arg-type]
-    shown = wallet_request.present(request, prepared, msg=msg, page_path=_path(request))
-    return html.render(
-        "guardian_ask.html", title=ASK_TITLES[action_name], request=shown, back=_path(request), page=page
-    )
+    with html.speaking(request):
+        msg = guardian_pages.message(page=page, action=action_name, heir=heir)  # type: ignore[arg-type]
+        shown = wallet_request.present(request, prepared, msg=msg, page_path=_path(request))
+        return html.render(
+            "guardian_ask.html",
+            reader=request,
+            title=_(ASK_TITLES[action_name]),
+            request=shown,
+            back=_path(request),
+            page=page,
+            fee=action_name == "approve",
+        )
 
 
 @routes.post(PATH + "/sep7/{id}")
@@ -222,19 +234,22 @@ async def guardian_callback(request: web.Request) -> web.Response:
 
 # What each passkey ceremony page is called, and what its one button says.
 CEREMONIES = {
-    "accept": ("Accept with a passkey", "Create a passkey and accept"),
-    "decline": ("Decline with your passkey", "Use my passkey to decline"),
-    "reconfirm": ("Confirm with your passkey", "Use my passkey to confirm"),
-    "report": ("Report with your passkey", "Use my passkey to report"),
-    "approve": ("Approve with your passkey", "Use my passkey to approve the release"),
-    "object": ("Object with your passkey", "Use my passkey to object"),
-    "withdraw_objection": ("Withdraw your objection with your passkey", "Use my passkey to withdraw it"),
-    "resend": ("Send the link again", "Use my passkey to send it"),
-    "propose_address": ("Propose the new address with your passkey", "Use my passkey to propose it"),
+    "accept": (N_("Accept with a passkey"), N_("Create a passkey and accept")),
+    "decline": (N_("Decline with your passkey"), N_("Use my passkey to decline")),
+    "reconfirm": (N_("Confirm with your passkey"), N_("Use my passkey to confirm")),
+    "report": (N_("Report with your passkey"), N_("Use my passkey to report")),
+    "approve": (N_("Approve with your passkey"), N_("Use my passkey to approve the release")),
+    "object": (N_("Object with your passkey"), N_("Use my passkey to object")),
+    "withdraw_objection": (
+        N_("Withdraw your objection with your passkey"),
+        N_("Use my passkey to withdraw it"),
+    ),
+    "resend": (N_("Send the link again"), N_("Use my passkey to send it")),
+    "propose_address": (N_("Propose the new address with your passkey"), N_("Use my passkey to propose it")),
     "suggest_address": (N_("Send the address with your passkey"), N_("Use my passkey to send it")),
-    "agree_address": ("Agree with your passkey", "Use my passkey to agree"),
-    "stop_address": ("Stop it with your passkey", "Use my passkey to stop it"),
-    "add_passkey": ("Add a passkey on another device", "Use my passkey first"),
+    "agree_address": (N_("Agree with your passkey"), N_("Use my passkey to agree")),
+    "stop_address": (N_("Stop it with your passkey"), N_("Use my passkey to stop it")),
+    "add_passkey": (N_("Add a passkey on another device"), N_("Use my passkey first")),
 }
 
 
@@ -242,7 +257,7 @@ def _note(value: str | None) -> str | None:
     """A note typed with a report or an objection: cleaned, at most 2000 characters (400)."""
     note = clean_block(value or "").strip()
     if len(note) > 2000:
-        raise BadRequest("The note is longer than 2000 characters; shorten it and try again.")
+        raise BadRequest(N_("The note is longer than 2000 characters; shorten it and try again."))
     return note or None
 
 
@@ -255,15 +270,16 @@ def _ceremony(
 ) -> web.Response:
     """The passkey page for one answer, or back to the guardian's page once it is recorded."""
     if isinstance(ceremony, str):
-        return web.Response(status=303, headers={"Location": _path(request)})
+        return web.Response(status=303, headers={"Location": html.carry_language(request, _path(request))})
     title, button = CEREMONIES[ceremony["action"]]
     if ceremony["action"] == "add_passkey" and ceremony["ceremony"] == "create":
-        title, button = "Create your new passkey", "Create a passkey on this device"
-    return html.with_script(
-        html.render(
+        title, button = N_("Create your new passkey"), N_("Create a passkey on this device")
+    with html.speaking(request, locale=page["locale"], time_zone=page["time_zone"]):
+        rendered = html.render(
             "guardian_passkey.html",
-            title=title,
-            button=button,
+            reader=request,
+            title=_(title),
+            button=_(button),
             ceremony=ceremony,
             page=page,
             back=_path(request),
@@ -274,9 +290,8 @@ def _ceremony(
             post_to=f"{_path(request)}/passkey/{ceremony['request_id']}",
             script=html.PASSKEY_SCRIPT_PATH,
             integrity=html.PASSKEY_SCRIPT_INTEGRITY,
-        ),
-        origin=relying_party(settings=context(request).settings)[1],
-    )
+        )
+    return html.with_script(rendered, origin=relying_party(settings=context(request).settings)[1])
 
 
 @routes.post(PATH + "/passkey/{id}")
@@ -314,5 +329,5 @@ async def guardian_passkey(request: web.Request) -> web.Response:
         now=ctx.now(),
     )
     if isinstance(outcome, str):
-        return web.Response(status=303, headers={"Location": _path(request)})
+        return web.Response(status=303, headers={"Location": html.carry_language(request, _path(request))})
     return _ceremony(request, await _page(request), outcome)

@@ -88,13 +88,13 @@ async def signed_xdr(request: web.Request) -> str:
 def answer(request: web.Request, *, page_path: str, outcome: str) -> web.Response:
     """200 JSON to a wallet; 303 back to the page (which now shows what happened) for the form."""
     if from_page(request):
-        return web.Response(status=303, headers={"Location": page_path})
+        return web.Response(status=303, headers={"Location": html.carry_language(request, page_path)})
     return web.json_response({"status": outcome})
 
 
 def from_page(request: web.Request) -> bool:
     """The post came from the page's paste-back form (its action carries PAGE_QUERY)."""
-    return request.query_string == PAGE_QUERY
+    return request.query.get("via") == "page"  # and `lang`, the language chosen on the page
 
 
 def is_wallet_callback(request: web.Request) -> bool:

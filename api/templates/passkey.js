@@ -60,18 +60,17 @@
     event.preventDefault();
     var create = form.getAttribute("data-ceremony") === "create";
     var options = { publicKey: publicKey(JSON.parse(form.getAttribute("data-passkey"))) };
-    status.textContent = create
-      ? "Your device now asks you to create the passkey."
-      : "Your device now asks you to use your passkey.";
+    // The words are the page's, in its reader's language (data-say-* on the form).
+    var say = function (what) { return form.getAttribute("data-say-" + what); };
+    status.textContent = say(create ? "create" : "use");
     (create ? navigator.credentials.create(options) : navigator.credentials.get(options)).then(
       function (credential) {
         form.elements.credential.value = serialised(credential);
-        status.textContent = "Sending your answer.";
+        status.textContent = say("sending");
         form.submit();
       },
       function () {
-        status.textContent =
-          "No passkey was " + (create ? "created" : "used") + ", so nothing was sent. You can press the button again.";
+        status.textContent = say(create ? "not-created" : "not-used");
       }
     );
   });

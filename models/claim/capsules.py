@@ -60,6 +60,8 @@ class Capsule(TypedDict):
     # Why a guardian reported, if one said (plans.REPORT_REASONS): the page's words follow it.
     report_reason: str | None
     requests_allowed: bool  # the owner lets heirs ask the guardians to check (plan setting)
+    locale: str | None  # the heir's language and zone as recorded (None: not set): their page's
+    time_zone: str | None
 
 
 class WalletBinding(TypedDict):
@@ -149,7 +151,7 @@ CAPSULE_SQL = (
     " p.status AS plan_status, p.released_at,"
     " p.ready_at, b.wallet_address, b.wallet_bound_via, b.wallet_bound_at,"
     " p.id AS plan_id, p.release_at, u.wallet_address AS owner_wallet, p.report_reason,"
-    " COALESCE(p.allow_beneficiary_requests, false) AS requests_allowed,"
+    " COALESCE(p.allow_beneficiary_requests, false) AS requests_allowed, b.locale, b.time_zone,"
     " EXISTS (SELECT 1 FROM transactions t WHERE t.beneficiary_id = b.id"
     "   AND t.function = 'claim_assets' AND t.status = 'confirmed') AS claimed"
     " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"

@@ -48,7 +48,7 @@ PER_BENEFICIARY_WINDOW = timedelta(hours=24)
 IP_WINDOW_SECONDS = 3600
 # A request row older than this has probably lost its job (enqueue failed, worker died).
 STALE_AFTER = timedelta(seconds=30)
-ACCEPTED = (
+ACCEPTED = N_(
     "If this address belongs to someone named in a plan that has been released to them, a new "
     "link is on its way to it. Check your inbox (and spam folder) in a few minutes."
 )

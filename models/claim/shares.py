@@ -18,6 +18,11 @@ from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
 from typing import NamedTuple, TypedDict
 
+from babel import numbers
+
+from core.text import i18n
+from core.text.i18n import _
+
 PERCENT_PLACES = 2
 AMOUNT_MIN_PLACES = 2  # when the split is not exact at the owner's own places
 
@@ -196,6 +201,15 @@ def share_words(*, amount: Decimal, asset_code: str | None, share: Share) -> str
     which is 60 % of the whole 25000 XLM.' (a no-break space before %)."""
     whole = amount_words(amount=amount, asset_code=asset_code)
     if share["percentage"] == 100:
-        return f"All of it is yours: {whole}."
+        return _("All of it is yours: {whole}.").format(whole=whole)
     part = amount_words(amount=share["amount"], asset_code=asset_code)
-    return f"Your share: {part}, which is {share['percentage']:f}\u00a0% of the whole {whole}."
+    return _("Your share: {part}, which is {percentage}\u00a0% of the whole {whole}.").format(
+        part=part, percentage=exact_figure(value=share["percentage"]), whole=whole
+    )
+
+
+def exact_figure(*, value: Decimal) -> str:
+    """A percentage as the reader's language writes it, every decimal kept (a share is exact)."""
+    language = i18n.language()
+    locale = i18n.babel_id(language) if language in i18n.SHIPPED else i18n.SOURCE
+    return numbers.format_decimal(value, locale=locale, decimal_quantization=False)

@@ -25,7 +25,7 @@ from core.errors import Conflict, TooManyRequests
 from core.files.crypto import KeyRing
 from core.text.i18n import N_
 from models import activity, plans
-from models.common import live_account, parse_id
+from models.common import Recorded, live_account, parse_id
 from models.contents import beneficiaries
 from models.delivery import outbox
 from models.delivery.budget import Budget
@@ -48,6 +48,7 @@ class Confirmed(TypedDict):
     beneficiary_id: str
     email_confirmed_at: datetime
     already: bool  # the link had confirmed it before (`email_confirmed_at`: when it did)
+    reader: Recorded  # the heir's language and zone as recorded: the page's words
 
 
 def token_for(ring: KeyRing, *, key_id: str, outbox_id: str) -> str:
@@ -130,14 +131,15 @@ _LIVE = f"{_LINK} AND c.used_at IS NULL AND c.expires_at > %s"
 _USED = f"{_LINK} AND c.used_at IS NOT NULL AND b.email_confirmed_at IS NOT NULL"
 
 
-async def is_live(pool: Pool, *, token: str, now: datetime) -> bool:
-    """Whether the link would confirm now: a read, for the page a GET shows (mail scanners fetch
-    links; only the button's POST confirms)."""
+async def reader_if_live(pool: Pool, *, token: str, now: datetime) -> Recorded | None:
+    """The heir's recorded language and zone if the link would confirm now, else None: a read,
+    for the page a GET shows (mail scanners fetch links; only the button's POST confirms)."""
     if not TOKEN_RE.fullmatch(token):
-        return False
+        return None
     async with autocommit(pool) as cur:
-        await cur.execute(f"SELECT 1 {_LIVE}", (_digest(token), now))
-        return await cur.fetchone() is not None
+        await cur.execute(f"SELECT b.locale, b.time_zone {_LIVE}", (_digest(token), now))
+        row = await cur.fetchone()
+    return None if row is None else Recorded(locale=row["locale"], time_zone=row["time_zone"])
 
 
 async def confirmed_before(pool: Pool, *, token: str) -> Confirmed | None:
@@ -148,12 +150,18 @@ async def confirmed_before(pool: Pool, *, token: str) -> Confirmed | None:
         return None
     async with autocommit(pool) as cur:
         await cur.execute(
-            f"SELECT c.beneficiary_id::text AS beneficiary_id, c.used_at {_USED}", (_digest(token),)
+            f"SELECT c.beneficiary_id::text AS beneficiary_id, c.used_at, b.locale, b.time_zone {_USED}",
+            (_digest(token),),
         )
         row = await cur.fetchone()
     if row is None:
         return None
-    return {"beneficiary_id": row["beneficiary_id"], "email_confirmed_at": row["used_at"], "already": True}
+    return {
+        "beneficiary_id": row["beneficiary_id"],
+        "email_confirmed_at": row["used_at"],
+        "already": True,
+        "reader": Recorded(locale=row["locale"], time_zone=row["time_zone"]),
+    }
 
 
 async def confirm(pool: Pool, *, token: str, now: datetime) -> Confirmed | None:
@@ -163,7 +171,7 @@ async def confirm(pool: Pool, *, token: str, now: datetime) -> Confirmed | None:
         return None
     async with transaction(pool) as cur:
         await cur.execute(
-            "SELECT c.digest, c.beneficiary_id::text AS beneficiary_id, c.email_bidx"
+            "SELECT c.digest, c.beneficiary_id::text AS beneficiary_id, c.email_bidx, b.locale, b.time_zone"
             f" {_LIVE} FOR UPDATE OF c",
             (_digest(token), now),
         )
@@ -189,4 +197,9 @@ async def confirm(pool: Pool, *, token: str, now: datetime) -> Confirmed | None:
         return await confirmed_before(pool, token=token)
     if owner_id is None:
         return None
-    return {"beneficiary_id": link["beneficiary_id"], "email_confirmed_at": now, "already": False}
+    return {
+        "beneficiary_id": link["beneficiary_id"],
+        "email_confirmed_at": now,
+        "already": False,
+        "reader": Recorded(locale=link["locale"], time_zone=link["time_zone"]),
+    }

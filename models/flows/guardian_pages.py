@@ -17,7 +17,7 @@ from typing import Literal, TypedDict
 from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
 from core.stellar import sep7
-from core.text.i18n import _
+from core.text.i18n import N_, _
 from models import activity, address_links, guardian_links, plans, sealed_text
 from models.account import users
 from models.claim import claim_links
@@ -99,7 +99,11 @@ class GuardianPage(TypedDict):
     # Once accepted and the plan released or ready: each heir's link delivery (names only).
     beneficiaries: list[claim_links.LinkDelivery]
     address_changes: list[open_addresses.OpenChange]  # proposed heir addresses still running
-    uncorrectable: list[str]  # a sentence per bounced heir whose address too few guardians can correct
+    # The bounced heirs whose address too few guardians can correct: the page says so in a sentence
+    # each (models.address_links.uncorrectable, written in the page's language).
+    uncorrectable: list[str]
+    locale: str | None  # the guardian's language and zone as recorded: their page's
+    time_zone: str | None
     asks: list[Action]  # what is asked of this guardian now
 
 
@@ -135,6 +139,7 @@ async def open_by_token(
             "SELECT g.id::text AS id, g.user_id::text AS owner_id,"
             f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
             " g.wallet_address, g.accepted_at, g.declined_at, g.reconfirm_asked_at, g.unresponsive_since,"
+            " g.locale, g.time_zone,"
             " (SELECT count(*) FROM guardian_passkeys k WHERE k.guardian_id = g.id) AS passkeys,"
             f" {sealed_text.select_list(table='users', alias='o', columns=('name',), prefix='owner_')},"
             " o.wallet_address AS owner_wallet, p.id::text AS plan_id,"
@@ -173,9 +178,7 @@ async def open_by_token(
                 changes = await open_addresses.open_changes(cur, plan_id=plan["id"], guardian_id=row["id"])
                 accepted_count, _ = await plans.acceptance(cur, plan=plan)
                 if address_links.short_of_guardians(accepted=accepted_count, needed=threshold):
-                    stuck = [
-                        address_links.uncorrectable(name=b["name"]) for b in links if b["status"] == "bounced"
-                    ]
+                    stuck = [b["name"] for b in links if b["status"] == "bounced"]
     state = "accepted" if accepted else "declined" if row["declined_at"] else "pending"
     verifying = plan is not None and plan["status"] == PENDING and accepted
     page = GuardianPage(
@@ -215,6 +218,8 @@ async def open_by_token(
         address_changes=changes,
         uncorrectable=stuck,
         asks=[],
+        locale=row["locale"],
+        time_zone=row["time_zone"],
     )
     vetoed, cooldown = page["vetoed_at"], timedelta(seconds=report_cooldown_seconds)
     if vetoed is not None and now is not None and vetoed + cooldown > now:
@@ -315,18 +320,21 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
 def message(*, page: GuardianPage, action: Action, heir: str | None = None) -> str:
     """The words a wallet shows for this request (SEP-7 `msg`): the verb and the people."""
     owner = page["owner"]
-    templates = {
-        "accept": "Accept being a guardian for {owner}'s plan",
-        "decline": "Decline being a guardian for {owner}'s plan",
-        "reconfirm": "Confirm you can still act as a guardian for {owner}'s plan",
-        "report": "Report that {owner} has died or can no longer act",
-        "approve": "Approve the release of {owner}'s plan, as their guardian",
-        "object": "Say the verification of {owner}'s plan is a mistake: they are alive or able to act",
-        "withdraw_objection": "Withdraw your objection to the release of {owner}'s plan",
-        "resend": "Send {heir}'s link again, for {owner}'s plan",
-        "propose_address": "Propose a new email address for {heir}, in {owner}'s plan",
-        "suggest_address": _("Tell {owner} of a new email address for {heir}, someone they chose"),
-        "agree_address": "Agree to the new email address for {heir}, in {owner}'s plan",
-        "stop_address": "Stop the new email address for {heir}, in {owner}'s plan",
-    }
-    return sep7.message(templates[action], owner=owner, heir=heir)
+    return sep7.message(_(_MESSAGES[action]), owner=owner, heir=heir)
+
+
+# What a wallet shows for each answer (SEP-7 `msg`), in the guardian's language.
+_MESSAGES = {
+    "accept": N_("Accept being a guardian for {owner}'s plan"),
+    "decline": N_("Decline being a guardian for {owner}'s plan"),
+    "reconfirm": N_("Confirm you can still act as a guardian for {owner}'s plan"),
+    "report": N_("Report that {owner} has died or can no longer act"),
+    "approve": N_("Approve the release of {owner}'s plan, as their guardian"),
+    "object": N_("Say the verification of {owner}'s plan is a mistake: they are alive or able to act"),
+    "withdraw_objection": N_("Withdraw your objection to the release of {owner}'s plan"),
+    "resend": N_("Send {heir}'s link again, for {owner}'s plan"),
+    "propose_address": N_("Propose a new email address for {heir}, in {owner}'s plan"),
+    "suggest_address": N_("Tell {owner} of a new email address for {heir}, someone they chose"),
+    "agree_address": N_("Agree to the new email address for {heir}, in {owner}'s plan"),
+    "stop_address": N_("Stop the new email address for {heir}, in {owner}'s plan"),
+}

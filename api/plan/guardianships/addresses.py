@@ -16,6 +16,7 @@ from api.keys import USER_ID, context
 from api.plan.guardianships.schemas import AddressChangeSchema, AddressProposalSchema, address_change_schema
 from api.public import public
 from api.schemas import error_responses
+from core.text.i18n import _
 from models.plan.guardianships import address_changes
 
 routes = web.RouteTableDef()
@@ -123,9 +124,13 @@ async def _miss(request: web.Request) -> NoReturn:
 )
 async def confirm_page(request: web.Request) -> web.Response:
     ctx = context(request)
-    if not await address_changes.is_live(ctx.pool, ctx.ring, token=request.match_info["token"]):
+    heir = await address_changes.reader_if_live(ctx.pool, ctx.ring, token=request.match_info["token"])
+    if heir is None:
         await _miss(request)
-    return html.render("confirm_address.html", title="Confirm your address", action=request.path)
+    with html.speaking(request, **heir):
+        return html.render(
+            "confirm_address.html", reader=request, title=_("Confirm your address"), action=request.path
+        )
 
 
 @routes.post(PAGE)
@@ -140,6 +145,10 @@ async def confirm_page(request: web.Request) -> web.Response:
 async def confirm_address(request: web.Request) -> web.Response:
     ctx = context(request)
     token = request.match_info["token"]
+    heir = await address_changes.reader_if_live(ctx.pool, ctx.ring, token=token)
+    if heir is not None:
+        html.negotiate(request, **heir)  # read before the confirmation uses the link up
     if not await address_changes.confirm(ctx.pool, ctx.redis, ctx.ring, token=token, now=ctx.now()):
         await _miss(request)
-    return html.render("confirm_address_done.html", title="Thank you")
+    with html.speaking(request):
+        return html.render("confirm_address_done.html", reader=request, title=_("Thank you"))

@@ -27,7 +27,7 @@ from core.text.i18n import N_
 from models import plans, sealed_text
 from models.address_links import change_id_of
 from models.claim.wallet_changes import PENDING_FOR
-from models.common import parse_id
+from models.common import Recorded, parse_id
 from models.contents import beneficiaries
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
@@ -380,16 +380,19 @@ async def sweep(pool: Pool, redis: ArqRedis, ring: KeyRing, *, now: datetime, bu
     return len(row_ids)
 
 
-async def is_live(pool: Pool, ring: KeyRing, *, token: str) -> bool:
-    """Whether the link would confirm now (a read, for the page a GET shows)."""
+async def reader_if_live(pool: Pool, ring: KeyRing, *, token: str) -> Recorded | None:
+    """The heir's recorded language and zone if the link would confirm now, else None (a read)."""
     change_id = change_id_of(ring, token=token)
     if change_id is None:
-        return False
+        return None
     async with transaction(pool) as cur:
         await cur.execute(
-            "SELECT 1 FROM address_changes WHERE id = %s AND status = 'confirming'", (change_id,)
+            "SELECT b.locale, b.time_zone FROM address_changes c"
+            " JOIN beneficiaries b ON b.id = c.beneficiary_id WHERE c.id = %s AND c.status = 'confirming'",
+            (change_id,),
         )
-        return await cur.fetchone() is not None
+        row = await cur.fetchone()
+    return None if row is None else Recorded(locale=row["locale"], time_zone=row["time_zone"])
 
 
 async def confirm(pool: Pool, redis: ArqRedis, ring: KeyRing, *, token: str, now: datetime) -> bool:
