@@ -13,6 +13,7 @@ from stellar_sdk import Keypair, TransactionEnvelope
 from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
 from core.text.cleaning import clean_line
+from core.text.i18n import _
 
 # SEP-7: "msg ... should not be more than 300 characters".
 MSG_LIMIT = 300
@@ -24,13 +25,19 @@ def origin_domain(public_base_url: str) -> str:
 
 
 def message(template: str, **names: str | None) -> str:
-    """`template` with the people named in it, the longest name cut (with "…") until the whole
-    fits SEP-7's 300 characters; a missing name is "the owner". Names lose their control and
-    bidi characters (core/text/cleaning.py): a wallet shows `msg` as the service's words."""
-    values = {key: (clean_line(value or "") or "the owner") for key, value in names.items()}
+    """`template` (already in the signer's language: the caller's `_()`) with the people named in
+    it, the longest name cut (with "…") until the whole fits SEP-7's 300 characters in every
+    language; a missing name is "the owner", in the signer's language. Should names alone not
+    make room (a translation longer than the limit), the text itself is cut: a wallet refuses a
+    longer `msg`. Names lose their control and bidi characters (core/text/cleaning.py): a wallet
+    shows `msg` as the service's words."""
+    values = {key: (clean_line(value or "") or _("the owner")) for key, value in names.items()}
     text = template.format(**values)
     while len(text) > MSG_LIMIT:
-        longest = max(values, key=lambda k: len(values[k]))
+        cuttable = [key for key in values if len(values[key]) > 2]
+        if not cuttable:
+            return text[: MSG_LIMIT - 1].rstrip() + "…"
+        longest = max(cuttable, key=lambda k: len(values[k]))
         excess = len(text) - MSG_LIMIT
         values[longest] = values[longest][: max(1, len(values[longest]) - excess - 1)].rstrip() + "…"
         text = template.format(**values)
