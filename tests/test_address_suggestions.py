@@ -6,6 +6,7 @@ to the owner who decides. Nothing is matched against the heirs and nothing of th
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from tests.helpers import sign_in
@@ -113,3 +114,32 @@ async def test_a_wallet_guardian_tells_the_owner_and_not_once_the_heirs_hold_the
         f"{path}/ask", data={"action": "suggest_address", "heirName": "Ada", "email": NEW}
     )
     assert resp.status == 409
+
+
+def test_the_forms_words_are_marked_for_translation() -> None:
+    """Rendered in the pseudo-language, the page's form and the passkey page's summary leave no
+    plain word but the ones the guardian typed and the owner's name."""
+    from api import html as pages
+    from core.text import i18n
+    from models.plan.guardianships import address_suggestions
+    from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
+
+    suggestion = address_suggestions.checked(heir="Ada Lovelace", email=NEW, note="She moved.")
+    typed = ["Olive Owner", "Ada Lovelace", NEW, "She moved."]
+    with pseudo(), i18n.speaking(PSEUDO, None):
+        for template, context in (
+            ("_address_suggestion.html", {"path": "/guardian/x", "owner": "Olive Owner", "link": str}),
+            (
+                "_address_suggestion_sent.html",
+                {
+                    "owner": "Olive Owner",
+                    "ceremony": {"action": "suggest_address"},
+                    "suggestion": suggestion,
+                    "note": address_suggestions.packed(suggestion=suggestion),
+                },
+            ),
+        ):
+            shown = html.unescape(
+                re.sub(r"<[^>]+>", " ", pages._TEMPLATES.get_template(template).render(**context))
+            )
+            assert not ascii_words(shown, allowed=typed), (template, shown)
