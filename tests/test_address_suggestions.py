@@ -98,6 +98,15 @@ async def test_a_wallet_guardian_tells_the_owner_and_not_once_the_heirs_hold_the
     [mail] = owner_mails(email_provider)
     assert mail["subject"] == "Guardian 0 says an address in your plan may be wrong"
     assert "They wrote" not in mail["text"]
+    # Each one is an email to the owner: five a day per guardian, the sixth is a 429 in words.
+    for index in range(4):
+        uri = await ask(client, path, "suggest_address", heirName=f"Ada {index}", email=NEW)
+        assert (await wallet.approve(uri)).status == 200
+    uri = await ask(client, path, "suggest_address", heirName="Ada 5", email=NEW)
+    resp = await wallet.approve(uri)
+    assert resp.status == 429 and "send the next one tomorrow" in await resp.text()
+    await run_worker(settings=email_provider.settings)
+    assert len(owner_mails(email_provider)) == 5
     # A guardian who has not accepted is asked nothing of the kind (409, not a form).
     waiting = page_link(email_provider, "guardian2@example.org")
     assert 'value="suggest_address"' not in await (await client.get(waiting)).text()
