@@ -116,3 +116,18 @@ async def test_a_summary_written_in_its_row_s_statement_is_the_owner_s(client, s
         assert chosen() == written[PSEUDO]
         speak(settings, owner.user["id"], "xx", None)  # a language since removed: English
         assert chosen() == written["en"]
+
+
+async def test_the_anonymous_resend_answer_follows_the_asker_s_browser(client):
+    """POST /api/claim/resend knows nobody (the answer must not say whether the address matched):
+    its sentence follows Accept-Language, the same body for every address."""
+    english = await client.post("/api/claim/resend", json={"email": "nobody@example.org"})
+    assert english.status == 202
+    assert (await english.json())["message"].startswith("If this address belongs to someone named")
+    with pseudo():
+        resp = await client.post(
+            "/api/claim/resend", json={"email": "nobody@example.org"}, headers={"Accept-Language": PSEUDO}
+        )
+        assert resp.status == 202
+        body = await resp.json()
+        assert body["status"] == "accepted" and ascii_words(body["message"]) == [], body

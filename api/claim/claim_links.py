@@ -26,9 +26,6 @@ from models.claim import claim_links
 routes = web.RouteTableDef()
 
 
-ACCEPTED_BODY = {"status": "accepted", "message": claim_links.ACCEPTED}
-
-
 @routes.post("/api/claim/resend")
 @public
 @docs(
@@ -54,7 +51,10 @@ async def resend(request: web.Request) -> web.Response:
         client_ip=client_ip(request),
         now=ctx.now(),
     )
-    return json_response(ACCEPTED_BODY, status=202)
+    # Nobody is known here (the answer must not say whether the address matched): the sentence
+    # follows the asker's Accept-Language, the same for every address.
+    with html.speaking(request):
+        return json_response({"status": "accepted", "message": _(claim_links.ACCEPTED)}, status=202)
 
 
 # The same, as a page (docs/pages.md): what an heir without their email reaches at /claim.
