@@ -81,7 +81,7 @@ def sentence_case(*, text: str) -> str:
     return opening.sub(lambda m: m.group(1) + m.group(2) + m.group(3)[0].upper() + m.group(3)[1:], text)
 
 
-def they_wrote(note: str) -> str:
+def they_wrote(*, note: str) -> str:
     """A person's own note, quoted as they wrote it (a guardian's objection, an heir's request)."""
     # Translators: a person's own words quoted; use the quotation marks of your language.
     return _('They wrote: "{note}"').format(note=note)

@@ -53,7 +53,7 @@ def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, st
             ).format(owner=owner)
         )
         if d["request_note"]:
-            why += " " + they_wrote(d["request_note"])
+            why += " " + they_wrote(note=d["request_note"])
     said = [
         _("You are a guardian of {owner}'s legacy plan.").format(owner=owner),
         why,

@@ -11,7 +11,7 @@ from models.mail.texts.common import Template
 from models.mail.texts.common import owner_name as _owner
 
 
-def sympathy(d: Delivery) -> str:
+def sympathy(*, d: Delivery) -> str:
     """The sentence of sympathy that opens an heir's email, only when a death was reported."""
     return _("We are sorry for your loss.") + " " if d["report_reason"] == "death" else ""
 
@@ -45,7 +45,7 @@ def _claim_link(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     if stage == "ready":
         return (
             _("{owner} left something for you").format(owner=owner),
-            sympathy(d)
+            sympathy(d=d)
             + _(
                 "{owner} asked us to pass something on to you when the time came. Everything is "
                 "ready; one last step opens it, whenever you feel able:\n\n{link}\n\n"
@@ -58,7 +58,7 @@ def _claim_link(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
         )
     return (
         _("{owner} left something for you").format(owner=owner),
-        sympathy(d)
+        sympathy(d=d)
         + _(
             "{owner} asked us to pass something on to you when the time came. You can open it here, "
             "whenever you are ready:\n\n{link}\n\n"

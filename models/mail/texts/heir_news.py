@@ -66,7 +66,7 @@ def _outcome(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     if outcome == "released":
         return (
             _("{owner}'s plan has been released").format(owner=owner),
-            sympathy(d)
+            sympathy(d=d)
             + _(
                 "After you asked us to check, {owner}'s plan was released. Your link now opens what "
                 "{owner} left for you, whenever you are ready:\n\n{link}\n\n"

@@ -18,7 +18,7 @@ def _guardian(d: Delivery) -> str:
 
 def _note(d: Delivery) -> str:
     note = d["context"].get("note")
-    return " " + they_wrote(note) if note else ""
+    return " " + they_wrote(note=note) if note else ""
 
 
 def deadline_sentence(*, d: Delivery) -> str:
