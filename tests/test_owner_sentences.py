@@ -6,8 +6,10 @@ reads what they always read; an error body stays English."""
 
 from __future__ import annotations
 
+import ast
 import json
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from core.text import i18n
@@ -131,3 +133,37 @@ async def test_the_anonymous_resend_answer_follows_the_asker_s_browser(client):
         assert resp.status == 202
         body = await resp.json()
         assert body["status"] == "accepted" and ascii_words(body["message"]) == [], body
+
+
+def _marked(value: ast.expr) -> bool | None:
+    """True: a marked sentence or a function writing one; False: English as it stands; None: a
+    name, a table or a call whose value is marked where it is defined (not judged here)."""
+    if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "N_":
+        return True
+    if isinstance(value, ast.Lambda):
+        return True
+    if isinstance(value, ast.IfExp):
+        body, orelse = _marked(value.body), _marked(value.orelse)
+        return False not in (body, orelse)
+    if isinstance(value, (ast.Name, ast.Subscript, ast.Attribute, ast.Call)):
+        return None
+    return False
+
+
+def test_every_timeline_summary_is_marked():
+    """A summary is written in the owner's language (models.activity.record): a literal, an
+    f-string or a sentence glued from pieces would stay English for everyone."""
+    unmarked = []
+    for path in sorted(Path("models").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            summary = None
+            if name == "record":
+                summary = next((k.value for k in node.keywords if k.arg == "summary"), None)
+            elif name == "Entry" and len(node.args) >= 2:
+                summary = node.args[1]
+            if summary is not None and _marked(summary) is False:
+                unmarked.append(f"{path}:{node.lineno}")
+    assert unmarked == [], "mark these with N_() or write them in a function with _()"

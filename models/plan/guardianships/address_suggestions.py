@@ -27,7 +27,7 @@ from core.db import Pool, transaction
 from core.errors import BadRequest, Conflict, TooManyRequests
 from core.files.crypto import KeyRing
 from core.text.cleaning import clean_block, clean_line
-from core.text.i18n import _
+from core.text.i18n import N_, _
 from models import address_links, sealed_text
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
@@ -142,8 +142,10 @@ async def suggest(
             ),
             timeline=Entry(
                 "beneficiary.address_suggested",
-                "A guardian told you that the email address of someone you chose may be wrong, and suggested "
-                "another: you decide, by editing it",
+                N_(
+                    "A guardian told you that the email address of someone you chose may be wrong, and "
+                    "suggested another: you decide, by editing it"
+                ),
                 {"actor": "guardian", "guardianId": member["guardian_id"]},
             ),
         )
