@@ -12,10 +12,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.text import i18n
 from models import activity
 from tests.helpers import sign_in
-from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
+from tests.i18n_helpers import PSEUDO, ascii_words, english_words, pseudo
 from tests.lifecycle_helpers import activate_plan, get_overview, report
 from tests.plan_helpers import create, query
 
@@ -167,3 +169,28 @@ def test_every_timeline_summary_is_marked():
             if summary is not None and _marked(summary) is False:
                 unmarked.append(f"{path}:{node.lineno}")
     assert unmarked == [], "mark these with N_() or write them in a function with _()"
+
+
+@pytest.mark.parametrize("language", [tag for tag in i18n.SHIPPED if tag != i18n.SOURCE])
+async def test_an_owner_reads_their_plan_and_timeline_in_their_language(client, settings, language):
+    """With the catalogs filled: no English left in the readiness sentences, the notice or the
+    timeline of an owner who reads another language (names aside)."""
+    # German writes "Wallet" as its own word (docs/translations.md, glossary).
+    names = [*NAMES, "Wallet"] if language == "de" else NAMES
+    owner = await sign_in(client)
+    speak(settings, owner.user["id"], language, "Europe/Madrid")
+    await create(client, owner, "beneficiaries", name="Heir 0", allocationPercentage=60)
+    await create(client, owner, "guardians", name="Guardian 0", email="guardian0@example.org")
+    readiness = (await get_overview(client, owner))["readiness"]
+    for sentence in readiness["problems"] + readiness["warnings"]:
+        assert english_words(sentence, allowed=names) == [], sentence
+
+    owner = await sign_in(client)
+    speak(settings, owner.user["id"], language, "Europe/Madrid")
+    setup = await activate_plan(client, owner)
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    overview = await get_overview(client, owner)
+    assert english_words(overview["verificationNotice"], allowed=names) == [], overview["verificationNotice"]
+    for entry in await timeline(client, owner):
+        if entry["kind"] != "user.created":  # written before the owner chose a language
+            assert english_words(entry["summary"], allowed=names) == [], entry
