@@ -34,6 +34,7 @@ from core.files.sealed_files import open_plaintext
 from core.files.storage import ObjectNotFound, Storage, StorageError
 from core.files.zipstream import Member, Unreadable, in_memory, zip_stream
 from core.logging import request_id_var
+from core.text import i18n
 from models.flows import exports
 
 log = logging.getLogger(__name__)
@@ -164,8 +165,10 @@ async def owner_export(request: web.Request) -> web.StreamResponse:
     keys = ctx.ring
     export = await exports.owner_export(ctx.pool, keys, ctx.redis, user_id=request[USER_ID])
     now = ctx.now()
+    with i18n.speaking(export["user"]["locale"], export["user"]["time_zone"]):  # the owner's note
+        note = readme.owner_readme(export, now=now)
     members = [
-        readme.member(readme.owner_readme(export, now=now), now=now),
+        readme.member(note, now=now),
         json_member("plan.json", now, plan_document(export)),
         json_member("timeline.json", now, dump_many(activity_schema, export["timeline"])),
         *file_members(storage, keys, export["files"], export["letters"]),

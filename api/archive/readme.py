@@ -1,7 +1,9 @@
 """`README.txt`, the first entry of both exports: a plain note a person opens before anything
 else, saying whose plan it is, what each folder holds and, in the heir's, what they were left
-and their share of each asset in words. Plain text (UTF-8, CRLF line ends, so every system's
-simplest editor shows its lines); the JSON files stay for programs. docs/archive.md, "Exports".
+and their share of each asset in words, in its reader's language (the caller speaks as them:
+the owner's, the heir's page's); folder and file names stay as they are in the zip. Plain text
+(UTF-8, CRLF line ends, so every system's simplest editor shows its lines); the JSON files stay
+for programs. docs/archive.md, "Exports".
 """
 
 from __future__ import annotations
@@ -9,26 +11,23 @@ from __future__ import annotations
 from datetime import datetime
 
 from api.html import sentence_start
-from core.clock import spelled
 from core.files.zipstream import Member, in_memory
+from core.text import i18n
+from core.text.i18n import N_, _, ngettext
 from models.claim import shares
 from models.flows import exports
 
 NAME = "README.txt"
 _LEFT_OUT = {
-    "pending": "not checked yet when you downloaded this (download again in a few minutes)",
-    "failed": "its upload did not complete",
-    "damaged": "the stored copy was found damaged",
+    "pending": N_("not checked yet when you downloaded this (download again in a few minutes)"),
+    "failed": N_("its upload did not complete"),
+    "damaged": N_("the stored copy was found damaged"),
 }
 
 
 def member(text: bytes, *, now: datetime) -> Member:
     """The note as the zip's first entry (deflated)."""
     return Member(path=NAME, modified=now, open=in_memory(text), compress=True)
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 def _text(paragraphs: list[str]) -> bytes:
@@ -39,41 +38,93 @@ def _items(lines: list[str]) -> str:
     return "\n".join(f"- {line}" for line in lines)
 
 
+def _entry(file: str, text: str) -> str:
+    """One line of "What is inside": a file or folder (its name as in the zip) and what it holds."""
+    # Translators: a file or folder of the download and what it holds ("plan.json: your plan, ...").
+    return _("{file}: {holds}").format(file=file, holds=text)
+
+
+def _manifest() -> str:
+    return _entry(
+        "manifest.json",
+        _("the size and SHA-256 fingerprint of every file, to check that nothing was changed or cut short."),
+    )
+
+
 def owner_readme(export: exports.OwnerExport, *, now: datetime) -> bytes:
     """The owner's note: their plan, what each file and folder holds, what could not be included."""
     name = export["user"]["name"]
     media = sum(1 for f in export["files"] if f["path"].startswith("messages/"))
     stored = len(export["files"]) - media
+    letters = len(export["letters"])
+    beneficiaries, guardians = len(export["beneficiaries"]), len(export["guardians"])
+    assets = len(export["assets"])
+    phrases = {
+        "beneficiaries": ngettext("{count} beneficiary", "{count} beneficiaries", beneficiaries).format(
+            count=i18n.number(beneficiaries)
+        ),
+        "guardians": ngettext("{count} guardian", "{count} guardians", guardians).format(
+            count=i18n.number(guardians)
+        ),
+        "assets": ngettext("{count} asset", "{count} assets", assets).format(count=i18n.number(assets)),
+    }
     parts = [
-        f"{name}'s legacy plan" if name else "Your legacy plan",
-        "Everything you entrusted to the Legacy Planning Service, as it was on "
-        f"{spelled(now)}. It is yours: keep it somewhere safe.",
-        "What is inside\n"
+        _("{name}'s legacy plan").format(name=name) if name else _("Your legacy plan"),
+        _(
+            "Everything you entrusted to the Legacy Planning Service, as it was on {when}. It is yours: keep "
+            "it somewhere safe."
+        ).format(when=i18n.when(now)),
+        _("What is inside")
+        + "\n"
         + _items(
             [
-                f"{NAME}: this note.",
-                "messages/: your "
-                + _count(len(export["letters"]), "letter, as a text file", "letters, as text files")
-                + ", numbered in the order you wrote them, each with the date it was"
-                " written; a photo, recording or video that goes with a letter has the same number.",
-                f"archive/: the {_count(stored, 'file', 'files')} you stored, as you uploaded them.",
-                "plan.json: your plan, for a computer program to read: your profile, the plan's settings, "
-                f"{_count(len(export['beneficiaries']), 'beneficiary', 'beneficiaries')} (without their "
-                f"private links), {_count(len(export['guardians']), 'guardian', 'guardians')}, "
-                f"{_count(len(export['assets']), 'asset', 'assets')}, your letters with who they are for "
-                "and when they open, and your archive.",
-                "timeline.json: everything that happened to your plan, for a computer program to read.",
-                "manifest.json: the size and SHA-256 fingerprint of every file, to check that nothing was "
-                "changed or cut short.",
+                _entry(NAME, _("this note.")),
+                _entry(
+                    "messages/",
+                    ngettext(
+                        "your {count} letter, as a text file, numbered in the order you wrote them, each "
+                        "with the date it was written; a photo, recording or video that goes with a letter "
+                        "has the same number.",
+                        "your {count} letters, as text files, numbered in the order you wrote them, each "
+                        "with the date it was written; a photo, recording or video that goes with a letter "
+                        "has the same number.",
+                        letters,
+                    ).format(count=i18n.number(letters)),
+                ),
+                _entry(
+                    "archive/",
+                    ngettext(
+                        "the {count} file you stored, as you uploaded them.",
+                        "the {count} files you stored, as you uploaded them.",
+                        stored,
+                    ).format(count=i18n.number(stored)),
+                ),
+                _entry(
+                    "plan.json",
+                    _(
+                        "your plan, for a computer program to read: your profile, the plan's settings, "
+                        "{beneficiaries} (without their private links), {guardians}, {assets}, your letters "
+                        "with who they are for and when they open, and your archive."
+                    ).format(**phrases),
+                ),
+                _entry(
+                    "timeline.json",
+                    _("everything that happened to your plan, for a computer program to read."),
+                ),
+                _manifest(),
             ]
         ),
     ]
     if export["left_out"]:
         parts.append(
-            "Not included\n"
+            _("Not included")
+            + "\n"
             + _items(
                 [
-                    f"{item['title']}: {_LEFT_OUT.get(item['status'], item['status'])}."
+                    _("{title}: {why}.").format(
+                        title=item["title"],
+                        why=_(_LEFT_OUT[item["status"]]) if item["status"] in _LEFT_OUT else item["status"],
+                    )
                     for item in export["left_out"]
                 ]
             )
@@ -88,13 +139,15 @@ def heir_readme(export: exports.HeirExport, *, owner: str, now: datetime) -> byt
     heir = contents["name"]
     media = sum(1 for f in export["files"] if f["path"].startswith("letters/"))
     documents = len(export["files"]) - media
-    allocation = f"{contents['allocation_percentage'].normalize():f}"
-    relationship = f" ({contents['relationship']})" if contents["relationship"] else ""
+    letters = len(export["letters"])
+    percentage = shares.exact_figure(value=contents["allocation_percentage"])
     parts = [
-        f"From {owner}, for {heir}",
-        f"This is everything {owner} left for you through the Legacy Planning Service, as your page "
-        f"showed it on {spelled(now)}. Keep it somewhere safe. The link in your email opens your page "
-        "again whenever you come back.",
+        _("From {owner}, for {heir}").format(owner=owner, heir=heir),
+        _(
+            "This is everything {owner} left for you through the Legacy Planning Service, as your page "
+            "showed it on {when}. Keep it somewhere safe. The link in your email opens your page again "
+            "whenever you come back."
+        ).format(owner=owner, when=i18n.when(now)),
     ]
     if contents["assets"]:
         lines = []
@@ -106,44 +159,84 @@ def heir_readme(export: exports.HeirExport, *, owner: str, now: datetime) -> byt
                 f"{asset['label']}\n  {words}"
                 + (f"\n  {asset['description']}" if asset["description"] else "")
             )
-        parts.append("What you were left\n" + _items(lines))
+        parts.append(_("What you were left") + "\n" + _items(lines))
     parts.append(
-        f"{sentence_start(owner)} named you, {heir}{relationship}, as a beneficiary with"
-        f" {allocation}\u00a0% of the plan."
+        _(
+            "{owner} named you, {heir} ({relationship}), as a beneficiary with {percentage}\u00a0% of "
+            "the plan."
+        ).format(
+            owner=sentence_start(owner),
+            heir=heir,
+            relationship=contents["relationship"],
+            percentage=percentage,
+        )
+        if contents["relationship"]
+        else _("{owner} named you, {heir}, as a beneficiary with {percentage}\u00a0% of the plan.").format(
+            owner=sentence_start(owner), heir=heir, percentage=percentage
+        )
     )
     parts.append(
-        "What is inside\n"
+        _("What is inside")
+        + "\n"
         + _items(
             [
-                f"{NAME}: this note.",
-                "letters/: "
-                + _count(len(export["letters"]), "letter, as a text file", "letters, as text files")
-                + f", numbered in the order {owner} wrote them, each with the date it was written;"
-                " a photo, recording or video that came with a letter has the same number.",
-                "documents/: "
-                + _count(documents, "document, under its own name.", "documents, under their own names."),
-                "capsule.json: all of this, for a computer program to read.",
-                "manifest.json: the size and SHA-256 fingerprint of every file, to check that nothing was "
-                "changed or cut short.",
+                _entry(NAME, _("this note.")),
+                _entry(
+                    "letters/",
+                    ngettext(
+                        "{count} letter, as a text file, numbered in the order {owner} wrote them, each "
+                        "with the date it was written; a photo, recording or video that came with a letter "
+                        "has the same number.",
+                        "{count} letters, as text files, numbered in the order {owner} wrote them, each "
+                        "with the date it was written; a photo, recording or video that came with a letter "
+                        "has the same number.",
+                        letters,
+                    ).format(count=i18n.number(letters), owner=owner),
+                ),
+                _entry(
+                    "documents/",
+                    ngettext(
+                        "{count} document, under its own name.",
+                        "{count} documents, under their own names.",
+                        documents,
+                    ).format(count=i18n.number(documents)),
+                ),
+                _entry("capsule.json", _("all of this, for a computer program to read.")),
+                _manifest(),
             ]
         )
     )
-    if contents["sealed_messages"]:
+    sealed = contents["sealed_messages"]
+    if sealed:
         parts.append(
-            "Still to come\n"
+            _("Still to come")
+            + "\n"
             + _items(
                 [
-                    f"{message['title'] or 'A letter'}: opens on {spelled(message['opens_at'])}."
-                    for message in contents["sealed_messages"]
+                    _("{title}: opens on {when}.").format(
+                        title=message["title"] or _("A letter"), when=i18n.when(message["opens_at"])
+                    )
+                    for message in sealed
                 ]
             )
-            + f"\n{sentence_start(owner)} asked for "
-            + ("this letter" if len(contents["sealed_messages"]) == 1 else "these letters")
-            + " to open later. They are not in this download: your page will show each from that day."
+            + "\n"
+            + ngettext(
+                "{owner} asked for this letter to open later. They are not in this download: your page will "
+                "show each from that day.",
+                "{owner} asked for these letters to open later. They are not in this download: your page "
+                "will show each from that day.",
+                len(sealed),
+            ).format(owner=sentence_start(owner))
         )
     if export["damaged"]:
         parts.append(
-            "Not included\n"
-            + _items([f"{title}: the stored copy was found damaged." for title in export["damaged"]])
+            _("Not included")
+            + "\n"
+            + _items(
+                [
+                    _("{title}: the stored copy was found damaged.").format(title=title)
+                    for title in export["damaged"]
+                ]
+            )
         )
     return _text(parts)

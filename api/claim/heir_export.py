@@ -7,6 +7,7 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp_apigami import docs
 
+from api import html
 from api.archive import readme
 from api.archive.files import require_storage
 from api.archive.owner_export import ZIP_NOTE, export_name, file_members, json_member, send_zip
@@ -45,8 +46,11 @@ async def heir_export(request: web.Request, capsule: capsules.Capsule) -> web.St
     now = ctx.now()
     export = await exports.heir_export(ctx.pool, keys, ctx.redis, capsule=capsule, now=now)
     owner = users.known_as(name=capsule["owner_name"], wallet=capsule["owner_wallet"])
+    # The heir's note, in their page's language (their choice on it, else the one recorded for them).
+    with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
+        note = readme.heir_readme(export, owner=owner, now=now)
     members = [
-        readme.member(readme.heir_readme(export, owner=owner, now=now), now=now),
+        readme.member(note, now=now),
         json_member("capsule.json", now, released_body(export["contents"])),
         *file_members(storage, keys, export["files"], export["letters"]),
     ]
