@@ -152,3 +152,22 @@ def test_the_forms_words_are_marked_for_translation() -> None:
                 re.sub(r"<[^>]+>", " ", pages._TEMPLATES.get_template(template).render(**context))
             )
             assert not ascii_words(shown, allowed=typed), (template, shown)
+
+
+async def test_a_refused_suggestion_reads_in_the_pages_language_with_its_limit(
+    client, run_worker, email_provider, settings
+):
+    """The form's refusals that carry a number are written in the page's language: formatted in
+    English before the error page translated them, they could match no catalog entry."""
+    _, sister = await _setup(client, run_worker, email_provider)
+    await _accept(client, sister)
+    for fields, why in (
+        ({"heirName": "A" * 201, "email": NEW}, "El nombre tiene más de 200 caracteres"),
+        ({"heirName": "Ada", "email": NEW, "note": "x" * 501}, "La nota tiene más de 500 caracteres"),
+        ({"email": NEW}, "Indique para quién es la dirección"),
+    ):
+        resp = await client.post(
+            f"{sister}/ask?lang=es", data={"action": "suggest_address", **fields}, allow_redirects=False
+        )
+        text = html.unescape(await resp.text())
+        assert resp.status == 400 and why in text, (fields, text)

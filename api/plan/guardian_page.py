@@ -150,9 +150,10 @@ async def guardian_ask(request: web.Request) -> web.Response:
     note = _note(form.get("email") if action == "propose_address" else form.get("note"))
     suggestion = None  # before the release: an heir as the guardian knows them, to the owner
     if action == "suggest_address":
-        suggestion = address_suggestions.checked(
-            heir=form.get("heirName"), email=form.get("email"), note=form.get("note")
-        )
+        with html.speaking(request):  # its refusals name a limit: written in the page's language
+            suggestion = address_suggestions.checked(
+                heir=form.get("heirName"), email=form.get("email"), note=form.get("note")
+            )
         note = address_suggestions.packed(suggestion=suggestion)
     if page["wallet_address"] is None:
         ceremony = await passkey.ask(
