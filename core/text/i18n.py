@@ -102,9 +102,14 @@ def zone_problem(value: object) -> str | None:
     return "Use an IANA time zone name, such as Europe/Madrid or America/Sao_Paulo"
 
 
+# Names the zone database may carry that are no place a person lives: the host's own zone (its
+# meaning would change with the server) and tzdata's placeholder for "no zone".
+_NOT_PLACES = frozenset({"localtime", "posixrules", "Factory"})
+
+
 @cache
 def _zones() -> frozenset[str]:
-    return frozenset(available_timezones())
+    return frozenset(available_timezones()) - _NOT_PLACES
 
 
 def zone(name: str | None) -> ZoneInfo | None:
