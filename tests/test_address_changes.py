@@ -459,3 +459,28 @@ async def test_the_guardians_list_shows_the_changes_running_and_nothing_before_t
     assert held["status"] == "holding" and held["approvals"] == 2 and held["holdUntil"]
     assert (await decide(client, setup, setup.guardians[2], change["id"], "stop")).status == 200
     assert await listed(client, setup, setup.guardians[1]) == []
+
+
+async def test_an_early_link_a_delivery_job_has_taken_goes_again_to_the_new_address(
+    client, run_worker, email_provider, settings
+):
+    """A delivery job that has claimed the heir's early email read their address then, and sends
+    to it with no connection held: the owner's change landing in between must send the link again,
+    or the only email goes to the address the owner just corrected."""
+    owner = await sign_in(client)
+    setup = await activate_plan(client, owner, settings={"notifyBeneficiariesOnActivation": True})
+    heir = setup.beneficiaries[0]
+    early = "SELECT count(*) AS n FROM outbox WHERE kind = 'early_heir_link' AND recipient_id = %s"
+    assert query(settings, early, (heir["id"],))[0]["n"] == 1
+    # As outbox.claim leaves it: pending, held by a job that has read the old address.
+    query(
+        settings,
+        "UPDATE outbox SET claimed_by = 'a-job', claimed_until = now() + interval '5 minutes'"
+        " WHERE kind = 'early_heir_link' AND recipient_id = %s RETURNING id",
+        (heir["id"],),
+    )
+    resp = await client.patch(
+        f"/api/beneficiaries/{heir['id']}", json={"email": "ada.owner@example.org"}, headers=owner.headers
+    )
+    assert resp.status == 200, await resp.text()
+    assert query(settings, early, (heir["id"],))[0]["n"] == 2

@@ -41,15 +41,17 @@ async def send_in(
     so it goes there anyway). The link is the same: the old email's keeps working."""
     if plan["status"] != ACTIVE or not plan["notify_beneficiaries_on_activation"]:
         return []
-    if readdressed and beneficiary_id is None:
-        raise ValueError("readdressed names the one heir whose address changed")
+    if readdressed:
+        if beneficiary_id is None:
+            raise ValueError("readdressed names the one heir whose address changed")
+        if await _waiting(cur, beneficiary_id=beneficiary_id):
+            return []
     await cur.execute(
         "SELECT b.id::text AS id FROM beneficiaries b WHERE b.user_id = %s"
         " AND (%s::uuid IS NULL OR b.id = %s::uuid)"
-        " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.kind = %s AND o.recipient_id = b.id"
-        "   AND (NOT %s OR o.status = 'pending'))"
+        " AND (%s OR NOT EXISTS (SELECT 1 FROM outbox o WHERE o.kind = %s AND o.recipient_id = b.id))"
         " ORDER BY b.created_at, b.id",
-        (plan["user_id"], beneficiary_id, beneficiary_id, KIND, readdressed),
+        (plan["user_id"], beneficiary_id, beneficiary_id, readdressed, KIND),
     )
     heirs = await cur.fetchall()
     row_ids = [
@@ -93,3 +95,17 @@ async def send_in(
             metadata={"actor": "owner", "beneficiaries": count, "readdressed": readdressed},
         )
     return row_ids
+
+
+async def _waiting(cur: Cursor, *, beneficiary_id: str) -> bool:
+    """Whether the heir's early email still waits and no delivery job holds it: it reads the
+    address when a job claims it, so it goes to the new one. Locked until the change commits, so
+    no job claims it and reads the old address meanwhile. One a job holds already may have read the
+    old address (outbox.claim reads it as it claims, then sends with no connection held): not
+    waiting, the link goes again."""
+    await cur.execute(
+        "SELECT 1 FROM outbox WHERE kind = %s AND recipient_id = %s AND status = 'pending'"
+        " AND claimed_by IS NULL FOR UPDATE",
+        (KIND, beneficiary_id),
+    )
+    return bool(await cur.fetchall())
