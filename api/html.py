@@ -122,6 +122,7 @@ _TEMPLATES.filters.update(
     sentence_start=sentence_start,
     bdi=bdi,
     number=i18n.number,
+    said=lambda message: said(message),
 )
 
 # The request's reader (language, zone name), once negotiated: the error page speaks as the page did.

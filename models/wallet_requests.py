@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 
 from core.errors import BadRequest, Conflict, NotFound
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import sealed_text
 
 KEY = "sep7:request:{}"
@@ -49,7 +50,7 @@ local value = redis.call('GET', KEYS[1])
 if value then redis.call('DEL', KEYS[1]) end
 return value
 """
-USED = "This signing request was already used or has expired; open the page again for a fresh one."
+USED = N_("This signing request was already used or has expired; open the page again for a fresh one.")
 
 
 class WalletRequest(TypedDict):

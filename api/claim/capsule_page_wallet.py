@@ -7,6 +7,8 @@ the claim gate, through the same model functions as the JSON routes. docs/pages.
 
 from __future__ import annotations
 
+import contextlib
+
 from aiohttp import web
 from aiohttp_apigami import docs
 
@@ -108,14 +110,15 @@ async def sign_step(request: web.Request, capsule: Capsule) -> web.Response:
     ctx = context(request)
     back = _page_path(request)
     try:
-        step = await finishing.prepare(
-            ctx.pool,
-            ctx.redis,
-            gateway=ctx.soroban,
-            capsule=capsule,
-            limit=ctx.settings.rate_limit_heir_builds_per_hour,
-            now=ctx.now(),
-        )
+        with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
+            step = await finishing.prepare(  # its refusal's words (how long to wait) in the heir's
+                ctx.pool,
+                ctx.redis,
+                gateway=ctx.soroban,
+                capsule=capsule,
+                limit=ctx.settings.rate_limit_heir_builds_per_hour,
+                now=ctx.now(),
+            )
     except TooManyRequests as exc:
         with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
             return html.render(
@@ -163,15 +166,20 @@ async def sign_step(request: web.Request, capsule: Capsule) -> web.Response:
 async def signed_callback(request: web.Request, capsule: Capsule) -> web.Response:
     ctx = context(request)
     signed = await wallet_request.signed_xdr(request)
-    result = await finishing.take_signed(
-        ctx.pool,
-        ctx.redis,
-        ctx.settings,
-        gateway=ctx.soroban,
-        capsule=capsule,
-        request_id=request.match_info["id"],
-        signed_xdr=signed,
-        now=ctx.now(),
-    )
+    # From the page's paste-back form, a refusal's words are in the heir's language; a wallet's
+    # JSON stays English.
+    page = wallet_request.from_page(request)
+    reader = {"locale": capsule["locale"], "time_zone": capsule["time_zone"]} if page else None
+    with html.speaking(request, **reader) if reader else contextlib.nullcontext():
+        result = await finishing.take_signed(
+            ctx.pool,
+            ctx.redis,
+            ctx.settings,
+            gateway=ctx.soroban,
+            capsule=capsule,
+            request_id=request.match_info["id"],
+            signed_xdr=signed,
+            now=ctx.now(),
+        )
     outcome = "bound" if "bound_via" in result else str(result.get("status"))
     return wallet_request.answer(request, page_path=_page_path(request), outcome=outcome)

@@ -84,11 +84,12 @@ async def request_page(request: web.Request, capsule: capsules.Capsule) -> web.R
                     "and send it again."
                 ).format(count=i18n.number(len(note)), limit=i18n.number(NOTE_LIMIT))
             )
-    asked = await heir_requests.request(
-        ctx.pool, ctx.redis, ctx.settings, capsule=capsule, note=note or None, now=ctx.now()
-    )
-    deadline = asked["deadline_at"]
     with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
+        # Inside the heir's language: a refusal's words (a wait with its dates) are theirs.
+        asked = await heir_requests.request(
+            ctx.pool, ctx.redis, ctx.settings, capsule=capsule, note=note or None, now=ctx.now()
+        )
+        deadline = asked["deadline_at"]
         return html.render(
             "capsule_asked.html",
             reader=request,

@@ -156,34 +156,36 @@ async def guardian_ask(request: web.Request) -> web.Response:
             )
         note = address_suggestions.packed(suggestion=suggestion)
     if page["wallet_address"] is None:
-        ceremony = await passkey.ask(
+        with html.speaking(request):  # a refusal written with its figures is in the page's language
+            ceremony = await passkey.ask(
+                ctx.pool,
+                ctx.redis,
+                ctx.settings,
+                page=page,
+                action=action or "",
+                reason=reason or None,
+                beneficiary_id=heir_id or None,
+                client_ip=client_ip(request),
+                now=ctx.now(),
+                note=note,
+                change_id=form.get("changeId") or None,
+            )
+        return _ceremony(request, page, ceremony, note=note)
+    with html.speaking(request):
+        prepared = await guardian.ask(
             ctx.pool,
             ctx.redis,
             ctx.settings,
+            gateway=ctx.soroban,
             page=page,
-            action=action or "",
-            reason=reason or None,
-            beneficiary_id=heir_id or None,
+            action=action if isinstance(action, str) else "",
+            beneficiary_id=heir_id if isinstance(heir_id, str) else None,
+            reason=reason if isinstance(reason, str) and reason else None,
             client_ip=client_ip(request),
             now=ctx.now(),
             note=note,
             change_id=form.get("changeId") or None,
         )
-        return _ceremony(request, page, ceremony, note=note)
-    prepared = await guardian.ask(
-        ctx.pool,
-        ctx.redis,
-        ctx.settings,
-        gateway=ctx.soroban,
-        page=page,
-        action=action if isinstance(action, str) else "",
-        beneficiary_id=heir_id if isinstance(heir_id, str) else None,
-        reason=reason if isinstance(reason, str) and reason else None,
-        client_ip=client_ip(request),
-        now=ctx.now(),
-        note=note,
-        change_id=form.get("changeId") or None,
-    )
     about = next(
         (c["beneficiary_id"] for c in page["address_changes"] if c["id"] == form.get("changeId")), heir_id
     )

@@ -17,6 +17,7 @@ from api import html
 from api.keys import context
 from core.errors import BadRequest
 from core.stellar import sep7
+from core.text.i18n import N_
 from models.wallet_requests import Prepared
 
 # The paste-back form posts to the callback with this query: its answers, the claim gate's and
@@ -64,22 +65,28 @@ async def signed_xdr(request: web.Request) -> str:
     """The signed envelope a wallet (or the page's form) posted: form-encoded `xdr=`."""
     if request.content_type != html.FORM:
         raise BadRequest(
-            "The signed transaction could not be read: paste it into the box on the page and press its"
-            " button.",
+            N_(
+                "The signed transaction could not be read: paste it into the box on the page and press its"
+                " button."
+            ),
             details={"xdr": ["Post it form-encoded, as xdr=<the signed envelope, base64>."]},
         )
     form = await html.read_form(request)
     xdr = form.get("xdr")
     if not isinstance(xdr, str) or not xdr.strip():
         raise BadRequest(
-            "Nothing was pasted. Copy the signed transaction from your wallet (a long block of letters "
-            "and numbers) and paste it into the box.",
+            N_(
+                "Nothing was pasted. Copy the signed transaction from your wallet (a long block of letters "
+                "and numbers) and paste it into the box."
+            ),
             details={"xdr": ["Missing."]},
         )
     if len(xdr) > MAX_XDR:
         raise BadRequest(
-            "What was pasted is far longer than a signed transaction. Copy only the signed transaction "
-            "from your wallet and paste it again.",
+            N_(
+                "What was pasted is far longer than a signed transaction. Copy only the signed transaction "
+                "from your wallet and paste it again."
+            ),
             details={"xdr": [f"Longer than {MAX_XDR} characters."]},
         )
     return xdr.strip()

@@ -25,7 +25,7 @@ from core.db import Cursor, Pool, transaction
 from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
-from core.text.i18n import N_
+from core.text.i18n import N_, _
 from models import activity, wallet_requests
 from models.claim import wallet_changes
 from models.claim.capsules import READY, RELEASED_STATE, Capsule, WalletBinding, state
@@ -37,7 +37,7 @@ from models.proofs import challenge as challenge_proof
 
 CHALLENGE_KEY = "claim:wallet:{}:{}"  # beneficiary id, wallet -> live challenges (core.challenges)
 CHALLENGE_TTL = timedelta(minutes=5)
-PROVE_FIRST = (
+PROVE_FIRST = N_(
     "Prove your wallet first: POST /api/claim/{token}/wallet/challenge with your walletAddress, "
     "sign the message it returns with that wallet, and POST the signature to "
     "/api/claim/{token}/wallet/verify."
@@ -48,7 +48,7 @@ def _require_open(capsule: Capsule) -> None:
     """Proofs only once the heirs hold their links (ready or released): before that the owner
     decides the wallet, and the challenge would name the owner to whoever holds a locked link."""
     if state(capsule=capsule) not in (READY, RELEASED_STATE):
-        raise Conflict("Your capsule is not open yet; a wallet can be proven once it is.")
+        raise Conflict(N_("Your capsule is not open yet; a wallet can be proven once it is."))
 
 
 def _challenge_text(
@@ -84,7 +84,7 @@ async def challenge(
     _require_open(capsule)
     retry = await ratelimit.hit(redis, f"claim-wallet:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
     if retry:
-        raise TooManyRequests("Too many wallet challenges from this address; try again later", retry)
+        raise TooManyRequests(N_("Too many wallet challenges from this address; try again later"), retry)
     nonce = secrets.token_hex(32)
     issued = now.replace(microsecond=now.microsecond // 1000 * 1000)  # wire_time keeps milliseconds
     message = _challenge_text(
@@ -132,7 +132,7 @@ async def _burn_signed(
             signed = stamp
             break
     if signed is None:
-        raise Unauthorized("The signature does not match a challenge for this wallet")
+        raise Unauthorized(N_("The signature does not match a challenge for this wallet"))
     if not await challenges.consume_at(redis, key, signed):
         raise Unauthorized(expired)
 
@@ -165,7 +165,7 @@ async def challenge_transaction(
     _require_open(capsule)
     retry = await ratelimit.hit(redis, f"claim-wallet:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
     if retry:
-        raise TooManyRequests("Too many wallet challenges from this address; try again later", retry)
+        raise TooManyRequests(N_("Too many wallet challenges from this address; try again later"), retry)
     return await challenge_proof.issue(
         redis,
         settings,
@@ -222,11 +222,22 @@ async def _bind(
             return {"address": wallet_address, "bound_via": "proven", "bound_at": now}
         change = await wallet_changes.request(cur, capsule=capsule, wallet_address=wallet_address, now=now)
     await outbox.enqueue(redis, row_ids=change["outbox"])
+    # In the reader's language where a page asks (the heir's page answers inside it).
+    words = (
+        _(
+            "Another wallet ({wallet}) is already bound to you, as the plan's owner recorded it. Claim "
+            "with that wallet. If you no longer hold it, this proof was kept: the plan's guardians have "
+            "been asked to approve this wallet instead ({count} of them must)."
+        )
+        if row["wallet_bound_via"] == "owner"
+        else _(
+            "Another wallet ({wallet}) is already bound to you. Claim with that wallet. If you no longer "
+            "hold it, this proof was kept: the plan's guardians have been asked to approve this wallet "
+            "instead ({count} of them must)."
+        )
+    )
     raise Conflict(
-        f"Another wallet ({short(address=bound)}) is already bound to you"
-        + (", as the plan's owner recorded it." if row["wallet_bound_via"] == "owner" else ".")
-        + " Claim with that wallet. If you no longer hold it, this proof was kept: the plan's "
-        f"guardians have been asked to approve this wallet instead ({change['threshold']} of them must).",
+        words.format(wallet=short(address=bound), count=change["threshold"]),
         details={
             "walletChange": {
                 "status": "pending",

@@ -19,6 +19,7 @@ from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar import soroban
 from core.stellar.soroban import SorobanGateway
+from core.text.i18n import N_, _
 from models import wallet_requests
 from models.chain import transactions
 from models.chain.transactions import Transaction
@@ -72,7 +73,7 @@ def signable(*, step: HeirStep) -> bool:
 
 
 BUILDS_WINDOW_SECONDS = 3600
-TOO_MANY_BUILDS = (
+TOO_MANY_BUILDS = N_(
     "You asked for a new signing request many times in the last hour. Please wait {minutes} "
     "minutes, then press the button again. Nothing is lost: what you sign later counts the same."
 )
@@ -83,7 +84,7 @@ async def count_build(redis: ArqRedis, *, beneficiary_id: str, limit: int) -> No
     an hour, whichever way it is asked (the page's button or the JSON build routes)."""
     retry = await ratelimit.hit(redis, f"heir-build:{beneficiary_id}", limit, BUILDS_WINDOW_SECONDS)
     if retry:
-        raise TooManyRequests(TOO_MANY_BUILDS.format(minutes=max(1, math.ceil(retry / 60))), retry)
+        raise TooManyRequests(_(TOO_MANY_BUILDS).format(minutes=max(1, math.ceil(retry / 60))), retry)
 
 
 async def prepare(

@@ -14,11 +14,11 @@ from typing import TypedDict
 
 from arq.connections import ArqRedis
 
-from core.clock import spelled
 from core.db import Pool, transaction
 from core.errors import Conflict, TooManyRequests
 from core.settings import Settings
-from core.text.i18n import N_
+from core.text import i18n
+from core.text.i18n import N_, _
 from models import plans, sealed_text
 from models.account import users
 from models.claim.capsules import Capsule
@@ -57,35 +57,39 @@ async def request(
             status = None if plan is None else plan["status"]
             if status == plans.APPROVED:
                 raise Conflict(
-                    "The guardians have already approved this plan's release: there is nothing more to ask. "
-                    "You will be emailed when it is released.",
+                    N_(
+                        "The guardians have already approved this plan's release: there is nothing more "
+                        "to ask. You will be emailed when it is released."
+                    ),
                     details={"status": status},
                 )
             if status in FROZEN:
                 raise Conflict(
-                    "The guardians are already verifying this plan: there is nothing more to ask. You will "
-                    "be emailed if it is released.",
+                    N_(
+                        "The guardians are already verifying this plan: there is nothing more to ask. "
+                        "You will be emailed if it is released."
+                    ),
                     details={"status": status},
                 )
             raise Conflict(
-                "This plan is not active, so there is nothing to ask: "
-                + (
-                    "it has already been released."
-                    if status == plans.RELEASED
-                    else "the owner has not started it."
-                ),
+                N_("This plan is not active, so there is nothing to ask: it has already been released.")
+                if status == plans.RELEASED
+                else N_("This plan is not active, so there is nothing to ask: the owner has not started it."),
                 details={"status": status},
             )
         if not plan["allow_beneficiary_requests"]:
-            raise Conflict("The owner of this plan has chosen not to take requests from beneficiaries.")
+            raise Conflict(N_("The owner of this plan has chosen not to take requests from beneficiaries."))
         vetoed = plan["last_vetoed_at"]
         if vetoed is not None:
             until = vetoed + timedelta(seconds=settings.plan_report_cooldown_seconds)
             if now < until:
                 owner = users.known_as(name=capsule["owner_name"], wallet=capsule["owner_wallet"])
+                # In the reader's language: the page asks inside it (api/claim/heir_requests.py).
                 raise TooManyRequests(
-                    f"{owner} checked in on {spelled(vetoed)} and said they are well. A new request is "
-                    f"possible from {spelled(until)}.",
+                    _(
+                        "{owner} checked in on {checked} and said they are well. A new request is possible "
+                        "from {again}."
+                    ).format(owner=owner, checked=i18n.when(vetoed), again=i18n.when(until)),
                     math.ceil((until - now).total_seconds()),
                 )
         row_ids = await release_path.start_verification_in(

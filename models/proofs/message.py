@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from core.errors import BadRequest, Unauthorized
 from core.stellar.wallet import decode_signature, verify_signature
+from core.text.i18n import N_
 
 
 def decode(*, answer: str) -> bytes:
@@ -21,4 +22,4 @@ def decode(*, answer: str) -> bytes:
 def check(*, wallet_address: str, text: str, signature: bytes) -> None:
     """401 for a signature by another key or over another text."""
     if not verify_signature(wallet_address, text, signature):
-        raise Unauthorized("The signature does not match the attestation for your guardian wallet")
+        raise Unauthorized(N_("The signature does not match the attestation for your guardian wallet"))

@@ -42,27 +42,30 @@ from webauthn.helpers.structs import (
 
 from core.errors import BadRequest, Conflict, NotFound, ServiceUnavailable, Unauthorized
 from core.settings import Settings
+from core.text.i18n import N_
 
 log = logging.getLogger(__name__)
 
 KEY = "passkey:request:{}"
 TIMEOUT_SECONDS = 300
 Ceremony = Literal["create", "get"]
-USED = (
+USED = N_(
     "This passkey request was already used or has expired, so nothing was recorded. "
     "Go back to your guardian page and press the button again."
 )
-NOT_SENT = (
+NOT_SENT = N_(
     "Your browser did not send a passkey, so nothing was recorded. Passkeys need a current phone or "
     "computer with scripts allowed for this page; or ask the owner to record a Stellar wallet for you."
 )
-REFUSED = "That passkey could not be checked, so nothing was recorded. Go back to your page and try again."
-NOT_YOURS = "That passkey is not one registered for you on this page, so nothing was recorded."
-OTHER_NOTE = (
+REFUSED = N_(
+    "That passkey could not be checked, so nothing was recorded. Go back to your page and try again."
+)
+NOT_YOURS = N_("That passkey is not one registered for you on this page, so nothing was recorded.")
+OTHER_NOTE = N_(
     "The note sent is not the one this passkey request was made with, so nothing was recorded. "
     "Go back to your page, type the note there and press the button again."
 )
-CLONED = (
+CLONED = N_(
     "That passkey's counter went backwards, which happens when a passkey has been copied; nothing "
     "was recorded. Use another of your passkeys, or ask the owner to invite you again."
 )
@@ -110,8 +113,10 @@ def relying_party(*, settings: Settings) -> tuple[str, str]:
     host = split.hostname or ""  # lower-cased, without userinfo or port
     if not host or is_ip(host=host):
         raise ServiceUnavailable(
-            "Passkeys are not available on this service: its address is a number, not a name. "
-            "Ask the owner to record a Stellar wallet for you instead."
+            N_(
+                "Passkeys are not available on this service: its address is a number, not a name. "
+                "Ask the owner to record a Stellar wallet for you instead."
+            )
         )
     scheme = split.scheme.lower()
     port = split.port

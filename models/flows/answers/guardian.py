@@ -22,6 +22,7 @@ from core.errors import BadRequest, Conflict, NotFound, TooManyRequests
 from core.settings import Settings
 from core.stellar import soroban
 from core.stellar.soroban import SorobanGateway
+from core.text.i18n import N_
 from models import address_links, plans, wallet_requests
 from models.account import users
 from models.flows import onchain, verification
@@ -53,10 +54,10 @@ async def ask(
     the approve_guardian call built through the RPC node (approve, contract mode). A report's
     or an objection's `note` is kept sealed beside the request until the wallet signs."""
     if action not in page["asks"]:
-        raise Conflict("That is not asked of you now; open your page again to see what is.")
+        raise Conflict(N_("That is not asked of you now; open your page again to see what is."))
     retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
     if retry:
-        raise TooManyRequests("Too many signing requests from this address; try again in a minute", retry)
+        raise TooManyRequests(N_("Too many signing requests from this address; try again in a minute"), retry)
     assert page["plan_id"] is not None and page["wallet_address"] is not None
     subject, wallet = page["guardian_id"], page["wallet_address"]
     extra = None
@@ -72,7 +73,7 @@ async def ask(
         extra = change_asked(page=page, action=action, change_id=change_id)
     if action == "report" and reason:  # one of four words, no personal text: it may ride along
         if reason not in plans.REPORT_REASONS:
-            raise BadRequest("That reason is not one of the list: choose one from the list, or none.")
+            raise BadRequest(N_("That reason is not one of the list: choose one from the list, or none."))
         extra = reason
     if action != "approve":
         prepared = await challenge.issue(
@@ -372,7 +373,7 @@ async def take_signed(
         raise Conflict(wallet_requests.USED)  # the wallet changed since: the page has a new link
     run = WALLET_ANSWERS.get(request["purpose"])
     if run is None:
-        raise BadRequest("This signing request is not one of a guardian's")
+        raise BadRequest(N_("This signing request is not one of a guardian's"))
     note = await wallet_requests.note_of(redis, settings.key_ring, request_id=request["id"])
     answering = Answering(pool, redis, settings, guardian, now, extra=request["extra"], note=note)
     return await run(Signed(answering, gateway, request, signed_xdr))
@@ -390,7 +391,9 @@ async def _approve(s: Signed) -> str:
     by the signed challenge that carries its digest, then recorded (verification.approve_attested)."""
     a = s.answering
     if a.settings.service_contract_id:
-        raise Conflict("This service approves releases on-chain: sign the approve_guardian request instead.")
+        raise Conflict(
+            N_("This service approves releases on-chain: sign the approve_guardian request instead.")
+        )
     signed_round = a.guardian["verification_round"]
     text = await wallet_requests.text_of(a.redis, request_id=s.request["id"])
     if text is None:

@@ -31,8 +31,8 @@ from models.plan import approvals, objections
 from models.plan.guardianships.membership import locked
 from models.plans import APPROVED, PENDING, TIMEOUT, Plan
 
-NOT_NOW = "There is no verification running: there is nothing to object to."
-TOO_LATE = (
+NOT_NOW = N_("There is no verification running: there is nothing to object to.")
+TOO_LATE = N_(
     "Enough guardians have already approved the release, so an objection can no longer stop it: only "
     "the owner's check-in can. If you know they are alive, please tell them, and the other guardians, at "
     "once."
@@ -78,7 +78,7 @@ async def object_to(
         gid = str(member["guardian_id"])
         took_back = await approvals.withdraw(cur, plan=plan, guardian_id=gid)
         if not await objections.record(cur, ring, plan=plan, guardian_id=gid, note=note, now=now):
-            raise Conflict("You already object in this verification. You can withdraw your objection.")
+            raise Conflict(N_("You already object in this verification. You can withdraw your objection."))
         await objections.recount(cur, plan=plan)
         context = _note_context(ring, gid, note) | {"approvalWithdrawn": took_back}
         row_ids = await announce(
@@ -128,7 +128,7 @@ async def withdraw(
         if plan["status"] not in (PENDING, APPROVED) or not await objections.withdraw(
             cur, plan=plan, guardian_id=str(member["guardian_id"]), now=now
         ):
-            raise Conflict("You have no objection standing in this verification.")
+            raise Conflict(N_("You have no objection standing in this verification."))
         row_ids = await withdrawn_in(
             cur,
             plan=plan,

@@ -17,6 +17,7 @@ from core import ratelimit
 from core.db import Pool, autocommit, transaction
 from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
 from core.settings import Settings
+from core.text.i18n import N_
 from models import plans
 from models.contents import guardian_passkeys
 from models.delivery import outbox
@@ -29,7 +30,7 @@ from models.proofs import passkey
 from models.proofs.passkey import PasskeyRequest
 
 # Answered before any passkey exists: accepting creates the first; declining needs only the link.
-CONTRACT_MODE = (
+CONTRACT_MODE = N_(
     "This service approves releases on the Stellar network, which needs a Stellar wallet: ask "
     "the owner to record one for you as your guardian wallet."
 )
@@ -64,12 +65,12 @@ async def ask(
     heir address, which rides as the note) is bound into the challenge; the passkey page
     carries it unchanged."""
     if action not in page["asks"]:
-        raise Conflict("That is not asked of you now; open your page again to see what is.")
+        raise Conflict(N_("That is not asked of you now; open your page again to see what is."))
     if action == "approve" and settings.service_contract_id:
         raise Conflict(CONTRACT_MODE)
     retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
     if retry:
-        raise TooManyRequests("Too many requests from this address; try again in a minute", retry)
+        raise TooManyRequests(N_("Too many requests from this address; try again in a minute"), retry)
     assert page["plan_id"] is not None and page["status"] is not None
     guardian_id = page["guardian_id"]
     async with autocommit(pool) as cur:
@@ -82,7 +83,7 @@ async def ask(
     extra = None
     if action == "report" and reason:
         if reason not in plans.REPORT_REASONS:
-            raise BadRequest("That reason is not one of the list: choose one from the list, or none.")
+            raise BadRequest(N_("That reason is not one of the list: choose one from the list, or none."))
         extra = reason
     if action in ("resend", "propose_address"):
         if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
@@ -92,7 +93,7 @@ async def ask(
         extra = change_asked(page=page, action=action, change_id=change_id)
     creating = not keys
     if creating and action != "accept":
-        raise Conflict("Accept first: your page asks you to create a passkey when you accept.")
+        raise Conflict(N_("Accept first: your page asks you to create a passkey when you accept."))
     text = None
     if action == "approve" and not creating:
         text = await verification.issue_attestation(
@@ -199,7 +200,7 @@ async def take(
         return "approved"
     act = ACTS.get(request["purpose"])
     if act is None:
-        raise BadRequest("This request is not one of a guardian's")
+        raise BadRequest(N_("This request is not one of a guardian's"))
     return await act(answering)
 
 
@@ -223,7 +224,7 @@ async def _register(
         existing = await guardian_passkeys.of_guardian(cur, guardian_id=guardian["guardian_id"])
         accepting = request["purpose"] == "guardian.accept"
         if accepting and existing:
-            raise Conflict("You already have a passkey for this page: use it to answer.")
+            raise Conflict(N_("You already have a passkey for this page: use it to answer."))
         if accepting:
             answered, row_ids = await invitation.answer_in(
                 cur,
@@ -238,7 +239,7 @@ async def _register(
             outcome = answered["invitation"]
         await passkey.take(redis, request=request)
         if not await guardian_passkeys.add(cur, passkey=new):
-            raise Conflict("This passkey is already registered.")
+            raise Conflict(N_("This passkey is already registered."))
     await outbox.enqueue(redis, row_ids=row_ids)
     return outcome
 
