@@ -116,6 +116,9 @@ def test_an_unknown_or_unset_language_reads_english() -> None:
         (None, None, "pt-PT;q=0.8, de;q=0.9", "de"),
         (None, None, "pt-PT", "pt-BR"),  # another region of a shipped language
         (None, None, "pt", "pt-BR"),
+        # A browser in Portugal: Portuguese first, so Brazil's before the English it also reads.
+        (None, None, "pt-PT,pt;q=0.9,en-US;q=0.8,en;q=0.7", "pt-BR"),
+        (None, None, "pt-PT, es-ES;q=0.5", "pt-BR"),
         (None, None, "ja, ar;q=0.1", "ar"),
         (None, None, "ja", "en"),
         (None, None, ";;;, q=, \x00\udcff", "en"),  # malformed: English, never an error

@@ -238,16 +238,16 @@ def parse_accept_language(header: str | None) -> list[str]:
 
 def negotiate(*, chosen: str | None, recorded: str | None, accept_language: str | None) -> str:
     """A page's language: the one the reader chose on the page (carried in the URL), else the
-    one recorded for them, else the best match of their browser's Accept-Language (Babel's
-    negotiation, then the same language in another region: `pt-PT` reads `pt-BR`), else English."""
+    one recorded for them, else the first of their browser's Accept-Language languages we write
+    (each in turn: Babel's match, else the same language in another region: `pt-PT` reads
+    `pt-BR`, before an `en` the browser lists after it), else English."""
     for language in (chosen, recorded):
         if language in _languages:
             return language
-    preferred = parse_accept_language(accept_language)
-    found = negotiate_locale(preferred, list(_languages), sep="-")
-    if found:
-        return next(language for language in _languages if language.lower() == found.lower())
-    for tag in preferred:
+    for tag in parse_accept_language(accept_language):
+        found = negotiate_locale([tag], list(_languages), sep="-")
+        if found:
+            return next(language for language in _languages if language.lower() == found.lower())
         base = tag.split("-")[0].lower()
         for language in _languages:
             if language.split("-")[0].lower() == base:
