@@ -137,3 +137,20 @@ def test_locale_and_zone_problems_name_what_is_supported() -> None:
     assert i18n.locale_problem(None) and i18n.locale_problem(["en"])
     assert i18n.zone_problem("Europe/Madrid") is None
     assert i18n.zone_problem("Mars/Olympus") and i18n.zone_problem("../../etc/passwd")
+
+
+def test_the_languages_setting_reads_as_its_check_reads_it() -> None:
+    """LANGUAGES passes its check with spaces after the commas ("en, es"): the languages people
+    may choose are the same tags, not " es", which nobody could choose and no email would speak."""
+    from core.settings import _languages as languages_problem
+
+    assert languages_problem("en, es,  pt-BR") is None
+    before = i18n.supported()
+    try:
+        i18n.configure(["en", " es", "  pt-BR"])  # as "en, es,  pt-BR".split(",") gives them
+        assert i18n.supported() == ("en", "es", "pt-BR")
+        assert i18n.locale_problem("es") is None
+        with i18n.speaking("es"):
+            assert i18n.language() == "es"
+    finally:
+        i18n.configure(before)

@@ -77,9 +77,10 @@ def translations(language: str) -> gettext.NullTranslations:
 
 def configure(languages: Sequence[str]) -> None:
     """At start: the languages people may choose, each catalog compiled once now (a broken
-    catalog stops the process before any traffic, not on the first email in that language)."""
+    catalog stops the process before any traffic, not on the first email in that language).
+    Each tag is read as LANGUAGES' check reads it (core/settings.py): spaces around it dropped."""
     global _languages
-    _languages = tuple(languages)
+    _languages = tuple(tag.strip() for tag in languages if tag.strip())
     for language in _languages:
         translations(language)
 
