@@ -11,6 +11,8 @@ import redis as redis_sync
 from stellar_sdk import Account, Asset, Keypair, TransactionBuilder
 from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
+from api import html
+from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 from tests.plan_helpers import query
 from tests.soroban_helpers import contract_overrides, prove_wallet
 from tests.test_heirs_onchain import emailed_token, ready, worker_settings
@@ -24,7 +26,17 @@ __all__ = ["onchain"]
 async def page(client: Any, token: str) -> str:
     resp = await client.get(f"/claim/{token}")
     assert resp.status == 200, await resp.text()
-    return plain(await resp.text(), "the heir's page")
+    text = plain(await resp.text(), "the heir's page")
+    # The same state in the pseudo-language: every word on it went through gettext.
+    with pseudo():
+        resp = await client.get(f"/claim/{token}?lang={PSEUDO}")
+        left = ascii_words(page_words(await resp.text()), allowed=NAMES)
+    assert not left, f"the heir's page, never marked: {sorted(set(left))}"
+    return text
+
+
+# What the heir's page shows that the service did not write: names, and the languages' own names.
+NAMES = ["Olive Owner", "Heir 0", "Heir 1", "Heir 2", "daughter", *html.LANGUAGE_NAMES.values()]
 
 
 def plain(text: str, where: str) -> str:

@@ -261,6 +261,11 @@ async def test_the_check_in_confirm_and_stop_pages_and_links_that_open_nothing(
     await read(client, stop, "stop-emails page")
     await read(client, stop, "stop-emails done", method="POST")
     await read(client, stop, "stop-emails again")
+    await read(client, "/claim", "the lost-link page")
+    await read(client, "/claim", "the lost-link page's answer", method="POST", data={"email": heir["email"]})
+    await read(
+        client, "/claim", "the lost-link page, not an address", method="POST", data={"email": "x"}, status=400
+    )
     zeros = "0" * 64
     for path in ("/claim", "/guardian", "/check-in", "/confirm-email", "/confirm-address", "/stop-emails"):
         await read(client, f"{path}/{zeros}", f"{path} unknown", status=404)

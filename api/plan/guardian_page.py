@@ -26,6 +26,7 @@ from core.errors import BadRequest
 from core.text.cleaning import clean_block
 from core.text.i18n import N_, _
 from models import address_links
+from models.account import users
 from models.flows import guardian_pages
 from models.flows.answers import guardian, passkey
 from models.plan.guardianships import address_suggestions
@@ -60,7 +61,14 @@ async def _page(request: web.Request) -> guardian_pages.GuardianPage:
         now=ctx.now(),
         report_cooldown_seconds=ctx.settings.plan_report_cooldown_seconds,
     )
-    return found if found is not None else await _miss(request)
+    if found is None:
+        await _miss(request)
+    # The page speaks the guardian's language from here on, its error pages too; the owner's
+    # stand-in words (a name cleared since) are written in it.
+    html.negotiate(request, locale=found["locale"], time_zone=found["time_zone"])
+    with html.speaking(request):
+        found["owner"] = users.known_as(name=found["owner_name"], wallet=found["owner_wallet"])
+    return found
 
 
 async def _answerer(request: web.Request) -> Answerer:
@@ -143,7 +151,6 @@ async def guardian_page(request: web.Request) -> web.Response:
 async def guardian_ask(request: web.Request) -> web.Response:
     ctx = context(request)
     page = await _page(request)
-    html.negotiate(request, locale=page["locale"], time_zone=page["time_zone"])  # its error pages too
     form = await html.read_form(request)
     action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
     # A proposed heir address rides as the answer's note: kept sealed until the proof comes.
