@@ -98,6 +98,19 @@ def test_time_in_the_readers_zone_with_the_zone_named() -> None:
     assert "09:07" in brazilian and "São Paulo" in brazilian and "novembro" in brazilian
 
 
+def test_a_zone_with_no_place_is_named_by_its_offset() -> None:
+    """Etc/GMT+5 is five hours behind UTC (POSIX's sign): named as a city would be, it read
+    "07:07 GMT+5 time", an offset the other way round; the UTC aliases read "UTC time"."""
+    moment = datetime(2026, 11, 27, 12, 7, tzinfo=UTC)
+    with i18n.speaking("en", "Etc/GMT+5"):
+        assert i18n.when(moment) == "Friday 27 November 2026, 07:07 GMT-05:00"
+    with i18n.speaking("fr", "Etc/GMT-3"):
+        assert "15:07" in i18n.when(moment) and "UTC+03:00" in i18n.when(moment)
+    for name in ("Etc/UTC", "UCT", "Zulu", "Universal", "GMT", "Etc/Greenwich"):
+        with i18n.speaking("en", name):
+            assert i18n.when(moment) == "Friday 27 November 2026, 12:07 UTC", name
+
+
 def test_an_unknown_or_unset_language_reads_english() -> None:
     with i18n.speaking(None):
         assert i18n.language() == "en" and i18n.direction() == "ltr"

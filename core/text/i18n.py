@@ -185,14 +185,26 @@ def when(moment: datetime) -> str:
     else:
         date_text = dates.format_date(local, "full", locale=loc)
         time_text = dates.format_time(local, "short", locale=loc)
-    if reader.zone is None or reader.zone.key == "UTC":
+    if reader.zone is None or (_placeless(reader.zone) and not local.utcoffset()):
         zone_text = "UTC"
+    elif _placeless(reader.zone):
+        # No city to name: the offset as the language writes it ("GMT-05:00"; Etc/GMT+5 is behind UTC).
+        zone_text = dates.get_timezone_gmt(local, width="long", locale=loc)
     else:
         city = dates.get_timezone_location(reader.zone, locale=loc, return_city=True)
         # Translators: a time zone named by its city, as "Madrid time" / "hora de Madrid".
         zone_text = _("{city} time").format(city=city)
     # Translators: a moment in a sentence: "Friday 27 November 2026, 13:07 Madrid time".
     return _("{date}, {time} {zone}").format(date=date_text, time=time_text, zone=zone_text)
+
+
+# Zones that are an offset, not a place (UTC's aliases, POSIX's Etc/GMT±N): Babel would name
+# their "city" after the zone's own name, GMT+5 for a zone five hours behind UTC.
+_OFFSET_NAMES = frozenset({"UTC", "UCT", "Universal", "Zulu", "GMT", "GMT0", "GMT+0", "GMT-0", "Greenwich"})
+
+
+def _placeless(zone: ZoneInfo) -> bool:
+    return zone.key in _OFFSET_NAMES or zone.key.startswith("Etc/")
 
 
 def day(moment: datetime) -> str:
