@@ -11,6 +11,8 @@ from typing import Any
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview, guardian_session, release_plan
 from tests.plan_helpers import activity_rows, query
+from tests.test_guardian_page import page_link
+from tests.test_page_languages import assert_marked
 
 NEW = "ada.new@example.org"
 CONFIRM = re.compile(r"https://legacy\.example\.test(/confirm-address/[0-9a-f]{64})")
@@ -111,6 +113,8 @@ async def test_after_the_release_threshold_hold_confirmation_and_the_link(
         email_provider, "heir0@example.org"
     )
     assert "Heir 0's address is about to change" in subjects(email_provider, "heir1@example.org")
+    # The guardians' page with the change holding, and the confirmation page, every word marked.
+    await assert_marked(client, page_link(email_provider, "guardian0@example.org"))
     for index in range(3):
         assert any(
             "unless a guardian stops it" in s
@@ -128,6 +132,7 @@ async def test_after_the_release_threshold_hold_confirmation_and_the_link(
     path = CONFIRM.search(ask.body["text"])[1]
     assert query(settings, "SELECT budget_at FROM outbox WHERE kind = 'address_confirmation'")[0]["budget_at"]
     # Opening the link changes nothing; the button confirms and the claim link follows.
+    await assert_marked(client, path)
     page = await client.get(path)
     assert page.status == 200 and "Yes, this address is mine" in await page.text()
     assert query(settings, "SELECT status FROM address_changes")[0]["status"] == "confirming"
@@ -314,6 +319,7 @@ async def test_an_heir_nobody_can_correct_is_named_with_the_same_words_everywher
     path = PAGE_RE.findall(alert["text"])[-1][0]
     assert sentence in words(await (await client.get(path)).text()).replace("&#39;", "'")
     assert "Nobody can correct Heir 1" not in words(await (await client.get(path)).text())
+    await assert_marked(client, path)  # the sentence, the bounced link and its form, in the page's words
 
 
 async def test_the_new_address_answers_for_itself_not_the_heirs_old_one(

@@ -157,6 +157,7 @@ async def test_the_guardian_page_in_each_state_speaks_plain_words(
     paths["sister"] = page_link(email_provider, "sister@example.org")
     ask = f"{paths['sister']}/ask"
     await read(client, ask, "asked what is not asked", method="POST", data={"action": "approve"}, status=409)
+    await read(client, ask, "the passkey page to accept", method="POST", data={"action": "accept"})
     device = await _accept(client, paths["sister"])
     invitation = email_provider.to("sister@example.org")[0].body["text"]
     [stop] = re.findall(r"https://legacy\.example\.test(/stop-emails/\S+)", invitation)
