@@ -20,6 +20,7 @@ from tests.helpers import sign_in
 from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 from tests.lifecycle_helpers import activate_plan
 from tests.plan_helpers import query
+from tests.test_dev_mailbox import DEV
 from tests.test_guardian_page import page_link
 from tests.test_plain_words import page_words
 
@@ -162,3 +163,10 @@ async def assert_marked(client: Any, path: str, *, status: int = 200, allowed: l
     assert resp.status == status, (path, resp.status, text[:300])
     left = ascii_words(page_words(text), allowed=allowed)
     assert not left, f"{path}, never marked: {sorted(set(left))}"
+
+
+async def test_the_development_mailbox_stays_english(make_client) -> None:
+    """A tool for developers, written in English: whatever the browser asks, it says so."""
+    client = await make_client(**DEV)
+    lang, _dir, page = await open_page(client, "/dev/mail?lang=de", **{"Accept-Language": "fr"})
+    assert lang == "en" and "hreflang" not in page
