@@ -126,6 +126,9 @@ async def test_the_guardian_page_reads_the_guardians_language_and_zone(
     # A refused answer's page speaks the guardian's language.
     resp = await client.post(f"{path}/ask", data={"action": "approve"})
     assert resp.status == 409 and '<html lang="de" dir="ltr">' in await resp.text()
+    # And the paste-back form's refusal, which reads the guardian without the page.
+    resp = await client.post(f"{path}/sep7/{'0' * 32}?via=page", data={"xdr": ""})
+    assert resp.status == 400 and '<html lang="de" dir="ltr">' in await resp.text()
 
 
 def test_file_sizes_in_decimal_units_as_each_language_writes_them() -> None:

@@ -74,7 +74,10 @@ async def _page(request: web.Request) -> guardian_pages.GuardianPage:
 async def _answerer(request: web.Request) -> Answerer:
     """Who answers behind this link: all a signed answer needs (one read, not the page)."""
     found = await guardian_pages.answerer_by_token(context(request).pool, token=request.match_info["token"])
-    return found if found is not None else await _miss(request)
+    if found is None:
+        await _miss(request)
+    html.negotiate(request, locale=found["locale"], time_zone=found["time_zone"])  # its error pages'
+    return found
 
 
 async def _miss(request: web.Request) -> NoReturn:

@@ -113,6 +113,7 @@ async def answerer_by_token(pool: Pool, *, token: str) -> Answerer | None:
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT g.id::text AS guardian_id, g.wallet_address, g.accepted_at, g.user_id::text AS owner_id,"
+            " g.locale, g.time_zone,"
             " o.wallet_address AS owner_wallet, p.id::text AS plan_id, p.status,"
             " coalesce(p.verification_round, 0) AS verification_round"
             " FROM guardians g JOIN users o ON o.id = g.user_id LEFT JOIN plans p ON p.user_id = g.user_id"

@@ -17,7 +17,7 @@ from core import ratelimit
 from core.db import Pool, autocommit, transaction
 from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
 from core.settings import Settings
-from core.text.i18n import N_
+from core.text.i18n import N_, _
 from models import plans
 from models.contents import guardian_passkeys
 from models.delivery import outbox
@@ -123,7 +123,10 @@ async def ask(
             settings=settings,
             request=request,
             user_name=page["guardian_name"],
-            display_name=f"{page['guardian_name']}, guardian of {page['owner']}'s plan",
+            # What the device's passkey list shows, in the guardian's language (the page asks inside it).
+            display_name=_("{guardian}, guardian of {owner}'s plan").format(
+                guardian=page["guardian_name"], owner=page["owner"]
+            ),
             existing=keys,
         )
     else:
@@ -141,6 +144,8 @@ def _answerer(page: GuardianPage, round_: int) -> Answerer:
         "plan_id": page["plan_id"],
         "status": page["status"],
         "verification_round": round_,
+        "locale": page["locale"],
+        "time_zone": page["time_zone"],
     }
 
 

@@ -40,6 +40,8 @@ class Answerer(TypedDict):
     plan_id: str | None
     status: str | None
     verification_round: int
+    locale: str | None  # the guardian's language and zone as recorded: their page's refusals
+    time_zone: str | None
 
 
 # The plans the account (first parameter) guards; join more conditions with AND.
