@@ -45,6 +45,8 @@ ALLOWED = [
     *html.LANGUAGE_NAMES.values(),
 ]
 SHIPPED = [language for language in i18n.SHIPPED if language != i18n.SOURCE]
+# The glossary's own word for a language that borrows it (docs/translations.md: German "Wallet").
+BORROWED = {"de": ["Wallet"]}
 
 
 @pytest.fixture(autouse=True, params=["en", PSEUDO, "shipped"])
@@ -102,7 +104,7 @@ def check(text: str, where: str, language: str) -> None:
         left = ascii_words(page_words(text), allowed=ALLOWED)
         assert not left, f"{where}, never marked: {sorted(set(left))}\n{page_words(text)}"
     else:
-        left = english_words(page_words(text), allowed=ALLOWED)
+        left = english_words(page_words(text), allowed=[*ALLOWED, *BORROWED.get(language, [])])
         assert not left, f"{where} in {language}, untranslated: {sorted(set(left))}"
 
 
