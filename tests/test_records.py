@@ -407,6 +407,10 @@ async def test_guardian_page_records(client, settings):
         await guardians.remember_pages(cur, ring, rendered=[(row["id"], 1)])
     token = guardian_links.token_for(ring, key_id=ring.primary_id, guardian_id=row["id"], version=1)
     page = await guardian_pages.open_by_token(pool, ring, token=token)
-    assert page is not None and page["status"] == "Active" and page["asks"] == ["report", "suggest_address", "decline"]
+    assert (
+        page is not None
+        and page["status"] == "Active"
+        and page["asks"] == ["report", "suggest_address", "decline"]
+    )
     assert_record(page, guardian_pages.GuardianPage)
     assert await guardian_pages.open_by_token(pool, ring, token="0" * 64) is None
