@@ -61,6 +61,25 @@ def uncorrectable(*, name: str) -> str:
     ).format(name=name)
 
 
+def unreachable(*, name: str, short: bool) -> str:
+    """The words (the guardian page, the guardians' email) for a new address that never reached
+    anyone who confirmed it (it bounced, or its reader said they do not know this person): the
+    change ended and a guardian may propose another; where too few guardians have accepted to
+    agree on one, the `uncorrectable` sentence instead of that offer."""
+    if short:
+        return (
+            _("The new email address proposed for {name} could not be reached, so nothing changed.").format(
+                name=name
+            )
+            + " "
+            + uncorrectable(name=name)
+        )
+    return _(
+        "The new email address proposed for {name} could not be reached, so nothing changed. If you know "
+        "another address that reaches them, you may propose it."
+    ).format(name=name)
+
+
 def short_of_guardians(*, accepted: int, needed: int) -> bool:
     """Too few accepted guardians to reach the threshold a corrected address needs."""
     return accepted < needed

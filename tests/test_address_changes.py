@@ -364,8 +364,10 @@ async def test_the_new_address_answers_for_itself_not_the_heirs_old_one(
     old_bidx = sealed_text.blind_index(ring, table="beneficiaries", column="email", value="heir0@example.org")
     found = {bytes(r["email_bidx"]) for r in query(settings, "SELECT email_bidx FROM email_suppressions")}
     assert found == {old_bidx, new_bidx}
-    # Proposed again (stopped first), the new address is refused at once: it said so itself.
-    assert (await decide(client, setup, setup.guardians[0], change["id"], "stop")).status == 200
+    # That ends the change at the next scan (nobody can confirm it: tests/test_address_unreachable.py);
+    # proposed again, the new address is refused at once (it said so itself) and that change ends too.
+    await run_worker(settings=work)
+    assert (await decide(client, setup, setup.guardians[0], change["id"], "stop")).status == 409
     again = await (await propose(client, setup, setup.guardians[1], heir)).json()
     assert (await decide(client, setup, setup.guardians[2], again["id"], "agree")).status == 200
     clock.advance(days=7, seconds=1)
@@ -378,6 +380,15 @@ async def test_the_new_address_answers_for_itself_not_the_heirs_old_one(
     ]
     assert statuses == ["sent", "skipped"]
     assert len(email_provider.to(NEW)) == 1
+    changes = query(settings, "SELECT status FROM address_changes ORDER BY created_at")
+    assert [r["status"] for r in changes] == ["undeliverable", "undeliverable"]
+    kinds = [r["kind"] for r in activity_rows(settings, owner.user["id"])]
+    assert kinds.count("beneficiary.address_change_undeliverable") == 2
+    assert kinds.count("beneficiary.address_change_confirming") == 1  # the refused one was never sent
+    told = [
+        m for m in email_provider.to("guardian0@example.org") if "could not be reached" in m.body["subject"]
+    ]
+    assert len(told) == 2
 
 
 async def test_an_heir_told_early_gets_their_link_again_at_the_address_the_owner_changes(

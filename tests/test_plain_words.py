@@ -173,6 +173,7 @@ AUDIENCE: dict[str, tuple[str, ...]] = {
     "address_change_proposed": ("guardian",),
     "address_change_holding": ("guardian", "beneficiary"),
     "address_change_stopped": ("guardian",),
+    "address_change_undeliverable": ("guardian",),
     "address_confirmation": ("beneficiary",),
 }
 assert set(address_changes.TEMPLATES) <= set(AUDIENCE)

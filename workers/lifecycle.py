@@ -62,6 +62,10 @@ async def scan_plans(ctx: dict[str, Any]) -> dict[str, int]:
     )
     if confirming:
         counts = {**counts, "addresses_confirming": confirming}
+    # Those whose confirmation link reached nobody who can press it end, and the guardians are told.
+    unreached = await address_changes.end_unreached(app.db, app.redis, now=app.clock.now())
+    if unreached:
+        counts = {**counts, "addresses_unreached": unreached}
     if counts:
         log.info("lifecycle scan", extra={"counts": counts})
     return counts

@@ -31,7 +31,9 @@ routes = web.RouteTableDef()
     "off; 503 when EMAIL_WEBHOOK_SECRET is unset. A replayed message id, an email id the service never "
     "sent and other event types are 200 and change nothing. A bounced or complained claim link emails "
     "every accepted guardian of the plan (at most once a day per heir); a bounced guardian invitation "
-    "emails the owner; a bounced owner address becomes a readiness problem. See docs/capsule.md.",
+    "emails the owner; a bounced owner address becomes a readiness problem; a bounced or complained "
+    "confirmation of a corrected heir address ends that change at the next lifecycle scan, and every "
+    "accepted guardian is told. See docs/capsule.md and docs/lifecycle.md.",
     responses={200: {"description": "Received"}, **error_responses(400, 401, 503)},
 )
 @response_schema(EventResultSchema, 200)

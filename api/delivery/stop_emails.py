@@ -78,8 +78,9 @@ def _answered(request: web.Request) -> web.Response:
     "`List-Unsubscribe` URL (body `List-Unsubscribe=One-Click`; any body is accepted and not read). "
     "Every later email from the owner's account to the address this email went to is skipped (checked "
     "when it is written and when it is sent), and the owner is told once, by email and in their "
-    "timeline, with no address and nothing of the person. Pressing it again changes nothing more, nor "
-    "does it once the person has accepted or confirmed: they are part of the plan, a mail client's "
+    "timeline, with no address and nothing of the person (in a corrected heir address's confirmation, "
+    "the change ends instead and every accepted guardian is told). Pressing it again changes nothing "
+    "more, nor does it once the person has accepted or confirmed: they are part of the plan, a mail client's "
     "Unsubscribe must not silently drop them, and the page says so (200). "
     "404/429 pages as the GET.",
     produces=["text/html"],

@@ -119,6 +119,7 @@ async def guardian_page(request: web.Request) -> web.Response:
             path=_path(request),
             contract=bool(context(request).settings.service_contract_id),
             uncorrectable=address_links.uncorrectable,
+            unreachable=address_links.unreachable,
         )
 
 

@@ -81,6 +81,8 @@ SENT_TO_BIDX = (
 
 # Names and addresses are sealed at rest (models/sealed_text.py): `from_row` opens the recipient's
 # (guardian, beneficiary or owner, whichever the row names) and the plan owner's name.
+# The alerts whose words depend on whether enough guardians have accepted to correct an address.
+_UNREACHED = "('claim_link_undelivered', 'address_change_undeliverable')"
 _RECIPIENTS = (("g", "guardians"), ("b", "beneficiaries"), ("ru", "users"))
 SELECT = (
     "SELECT o.id::text AS id, o.kind, o.attempts, o.context, o.recipient_type,"
@@ -95,12 +97,13 @@ SELECT = (
     " COALESCE(g.time_zone, b.time_zone, ru.time_zone) AS time_zone, u.id AS u_id,"
     f" {sealed_text.select_list(table='users', alias='u', columns=('name',), prefix='owner_')},"
     " u.wallet_address AS owner_wallet, p.report_reason, b.id AS beneficiary_id, b.claim_token_sealed,"
-    # The guardians' bounce alert says when too few of them have accepted to correct the address.
+    # The guardians' bounce alerts (a claim link, a corrected address's confirmation) say when too
+    # few of them have accepted to correct the address.
     " p.status AS plan_status, p.round_threshold, p.guardian_threshold,"
-    " CASE WHEN o.kind = 'claim_link_undelivered' THEN (SELECT count(*)"
+    f" CASE WHEN o.kind IN {_UNREACHED} THEN (SELECT count(*)"
     "   FILTER (WHERE ga.accepted_at IS NOT NULL) FROM guardians ga WHERE ga.user_id = p.user_id)"
     " END AS accepted_guardians,"
-    " CASE WHEN o.kind = 'claim_link_undelivered' THEN (SELECT count(*)"
+    f" CASE WHEN o.kind IN {_UNREACHED} THEN (SELECT count(*)"
     "   FILTER (WHERE ga.declined_at IS NULL) FROM guardians ga WHERE ga.user_id = p.user_id)"
     " END AS standing_guardians,"
     f" {suppressed(owner='p.user_id', bidx=recipient_bidx(row='o', guardian='g', heir='b'))}"

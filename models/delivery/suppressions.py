@@ -7,7 +7,8 @@ headers for the mail client (`List-Unsubscribe: <https://…/stop-emails/<token>
 `List-Unsubscribe-Post: List-Unsubscribe=One-Click`). A GET of the link shows one button and
 changes nothing (mail scanners fetch links); its POST, from the button or from the mail
 client's one-click, suppresses the address for that account and tells the owner (an email and a
-timeline entry, naming neither the address nor anything the person said).
+timeline entry, naming neither the address nor anything the person said), except in a corrected
+heir address's confirmation (`GUARDIAN_TYPED`).
 
 The token is the outbox row's id and an HMAC of it under a key-ring subkey (64 hex, checked
 under every key of the ring, so a rotation breaks no link in a sent email); nothing is stored
@@ -38,6 +39,10 @@ TOKEN_RE = re.compile(r"[0-9a-f]{64}")
 PATH = "/stop-emails/"
 # The owner's email telling them (models/mail/texts/owner.py).
 TOLD = "recipient_unknown"
+# A corrected heir address's confirmation: the guardians typed that address, not the owner, who is
+# told nothing; the change ends and the guardians are told instead (the lifecycle scan's
+# models.plan.guardianships.address_changes.end_unreached reads this suppression).
+GUARDIAN_TYPED = "address_confirmation"
 # RFC 8058: the one-click POST a mail client sends to the List-Unsubscribe URL.
 ONE_CLICK = "List-Unsubscribe=One-Click"
 
@@ -82,7 +87,7 @@ _PERSON = (
 # The email a live link came in: one the link is offered in, sent (so its address is known),
 # of an account that still exists; with whether its person has answered since.
 _EMAIL = (
-    "SELECT o.id::text AS id, o.recipient_type, o.recipient_id::text AS recipient_id, o.plan_id::text"
+    "SELECT o.id::text AS id, o.kind, o.recipient_type, o.recipient_id::text AS recipient_id, o.plan_id::text"
     f" AS plan_id, p.user_id::text AS user_id, o.sent_to_bidx,"
     f" {answered(guardian='g', heir='b', row='o')} AS answered"
     " FROM outbox o JOIN plans p ON p.id = o.plan_id JOIN users u ON u.id = p.user_id"
@@ -132,7 +137,7 @@ async def suppress(pool: Pool, ring: KeyRing, *, token: str, now: datetime) -> t
             " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING user_id",
             (email["user_id"], email["sent_to_bidx"], email["id"], now),
         )
-        if await cur.fetchone() is None:
+        if await cur.fetchone() is None or email["kind"] == GUARDIAN_TYPED:
             return link, []
         person = "guardian" if email["recipient_type"] == "guardian" else "beneficiary"
         await activity.record(

@@ -25,6 +25,7 @@ from models.common import as_record, live_account
 from models.plan import objections
 from models.plan.guardianships import open_addresses
 from models.plan.guardianships.membership import Answerer
+from models.plan.guardianships.open_addresses import UNREACHED
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
 
 Action = Literal[
@@ -98,10 +99,13 @@ class GuardianPage(TypedDict):
     owner_key_used_at: datetime | None
     # Once accepted and the plan released or ready: each heir's link delivery (names only).
     beneficiaries: list[claim_links.LinkDelivery]
-    address_changes: list[open_addresses.OpenChange]  # proposed heir addresses still running
-    # The bounced heirs whose address too few guardians can correct: the page says so in a sentence
-    # each (models.address_links.uncorrectable, written in the page's language).
+    # Proposed heir addresses still running, and an heir's latest that could not be reached.
+    address_changes: list[open_addresses.OpenChange]
+    # The bounced heirs whose address too few guardians can correct: a sentence each
+    # (models.address_links.uncorrectable, in the page's language; an heir whose new address
+    # could not be reached is named in that change's words, address_links.unreachable).
     uncorrectable: list[str]
+    short_of_guardians: bool  # too few accepted guardians to agree on a corrected address
     locale: str | None  # the guardian's language and zone as recorded: their page's
     time_zone: str | None
     asks: list[Action]  # what is asked of this guardian now
@@ -162,6 +166,7 @@ async def open_by_token(
         links: list[claim_links.LinkDelivery] = []
         changes: list[open_addresses.OpenChange] = []
         stuck: list[str] = []
+        short = False
         # Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
         # link may have reached a mistyped address, and a report's note is nobody else's to read.
         accepted = row["accepted_at"] is not None
@@ -178,8 +183,14 @@ async def open_by_token(
                 )
                 changes = await open_addresses.open_changes(cur, plan_id=plan["id"], guardian_id=row["id"])
                 accepted_count, _ = await plans.acceptance(cur, plan=plan)
-                if address_links.short_of_guardians(accepted=accepted_count, needed=threshold):
-                    stuck = [b["name"] for b in links if b["status"] == "bounced"]
+                short = address_links.short_of_guardians(accepted=accepted_count, needed=threshold)
+                if short:  # an heir unreached at a new address is named in that change's words
+                    unreached = {c["beneficiary_id"] for c in changes if c["status"] == UNREACHED}
+                    stuck = [
+                        b["name"]
+                        for b in links
+                        if b["status"] == "bounced" and b["beneficiary_id"] not in unreached
+                    ]
     state = "accepted" if accepted else "declined" if row["declined_at"] else "pending"
     verifying = plan is not None and plan["status"] == PENDING and accepted
     page = GuardianPage(
@@ -218,6 +229,7 @@ async def open_by_token(
         beneficiaries=links,
         address_changes=changes,
         uncorrectable=stuck,
+        short_of_guardians=short,
         asks=[],
         locale=row["locale"],
         time_zone=row["time_zone"],
@@ -309,7 +321,7 @@ def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
         asks.append("suggest_address")  # to the owner, who decides: the heirs are not listed yet
     if any(c["status"] == "pending" and not c["agreed_by_me"] for c in page["address_changes"]):
         asks.append("agree_address")
-    if page["address_changes"]:
+    if any(c["status"] in open_addresses.OPEN for c in page["address_changes"]):
         asks.append("stop_address")
     if status not in FROZEN and status != RELEASED:
         asks.append("decline")

@@ -59,9 +59,12 @@ class OpenAddressChangeSchema(BaseSchema):
     status = fields.String(
         required=True,
         metadata={
-            "enum": ["pending", "holding", "confirming"],
+            "enum": ["pending", "holding", "confirming", "undeliverable"],
             "description": "`pending`: waiting for enough guardians to agree; `holding`: agreed, waiting out "
-            "the hold (any guardian can stop it); `confirming`: the new address was sent a link to confirm.",
+            "the hold (any guardian can stop it); `confirming`: the new address was sent a link to confirm; "
+            "`undeliverable`: ended, the new address could not be reached (it bounced, or its reader said "
+            "they do not know this person): nothing changed, and you may propose another (listed until "
+            "one is proposed for that heir).",
         },
     )
     approvals = fields.Integer(required=True, metadata={"description": "Guardians who agreed so far."})
@@ -185,8 +188,9 @@ class GuardianshipSchema(BaseSchema):
         metadata={
             "description": "New email addresses proposed for heirs and still running (never the address): "
             "agree with `POST …/address-changes/{id}/agree` once you know it reaches the heir, or stop it "
-            "with `…/stop`. Empty before the plan is released or ready, when a proposal goes to the owner "
-            "instead."
+            "with `…/stop`; and an heir's latest whose new address could not be reached (`undeliverable`), "
+            "until another is proposed. Empty before the plan is released or ready, when a proposal goes to "
+            "the owner instead."
         },
     )
     beneficiaries = fields.List(

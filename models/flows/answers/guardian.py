@@ -30,6 +30,7 @@ from models.flows.answers import objections
 from models.flows.guardian_pages import GuardianPage
 from models.plan.guardianships import address_changes, address_suggestions, heirs, invitation, reconfirmation
 from models.plan.guardianships.membership import Answerer
+from models.plan.guardianships.open_addresses import OPEN
 from models.proofs import challenge, contract_call
 from models.wallet_requests import Prepared, WalletRequest
 
@@ -134,8 +135,10 @@ async def ask(
 def change_asked(*, page: GuardianPage, action: str, change_id: str | None) -> str:
     """The proposed heir address an agree or stop answer is about: one the page shows (404)."""
     change = next((c for c in page["address_changes"] if c["id"] == change_id), None)
-    if change is None or (
-        action == "agree_address" and (change["status"] != "pending" or change["agreed_by_me"])
+    if (
+        change is None
+        or change["status"] not in OPEN
+        or (action == "agree_address" and (change["status"] != "pending" or change["agreed_by_me"]))
     ):
         raise NotFound("Address change")
     return change["id"]

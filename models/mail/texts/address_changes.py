@@ -1,10 +1,12 @@
 """A corrected heir address, in words: to the owner before the release (a guardian proposes, the
 owner decides); after it, to the guardians (agree, or stop it), to the heir at their old address
-and to the other heirs during the hold, and the confirmation link to the new address."""
+and to the other heirs during the hold, the confirmation link to the new address, and to the
+guardians when that link reached nobody who could confirm it."""
 
 from __future__ import annotations
 
 from core.text.i18n import _
+from models.address_links import unreachable
 from models.delivery.deliveries import Delivery
 from models.mail.texts.common import ANOTHER_GUARDIAN, ONE_OF_THE_BENEFICIARIES, Template, when
 from models.mail.texts.common import owner_name as _owner
@@ -101,6 +103,14 @@ def _stopped(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
+def _undeliverable(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    heir = _heir(d)
+    return (
+        _("The new address for {heir} could not be reached").format(heir=heir),
+        unreachable(name=heir, short=bool(d.get("short_of_guardians"))),
+    )
+
+
 def _confirmation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     owner = _owner(d=d)
     return (
@@ -119,5 +129,6 @@ TEMPLATES: dict[str, Template] = {
     "address_change_proposed": _change_proposed,
     "address_change_holding": _holding,
     "address_change_stopped": _stopped,
+    "address_change_undeliverable": _undeliverable,
     "address_confirmation": _confirmation,
 }

@@ -1,5 +1,5 @@
 """A corrected heir address: an accepted guardian proposes a new address for an heir whose link
-bounced or whose address they know is wrong (the one writer of `address_changes` and
+bounced or whose address they know is wrong (the writer of `address_changes` and
 `address_change_approvals`).
 
 Before the release the owner is alive and decides: the proposal is emailed to them (with a
@@ -8,8 +8,10 @@ shape of a lost heir wallet (models.claim.wallet_changes): the plan's threshold 
 guardians agrees, then it waits PENDING_FOR, during which the old address, the other heirs and
 every accepted guardian are told and any guardian can stop it; then the new address gets a
 confirmation link (a budgeted email: a guardian typed it), and only once the heir confirms does
-it become theirs and their claim link go there. What a guardian reads of the changes still running:
-models.plan.guardianships.open_addresses. Decisions: docs/lifecycle.md ("A corrected heir address").
+it become theirs and their claim link go there; a link that reaches nobody who can press it ends
+the change (`end_unreached`) and the guardians may propose another. What a guardian reads of the
+changes: models.plan.guardianships.open_addresses. Decisions: docs/lifecycle.md ("A corrected heir
+address").
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from models.contents import beneficiaries
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
 from models.delivery.budget import Budget
+from models.delivery.outbox import UNDELIVERABLE
+from models.plan.guardianships import address_suggestions
 from models.plan.guardianships.membership import Membership, locked
-from models.plan.guardianships.open_addresses import OPEN
+from models.plan.guardianships.open_addresses import OPEN, UNREACHED
 from models.plans import APPROVED, RELEASED, Plan
 
 CONFIRMATION = "address_confirmation"
@@ -41,7 +45,7 @@ CONFIRMATION = "address_confirmation"
 
 class Proposal(TypedDict):  # what the guardian's answer says of the change
     id: str
-    status: str  # to_owner | pending | holding | confirming | applied | stopped
+    status: str  # to_owner | pending | holding | confirming | applied | stopped | undeliverable
     approvals: int
     threshold: int
     hold_until: datetime | None
@@ -109,8 +113,9 @@ async def propose(
             ),
         )
         if not released:
-            row_ids = await _to_owner(
-                cur, ring, plan=plan, member=member, heir_id=heir["id"], email=email, now=now
+            by, heir_id = member["guardian_id"], heir["id"]
+            row_ids = await address_suggestions.to_owner(
+                cur, ring, plan=plan, guardian_id=by, heir_id=heir_id, email=email, now=now
             )
             proposal: Proposal = {
                 "id": change_id,
@@ -123,38 +128,6 @@ async def propose(
             proposal, row_ids = await _agree_in(cur, plan=plan, member=member, change_id=change_id, now=now)
     await outbox.enqueue(redis, row_ids=row_ids)
     return proposal
-
-
-async def _to_owner(
-    cur: Cursor, ring: KeyRing, *, plan: Plan, member: Membership, heir_id: str, email: str, now: datetime
-) -> list[str]:
-    seal_id = str(uuid.uuid4())
-    return await announce(
-        cur,
-        plan_id=plan["id"],
-        owner_id=plan["user_id"],
-        now=now,
-        owner=Email(
-            "address_proposed",
-            {
-                "beneficiaryId": heir_id,
-                "guardianId": member["guardian_id"],
-                "sealId": seal_id,
-                "proposedSealed": sealed_text.seal(
-                    ring, table="outbox", column="proposed_address", row_id=seal_id, text=email
-                ),
-            },
-        ),
-        timeline=Entry(
-            "beneficiary.address_proposed",
-            N_(
-                "A guardian proposed a new email address for one of your beneficiaries: you decide, by "
-                "editing it"
-            ),
-            {"actor": "guardian", "guardianId": member["guardian_id"]},
-            entity_id=heir_id,
-        ),
-    )
 
 
 async def agree(
@@ -271,6 +244,7 @@ def _decided(status: str) -> str:  # why a change cannot be agreed to or stopped
         "applied": "This address is already the beneficiary's.",
         "stopped": "A guardian stopped this address; nothing changed.",
         "to_owner": "This proposal went to the plan's owner, who decides.",
+        UNREACHED: "This address could not be reached; nothing changed. You can propose another.",
     }.get(status, "This address change is decided already.")
 
 
@@ -330,7 +304,7 @@ async def stop(
 
 async def sweep(pool: Pool, redis: ArqRedis, ring: KeyRing, *, now: datetime, budget: Budget) -> int:
     """Changes whose hold has passed unstopped: the new address is sent its confirmation link
-    (budgeted: a guardian typed it). Returns how many."""
+    (budgeted: a guardian typed it; refused there already, `end_unreached` ends it). Returns how many."""
     async with transaction(pool) as cur:
         await cur.execute(
             "UPDATE address_changes c SET status = 'confirming' FROM plans p WHERE p.id = c.plan_id"
@@ -340,30 +314,29 @@ async def sweep(pool: Pool, redis: ArqRedis, ring: KeyRing, *, now: datetime, bu
             " c.email_sealed, p.user_id::text AS owner_id",
             (now,),
         )
-        row_ids = []
-        for row in await cur.fetchall():
+        row_ids, rows = [], await cur.fetchall()
+        for row in rows:
             email = sealed_text.open_text(
                 ring, table="address_changes", column="email", row_id=row["id"], sealed=row["email_sealed"]
             )
+            bidx = sealed_text.blind_index(ring, table="beneficiaries", column="email", value=email or "")
             seal_id = str(uuid.uuid4())
-            sealed = sealed_text.seal(
-                ring, table="outbox", column="address", row_id=seal_id, text=email or ""
+            sealed = sealed_text.seal(ring, table="outbox", column="address", row_id=seal_id, text=email)
+            row_id = await outbox.add(
+                cur,
+                kind=CONFIRMATION,
+                plan_id=row["plan_id"],
+                recipient_type="beneficiary",
+                recipient_id=row["beneficiary_id"],
+                now=now,
+                context={"changeId": row["id"], "sealId": seal_id, "toSealed": sealed},
+                budget=budget,
+                to_bidx=bidx,
             )
-            row_ids.append(
-                await outbox.add(
-                    cur,
-                    kind=CONFIRMATION,
-                    plan_id=row["plan_id"],
-                    recipient_type="beneficiary",
-                    recipient_id=row["beneficiary_id"],
-                    now=now,
-                    context={"changeId": row["id"], "sealId": seal_id, "toSealed": sealed},
-                    budget=budget,
-                    to_bidx=sealed_text.blind_index(
-                        ring, table="beneficiaries", column="email", value=email or ""
-                    ),
-                )
-            )
+            row_ids.append(row_id)
+            await cur.execute("SELECT status FROM outbox WHERE id = %s", (row_id,))
+            if (await cur.fetchone())["status"] == "skipped":  # refused there already: end_unreached
+                continue
             await announce(
                 cur,
                 plan_id=row["plan_id"],
@@ -377,7 +350,7 @@ async def sweep(pool: Pool, redis: ArqRedis, ring: KeyRing, *, now: datetime, bu
                 ),
             )
     await outbox.enqueue(redis, row_ids=row_ids)
-    return len(row_ids)
+    return len(rows)
 
 
 async def reader_if_live(pool: Pool, ring: KeyRing, *, token: str) -> Recorded | None:
@@ -433,3 +406,42 @@ async def confirm(pool: Pool, redis: ArqRedis, ring: KeyRing, *, token: str, now
         )
     await outbox.enqueue(redis, row_ids=row_ids)
     return True
+
+
+async def end_unreached(pool: Pool, redis: ArqRedis, *, now: datetime) -> int:
+    """Changes whose confirmation link reaches nobody who can press it (bounced or marked as spam,
+    its reader said "I don't know this person", never sent) end rather than wait in `confirming`
+    for ever: the timeline says so and every accepted guardian is emailed, in their page's words.
+    Once each (the status moves once); never the address. Returns how many."""
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE address_changes c SET status = %(to)s, decided_at = %(now)s FROM outbox o, plans p"
+            " WHERE c.status = 'confirming' AND o.recipient_id = c.beneficiary_id AND o.kind = %(kind)s"
+            " AND o.context->>'changeId' = c.id::text AND p.id = c.plan_id AND (o.delivery = ANY(%(why)s)"
+            " OR o.status IN ('failed', 'skipped') OR EXISTS (SELECT 1 FROM email_suppressions s"
+            "   WHERE s.user_id = p.user_id AND s.email_bidx = o.sent_to_bidx))"
+            " RETURNING c.plan_id::text AS plan_id, c.beneficiary_id::text AS beneficiary_id,"
+            " p.user_id::text AS owner_id, CASE WHEN o.delivery = ANY(%(why)s) THEN o.delivery"
+            " WHEN o.status IN ('failed', 'skipped') THEN 'not_sent' ELSE 'refused' END AS outcome",
+            {"to": UNREACHED, "now": now, "kind": CONFIRMATION, "why": list(UNDELIVERABLE)},
+        )
+        row_ids, rows = [], await cur.fetchall()
+        for row in rows:
+            row_ids += await announce(
+                cur,
+                plan_id=row["plan_id"],
+                owner_id=row["owner_id"],
+                now=now,
+                guardians=Email("address_change_undeliverable", {"beneficiaryId": row["beneficiary_id"]}),
+                timeline=Entry(
+                    "beneficiary.address_change_undeliverable",
+                    N_(
+                        "A beneficiary's new email address could not be reached, so nothing changed: the "
+                        "guardians were told and may propose another"
+                    ),
+                    {"actor": "scheduler", "outcome": row["outcome"]},
+                    entity_id=row["beneficiary_id"],
+                ),
+            )
+    await outbox.enqueue(redis, row_ids=row_ids)
+    return len(rows)

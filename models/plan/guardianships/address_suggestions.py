@@ -23,7 +23,7 @@ from typing import TypedDict
 from arq.connections import ArqRedis
 
 from core import ratelimit
-from core.db import Pool, transaction
+from core.db import Cursor, Pool, transaction
 from core.errors import BadRequest, Conflict, TooManyRequests
 from core.files.crypto import KeyRing
 from core.text.cleaning import clean_block, clean_line
@@ -32,7 +32,7 @@ from models import address_links, sealed_text
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
 from models.plan.guardianships.membership import locked
-from models.plans import APPROVED, RELEASED
+from models.plans import APPROVED, RELEASED, Plan
 
 KIND = "address_suggested"
 # Packed, even escaped, the three stay within the 2000 characters a page's note may have.
@@ -151,3 +151,38 @@ async def suggest(
         )
     await outbox.enqueue(redis, row_ids=row_ids)
     return "suggested"
+
+
+async def to_owner(
+    cur: Cursor, ring: KeyRing, *, plan: Plan, guardian_id: str, heir_id: str, email: str, now: datetime
+) -> list[str]:
+    """Before the release, a guardian's proposed address for an heir the owner decides on
+    (models.plan.guardianships.address_changes.propose): the owner's email, the address sealed in
+    its context and opened at send, and their timeline entry (the guardian's id, never the address)."""
+    seal_id = str(uuid.uuid4())
+    return await announce(
+        cur,
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        owner=Email(
+            "address_proposed",
+            {
+                "beneficiaryId": heir_id,
+                "guardianId": guardian_id,
+                "sealId": seal_id,
+                "proposedSealed": sealed_text.seal(
+                    ring, table="outbox", column="proposed_address", row_id=seal_id, text=email
+                ),
+            },
+        ),
+        timeline=Entry(
+            "beneficiary.address_proposed",
+            N_(
+                "A guardian proposed a new email address for one of your beneficiaries: you decide, by "
+                "editing it"
+            ),
+            {"actor": "guardian", "guardianId": guardian_id},
+            entity_id=heir_id,
+        ),
+    )

@@ -1,8 +1,10 @@
-"""Corrected heir addresses still running (`pending`, `holding`, `confirming`), as guardians read
-them: on their page (`open_changes`, one plan) and on `GET /api/legacy/guardianships` (`of_plans`,
-every plan of the account whose heirs hold their links). Never the address; the heir's name only
-where the guardian sees the heirs already (released, or ready to finalise). The changes
-themselves: models.plan.guardianships.address_changes, their one writer.
+"""Corrected heir addresses still running (`pending`, `holding`, `confirming`), and the latest of an
+heir when its new address could not be reached (`undeliverable`: shown until a guardian proposes
+another, so the guardians know the heir is still unreached), as guardians read them: on their
+page (`open_changes`, one plan) and on `GET /api/legacy/guardianships` (`of_plans`, every plan of
+the account whose heirs hold their links). Never the address; the heir's name only where the
+guardian sees the heirs already (released, or ready to finalise). The changes themselves:
+models.plan.guardianships.address_changes and address_unreachable.
 """
 
 from __future__ import annotations
@@ -16,14 +18,21 @@ from models import sealed_text
 from models.common import as_record
 
 OPEN = ("pending", "holding", "confirming")  # still running: another for the heir waits
+UNREACHED = "undeliverable"  # ended, its new address never reached: shown while it is the heir's latest
+# Which changes a guardian is shown: those running, and an unreached one nothing has followed.
+_SHOWN = (
+    "(c.status = ANY(%s) OR (c.status = 'undeliverable' AND NOT EXISTS (SELECT 1 FROM address_changes"
+    " n WHERE n.beneficiary_id = c.beneficiary_id AND n.created_at > c.created_at)))"
+)
 
 
 class OpenChange(TypedDict):
-    """A change still running, as a guardian's page shows it (never the address)."""
+    """A change still running, or one whose new address could not be reached, as a guardian's page
+    shows it (never the address)."""
 
     id: str
     beneficiary_id: str
-    status: str  # pending | holding | confirming
+    status: str  # pending | holding | confirming | undeliverable
     approvals: int
     hold_until: datetime | None
     agreed_by_me: bool
@@ -49,7 +58,7 @@ _COLUMNS = (
 async def open_changes(cur: Cursor, *, plan_id: str, guardian_id: str) -> list[OpenChange]:
     await cur.execute(
         f"SELECT {_COLUMNS.format(me='%s')}"
-        " FROM address_changes c WHERE c.plan_id = %s AND c.status = ANY(%s) ORDER BY c.created_at, c.id",
+        f" FROM address_changes c WHERE c.plan_id = %s AND {_SHOWN} ORDER BY c.created_at, c.id",
         (guardian_id, plan_id, list(OPEN)),
     )
     return [as_record(OpenChange, row=row) for row in await cur.fetchall()]
@@ -58,7 +67,7 @@ async def open_changes(cur: Cursor, *, plan_id: str, guardian_id: str) -> list[O
 async def of_plans(
     cur: Cursor, ring: KeyRing, *, guardian_of: dict[str, str]
 ) -> dict[str, list[ListedChange]]:
-    """The changes running in each plan of `guardian_of` (plan id → the caller's guardian row
+    """The changes shown in each plan of `guardian_of` (plan id → the caller's guardian row
     in it: call it only with plans whose heirs hold their links), oldest first."""
     if not guardian_of:
         return {}
@@ -69,7 +78,7 @@ async def of_plans(
         f" {sealed_text.select_list(table='beneficiaries', alias='b', columns=('name',))}"
         " FROM unnest(%s::uuid[], %s::uuid[]) AS m(plan_id, guardian_id)"
         " JOIN address_changes c ON c.plan_id = m.plan_id JOIN beneficiaries b ON b.id = c.beneficiary_id"
-        " WHERE c.status = ANY(%s) ORDER BY c.created_at, c.id",
+        f" WHERE {_SHOWN} ORDER BY c.created_at, c.id",
         (plan_ids, guardian_ids, list(OPEN)),
     )
     result: dict[str, list[ListedChange]] = {}
