@@ -15,6 +15,7 @@ from tests.test_address_changes import CONFIRM, NEW, decide, listed, propose
 from tests.test_email_webhook import SECRET, event, post, provider_id
 from tests.test_guardian_page import PAGE_RE, words
 from tests.test_mail_relay import stop_link
+from tests.test_page_languages import assert_marked
 
 SUBJECT = "The new address for Heir 0 could not be reached"
 SAID = (
@@ -64,6 +65,7 @@ async def ended_honestly(client: Any, settings: Any, email_provider: Any, owner:
     page = words(await (await client.get(path)).text()).replace("&#39;", "'")
     assert SAID in page and NEW not in page
     assert "Stop this new address" not in page and 'value="propose_address"' in page
+    await assert_marked(client, path)  # the ended change, in the page's words
     return path
 
 
