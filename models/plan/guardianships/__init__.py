@@ -12,7 +12,8 @@ are 403. Once the plan is released or ready, it helps the heirs. Decisions: docs
 - The report, the attestation and the approval (and its threshold) move the release path:
   models.flows.verification; the guardian's page is models.flows.guardian_pages.
 - `heirs`: after release, an heir's link sent again and a lost wallet's replacement approved.
-- `address_changes`: a corrected heir address (proposed, agreed, held, stopped, confirmed);
+- `address_changes`: a corrected heir address (proposed, agreed, held, stopped, confirmed, or
+  ended when its confirmation link reached nobody);
   `open_addresses`: those still running, as guardians read them; `address_suggestions`: before
   the release, a guardian's suggestion to the owner from their page (no heir named by id).
 """

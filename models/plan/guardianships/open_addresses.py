@@ -4,7 +4,7 @@ another, so the guardians know the heir is still unreached), as guardians read t
 page (`open_changes`, one plan) and on `GET /api/legacy/guardianships` (`of_plans`, every plan of
 the account whose heirs hold their links). Never the address; the heir's name only where the
 guardian sees the heirs already (released, or ready to finalise). The changes themselves:
-models.plan.guardianships.address_changes and address_unreachable.
+models.plan.guardianships.address_changes, their one writer.
 """
 
 from __future__ import annotations
