@@ -65,6 +65,16 @@ async def record(
     entity_type, dot, verb = kind.partition(".")
     if not (entity_type and dot and verb):
         raise ValueError(f"activity kind must be '<entity>.<verb>', got {kind!r}")
+    if isinstance(summary, str):
+        # A sentence with no time in it: written in every language and the owner's picked in this
+        # one statement (no read of their language first: an answer's transaction stays as short).
+        written = Json(in_every_language(summary=summary))
+        chosen = chosen_sql(owner="%s", summaries="%s")
+        await cur.execute(
+            f"{_INSERT} VALUES (%s, %s, %s, %s, {chosen}, %s)",
+            (user_id, kind, entity_type, entity_id, written, user_id, written, Json(metadata or {})),
+        )
+        return
     await cur.execute(
         f"{_INSERT} VALUES (%s, %s, %s, %s, %s, %s)",
         (

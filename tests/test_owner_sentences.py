@@ -194,3 +194,44 @@ async def test_an_owner_reads_their_plan_and_timeline_in_their_language(client, 
     for entry in await timeline(client, owner):
         if entry["kind"] != "user.created":  # written before the owner chose a language
             assert english_words(entry["summary"], allowed=names) == [], entry
+
+
+async def test_a_timeline_sentence_with_no_time_costs_its_insert_only(client, settings, monkeypatch):
+    """A plain summary (most entries: a guardian's approval, a capsule opened) is written in every
+    language and the owner's picked in the INSERT itself: no read of the owner's language before
+    it, so an answer's transaction is no longer than it was before the pages spoke languages."""
+    import aiopg
+
+    from api.keys import DB
+    from core.db import transaction
+
+    owner = await sign_in(client)
+    statements: list[str] = []
+    original = aiopg.Cursor.execute
+
+    async def counting(self: Any, sql: str, *args: Any, **kwargs: Any) -> Any:
+        statements.append(sql)
+        return await original(self, sql, *args, **kwargs)
+
+    with pseudo():
+        speak(settings, owner.user["id"], PSEUDO, None)
+        monkeypatch.setattr(aiopg.Cursor, "execute", counting)
+        async with transaction(client.app[DB]) as cur:
+            statements.clear()
+            await activity.record(
+                cur,
+                user_id=owner.user["id"],
+                kind="plan.updated",
+                entity_id=None,
+                summary="Plan settings changed",
+            )
+            assert len(statements) == 1, statements
+        monkeypatch.undo()
+        with i18n.speaking(PSEUDO):
+            pseudo_words = i18n._("Plan settings changed")
+    rows = query(
+        settings,
+        "SELECT summary FROM activity WHERE user_id = %s AND kind = 'plan.updated'",
+        (owner.user["id"],),
+    )
+    assert [r["summary"] for r in rows] == [pseudo_words] and pseudo_words != "Plan settings changed"
