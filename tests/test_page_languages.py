@@ -173,3 +173,12 @@ async def test_the_development_mailbox_stays_english(make_client) -> None:
     client = await make_client(**DEV)
     lang, _dir, page = await open_page(client, "/dev/mail?lang=de", **{"Accept-Language": "fr"})
     assert lang == "en" and "hreflang" not in page
+
+
+@pytest.mark.parametrize("language", i18n.SHIPPED)
+def test_an_empty_message_reads_empty_never_the_catalogs_header(language: str) -> None:
+    """gettext translates "" as the catalog's header (Project-Id-Version, dates, the translator):
+    an error page showing an exception's empty message must show nothing of it."""
+    with i18n.speaking(language):
+        assert i18n._("") == ""
+        assert html.said("") == "" and "Project-Id-Version" not in html.said(["", "x"])

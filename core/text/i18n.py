@@ -148,7 +148,11 @@ def direction() -> str:
 
 
 def _(message: str) -> str:
-    """`message` in the reader's language."""
+    """`message` in the reader's language. Nothing stays nothing: gettext answers the empty
+    string with the catalog's header (its project, dates and translator), which no page, email or
+    error should ever show."""
+    if not message:
+        return message
     return translations(language()).gettext(message)
 
 
