@@ -8,7 +8,9 @@ times are in the person's recorded zone, named."""
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 from typing import Any
 
 import pytest
@@ -16,8 +18,9 @@ import pytest
 from api import html
 from api.keys import SETTINGS
 from core.text import i18n
+from tests.capsule_helpers import Family, family  # noqa: F401 - the fixture
 from tests.helpers import sign_in
-from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
+from tests.i18n_helpers import PSEUDO, ascii_words, pseudo, pseudo_text
 from tests.lifecycle_helpers import activate_plan
 from tests.plan_helpers import query
 from tests.test_dev_mailbox import DEV
@@ -182,3 +185,22 @@ def test_an_empty_message_reads_empty_never_the_catalogs_header(language: str) -
     with i18n.speaking(language):
         assert i18n._("") == ""
         assert html.said("") == "" and "Project-Id-Version" not in html.said(["", "x"])
+
+
+async def test_download_everything_keeps_the_language_chosen_on_the_page(fam: Family) -> None:
+    """The heir's ZIP note (README.txt) is written in their page's language, the one chosen on it
+    first: the page's "Download everything" link carries that choice like every other link."""
+    ada = await fam.add_heir("Ada", 100)
+    await fam.message("Hello")
+    await fam.release()
+    token = ada["claimToken"]
+    with pseudo():
+        page = await (await fam.client.get(f"/claim/{token}?lang={PSEUDO}")).text()
+        found = re.search(r'href="(/api/claim/[0-9a-f]+/export[^"]*)" download', page)
+        assert found, page
+        href = found.group(1).replace("&amp;", "&")
+        assert href == f"/api/claim/{token}/export?lang={PSEUDO}"
+        resp = await fam.client.get(href)
+        assert resp.status == 200
+        note = zipfile.ZipFile(io.BytesIO(await resp.read())).read("README.txt").decode()
+    assert pseudo_text("What is inside") in note and "What is inside" not in note
