@@ -24,8 +24,10 @@ from tests.i18n_helpers import PSEUDO, ascii_words, pseudo, pseudo_text
 from tests.lifecycle_helpers import activate_plan
 from tests.plan_helpers import query
 from tests.test_dev_mailbox import DEV
+from tests.test_guardian_invitations import draft_with_guardians
 from tests.test_guardian_page import page_link
 from tests.test_plain_words import page_words
+from tests.wallet_app import WalletApp, request_uri
 
 HTML_TAG = re.compile(r'<html lang="([^"]+)" dir="(ltr|rtl)">')
 
@@ -204,3 +206,26 @@ async def test_download_everything_keeps_the_language_chosen_on_the_page(fam: Fa
         assert resp.status == 200
         note = zipfile.ZipFile(io.BytesIO(await resp.read())).read("README.txt").decode()
     assert pseudo_text("What is inside") in note and "What is inside" not in note
+
+
+async def test_a_form_answered_by_a_redirect_goes_back_in_the_chosen_language(
+    client, run_worker, email_provider
+) -> None:
+    """POST → 303 → GET: the paste-back form of a signing request, in the language chosen on the
+    page, lands back on the page in that language (the URL is all that carries it)."""
+    owner = await sign_in(client)
+    _, guardians = await draft_with_guardians(client, owner, count=2)
+    await run_worker(settings=email_provider.settings)
+    path = page_link(email_provider, "guardian0@example.org")
+    resp = await client.post(f"{path}/ask?lang=de", data={"action": "accept"})
+    page = await resp.text()
+    assert resp.status == 200 and '<html lang="de" dir="ltr">' in page
+    form = re.search(r'<form method="post" action="([^"]+/sep7/[^"]+)"', page)
+    assert form and form.group(1).endswith("?via=page&amp;lang=de"), page
+    wallet = WalletApp(client, guardians[0].keypair)
+    request = await wallet.open(request_uri(page))
+    resp = await client.post(
+        form.group(1).replace("&amp;", "&"), data={"xdr": wallet.sign(request)}, allow_redirects=False
+    )
+    assert resp.status == 303 and resp.headers["Location"] == f"{path}?lang=de"
+    assert (await open_page(client, resp.headers["Location"], **{"Accept-Language": "fr"}))[0] == "de"
