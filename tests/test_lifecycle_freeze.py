@@ -179,8 +179,10 @@ async def test_guardians_see_only_their_plans_and_no_contents(client):
         "objectedAt",  # the guardian's own objection in this verification, if any
         "beneficiaries",  # names and link delivery, once released or ready: empty before
         "walletChanges",  # wallets heirs proved in place of a lost one, once released or ready
+        "addressChanges",  # corrected heir addresses still running, once released or ready
     }
     assert item["beneficiaries"] == [] and item["walletChanges"] == [] and item["ownerKeyUsedAt"] is None
+    assert item["addressChanges"] == []
     assert item["objectedAt"] is None
     for method, suffix in (("post", "report"), ("get", "attestation"), ("post", "approve")):
         kwargs = {"json": {"signature": "00" * 64}} if suffix == "approve" else {}

@@ -24,6 +24,8 @@ GOOD = {
     "PUBLIC_BASE_URL": "https://legacy.example.org",
     "URI_REQUEST_SIGNING_SEED": Keypair.random().secret,
 }
+# A last character other than the seed's own: the checksum breaks (the same one would not).
+_OTHER_LAST = "B" if GOOD["URI_REQUEST_SIGNING_SEED"].endswith("A") else "A"
 
 
 def prod(tmp_path, **env):
@@ -66,7 +68,7 @@ def test_production_with_good_secrets_loads(tmp_path):
         # A public key where the seed belongs, and a seed with a broken checksum.
         ({**GOOD, "URI_REQUEST_SIGNING_SEED": Keypair.random().public_key}, "URI_REQUEST_SIGNING_SEED"),
         (
-            {**GOOD, "URI_REQUEST_SIGNING_SEED": GOOD["URI_REQUEST_SIGNING_SEED"][:-1] + "A"},
+            {**GOOD, "URI_REQUEST_SIGNING_SEED": GOOD["URI_REQUEST_SIGNING_SEED"][:-1] + _OTHER_LAST},
             "URI_REQUEST_SIGNING_SEED",
         ),
     ],
