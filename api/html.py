@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any
@@ -111,6 +111,21 @@ def bdi(name: str) -> Markup:
     """A name someone typed, isolated from the text around it (`<bdi>`): a right-to-left name
     cannot reorder the sentence it sits in. Its own bidi controls are gone too (core/text/cleaning.py)."""
     return Markup("<bdi>{}</bdi>").format(clean_line(str(name)))
+
+
+# Where a sentence written outside the templates (plain text, shared with the emails) names someone:
+# a character nobody types, put in the name's place, then the isolated name in its own.
+_NAME_SLOT = "\ue000"
+
+
+def naming(sentence: Callable[..., str]) -> Callable[..., Markup]:
+    """`sentence` (a model's, with a `name=` argument) for a template: escaped, with the name in
+    `<bdi>` like the names the templates write themselves."""
+
+    def written(*, name: str, **rest: Any) -> Markup:
+        return Markup.escape(sentence(name=_NAME_SLOT, **rest)).replace(_NAME_SLOT, bdi(name))
+
+    return written
 
 
 # A moment in a page's sentence: the reader's language and zone, the zone named.

@@ -118,8 +118,8 @@ async def guardian_page(request: web.Request) -> web.Response:
             page=page,
             path=_path(request),
             contract=bool(context(request).settings.service_contract_id),
-            uncorrectable=address_links.uncorrectable,
-            unreachable=address_links.unreachable,
+            uncorrectable=html.naming(address_links.uncorrectable),
+            unreachable=html.naming(address_links.unreachable),
         )
 
 
