@@ -118,6 +118,7 @@ async def test_released_shows_letters_sealed_letters_documents_and_media(fam: Fa
     # The document: title, type, size and its download link.
     assert f'href="{base}/documents/{will["id"]}/download"' in text
     assert "My will Legal document, PDF, 13 bytes. File name: will.pdf" in words
+    assert "File name: <bdi>will.pdf</bdi>" in text  # isolated, as the names are: it may be right to left
     # The assets addressed to Ada, as the owner wrote them; not Ben's.
     assert (
         "What you were left The cottage Your share: 0.60 XLM, which is 60 % of the whole 1 XLM."
