@@ -13,6 +13,7 @@ from core.text import i18n
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, report
 from tests.test_browser_pages import Released, assert_accessible, released
+from tests.test_check_in_page import reminder_link
 from tests.test_guardian_page import page_link
 
 __all__ = ["released"]  # the fixture
@@ -31,60 +32,78 @@ OUTSIDE = """() => {
 async def assert_within(page: Any) -> None:
     """Nothing scrolls sideways and no element's box leaves the viewport, in either direction."""
     sizes = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert sizes[0] <= sizes[1], f"the page is {sizes[0]} px wide in a {sizes[1]} px viewport"
-    assert await page.evaluate(OUTSIDE) == []
+    outside = await page.evaluate(OUTSIDE)
+    assert sizes[0] <= sizes[1] and outside == [], (
+        f"{page.url}: {sizes[0]} px wide in a {sizes[1]} px viewport; past its edges: {outside}"
+    )
 
 
-async def open_in_arabic(browser: Any, url: str) -> tuple[Any, Any]:
+async def open_at_phone(browser: Any) -> tuple[Any, Any]:
     context = await browser.new_context(viewport=PHONE)
-    page = await context.new_page()
-    response = await page.goto(f"{url}?lang=ar", wait_until="load")
-    assert response.status == 200
-    assert await page.evaluate("[document.documentElement.lang, document.documentElement.dir]") == [
-        "ar",
-        "rtl",
-    ]
-    return context, page
+    return context, await context.new_page()
 
 
-async def test_the_heirs_page_in_arabic_fits_a_phone(
-    released: Released, browser: Any, screenshots: Path
+async def check_in_every_language(
+    page: Any, url: str, axe_source: str, shots: Path | None = None, name: str = ""
 ) -> None:
-    context, page = await open_in_arabic(browser, released.url)
-    # Right to left: the main column's text starts at its right edge.
-    assert await page.locator("main p").first.evaluate("p => getComputedStyle(p).direction") == "rtl"
-    await assert_within(page)
-    await page.screenshot(path=str(screenshots / "capsule-released-ar-390.png"), full_page=True)
+    """The page in each shipped language: its `lang` and direction, axe at AA, nothing past the
+    phone's edges; a screenshot in German (long compounds) and Arabic (right to left) when asked."""
+    for language in i18n.SHIPPED:
+        response = await page.goto(f"{url}?lang={language}", wait_until="load")
+        assert response.status == 200
+        direction = "rtl" if language == "ar" else "ltr"
+        assert await page.evaluate("[document.documentElement.lang, document.documentElement.dir]") == [
+            language,
+            direction,
+        ]
+        assert await page.locator("main p").first.evaluate("p => getComputedStyle(p).direction") == direction
+        await assert_within(page)
+        await assert_accessible(page, axe_source)
+        if shots is not None and language in ("de", "ar"):
+            await page.screenshot(path=str(shots / f"{name}-{language}-390.png"), full_page=True)
+
+
+async def test_the_heirs_page_in_every_language_fits_a_phone_and_passes_axe(
+    released: Released, browser: Any, axe_source: str, screenshots: Path
+) -> None:
+    context, page = await open_at_phone(browser)
+    await check_in_every_language(page, released.url, axe_source, screenshots, "capsule-released")
     await context.close()
 
 
-async def test_the_guardian_page_in_arabic_fits_a_phone(
-    make_client: Any, run_worker: Any, email_provider: Any, browser: Any, screenshots: Path
+async def test_the_guardian_page_in_every_language_fits_a_phone_and_passes_axe(
+    make_client: Any, run_worker: Any, email_provider: Any, browser: Any, axe_source: str, screenshots: Path
 ) -> None:
     client = await make_client()
     owner = await sign_in(client)
     setup = await activate_plan(client, owner, guardians=3, threshold=2)
     await run_worker(settings=email_provider.settings)
+    origin = str(client.make_url("")).rstrip("/")
+    context, page = await open_at_phone(browser)
+    # The active plan: the report form and the address suggestion.
+    url = origin + page_link(email_provider, "guardian2@example.org")
+    await page.goto(url, wait_until="load")
+    assert await page.locator('select[name="reason"]').count() == 1
+    assert await page.locator("#suggest").count() == 1
+    await check_in_every_language(page, url, axe_source)
+    # In a verification: its report, the approve and object forms, the address suggestion.
     assert (await report(client, setup, setup.guardians[0])).status == 200
     await run_worker(settings=email_provider.settings)
-    origin = str(client.make_url("")).rstrip("/")
-    url = origin + page_link(email_provider, "guardian1@example.org")
-    context, page = await open_in_arabic(browser, url)
-    assert await page.locator("#verification").count() == 1  # the verification, with its report
-    await assert_within(page)
-    await page.screenshot(path=str(screenshots / "guardian-ar-390.png"), full_page=True)
+    url = origin + page_link(email_provider, "guardian2@example.org")
+    await page.goto(url, wait_until="load")
+    assert await page.locator("#verification").count() == 1
+    for action in ("approve", "object"):
+        assert await page.locator(f'input[name="action"][value="{action}"]').count() == 1
+    assert await page.locator("#suggest").count() == 1
+    await check_in_every_language(page, url, axe_source, screenshots, "guardian")
     await context.close()
 
 
-async def test_the_heirs_page_passes_axe_in_every_language(
-    released: Released, browser: Any, axe_source: str, screenshots: Path
+async def test_the_check_in_page_in_every_language_fits_a_phone_and_passes_axe(
+    client: Any, clock: Any, run_worker: Any, email_provider: Any, browser: Any, axe_source: str
 ) -> None:
-    context = await browser.new_context(viewport=PHONE)
-    page = await context.new_page()
-    for language in i18n.SHIPPED:
-        response = await page.goto(f"{released.url}?lang={language}", wait_until="load")
-        assert response.status == 200
-        assert await page.evaluate("document.documentElement.lang") == language
-        await assert_accessible(page, axe_source)
-        await assert_within(page)
+    _, token = await reminder_link(client, clock, run_worker, email_provider)
+    context, page = await open_at_phone(browser)
+    origin = str(client.make_url("")).rstrip("/")
+    await check_in_every_language(page, f"{origin}/check-in/{token}", axe_source)
     await context.close()
