@@ -1,8 +1,10 @@
 """The pages in other languages in a real browser (headless Chromium, tests/browser.py): the
-heir's page and the guardian's page in Arabic, right to left, at a phone's 390 px with nothing
-past the viewport's edges (no sideways scroll, no element's box outside it); the heir's page in
-each shipped language through axe-core's WCAG 2.2 AA rules (its `lang`, the switcher's links
-each marked in their own language). Screenshots land in .data/screenshots for a person to look at."""
+heir's page, the guardian's page (an active plan with its report form; a verification with its
+approve and object forms; the address suggestion) and the owner's check-in page, in each shipped
+language at a phone's 390 px with nothing past the viewport's edges (no sideways scroll, no
+element's box outside it; Arabic right to left), through axe-core's WCAG 2.2 AA rules. One plan
+per test, every language in a loop on one page. Screenshots in German (long compounds) and Arabic
+land in .data/screenshots for a person to look at."""
 
 from __future__ import annotations
 

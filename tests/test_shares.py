@@ -11,6 +11,7 @@ from decimal import Decimal, localcontext
 
 import pytest
 
+from core.text import i18n
 from models.claim.shares import apportion, share_words, split
 from tests.capsule_helpers import Family
 from tests.plan_helpers import create
@@ -77,6 +78,22 @@ def test_share_words_say_the_part_and_the_whole():
         "Your share: 3.34 USDC (issued by GABC), which is 33.34\u00a0% of the whole"
         " 10.00 USDC (issued by GABC)."
     )
+
+
+def test_share_words_write_amounts_with_the_readers_decimal_sign():
+    """A German reader takes the point in '750.30' for a thousands separator: every place kept,
+    the decimal sign the reader's."""
+    part = {"percentage": D("60"), "amount": D("750.30")}
+    with i18n.speaking("de"):
+        words = share_words(amount=D("1250.50"), asset_code="USDC:GABC", share=part)
+    assert words == (
+        "Ihr Anteil: 750,30 USDC (ausgegeben von GABC), das sind 60\u00a0% des Gesamtbetrags"
+        " von 1250,50 USDC (ausgegeben von GABC)."
+    )
+    with i18n.speaking("ar"):
+        assert "750.30 USDC (صادر عن GABC)" in share_words(
+            amount=D("1250.50"), asset_code="USDC:GABC", share=part
+        )
 
 
 async def test_each_heir_sees_their_share_in_the_capsule_preview_page_and_export(fam: Family):

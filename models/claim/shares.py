@@ -186,13 +186,23 @@ class HeirShares:
 
 def currency_words(*, code: str) -> str:
     """'XLM', or 'USDC (issued by G…)': the code first, the issuer for whoever needs it."""
-    name, _, issuer = code.partition(":")
-    return f"{name} (issued by {issuer})" if issuer else name
+    name, _sep, issuer = code.partition(":")
+    return _("{code} (issued by {issuer})").format(code=name, issuer=issuer) if issuer else name
+
+
+def amount_figure(*, amount: Decimal) -> str:
+    """The amount as written (every decimal place the owner gave, no grouping), with the reader's
+    decimal sign: '0.60' in English reads as sixty in German, where it is '0,60'."""
+    exponent = amount.as_tuple().exponent
+    places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    return numbers.format_decimal(
+        amount, format="0." + "0" * places if places else "0", locale=_figure_locale()
+    )
 
 
 def amount_words(*, amount: Decimal, asset_code: str | None) -> str:
     """'25000 XLM'; with no currency (a house, a collection), the number alone, as written."""
-    number = format(amount, "f")
+    number = amount_figure(amount=amount)
     return f"{number} {currency_words(code=asset_code)}" if asset_code else number
 
 
@@ -210,6 +220,9 @@ def share_words(*, amount: Decimal, asset_code: str | None, share: Share) -> str
 
 def exact_figure(*, value: Decimal) -> str:
     """A percentage as the reader's language writes it, every decimal kept (a share is exact)."""
+    return numbers.format_decimal(value, locale=_figure_locale(), decimal_quantization=False)
+
+
+def _figure_locale() -> str:
     language = i18n.language()
-    locale = i18n.babel_id(language) if language in i18n.SHIPPED else i18n.SOURCE
-    return numbers.format_decimal(value, locale=locale, decimal_quantization=False)
+    return i18n.babel_id(language) if language in i18n.SHIPPED else i18n.SOURCE
