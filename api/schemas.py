@@ -197,6 +197,11 @@ class Locale(fields.String):
         }
         super().__init__(**kwargs)
 
+    @staticmethod
+    def to_wire(value: Any) -> str | None:
+        """As a plain String dumps it, on a list's fast path (api/common.py `_converter`)."""
+        return None if value is None else str(value)
+
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
         problem = i18n.locale_problem(value)
         if problem:
@@ -219,6 +224,11 @@ class TimeZone(fields.String):
             **kwargs.get("metadata", {}),
         }
         super().__init__(**kwargs)
+
+    @staticmethod
+    def to_wire(value: Any) -> str | None:
+        """As a plain String dumps it, on a list's fast path (api/common.py `_converter`)."""
+        return None if value is None else str(value)
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
         problem = i18n.zone_problem(value)
