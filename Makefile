@@ -29,6 +29,7 @@ LANGS := es fr de pt_BR ar
 messages: install
 	mkdir -p .data
 	$(BIN)/pybabel extract -F babel.cfg -k N_ -c Translators: --no-location --sort-output \
+		--project legacy-planning --version main --msgid-bugs-address docs/translations.md \
 		-o .data/messages.pot .
 	for lang in $(LANGS); do \
 		test -f core/text/locale/$$lang/LC_MESSAGES/messages.po \

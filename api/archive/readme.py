@@ -221,8 +221,8 @@ def heir_readme(export: exports.HeirExport, *, owner: str, now: datetime) -> byt
             )
             + "\n"
             + ngettext(
-                "{owner} asked for this letter to open later. They are not in this download: your page will "
-                "show each from that day.",
+                "{owner} asked for this letter to open later. It is not in this download: your page will "
+                "show it from that day.",
                 "{owner} asked for these letters to open later. They are not in this download: your page "
                 "will show each from that day.",
                 len(sealed),

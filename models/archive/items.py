@@ -37,35 +37,35 @@ log = logging.getLogger(__name__)
 
 TYPES = ("document", "photo", "video", "voice", "other")
 # The timeline's sentence for each event of an item, by its type (whole sentences: a type's word
-# agrees with its sentence in most languages). The English is as the owners always read it.
+# agrees with its sentence in most languages).
 SUMMARIES = {
     "created": {
         "document": N_("Archived a document"),
         "photo": N_("Archived a photo"),
         "video": N_("Archived a video"),
-        "voice": N_("Archived a voice"),
-        "other": N_("Archived a other"),
+        "voice": N_("Archived a voice recording"),
+        "other": N_("Archived a file"),
     },
     "deleted": {
         "document": N_("Deleted a document from the archive"),
         "photo": N_("Deleted a photo from the archive"),
         "video": N_("Deleted a video from the archive"),
-        "voice": N_("Deleted a voice from the archive"),
-        "other": N_("Deleted a other from the archive"),
+        "voice": N_("Deleted a voice recording from the archive"),
+        "other": N_("Deleted a file from the archive"),
     },
     "damaged": {
         "document": N_("A document in the archive was found damaged in storage"),
         "photo": N_("A photo in the archive was found damaged in storage"),
         "video": N_("A video in the archive was found damaged in storage"),
-        "voice": N_("A voice in the archive was found damaged in storage"),
-        "other": N_("A other in the archive was found damaged in storage"),
+        "voice": N_("A voice recording in the archive was found damaged in storage"),
+        "other": N_("A file in the archive was found damaged in storage"),
     },
     "restored": {
         "document": N_("A damaged document in the archive opens whole again"),
         "photo": N_("A damaged photo in the archive opens whole again"),
         "video": N_("A damaged video in the archive opens whole again"),
-        "voice": N_("A damaged voice in the archive opens whole again"),
-        "other": N_("A damaged other in the archive opens whole again"),
+        "voice": N_("A damaged voice recording in the archive opens whole again"),
+        "other": N_("A damaged file in the archive opens whole again"),
     },
 }
 CATEGORIES = (
