@@ -91,7 +91,7 @@ def test_share_words_write_amounts_with_the_readers_decimal_sign():
         " von 1250,50 USDC (ausgegeben von GABC)."
     )
     with i18n.speaking("ar"):
-        assert "750.30 USDC (صادر عن GABC)" in share_words(
+        assert "750.30 USDC (الجهة المُصدِرة: GABC)" in share_words(
             amount=D("1250.50"), asset_code="USDC:GABC", share=part
         )
 
