@@ -85,12 +85,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def start(
-    name: str, tree: Path, module_args: list[str], env: dict[str, str], log_dir: Path
+    name: str,
+    tree: Path,
+    module_args: list[str],
+    env: dict[str, str],
+    log_dir: Path,
+    wrap: Sequence[str] = (),
 ) -> processes.Server:
+    """`wrap` goes before the interpreter: bench/instructions.py runs the APIs under callgrind."""
     log_path = log_dir / f"{name}.log"
     with log_path.open("wb") as log_file:
         proc = subprocess.Popen(
-            [sys.executable, "-m", *module_args], cwd=tree, env=env, stdout=log_file, stderr=subprocess.STDOUT
+            [*wrap, sys.executable, "-m", *module_args],
+            cwd=tree,
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
         )
     return processes.Server(name, proc, log_path)
 
@@ -117,6 +127,8 @@ class AB:
         self.rss: dict[str, list[Any]] = {}
         self.rpc = SorobanRpcEmulator(contract_id=random_contract_id())
         self.ring: KeyRing | None = None
+        self.wrap: dict[str, list[str]] = {}  # per API: a command its interpreter runs under
+        self.ready_within = 60.0
         self.bench_args = bench_run.parse_args(
             [
                 *("--rounds", str(args.rounds), "--duration", str(args.duration)),
@@ -137,7 +149,8 @@ class AB:
                 counter = str(ROOT / "bench" / "querycount")
                 api_env["PYTHONPATH"] = os.pathsep.join(filter(None, [counter, env.get("PYTHONPATH")]))
                 api_env["BENCH_COUNT_QUERIES"] = str(self.workdir / f"queries-{name}")
-            api = start(name, Path(tree), [cli_module(Path(tree)), "serve"], api_env, self.workdir)
+            module = [cli_module(Path(tree)), "serve"]
+            api = start(name, Path(tree), module, api_env, self.workdir, self.wrap.get(name, []))
             api.base_url = f"http://127.0.0.1:{port}"
             self.apis[name] = api
             self.servers.append(api)
@@ -147,7 +160,7 @@ class AB:
         self.worker = start("worker", ROOT, ["service.cli", "worker"], env, self.workdir)
         self.servers += [self.ceiling, self.worker]
         for api in self.apis.values():
-            await processes.wait_ready(api, "/api/health")
+            await processes.wait_ready(api, "/api/health", self.ready_within)
         await processes.wait_ready(self.ceiling, "/health")
 
     def bench(self, name: str) -> measure.Bench:
@@ -280,18 +293,22 @@ class AB:
                 return int(path.read_text())
         raise RuntimeError(f"{name}: no statement count (is bench/querycount on its PYTHONPATH?)")
 
+    def route(self, kind: str) -> tuple[str, str, dict[str, str]]:
+        """A read scenario's path on the API, its path on the ceiling, and its headers."""
+        service, ceiling = {
+            "me": ("/api/auth/me", f"/me/{self.owner_id}"),
+            "list": ("/api/beneficiaries", f"/beneficiaries/{self.owner_id}"),
+            "capsule": (f"/api/claim/{getattr(self, 'token', '')}", f"/capsule/{getattr(self, 'token', '')}"),
+        }[kind]
+        return service, ceiling, {} if kind == "capsule" else self.auth
+
     async def loads(self, kind: str, name: str) -> tuple[Runner, Runner]:
         bench = self.bench(name)
         if kind == "submit":
             return await self.submit_loads(bench)
         if kind in ANSWERS:
             return await self.answer_loads(bench, kind)
-        service, ceiling = {
-            "me": ("/api/auth/me", f"/me/{self.owner_id}"),
-            "list": ("/api/beneficiaries", f"/beneficiaries/{self.owner_id}"),
-            "capsule": (f"/api/claim/{getattr(self, 'token', '')}", f"/capsule/{getattr(self, 'token', '')}"),
-        }[kind]
-        headers = {} if kind == "capsule" else self.auth
+        service, ceiling, headers = self.route(kind)
         return (
             bench.http_load(bench.api, [("GET", service, headers, None)], 200),
             bench.http_load(self.ceiling, [("GET", ceiling, headers, None)], 200),
