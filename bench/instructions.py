@@ -12,7 +12,8 @@ one with no request and one with N requests sent one by one over one kept-alive 
 the count per request is the difference divided by N (the empty window holds what the
 process does on its own, a few hundred instructions). The whole API process is counted
 (event loop, aiohttp, asyncpg, JSON), not the client. PYTHONHASHSEED is fixed so that two
-runs of one tree give the same count. Scenarios: `me`, `list`, `capsule` (bench/ab.py's).
+runs of one tree give the same count. Scenarios: bench/ab.py's `me`, `list`, `capsule` and
+`submit` (each submit an envelope never sent before, from heirs made for that count).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import ab, archive, processes  # noqa: E402
+from bench import ab, archive, processes, soroban  # noqa: E402
 
-KINDS = ("me", "list", "capsule")
+KINDS = ("me", "list", "capsule", "submit")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -49,6 +50,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--requests", type=int, default=200, help="requests in the counted window")
     parser.add_argument("--warmup", type=int, default=50, help="requests before counting")
     parser.add_argument("--reps", type=int, default=2, help="repetitions; odd ones reverse the order")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the dumps, for callgrind_annotate (the path is printed)"
+    )
     args = parser.parse_args(argv)
     if any(s.split("=", 1)[0] not in KINDS for s in args.scenario):
         parser.error(f"scenarios: {', '.join(KINDS)}")
@@ -101,27 +105,37 @@ async def window(api: processes.Server, out: Path) -> int:
     raise RuntimeError(f"no dump from {api.name}: {sorted(p.name for p in out.parent.iterdir())}")
 
 
-async def send(
-    session: aiohttp.ClientSession, api: processes.Server, route: tuple[str, dict[str, str]], n: int
-) -> None:
-    path, headers = route
-    for _ in range(n):
-        async with session.get(api.base_url + path, headers=headers) as resp:
+Request = tuple[str, str, dict[str, str], bytes | None]
+
+
+async def send(session: aiohttp.ClientSession, api: processes.Server, requests: Sequence[Request]) -> None:
+    for method, path, headers, body in requests:
+        async with session.request(method, api.base_url + path, headers=headers, data=body) as resp:
             await resp.read()
-            if resp.status != 200:
-                raise RuntimeError(f"{api.name} {path}: {resp.status}")
+            if resp.status not in (200, 202):
+                raise RuntimeError(f"{api.name} {method} {path}: {resp.status}")
+
+
+def requests(lab: ab.AB, kind: str, name: str, n: int) -> list[Request]:
+    """n requests of the scenario; a submit's envelopes are new ones, from heirs of their own."""
+    if kind != "submit":
+        path, _, headers = lab.route(kind)
+        return [("GET", path, headers, None)] * n
+    bench = lab.bench(name)
+    heirs = soroban.make_beneficiaries(lab.database_url, bench.key_ring, soroban.SUBMIT_WALLETS)
+    return soroban.submit_requests(bench, heirs, "service", 0)[:n]
 
 
 async def count(lab: ab.AB, args: argparse.Namespace, kind: str, name: str, out: Path) -> dict[str, float]:
     api = lab.apis[name]
-    path, _, headers = lab.route(kind)
+    batch = await asyncio.to_thread(requests, lab, kind, name, args.warmup + args.requests)
     connector = aiohttp.TCPConnector(limit=1)  # one kept-alive connection, as a client would hold
     async with aiohttp.ClientSession(timeout=archive.TIMEOUT, connector=connector) as session:
         await control(api, "--instr=on")
-        await send(session, api, (path, headers), args.warmup)
+        await send(session, api, batch[: args.warmup])
         await window(api, out)
         empty = await window(api, out)
-        await send(session, api, (path, headers), args.requests)
+        await send(session, api, batch[args.warmup :])
         full = await window(api, out)
         await control(api, "--instr=off")
     per_request = (full - empty) / args.requests
@@ -160,7 +174,12 @@ async def main(argv: Sequence[str] | None = None) -> int:
         for server in lab.servers:
             server.stop()
         await lab.rpc.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.keep:
+            print(
+                f"dumps kept in {workdir} (callgrind.<tree>.<pid>.<n>: a count's last dump holds its N requests)"
+            )
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
         with contextlib.suppress(Exception):
             processes.drop_database(base_db)
         processes.release_redis(redis_url)

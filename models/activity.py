@@ -7,9 +7,11 @@ when they are private (message content, emails, tokens).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any, TypedDict, cast
 
 from psycopg2.extras import Json
@@ -68,7 +70,7 @@ async def record(
     if isinstance(summary, str):
         # A sentence with no time in it: written in every language and the owner's picked in this
         # one statement (no read of their language first: an answer's transaction stays as short).
-        written = Json(in_every_language(summary=summary))
+        written = every_language_json(summary=summary)
         chosen = chosen_sql(owner="%s", summaries="%s")
         await cur.execute(
             f"{_INSERT} VALUES (%s, %s, %s, %s, {chosen}, %s)",
@@ -102,6 +104,20 @@ def in_every_language(*, summary: Summary) -> dict[str, str]:
         with i18n.speaking(language):
             written[language] = summary() if callable(summary) else _(summary)
     return written
+
+
+def every_language_json(*, summary: str) -> str:
+    """`in_every_language` of a marked sentence, as the JSON `chosen_sql` reads, written once per
+    process: such a sentence reads the same every time (catalogs are compiled once, at start),
+    and writing it in every language on each request is work a hot path need not repeat
+    (bench/README.md, "Instructions per request")."""
+    return _every_language_json(summary, i18n.supported())
+
+
+@cache
+def _every_language_json(summary: str, languages: tuple[str, ...]) -> str:
+    del languages  # in the key only: LANGUAGES is a setting, and a test may add a language
+    return json.dumps(in_every_language(summary=summary))
 
 
 def chosen_sql(*, owner: str, summaries: str) -> str:

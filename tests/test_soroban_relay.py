@@ -20,9 +20,11 @@ from core import db
 from core import redis as core_redis
 from core.clock import Clock
 from core.settings import Settings
+from core.text import i18n
 from models.chain import transactions
 from testing.soroban_rpc import SorobanRpcEmulator
 from tests.helpers import sign_in, until
+from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 from tests.plan_helpers import create, query
 from tests.soroban_helpers import contract_overrides, signed_call
 from workers import context
@@ -44,10 +46,17 @@ async def relay_ctx(
 
 
 async def claim_row(
-    client: Any, settings: Settings, clock: Clock, rpc: SorobanRpcEmulator, relay_ctx: dict[str, Any]
+    client: Any,
+    settings: Settings,
+    clock: Clock,
+    rpc: SorobanRpcEmulator,
+    relay_ctx: dict[str, Any],
+    locale: str | None = None,
 ) -> dict[str, Any]:
-    """An owner with a beneficiary whose wallet signed claim_assets; the row stored pending."""
+    """An owner (reading `locale`) with a beneficiary whose wallet signed claim_assets; the row
+    stored pending."""
     owner = await sign_in(client)
+    query(settings, "UPDATE users SET locale = %s WHERE id = %s", (locale, owner.user["id"]))
     wallet = Keypair.random()
     # Recorded by the owner: a claim comes only from the wallet bound to the beneficiary.
     beneficiary = await create(client, owner, "beneficiaries", walletAddress=wallet.public_key)
@@ -76,6 +85,32 @@ def state(settings: Settings, tx_id: Any) -> dict[str, Any]:
 def kinds(settings: Settings, user_id: str) -> list[str]:
     rows = query(settings, "SELECT kind FROM activity WHERE user_id = %s ORDER BY created_at, id", (user_id,))
     return [r["kind"] for r in rows]
+
+
+async def test_the_submitted_entry_is_in_each_owner_s_language(
+    client, settings, clock, soroban_rpc, relay_ctx
+):
+    """Its sentence is written in every language once per process, not per submit; SQL still
+    picks each owner's, and a language added since (the pseudo-language here) is written anew."""
+
+    def submitted(made: dict[str, Any]) -> str:
+        rows = query(
+            settings,
+            "SELECT summary FROM activity WHERE user_id = %s AND kind = 'transaction.submitted'",
+            (made["owner"].user["id"],),
+        )
+        return str(rows[0]["summary"])
+
+    sentence = "A signed {what} ({function}) was sent to the network; waiting for it to be confirmed"
+    english = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
+    spanish = await claim_row(client, settings, clock, soroban_rpc, relay_ctx, locale="es")
+    assert submitted(english) == sentence.format(what="claim", function="claim_assets")
+    with i18n.speaking("es"):
+        assert submitted(spanish) == i18n._(sentence).format(what=i18n._("claim"), function="claim_assets")
+    assert submitted(spanish) != submitted(english)
+    with pseudo():
+        invented = await claim_row(client, settings, clock, soroban_rpc, relay_ctx, locale=PSEUDO)
+        assert ascii_words(submitted(invented), allowed=["claim_assets"]) == []
 
 
 async def test_try_again_later_then_success_confirms_and_applies_once(
