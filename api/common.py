@@ -59,26 +59,29 @@ def list_response(request: web.Request, page: Page[Any], schema: Schema) -> web.
     return json_response(dump_many(schema, page.items), headers=headers)
 
 
+# How a field turns a row into JSON: (wire key, row key, converter, dumper). A field with a direct
+# converter is read from the row here and converted when it is not None (every converter maps
+# None to None, as marshmallow does); any other field is dumped by its dumper (the field's public
+# `serialize`). One converter call per present value and no call for a null, not three nested
+# calls per field: what a list's rows cost the API (bench/README.md, "Instructions per request").
 _Dump = Callable[[Mapping[str, Any]], Any]  # a row -> the field's JSON value, or marshmallow.missing
-_plans: dict[type[Schema], list[tuple[str, _Dump]]] = {}
-
-
-def _plain(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda value: None if value is None else convert(value)
+_Step = tuple[str, str, Callable[[Any], Any] | None, _Dump | None]
+_plans: dict[type[Schema], list[_Step]] = {}
 
 
 def _string_list(value: Any) -> Any:
-    return None if value is None else [None if each is None else str(each) for each in value]
+    return [None if each is None else str(each) for each in value]
 
 
 def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
-    """A direct value -> JSON function for the field, when one gives what marshmallow gives:
-    plain strings, integers, lists of strings, and the project's fields with `to_wire`."""
+    """A direct value -> JSON function for the field, when one gives what marshmallow gives for a
+    value that is not None: plain strings, integers, lists of strings, and the project's fields
+    with `to_wire`."""
     kind = type(field)
     if kind is fields.String:
-        return _plain(str)
+        return str
     if isinstance(field, fields.Integer) and kind is fields.Integer and not field.as_string:
-        return _plain(int)
+        return int
     if isinstance(field, fields.List) and kind is fields.List and type(field.inner) is fields.String:
         return _string_list
     if isinstance(field, fields.Nested) and kind is fields.Nested and not field.many and field.only is None:
@@ -95,52 +98,50 @@ def _nested(inner: Schema) -> Callable[[Any], Any]:
     small nested object cost a list (bench/README.md, "Shares on the capsule route")."""
 
     def dump(value: Any) -> Any:
-        if value is None:
-            return None
         if not isinstance(value, Mapping):
             return inner.dump(value)
-        out = {}
-        for key, field_dump in _plan(inner):
-            field_value = field_dump(value)
-            if field_value is not missing:
-                out[key] = field_value
-        return out
+        return _row(_plan(inner), value)
 
     return dump
 
 
-def _field_dumper(schema: Schema, name: str, field: fields.Field) -> _Dump:
-    """How one field turns a row into JSON: directly when `_converter` knows the field, else
-    through the field's public `serialize` (what `Schema.dump` itself calls for every field)."""
-    attr = field.attribute or name
+def _step(schema: Schema, name: str, field: fields.Field) -> _Step:
+    key, attr = field.data_key or name, field.attribute or name
     convert = _converter(field) if field.dump_default is missing else None
     if convert is not None:
-        direct = convert
-
-        def dump_direct(row: Mapping[str, Any]) -> Any:
-            value = row.get(attr, missing)
-            return value if value is missing else direct(value)
-
-        return dump_direct
+        return key, attr, convert, None
     accessor = schema.get_attribute
-    return lambda row: field.serialize(name, row, accessor=accessor)
+    return key, attr, None, lambda row: field.serialize(name, row, accessor=accessor)
 
 
-def _plan(schema: Schema) -> list[tuple[str, _Dump]]:
-    """Each field's wire key and dumper, worked out once per schema class."""
+def _plan(schema: Schema) -> list[_Step]:
+    """Each field's step, worked out once per schema class."""
     kind = type(schema)
     plan = _plans.get(kind)
     if plan is None:
-        plan = _plans[kind] = [
-            (field.data_key or name, _field_dumper(schema, name, field))
-            for name, field in schema.dump_fields.items()
-        ]
+        plan = _plans[kind] = [_step(schema, name, field) for name, field in schema.dump_fields.items()]
     return plan
+
+
+def _row(plan: list[_Step], row: Mapping[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, attr, convert, dump in plan:
+        if convert is not None:
+            value = row.get(attr, missing)
+            if value is missing:
+                continue
+            out[key] = None if value is None else convert(value)
+        else:
+            assert dump is not None
+            value = dump(row)
+            if value is not missing:
+                out[key] = value
+    return out
 
 
 def dump_one(schema: Schema, row: Mapping[str, Any]) -> dict[str, Any]:
     """`schema.dump(row)` for one dict row, through the same fast path as `dump_many`."""
-    return dump_many(schema, [row])[0]
+    return _row(_plan(schema), row)
 
 
 def dump_many(schema: Schema, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -153,15 +154,7 @@ def dump_many(schema: Schema, rows: Sequence[Mapping[str, Any]]) -> list[dict[st
     are the whole of its dump; tests check this against `schema.dump` for every list schema.
     """
     plan = _plan(schema)
-    result = []
-    for row in rows:
-        out = {}
-        for key, dump in plan:
-            value = dump(row)
-            if value is not missing:
-                out[key] = value
-        result.append(out)
-    return result
+    return [_row(plan, row) for row in rows]
 
 
 class RequestParser(AIOHTTPParser):
