@@ -15,8 +15,8 @@ must answer the same routes. Scenarios: `me` (GET /api/auth/me), `list` (GET
 `submit` (POST /api/claim/:token/submit, fresh envelopes for every run), `guardian-approve` (a
 guardian's signed on-chain approval posted to their page's SEP-7 callback) and `heir-sep7`
 (an heir's signed claim posted to theirs), each answer to a request of its own (bench/answers.py).
-`--count-queries N` first sends N of each scenario's requests one by one to every tree and
-prints the SQL statements per request (bench/querycount). `--rss-mib N` also
+`--count-queries N` first sends N of each scenario's requests (but submit's) one by one to
+every tree and prints the SQL statements per request (bench/querycount). `--rss-mib N` also
 reports each API's peak RSS over three N MiB archive uploads; `--other-plans N` first gives the
 database N other owners with a plan each, as a live service has (the owner list once paid for
 them). Prints one `AB` line per measurement and writes them to `--out` as JSON. See bench/README.md.
@@ -262,11 +262,15 @@ class AB:
         before and after (SIGUSR1, bench/querycount)."""
         n = self.args.count_queries
         for kind, order in self.args.scenarios:
-            if kind not in ANSWERS:
+            if kind == "submit":
                 continue
             for name in order:
-                self.batches = getattr(self, "batches", 0) + 1
-                batch = await asyncio.to_thread(self.answer_batch, kind, "service", self.batches - 1)
+                if kind in ANSWERS:
+                    self.batches = getattr(self, "batches", 0) + 1
+                    batch = await asyncio.to_thread(self.answer_batch, kind, "service", self.batches - 1)
+                else:
+                    path, _, headers = self.route(kind)
+                    batch = [("GET", path, headers, None)] * n
                 api = self.apis[name]
                 before = await self.statements(name, api)
                 async with aiohttp.ClientSession(timeout=archive.TIMEOUT) as session:
