@@ -163,6 +163,17 @@ class AB:
             await processes.wait_ready(api, "/api/health", self.ready_within)
         await processes.wait_ready(self.ceiling, "/health")
 
+    async def close(self, base_db: str, *, keep_workdir: bool = False) -> None:
+        """Stop every process and give back the run's database, Redis index and work directory."""
+        for server in self.servers:
+            server.stop()
+        await self.rpc.stop()
+        if not keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        with contextlib.suppress(Exception):
+            processes.drop_database(base_db)
+        processes.release_redis(self.redis_url)
+
     def bench(self, name: str) -> measure.Bench:
         return measure.Bench(
             self.bench_args,
@@ -413,13 +424,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
         for server in ab.servers:
             server.check_alive()
     finally:
-        for server in ab.servers:
-            server.stop()
-        await ab.rpc.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
-        with contextlib.suppress(Exception):
-            processes.drop_database(base_db)
-        processes.release_redis(redis_url)
+        await ab.close(base_db)
     if args.out:
         text = json.dumps({"compares": ab.rows, "rss": ab.rss, "queries": ab.queries}, indent=1, default=str)
         await asyncio.to_thread(Path(args.out).write_text, text)

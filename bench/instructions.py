@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -171,18 +169,9 @@ async def main(argv: Sequence[str] | None = None) -> int:
         for server in lab.servers:
             server.check_alive()
     finally:
-        for server in lab.servers:
-            server.stop()
-        await lab.rpc.stop()
+        await lab.close(base_db, keep_workdir=args.keep)
         if args.keep:
-            print(
-                f"dumps kept in {workdir} (callgrind.<tree>.<pid>.<n>: a count's last dump holds its N requests)"
-            )
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
-        with contextlib.suppress(Exception):
-            processes.drop_database(base_db)
-        processes.release_redis(redis_url)
+            print(f"dumps kept in {workdir}: callgrind.<tree>.<pid>.<n>, a count's last dump its N requests")
     return 0
 
 
