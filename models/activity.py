@@ -8,10 +8,9 @@ when they are private (message content, emails, tokens).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
 from typing import Any, TypedDict, cast
 
 from psycopg2.extras import Json
@@ -106,18 +105,25 @@ def in_every_language(*, summary: Summary) -> dict[str, str]:
     return written
 
 
-def every_language_json(*, summary: str) -> str:
-    """`in_every_language` of a marked sentence, as the JSON `chosen_sql` reads, written once per
-    process: such a sentence reads the same every time (catalogs are compiled once, at start),
+def every_language_json(*, summary: Summary, key: Hashable | None = None) -> str:
+    """`in_every_language` of a summary, as the JSON `chosen_sql` reads, written once per process:
+    a sentence with no time in it reads the same every time (catalogs are compiled once, at start),
     and writing it in every language on each request is work a hot path need not repeat
-    (bench/README.md, "Instructions per request")."""
-    return _every_language_json(summary, i18n.supported())
+    (bench/README.md, "Instructions per request"). A marked sentence is its own key; a function
+    writing one needs `key`, naming everything the sentence depends on. The languages are in the
+    key too: LANGUAGES is a setting, and a test may add a language."""
+    if key is None:
+        if callable(summary):
+            raise TypeError("a summary written by a function needs a key naming what it depends on")
+        key = summary
+    once = (key, i18n.supported())
+    written = _written_once.get(once)
+    if written is None:
+        written = _written_once[once] = json.dumps(in_every_language(summary=summary))
+    return written
 
 
-@cache
-def _every_language_json(summary: str, languages: tuple[str, ...]) -> str:
-    del languages  # in the key only: LANGUAGES is a setting, and a test may add a language
-    return json.dumps(in_every_language(summary=summary))
+_written_once: dict[tuple[Hashable, tuple[str, ...]], str] = {}
 
 
 def chosen_sql(*, owner: str, summaries: str) -> str:

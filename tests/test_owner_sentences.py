@@ -235,3 +235,13 @@ async def test_a_timeline_sentence_with_no_time_costs_its_insert_only(client, se
         (owner.user["id"],),
     )
     assert [r["summary"] for r in rows] == [pseudo_words] and pseudo_words != "Plan settings changed"
+
+
+def test_a_sentence_written_by_a_function_is_kept_only_under_a_key():
+    """Written once per process: a function's sentence is cached under the key its caller names
+    (a fresh lambda each call would grow the cache forever), a marked sentence under itself."""
+    with pytest.raises(TypeError):
+        activity.every_language_json(summary=lambda: i18n._("Plan settings changed"))
+    keyed = activity.every_language_json(summary=lambda: i18n._("Plan settings changed"), key="settings")
+    assert json.loads(keyed)["en"] == "Plan settings changed"
+    assert activity.every_language_json(summary="Plan settings changed") == keyed

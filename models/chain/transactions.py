@@ -11,9 +11,7 @@ reason and the contract's error code when there is one). Every state change is g
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
-from functools import cache
 from typing import TypedDict
 
 from arq.connections import ArqRedis
@@ -22,7 +20,6 @@ from core.db import Cursor, Pool, autocommit, fetch_one, transaction
 from core.errors import Conflict
 from core.queue import after_commit
 from core.stellar.soroban import CheckedTransaction, contract_error_message
-from core.text import i18n
 from core.text.i18n import N_, _
 from models import activity
 from models.common import as_record
@@ -96,21 +93,6 @@ _SUBMITTED_ENTRY = activity.insert_sql(
 )
 
 
-@cache
-def _submitted_words(function: str, languages: tuple[str, ...]) -> str:
-    """The submitted entry's sentence in every language, as the JSON its statement reads: it
-    depends on the contract function alone, so it is written once per function (and set of
-    languages, a setting), not on each submit (bench/README.md, "Instructions per request")."""
-    del languages  # in the key only
-    return json.dumps(
-        activity.in_every_language(
-            summary=lambda: _(
-                "A signed {what} ({function}) was sent to the network; waiting for it to be confirmed"
-            ).format(what=_(WHAT[function]), function=function)
-        )
-    )
-
-
 async def insert(
     cur: Cursor,
     *,
@@ -146,7 +128,12 @@ async def insert(
             "valid_until": checked["valid_until"],
             "xdr": xdr,
             "now": now,
-            "summaries": _submitted_words(function, i18n.supported()),
+            "summaries": activity.every_language_json(
+                summary=lambda: _(
+                    "A signed {what} ({function}) was sent to the network; waiting for it to be confirmed"
+                ).format(what=_(WHAT[function]), function=function),
+                key=("transaction.submitted", function),
+            ),
         },
     )
     row: Transaction | None = await cur.fetchone()
