@@ -425,6 +425,13 @@ class Settings:
         " (1 day); after an outage the deadline moves so that it does",
         minimum=1,
     )
+    plan_objection_check_in_seconds: int = setting(
+        "PLAN_OBJECTION_CHECK_IN_SECONDS",
+        14 * 24 * 3600,
+        "How long a guardian's objection holds a verification deadline back while the owner is asked to"
+        " check in (14 days, from the guardian's first objection in the round); then it lapses",
+        minimum=1,
+    )
     guardian_reconfirm_interval_seconds: int = setting(
         "GUARDIAN_RECONFIRM_INTERVAL_SECONDS",
         365 * 24 * 3600,

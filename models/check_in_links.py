@@ -37,6 +37,8 @@ KINDS = frozenset(
         "deadline_warning",
         "guardian_objected",
         "objection_withdrawn",
+        "objection_check_in_reminder",
+        "objection_lapsed",
         "account_changes",
         "owner_email_changed",
     }

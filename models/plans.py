@@ -59,7 +59,8 @@ COLUMNS = (
     " released_at, created_at, updated_at, verification_timeout_seconds, on_verification_timeout,"
     " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at, round_threshold,"
     " deadline_stage_done, deadline_warned_at, deadline_warning_seconds, allow_beneficiary_requests,"
-    " report_reason, objections, deadline_chosen_at, notify_beneficiaries_on_activation"
+    " report_reason, objections, deadline_chosen_at, notify_beneficiaries_on_activation,"
+    " objection_due_at"
 )
 # Why a guardian reported (optional): emails and the heir's page choose their words by it.
 REPORT_REASONS = ("death", "incapacity", "unreachable", "other")
@@ -113,6 +114,7 @@ class Plan(TypedDict):
     objections: int  # guardians objecting in this round: while any does, the deadline cannot release
     deadline_chosen_at: datetime | None  # the owner set the deadline or its outcome (None: the default)
     notify_beneficiaries_on_activation: bool  # each heir gets their link early, once, while Active
+    objection_due_at: datetime | None  # an objection's reminder to the owner or lapse falls due
 
 
 def _plan(row: Mapping[str, Any]) -> Plan:
@@ -329,6 +331,7 @@ def next_due(*, plan: Plan) -> datetime | None:
         warnings, warned = owner_warnings(plan=plan), plan["deadline_stage_done"]
         upcoming = [stages[done][1]] if done < len(stages) else []
         upcoming += [warnings[warned][1]] if warned < len(warnings) else []
+        upcoming += [plan["objection_due_at"]] if plan["objection_due_at"] is not None else []
         return min(upcoming) if upcoming else None
     if plan["status"] == APPROVED:
         return plan["release_at"]
@@ -429,6 +432,7 @@ async def update_schedule(cur: Cursor, *, plan_id: str, values: Mapping[str, Any
         "deadline_stage_done",
         "deadline_warned_at",
         "objections",
+        "objection_due_at",
         "deadline_chosen_at",
         *SETTINGS_COLUMNS,
     }

@@ -51,9 +51,15 @@ def parse(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+# Longer than the deadline: these tests are about an objection that stands (test_objection_lapses.py
+# is about its window).
+STANDS = {"plan_objection_check_in_seconds": 60 * 24 * 3600}
+
+
 async def test_an_objection_stops_a_default_deadline_release_until_withdrawn(
-    client, clock, run_worker, settings, email_provider
+    make_client, clock, run_worker, settings, email_provider
 ):
+    client = await make_client(**STANDS)
     owner = await sign_in(client)
     setup = await activate_plan(client, owner, guardians=2)  # the default: 30 days, then release
     first, second = setup.guardians
@@ -120,8 +126,9 @@ async def test_an_objection_stops_a_default_deadline_release_until_withdrawn(
 
 
 async def test_an_objection_withdrawn_before_the_deadline_leaves_it_as_it_was(
-    client, clock, run_worker, settings, email_provider
+    make_client, clock, run_worker, settings, email_provider
 ):
+    client = await make_client(**STANDS)
     owner = await sign_in(client)
     setup = await activate_plan(client, owner, guardians=2)
     first, second = setup.guardians

@@ -135,7 +135,19 @@ class ApprovalGuardianSchema(BaseSchema):
         attribute="objected_at",
         metadata={
             "description": "When this guardian said, in this verification, that it is a mistake (they know "
-            "you are alive or able to act); null: they do not object."
+            "you are alive or able to act); null: they do not object. An objection holds the deadline "
+            "back only until `objectionLapsesAt`."
+        },
+    )
+    objectionLapsesAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="objection_lapses_at",
+        metadata={
+            "description": "When this guardian's objection lapses unless you check in before (null: they "
+            "do not object). The window runs from their first objection in this verification "
+            "(PLAN_OBJECTION_CHECK_IN_SECONDS); a lapsed objection no longer holds the deadline back, and "
+            "the deadline applies as if it had not been made."
         },
     )
 

@@ -23,7 +23,7 @@ from core.text.i18n import N_, _
 from models import plans
 from models.delivery import letters
 from models.delivery.announce import Email, Entry, announce
-from models.plan import heir_answers
+from models.plan import heir_answers, objections
 from models.plan.approvals import approved_on_chain
 from models.plans import ACTIVE, APPROVED, PENDING, RELEASED, Actor, Plan, transition, update_schedule
 
@@ -37,6 +37,38 @@ def deadline_facts(*, plan: Plan) -> dict[str, Any]:
         "onTimeout": plan["on_verification_timeout"],
         "deadlineChosen": plan["deadline_chosen_at"] is not None,
     }
+
+
+async def resume_deadline_in(
+    cur: Cursor, *, plan: Plan, now: datetime, contract_configured: bool
+) -> list[str]:
+    """After the last standing objection went (withdrawn or lapsed, on the locked plan, already
+    recounted): a deadline that releases and passed while it stood comes back. The owner's final
+    warning goes now, and the deadline falls the warning interval after it
+    (models.plans.verification_deadline), its stage not done yet. Before the deadline nothing
+    moves: a warning that fell due meanwhile goes at the next scan. Returns outbox ids."""
+    resumes = (
+        plan["status"] == PENDING
+        and not plan["objections"]
+        and plan["verification_timed_out_at"] is not None
+        and plan["on_verification_timeout"] == "release"
+        and not contract_configured
+    )
+    if not resumes:
+        return []
+    after = {**plan, "deadline_warned_at": now, "verification_timed_out_at": None}
+    stages = plans.verification_stages(plan=after)  # type: ignore[arg-type]
+    timeout_at = next(index for index, (label, _) in enumerate(stages) if label == plans.TIMEOUT)
+    moved = await plans.update_schedule(
+        cur,
+        plan_id=plan["id"],
+        values={
+            "verification_timed_out_at": None,
+            "verification_stage_done": min(plan["verification_stage_done"], timeout_at),
+        },
+    )
+    warnings = plans.owner_warnings(plan=moved)
+    return await warn_owner_in(cur, plan=moved, now=now, stage=plans.FINAL_WARNING, stages_done=len(warnings))
 
 
 async def start_verification_in(
@@ -78,6 +110,7 @@ async def start_verification_in(
             "deadline_warned_at": None,
             "deadline_warning_seconds": warning_seconds,
             "objections": 0,
+            "objection_due_at": None,
         },
     )
     if moved is None:
@@ -308,6 +341,9 @@ async def verification_timeout_in(
         # It would have released, but a guardian objects (models.flows.objections): it waits.
         objected = bool(plan["objections"]) and plan["on_verification_timeout"] == "release"
         context = {"outcome": "wait", "objected": objected, **deadline_facts(plan=plan)}
+        until = await objections.holds_until(cur, plan=plan) if objected else None
+        if until is not None:
+            context["lapsesAt"] = until.isoformat()  # until when the objection holds it back
         summary = (
             N_(
                 "The verification deadline passed without enough guardian approvals: a guardian objects, so "

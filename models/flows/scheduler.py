@@ -20,7 +20,7 @@ from models import plans
 from models.activity import Summary
 from models.common import as_record
 from models.delivery.announce import Email, Entry, announce
-from models.flows import release_path
+from models.flows import objection_lapses, release_path
 from models.plan.approvals import approved_on_chain
 from models.plans import (
     ACTIVE,
@@ -164,8 +164,13 @@ async def _pending(
 
     A deadline that releases is first announced to the owner (halfway where there is room,
     then a final warning); the final warning moves the deadline to at least the warning
-    interval after it, so a deadline found due after an outage warns now and releases later."""
-    warned: list[str] = []
+    interval after it, so a deadline found due after an outage warns now and releases later.
+
+    Objections come first: an owner's reminder, or a lapse that brings the deadline back (its
+    warnings then go out here, before anything can be released)."""
+    plan, warned = await objection_lapses.due_in(
+        cur, plan=plan, now=now, contract_configured=contract_configured
+    )
     if release_possible(plan=plan, contract_configured=contract_configured):
         warnings = owner_warnings(plan=plan)
         first_warning = plan["deadline_stage_done"]
@@ -173,7 +178,7 @@ async def _pending(
         if due_warnings:
             # The latest due one only: after an outage, the final warning rather than both.
             stage = due_warnings[-1]
-            warned = await release_path.warn_owner_in(
+            warned += await release_path.warn_owner_in(
                 cur, plan=plan, now=now, stage=warnings[stage][0], stages_done=stage + 1
             )
             plan = await plans.get_by_id(cur, plan_id=plan["id"]) or plan

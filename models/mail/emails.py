@@ -30,6 +30,7 @@ from models.mail.texts import (
     guardian,
     heir,
     heir_news,
+    objection_lapses,
     objections,
     owner,
 )
@@ -44,6 +45,7 @@ TEMPLATES: dict[str, Template] = {
     **address_changes.TEMPLATES,
     **address_suggestions.TEMPLATES,
     **objections.TEMPLATES,
+    **objection_lapses.TEMPLATES,
 }
 # The heirs' emails that carry their own link.
 CLAIM_LINK_KINDS = frozenset({"claim_link", "letter_opened", "early_heir_link", "heir_request_outcome"})

@@ -16,6 +16,7 @@ from core.text.i18n import N_, _, ngettext
 from models import sealed_text
 from models.common import as_record, speaking_to
 from models.delivery import history
+from models.plan import objections
 from models.plan.approvals import approved_on_chain
 from models.plan.plan_settings import Facts, facts
 from models.plan.readiness import readiness, warnings
@@ -39,6 +40,7 @@ class ApprovalEntry(TypedDict):
     name: str
     approved_at: datetime | None
     objected_at: datetime | None  # they say, this round, that it is a mistake (models.flows.objections)
+    objection_lapses_at: datetime | None  # unless the owner checks in, that objection lapses then
 
 
 class Overview(TypedDict):
@@ -118,7 +120,8 @@ async def overview(
         await cur.execute(
             "SELECT g.id AS guardian_id,"
             f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
-            " a.created_at AS approved_at, ob.created_at AS objected_at FROM guardians g"
+            " a.created_at AS approved_at, ob.created_at AS objected_at, ob.lapses_at AS objection_lapses_at"
+            " FROM guardians g"
             " LEFT JOIN plan_approvals a ON a.plan_id = %s AND a.round = %s AND a.voided_at IS NULL"
             "  AND (a.wallet_address = g.wallet_address"
             "   OR (g.wallet_address IS NULL AND a.guardian_id = g.id)) AND %s > 0"
@@ -273,10 +276,12 @@ async def _what_next(cur: Cursor, plan: Plan, *, needed: int) -> str:
         ).format(approvals=approvals)
     if plan["on_verification_timeout"] == "release" and plan["objections"]:
         # A guardian objects (models.flows.answers.objections): the deadline cannot release.
+        until = await objections.holds_until(cur, plan=plan)
         return _(
             "a guardian objects that you are alive or able to act, so the deadline, {when}, cannot release "
-            "the plan: it waits until {approvals} are in"
-        ).format(when=i18n.when(deadline), approvals=approvals)
+            "the plan until {until}, when the objection lapses unless you have checked in: it waits until "
+            "then, or until {approvals} are in"
+        ).format(when=i18n.when(deadline), approvals=approvals, until=i18n.when(until or deadline))
     if plan["on_verification_timeout"] == "release":
         return _(
             "if fewer than {approvals} are in by the deadline, {when}, the plan is released after your "

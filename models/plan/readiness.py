@@ -114,6 +114,15 @@ def _acceptance_problem(plan: Plan, known: Facts) -> str:
     )
 
 
+def _one_silent_guardian_holds_it(*, plan: Plan, known: Facts) -> bool:
+    """A plan that waits at its deadline (or has none) whose approvals needed equal its accepted
+    guardians: nothing but every one of them releases it, so one who never answers holds it for
+    ever. A guardian's objection lapses (docs/lifecycle.md); silence does not."""
+    waits = plan["verification_timeout_seconds"] is None or plan["on_verification_timeout"] == "wait"
+    accepted = known["accepted_guardians"]
+    return waits and accepted > 0 and threshold(plan=plan, standing=known["standing_guardians"]) == accepted
+
+
 def warnings(*, plan: Plan, known: Facts) -> list[str]:
     """Advice that never blocks anything: what would make the plan fail its owner (in the
     reader's language, as readiness)."""
@@ -140,6 +149,15 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
                 "({count} of {count}): if one of them cannot act, it can never be released by its "
                 "guardians. Add a guardian, or lower the number of approvals needed."
             ).format(names=_names(declined), count=i18n.number(standing))
+        )
+    if _one_silent_guardian_holds_it(plan=plan, known=known):
+        advice.append(
+            _(
+                "As you chose, your plan is never released by its deadline, and it needs the approval of "
+                "every guardian who has accepted ({count} of {count}): one of them who stays silent holds it "
+                "back for ever, and your beneficiaries are never told. Choose that the deadline releases the "
+                "plan, ask for fewer approvals, or add a guardian."
+            ).format(count=i18n.number(known["accepted_guardians"]))
         )
     if known["unresponsive_guardians"]:
         advice.append(

@@ -177,10 +177,14 @@ async def report(request: web.Request) -> web.Response:
     "approved, only the owner's check-in stops the release). One answer per guardian and round: objecting "
     "takes back your approval (409 for one signed on-chain, which cannot be taken back), approving takes "
     "back your objection. While an objection stands the deadline does not release the plan: it waits, as "
-    'with `onVerificationTimeout: "wait"`, until enough guardians approve or the owner checks in. The '
-    "owner is emailed at once (with a check-in link and your note), and the other accepted guardians are "
-    "told, with your name and note. 409 if you already object; 403 until you accepted; 404 for a plan "
-    "you do not guard.",
+    'with `onVerificationTimeout: "wait"`, until enough guardians approve, the owner checks in, or the '
+    "objection lapses: at `objectionLapsesAt` in the answer, PLAN_OBJECTION_CHECK_IN_SECONDS (14 days) "
+    "after your first objection in this verification (withdrawing and objecting again does not move it). "
+    "The owner is emailed at once (with a check-in link, your note and that date) and reminded halfway, "
+    "and the other accepted guardians are told, with your name and note. If the owner has not checked in "
+    "by then, the objection lapses: everyone is told, and the deadline applies again as after a "
+    "withdrawal. 409 if you already object, or once your objection in this verification lapsed; 403 until "
+    "you accepted; 404 for a plan you do not guard.",
     responses=error_responses(400, 401, 403, 404, 409),
 )
 @request_schema(ObjectSchema)

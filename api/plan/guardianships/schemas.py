@@ -97,6 +97,16 @@ class GuardianshipSchema(BaseSchema):
             "to act); null: you do not object."
         },
     )
+    objectionLapsesAt = UtcDateTime(
+        required=True,
+        allow_none=True,
+        attribute="objection_lapses_at",
+        metadata={
+            "description": "When your objection lapses unless the owner checks in first: it holds the "
+            "deadline back until then (PLAN_OBJECTION_CHECK_IN_SECONDS from your first objection in this "
+            "verification; objecting again does not move it). null: you do not object."
+        },
+    )
     releaseAt = UtcDateTime(
         required=True,
         allow_none=True,

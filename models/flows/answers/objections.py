@@ -23,13 +23,13 @@ from core.errors import Conflict
 from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.text.i18n import N_
-from models import plans, sealed_text
+from models import sealed_text
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
 from models.flows import release_path
 from models.plan import approvals, objections
 from models.plan.guardianships.membership import locked
-from models.plans import APPROVED, PENDING, TIMEOUT, Plan
+from models.plans import APPROVED, PENDING, Plan
 
 NOT_NOW = N_("There is no verification running: there is nothing to object to.")
 TOO_LATE = N_(
@@ -77,10 +77,17 @@ async def object_to(
             raise Conflict(NOT_NOW)
         gid = str(member["guardian_id"])
         took_back = await approvals.withdraw(cur, plan=plan, guardian_id=gid)
-        if not await objections.record(cur, ring, plan=plan, guardian_id=gid, note=note, now=now):
+        window = settings.plan_objection_check_in_seconds
+        lapses_at = await objections.record(
+            cur, ring, plan=plan, guardian_id=gid, note=note, now=now, window_seconds=window
+        )
+        if lapses_at is None:
             raise Conflict(N_("You already object in this verification. You can withdraw your objection."))
         await objections.recount(cur, plan=plan)
-        context = _note_context(ring, gid, note) | {"approvalWithdrawn": took_back}
+        context = _note_context(ring, gid, note) | {
+            "approvalWithdrawn": took_back,
+            "lapsesAt": lapses_at.isoformat(),
+        }
         row_ids = await announce(
             cur,
             plan_id=plan["id"],
@@ -164,29 +171,6 @@ async def withdrawn_in(
             {"actor": "guardian", "guardianId": guardian_id, "approved": approved},
         ),
     )
-    resumes = (
-        moved["status"] == PENDING
-        and not moved["objections"]
-        and moved["verification_timed_out_at"] is not None
-        and moved["on_verification_timeout"] == "release"
-        and not contract_configured
-    )
-    if not resumes:
-        return row_ids
-    # The deadline passed while the objection stood: it falls again, the warning interval after
-    # the final warning sent now (models.plans.verification_deadline), its stage not done yet.
-    after = {**moved, "deadline_warned_at": now, "verification_timed_out_at": None}
-    stages = plans.verification_stages(plan=after)  # type: ignore[arg-type]
-    timeout_at = next(index for index, (label, _) in enumerate(stages) if label == TIMEOUT)
-    moved = await plans.update_schedule(
-        cur,
-        plan_id=plan["id"],
-        values={
-            "verification_timed_out_at": None,
-            "verification_stage_done": min(moved["verification_stage_done"], timeout_at),
-        },
-    )
-    warnings = plans.owner_warnings(plan=moved)
-    return row_ids + await release_path.warn_owner_in(
-        cur, plan=moved, now=now, stage=plans.FINAL_WARNING, stages_done=len(warnings)
+    return row_ids + await release_path.resume_deadline_in(
+        cur, plan=moved, now=now, contract_configured=contract_configured
     )

@@ -13,6 +13,7 @@ from models.mail.texts.common import ONE_OF_THE_PEOPLE_THEY_NAMED, Template, the
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
 from models.mail.texts.objections import deadline_sentence
+from models.mail.texts.objections import lapses as objection_lapses
 
 # What a guardian reported, in the words each email uses (plans.REPORT_REASONS; None: no reason
 # given, or no report at all). Sympathy only when a death was reported.
@@ -283,7 +284,8 @@ def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[
                 "objects, saying {owner} is alive or able to act, so the plan is not released: it goes on "
                 "waiting until enough guardians approve or they check in. If you know they have died or "
                 "can no longer act, please approve the release on your page; if you are unsure, do nothing."
-            ).format(owner=owner),
+            ).format(owner=owner)
+            + objection_lapses(d, to_owner=False),
         )
     chosen = d["context"].get("deadlineChosen", True)
     if d["context"].get("outcome") == "release":

@@ -21,6 +21,25 @@ def _note(d: Delivery) -> str:
     return " " + they_wrote(note=note) if note else ""
 
 
+def lapses(d: Delivery, *, to_owner: bool) -> str:
+    """Until when the objection holds the deadline back (none on a row written before it lapsed)."""
+    lapses = d["context"].get("lapsesAt")
+    if not lapses:
+        return ""
+    said = (
+        _(
+            "It holds the deadline back only until {date}: if you have not checked in by then, the objection "
+            "lapses and the deadline applies again as if it had not been made."
+        )
+        if to_owner
+        else _(
+            "It holds the deadline back only until {date}: if {owner} has not checked in by then, the "
+            "objection lapses and the deadline applies again as if it had not been made."
+        )
+    )
+    return " " + said.format(date=_when(value=lapses), owner=_owner(d=d))
+
+
 def deadline_sentence(*, d: Delivery) -> str:
     """What happens if not enough guardians approve by the round's deadline, whose choice it
     is, and how a guardian who knows better says so (context from models.flows.release_path
@@ -48,7 +67,9 @@ def deadline_sentence(*, d: Delivery) -> str:
     # Translators: "This is a mistake" is the button on the guardian's page: use its words there.
     how = _(
         'If you know {owner} is alive or able to act, say so on your page: "This is a mistake" tells '
-        "{owner} and the other guardians, and the deadline then cannot release the plan."
+        "{owner} and the other guardians and asks {owner} to check in. Until they do, the deadline cannot "
+        "release the plan, for a limited time (your page gives the date): if {owner} does not check in by "
+        "then, the objection lapses and the deadline applies again."
     ).format(owner=owner)
     return f"{said} {how}"
 
@@ -81,7 +102,8 @@ def _guardian_objected(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
             "until enough guardians approve or you check in. If enough guardians approve, it is still "
             "released after your cancel window. If you are well, please check in now (the link below): it "
             "ends this verification, and nothing is released."
-        ),
+        )
+        + lapses(d, to_owner=True),
     )
 
 
@@ -108,7 +130,8 @@ def _guardian_objected_guardian(d: Delivery, links: dict[str, str]) -> tuple[str
             "released only if enough guardians approve, and {owner} can stop everything by checking in. "
             "If you know more, your page lets you approve the release or object too. If you are unsure, "
             "do nothing."
-        ).format(owner=owner),
+        ).format(owner=owner)
+        + lapses(d, to_owner=False),
     )
 
 

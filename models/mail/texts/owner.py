@@ -13,6 +13,7 @@ from core.text.i18n import N_, _, ngettext
 from models.delivery.deliveries import Delivery
 from models.mail.texts.common import ONE_OF_YOUR_BENEFICIARIES, ONE_OF_YOUR_GUARDIANS, Template
 from models.mail.texts.common import when as _when
+from models.mail.texts.objections import lapses as objection_lapses
 
 # What a guardian reported, in the words each email uses (plans.REPORT_REASONS; None: no reason
 # given, or no report at all). Sympathy only when a death was reported.
@@ -231,7 +232,7 @@ def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]
             "A guardian objects, saying you are alive or able to act, so your plan is not released: it goes "
             "on waiting until enough guardians approve or you check in. If you are well, check in to end "
             "this verification."
-        )
+        ) + objection_lapses(d, to_owner=True)
     elif chosen:
         then = _(
             "As you chose, the plan goes on waiting: nothing is released until enough guardians approve. If "

@@ -38,6 +38,7 @@ class Guardianship(TypedDict):
     approved_by_me: bool
     reported_by_me: bool
     objected_at: datetime | None  # their standing objection in this verification (None: none)
+    objection_lapses_at: datetime | None  # when it lapses unless the owner checks in first
     release_at: datetime | None
     invitation: InvitationState
     invited_at: datetime | None
@@ -81,6 +82,7 @@ def _invited_only(row: dict[str, Any], threshold: int) -> Guardianship:
         approved_by_me=False,
         reported_by_me=False,
         objected_at=None,
+        objection_lapses_at=None,
         release_at=None,
         invitation=_state(row["accepted_at"], row["declined_at"]),
         invited_at=row["invited_at"],
@@ -128,7 +130,10 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
             "   AND r.reporter_user_id = %s) AS reported_by_me,"
             " (SELECT ob.created_at FROM plan_objections ob WHERE ob.plan_id = p.id"
             "   AND ob.round = p.verification_round AND ob.guardian_id = g.id AND ob.withdrawn_at IS NULL)"
-            " AS objected_at "
+            " AS objected_at,"
+            " (SELECT ob.lapses_at FROM plan_objections ob WHERE ob.plan_id = p.id"
+            "   AND ob.round = p.verification_round AND ob.guardian_id = g.id AND ob.withdrawn_at IS NULL)"
+            " AS objection_lapses_at "
             f"{GUARDIAN_OF} ORDER BY p.id, {FIRST_ROW}",
             (user_id, user_id, user_id),
         )
@@ -158,6 +163,7 @@ async def list_for(pool: Pool, ring: KeyRing, *, user_id: str) -> list[Guardians
                 approved_by_me=bool(row["approved_by_me"]) and verified,
                 reported_by_me=bool(row["reported_by_me"]) and row["status"] != ACTIVE,
                 objected_at=row["objected_at"] if row["status"] in FROZEN else None,
+                objection_lapses_at=row["objection_lapses_at"] if row["status"] in FROZEN else None,
                 release_at=row["release_at"],
                 invitation=_state(row["accepted_at"], row["declined_at"]),
                 invited_at=row["invited_at"],
