@@ -22,6 +22,7 @@ from api.plan.guardianships.schemas import (
     GuardianActionSchema,
     GuardianshipSchema,
     LinkDeliverySchema,
+    ObjectedSchema,
     ObjectSchema,
     ReconfirmedSchema,
     ReportSchema,
@@ -31,6 +32,7 @@ from api.plan.guardianships.schemas import (
     attestation_schema,
     guardianship_schema,
     link_delivery_schema,
+    objected_schema,
     reconfirmed_schema,
     wallet_change_status_schema,
 )
@@ -188,11 +190,11 @@ async def report(request: web.Request) -> web.Response:
     responses=error_responses(400, 401, 403, 404, 409),
 )
 @request_schema(ObjectSchema)
-@response_schema(GuardianActionSchema, 200)
+@response_schema(ObjectedSchema, 200)
 async def object_to(request: web.Request) -> web.Response:
     ctx = context(request)
     plan_id = request.match_info["planId"]
-    await objections.object_to(
+    lapses_at = await objections.object_to(
         ctx.pool,
         ctx.redis,
         ctx.settings,
@@ -201,7 +203,10 @@ async def object_to(request: web.Request) -> web.Response:
         note=(request.get("data") or {}).get("note") or None,
         now=ctx.now(),
     )
-    return await _status_of(request, plan_id)
+    status = await membership.plan_status(ctx.pool, user_id=request[USER_ID], raw_plan_id=plan_id)
+    return json_response(
+        objected_schema.dump({"ok": True, "status": status, "objection_lapses_at": lapses_at})
+    )
 
 
 @routes.delete("/api/legacy/guardianships/{planId}/object")

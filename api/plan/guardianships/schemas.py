@@ -279,6 +279,17 @@ class GuardianActionSchema(BaseSchema):
     status = fields.String(required=True, metadata={"description": "The plan's status afterwards."})
 
 
+class ObjectedSchema(GuardianActionSchema):
+    objectionLapsesAt = UtcDateTime(
+        required=True,
+        attribute="objection_lapses_at",
+        metadata={
+            "description": "Your objection holds the deadline back until then; if the owner has not "
+            "checked in by then, it lapses and the deadline applies again."
+        },
+    )
+
+
 class ReconfirmedSchema(BaseSchema):
     ok = fields.Boolean(required=True)
     reconfirmedAt = UtcDateTime(required=True, attribute="reconfirmed_at")
@@ -292,6 +303,7 @@ class ReconfirmedSchema(BaseSchema):
 guardianship_schema = GuardianshipSchema()
 answer_schema = AnswerSchema()
 action_schema = GuardianActionSchema()
+objected_schema = ObjectedSchema()
 attestation_schema = AttestationSchema()
 link_delivery_schema = LinkDeliverySchema()
 reconfirmed_schema = ReconfirmedSchema()

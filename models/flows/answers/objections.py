@@ -62,10 +62,11 @@ async def object_to(
     note: str | None,
     now: datetime,
     guardian_id: str | None = None,
-) -> None:
+) -> datetime:
     """The guardian objects in this round (their approval, if any, taken back); the owner and
     the other accepted guardians are emailed. 409 outside a verification, once the threshold
-    is reached, or when they already object. With `guardian_id` (a guardian's page), that row."""
+    is reached, or when they already object. With `guardian_id` (a guardian's page), that row.
+    Returns when the objection lapses unless the owner checks in first."""
     ring = settings.key_ring
     async with transaction(pool) as cur:
         plan, member = await locked(
@@ -114,6 +115,7 @@ async def object_to(
             ),
         )
     await outbox.enqueue(redis, row_ids=row_ids)
+    return lapses_at
 
 
 async def withdraw(
