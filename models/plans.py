@@ -59,8 +59,7 @@ COLUMNS = (
     " released_at, created_at, updated_at, verification_timeout_seconds, on_verification_timeout,"
     " verification_stage_done, verification_timed_out_at, last_vetoed_at, ready_at, round_threshold,"
     " deadline_stage_done, deadline_warned_at, deadline_warning_seconds, allow_beneficiary_requests,"
-    " report_reason, objections, deadline_chosen_at, notify_beneficiaries_on_activation,"
-    " objection_due_at"
+    " report_reason, objections, deadline_chosen_at, notify_beneficiaries_on_activation, objection_due_at"
 )
 # Why a guardian reported (optional): emails and the heir's page choose their words by it.
 REPORT_REASONS = ("death", "incapacity", "unreachable", "other")

@@ -147,6 +147,13 @@ CONTEXTS: list[dict[str, Any]] = [
     {"mayAsk": False},
     {"beneficiaryId": "the recipient's"},
     {"proposed": None, "holdUntil": None},
+    {"lapsesAt": "2026-12-12T10:00:00+00:00", "stillObjected": True},
+    {
+        "lapsesAt": "2026-12-12T10:00:00+00:00",
+        "deadlineAt": "2026-12-13T10:00:00+00:00",
+        "onTimeout": "release",
+    },
+    {"lapsesAt": "2026-12-12T10:00:00+00:00", "contract": True, "onTimeout": "release"},
 ]
 ROWS: list[dict[str, Any]] = [
     {},
@@ -168,6 +175,10 @@ AUDIENCE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(heir.TEMPLATES, ("beneficiary",)),
     **dict.fromkeys(heir_news.TEMPLATES, ("beneficiary",)),
     **dict.fromkeys(objections.TEMPLATES, ("owner",)),
+    "objection_check_in_reminder": ("owner",),
+    "objection_lapsed": ("owner",),
+    "objection_lapsed_objector": ("guardian",),
+    "objection_lapsed_guardian": ("guardian",),
     "address_proposed": ("owner",),
     "address_suggested": ("owner",),
     "address_change_proposed": ("guardian",),

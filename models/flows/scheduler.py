@@ -19,8 +19,10 @@ from core.text.i18n import N_, ngettext
 from models import plans
 from models.activity import Summary
 from models.common import as_record
+from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
-from models.flows import objection_lapses, release_path
+from models.flows import release_path
+from models.plan import objections
 from models.plan.approvals import approved_on_chain
 from models.plans import (
     ACTIVE,
@@ -168,9 +170,7 @@ async def _pending(
 
     Objections come first: an owner's reminder, or a lapse that brings the deadline back (its
     warnings then go out here, before anything can be released)."""
-    plan, warned = await objection_lapses.due_in(
-        cur, plan=plan, now=now, contract_configured=contract_configured
-    )
+    plan, warned = await objections_due_in(cur, plan=plan, now=now, contract_configured=contract_configured)
     if release_possible(plan=plan, contract_configured=contract_configured):
         warnings = owner_warnings(plan=plan)
         first_warning = plan["deadline_stage_done"]
@@ -269,3 +269,102 @@ async def scan(pool: Pool, *, now: datetime, contract_configured: bool, warning_
             row_ids += ids
         after = batch[-1]
     return {"counts": counts, "outbox": row_ids}
+
+
+# An objection asks the owner to check in, and lapses if they don't (docs/lifecycle.md
+# "Objections"). It says "I know they are alive or able to act"; the owner is the one person who
+# can show that, so they are asked: reminded halfway through the window (once), and at its end an
+# objection they did not confirm stops counting. The deadline then applies as if it had never been
+# made, exactly as after a withdrawal (models.flows.release_path `resume_deadline_in`). Run on the
+# locked plan before its deadline stages, so a lapse and the warnings it makes due go out in the
+# same transaction, before anything can be released.
+
+
+async def objections_due_in(
+    cur: Cursor, *, plan: Plan, now: datetime, contract_configured: bool
+) -> tuple[Plan, list[str]]:
+    """The reminders and lapses due for this plan's standing objections; returns the plan as it
+    now stands and the outbox ids to enqueue after COMMIT. Lapses are marked first and the
+    deadline brought back, so every email about them states the deadline as it now stands."""
+    row_ids: list[str] = []
+    found = await objections.due(cur, plan=plan, now=now)
+    lapsing = [f for f in found if f["lapsing"]]
+    for due in found:
+        if due["lapsing"]:
+            await objections.lapse(cur, objection_id=due["id"], now=now)
+        else:
+            await objections.reminded(cur, objection_id=due["id"])
+            row_ids += await _remind_in(cur, plan=plan, found=due, now=now)
+    plan = await objections.recount(cur, plan=plan)
+    if lapsing:
+        row_ids += await release_path.resume_deadline_in(
+            cur, plan=plan, now=now, contract_configured=contract_configured
+        )
+        plan = await plans.get_by_id(cur, plan_id=plan["id"]) or plan
+        for due in lapsing:
+            row_ids += await _lapsed_in(
+                cur, plan=plan, found=due, now=now, contract_configured=contract_configured
+            )
+    return plan, row_ids
+
+
+async def _remind_in(cur: Cursor, *, plan: Plan, found: objections.Due, now: datetime) -> list[str]:
+    """Halfway: the owner reminded that this objection lapses on its date unless they check in."""
+    return await announce(
+        cur,
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        owner=Email(
+            "objection_check_in_reminder",
+            {"guardianId": found["guardian_id"], "lapsesAt": found["lapses_at"].isoformat()},
+        ),
+        timeline=Entry(
+            "plan.objection_reminder_sent",
+            N_("Reminder sent: a guardian's objection lapses unless you check in"),
+            {
+                "actor": "scheduler",
+                "guardianId": found["guardian_id"],
+                "lapsesAt": found["lapses_at"].isoformat(),
+            },
+        ),
+    )
+
+
+async def _lapsed_in(
+    cur: Cursor, *, plan: Plan, found: objections.Due, now: datetime, contract_configured: bool
+) -> list[str]:
+    """The owner, the guardian who objected and the other accepted guardians told that it lapsed,
+    and what the deadline does now (the plan as it stands after the lapse)."""
+    gid = found["guardian_id"]
+    context = {
+        "guardianId": gid,
+        "lapsesAt": found["lapses_at"].isoformat(),
+        "stillObjected": bool(plan["objections"]),
+        "contract": contract_configured,
+        **release_path.deadline_facts(plan=plan),
+    }
+    row_ids = [
+        await outbox.add(
+            cur,
+            kind="objection_lapsed_objector",
+            plan_id=plan["id"],
+            recipient_type="guardian",
+            recipient_id=gid,
+            now=now,
+            context=context,
+        )
+    ]
+    return row_ids + await announce(
+        cur,
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        owner=Email("objection_lapsed", context),
+        guardians=Email("objection_lapsed_guardian", context, exclude=[gid]),
+        timeline=Entry(
+            "guardian.objection_lapsed",
+            N_("A guardian's objection lapsed: you did not check in while it held the deadline back"),
+            {"actor": "scheduler", "guardianId": gid},
+        ),
+    )

@@ -6,7 +6,7 @@ locked plan). What an objection does is models.flows.objections; docs/lifecycle.
 Each objection holds the deadline back only for a window that runs from the guardian's first
 objection in the round (`lapses_at`, never moved): the owner is the one person who can show
 they are alive, and is asked to; an objection they do not confirm lapses
-(models.flows.objection_lapses), and that guardian cannot object again in the round.
+(models.flows.scheduler `objections_due_in`), and that guardian cannot object again in the round.
 """
 
 from __future__ import annotations
