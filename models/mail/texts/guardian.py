@@ -285,7 +285,7 @@ def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[
                 "waiting until enough guardians approve or they check in. If you know they have died or "
                 "can no longer act, please approve the release on your page; if you are unsure, do nothing."
             ).format(owner=owner)
-            + objection_lapses(d, to_owner=False),
+            + objection_lapses(d=d, to_owner=False),
         )
     chosen = d["context"].get("deadlineChosen", True)
     if d["context"].get("outcome") == "release":

@@ -21,7 +21,7 @@ def _note(d: Delivery) -> str:
     return " " + they_wrote(note=note) if note else ""
 
 
-def lapses(d: Delivery, *, to_owner: bool) -> str:
+def lapses(*, d: Delivery, to_owner: bool) -> str:
     """Until when the objection holds the deadline back (none on a row written before it lapsed)."""
     lapses = d["context"].get("lapsesAt")
     if not lapses:
@@ -103,7 +103,7 @@ def _guardian_objected(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
             "released after your cancel window. If you are well, please check in now (the link below): it "
             "ends this verification, and nothing is released."
         )
-        + lapses(d, to_owner=True),
+        + lapses(d=d, to_owner=True),
     )
 
 
@@ -131,7 +131,7 @@ def _guardian_objected_guardian(d: Delivery, links: dict[str, str]) -> tuple[str
             "If you know more, your page lets you approve the release or object too. If you are unsure, "
             "do nothing."
         ).format(owner=owner)
-        + lapses(d, to_owner=False),
+        + lapses(d=d, to_owner=False),
     )
 
 

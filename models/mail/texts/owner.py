@@ -232,7 +232,7 @@ def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]
             "A guardian objects, saying you are alive or able to act, so your plan is not released: it goes "
             "on waiting until enough guardians approve or you check in. If you are well, check in to end "
             "this verification."
-        ) + objection_lapses(d, to_owner=True)
+        ) + objection_lapses(d=d, to_owner=True)
     elif chosen:
         then = _(
             "As you chose, the plan goes on waiting: nothing is released until enough guardians approve. If "
