@@ -148,6 +148,7 @@ CONTEXTS: list[dict[str, Any]] = [
     {"beneficiaryId": "the recipient's"},
     {"proposed": None, "holdUntil": None},
     {"lapsesAt": "2026-12-12T10:00:00+00:00", "stillObjected": True},
+    {"lapsesAt": "2026-12-12T10:00:00+00:00", "outcome": "waiting", "why": "objected"},
     {
         "lapsesAt": "2026-12-12T10:00:00+00:00",
         "deadlineAt": "2026-12-13T10:00:00+00:00",

@@ -160,7 +160,9 @@ class ApprovalsSchema(BaseSchema):
         attribute="objection_count",
         metadata={
             "description": "Guardians objecting in this verification. While one does, the deadline does "
-            "not release the plan (it waits); enough approvals still do, and your check-in ends it all."
+            "not release the plan (it waits), but each objection only until its `objectionLapsesAt` "
+            "(below): unless you check in by then, it lapses and the deadline applies again. Enough "
+            "approvals still release, and your check-in ends it all."
         },
     )
     guardians = fields.List(fields.Nested(ApprovalGuardianSchema), required=True, attribute="approvals")

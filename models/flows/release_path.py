@@ -301,6 +301,7 @@ async def verification_timeout_in(
     window still running; otherwise the plan goes on waiting. Either way the owner (with a
     check-in link) and the guardians are told, once: the scheduler moves `stages_done` past
     the deadline in the same transaction. None if the plan was not PendingVerification."""
+    until: datetime | None = None  # when the objection that holds it lapses
     if release:
         release_at = now + timedelta(seconds=plan["cancel_window_seconds"])
         moved = await transition(
@@ -371,6 +372,7 @@ async def verification_timeout_in(
             why="objected"
             if context["objected"]
             else ("owner_chose_wait" if plan["on_verification_timeout"] == "wait" else "onchain"),
+            until=until if not release else None,
         )
     )
     return told + await announce(

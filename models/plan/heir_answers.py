@@ -51,10 +51,17 @@ async def record_in(
 
 
 async def tell_in(
-    cur: Cursor, *, plan_id: str, outcome: Outcome, now: datetime, why: Why | None = None
+    cur: Cursor,
+    *,
+    plan_id: str,
+    outcome: Outcome,
+    now: datetime,
+    why: Why | None = None,
+    until: datetime | None = None,
 ) -> list[str]:
     """Each heir whose request of this plan has no final answer yet is told `outcome` (one email
-    per heir, however often they asked); returns the outbox ids to enqueue after COMMIT."""
+    per heir, however often they asked); returns the outbox ids to enqueue after COMMIT. `until`:
+    when the objection that holds it lapses unless the owner checks in."""
     open_only = "outcome IS NULL" if outcome == "waiting" else "(outcome IS NULL OR outcome = 'waiting')"
     await cur.execute(
         f"UPDATE heir_requests SET outcome = %s, outcome_at = %s WHERE plan_id = %s AND {open_only}"
@@ -70,7 +77,8 @@ async def tell_in(
             recipient_type="beneficiary",
             recipient_id=heir,
             now=now,
-            context={"outcome": outcome, "why": why},
+            context={"outcome": outcome, "why": why}
+            | ({"lapsesAt": until.isoformat()} if until is not None else {}),
         )
         for heir in heirs
     ]

@@ -8,6 +8,7 @@ from core.text.i18n import _
 from models.delivery.deliveries import Delivery
 from models.mail.texts.common import Template
 from models.mail.texts.common import owner_name as _owner
+from models.mail.texts.common import when as _when
 from models.mail.texts.heir import sympathy
 
 
@@ -80,6 +81,11 @@ def _outcome(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
             "them confirming, and nothing was released, because one of the guardians told us that it "
             "is a mistake: they know {owner} is alive or able to act."
         )
+        if d["context"].get("lapsesAt"):
+            said += " " + _(
+                "That objection lapses on {date} unless {owner} checks in by then; the deadline then "
+                "applies again, and you will hear from us."
+            ).format(date=_when(value=d["context"]["lapsesAt"]), owner="{owner}")
     elif why == "onchain":
         said = _(
             "The time for {owner}'s guardians to answer your request has passed without enough of "
