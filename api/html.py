@@ -40,6 +40,8 @@ PAGE_PREFIXES = (
     "/guardian/",
     "/confirm-email/",
     "/confirm-address/",
+    "/stop-address/",
+    "/address-looks-wrong/",
     "/stop-emails/",
     "/dev/mail/",
 )

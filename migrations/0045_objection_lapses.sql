@@ -23,3 +23,17 @@ UPDATE plans p SET objection_due_at = d.due
  WHERE d.plan_id = p.id AND d.round = p.verification_round AND p.status = 'PendingVerification';
 UPDATE plans SET next_due_at = least(next_due_at, objection_due_at)
  WHERE objection_due_at IS NOT NULL AND status = 'PendingVerification';
+
+-- An heir can stop a change of their own address (docs/lifecycle.md "A corrected heir address"):
+-- while a corrected address holds after the release, the heir at their old address gets a
+-- one-button link that stops it. The link is a capability: only its SHA-256 digest is kept
+-- (`stop_digest`, with the key id it was made under), as for the guardians' pages. A stop by
+-- that heir is `stopped_by_heir`. The other heirs cannot stop it; their "This looks wrong" tells
+-- the guardians and the heir concerned and extends the hold once (`doubted_at`, `doubted_by`).
+ALTER TABLE address_changes ADD COLUMN IF NOT EXISTS stop_digest bytea;
+ALTER TABLE address_changes ADD COLUMN IF NOT EXISTS stop_key_id text;
+ALTER TABLE address_changes ADD COLUMN IF NOT EXISTS stopped_by_heir boolean NOT NULL DEFAULT false;
+ALTER TABLE address_changes ADD COLUMN IF NOT EXISTS doubted_at timestamptz;
+ALTER TABLE address_changes ADD COLUMN IF NOT EXISTS doubted_by uuid REFERENCES beneficiaries (id) ON DELETE SET NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS address_changes_stop_digest ON address_changes (stop_digest)
+    WHERE stop_digest IS NOT NULL;

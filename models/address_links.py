@@ -2,6 +2,12 @@
 (`check_address`), and the link that confirms it: the change's id and an HMAC of it under a
 key-ring subkey, nothing stored; checked under every key of the ring, so a rotation breaks no
 link in a sent email. Single use by the change's status.
+
+While it holds, two more links (models.plan.guardianships.heir_stops): the heir's own "Stop",
+emailed to their old address (an HMAC of the change's id under its own subkey; only its SHA-256
+digest is stored, with the key id, and the page looks it up by that digest, as the guardians'
+pages do), and each other heir's "This looks wrong" (their id and the change's, with an HMAC of
+both: it proves only that this heir was told of this change, and stops nothing).
 """
 
 from __future__ import annotations
@@ -10,6 +16,8 @@ import hashlib
 import hmac
 import re
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
 from core.errors import BadRequest
 from core.files.crypto import KeyRing
@@ -18,6 +26,10 @@ from core.text.i18n import N_, _
 PURPOSE = "address-confirmation"
 TOKEN_RE = re.compile(r"[0-9a-f]{64}")
 PATH = "/confirm-address/"
+STOP_PURPOSE, STOP_PATH = "address-stop", "/stop-address/"
+# The heirs' emails about a holding change, which carry their "Stop" or "This looks wrong".
+HEIR_LINK_KINDS = frozenset({"address_change_holding", "address_change_doubted"})
+DOUBT_PURPOSE, DOUBT_PATH, DOUBT_RE = "address-doubt", "/address-looks-wrong/", re.compile(r"[0-9a-f]{96}")
 
 
 def token_for(ring: KeyRing, *, change_id: str, key_id: str | None = None) -> str:
@@ -83,3 +95,46 @@ def unreachable(*, name: str, short: bool) -> str:
 def short_of_guardians(*, accepted: int, needed: int) -> bool:
     """Too few accepted guardians to reach the threshold a corrected address needs."""
     return accepted < needed
+
+
+def stop_token(ring: KeyRing, *, change_id: str, key_id: str) -> str:
+    """The heir's own "Stop" link for this change (256 bits; only its digest is stored)."""
+    return hmac.new(ring.subkey(key_id, STOP_PURPOSE), change_id.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def digest(*, token: str) -> bytes:
+    return hashlib.sha256(token.encode("ascii")).digest()
+
+
+def doubt_token(ring: KeyRing, *, change_id: str, beneficiary_id: str, key_id: str | None = None) -> str:
+    """Another heir's "This looks wrong" link: both ids and an HMAC of them (nothing stored)."""
+    ids = uuid.UUID(change_id).hex + uuid.UUID(beneficiary_id).hex
+    mac = hmac.new(ring.subkey(key_id or ring.primary_id, DOUBT_PURPOSE), ids.encode("ascii"), hashlib.sha256)
+    return ids + mac.hexdigest()[:32]
+
+
+def doubt_ids(ring: KeyRing, *, token: str) -> tuple[str, str] | None:
+    """(change id, heir id) a genuine "This looks wrong" token names; None otherwise."""
+    if not DOUBT_RE.fullmatch(token):
+        return None
+    change_id, heir_id = str(uuid.UUID(token[:32])), str(uuid.UUID(token[32:64]))
+    for key_id in ring.key_ids:
+        if hmac.compare_digest(
+            token, doubt_token(ring, change_id=change_id, beneficiary_id=heir_id, key_id=key_id)
+        ):
+            return change_id, heir_id
+    return None
+
+
+def heir_links(ring: KeyRing, *, d: Mapping[str, Any], base_url: str) -> dict[str, str]:
+    """The links an heir's email about a holding change carries: the heir concerned, at the
+    address on record (their old one), their "Stop"; every other heir their "This looks wrong".
+    None on a row written before these links (no `stopKeyId`)."""
+    context = d["context"]
+    change_id, key_id = context.get("changeId"), context.get("stopKeyId")
+    if d["recipient_type"] != "beneficiary" or not change_id or not key_id:
+        return {}
+    if d["beneficiary_id"] == context.get("beneficiaryId"):
+        return {"stop": f"{base_url}{STOP_PATH}{stop_token(ring, change_id=change_id, key_id=key_id)}"}
+    token = doubt_token(ring, change_id=change_id, beneficiary_id=str(d["beneficiary_id"]))
+    return {"doubt": f"{base_url}{DOUBT_PATH}{token}"}

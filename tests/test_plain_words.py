@@ -147,6 +147,8 @@ CONTEXTS: list[dict[str, Any]] = [
     {"mayAsk": False},
     {"beneficiaryId": "the recipient's"},
     {"proposed": None, "holdUntil": None},
+    {"changeId": "5f0c3c4e-0000-4000-8000-000000000001", "stopKeyId": "k1", "holdUntil": None},
+    {"byHeir": True},
     {"lapsesAt": "2026-12-12T10:00:00+00:00", "stillObjected": True},
     {"lapsesAt": "2026-12-12T10:00:00+00:00", "outcome": "waiting", "why": "objected"},
     {
@@ -185,6 +187,7 @@ AUDIENCE: dict[str, tuple[str, ...]] = {
     "address_change_proposed": ("guardian",),
     "address_change_holding": ("guardian", "beneficiary"),
     "address_change_stopped": ("guardian",),
+    "address_change_doubted": ("guardian", "beneficiary"),
     "address_change_undeliverable": ("guardian",),
     "address_confirmation": ("beneficiary",),
 }

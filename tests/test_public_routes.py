@@ -62,6 +62,12 @@ EXPECTED_PUBLIC = {
     ("GET", "/confirm-address/{token}"),
     ("HEAD", "/confirm-address/{token}"),
     ("POST", "/confirm-address/{token}"),
+    ("GET", "/stop-address/{token}"),
+    ("HEAD", "/stop-address/{token}"),
+    ("POST", "/stop-address/{token}"),
+    ("GET", "/address-looks-wrong/{token}"),
+    ("HEAD", "/address-looks-wrong/{token}"),
+    ("POST", "/address-looks-wrong/{token}"),
     # An heir who lost their link asks for it by address (the twin of POST /api/claim/resend).
     ("GET", "/claim"),
     ("HEAD", "/claim"),

@@ -1,7 +1,11 @@
 """A corrected heir address, the guardian's side (signed in) and the heir's confirmation page:
 `POST /api/legacy/guardianships/:planId/beneficiaries/:id/address` proposes, `…/address-changes/
 :changeId/agree` and `…/stop` decide, `/confirm-address/<token>` confirms (one button; a GET
-changes nothing). models.plan.guardianships.address_changes decides; docs/lifecycle.md."""
+changes nothing). While a change holds, the heir at their old address stops it at
+`/stop-address/<token>`, and every other heir can say it looks wrong at
+`/address-looks-wrong/<token>` (one button each; a GET changes nothing;
+models.plan.guardianships.heir_stops). models.plan.guardianships.address_changes decides;
+docs/lifecycle.md."""
 
 from __future__ import annotations
 
@@ -16,11 +20,14 @@ from api.keys import USER_ID, context
 from api.plan.guardianships.schemas import AddressChangeSchema, AddressProposalSchema, address_change_schema
 from api.public import public
 from api.schemas import error_responses
+from core.text import i18n
 from core.text.i18n import _
-from models.plan.guardianships import address_changes
+from models.plan.guardianships import address_changes, heir_stops
 
 routes = web.RouteTableDef()
 PAGE = "/confirm-address/{token}"
+STOP_PAGE = "/stop-address/{token}"
+DOUBT_PAGE = "/address-looks-wrong/{token}"
 
 
 @routes.post("/api/legacy/guardianships/{planId}/beneficiaries/{beneficiaryId}/address")
@@ -124,7 +131,7 @@ async def _miss(request: web.Request) -> NoReturn:
 )
 async def confirm_page(request: web.Request) -> web.Response:
     ctx = context(request)
-    heir = await address_changes.reader_if_live(ctx.pool, ctx.ring, token=request.match_info["token"])
+    heir = await heir_stops.reader_if_live(ctx.pool, ctx.ring, token=request.match_info["token"])
     if heir is None:
         await _miss(request)
     with html.speaking(request, **heir):
@@ -145,10 +152,127 @@ async def confirm_page(request: web.Request) -> web.Response:
 async def confirm_address(request: web.Request) -> web.Response:
     ctx = context(request)
     token = request.match_info["token"]
-    heir = await address_changes.reader_if_live(ctx.pool, ctx.ring, token=token)
+    heir = await heir_stops.reader_if_live(ctx.pool, ctx.ring, token=token)
     if heir is not None:
         html.negotiate(request, **heir)  # read before the confirmation uses the link up
     if not await address_changes.confirm(ctx.pool, ctx.redis, ctx.ring, token=token, now=ctx.now()):
         await _miss(request)
     with html.speaking(request):
         return html.render("confirm_address_done.html", reader=request, title=_("Thank you"))
+
+
+def _until(view: heir_stops.HeirView) -> str:
+    return i18n.when(view["hold_until"]) if view["hold_until"] else _("soon")
+
+
+@routes.get(STOP_PAGE)
+@public
+@docs(
+    tags=["pages"],
+    summary="An heir's own stop of a change of their address: one button, nothing done on GET",
+    description="What the link emailed to the heir's old address opens while a corrected address holds "
+    "after the release, and until the new address confirms. Its button posts back here. A link that "
+    "stops nothing (unknown, stopped, confirmed) is the 404 page.",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+async def stop_page(request: web.Request) -> web.Response:
+    ctx = context(request)
+    view = await heir_stops.stop_view(ctx.pool, ctx.ring, token=request.match_info["token"])
+    if view is None:
+        await _miss(request)
+    with html.speaking(request, **view["reader"]):
+        return html.render(
+            "address_stop.html",
+            reader=request,
+            title=_("Stop the change of your address"),
+            action=request.path,
+            mode="stop",
+            owner=view["owner"],
+            heir=view["heir_name"] or "",
+            until=_until(view),
+            doubted=view["doubted"],
+        )
+
+
+@routes.post(STOP_PAGE)
+@public
+@docs(
+    tags=["pages"],
+    summary="Stop the change of your address (the page's button)",
+    description="The change ends, nothing changes, and the guardians are told; 404 page as the GET.",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+async def stop_by_heir(request: web.Request) -> web.Response:
+    ctx = context(request)
+    view = await heir_stops.stop(
+        ctx.pool, ctx.redis, ctx.ring, token=request.match_info["token"], now=ctx.now()
+    )
+    if view is None:
+        await _miss(request)
+    with html.speaking(request, **view["reader"]):
+        return html.render(
+            "address_stop_done.html", reader=request, title=_("The change is stopped"), mode="stop", heir=""
+        )
+
+
+@routes.get(DOUBT_PAGE)
+@public
+@docs(
+    tags=["pages"],
+    summary="Another heir's \"This looks wrong\" about a change of an heir's address: nothing done on GET",
+    description="What the link emailed to the other heirs opens while a corrected address holds. It "
+    "stops nothing: its button tells the guardians and the heir concerned, and extends the hold once. "
+    "A link for a change no longer holding is the 404 page.",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+async def doubt_page(request: web.Request) -> web.Response:
+    ctx = context(request)
+    view = await heir_stops.doubt_view(ctx.pool, ctx.ring, token=request.match_info["token"])
+    if view is None:
+        await _miss(request)
+    with html.speaking(request, **view["reader"]):
+        return html.render(
+            "address_stop.html",
+            reader=request,
+            title=_("Does this look wrong?"),
+            action=request.path,
+            mode="doubt",
+            owner=view["owner"],
+            heir=view["heir_name"] or "",
+            until=_until(view),
+            doubted=view["doubted"],
+        )
+
+
+@routes.post(DOUBT_PAGE)
+@public
+@docs(
+    tags=["pages"],
+    summary="Say a change of an heir's address looks wrong (the page's button)",
+    description="The first time: the guardians and the heir concerned are told and the hold is extended "
+    "once by 7 days; later, nothing more. 404 page as the GET.",
+    produces=["text/html"],
+    responses={200: {"description": "The page"}},
+)
+async def doubt(request: web.Request) -> web.Response:
+    ctx = context(request)
+    token = request.match_info["token"]
+    view = await heir_stops.doubt_view(ctx.pool, ctx.ring, token=token)
+    said = (
+        None
+        if view is None
+        else await heir_stops.doubt(ctx.pool, ctx.redis, ctx.ring, token=token, now=ctx.now())
+    )
+    if view is None or said is None:
+        await _miss(request)
+    with html.speaking(request, **view["reader"]):
+        return html.render(
+            "address_stop_done.html",
+            reader=request,
+            title=_("Thank you"),
+            mode=said,
+            heir=view["heir_name"] or "",
+        )

@@ -72,6 +72,8 @@ def _holding(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
                 "that, the new address is asked to confirm, and only then is the link sent there."
             ).format(owner=owner, heir=heir, until=until),
         )
+    if "stop" in links or "doubt" in links:
+        return _to_heirs(d, links, until=until)
     if d["beneficiary_id"] == d["context"].get("beneficiaryId"):
         return (
             _("Your address for a legacy plan is about to change"),
@@ -92,8 +94,71 @@ def _holding(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
+def _to_heirs(d: Delivery, links: dict[str, str], *, until: str) -> tuple[str, str]:
+    """The heirs' email while a change holds: the heir concerned can stop it from here; another heir
+    can only say it looks wrong (models.plan.guardianships.heir_stops)."""
+    owner, heir = _owner(d=d), _heir(d)
+    if "stop" in links:
+        return (
+            _("Your address for a legacy plan is about to change"),
+            _("From {until}, your link would go to a new address that the guardians chose.").format(
+                until=until
+            )
+            + " "
+            + _(
+                "The guardians of {owner}'s plan believe this address no longer reaches you. If it is still "
+                "yours, stop the change here (one button): it ends, your link stays at this address, and the "
+                "guardians are told. It works until the new address is confirmed:\n\n{link}"
+            ).format(owner=owner, link=links["stop"]),
+        )
+    return (
+        _("{heir}'s address is about to change").format(heir=heir),
+        _("From {until}, {heir}'s link would go to a new address that the guardians chose.").format(
+            until=until, heir=heir
+        )
+        + " "
+        + _(
+            "Only {heir} and the guardians of {owner}'s plan can stop it. If it looks wrong to you, say so "
+            "here: the guardians and {heir} are told, and the change waits 7 days longer (once). Otherwise "
+            "there is nothing you need to do:\n\n{link}"
+        ).format(heir=heir, owner=owner, link=links["doubt"]),
+    )
+
+
+def _doubted(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+    until, owner, heir = when(value=d["context"].get("holdUntil")), _owner(d=d), _heir(d)
+    if d["recipient_type"] == "guardian":
+        return (
+            _("A beneficiary says {heir}'s new address looks wrong").format(heir=heir),
+            _(
+                "Another beneficiary of {owner}'s plan says the new email address the guardians agreed for "
+                "{heir} looks wrong. The change now waits until {until}. If you have any doubt, stop it from "
+                "your page; {heir} can stop it too, from their current address."
+            ).format(owner=owner, heir=heir, until=until),
+        )
+    said = _(
+        "Another beneficiary of {owner}'s plan says the new email address the guardians agreed for you "
+        "looks wrong, so we tell you again: from {until}, your link would go to a new address that the "
+        "guardians chose."
+    ).format(owner=owner, until=until)
+    if "stop" in links:
+        said += " " + _(
+            "If this address is still yours, stop the change here (one button): it ends, and your link "
+            "stays at this address:\n\n{link}"
+        ).format(link=links["stop"])
+    return (_("Your address for a legacy plan is about to change"), said)
+
+
 def _stopped(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     guardian, heir = d["about_guardian_name"] or _(ANOTHER_GUARDIAN), _heir(d)
+    if d["context"].get("byHeir"):
+        return (
+            _("The new address for {heir} was stopped").format(heir=heir),
+            _(
+                "{heir} stopped the new email address proposed for them in {owner}'s plan, from the address "
+                "we already had. Nothing changed: their link stays at that address."
+            ).format(heir=heir, owner=_owner(d=d)),
+        )
     return (
         _("The new address for {heir} was stopped").format(heir=heir),
         _(
@@ -129,6 +194,7 @@ TEMPLATES: dict[str, Template] = {
     "address_change_proposed": _change_proposed,
     "address_change_holding": _holding,
     "address_change_stopped": _stopped,
+    "address_change_doubted": _doubted,
     "address_change_undeliverable": _undeliverable,
     "address_confirmation": _confirmation,
 }

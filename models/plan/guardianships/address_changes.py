@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from arq.connections import ArqRedis
 
@@ -27,15 +27,15 @@ from core.errors import Conflict, NotFound
 from core.files.crypto import KeyRing
 from core.text.i18n import N_
 from models import plans, sealed_text
-from models.address_links import change_id_of
+from models.address_links import change_id_of, digest, stop_token
 from models.claim.wallet_changes import PENDING_FOR
-from models.common import Recorded, parse_id
+from models.common import parse_id
 from models.contents import beneficiaries
 from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
 from models.delivery.budget import Budget
 from models.delivery.outbox import UNDELIVERABLE
-from models.plan.guardianships import address_suggestions
+from models.plan.guardianships import address_suggestions, open_addresses
 from models.plan.guardianships.membership import Membership, locked
 from models.plan.guardianships.open_addresses import OPEN, UNREACHED
 from models.plans import APPROVED, RELEASED, Plan
@@ -49,19 +49,6 @@ class Proposal(TypedDict):  # what the guardian's answer says of the change
     approvals: int
     threshold: int
     hold_until: datetime | None
-
-
-async def _heir(cur: Cursor, ring: KeyRing, *, plan: Plan, raw_beneficiary_id: str) -> dict[str, Any]:
-    beneficiary_id = parse_id(raw=raw_beneficiary_id, what="Beneficiary")
-    await cur.execute(
-        f"SELECT b.id::text AS id, {sealed_text.select_list(table='beneficiaries', alias='b')}"
-        " FROM beneficiaries b WHERE b.id = %s AND b.user_id = %s",
-        (beneficiary_id, plan["user_id"]),
-    )
-    row = await cur.fetchone()
-    if row is None:
-        raise NotFound("Beneficiary")
-    return sealed_text.open_row(ring, table="beneficiaries", row=row)
 
 
 async def propose(
@@ -83,7 +70,7 @@ async def propose(
         plan, member = await locked(
             cur, ring, user_id=user_id, raw_plan_id=raw_plan_id, guardian_id=guardian_id
         )
-        heir = await _heir(cur, ring, plan=plan, raw_beneficiary_id=raw_beneficiary_id)
+        heir = await open_addresses.heir(cur, ring, plan=plan, raw_beneficiary_id=raw_beneficiary_id)
         if sealed_text.normalise(value=heir["email"] or "") == sealed_text.normalise(value=email):
             raise Conflict("This is already the address we have for this beneficiary.")
         released = plan["status"] == RELEASED or (plan["status"] == APPROVED and plan["ready_at"] is not None)
@@ -125,7 +112,9 @@ async def propose(
                 "hold_until": None,
             }
         else:
-            proposal, row_ids = await _agree_in(cur, plan=plan, member=member, change_id=change_id, now=now)
+            proposal, row_ids = await _agree_in(
+                cur, ring, plan=plan, member=member, change_id=change_id, now=now
+            )
     await outbox.enqueue(redis, row_ids=row_ids)
     return proposal
 
@@ -147,13 +136,13 @@ async def agree(
         plan, member = await locked(
             cur, ring, user_id=user_id, raw_plan_id=raw_plan_id, guardian_id=guardian_id
         )
-        proposal, row_ids = await _agree_in(cur, plan=plan, member=member, change_id=change_id, now=now)
+        proposal, row_ids = await _agree_in(cur, ring, plan=plan, member=member, change_id=change_id, now=now)
     await outbox.enqueue(redis, row_ids=row_ids)
     return proposal
 
 
 async def _agree_in(
-    cur: Cursor, *, plan: Plan, member: Membership, change_id: str, now: datetime
+    cur: Cursor, ring: KeyRing, *, plan: Plan, member: Membership, change_id: str, now: datetime
 ) -> tuple[Proposal, list[str]]:
     await cur.execute(
         "SELECT beneficiary_id::text AS beneficiary_id, status, hold_until FROM address_changes"
@@ -164,7 +153,7 @@ async def _agree_in(
     if change is None:
         raise NotFound("Address change")
     if change["status"] != "pending":
-        raise Conflict(_decided(change["status"]))
+        raise Conflict(open_addresses.decided(change["status"]))
     if not await unless_duplicate(
         cur,
         "INSERT INTO address_change_approvals (change_id, guardian_id, created_at) VALUES (%s, %s, %s)",
@@ -210,13 +199,16 @@ async def _agree_in(
             timeline=entry,
         )
         return proposal, row_ids
-    hold_until = now + PENDING_FOR
+    hold_until, key_id = now + PENDING_FOR, ring.primary_id
+    # The heir's own "Stop", emailed to their old address: only its digest is kept.
+    stop_digest = digest(token=stop_token(ring, change_id=change_id, key_id=key_id))
     await cur.execute(
-        "UPDATE address_changes SET status = 'holding', hold_until = %s WHERE id = %s",
-        (hold_until, change_id),
+        "UPDATE address_changes SET status = 'holding', hold_until = %s, stop_digest = %s, stop_key_id = %s"
+        " WHERE id = %s",
+        (hold_until, stop_digest, key_id, change_id),
     )
     await announce(cur, plan_id=plan["id"], owner_id=plan["user_id"], now=now, timeline=entry)
-    context = {**about, "holdUntil": hold_until.isoformat()}
+    context = {**about, "holdUntil": hold_until.isoformat(), "stopKeyId": key_id}
     row_ids = await announce(
         cur,
         plan_id=plan["id"],
@@ -235,17 +227,6 @@ async def _agree_in(
         ),
     )
     return {**proposal, "status": "holding", "hold_until": hold_until}, row_ids
-
-
-def _decided(status: str) -> str:  # why a change cannot be agreed to or stopped now
-    return {
-        "holding": "Enough guardians have agreed already: this address waits out its 7 days.",
-        "confirming": "This address has been agreed; we are waiting for the beneficiary to confirm it.",
-        "applied": "This address is already the beneficiary's.",
-        "stopped": "A guardian stopped this address; nothing changed.",
-        "to_owner": "This proposal went to the plan's owner, who decides.",
-        UNREACHED: "This address could not be reached; nothing changed. You can propose another.",
-    }.get(status, "This address change is decided already.")
 
 
 async def stop(
@@ -280,7 +261,7 @@ async def stop(
             found = await cur.fetchone()
             if found is None:
                 raise NotFound("Address change")
-            raise Conflict(_decided(found["status"]))
+            raise Conflict(open_addresses.decided(found["status"]))
         row_ids = await announce(
             cur,
             plan_id=plan["id"],
@@ -300,6 +281,29 @@ async def stop(
         )
     await outbox.enqueue(redis, row_ids=row_ids)
     return {"id": change_id, "status": "stopped", "approvals": 0, "threshold": 0, "hold_until": None}
+
+
+async def heir_stopped_in(cur: Cursor, *, change_id: str, now: datetime) -> bool:
+    """The heir concerned stopped it from their old address (models.plan.guardianships.heir_stops),
+    until the new address confirms; False once decided."""
+    await cur.execute(
+        "UPDATE address_changes SET status = 'stopped', stopped_by_heir = true, decided_at = %s"
+        " WHERE id = %s AND status = ANY(%s) RETURNING id",
+        (now, change_id, list(OPEN)),
+    )
+    return await cur.fetchone() is not None
+
+
+async def doubted_in(cur: Cursor, *, change_id: str, beneficiary_id: str, now: datetime) -> datetime | None:
+    """Another heir says it looks wrong: the first time, while it holds, the hold is extended
+    once by PENDING_FOR; returns the new end of the hold (None: already doubted, or decided)."""
+    await cur.execute(
+        "UPDATE address_changes SET doubted_at = %s, doubted_by = %s, hold_until = hold_until + %s"
+        " WHERE id = %s AND status = 'holding' AND doubted_at IS NULL RETURNING hold_until",
+        (now, beneficiary_id, PENDING_FOR, change_id),
+    )
+    row = await cur.fetchone()
+    return None if row is None else row["hold_until"]
 
 
 async def sweep(pool: Pool, redis: ArqRedis, ring: KeyRing, *, now: datetime, budget: Budget) -> int:
@@ -351,21 +355,6 @@ async def sweep(pool: Pool, redis: ArqRedis, ring: KeyRing, *, now: datetime, bu
             )
     await outbox.enqueue(redis, row_ids=row_ids)
     return len(rows)
-
-
-async def reader_if_live(pool: Pool, ring: KeyRing, *, token: str) -> Recorded | None:
-    """The heir's recorded language and zone if the link would confirm now, else None (a read)."""
-    change_id = change_id_of(ring, token=token)
-    if change_id is None:
-        return None
-    async with transaction(pool) as cur:
-        await cur.execute(
-            "SELECT b.locale, b.time_zone FROM address_changes c"
-            " JOIN beneficiaries b ON b.id = c.beneficiary_id WHERE c.id = %s AND c.status = 'confirming'",
-            (change_id,),
-        )
-        row = await cur.fetchone()
-    return None if row is None else Recorded(locale=row["locale"], time_zone=row["time_zone"])
 
 
 async def confirm(pool: Pool, redis: ArqRedis, ring: KeyRing, *, token: str, now: datetime) -> bool:

@@ -10,12 +10,14 @@ models.plan.guardianships.address_changes, their one writer.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from core.db import Cursor
+from core.errors import NotFound
 from core.files.crypto import KeyRing
 from models import sealed_text
-from models.common import as_record
+from models.common import as_record, parse_id
+from models.plans import Plan
 
 OPEN = ("pending", "holding", "confirming")  # still running: another for the heir waits
 UNREACHED = "undeliverable"  # ended, its new address never reached: shown while it is the heir's latest
@@ -87,3 +89,29 @@ async def of_plans(
         plan_id = row.pop("plan_id")
         result.setdefault(plan_id, []).append(as_record(ListedChange, row=row))
     return result
+
+
+async def heir(cur: Cursor, ring: KeyRing, *, plan: Plan, raw_beneficiary_id: str) -> dict[str, Any]:
+    """The plan's heir a guardian names (404 for any other), opened."""
+    beneficiary_id = parse_id(raw=raw_beneficiary_id, what="Beneficiary")
+    await cur.execute(
+        f"SELECT b.id::text AS id, {sealed_text.select_list(table='beneficiaries', alias='b')}"
+        " FROM beneficiaries b WHERE b.id = %s AND b.user_id = %s",
+        (beneficiary_id, plan["user_id"]),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        raise NotFound("Beneficiary")
+    return sealed_text.open_row(ring, table="beneficiaries", row=row)
+
+
+def decided(status: str) -> str:
+    """Why a change cannot be agreed to or stopped now."""
+    return {
+        "holding": "Enough guardians have agreed already: this address waits out its 7 days.",
+        "confirming": "This address has been agreed; we are waiting for the beneficiary to confirm it.",
+        "applied": "This address is already the beneficiary's.",
+        "stopped": "A guardian stopped this address; nothing changed.",
+        "to_owner": "This proposal went to the plan's owner, who decides.",
+        UNREACHED: "This address could not be reached; nothing changed. You can propose another.",
+    }.get(status, "This address change is decided already.")
