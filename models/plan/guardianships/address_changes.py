@@ -153,7 +153,7 @@ async def _agree_in(
     if change is None:
         raise NotFound("Address change")
     if change["status"] != "pending":
-        raise Conflict(open_addresses.decided(change["status"]))
+        raise Conflict(open_addresses.decided(status=change["status"]))
     if not await unless_duplicate(
         cur,
         "INSERT INTO address_change_approvals (change_id, guardian_id, created_at) VALUES (%s, %s, %s)",
@@ -261,7 +261,7 @@ async def stop(
             found = await cur.fetchone()
             if found is None:
                 raise NotFound("Address change")
-            raise Conflict(open_addresses.decided(found["status"]))
+            raise Conflict(open_addresses.decided(status=found["status"]))
         row_ids = await announce(
             cur,
             plan_id=plan["id"],

@@ -105,7 +105,7 @@ async def heir(cur: Cursor, ring: KeyRing, *, plan: Plan, raw_beneficiary_id: st
     return sealed_text.open_row(ring, table="beneficiaries", row=row)
 
 
-def decided(status: str) -> str:
+def decided(*, status: str) -> str:
     """Why a change cannot be agreed to or stopped now."""
     return {
         "holding": "Enough guardians have agreed already: this address waits out its 7 days.",
