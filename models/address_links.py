@@ -132,7 +132,12 @@ def heir_links(ring: KeyRing, *, d: Mapping[str, Any], base_url: str) -> dict[st
     None on a row written before these links (no `stopKeyId`)."""
     context = d["context"]
     change_id, key_id = context.get("changeId"), context.get("stopKeyId")
-    if d["recipient_type"] != "beneficiary" or not change_id or not key_id:
+    if (
+        d["kind"] not in HEIR_LINK_KINDS
+        or d["recipient_type"] != "beneficiary"
+        or not change_id
+        or not key_id
+    ):
         return {}
     if d["beneficiary_id"] == context.get("beneficiaryId"):
         return {"stop": f"{base_url}{STOP_PATH}{stop_token(ring, change_id=change_id, key_id=key_id)}"}

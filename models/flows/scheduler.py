@@ -171,23 +171,10 @@ async def _pending(
     Objections come first: an owner's reminder, or a lapse that brings the deadline back (its
     warnings then go out here, before anything can be released)."""
     plan, warned = await objections_due_in(cur, plan=plan, now=now, contract_configured=contract_configured)
-    if release_possible(plan=plan, contract_configured=contract_configured):
-        warnings = owner_warnings(plan=plan)
-        first_warning = plan["deadline_stage_done"]
-        due_warnings = [i for i in range(first_warning, len(warnings)) if warnings[i][1] <= now]
-        if due_warnings:
-            # The latest due one only: after an outage, the final warning rather than both.
-            stage = due_warnings[-1]
-            warned += await release_path.warn_owner_in(
-                cur, plan=plan, now=now, stage=warnings[stage][0], stages_done=stage + 1
-            )
-            plan = await plans.get_by_id(cur, plan_id=plan["id"]) or plan
-    elif plan["deadline_stage_done"] < len(owner_warnings(plan=plan)):
-        # A plan set to release before a contract was configured: its deadline waits, so there
-        # is nothing to warn of (and the stages must not stay due).
-        plan = await update_schedule(
-            cur, plan_id=plan["id"], values={"deadline_stage_done": len(owner_warnings(plan=plan))}
-        )
+    plan, owner_warned = await _warn_owner_in(
+        cur, plan=plan, now=now, contract_configured=contract_configured
+    )
+    warned += owner_warned
     stages = verification_stages(plan=plan)
     first = plan["verification_stage_done"]
     due = [index for index in range(first, len(stages)) if stages[index][1] <= now]
@@ -234,6 +221,32 @@ async def _pending(
     )
     await update_schedule(cur, plan_id=plan["id"], values={"verification_stage_done": done})
     return "guardians_reminded", warned + row_ids
+
+
+async def _warn_owner_in(
+    cur: Cursor, *, plan: Plan, now: datetime, contract_configured: bool
+) -> tuple[Plan, list[str]]:
+    """The owner's warnings before a deadline that releases, the latest due one only; returns the
+    plan as it then stands and the outbox ids."""
+    warned: list[str] = []
+    if release_possible(plan=plan, contract_configured=contract_configured):
+        warnings = owner_warnings(plan=plan)
+        first_warning = plan["deadline_stage_done"]
+        due_warnings = [i for i in range(first_warning, len(warnings)) if warnings[i][1] <= now]
+        if due_warnings:
+            # The latest due one only: after an outage, the final warning rather than both.
+            stage = due_warnings[-1]
+            warned = await release_path.warn_owner_in(
+                cur, plan=plan, now=now, stage=warnings[stage][0], stages_done=stage + 1
+            )
+            plan = await plans.get_by_id(cur, plan_id=plan["id"]) or plan
+    elif plan["deadline_stage_done"] < len(owner_warnings(plan=plan)):
+        # A plan set to release before a contract was configured: its deadline waits, so there
+        # is nothing to warn of (and the stages must not stay due).
+        plan = await update_schedule(
+            cur, plan_id=plan["id"], values={"deadline_stage_done": len(owner_warnings(plan=plan))}
+        )
+    return plan, warned
 
 
 def release_possible(*, plan: Plan, contract_configured: bool) -> bool:

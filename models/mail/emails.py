@@ -138,8 +138,7 @@ def _render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email
     if d["kind"] == "address_confirmation":
         token = address_links.token_for(ring, change_id=d["context"]["changeId"])
         links["confirm"] = address_links.url(base_url=base_url, token=token)
-    if d["kind"] in address_links.HEIR_LINK_KINDS:
-        links |= address_links.heir_links(ring, d=d, base_url=base_url)
+    links |= address_links.heir_links(ring, d=d, base_url=base_url)  # an heir's "Stop", "This looks wrong"
     if app_url and app_url != base_url and d["kind"] in SIGN_IN_KINDS:
         links["app"] = app_url  # the web client, where a deployment has one: where to sign in
     if d["recipient_type"] == "guardian" and d["guardian_id"] and d["guardian_page_version"]:

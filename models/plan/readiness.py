@@ -123,9 +123,8 @@ def _one_silent_guardian_holds_it(*, plan: Plan, known: Facts) -> bool:
     return waits and accepted > 0 and threshold(plan=plan, standing=known["standing_guardians"]) == accepted
 
 
-def warnings(*, plan: Plan, known: Facts) -> list[str]:
-    """Advice that never blocks anything: what would make the plan fail its owner (in the
-    reader's language, as readiness)."""
+def _guardians_and_deadline(*, plan: Plan, known: Facts) -> list[str]:
+    """What the deadline and the guardians' number leave to chance."""
     advice = []
     if plan["verification_timeout_seconds"] is None:
         advice.append(
@@ -166,6 +165,12 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
                 "them, update their details, or add another guardian."
             ).format(names=_names(known["unresponsive_guardians"]))
         )
+    return advice
+
+
+def _requests_and_heirs(*, plan: Plan, known: Facts) -> list[str]:
+    """What the heirs' requests and early links do, and who would confirm a release."""
+    advice = []
     if not plan["allow_beneficiary_requests"]:
         advice.append(
             _(
@@ -214,6 +219,13 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
                 "dishonest, could release it. Add guardians and ask for at least two approvals."
             )
         )
+    return advice
+
+
+def warnings(*, plan: Plan, known: Facts) -> list[str]:
+    """Advice that never blocks anything: what would make the plan fail its owner (in the
+    reader's language, as readiness)."""
+    advice = _guardians_and_deadline(plan=plan, known=known) + _requests_and_heirs(plan=plan, known=known)
     if known["deferred_emails"]:
         count = known["deferred_emails"]
         advice.append(
