@@ -111,7 +111,7 @@ def decided(*, status: str) -> str:
         "holding": "Enough guardians have agreed already: this address waits out its 7 days.",
         "confirming": "This address has been agreed; we are waiting for the beneficiary to confirm it.",
         "applied": "This address is already the beneficiary's.",
-        "stopped": "A guardian stopped this address; nothing changed.",
+        "stopped": "This address was stopped, by a guardian or by the beneficiary; nothing changed.",
         "to_owner": "This proposal went to the plan's owner, who decides.",
         UNREACHED: "This address could not be reached; nothing changed. You can propose another.",
     }.get(status, "This address change is decided already.")
