@@ -190,8 +190,11 @@ def heir_readme(export: exports.HeirExport, *, owner: str, now: datetime) -> byt
     if contents["assets"]:
         lines = []
         for asset in contents["assets"]:
-            words = shares.share_words(
-                amount=asset["amount"], asset_code=asset["asset_code"], share=asset["share"]
+            words = shares.asset_words(
+                amount=asset["amount"],
+                asset_code=asset["asset_code"],
+                share=asset["share"],
+                shared_with=asset["shared_with"],
             )
             lines.append(
                 f"{asset['label']}\n  {words}"
