@@ -188,3 +188,30 @@ def configure(level: str = "INFO") -> None:
 # aiohttp's own access log prints raw request lines, claim tokens included, in any runner that
 # enables it (tests, gunicorn workers). The API logs a redacted line per request instead.
 logging.getLogger("aiohttp.access").disabled = True
+
+
+# arq writes two INFO lines for every run of every cron ("  0.00s → cron:scan_plans:<ms>:cron:
+# scan_plans()" and "  0.01s ← … ●"): with a one-second scan they were nine lines in ten of a
+# development log, burying the ones that matter. Those two lines of a cron that ran well are
+# debug lines, with the job's name as a field; a cron's failure or retry, and every line of a
+# non-cron job, stay as arq writes them. (The record factory has already formatted the message.)
+_ARQ_RUN = re.compile(r"\s*(?P<seconds>[0-9.]+)s (?P<step>[→←]) \S*?(?P<job>cron:[A-Za-z0-9_.]+)(?:\(| ●|$)")
+
+
+class _RoutineCrons(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return True
+        message = record.getMessage()
+        routine = _ARQ_RUN.match(message)
+        if routine is None and not message.startswith("recording health:"):
+            return True
+        if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+            return False
+        if routine is not None:
+            record.job = routine["job"]
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+logging.getLogger("arq.worker").addFilter(_RoutineCrons())

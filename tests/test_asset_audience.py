@@ -8,7 +8,7 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve_plan, get_overview
 from tests.plan_helpers import activity_rows, create
 
-ASSET_FIELDS = {"id", "label", "amount", "assetCode", "description", "share"}
+ASSET_FIELDS = {"id", "label", "amount", "assetCode", "description", "share", "sharedWith"}
 
 
 async def test_asset_audience_defaults_to_all_and_is_validated_like_messages(client, settings):
@@ -91,6 +91,7 @@ async def test_capsule_and_preview_list_only_the_heirs_assets(client, clock, run
             "assetCode": None,
             "description": None,
             "share": {"percentage": "60", "amount": "210000.00"},
+            "sharedWith": None,
         },
         {
             "id": only_a["id"],
@@ -99,6 +100,7 @@ async def test_capsule_and_preview_list_only_the_heirs_assets(client, clock, run
             "assetCode": "XLM",
             "description": "In the blue box",
             "share": {"percentage": "100", "amount": "1"},
+            "sharedWith": None,
         },
     ]
     assert all(set(a) == ASSET_FIELDS for a in capsule_a["assets"])

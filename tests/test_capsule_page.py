@@ -172,6 +172,20 @@ async def test_every_page_response_has_the_headers_errors_included(fam: Family) 
     assert "url(" not in await css.text()  # nothing fetched from anywhere: no fonts, no images
 
 
+async def test_the_favicon_is_served_and_every_page_links_it(fam: Family) -> None:
+    """Browsers ask for /favicon.ico on every page: it is the service's own icon, allowed by
+    the pages' CSP (img-src 'self'), never the 404 page."""
+    ada = await fam.add_heir("Ada", 100)
+    resp = await fam.client.get(f"/claim/{ada['claimToken']}")
+    assert '<link rel="icon" href="/favicon.ico">' in await resp.text()
+    assert "img-src 'self'" in resp.headers["Content-Security-Policy"]
+    icon = await fam.client.get("/favicon.ico")
+    body = await icon.read()
+    assert icon.status == 200 and icon.content_type == "image/x-icon"
+    assert body[:4] == b"\0\0\1\0" and b"\x89PNG" in body  # an icon file holding one PNG
+    assert "max-age" in icon.headers["Cache-Control"]
+
+
 async def test_misses_on_the_page_and_the_api_share_one_limit(
     make_client: Any, run_worker: Any, settings: Any, file_backend: Any, clock: Any
 ) -> None:

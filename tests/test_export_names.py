@@ -130,6 +130,20 @@ async def test_the_owners_export_has_safe_unique_names_and_a_readme(fam: Family)
         assert f"- {entry}: " in readme
 
 
+async def test_a_readme_lists_only_the_folders_its_zip_has(fam: Family):
+    """No "archive/: the 0 files you stored" for a folder that is not in the zip."""
+    ada = await fam.add_heir("Ada", 100)
+    archive, _ = await read_zip(await owner_export(fam))
+    readme = archive.read("README.txt").decode()
+    assert not [n for n in archive.namelist() if "/" in n]
+    assert "messages/" not in readme and "archive/" not in readme and "- plan.json: " in readme
+    await fam.release()
+    archive, _ = await read_zip(await fam.open(ada["claimToken"], "/export"))
+    readme = archive.read("README.txt").decode()
+    assert not [n for n in archive.namelist() if "/" in n]
+    assert "letters/" not in readme and "documents/" not in readme and "- capsule.json: " in readme
+
+
 async def test_the_heirs_export_opens_with_a_readme_of_their_shares_in_words(fam: Family):
     ada = await fam.add_heir("Ada", 60)
     await fam.add_heir("Ben", 40)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 
 from aiohttp import web
 from stellar_sdk import Keypair
 
 from api.app import create_app
+from api.keys import REDIS
 from api.public import public
 from core.logging import JsonFormatter, redact, redact_path
 from tests.helpers import challenge, sign, until
@@ -192,3 +194,24 @@ def test_log_lines_fall_back_to_the_standard_encoder_for_what_orjson_refuses():
     assert _encode({"s": "caf\u00e9"}) == '{"s": "caf\\u00e9"}'  # ASCII lines whatever the stream
     assert json.loads(_encode({"when": object})) == {"when": str(object)}
     assert _encode({"a": 1, "b": "x"}) == '{"a":1,"b":"x"}'
+
+
+async def test_a_crons_routine_lines_are_debug_lines_and_a_jobs_stay_info(
+    client, run_worker, caplog, email_provider
+):
+    """With a one-second scan arq's two lines per cron run were nine lines in ten of `make run`:
+    a cron that runs well writes debug lines, in the same JSON, with its job's name."""
+    await client.app[REDIS].enqueue_job("deliver_email", [], _job_id=f"logged-{uuid.uuid4()}")
+    with caplog.at_level(logging.INFO):
+        await run_worker(settings=email_provider.settings)
+    arq_lines = [r for r in caplog.records if r.name == "arq.worker"]
+    runs = [r for r in arq_lines if " → " in r.getMessage() or " ← " in r.getMessage()]
+    assert not [r for r in runs if "cron:" in r.getMessage()], [r.getMessage() for r in runs]
+    assert [r for r in runs if "deliver_email" in r.getMessage() and r.levelno == logging.INFO], runs
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        await run_worker(settings=email_provider.settings)
+    crons = [r for r in caplog.records if r.name == "arq.worker" and "s → cron:heartbeat(" in r.getMessage()]
+    assert crons and {r.levelname for r in crons} == {"DEBUG"}
+    line = json.loads(JsonFormatter().format(crons[0]))
+    assert line["level"] == "DEBUG" and line["job"] == "cron:heartbeat" and line["logger"] == "arq.worker"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 
+from api.keys import REDIS
 from tests.archive_helpers import harness
 from tests.helpers import assert_error, sign_in
 
@@ -79,6 +80,14 @@ async def test_jobs_queue_depth_and_archive_backlog(make_client, run_worker, set
     assert _value(text, "lps_job_failures_total", job="verify_archive_item") == 0
     assert _value(text, "lps_job_duration_seconds_count", job="verify_archive_item") == 1
     assert (_value(text, "lps_job_runs_total", job="cron:heartbeat") or 0) >= 1
+
+    # A run scheduled for later (as arq queues every cron a second ahead) is not waiting.
+    redis = vault.client.app[REDIS]
+    await redis.enqueue_job("heartbeat", _job_id=f"later-{uuid.uuid4()}", _defer_by=3600)
+    await redis.enqueue_job("heartbeat", _job_id=f"later-{uuid.uuid4()}", _defer_by=2)
+    assert await redis.zcard(settings.arq_queue_name) == 2
+    text = await (await vault.client.get("/api/metrics", headers=auth)).text()
+    assert _value(text, "lps_queue_depth") == 0
 
 
 def test_latency_buckets_are_cumulative_and_a_bound_counts_in_its_own_bucket():

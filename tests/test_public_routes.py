@@ -83,6 +83,8 @@ EXPECTED_PUBLIC = {
     ("HEAD", "/page.css"),
     ("GET", "/guardian-passkey.js"),
     ("HEAD", "/guardian-passkey.js"),
+    ("GET", "/favicon.ico"),
+    ("HEAD", "/favicon.ico"),
     # SEP-1: the network and the key that signs SEP-7 requests, for any wallet.
     ("GET", "/.well-known/stellar.toml"),
     ("HEAD", "/.well-known/stellar.toml"),

@@ -26,6 +26,10 @@ NAMES = [
     "Your wedding day",
     "The deed",
     "Old photo",
+    "The piano",
+    "The ring",
+    "Cal",
+    "Dee",
 ]
 
 
@@ -54,7 +58,17 @@ def heir_export(sealed: int = 2) -> Any:
         "asset_code": "XLM",
         "share": {"percentage": Decimal("60"), "amount": Decimal("15000")},
         "description": None,
+        "shared_with": None,
     }
+    piano = {
+        "label": "The piano",
+        "amount": None,
+        "asset_code": None,
+        "share": None,
+        "description": None,
+        "shared_with": ["Cal", "Dee"],
+    }
+    ring = {**piano, "label": "The ring", "shared_with": []}
     return cast(
         Any,
         {
@@ -62,7 +76,7 @@ def heir_export(sealed: int = 2) -> Any:
                 "name": "Ada",
                 "relationship": "daughter",
                 "allocation_percentage": Decimal("60"),
-                "assets": [asset],
+                "assets": [asset, piano, ring],
                 "sealed_messages": [{"title": "Your wedding day", "opens_at": NOW}] * sealed,
             },
             "files": [{"path": "letters/001 a.txt"}, {"path": "documents/deed"}],
@@ -79,8 +93,11 @@ def test_the_notes_are_marked_every_sentence():
             assert ascii_words(owner, allowed=[*NAMES, *FILES, "Madrid"]) == [], owner
         for sealed in (1, 2):
             heir = readme.heir_readme(heir_export(sealed), owner="Olive Owner", now=NOW).decode()
-            # The relationship is the owner's own word, as they wrote it.
-            assert ascii_words(heir, allowed=[*NAMES, *HEIR_FILES, "daughter", "Madrid"]) == [], heir
+            # The relationship is the owner's own word, as they wrote it; "Cal and Dee" is CLDR's
+            # list pattern, in English for the pseudo-language as its dates are.
+            assert (
+                ascii_words(heir, allowed=[*NAMES, *HEIR_FILES, "daughter", "Madrid", "Cal and Dee"]) == []
+            ), heir
 
 
 def test_a_spanish_reader_s_notes_are_spanish_with_times_in_their_zone():

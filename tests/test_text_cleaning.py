@@ -9,6 +9,7 @@ import re
 from stellar_sdk import Keypair
 
 from core.stellar import sep7
+from core.text.cleaning import clean_block, clean_line
 from models.mail.emails import SUBJECT_NAME_LIMIT
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import create
@@ -81,3 +82,54 @@ def test_a_wallets_signing_request_shows_no_bidi_control():
     msg = sep7.message("Accept being a guardian for {owner}'s plan", owner=f"Eve{RLO}lyn{LRI}")
     assert msg == "Accept being a guardian for Evelyn's plan"
     assert sep7.message("For {owner}", owner=RLO) == "For the owner"
+
+
+TAG_A, ZWSP, ZWNJ, ZWJ, LRM = "\U000e0041", "\u200b", "\u200c", "\u200d", "\u200e"
+PERSIAN = f"می{ZWNJ}خواهم"  # "I want": the non-joiner is how it is spelled
+DEVANAGARI = f"क्{ZWJ}ष"  # a half form, asked for by the joiner
+FAMILY = f"👨{ZWJ}👩{ZWJ}👧"
+SCOTLAND = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "gbsct") + "\U000e007f"
+
+
+async def test_names_keep_visible_characters_only(client):
+    """A tag character or a zero-width space makes two names that look the same differ, and
+    tag characters carry words nobody sees: removed where names are stored. The joiners that
+    spell Persian, Indic scripts and emoji stay."""
+    owner = await sign_in(client)
+    resp = await client.patch("/api/users/me", json={"name": f"A{TAG_A}B"}, headers=owner.headers)
+    assert resp.status == 200 and (await resp.json())["name"] == "AB"
+    resp = await client.patch(
+        "/api/users/me",
+        json={"name": f"{ZWSP}Ol\u00adive{ZWJ} {LRM}Ow{ZWNJ}ner\u2060\ufeff\u3164"},
+        headers=owner.headers,
+    )
+    assert (await resp.json())["name"] == "Olive Owner"
+    heir = await create(client, owner, "beneficiaries", name=f"{PERSIAN} {DEVANAGARI} {FAMILY} {SCOTLAND}")
+    assert heir["name"] == f"{PERSIAN} {DEVANAGARI} {FAMILY} {SCOTLAND}"
+    # A tag sequence that spells words, even after a flag, goes.
+    hidden = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "call 0800") + "\U000e007f"
+    guardian = await create(client, owner, "guardians", name=f"Grace {hidden}")
+    assert guardian["name"] == "Grace \U0001f3f4"
+    # A letter keeps its bidi marks but loses the invisible rest.
+    message = await create(client, owner, "messages", content=f"(x){LRM}!{ZWSP}\n{TAG_A}")
+    assert message["content"] == f"(x){LRM}!\n"
+    # Nothing visible is no name.
+    resp = await client.post(
+        "/api/guardians",
+        json={
+            "name": ZWSP + TAG_A + ZWJ,
+            "email": "g@example.org",
+            "walletAddress": Keypair.random().public_key,
+        },
+        headers=owner.headers,
+    )
+    assert_error(await resp.json(), 400)
+
+
+def test_joiners_stay_only_where_they_join() -> None:
+    assert clean_line(f"A{ZWJ}B") == "AB" and clean_line(f"A{ZWNJ}B") == "AB"
+    assert clean_line(f"👨{ZWJ}") == "👨" and clean_line(f"{ZWNJ}می") == "می"
+    assert clean_line(f"❤\ufe0f{ZWJ}🔥") == f"❤\ufe0f{ZWJ}🔥"  # after the emoji selector
+    assert clean_line(f"👩🏽{ZWJ}💻") == f"👩🏽{ZWJ}💻"  # after a skin tone
+    assert clean_line(f"A{ZWJ}👩") == "A👩"
+    assert clean_block(f"{PERSIAN}\n{ZWSP}") == f"{PERSIAN}\n"

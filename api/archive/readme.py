@@ -51,6 +51,51 @@ def _manifest() -> str:
     )
 
 
+def _owner_entries(*, letters: int, stored: int, phrases: dict[str, str]) -> list[str]:
+    """The owner's files and folders: a folder only when the zip has it (no "archive/: the 0
+    files" for a folder that is not there)."""
+    entries = [_entry(NAME, _("this note."))]
+    if letters:
+        entries.append(
+            _entry(
+                "messages/",
+                ngettext(
+                    "your {count} letter, as a text file, numbered in the order you wrote them, each "
+                    "with the date it was written; a photo, recording or video that goes with a letter "
+                    "has the same number.",
+                    "your {count} letters, as text files, numbered in the order you wrote them, each "
+                    "with the date it was written; a photo, recording or video that goes with a letter "
+                    "has the same number.",
+                    letters,
+                ).format(count=i18n.number(letters)),
+            )
+        )
+    if stored:
+        entries.append(
+            _entry(
+                "archive/",
+                ngettext(
+                    "the {count} file you stored, as you uploaded them.",
+                    "the {count} files you stored, as you uploaded them.",
+                    stored,
+                ).format(count=i18n.number(stored)),
+            )
+        )
+    return [
+        *entries,
+        _entry(
+            "plan.json",
+            _(
+                "your plan, for a computer program to read: your profile, the plan's settings, "
+                "{beneficiaries} (without their private links), {guardians}, {assets}, your letters "
+                "with who they are for and when they open, and your archive."
+            ).format(**phrases),
+        ),
+        _entry("timeline.json", _("everything that happened to your plan, for a computer program to read.")),
+        _manifest(),
+    ]
+
+
 def owner_readme(export: exports.OwnerExport, *, now: datetime) -> bytes:
     """The owner's note: their plan, what each file and folder holds, what could not be included."""
     name = export["user"]["name"]
@@ -74,46 +119,7 @@ def owner_readme(export: exports.OwnerExport, *, now: datetime) -> bytes:
             "Everything you entrusted to the Legacy Planning Service, as it was on {when}. It is yours: keep "
             "it somewhere safe."
         ).format(when=i18n.when(now)),
-        _("What is inside")
-        + "\n"
-        + _items(
-            [
-                _entry(NAME, _("this note.")),
-                _entry(
-                    "messages/",
-                    ngettext(
-                        "your {count} letter, as a text file, numbered in the order you wrote them, each "
-                        "with the date it was written; a photo, recording or video that goes with a letter "
-                        "has the same number.",
-                        "your {count} letters, as text files, numbered in the order you wrote them, each "
-                        "with the date it was written; a photo, recording or video that goes with a letter "
-                        "has the same number.",
-                        letters,
-                    ).format(count=i18n.number(letters)),
-                ),
-                _entry(
-                    "archive/",
-                    ngettext(
-                        "the {count} file you stored, as you uploaded them.",
-                        "the {count} files you stored, as you uploaded them.",
-                        stored,
-                    ).format(count=i18n.number(stored)),
-                ),
-                _entry(
-                    "plan.json",
-                    _(
-                        "your plan, for a computer program to read: your profile, the plan's settings, "
-                        "{beneficiaries} (without their private links), {guardians}, {assets}, your letters "
-                        "with who they are for and when they open, and your archive."
-                    ).format(**phrases),
-                ),
-                _entry(
-                    "timeline.json",
-                    _("everything that happened to your plan, for a computer program to read."),
-                ),
-                _manifest(),
-            ]
-        ),
+        _("What is inside") + "\n" + _items(_owner_entries(letters=letters, stored=stored, phrases=phrases)),
     ]
     if export["left_out"]:
         parts.append(
@@ -130,6 +136,38 @@ def owner_readme(export: exports.OwnerExport, *, now: datetime) -> bytes:
             )
         )
     return _text(parts)
+
+
+def _heir_entries(*, letters: int, documents: int, owner: str) -> list[str]:
+    """The heir's files and folders, a folder only when the zip has it."""
+    entries = [_entry(NAME, _("this note."))]
+    if letters:
+        entries.append(
+            _entry(
+                "letters/",
+                ngettext(
+                    "{count} letter, as a text file, numbered in the order {owner} wrote them, each "
+                    "with the date it was written; a photo, recording or video that came with a letter "
+                    "has the same number.",
+                    "{count} letters, as text files, numbered in the order {owner} wrote them, each "
+                    "with the date it was written; a photo, recording or video that came with a letter "
+                    "has the same number.",
+                    letters,
+                ).format(count=i18n.number(letters), owner=owner),
+            )
+        )
+    if documents:
+        entries.append(
+            _entry(
+                "documents/",
+                ngettext(
+                    "{count} document, under its own name.",
+                    "{count} documents, under their own names.",
+                    documents,
+                ).format(count=i18n.number(documents)),
+            )
+        )
+    return [*entries, _entry("capsule.json", _("all of this, for a computer program to read.")), _manifest()]
 
 
 def heir_readme(export: exports.HeirExport, *, owner: str, now: datetime) -> bytes:
@@ -152,8 +190,11 @@ def heir_readme(export: exports.HeirExport, *, owner: str, now: datetime) -> byt
     if contents["assets"]:
         lines = []
         for asset in contents["assets"]:
-            words = shares.share_words(
-                amount=asset["amount"], asset_code=asset["asset_code"], share=asset["share"]
+            words = shares.asset_words(
+                amount=asset["amount"],
+                asset_code=asset["asset_code"],
+                share=asset["share"],
+                shared_with=asset["shared_with"],
             )
             lines.append(
                 f"{asset['label']}\n  {words}"
@@ -176,35 +217,7 @@ def heir_readme(export: exports.HeirExport, *, owner: str, now: datetime) -> byt
         )
     )
     parts.append(
-        _("What is inside")
-        + "\n"
-        + _items(
-            [
-                _entry(NAME, _("this note.")),
-                _entry(
-                    "letters/",
-                    ngettext(
-                        "{count} letter, as a text file, numbered in the order {owner} wrote them, each "
-                        "with the date it was written; a photo, recording or video that came with a letter "
-                        "has the same number.",
-                        "{count} letters, as text files, numbered in the order {owner} wrote them, each "
-                        "with the date it was written; a photo, recording or video that came with a letter "
-                        "has the same number.",
-                        letters,
-                    ).format(count=i18n.number(letters), owner=owner),
-                ),
-                _entry(
-                    "documents/",
-                    ngettext(
-                        "{count} document, under its own name.",
-                        "{count} documents, under their own names.",
-                        documents,
-                    ).format(count=i18n.number(documents)),
-                ),
-                _entry("capsule.json", _("all of this, for a computer program to read.")),
-                _manifest(),
-            ]
-        )
+        _("What is inside") + "\n" + _items(_heir_entries(letters=letters, documents=documents, owner=owner))
     )
     sealed = contents["sealed_messages"]
     if sealed:

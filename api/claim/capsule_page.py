@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp_apigami import docs
+from markupsafe import Markup
 
 from api import html
 from api.claim.gate import claim_gate
@@ -91,7 +92,18 @@ def kind_words(document: capsules.Document) -> str:
 
 
 def share_words(asset: capsules.CapsuleAsset) -> str:
+    """The heir's part of an asset in words; a thing's, with the names of whoever it goes to."""
+    if asset["amount"] is None or asset["share"] is None:
+        return _thing_words(asset["shared_with"] or [])
     return shares.share_words(amount=asset["amount"], asset_code=asset["asset_code"], share=asset["share"])
+
+
+def _thing_words(names: list[str]) -> str:
+    """`shares.thing_words` with each name in `<bdi>` (escaped there), the sentence escaped."""
+    if not names:
+        return _(shares.THING_ALONE)
+    listed = Markup(shares.names_list(names=[str(html.bdi(name)) for name in names]))  # noqa: S704 - each escaped
+    return Markup.escape(_(shares.THING_TOGETHER)).format(names=listed)
 
 
 def share(percentage: Decimal) -> str:

@@ -44,10 +44,11 @@ async def heir_export(request: web.Request, capsule: capsules.Capsule) -> web.St
     storage = require_storage(request)
     keys = ctx.ring
     now = ctx.now()
-    export = await exports.heir_export(ctx.pool, keys, ctx.redis, capsule=capsule, now=now)
     owner = users.known_as(name=capsule["owner_name"], wallet=capsule["owner_wallet"])
-    # The heir's note, in their page's language (their choice on it, else the one recorded for them).
+    # Every text file of the zip (the note, the letters) in the heir's page's language and zone
+    # (their choice on it, else the one recorded for them).
     with html.speaking(request, locale=capsule["locale"], time_zone=capsule["time_zone"]):
+        export = await exports.heir_export(ctx.pool, keys, ctx.redis, capsule=capsule, now=now)
         note = readme.heir_readme(export, owner=owner, now=now)
     members = [
         readme.member(note, now=now),

@@ -108,7 +108,12 @@ class CapsuleAssetSchema(BaseSchema):
     id = fields.String(required=True)
     label = fields.String(required=True)
     amount = DecimalString(
-        required=True, metadata={"description": "A decimal string, as the owner wrote it."}
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "A decimal string, as the owner wrote it; null for a thing (a piano, a ring), "
+            "which is not divided: it goes whole to everyone it is for (`sharedWith`)."
+        },
     )
     assetCode = fields.String(
         required=True,
@@ -123,7 +128,22 @@ class CapsuleAssetSchema(BaseSchema):
     share = fields.Nested(
         ShareSchema,
         required=True,
-        metadata={"description": "Your part of this asset, among the beneficiaries it is for."},
+        allow_none=True,
+        metadata={
+            "description": "Your part of this asset, among the beneficiaries it is for; null for a thing "
+            "(no share, no unit: it goes whole to you, and to `sharedWith` if anyone)."
+        },
+    )
+    sharedWith = fields.List(
+        fields.String(),
+        required=True,
+        allow_none=True,
+        attribute="shared_with",
+        metadata={
+            "description": "For a thing (`amount` null): the names of the other beneficiaries it goes to "
+            'together with you, in the owner\'s order ([]: yours alone; "The piano goes to you and Cal"). '
+            "null for an asset with an amount."
+        },
     )
 
 

@@ -226,10 +226,15 @@ class AssetCreateSchema(BaseSchema):
     label = Text(required=True, validate=validate.Length(min=1, max=200))
     amount = DecimalString(
         required=True,
+        allow_none=True,
         validate=validate.Range(
             max=AMOUNT_LIMIT, max_inclusive=False, error="Must have at most 31 integer digits."
         ),
-        metadata={"description": "A decimal string with up to 7 decimals, returned exactly as sent."},
+        metadata={
+            "description": "A decimal string with up to 7 decimals, returned exactly as sent; or null for a "
+            "thing (a piano, a ring), which is not divided: it goes whole to everyone it is for, who read no "
+            "share and no unit. Only a thing: null needs `assetCode` null (400 otherwise)."
+        },
     )
     assetCode = AssetCode(allow_none=True, attribute="asset_code")
     description = Text(multiline=True, allow_none=True, validate=validate.Length(max=2000))
@@ -251,13 +256,18 @@ class AssetSchema(BaseSchema):
     id = fields.String(required=True)
     userId = fields.String(required=True, attribute="user_id")
     label = fields.String(required=True)
-    amount = DecimalString(required=True)
+    amount = DecimalString(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The decimal string as sent, or null: a thing (whole to its audience)."},
+    )
     assetCode = fields.String(
         required=True,
         allow_none=True,
         attribute="asset_code",
         metadata={
-            "description": "`XLM`, `CODE:ISSUER`, or null: not a Stellar asset (shown with no currency)."
+            "description": "`XLM`, `CODE:ISSUER`, or null: not a Stellar asset (shown with no currency; "
+            "with a null amount, a thing)."
         },
     )
     description = fields.String(required=True, allow_none=True)

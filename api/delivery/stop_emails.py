@@ -2,12 +2,16 @@
 confirmation request, and the RFC 8058 one-click URL in its `List-Unsubscribe` header. A GET
 shows one button and changes nothing (mail scanners fetch links); a POST, from the button or a
 mail client's one-click (`List-Unsubscribe=One-Click`), stops every email from that account to
-that address and tells the owner. Public: the token is the credential; every miss is the same
-404 page (429 past the per-IP miss limit). docs/security.md, "Nobody's mail relay".
+that address and tells the owner. Each page speaks its recipient's language (their emails') and
+names the email the link came in and whose plan sent it. Public: the token is the credential;
+every miss is the same 404 page (429 past the per-IP miss limit). docs/security.md, "Nobody's
+mail relay"; docs/pages.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 from aiohttp import web
@@ -18,6 +22,7 @@ from api.common import refuse_miss
 from api.keys import context
 from api.public import public
 from core.text.i18n import _
+from models.account import users
 from models.delivery import outbox, suppressions
 
 routes = web.RouteTableDef()
@@ -51,21 +56,47 @@ async def refuse_stop_miss(request: web.Request) -> NoReturn:
 )
 async def stop_emails_page(request: web.Request) -> web.Response:
     ctx = context(request)
-    state = await suppressions.state(ctx.pool, ctx.ring, token=request.match_info["token"])
-    if state is None:
+    link = await suppressions.state(ctx.pool, ctx.ring, token=request.match_info["token"])
+    if link is None:
         await refuse_stop_miss(request)
-    if state == "answered":
-        return _answered(request)
-    with html.speaking(request):
+    if link["state"] == "answered":
+        return _answered(request, link)
+    with _speaking(request, link):
         return html.render(
-            "stop_emails.html", reader=request, title=_("Do you know this person?"), action=request.path
+            "stop_emails.html",
+            reader=request,
+            title=_("Do you know this person?"),
+            action=request.path,
+            kind=link["kind"],
+            owner=_owner(link),
+            heir_email=link["kind"] in HEIR_KINDS,
         )
 
 
-def _answered(request: web.Request) -> web.Response:
-    with html.speaking(request):
+# The emails an heir's link comes in; the rest (guardian_invitation) ask someone to be a guardian.
+HEIR_KINDS = frozenset({"email_confirmation", "early_heir_link", "address_confirmation"})
+
+
+@contextmanager
+def _speaking(request: web.Request, link: suppressions.Link) -> Iterator[None]:
+    """The page in its recipient's language and zone (the one their emails are in), unless the
+    page's own language choice says otherwise."""
+    with html.speaking(request, locale=link["locale"], time_zone=link["time_zone"]):
+        yield
+
+
+def _owner(link: suppressions.Link) -> str:
+    return users.known_as(name=link["owner_name"], wallet=None)
+
+
+def _answered(request: web.Request, link: suppressions.Link) -> web.Response:
+    with _speaking(request, link):
         return html.render(
-            "stop_emails_answered.html", reader=request, title=_("Nothing changed: you are part of this plan")
+            "stop_emails_answered.html",
+            reader=request,
+            title=_("Nothing changed: you are part of this plan"),
+            owner=_owner(link),
+            heir_email=link["kind"] in HEIR_KINDS,
         )
 
 
@@ -88,13 +119,19 @@ def _answered(request: web.Request) -> web.Response:
 )
 async def stop_emails(request: web.Request) -> web.Response:
     ctx = context(request)
-    state, told = await suppressions.suppress(
+    link, told = await suppressions.suppress(
         ctx.pool, ctx.ring, token=request.match_info["token"], now=ctx.now()
     )
-    if state is None:
+    if link is None:
         await refuse_stop_miss(request)
-    if state == "answered":
-        return _answered(request)
+    if link["state"] == "answered":
+        return _answered(request, link)
     await outbox.enqueue(ctx.redis, row_ids=told)
-    with html.speaking(request):
-        return html.render("stop_emails_done.html", reader=request, title=_("No more emails from them"))
+    with _speaking(request, link):
+        return html.render(
+            "stop_emails_done.html",
+            reader=request,
+            title=_("No more emails from them"),
+            kind=link["kind"],
+            owner=_owner(link),
+        )

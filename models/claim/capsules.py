@@ -110,10 +110,13 @@ class CapsuleAsset(TypedDict):
 
     id: str
     label: str
-    amount: Decimal  # as the owner wrote it ("12.50" keeps its scale)
+    amount: Decimal | None  # as the owner wrote it ("12.50" keeps its scale); None: a thing
     asset_code: str | None
     description: str | None
-    share: Share  # this heir's part of it, among the heirs it is for (models.claim.shares)
+    share: Share | None  # this heir's part, among the heirs it is for (models.claim.shares); None: a thing
+    # A thing goes whole to its audience: the names of the others it goes to with this heir, in
+    # the owner's order ([]: theirs alone); None for an asset with an amount (its share says it).
+    shared_with: list[str] | None
 
 
 class Contents(TypedDict):
@@ -217,7 +220,9 @@ ASSETS_SQL = (
     " FROM asset_audience y WHERE y.asset_id = a.id) END AS audience_ids,"
     f" CASE WHEN row_number() OVER w = 1 THEN {_HEIRS.format(column='id::text')} END AS heir_ids,"
     f" CASE WHEN row_number() OVER w = 1 THEN {_HEIRS.format(column='allocation_percentage')} END"
-    " AS heir_allocations FROM assets a"
+    " AS heir_allocations,"
+    f" CASE WHEN row_number() OVER w = 1 THEN {_HEIRS.format(column='name_sealed')} END AS heir_names"
+    " FROM assets a"
     " WHERE a.user_id = %(owner)s AND (a.audience_all OR EXISTS (SELECT 1 FROM asset_audience x"
     " WHERE x.asset_id = a.id AND x.beneficiary_id = %(beneficiary)s))"
     " WINDOW w AS (ORDER BY a.created_at, a.id) ORDER BY a.created_at, a.id"
@@ -330,11 +335,18 @@ async def _read_contents(
     assets: list[CapsuleAsset] = []
     heirs = zip(rows[0]["heir_ids"], rows[0]["heir_allocations"], strict=True) if rows else ()
     heir = shares.HeirShares(beneficiary_id=capsule["beneficiary_id"], heirs=heirs)
+    first = rows[0] if rows else None
+    together = shares.Together(ring, beneficiary_id=capsule["beneficiary_id"], first=first)
     for sealed_row in rows:
-        del sealed_row["heir_ids"], sealed_row["heir_allocations"]
+        del sealed_row["heir_ids"], sealed_row["heir_allocations"], sealed_row["heir_names"]
         row = sealed_text.open_row(ring, table="assets", row=sealed_row)
-        row["amount"] = Decimal(str(row["amount"]))
-        row["share"] = heir.share_among(amount=row["amount"], audience=row.pop("audience_ids"))
+        audience = row.pop("audience_ids")
+        if row["amount"] is None:  # a thing: whole, to everyone it is for
+            row["share"], row["shared_with"] = None, together.others(audience=audience)
+        else:
+            row["amount"] = Decimal(str(row["amount"]))
+            row["share"] = heir.share_among(amount=row["amount"], audience=audience)
+            row["shared_with"] = None
         assets.append(as_record(CapsuleAsset, row=row))
     return {
         "released_at": released_at,

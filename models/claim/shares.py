@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
-from typing import NamedTuple, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
-from babel import numbers
+from babel import lists, numbers
 
+from core.files.crypto import KeyRing
 from core.text import i18n
-from core.text.i18n import _
+from core.text.i18n import N_, _
+from models import sealed_text
 
 PERCENT_PLACES = 2
 AMOUNT_MIN_PLACES = 2  # when the split is not exact at the owner's own places
@@ -184,6 +186,32 @@ class HeirShares:
         return Share(percentage=audience.percentage, amount=_decimal(mine, scale))
 
 
+class Together:
+    """The other heirs a thing goes to with this one, by name (as the owner wrote it), in the
+    owner's order. The names are opened only when a capsule holds a thing, once each."""
+
+    def __init__(self, ring: KeyRing, *, beneficiary_id: str, first: dict[str, Any] | None) -> None:
+        self._ring, self._me = ring, beneficiary_id
+        self._heirs = list(zip(first["heir_ids"], first["heir_names"], strict=True)) if first else []
+        self._names: dict[str, str] = {}
+
+    def _name(self, heir_id: str, sealed: str) -> str:
+        if heir_id not in self._names:
+            opened = sealed_text.open_text(
+                self._ring, table="beneficiaries", column="name", row_id=heir_id, sealed=sealed
+            )
+            self._names[heir_id] = opened or ""
+        return self._names[heir_id]
+
+    def others(self, *, audience: Collection[str] | None) -> list[str]:
+        members = None if audience is None else set(audience)
+        return [
+            self._name(heir_id, sealed)
+            for heir_id, sealed in self._heirs
+            if heir_id != self._me and (members is None or heir_id in members)
+        ]
+
+
 def currency_words(*, code: str) -> str:
     """'XLM', or 'USDC (issued by G…)': the code first, the issuer for whoever needs it."""
     name, _sep, issuer = code.partition(":")
@@ -216,6 +244,32 @@ def share_words(*, amount: Decimal, asset_code: str | None, share: Share) -> str
     return _("Your share: {part}, which is {percentage}\u00a0% of the whole {whole}.").format(
         part=part, percentage=exact_figure(value=share["percentage"]), whole=whole
     )
+
+
+THING_ALONE = N_("It goes to you.")
+THING_TOGETHER = N_("It goes to you, together with {names}.")
+
+
+def asset_words(
+    *, amount: Decimal | None, asset_code: str | None, share: Share | None, shared_with: Sequence[str] | None
+) -> str:
+    """An asset's line for its heir: their share of an amount, or a thing's whole."""
+    if amount is None or share is None:
+        return thing_words(shared_with=shared_with or ())
+    return share_words(amount=amount, asset_code=asset_code, share=share)
+
+
+def thing_words(*, shared_with: Sequence[str]) -> str:
+    """A thing's line for its heir: no share and no unit, it goes whole to everyone it is for
+    ("It goes to you." / "It goes to you, together with Cal and Dee.")."""
+    if not shared_with:
+        return _(THING_ALONE)
+    return _(THING_TOGETHER).format(names=names_list(names=list(shared_with)))
+
+
+def names_list(*, names: list[str]) -> str:
+    """Names joined as the reader's language joins a list ("Cal, Dee and Eve")."""
+    return lists.format_list(names, locale=_figure_locale())
 
 
 def exact_figure(*, value: Decimal) -> str:

@@ -1,4 +1,5 @@
-"""Assets: what the plan hands on, each with a label and an exact decimal amount.
+"""Assets: what the plan hands on, each with a label and an exact decimal amount, or none: a
+thing (a piano, a ring) has no amount and no asset code, and goes whole to its audience.
 
 Amounts are Decimals end to end (a decimal string on the wire), never floats. Label, description
 and amount are sealed at rest (models/sealed_text.py): the amount as the decimal string the owner
@@ -16,6 +17,7 @@ from decimal import Decimal
 from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, transaction
+from core.errors import BadRequest
 from core.files.crypto import KeyRing
 from core.text.i18n import N_
 from models import activity, plans, sealed_text
@@ -46,7 +48,7 @@ class Asset(TypedDict):
     id: str
     user_id: str
     label: str
-    amount: Decimal  # exact, with the scale the client sent
+    amount: Decimal | None  # exact, with the scale the client sent; None: a thing (`is_thing`)
     asset_code: str | None
     description: str | None
     created_at: datetime
@@ -59,11 +61,28 @@ def _record(ring: KeyRing, row: dict[str, Any]) -> Asset:
     """Row → record: texts opened, the amount back to a Decimal with the scale it was sent with,
     audience {all, beneficiary_ids} from its two columns."""
     record = sealed_text.open_row(ring, table="assets", row=row)
-    record["amount"] = Decimal(str(record["amount"]))
+    record["amount"] = None if record["amount"] is None else Decimal(str(record["amount"]))
     audience_all = record.pop("audience_all")
     ids = record.pop("audience_ids")
     record["audience"] = {"all": audience_all, "beneficiary_ids": [] if audience_all else ids}
     return as_record(Asset, row=record)
+
+
+THING_WITH_CURRENCY = (
+    "An asset with an asset code is an amount of that currency: give its amount, or set assetCode to "
+    "null for a thing (an asset without an amount)."
+)
+
+
+def is_thing(*, amount: Decimal | None, asset_code: str | None) -> bool:
+    """A thing is an asset recorded without an amount, and so without a currency: it is not
+    divided, it goes whole to everyone it is for (docs/capsule.md "Things")."""
+    return amount is None and asset_code is None
+
+
+def _check_thing(*, amount: Decimal | None, asset_code: str | None) -> None:
+    if amount is None and asset_code is not None:
+        raise BadRequest(THING_WITH_CURRENCY, details={"amount": [THING_WITH_CURRENCY]})
 
 
 async def _set_audience(cur: Cursor, user_id: str, asset_id: str, audience: Audience) -> None:
@@ -92,6 +111,7 @@ get = ROWS.get
 
 
 async def create(pool: Pool, ring: KeyRing, *, user_id: str, data: dict[str, Any]) -> Asset:
+    _check_thing(amount=data.get("amount"), asset_code=data.get("asset_code"))
     asset_id = str(uuid.uuid4())
     texts = sealed_text.sealed_values(
         ring,
@@ -139,6 +159,8 @@ async def update(pool: Pool, ring: KeyRing, *, user_id: str, raw_id: str, change
         row = await ROWS.one(cur, ring, user_id=user_id, row_id=row_id, lock=True)
         proposed = {c: changes[c] for c in EDITABLE if c in changes}
         diff = changed_values(current=row, changes=proposed)
+        merged = {**row, **proposed}
+        _check_thing(amount=merged["amount"], asset_code=merged["asset_code"])
         if "amount" in proposed and str(proposed["amount"]) != str(row["amount"]):
             diff["amount"] = proposed["amount"]  # equal value, new notation: still shown back as sent
         if "audience" in changes and not _same_audience(row["audience"], changes["audience"]):

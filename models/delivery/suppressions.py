@@ -24,12 +24,12 @@ import hmac
 import re
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
 from core.text.i18n import N_
-from models import activity
+from models import activity, sealed_text
 from models.common import live_account
 from models.delivery import outbox
 from models.delivery.budget import BUDGETED, answered
@@ -88,7 +88,8 @@ _PERSON = (
 # of an account that still exists; with whether its person has answered since.
 _EMAIL = (
     "SELECT o.id::text AS id, o.kind, o.recipient_type, o.recipient_id::text AS recipient_id, o.plan_id::text"
-    f" AS plan_id, p.user_id::text AS user_id, o.sent_to_bidx,"
+    f" AS plan_id, p.user_id::text AS user_id, o.sent_to_bidx, u.name_sealed AS owner_name_sealed,"
+    " COALESCE(g.locale, b.locale) AS locale, COALESCE(g.time_zone, b.time_zone) AS time_zone,"
     f" {answered(guardian='g', heir='b', row='o')} AS answered"
     " FROM outbox o JOIN plans p ON p.id = o.plan_id JOIN users u ON u.id = p.user_id"
     + _PERSON
@@ -101,6 +102,17 @@ _EMAIL = (
 State = Literal["open", "answered"]
 
 
+class Link(TypedDict):
+    """A live link and what its page says: its state, the email it came in (its `kind`), whose
+    plan sent it (the owner's name, None if cleared) and its recipient's language and zone."""
+
+    state: State
+    kind: str
+    owner_name: str | None
+    locale: str | None
+    time_zone: str | None
+
+
 async def _email(cur: Cursor, ring: KeyRing, token: str) -> dict[str, Any] | None:
     outbox_id = _outbox_id(ring, token)
     if outbox_id is None:
@@ -110,17 +122,28 @@ async def _email(cur: Cursor, ring: KeyRing, token: str) -> dict[str, Any] | Non
     return None if row is None else dict(row)
 
 
-def _state(email: dict[str, Any] | None) -> State | None:
-    return None if email is None else "answered" if email["answered"] else "open"
+def _state(ring: KeyRing, email: dict[str, Any] | None) -> Link | None:
+    if email is None:
+        return None
+    owner = sealed_text.open_text(
+        ring, table="users", column="name", row_id=email["user_id"], sealed=email["owner_name_sealed"]
+    )
+    return Link(
+        state="answered" if email["answered"] else "open",
+        kind=email["kind"],
+        owner_name=owner,
+        locale=email["locale"],
+        time_zone=email["time_zone"],
+    )
 
 
-async def state(pool: Pool, ring: KeyRing, *, token: str) -> State | None:
+async def state(pool: Pool, ring: KeyRing, *, token: str) -> Link | None:
     """What the link's page offers: a read (a GET changes nothing)."""
     async with autocommit(pool) as cur:
-        return _state(await _email(cur, ring, token))
+        return _state(ring, await _email(cur, ring, token))
 
 
-async def suppress(pool: Pool, ring: KeyRing, *, token: str, now: datetime) -> tuple[State | None, list[str]]:
+async def suppress(pool: Pool, ring: KeyRing, *, token: str, now: datetime) -> tuple[Link | None, list[str]]:
     """The person does not know this account's owner: no email from the account reaches that
     address again (checked when a row is written and when it is sent), and the owner is told
     once (an email and a timeline entry). The link's state and the outbox ids to enqueue after
@@ -129,8 +152,8 @@ async def suppress(pool: Pool, ring: KeyRing, *, token: str, now: datetime) -> t
     counts on (the owner can remove them)."""
     async with transaction(pool) as cur:
         email = await _email(cur, ring, token)
-        link = _state(email)
-        if email is None or link != "open":
+        link = _state(ring, email)
+        if email is None or link is None or link["state"] != "open":
             return link, []
         await cur.execute(
             "INSERT INTO email_suppressions (user_id, email_bidx, outbox_id, created_at)"

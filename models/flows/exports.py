@@ -21,7 +21,8 @@ from core.errors import Conflict, TooManyRequests
 from core.files.crypto import KeyRing
 from core.files.sealed_files import ServedFile
 from core.files.zipstream import safe_name
-from core.text.i18n import N_
+from core.text import i18n
+from core.text.i18n import N_, _
 from models import activity, plans
 from models.account import users
 from models.activity import ActivityEntry
@@ -103,11 +104,22 @@ class _Paths:
         return f"{self.folder}/{candidate}"
 
 
+# A letter's media, named in its reader's words where it cannot be included.
+_MEDIA = {
+    "photo": N_("The photo of {letter}"),
+    "video": N_("The video of {letter}"),
+    "voice": N_("The voice recording of {letter}"),
+}
+
+
 def letter_text(*, title: str | None, written: datetime, content: str, media: str | None) -> str:
-    """A letter as a person reads it: title, date written, where its media is, then the text."""
-    lines = [title or "A letter", f"Written on {written:%d %B %Y} ({written.isoformat()})"]
+    """A letter as a person reads it: title, when it was written (in words, in the reader's
+    language and zone, as their page says it: the caller speaks as them), where its media is,
+    then the text. No machine timestamp: the zip entry's own date is for programs."""
+    lines = [title or _("A letter"), _("Written on {when}").format(when=i18n.when(written))]
     if media:
-        lines.append(f"With it: {media}")
+        # Translators: the file of a letter's photo, recording or video, named under its letter.
+        lines.append(_("With it: {file}").format(file=media))
     return "\n".join([*lines, "", content, ""])
 
 
@@ -118,8 +130,9 @@ class _Letter(TypedDict):
 
 
 def _stem(n: int, title: str | None) -> str:
-    """Letters keep the order they were written in: "001 Title"."""
-    return f"{n:03d} {title or 'A letter'}"
+    """Letters keep the order they were written in: "001 Title" (an untitled one in the
+    reader's words, as its text file says it)."""
+    return f"{n:03d} {title or _('A letter')}"
 
 
 def _letter(paths: _Paths, n: int, message: _Letter, media_path: str | None) -> ExportText:
@@ -178,18 +191,20 @@ async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str)
     left_out: list[LeftOut] = []
     placed: set[str] = set()
     letter_paths, archive_paths = _Paths("messages"), _Paths("archive")
-    for n, message in enumerate(message_list, 1):
-        media_path = None
-        media = sealed.get(message["media_id"] or "")
-        if media is not None and media["status"] == "available" and media["id"] not in placed:
-            media_path = letter_paths.take(f"{_stem(n, message['title'])} - {media['file_name']}")
-            files.append(ExportFile(path=media_path, file=_served(media), created_at=media["created_at"]))
-            placed.add(media["id"])
-        # The export is refused once the plan is released, so no letter's text is withheld here.
-        letter = _Letter(
-            title=message["title"], content=message["content"] or "", created_at=message["created_at"]
-        )
-        letters.append(_letter(letter_paths, n, letter, media_path))
+    # The letters' text files in the owner's words and zone, as their note (api/archive/readme.py).
+    with i18n.speaking(user["locale"], user["time_zone"]):
+        for n, message in enumerate(message_list, 1):
+            media_path = None
+            media = sealed.get(message["media_id"] or "")
+            if media is not None and media["status"] == "available" and media["id"] not in placed:
+                media_path = letter_paths.take(f"{_stem(n, message['title'])} - {media['file_name']}")
+                files.append(ExportFile(path=media_path, file=_served(media), created_at=media["created_at"]))
+                placed.add(media["id"])
+            # The export is refused once the plan is released, so no letter's text is withheld here.
+            letter = _Letter(
+                title=message["title"], content=message["content"] or "", created_at=message["created_at"]
+            )
+            letters.append(_letter(letter_paths, n, letter, media_path))
     for item in archive:
         if item["id"] in placed:
             continue
@@ -232,7 +247,8 @@ async def heir_export(
     for n, message in enumerate(contents["messages"], 1):
         media_path = None
         if message["media"] is not None and message["media"]["status"] == "damaged":
-            damaged.append(f"{_stem(n, message['title'])}: its {message['media']['type']}")
+            what = _MEDIA.get(message["media"]["type"], N_("The file of {letter}"))
+            damaged.append(_(what).format(letter=_stem(n, message["title"])))
         elif message["media"] is not None:
             media = await downloads.media_for_message(
                 pool, ring, capsule=capsule, raw_id=message["id"], now=now
