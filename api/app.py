@@ -40,6 +40,8 @@ from api.keys import (
     STORAGE,
     build_context,
 )
+from api.owner import placeholder as owner_placeholder
+from api.owner import sign_in as owner_sign_in
 from api.plan import check_in_link, check_in_page, guardian_page, legacy
 from api.plan.guardianships import addresses as guardian_addresses
 from api.plan.guardianships import routes as guardianships
@@ -87,6 +89,8 @@ ROUTE_MODULES = (
     email_webhooks,
     email_confirmations,
     stop_emails,
+    owner_sign_in,
+    owner_placeholder,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 
