@@ -40,8 +40,10 @@ from api.keys import (
     STORAGE,
     build_context,
 )
+from api.owner import account as owner_account
 from api.owner import placeholder as owner_placeholder
 from api.owner import sign_in as owner_sign_in
+from api.owner import test_owner as owner_test_wallet
 from api.plan import check_in_link, check_in_page, guardian_page, legacy
 from api.plan.guardianships import addresses as guardian_addresses
 from api.plan.guardianships import routes as guardianships
@@ -91,6 +93,7 @@ ROUTE_MODULES = (
     stop_emails,
     owner_sign_in,
     owner_placeholder,
+    owner_account,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 
@@ -164,6 +167,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
         app.router.add_routes(module.routes)
     if settings.dev_mailbox:  # development without an email provider only: 404 everywhere else
         app.router.add_routes(dev_mail.routes)
+    if settings.environment == "development":  # the test owner: 404 in production and tests
+        app.router.add_routes(owner_test_wallet.routes)
     app.on_response_prepare.append(gate.capsule_headers)
     app.on_response_prepare.append(html.page_headers)
     app.on_response_prepare.append(headers.response_headers)
