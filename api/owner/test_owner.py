@@ -41,9 +41,9 @@ HEIRS = (
         "name": "Ana Example",
         "relationship": "daughter",
         "email": "ana@example.org",
-        "allocationPercentage": "60",
+        "allocationPercentage": 60,
     },
-    {"name": "Ben Example", "relationship": "son", "email": "ben@example.org", "allocationPercentage": "40"},
+    {"name": "Ben Example", "relationship": "son", "email": "ben@example.org", "allocationPercentage": 40},
 )
 GUARDIANS = (
     {"name": "Carla Example", "email": "carla@example.org", "relationship": "friend"},
