@@ -116,9 +116,10 @@ def _plain(text: str) -> str:
 def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     """The email for one outbox row, written in its recipient's language and time zone (the
     row's `locale` and `time_zone`; English and UTC when none is recorded). Links to the
-    service's own pages use `base_url` (PUBLIC_BASE_URL); only "sign in" points at `app_url`
-    (PUBLIC_APP_URL), and only when one is configured: without it no email names a place to sign
-    in (docs/pages.md)."""
+    service's own pages use `base_url` (PUBLIC_BASE_URL); "sign in" points at `app_url`
+    (PUBLIC_APP_URL) when one is configured, and otherwise, for the owner, at this service's own
+    sign-in page, `<base_url>/sign-in` (a guardian's email names none: their page is their door;
+    docs/pages.md)."""
     with i18n.speaking(d["locale"], d["time_zone"]):
         return _render(d=d, ring=ring, base_url=base_url, app_url=app_url)
 
@@ -138,6 +139,8 @@ def _render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email
         links["confirm"] = address_links.url(base_url=base_url, token=token)
     if app_url and app_url != base_url and d["kind"] in SIGN_IN_KINDS:
         links["app"] = app_url  # the web client, where a deployment has one: where to sign in
+    elif d["kind"] in SIGN_IN_KINDS and d["recipient_type"] == "owner":
+        links["app"] = f"{base_url}/sign-in"  # the owner's own pages, on this service
     if d["recipient_type"] == "guardian" and d["guardian_id"] and d["guardian_page_version"]:
         token = guardian_links.token_for(
             ring,
