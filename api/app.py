@@ -40,6 +40,9 @@ from api.keys import (
     STORAGE,
     build_context,
 )
+from api.owner import guardians as owner_guardians
+from api.owner import heirs as owner_heirs
+from api.owner import home as owner_home
 from api.plan import check_in_link, check_in_page, guardian_page, legacy
 from api.plan.guardianships import addresses as guardian_addresses
 from api.plan.guardianships import routes as guardianships
@@ -87,6 +90,9 @@ ROUTE_MODULES = (
     email_webhooks,
     email_confirmations,
     stop_emails,
+    owner_home,
+    owner_heirs,
+    owner_guardians,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 
