@@ -43,6 +43,7 @@ from api.keys import (
 from api.owner import guardians as owner_guardians
 from api.owner import heirs as owner_heirs
 from api.owner import home as owner_home
+from api.owner import sign_in as owner_sign_in
 from api.plan import check_in_link, check_in_page, guardian_page, legacy
 from api.plan.guardianships import addresses as guardian_addresses
 from api.plan.guardianships import routes as guardianships
@@ -90,6 +91,7 @@ ROUTE_MODULES = (
     email_webhooks,
     email_confirmations,
     stop_emails,
+    owner_sign_in,
     owner_home,
     owner_heirs,
     owner_guardians,

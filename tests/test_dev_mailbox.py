@@ -7,6 +7,7 @@ production the paths are 404 and nothing is kept."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -180,6 +181,79 @@ async def test_through_a_tunnel_on_this_machine_the_mailbox_is_not_found(
             text = await resp.text()
             assert resp.status == 404, (header, text)
             assert "/dev/mail/" not in text and "/guardian/" not in text and "/check-in/" not in text
+
+
+LOCAL_HOSTS = ("localhost", "localhost:8080", "LocalHost:1", "127.0.0.1", "127.0.0.1:80", "[::1]", "[::1]:80")
+OTHER_HOSTS = (
+    "rebind.evil.example:8080",
+    "rebind.evil.example",
+    "localhost.evil.example",
+    "127.0.0.1.nip.io:8080",
+    "evil.localhost",
+    "10.0.0.7:8080",
+    "[::2]:8080",
+    "localhost:",
+    "localhost:80:80",
+    "localhost:http",
+    "[::1]evil",
+    "",
+)
+FORWARDING = (
+    {"Forwarded": "for=127.0.0.1"},
+    {"X-Forwarded-For": "127.0.0.1"},
+    {"X-Forwarded-Host": "localhost"},
+    {"X-Forwarded-Proto": "http"},
+    {"x-forwarded-port": "8080"},
+    {"X-Real-IP": "127.0.0.1"},
+    {"CF-Connecting-IP": "127.0.0.1"},
+    {"True-Client-IP": "127.0.0.1"},
+    {"X-Client-IP": "127.0.0.1"},
+)
+
+
+async def raw_get(port: int, head: str) -> tuple[int, str]:
+    """Sends a request written by hand (what a client library will not write) to the app."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(head.encode() + b"Connection: close\r\n\r\n")
+    await writer.drain()
+    answer = (await reader.read()).decode(errors="replace")
+    writer.close()
+    return int(answer.split(" ", 2)[1]), answer
+
+
+async def test_a_loopback_peer_naming_another_host_or_forwarded_is_the_404_page(
+    settings, clock, make_client, run_worker
+) -> None:
+    """DNS rebinding: a page of another site, its name now resolving to 127.0.0.1, reaches the
+    mailbox from this machine's browser with its own name in Host. Only localhost, 127.0.0.1 and
+    [::1] (any port) open it, and no forwarding header at all."""
+    client, worker = await dev_client(make_client)
+    await some_journey(client, clock, run_worker, worker)
+    [mail_id, *_] = [k.id for k in mailbox.newest(data_dir=settings.data_dir)]
+    for path in ("/dev/mail", f"/dev/mail/{mail_id}"):
+        for host in LOCAL_HOSTS:
+            resp = await client.get(path, headers={"Host": host})
+            assert resp.status == 200, (host, await resp.text())
+        refusals = [{"Host": host} for host in OTHER_HOSTS]
+        refusals += [{"Host": "localhost:8080", **header} for header in FORWARDING]
+        for headers in refusals:
+            resp = await client.get(path, headers=headers)
+            text = await resp.text()
+            assert resp.status == 404, (headers, text)
+            assert "/dev/mail/" not in text and "/guardian/" not in text and "/check-in/" not in text
+    port = client.port
+    assert port is not None
+    ok, _ = await raw_get(port, "GET /dev/mail HTTP/1.1\r\nHost: localhost\r\n")
+    assert ok == 200
+    for head in (
+        "GET /dev/mail HTTP/1.1\r\n",  # no Host at all
+        "GET /dev/mail HTTP/1.0\r\n",
+        "GET /dev/mail HTTP/1.1\r\nHost: localhost\r\nHost: rebind.evil.example\r\n",
+        f"GET http://rebind.evil.example/dev/mail HTTP/1.1\r\nHost: localhost:{port}\r\n",
+    ):
+        status, answer = await raw_get(port, head)
+        assert status in (400, 404), (head, answer)
+        assert "/dev/mail/" not in answer and "/guardian/" not in answer
 
 
 async def test_production_has_no_mailbox_and_keeps_nothing(make_client, clock, run_worker, settings) -> None:

@@ -6,8 +6,10 @@ the paths are the 404 page. The emails carry claim, guardian and check-in links,
 answer only a peer on this machine, judged by the socket's own peer address (never a
 forwarded header, which any client can write): with HOST=0.0.0.0 the network gets a 403. A
 tunnel (ngrok, cloudflared) or a proxy on this machine delivers the whole internet's requests
-from loopback, so a request carrying a proxy's header (X-Forwarded-For, Forwarded, X-Real-IP)
-is the 404 page too.
+from loopback, so a request carrying any proxy's header (PROXY_HEADERS, any X-Forwarded-*)
+is the 404 page too; and so is a Host other than localhost, 127.0.0.1 or [::1], which is how a
+page of another site reaches a loopback server by DNS rebinding. `this_machine_only` is the
+guard of every development-only route.
 
 The email's HTML is shown inline, not in a frame, under the pages' strict CSP: it is first cut
 down to plain text markup (paragraphs, lists, emphasis, links to http(s) and mailto), so no
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import html
 import ipaddress
+import re
 from html.parser import HTMLParser
 
 from aiohttp import web
@@ -115,19 +118,51 @@ def from_this_machine(request: web.Request) -> bool:
     return address.is_loopback
 
 
-# Headers a proxy or a tunnel adds: their presence, whatever they say, means the loopback peer
-# is relaying someone else.
-PROXY_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
+# Headers a proxy, a tunnel or a CDN adds: their presence, whatever they say, means the loopback
+# peer is relaying someone else. Any `X-Forwarded-*` counts too (see `_forwarded`).
+PROXY_HEADERS = (
+    "Forwarded",
+    "X-Forwarded-For",
+    "X-Real-IP",
+    "CF-Connecting-IP",
+    "True-Client-IP",
+    "X-Client-IP",
+    "Via",
+)
+PROXY_HEADERS_UPPER = frozenset(name.upper() for name in PROXY_HEADERS)
+# The names a browser on this machine writes in Host, with or without a port: anything else (a
+# rebound DNS name, this machine's LAN address) is a page of another site, or another machine.
+LOCAL_HOST = re.compile(r"(?:localhost|127\.0\.0\.1|\[::1\])(?::[0-9]{1,5})?", re.IGNORECASE)
 
 
-def _opens_here(request: web.Request) -> web.Response | None:
-    """None when the mailbox may answer; else the refusal: 403 off this machine, the 404 page
-    through a proxy or tunnel on it."""
+def _forwarded(request: web.Request) -> bool:
+    return any(
+        name.upper() in PROXY_HEADERS_UPPER or name.upper().startswith("X-FORWARDED-")
+        for name in request.headers
+    )
+
+
+def local_host_header(request: web.Request) -> bool:
+    """Whether the request names this machine in its one Host header, and in its target when
+    that is a whole URL (aiohttp's `host` is then the URL's): DNS rebinding keeps the
+    attacker's name there."""
+    hosts = request.headers.getall("Host", [])
+    return len(hosts) == 1 and all(LOCAL_HOST.fullmatch(name.strip()) for name in (hosts[0], request.host))
+
+
+def this_machine_only(request: web.Request) -> web.Response | None:
+    """The guard of every development-only route: None when it may answer, else the refusal.
+    A peer off this machine gets the 403 page; on it, a Host naming anything but this machine
+    or any proxy's header is the 404 page (raised), so nothing of the route is shown."""
     if not from_this_machine(request):
         return _refused(request)
-    if any(name in request.headers for name in PROXY_HEADERS):
+    if _forwarded(request) or not local_host_header(request):
         raise NotFound("Page")
     return None
+
+
+# The name the mailbox's handlers were written against.
+_opens_here = this_machine_only
 
 
 def _refused(request: web.Request) -> web.Response:
@@ -143,13 +178,15 @@ def _refused(request: web.Request) -> web.Response:
     summary="Development only: every email the service sent, newest first",
     description="Exists only with APP_ENV=development and no email provider configured (404 "
     "otherwise), and answers only a client on this machine (the socket's loopback peer; 403 from "
-    "anywhere else; the 404 page when the request carries X-Forwarded-For, Forwarded or X-Real-IP, "
-    "as through a tunnel every request arrives from loopback). Each email links to `/dev/mail/<id>`.",
+    "anywhere else; the 404 page when its Host is not localhost, 127.0.0.1 or [::1], or when it "
+    "carries any forwarding header (Forwarded, X-Forwarded-*, X-Real-IP, CF-Connecting-IP, "
+    "True-Client-IP, X-Client-IP, Via), as through a tunnel every request arrives from loopback). "
+    "Each email links to `/dev/mail/<id>`.",
     produces=["text/html"],
     responses={200: {"description": "The page"}},
 )
 async def mail_list(request: web.Request) -> web.Response:
-    if refused := _opens_here(request):
+    if refused := this_machine_only(request):
         return refused
     kept = mailbox.newest(data_dir=request.app[SETTINGS].data_dir)
     return pages.render(
@@ -167,7 +204,7 @@ async def mail_list(request: web.Request) -> web.Response:
     responses={200: {"description": "The page"}},
 )
 async def mail_one(request: web.Request) -> web.Response:
-    if refused := _opens_here(request):
+    if refused := this_machine_only(request):
         return refused
     kept = mailbox.one(data_dir=request.app[SETTINGS].data_dir, mail_id=request.match_info["id"])
     if kept is None:
