@@ -122,7 +122,7 @@ async def _edit(request: web.Request, form: FormState | None, *, status: int = 2
     return show(
         request,
         "owner/guardian_edit.html",
-        title=N_("Change a guardian’s details"),
+        title=N_("Change a guardian's details"),
         status=status,
         guardian=guardian,
         form=shown,

@@ -111,7 +111,7 @@ async def _edit(request: web.Request, form: FormState | None, *, status: int = 2
     return show(
         request,
         "owner/heir_edit.html",
-        title=N_("Change an heir’s details"),
+        title=N_("Change an heir's details"),
         status=status,
         heir=heir,
         form=shown,

@@ -54,7 +54,7 @@ def next_step(status: str, known: Facts) -> tuple[str, str, str] | None:
     if status in CHECKS_IN:
         return HOME, "#check-in", _("Check in")
     if known["allocation_total"] != 100:
-        return "/plan/heirs", "", _("Correct your heirs’ shares")
+        return "/plan/heirs", "", _("Correct your heirs' shares")
     if not known["has_owner_name"] or not known["has_owner_email"]:
         return "/plan/account", "", _("Add your name and email address")
     return None
