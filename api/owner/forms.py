@@ -213,21 +213,27 @@ class FormState:
 def _walk(state: FormState, prefix: str, messages: Any) -> None:
     if isinstance(messages, dict):
         for key, inner in messages.items():
-            name = "" if key == "_schema" else str(key)
-            _walk(state, f"{prefix}.{name}" if prefix and name else prefix or name, inner)
-        return
-    if isinstance(messages, list) and not all(isinstance(item, str) for item in messages):
+            _walk(state, _joined(prefix, key), inner)
+    elif isinstance(messages, list) and not all(isinstance(item, str) for item in messages):
         for inner in messages:  # a list field's items: said once, under the list's name
             _walk(state, prefix, inner)
-        return
-    for message in messages if isinstance(messages, list) else [messages]:
-        typed = state.values.get(prefix) if prefix else None
-        words = in_words(str(message), typed=typed)
-        if prefix:
-            if words not in state.errors.setdefault(prefix, []):
-                state.errors[prefix].append(words)
-        elif words not in state.general:
-            state.general.append(words)
+    else:
+        for message in messages if isinstance(messages, list) else [messages]:
+            _note(state, prefix, str(message))
+
+
+def _joined(prefix: str, key: Any) -> str:
+    """A nested field's dotted name; the schema's own complaint (`_schema`) is its parent's."""
+    name = "" if key == "_schema" else str(key)
+    return f"{prefix}.{name}" if prefix and name else prefix or name
+
+
+def _note(state: FormState, name: str, message: str) -> None:
+    """One complaint, in words, beside its field (above the form when it names none), once."""
+    words = in_words(message, typed=state.values.get(name) if name else None)
+    said = state.errors.setdefault(name, []) if name else state.general
+    if words not in said:
+        said.append(words)
 
 
 def load(schema: Schema, form: Mapping[str, Any]) -> tuple[dict[str, Any] | None, FormState]:

@@ -31,12 +31,12 @@ class Advice(str):
         return said
 
 
-class Checklist(list[str]):
+class _Checklist(list[str]):
     """Sentences appended under the topic named last (`on`)."""
 
     topic = ""
 
-    def on(self, topic: str) -> Checklist:
+    def on(self, topic: str) -> _Checklist:
         self.topic = topic
         return self
 
@@ -52,7 +52,7 @@ def readiness(*, plan: Plan, known: Facts, contract: bool = False) -> list[str]:
     """What blocks activation, in words a person understands, in the reader's language (the
     owner's: models.plan.journey.overview; English in an error body); empty when nothing does.
     With a contract (`contract`), approvals are signed on-chain: a guardian without a wallet cannot."""
-    problems = Checklist()
+    problems = _Checklist()
     if contract and known["walletless_guardians"]:
         problems.on("guardians").append(
             _(
@@ -152,7 +152,7 @@ def _acceptance_problem(plan: Plan, known: Facts) -> str:
 def warnings(*, plan: Plan, known: Facts) -> list[str]:
     """Advice that never blocks anything: what would make the plan fail its owner (in the
     reader's language, as readiness)."""
-    advice = Checklist()
+    advice = _Checklist()
     if plan["verification_timeout_seconds"] is None:
         advice.on("settings").append(
             _(
@@ -212,6 +212,12 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
                 "nothing until the release."
             )
         )
+    return advice + _people_advice(plan=plan, known=known)
+
+
+def _people_advice(*, plan: Plan, known: Facts) -> list[str]:
+    """The advice about the plan's people and the owner's own keys (`warnings`' second half)."""
+    advice = _Checklist()
     if known["guardians_also_heirs"]:
         advice.on("guardians").append(
             ngettext(
