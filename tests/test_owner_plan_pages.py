@@ -90,7 +90,7 @@ async def test_a_new_accounts_home_answers_200_with_its_next_step_as_a_link(clie
     owner = await owner_in(client)
     page = await owner.page("/plan")
     assert "Your plan is a draft" in page
-    assert 'class="next"><a href="/plan/heirs#add">Add an heir</a>' in page
+    assert 'Your next step: <a class="button" href="/plan/heirs#add">Add an heir</a>' in page
     assert 'action="/sign-out"' in page and "Sign out" in page
     assert "Add at least one beneficiary." in page and 'href="/plan/heirs">Go to your heirs</a>' in page
     assert "You have no guardians yet." in page
@@ -99,7 +99,7 @@ async def test_a_new_accounts_home_answers_200_with_its_next_step_as_a_link(clie
 async def test_heirs_added_from_the_page_are_the_apis_with_the_same_timeline_entry(client, settings):
     owner = await owner_in(client)
     resp, _ = await owner.post("/plan/heirs", heir())
-    assert resp.headers["Location"] == "/plan/heirs?done=heir-added"
+    assert resp.headers["Location"] == "/plan/heirs?done=heir-added#done"
     await owner.post("/plan/heirs", heir(name="Rui", email="rui@example.org", allocationPercentage="32,5"))
     rows = await owner.listed("beneficiaries")
     assert sorted((row["name"], row["allocationPercentage"], row["locale"]) for row in rows) == [
@@ -168,7 +168,7 @@ async def test_an_heir_is_changed_removed_after_a_confirmation_asked_and_given_a
     )
 
     resp, _ = await owner.post(f"/plan/heirs/{row['id']}/confirm-email", {})
-    assert resp.headers["Location"] == "/plan/heirs?done=heir-asked"
+    assert resp.headers["Location"] == "/plan/heirs?done=heir-asked#done"
     resp, _ = await owner.post(f"/plan/heirs/{row['id']}/new-link", {})
     (rotated,) = await owner.listed("beneficiaries")
     assert rotated["claimToken"] != row["claimToken"]
@@ -210,7 +210,7 @@ async def test_guardians_added_from_the_page_are_the_apis_and_can_be_invited_aga
     assert "Answers with their Stellar wallet:" in page and "will create a passkey" in page
     assert "A release needs the approval of 2 of your 2 guardians who have not declined." in page
     resp, _ = await owner.post(f"/plan/guardians/{rows['Cy']['id']}/invite", {})
-    assert resp.headers["Location"] == "/plan/guardians?done=guardian-invited"
+    assert resp.headers["Location"] == "/plan/guardians?done=guardian-invited#done"
     home = await owner.page("/plan")
     assert "<bdi>Bo Lind</bdi>: " in home
 
@@ -267,9 +267,9 @@ async def test_the_check_in_button_is_the_apis_check_in(client, settings):
     await activate_plan(client, owner.api)
     home = await owner.page("/plan")
     assert "Your next check-in is due by" in home and 'action="/plan/check-in"' in home
-    assert 'href="/plan#check-in">Check in</a>' in home
+    assert 'class="button" href="/plan#check-in">Check in</a>' in home
     resp, _ = await owner.post("/plan/check-in", {})
-    assert resp.headers["Location"] == "/plan?done=checked-in"
+    assert resp.headers["Location"] == "/plan?done=checked-in#done"
     check_ins = [
         row for row in activity_rows(settings, owner.api.user["id"]) if row["kind"] == "plan.check_in"
     ]

@@ -61,8 +61,10 @@ def show(
 
 
 def done(request: web.Request, path: str, what: str) -> NoReturn:
-    """303 to `path`, which then says `DONE[what]`, in the language the page was read in."""
-    raise web.HTTPSeeOther(html.carry_language(request, f"{path}?done={what}"))
+    """303 to `path`, which then says `DONE[what]`, in the language the page was read in, shown
+    at its sentence (`#done`: a form posted from the foot of a long list would otherwise come
+    back scrolled there, the browser keeping the form's `#add`)."""
+    raise web.HTTPSeeOther(html.carry_language(request, f"{path}?done={what}") + "#done")
 
 
 async def posted(request: web.Request) -> MultiDict[str]:
