@@ -41,7 +41,9 @@ from api.keys import (
     build_context,
 )
 from api.owner import account as owner_account
-from api.owner import placeholder as owner_placeholder
+from api.owner import guardians as owner_guardians
+from api.owner import heirs as owner_heirs
+from api.owner import home as owner_home
 from api.owner import sign_in as owner_sign_in
 from api.owner import test_owner as owner_test_wallet
 from api.plan import check_in_link, check_in_page, guardian_page, legacy
@@ -92,7 +94,9 @@ ROUTE_MODULES = (
     email_confirmations,
     stop_emails,
     owner_sign_in,
-    owner_placeholder,
+    owner_home,
+    owner_heirs,
+    owner_guardians,
     owner_account,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
