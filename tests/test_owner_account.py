@@ -63,7 +63,7 @@ async def test_an_invalid_form_comes_back_with_each_error_beside_its_field(clien
         "timeZone": "Mars/Olympus",
     }
     resp = await client.post("/plan/account", data=form)
-    assert resp.status == 400
+    assert resp.status == 422
     page = await resp.text()
     assert (
         'id="email-error"' in page
