@@ -32,8 +32,6 @@ from models.wallet_requests import Prepared
 routes = web.RouteTableDef()
 
 WAIT_PATH = "/sign-in/wait"
-# The waiting page looks again by itself this often (no script: a meta refresh).
-REFRESH_SECONDS = 5
 NOT_AN_ADDRESS = N_(
     "That is not a Stellar wallet address: it is 56 characters, starts with G, and your wallet "
     "app shows it. Go back and copy it again."
@@ -141,7 +139,7 @@ def _shown(request: web.Request, pending: pending_sign_ins.PendingSignIn) -> wal
     summary="The owner's sign-in, waiting for the wallet",
     description="Signs this browser in once its wallet has answered (303 to where it was going); until then "
     "the request to sign (link, QR code, paste-back), the short code the wallet shows too, and the "
-    "challenge text with a field for its signature. Refreshes itself without scripts.",
+    "challenge text with a field for its signature, and Continue (a link here: no script).",
     produces=["text/html"],
     responses={**PAGE, 303: {"description": "Signed in"}},
 )
@@ -167,7 +165,6 @@ async def waiting(request: web.Request) -> web.Response:
         "owner/sign_in_wait.html",
         request=request,
         title=_("Sign in with your wallet"),
-        refresh=REFRESH_SECONDS,
         pending=pending,
         request_shown=_shown(request, pending),
         challenge_text=pending["text"] or "",
