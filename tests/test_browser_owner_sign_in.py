@@ -74,7 +74,7 @@ async def test_a_wallet_signs_in_the_browser_that_asked_and_no_other(
 async def test_the_sign_in_pages_in_every_language(
     aiohttp_client: Any, settings: Any, clock: Any, browser: Any, axe_source: str, screenshots: Path
 ) -> None:
-    client, origin = await localhost_client(aiohttp_client, settings, clock)
+    _client, origin = await localhost_client(aiohttp_client, settings, clock)
     context, page = await open_at_phone(browser)
     await check_in_every_language(page, f"{origin}/sign-in", axe_source, screenshots, "owner-sign-in")
     await page.goto(f"{origin}/sign-in", wait_until="load")
