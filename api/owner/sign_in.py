@@ -128,9 +128,9 @@ def _shown(request: web.Request, pending: pending_sign_ins.PendingSignIn) -> wal
         "xdr": pending["xdr"] or "",
         "valid_until": pending["valid_until"],
     }
-    return wallet_request.present(
-        request, prepared, msg=auth.sign_in_words(code=pending["code"]), page_path=owner.SIGN_IN_PATH
-    )
+    with html.speaking(request):
+        words = auth.sign_in_words(code=pending["code"])
+    return wallet_request.present(request, prepared, msg=words, page_path=owner.SIGN_IN_PATH)
 
 
 @routes.get(WAIT_PATH)
