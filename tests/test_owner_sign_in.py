@@ -258,3 +258,19 @@ async def test_the_sample_plan_has_two_heirs_and_two_guardians(make_client, tmp_
     client.session.headers["Origin"] = "http://localhost:8080"
     await client.post("/sign-in/test-wallet", data={"sample": "true"}, allow_redirects=False)
     assert len(await (await client.get("/api/beneficiaries", headers=api.headers)).json()) == 2
+
+
+async def test_the_browser_is_signed_in_on_its_next_request_whatever_page_it_opens(client, aiohttp_client):
+    keypair = Keypair.random()
+    waiting = await start_sign_in(client, keypair.public_key, next_path="/plan/account")
+    phone = await aiohttp_client(client.server)
+    wallet = WalletApp(phone, keypair)
+    request = await wallet.open(request_uri(waiting))
+    assert (await phone.post(callback_path(request), data={"xdr": wallet.sign(request)})).status == 200
+    resp = await client.get("/plan/heirs", allow_redirects=False)
+    assert (resp.status, resp.headers["Location"]) == (303, "/plan/heirs")
+    assert "__Host-lps_session" in resp.cookies
+    assert await _signed_in(client)
+    # The waiting page, opened again, leads home rather than to a spent sign-in.
+    resp = await client.get("/sign-in/wait", allow_redirects=False)
+    assert (resp.status, resp.headers["Location"]) == (303, "/plan")

@@ -39,17 +39,6 @@ NOT_AN_ADDRESS = N_(
 PAGE = {200: {"description": "The page"}}
 
 
-def signed_in(request: web.Request, opened: sessions.Opened, *, to: str) -> web.Response:
-    """303 to where the owner was going, with the new session's cookie (a new id: rotated at
-    every sign-in) and the pending sign-in's cookie cleared."""
-    settings = context(request).settings
-    response = web.Response(status=303, headers={"Location": html.carry_language(request, to)})
-    lifetime = int((opened["expires_at"] - context(request).now()).total_seconds())
-    owner.set_cookie(response, settings, base=owner.SESSION_COOKIE, value=opened["cookie"], max_age=lifetime)
-    owner.clear_cookie(response, settings, base=owner.PENDING_COOKIE)
-    return response
-
-
 def _dev_offers(request: web.Request) -> dict[str, bool]:
     settings = context(request).settings
     return {"test_wallet": settings.environment == "development", "sample_plan": settings.dev_mailbox}
@@ -157,8 +146,10 @@ async def waiting(request: web.Request) -> web.Response:
             now=ctx.now(),
         )
         if finished is not None:
-            return signed_in(request, finished[0], to=finished[1])
+            return owner.signed_in(request, finished[0], to=finished[1])
     pending = await pending_sign_ins.of_cookie(ctx.redis, cookie=pending_cookie, now=ctx.now())
+    if (pending is None or pending["wallet"] is None) and owner.maybe_session(request) is not None:
+        return web.Response(status=303, headers={"Location": html.carry_language(request, owner.HOME_PATH)})
     if pending is None or pending["wallet"] is None:
         raise Conflict(auth.NO_PENDING)
     return owner.render(
@@ -194,7 +185,7 @@ async def signature(request: web.Request) -> web.Response:
         replacing=owner.cookie(request, base=owner.SESSION_COOKIE),
         now=ctx.now(),
     )
-    return signed_in(request, opened, to=to)
+    return owner.signed_in(request, opened, to=to)
 
 
 @routes.post("/sign-in/sep7/{id}")
@@ -298,4 +289,4 @@ async def passkey_answer(request: web.Request) -> web.Response:
         replacing=owner.cookie(request, base=owner.SESSION_COOKIE),
         now=ctx.now(),
     )
-    return signed_in(request, opened, to=to)
+    return owner.signed_in(request, opened, to=to)
