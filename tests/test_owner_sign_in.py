@@ -274,3 +274,13 @@ async def test_the_browser_is_signed_in_on_its_next_request_whatever_page_it_ope
     # The waiting page, opened again, leads home rather than to a spent sign-in.
     resp = await client.get("/sign-in/wait", allow_redirects=False)
     assert (resp.status, resp.headers["Location"]) == (303, "/plan")
+
+
+async def test_the_sign_in_pages_speak_the_readers_language(client):
+    browse_as_the_service(client)
+    page = await (await client.get("/sign-in?lang=fr")).text()
+    assert "<h1>Connectez-vous à votre plan de succession</h1>" in page and 'lang="fr"' in page
+    waiting = await start_sign_in(client, Keypair.random().public_key)
+    del waiting
+    page = await (await client.get("/sign-in/wait", headers={"Accept-Language": "de"})).text()
+    assert "<h1>Mit Ihrer Wallet anmelden</h1>" in page and "Anmeldecode" in page

@@ -116,7 +116,7 @@ async def _page(
             "owner/account.html",
             request=request,
             status=status,
-            title=_("Your account"),
+            title=N_("Your account"),
             user=user,
             values=values or _profile_values(user),
             errors=errors or {},
@@ -209,7 +209,7 @@ async def link_wallet_page(request: web.Request) -> web.Response:
     return owner.render(
         "owner/account_link_wallet.html",
         request=request,
-        title=_("Link another wallet"),
+        title=N_("Link another wallet"),
         wallet=address,
         challenge_text=message,
     )
@@ -312,7 +312,7 @@ async def add_passkey_page(request: web.Request) -> web.Response:
     response = owner.render(
         "owner/account_passkey.html",
         request=request,
-        title=_("Add a passkey"),
+        title=N_("Add a passkey"),
         options=options,
         post_to=f"{PATH}/passkeys/{asked['id']}",
         script=html.PASSKEY_SCRIPT_PATH,

@@ -33,7 +33,7 @@ from api.keys import context
 from api.public import public
 from core.errors import Forbidden
 from core.settings import Settings
-from core.text.i18n import N_
+from core.text.i18n import N_, _
 from models.account import sessions
 from models.flows import auth
 
@@ -289,12 +289,15 @@ def render(template: str, *, request: web.Request, status: int = 200, **page: An
     """An owner page: `owner_base.html`'s sign-out form and language picker get what they need
     (`form_token`, `signed_in`); every form of the page carries `form_token` as `formToken`."""
     session = request.get(_SESSION)
-    return html.render(
-        template,
-        reader=request,
-        status=status,
-        form_token=session.form_token if session is not None else "",
-        signed_in=session is not None,
-        sign_out=SIGN_OUT_PATH,
-        **page,
-    )
+    with html.speaking(request):
+        if isinstance(page.get("title"), str):  # a marked title (`N_`), said in the reader's language
+            page["title"] = _(page["title"])
+        return html.render(
+            template,
+            reader=request,
+            status=status,
+            form_token=session.form_token if session is not None else "",
+            signed_in=session is not None,
+            sign_out=SIGN_OUT_PATH,
+            **page,
+        )

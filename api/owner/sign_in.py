@@ -23,7 +23,7 @@ from api.schemas import error_responses
 from api.sep import wallet_request
 from core.errors import BadRequest, Conflict
 from core.stellar.wallet import is_valid_address
-from core.text.i18n import N_, _
+from core.text.i18n import N_
 from models.account import pending_sign_ins, sessions
 from models.flows import auth
 from models.proofs import passkey
@@ -68,7 +68,7 @@ async def sign_in_page(request: web.Request) -> web.Response:
     return owner.render(
         "owner/sign_in.html",
         request=request,
-        title=_("Sign in to your legacy plan"),
+        title=N_("Sign in to your legacy plan"),
         next=next_path,
         signed_out=request.query.get("signed-out"),
         **_dev_offers(request),
@@ -155,7 +155,7 @@ async def waiting(request: web.Request) -> web.Response:
     return owner.render(
         "owner/sign_in_wait.html",
         request=request,
-        title=_("Sign in with your wallet"),
+        title=N_("Sign in with your wallet"),
         pending=pending,
         request_shown=_shown(request, pending),
         challenge_text=pending["text"] or "",
@@ -253,7 +253,7 @@ async def passkey_page(request: web.Request) -> web.Response:
     response = owner.render(
         "owner/sign_in_passkey.html",
         request=request,
-        title=_("Sign in with a passkey"),
+        title=N_("Sign in with a passkey"),
         options=passkey.request_options(settings=ctx.settings, request=asked, passkeys=[]),
         post_to=f"/sign-in/passkey/{asked['id']}",
         script=html.PASSKEY_SCRIPT_PATH,
