@@ -211,10 +211,12 @@ async def test_a_passkey_of_no_account_signs_in_nothing(client):
     assert not await _signed_in(client)
 
 
-async def test_the_test_wallet_is_absent_outside_development(client):
-    browse_as_the_service(client)
-    assert (await client.post("/sign-in/test-wallet", data={})).status == 404
-    assert "test wallet" not in await (await client.get("/sign-in")).text()
+async def test_the_test_wallet_is_absent_outside_development(make_client):
+    for environment in ("test", "production"):
+        client = await make_client(environment=environment)
+        browse_as_the_service(client)
+        assert (await client.post("/sign-in/test-wallet", data={})).status == 404, environment
+        assert "test wallet" not in await (await client.get("/sign-in")).text()
 
 
 async def _dev_client(make_client, tmp_path, port: int = 8080):
