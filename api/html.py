@@ -287,6 +287,13 @@ def with_script(response: web.Response, *, origin: str) -> web.Response:
     return response
 
 
+def with_inline_script(response: web.Response, *, digest: str) -> web.Response:
+    """This page may run one inline script of the service's own, allowed by its hash
+    (`sha256-…`) and nothing else."""
+    response[_SCRIPT] = PAGE_CSP.replace("default-src 'none';", f"default-src 'none'; script-src '{digest}';")
+    return response
+
+
 # What each error status says to a person; anything else gets the 500 wording.
 _ERROR_PAGES = {
     400: (N_("That could not be used"), "said"),

@@ -83,7 +83,7 @@ async def sign_in_page(request: web.Request) -> web.Response:
         request=request,
         title=_("Sign in to your legacy plan"),
         next=next_path,
-        signed_out=request.query.get("signed-out") == "1",
+        signed_out=request.query.get("signed-out"),
         **_dev_offers(request),
     )
 

@@ -19,7 +19,7 @@ from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from core.text.i18n import N_
 from models import wallet_requests
-from models.account import passkeys, pending_sign_ins, sessions, users
+from models.account import passkeys, pending_sign_ins, sessions, test_wallet, users
 from models.flows import lifecycle
 from models.proofs import challenge, passkey
 
@@ -362,3 +362,34 @@ async def sign_in_by_passkey(
         now=now,
     )
     return opened, pending["next"]
+
+
+async def sign_in_test_owner(
+    pool: Pool, redis: ArqRedis, settings: Settings, *, replacing: str | None, now: datetime
+) -> tuple[sessions.Opened, users.SigningIn]:
+    """Development only: the test wallet kept under DATA_DIR signs in, as any wallet does."""
+    wallet = test_wallet.keypair(data_dir=settings.data_dir).public_key
+    user = await users.sign_in(pool, settings.key_ring, wallet_address=wallet)
+    opened = await open_page_session(
+        pool, redis, settings, user=user, wallet_address=wallet, passkey_id=None, replacing=replacing, now=now
+    )
+    return opened, user
+
+
+async def add_owner_passkey(
+    pool: Pool,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    user_id: str,
+    request_id: str,
+    answer: str,
+    now: datetime,
+) -> None:
+    """A passkey created on the account page: this owner's request, checked once (origin, RP ID,
+    the user verified), kept; the request used up."""
+    request = await passkey.peek(redis, request_id=request_id, subject_id=user_id, now=now)
+    created = passkey.check_registration(settings=settings, request=request, answer=answer)
+    await passkey.take(redis, request=request)
+    if not await passkeys.add(pool, user_id=user_id, passkey=created, now=now):
+        raise Conflict(N_("This passkey is already added."))
