@@ -2,7 +2,8 @@
 journey of a first visit (sign in with a wallet answering the SEP-7 request from another client,
 add two heirs and two guardians from the pages, find them through the JSON API for the same
 wallet), then /plan, /plan/heirs and /plan/guardians in each shipped language at a phone's 390 px
-through axe at AA, nothing past the screen's edges, and screenshots for a person to look at.
+(and the door's account page) through axe at AA, nothing past the screen's edges, and
+screenshots for a person to look at.
 
 The service runs with PUBLIC_BASE_URL at its own test address: the owner's pages keep the
 browser on that origin (another host is sent there, and a form from anywhere else is refused)."""
@@ -26,7 +27,7 @@ from tests.helpers import sign_in
 from tests.test_browser_languages import check_in_every_language, open_at_phone
 from tests.wallet_app import URI_RE
 
-PAGES = ("/plan", "/plan/heirs", "/plan/guardians")
+PAGES = ("/plan", "/plan/heirs", "/plan/guardians", "/plan/account")
 
 
 def _free_port() -> int:
