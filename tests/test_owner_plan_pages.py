@@ -335,3 +335,33 @@ def pages_zones() -> list[str]:
     from api.owner.plan_pages import zone_choices
 
     return [value for value, _ in zone_choices() if value]
+
+
+async def test_the_home_page_answers_200_in_every_state_and_says_it(client, clock, run_worker):
+    """Draft, Active, being verified, approved, released: 200 each time, the state in its
+    sentence, the check-in offered while it can stop something, nothing to change once released."""
+    from tests.lifecycle_helpers import approve, get_overview, report
+
+    owner = await owner_in(client)
+    assert "Your plan is a draft" in await owner.page("/plan")
+    setup = await activate_plan(client, owner.api, guardians=2, threshold=2)
+    home = await owner.page("/plan")
+    assert "Your plan is active" in home and 'action="/plan/check-in"' in home
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    home = await owner.page("/plan")
+    assert "Your guardians are being asked to confirm" in home and 'action="/plan/check-in"' in home
+    for guardian in setup.guardians:
+        assert (await approve(client, setup, guardian)).status == 200
+    home = await owner.page("/plan")
+    assert "Your guardians approved the release of your plan." in home
+    overview = await get_overview(client, owner.api)
+    clock.advance(seconds=overview["settings"]["cancelWindowSeconds"] + 1)
+    await run_worker()
+    assert (await get_overview(client, owner.api))["status"] == "Released"
+    home = await owner.page("/plan")
+    assert "Your plan has been released" in home
+    assert 'action="/plan/check-in"' not in home and 'class="next"' not in home
+    heirs = await owner.page("/plan/heirs")
+    assert "your heirs can no longer be changed" in heirs and 'action="/plan/heirs#add"' not in heirs
+    guardians = await owner.page("/plan/guardians")
+    assert "your guardians can no longer be changed" in guardians and "/invite" not in guardians
