@@ -19,6 +19,7 @@ import os
 import re
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -87,14 +88,18 @@ def register(app: web.Application, pool_key: web.AppKey[Pool]) -> None:
     app.router.add_get("/plan-page/{cookie}", ceiling_home)
 
 
-async def _owner(session: aiohttp.ClientSession, base: str, keypair: Keypair) -> None:
-    """An owner with a name, an email address, two heirs and two guardians (through the API)."""
-    owner = await loadgen.sign_in(session, base, keypair)
-    headers = {"Authorization": f"Bearer {owner['token']}"}
+async def people(
+    session: aiohttp.ClientSession, base: str, headers: dict[str, str], *, heirs: bool = True
+) -> None:
+    """The signed-in owner gets a name, an email address, two guardians and (unless they have
+    heirs already) two heirs, through the API."""
     calls: list[tuple[str, str, dict[str, Any]]] = [
         ("PATCH", "/api/users/me", {"name": "Bench Owner", "email": "owner@example.com"})
     ]
     for n in range(PEOPLE):
+        calls.append(("POST", "/api/guardians", {"name": f"Guardian {n}", "email": f"g{n}@example.com"}))
+        if not heirs:
+            continue
         calls.append(
             (
                 "POST",
@@ -107,18 +112,23 @@ async def _owner(session: aiohttp.ClientSession, base: str, keypair: Keypair) ->
                 },
             )
         )
-        calls.append(("POST", "/api/guardians", {"name": f"Guardian {n}", "email": f"g{n}@example.com"}))
     for method, path, body in calls:
         async with session.request(method, f"{base}{path}", json=body, headers=headers) as resp:
             if resp.status >= 300:
                 raise RuntimeError(f"{method} {path} answered {resp.status}: {await resp.text()}")
 
 
-async def _page_session(base: str, keypair: Keypair) -> str:
+def as_the_service(public: str) -> dict[str, str]:
+    """The headers of a browser on PUBLIC_BASE_URL (`public`) when the API listens elsewhere
+    (bench/ab.py runs several trees under one PUBLIC_BASE_URL): its Host, and its Origin."""
+    return {"Host": urlsplit(public).netloc, "Origin": public}
+
+
+async def page_session(base: str, keypair: Keypair, *, public: str | None = None) -> str:
     """The owner signs in on /sign-in with the challenge text, as a wallet that signs text does;
     returns the session cookie's value."""
     jar = aiohttp.CookieJar(unsafe=True)
-    origin = {"Origin": base}
+    origin = as_the_service(public or base)
     async with aiohttp.ClientSession(cookie_jar=jar) as browser:
         async with browser.post(
             f"{base}/sign-in/wallet",
@@ -128,7 +138,7 @@ async def _page_session(base: str, keypair: Keypair) -> str:
         ) as resp:
             if resp.status != 303:
                 raise RuntimeError(f"/sign-in/wallet answered {resp.status}: {await resp.text()}")
-        async with browser.get(f"{base}/sign-in/wait") as resp:
+        async with browser.get(f"{base}/sign-in/wait", headers=origin) as resp:
             found = _CHALLENGE.search(await resp.text())
         if found is None:
             raise RuntimeError("the waiting page shows no challenge text")
@@ -153,8 +163,9 @@ async def run(bench: Bench) -> None:
             if resp.status == 404:
                 print("  plan: /sign-in is not served by this build; skipped", flush=True)
                 return
-        await _owner(session, base, keypair)
-    cookie = await _page_session(base, keypair)
+        owner = await loadgen.sign_in(session, base, keypair)
+        await people(session, base, {"Authorization": f"Bearer {owner['token']}"})
+    cookie = await page_session(base, keypair)
     cookies = {"Cookie": f"{SESSION_COOKIE}={cookie}"}
     async with aiohttp.ClientSession() as session, session.get(f"{base}/plan", headers=cookies) as resp:
         if resp.status != 200:
