@@ -2,7 +2,8 @@
 journey of a first visit (sign in with a wallet answering the SEP-7 request from another client,
 add two heirs and two guardians from the pages, find them through the JSON API for the same
 wallet), then /plan, /plan/heirs and /plan/guardians in each shipped language at a phone's 390 px
-through axe at AA, nothing past the screen's edges, and screenshots for a person to look at.
+(and the door's account page) through axe at AA, nothing past the screen's edges, and
+screenshots for a person to look at.
 
 The service runs with PUBLIC_BASE_URL at its own test address: the owner's pages keep the
 browser on that origin (another host is sent there, and a form from anywhere else is refused)."""
@@ -21,12 +22,15 @@ from stellar_sdk import Keypair
 from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
 from api.app import create_app
+from api.html import LANGUAGE_NAMES
+from api.owner.plan_pages import zone_choices
 from tests.conftest import ServiceTestServer
 from tests.helpers import sign_in
+from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 from tests.test_browser_languages import check_in_every_language, open_at_phone
 from tests.wallet_app import URI_RE
 
-PAGES = ("/plan", "/plan/heirs", "/plan/guardians")
+PAGES = ("/plan", "/plan/heirs", "/plan/guardians", "/plan/account")
 
 
 def _free_port() -> int:
@@ -144,4 +148,13 @@ async def test_an_owner_signs_in_with_a_wallet_and_names_their_people_from_the_p
     for path in PAGES:
         name = "owner-" + (path.rsplit("/", 1)[-1] if path != "/plan" else "home")
         await check_in_every_language(page, origin + path, axe_source, screenshots, name)
+    # The pseudo-language: any plain word the browser shows was never marked for translation.
+    names = ["Ana Souza", "Rui Souza", "Bo Lind", "Cy Park", "daughter", "son", *LANGUAGE_NAMES.values()]
+    zones = [zone.replace("_", " ") for zone, _ in zone_choices() if zone]
+    with pseudo():
+        for path in PAGES:
+            await page.goto(f"{origin}{path}?lang={PSEUDO}", wait_until="load")
+            shown = await page.evaluate("document.body.innerText")
+            left = [word for word in ascii_words(shown, allowed=[*names, *zones]) if word != "UTC"]
+            assert not left, (path, sorted(set(left)))
     await context.close()

@@ -217,3 +217,6 @@ def test_the_words_are_the_readers_language():
         assert in_words("Longer than maximum length 120.") == pseudo_text(
             "Please use at most {count} characters."
         ).format(count="120")
+    with i18n.speaking("es"):
+        assert in_words("Missing data for required field.") == "Rellene este campo, por favor."
+        assert in_words("Longer than maximum length 60.") == "Use como máximo 60 caracteres."

@@ -281,3 +281,87 @@ async def test_signed_out_every_plan_page_leads_to_sign_in(client):
     for path in ("/plan", "/plan/heirs", "/plan/guardians"):
         resp = await client.get(path, allow_redirects=False)
         assert resp.status == 303 and resp.headers["Location"].startswith("/sign-in")
+
+
+async def test_every_word_of_the_plan_pages_is_marked_and_translated(client, settings):
+    """Each page, filled in (heirs, a guardian, a refused form, a change made), in the
+    pseudo-language (any plain word left was never marked) and in each shipped language (any
+    English word left is a translation missing)."""
+    from api import html as pages
+    from core.text import i18n
+    from tests.i18n_helpers import PSEUDO, ascii_words, english_words, pseudo
+    from tests.test_plain_words import page_words
+
+    owner = await owner_in(client)
+    await owner.post("/plan/heirs", heir())
+    await owner.post("/plan/guardians", guardian())
+    (row,) = await owner.listed("beneficiaries")
+    allowed = [
+        "Ana Souza",
+        "daughter",
+        "Bo Lind",
+        "UTC",
+        "America",
+        "Sao",
+        "Paulo",
+        *pages.LANGUAGE_NAMES.values(),
+    ]
+    paths = [
+        "/plan",
+        "/plan/heirs?done=heir-added",
+        "/plan/guardians",
+        f"/plan/heirs/{row['id']}",
+        f"/plan/heirs/{row['id']}/remove",
+    ]
+    zones = [zone.replace("_", " ") for zone in pages_zones()]
+    allowed += zones
+    with pseudo():
+        for path in paths:
+            page = await owner.page(f"{path}{'&' if '?' in path else '?'}lang={PSEUDO}")
+            left = [w for w in ascii_words(page_words(page), allowed=allowed) if "/" not in w]
+            assert not left, (path, sorted(set(left)))
+        _, refused = await owner.post(f"/plan/heirs?lang={PSEUDO}", heir(name="", email="x"), status=422)
+        assert not ascii_words(page_words(refused), allowed=allowed)
+    for language in i18n.SHIPPED:
+        if language == i18n.SOURCE:
+            continue
+        for path in paths:
+            page = await owner.page(f"{path}{'&' if '?' in path else '?'}lang={language}")
+            left = english_words(page_words(page), allowed=[*allowed, "Wallet", "Stellar"])
+            assert not left, (language, path, sorted(set(left)))
+
+
+def pages_zones() -> list[str]:
+    from api.owner.plan_pages import zone_choices
+
+    return [value for value, _ in zone_choices() if value]
+
+
+async def test_the_home_page_answers_200_in_every_state_and_says_it(client, clock, run_worker):
+    """Draft, Active, being verified, approved, released: 200 each time, the state in its
+    sentence, the check-in offered while it can stop something, nothing to change once released."""
+    from tests.lifecycle_helpers import approve, get_overview, report
+
+    owner = await owner_in(client)
+    assert "Your plan is a draft" in await owner.page("/plan")
+    setup = await activate_plan(client, owner.api, guardians=2, threshold=2)
+    home = await owner.page("/plan")
+    assert "Your plan is active" in home and 'action="/plan/check-in"' in home
+    assert (await report(client, setup, setup.guardians[0])).status == 200
+    home = await owner.page("/plan")
+    assert "Your guardians are being asked to confirm" in home and 'action="/plan/check-in"' in home
+    for guardian in setup.guardians:
+        assert (await approve(client, setup, guardian)).status == 200
+    home = await owner.page("/plan")
+    assert "Your guardians approved the release of your plan." in home
+    overview = await get_overview(client, owner.api)
+    clock.advance(seconds=overview["settings"]["cancelWindowSeconds"] + 1)
+    await run_worker()
+    assert (await get_overview(client, owner.api))["status"] == "Released"
+    home = await owner.page("/plan")
+    assert "Your plan has been released" in home
+    assert 'action="/plan/check-in"' not in home and 'class="next"' not in home
+    heirs = await owner.page("/plan/heirs")
+    assert "your heirs can no longer be changed" in heirs and 'action="/plan/heirs#add"' not in heirs
+    guardians = await owner.page("/plan/guardians")
+    assert "your guardians can no longer be changed" in guardians and "/invite" not in guardians

@@ -177,12 +177,12 @@ def in_words(message: str, *, typed: str | None = None) -> str:
 
 @dataclass
 class FormState:
-    """A form as the page shows it: what was typed (every value, kept), and each complaint in
-    words beside its field (`errors`, by the field's posted name) or above the form (`general`)."""
+    """A form as the page shows it: what was typed (every value, kept), and each complaint beside
+    its field (`errors`, by the field's posted name) or above the form (`general`). Complaints are
+    kept as said and put in words when the page reads them, so in the page's language."""
 
     values: MultiDict[str] = field(default_factory=MultiDict)
-    errors: dict[str, list[str]] = field(default_factory=dict)
-    general: list[str] = field(default_factory=list)
+    said: list[tuple[str, str]] = field(default_factory=list)  # (field's name or "", message)
 
     @classmethod
     def of(cls, initial: Mapping[str, Any]) -> FormState:
@@ -201,11 +201,27 @@ class FormState:
 
     @property
     def invalid(self) -> bool:
-        return bool(self.errors or self.general)
+        return bool(self.said)
+
+    @property
+    def errors(self) -> dict[str, list[str]]:
+        """Each field's complaints, in words, once each."""
+        errors: dict[str, list[str]] = {}
+        for name, message in self.said:
+            if name:
+                words = in_words(message, typed=self.values.get(name))
+                if words not in errors.setdefault(name, []):
+                    errors[name].append(words)
+        return errors
+
+    @property
+    def general(self) -> list[str]:
+        """The complaints that name no field (a 409's sentence), in words, once each."""
+        return list(dict.fromkeys(in_words(message) for name, message in self.said if not name))
 
     def refuse(self, messages: Any) -> FormState:
-        """Record a schema's or a model's messages (marshmallow's nesting, or a plain list):
-        each one under its dotted field name, in words."""
+        """Record a schema's or a model's messages (marshmallow's nesting, or a plain list),
+        each under its dotted field name."""
         _walk(self, "", messages)
         return self
 
@@ -219,21 +235,13 @@ def _walk(state: FormState, prefix: str, messages: Any) -> None:
             _walk(state, prefix, inner)
     else:
         for message in messages if isinstance(messages, list) else [messages]:
-            _note(state, prefix, str(message))
+            state.said.append((prefix, str(message)))
 
 
 def _joined(prefix: str, key: Any) -> str:
     """A nested field's dotted name; the schema's own complaint (`_schema`) is its parent's."""
     name = "" if key == "_schema" else str(key)
     return f"{prefix}.{name}" if prefix and name else prefix or name
-
-
-def _note(state: FormState, name: str, message: str) -> None:
-    """One complaint, in words, beside its field (above the form when it names none), once."""
-    words = in_words(message, typed=state.values.get(name) if name else None)
-    said = state.errors.setdefault(name, []) if name else state.general
-    if words not in said:
-        said.append(words)
 
 
 def load(schema: Schema, form: Mapping[str, Any]) -> tuple[dict[str, Any] | None, FormState]:

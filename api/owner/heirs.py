@@ -10,6 +10,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp_apigami import docs
 
+from api import html
 from api.common import email_budget
 from api.contents.schemas import BeneficiaryCreateSchema
 from api.keys import context
@@ -47,11 +48,13 @@ def _wire(heir: Beneficiary) -> dict[str, Any]:
     }
 
 
-def _choices() -> dict[str, Any]:
-    return {
-        "language_choices": plan_pages.language_choices(),
-        "zone_choices": plan_pages.zone_choices(),
-    }
+def _choices(request: web.Request) -> dict[str, Any]:
+    """The form's lists, their words in the page's language."""
+    with html.speaking(request):
+        return {
+            "language_choices": plan_pages.language_choices(),
+            "zone_choices": plan_pages.zone_choices(),
+        }
 
 
 async def _list(request: web.Request, form: FormState, *, status: int = 200) -> web.Response:
@@ -67,7 +70,7 @@ async def _list(request: web.Request, form: FormState, *, status: int = 200) -> 
         total=sum(heir["allocation_percentage"] for heir in heirs),
         open=view["status"] != plans.RELEASED,
         form=form,
-        **_choices(),
+        **_choices(request),
     )
 
 
@@ -115,7 +118,7 @@ async def _edit(request: web.Request, form: FormState | None, *, status: int = 2
         status=status,
         heir=heir,
         form=shown,
-        **_choices(),
+        **_choices(request),
     )
 
 

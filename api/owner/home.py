@@ -70,8 +70,9 @@ def linked(sentences: list[str]) -> list[tuple[str, str | None, str]]:
     return items
 
 
-def _said(view: owner_pages.Home, *, contract: bool) -> dict[str, Any]:
-    """The page's sentences, in the language it is written in."""
+def page(view: owner_pages.Home, *, contract: bool) -> dict[str, Any]:
+    """What the home page shows, its sentences in the language being spoken: one recipe, so
+    that whatever else renders the page (a measurement's bare server) shows the same."""
     overview = view["overview"]
     plan, known = overview["plan"], overview["facts"]
     status = plan["status"]
@@ -85,6 +86,11 @@ def _said(view: owner_pages.Home, *, contract: bool) -> dict[str, Any]:
         "next_step": next_step(status, known),
         "problems": linked(problems),
         "advice": linked(advice),
+        "check_in": status in CHECKS_IN,
+        "due": plan["check_in_due_at"] if status == plans.ACTIVE else None,
+        "notice": overview["verification_notice"],
+        "guardians": view["guardians"][::-1],
+        "answer": plan_pages.answer,
     }
 
 
@@ -101,20 +107,9 @@ async def home_page(request: web.Request) -> web.Response:
         defaults=plan_settings.new_plan_defaults(ctx.settings),
         contract=contract,
     )
-    plan = view["overview"]["plan"]
     with html.speaking(request):
-        said = _said(view, contract=contract)
-    return show(
-        request,
-        "owner/home.html",
-        title=N_("Your plan"),
-        check_in=plan["status"] in CHECKS_IN,
-        due=plan["check_in_due_at"] if plan["status"] == plans.ACTIVE else None,
-        notice=view["overview"]["verification_notice"],
-        guardians=view["guardians"][::-1],
-        answer=plan_pages.answer,
-        **said,
-    )
+        shown = page(view, contract=contract)
+    return show(request, "owner/home.html", title=N_("Your plan"), **shown)
 
 
 @routes.post(HOME + "/check-in")
