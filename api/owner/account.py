@@ -60,6 +60,7 @@ ZONE_SCRIPT = (
     "catch(e){}})();"
 )
 ZONE_SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(ZONE_SCRIPT.encode()).digest()).decode()
+UTC_WORDS = N_("Coordinated Universal Time (UTC), the same everywhere")
 DIFFERENT_EMAILS = N_("The two email addresses are not the same: type the same address in both.")
 
 
@@ -70,6 +71,9 @@ def _zone_names(language: str) -> tuple[tuple[str, str], ...]:
     locale = i18n.babel_id(language)
     named = []
     for zone in i18n.place_zones():
+        if zone == "UTC":  # no place: Babel calls it an unknown region
+            named.append((zone, _(UTC_WORDS)))
+            continue
         place = get_timezone_location(zone, locale=locale)
         city = get_timezone_location(zone, locale=locale, return_city=True)
         named.append((zone, place if city in place else f"{place} ({city})"))
