@@ -27,6 +27,7 @@ from models import check_in_links
 from models.claim import claim_links
 from models.contents import guardians
 from models.delivery import budget, deliveries, events, mailbox, outbox
+from models.jobs import leases
 from models.mail import emails
 from workers import context
 
@@ -59,7 +60,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
 
     # Claimed under this job's id: its own rerun (after a kill or a timeout) takes them back at once.
     holder = str(ctx.get("job_id") or uuid.uuid4())
-    lease = timedelta(seconds=settings.email_delivery_lease_seconds)
+    lease = timedelta(seconds=settings.job_lease_seconds)
     retry_base = float(settings.email_retry_base_seconds)
     batch = await outbox.claim(pool, ring, row_ids=row_ids, holder=holder, now=now, lease=lease)
     # No connection is held from here until `record`: the provider may take its time.
@@ -107,16 +108,17 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
                     and row["guardian_page_key_id"] is None
                 ):
                     new_pages.append((row["guardian_id"], row["guardian_page_version"]))
-    holding = asyncio.create_task(_hold(app, batch, lease)) if sending else None
-    try:
-        outcomes = await asyncio.gather(*(future for _, future in sending))
-    except BaseException:
-        for _, future in sending:  # not yet taken by a sender: never sent
-            future.cancel()
-        raise
-    finally:
-        if holding is not None:
-            holding.cancel()
+
+    async def renew() -> None:  # while the emails are out (models.jobs.leases.holding)
+        await batch.renew(pool, until=app.clock.now() + lease)
+
+    async with leases.holding(renew=renew, lease=lease):
+        try:
+            outcomes = await asyncio.gather(*(future for _, future in sending))
+        except BaseException:
+            for _, future in sending:  # not yet taken by a sender: never sent
+                future.cancel()
+            raise
     results += [
         _settle(row, outcome, now, retry_base) for (row, _), outcome in zip(sending, outcomes, strict=True)
     ]
@@ -132,21 +134,6 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
         key = "retry" if r["status"] == "pending" else r["status"]
         counts[key] = counts.get(key, 0) + 1
     return counts
-
-
-async def _hold(app: context.Context, batch: outbox.Batch, lease: timedelta) -> None:
-    """Renew the batch's claim every third of its lease while its emails are out, so a slow
-    provider never lets another job take the rows of a live one, while a killed job's rows are
-    free within one lease. A renewal that fails (PostgreSQL away) is tried again at the next
-    third; should the claim lapse meanwhile, another job sends the rows again under the same
-    Idempotency-Key, and only one result is recorded."""
-    while True:
-        await asyncio.sleep(lease.total_seconds() / 3)
-        try:
-            # Shielded: the job ending mid-renewal must not cancel a query half-way.
-            await asyncio.shield(batch.renew(app.db, until=app.clock.now() + lease))
-        except Exception as exc:  # the next third tries again
-            log.warning("could not renew a delivery claim", extra={"error": type(exc).__name__})
 
 
 def _settle(row: deliveries.Delivery, outcome: mailer.Outcome, now: datetime, base: float) -> outbox.Result:
