@@ -993,6 +993,12 @@ class Chaos:
         owner, leaving = Owner(Keypair.random()), Owner(Keypair.random())
         for who in (owner, leaving):
             await self.sign_in(who)
+        form = aiohttp.FormData()  # something stored for the scrub to read (again and again)
+        form.add_field(
+            "file", os.urandom(64 * 1024), filename="read.bin", content_type="application/octet-stream"
+        )
+        await self.must("POST", "/api/archive", owner, 202, data=form)
+        # The scrub runs every minute: wait for one to be reading.
         await self.wait_sql(
             "SELECT holder FROM job_leases WHERE name = 'cron:scrub_archive'", bool, SETTLE_WITHIN
         )

@@ -431,7 +431,9 @@ def test_the_import_checks_see_an_upward_arrow_and_a_circle(tmp_path):
 
 # An issue number (`#24`) tells the next engineer nothing without the tracker: production code
 # says the why in words. Another project's issue (`aio-libs/aiohttp#3287`) and a colour are fine.
-_ISSUE_NUMBER = re.compile(r"(?<![\w/\"'&-])#\d+(?!\w)")
+# A colour (`"#000"`, `'#336699'`) is three or six digits closed by a quote; an issue number in a
+# quoted section name (`"#29's measure"`) is not.
+_ISSUE_NUMBER = re.compile(r"(?<![\w/&-])#(?!(?:\d{3}|\d{6})[\"'])\d+(?!\w)")
 
 
 def _issue_numbers(base: Path = ROOT) -> list[str]:
@@ -450,11 +452,42 @@ def test_no_issue_number_in_production_code():
     assert _issue_numbers() == [], "say the why in words, not an issue number"
 
 
+# The figures and the runs that gave them live in bench/ (its README and journal); production
+# code says the why in words and names nothing there, so a benchmark's file or section can move
+# without leaving a stale pointer in the code.
+_BENCH = re.compile(r"\bbench[/.]\w")
+
+
+def _bench_references(base: Path = ROOT) -> list[str]:
+    found = []
+    for room in (*PRODUCTION, "testing"):
+        paths = sorted(p for p in (base / room).rglob("*") if p.suffix in (".py", ".html", ".js", ".css"))
+        for path in paths:
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                found += [f"{path.relative_to(base)}:{number}: {m.group()}" for m in _BENCH.finditer(line)]
+    return found
+
+
+def test_production_code_names_nothing_under_bench():
+    assert _bench_references() == [], "say the why in words; the figures stay in bench/"
+
+
+def test_the_bench_check_sees_one(tmp_path):
+    for name, text in {
+        "core/db.py": "# measured (bench/README.md, \"Pools\")\n",
+        "api/app.py": "from bench.ceiling import x\n",
+        "models/plans.py": "# the benchmarks measured it; a workbench/ is not ours\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert _bench_references(tmp_path) == ["api/app.py:1: bench.c", "core/db.py:1: bench/R"]
+
+
 def test_the_issue_number_check_sees_one(tmp_path):
     """The check can fail: a comment's, a docstring's, a template's issue number are found; an
     upstream project's issue, a colour, an HTML entity and a fragment link are not."""
     for name, text in {
-        "models/plans.py": '"""States (#24 section 1)."""\nx = 1  # see #25\n',
+        "models/plans.py": '"""States (#24 section 1)."""\nx = 1  # see #25\ny = "#29\'s measure"\n',
         "api/server.py": "# aio-libs/aiohttp#3287\ncolour = '#000'\n",
         "api/templates/page.html": '<a href="#main">&#8212;</a> (issue #16)\n',
         "tests/test_x.py": "# #99 is fine in tests\n",
@@ -465,6 +498,7 @@ def test_the_issue_number_check_sees_one(tmp_path):
         "api/templates/page.html:1: #16",
         "models/plans.py:1: #24",
         "models/plans.py:2: #25",
+        "models/plans.py:3: #29",
     ]
 
 

@@ -1,8 +1,8 @@
 """Email delivery: one job per batch of outbox rows, and the sweep that re-enqueues what is due.
 
-Why batches (docs/lifecycle.md): one job per row paid arq's ~12 Redis commands and two SQL
-statements per email and delivered 0.04 of what a bare client posts (bench/lifecycle.py); a
-batch pays them once per up to 64 rows and posts its rows concurrently.
+Why batches (docs/lifecycle.md): one job per row paid arq's Redis commands and two SQL
+statements per email, and delivered a small fraction of what a bare client posts; a batch pays
+them once per up to BATCH rows and posts its rows concurrently.
 
 At least once at the job level, exactly once at the provider: every request carries
 `Idempotency-Key: <row id>`. Retries (429, 5xx, network) are not arq retries but new

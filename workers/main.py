@@ -70,7 +70,7 @@ CRON_JOBS = [
 
 # Jobs one worker runs at once. arq (0.26) starts at most this many per poll of the queue, so
 # it also caps throughput at MAX_JOBS / poll_delay jobs a second: with 4, a release emailing
-# many heirs went out at that cap however fast the provider answered (bench/README.md).
+# many heirs went out at that cap however fast the provider answered.
 MAX_JOBS = 16
 # Connections a worker's pool may open: one per job it runs at once (crons count as jobs), plus
 # two spare, rather than the API's DB_POOL_MAX; never more than DB_POOL_MAX, which an operator
@@ -127,8 +127,8 @@ REDIS_RETRY_SECONDS = 1.0
 
 class Worker(arq.worker.Worker):
     """arq's worker, made to outlive a Redis outage. arq (0.26) lets a poll that fails end the
-    process, so a Redis restart stopped every worker until something restarted it (bench/chaos.py
-    found it); this one logs the outage once, tries again every REDIS_RETRY_SECONDS, and carries
+    process, so a Redis restart stopped every worker until something restarted it (the fault
+    matrix found it); this one logs the outage once, tries again every REDIS_RETRY_SECONDS, and carries
     on when Redis answers, its running jobs untouched. What an emptied Redis lost, the sweepers
     queue again from the rows.
 

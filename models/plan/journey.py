@@ -38,7 +38,7 @@ class ApprovalEntry(TypedDict):
     guardian_id: str
     name: str
     approved_at: datetime | None
-    objected_at: datetime | None  # they say, this round, that it is a mistake (models.flows.objections)
+    objected_at: datetime | None  # this round, a mistake, they say (models.flows.answers.objections)
 
 
 class Overview(TypedDict):
