@@ -502,6 +502,72 @@ def test_the_issue_number_check_sees_one(tmp_path):
     ]
 
 
+# The "where things live" maps: the README's architecture (its diagram and feature table) and
+# the table that opens docs/conventions.md. A newcomer looks a module up there, so each names
+# every module: by its path (`models/plans.py`, `core.queue`), by its name on the line that names
+# its folder (`delivery/` (outbox, ...)), a floor's own modules by their name anywhere in the map,
+# and one file every room has by its file name (each room's `schemas.py`).
+MAP_FLOORS = (*PRODUCTION, "testing")
+
+
+def _map(text: str, start: str, stop: str) -> str:
+    begin = text.index(start)
+    end = text.find(stop, begin + len(start))
+    return text[begin : end if end != -1 else len(text)]
+
+
+def _maps(base: Path = ROOT) -> dict[str, str]:
+    readme = (base / "README.md").read_text()
+    conventions = (base / "docs" / "conventions.md").read_text()
+    return {
+        "README.md": _map(readme, "## Architecture", "\n## "),
+        "docs/conventions.md": _map(conventions, "Where to find things:", "No folder holds more than"),
+    }
+
+
+def _named(module: Path, text: str) -> bool:
+    parts = module.with_suffix("").parts
+    if "/".join(parts) in text or ".".join(parts) in text or f"`{parts[-1]}.py`" in text:
+        return True
+    word = re.compile(r"(?<![\w.])" + re.escape(parts[-1]) + r"(?!\w)")
+    if len(parts) == 2:  # a floor's own module
+        return bool(word.search(text))
+    return any(f"{parts[-2]}/" in line and word.search(line) for line in text.splitlines())
+
+
+def _unmapped(base: Path = ROOT) -> dict[str, list[str]]:
+    modules = [
+        p.relative_to(base)
+        for floor in MAP_FLOORS
+        for p in sorted((base / floor).rglob("*.py"))
+        if p.name != "__init__.py"
+    ]
+    return {
+        name: missing
+        for name, text in _maps(base).items()
+        if (missing := [str(m) for m in modules if not _named(m, text)])
+    }
+
+
+def test_the_maps_name_every_module():
+    assert _unmapped() == {}, "name each module where the map names its folder and feature"
+
+
+def test_the_map_check_sees_a_module_left_out(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("## Architecture\n| Email | `delivery/` (outbox) | `db` |\n## Next\n")
+    (tmp_path / "docs" / "conventions.md").write_text(
+        "Where to find things:\n`models/delivery/outbox.py`, `core.db`\nNo folder holds more than\n"
+    )
+    for name in ("models/delivery/outbox.py", "models/delivery/budget.py", "core/db.py", "core/redis.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    assert _unmapped(tmp_path) == {
+        "README.md": ["models/delivery/budget.py", "core/redis.py"],
+        "docs/conventions.md": ["models/delivery/budget.py", "core/redis.py"],
+    }
+
+
 def test_the_readme_links_every_document():
     readme = (ROOT / "README.md").read_text()
     unlinked = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if f"](docs/{p.name})" not in readme]
