@@ -481,3 +481,46 @@ async def test_worker_killed_mid_resealing(make_client, settings, keys, spawn_wo
 def _sealed_under(settings: Settings) -> list[str]:
     rows = query(settings, "SELECT claim_token_sealed FROM beneficiaries ORDER BY id")
     return [str(r["claim_token_sealed"]).split(".", 1)[0] for r in rows]
+
+
+@pytest.mark.fault
+async def test_a_live_job_keeps_its_work_past_its_lease(make_client, settings, keys, spawn_worker):
+    """A scrub run reading for several leases renews its lease as it goes, so the lease sweep
+    (every run of it here) never hands its work to another job: one holder throughout, and no
+    job enqueued under a takeover id."""
+    client = await make_client(encryption_keys=KeyRing.parse(keys))
+    owner = await sign_in(client)
+    form = aiohttp.FormData()
+    form.add_field("file", os.urandom(60_000), filename="f.bin", content_type="application/octet-stream")
+    resp = await client.post("/api/archive", data=form, headers=owner.headers)
+    assert resp.status == 202, await resp.text()
+    item_id = (await resp.json())["id"]
+    spawn_worker(
+        {
+            "job_lease_seconds": 1,
+            "lifecycle_scan_seconds": 1,
+            "archive_scrub_interval_seconds": 1,
+            "archive_scrub_bytes_per_second": 15_000,  # a read of four leases
+        }
+    )
+    await until(lambda: _status(settings, item_id) == "available", "the item available")
+    await _enqueue(settings, "cron:scrub_archive", job_id="cron:scrub_archive:now")
+    holders: set[str | None] = set()
+
+    def read_whole() -> bool:
+        holders.add(_lease_holder(settings, "cron:scrub_archive"))
+        return bool(
+            query(
+                settings,
+                "SELECT 1 FROM archive_scrub WHERE item_id = %s AND checked_at IS NOT NULL",
+                (item_id,),
+            )
+        )
+
+    await until(read_whole, "the file read whole")
+    assert len(holders - {None}) == 1, holders  # one run held it from start to end
+    conn = redis_sync.Redis.from_url(settings.redis_url)
+    try:
+        assert not list(conn.scan_iter("arq:*cron:scrub_archive:~*")), "nothing was taken over"
+    finally:
+        conn.close()
