@@ -104,8 +104,8 @@ def kill(process: subprocess.Popen[bytes]) -> None:
 
 
 def lapse_leases(settings: Settings, pattern: str) -> int:
-    """arq's in-progress marks a killed worker left: each no longer than the lease, then gone
-    (PEXPIRE stands for the minutes a real restart would wait)."""
+    """arq's in-progress marks a killed worker left: each no longer than arq's own lease, then
+    gone (PEXPIRE stands for the minutes they would stand), so the dead job's id runs again."""
     conn = redis_sync.Redis.from_url(settings.redis_url)
     try:
         keys = list(conn.scan_iter(IN_PROGRESS + pattern))
@@ -120,7 +120,8 @@ def lapse_leases(settings: Settings, pattern: str) -> int:
 
 async def test_one_lease_for_every_job_is_the_longest_timeout(settings):
     """arq 0.26 keeps a started job's in-progress mark for the longest timeout of any job or cron
-    + 10 s: that, not the job's own timeout, is how long a killed job waits to run again."""
+    + 10 s: that, not the job's own timeout, is how long a killed job's own id stays refused,
+    which is why its work is taken over under another id once its lease lapses (below)."""
     worker = create_worker(settings, burst=True, handle_signals=False)
     try:
         assert worker.in_progress_timeout_s == JOB_TIMEOUT_SECONDS + 10

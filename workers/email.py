@@ -69,45 +69,24 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
     new_links: list[str] = []  # check-in links rendered for the first time: store their digests
     new_pages: list[tuple[str, int]] = []  # guardian page links likewise (guardian, version)
     for row in batch.rows:
-        extra = {"outboxId": row["id"], "kind": row["kind"]}
-        if row["suppressed"]:  # "I don't know this person", since the row was written
-            log.info("email skipped: the recipient asked for no more email from this account", extra=extra)
-            results.append(_result(row, "skipped", budget.REFUSED))
-        elif row["account_gone"]:  # written before the account's deletion was asked
-            log.info("email skipped: the account is being deleted", extra=extra)
-            results.append(_result(row, "skipped", "the account was deleted"))
-        elif not configured and not keeping:
-            log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
-            results.append(_result(row, "skipped", "email provider not configured"))
-        elif not row["address"]:
-            log.warning("email failed: no address for the recipient", extra=extra)
-            results.append(_result(row, "failed", "the recipient has no email address"))
+        unsent = _unsent(row, configured=configured, keeping=keeping)
+        if unsent is not None:
+            results.append(unsent)
+            continue
+        try:
+            message = emails.render(d=row, ring=ring, base_url=base_url, app_url=app_url)
+        except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
+            reason = f"could not render the email ({type(exc).__name__})"
+            results.append(_settle(row, mailer.Outcome("retry", reason), now, retry_base))
+            continue
+        if keeping:  # development: the dev mailbox (/dev/mail) is the provider
+            mailbox.keep(
+                data_dir=settings.data_dir, outbox_id=row["id"], kind=row["kind"], email=message, now=now
+            )
+            results.append(_settle(row, mailer.Outcome("sent"), now, retry_base))
         else:
-            try:
-                message = emails.render(d=row, ring=ring, base_url=base_url, app_url=app_url)
-            except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
-                reason = f"could not render the email ({type(exc).__name__})"
-                results.append(_settle(row, mailer.Outcome("retry", reason), now, retry_base))
-            else:
-                if keeping:  # development: the dev mailbox (/dev/mail) is the provider
-                    mailbox.keep(
-                        data_dir=settings.data_dir,
-                        outbox_id=row["id"],
-                        kind=row["kind"],
-                        email=message,
-                        now=now,
-                    )
-                    results.append(_settle(row, mailer.Outcome("sent"), now, retry_base))
-                else:
-                    sending.append((row, senders.submit(row["id"], message)))
-                if row["check_in_link"] and row["check_in_key_id"] is None:
-                    new_links.append(row["id"])
-                if (
-                    row["guardian_id"]
-                    and row["guardian_page_version"]
-                    and row["guardian_page_key_id"] is None
-                ):
-                    new_pages.append((row["guardian_id"], row["guardian_page_version"]))
+            sending.append((row, senders.submit(row["id"], message)))
+        _first_rendered(row, new_links, new_pages)
 
     async def renew() -> None:  # while the emails are out (models.jobs.leases.holding)
         await batch.renew(pool, until=app.clock.now() + lease)
@@ -134,6 +113,34 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
         key = "retry" if r["status"] == "pending" else r["status"]
         counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def _unsent(row: deliveries.Delivery, *, configured: bool, keeping: bool) -> outbox.Result | None:
+    """The row's final result when it is not to be sent at all, logged with its kind and id only;
+    None when it is to be rendered and sent."""
+    extra = {"outboxId": row["id"], "kind": row["kind"]}
+    if row["suppressed"]:  # "I don't know this person", since the row was written
+        log.info("email skipped: the recipient asked for no more email from this account", extra=extra)
+        return _result(row, "skipped", budget.REFUSED)
+    if row["account_gone"]:  # written before the account's deletion was asked
+        log.info("email skipped: the account is being deleted", extra=extra)
+        return _result(row, "skipped", "the account was deleted")
+    if not configured and not keeping:
+        log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
+        return _result(row, "skipped", "email provider not configured")
+    if not row["address"]:
+        log.warning("email failed: no address for the recipient", extra=extra)
+        return _result(row, "failed", "the recipient has no email address")
+    return None
+
+
+def _first_rendered(row: deliveries.Delivery, new_links: list[str], new_pages: list[tuple[str, int]]) -> None:
+    """Note the links this email carries for the first time (a check-in link, a guardian's page),
+    whose digests are stored with the results."""
+    if row["check_in_link"] and row["check_in_key_id"] is None:
+        new_links.append(row["id"])
+    if row["guardian_id"] and row["guardian_page_version"] and row["guardian_page_key_id"] is None:
+        new_pages.append((row["guardian_id"], row["guardian_page_version"]))
 
 
 def _settle(row: deliveries.Delivery, outcome: mailer.Outcome, now: datetime, base: float) -> outbox.Result:
