@@ -57,7 +57,7 @@ CRON_JOBS = [
     cron(archive.sweep_archive, minute=set(range(0, 60, 5)), second=30, run_at_startup=True),
     cron(archive.sweep_archive_orphans, minute=17, second=45),
     cron(archive.sweep_partial_uploads, minute=set(range(3, 60, 10)), second=50, run_at_startup=True),
-    cron(archive.rewrap_archive_keys, minute=47, second=15),
+    leased(cron(archive.rewrap_archive_keys, minute=47, second=15)),
     # Every minute; each run reads for at most scrub.RUN_SECONDS at the configured byte rate.
     leased(cron(scrub.scrub_archive, second=20, run_at_startup=True)),
     cron(account.sweep_account_deletions, second=35, run_at_startup=True),
