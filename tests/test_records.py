@@ -414,3 +414,30 @@ async def test_guardian_page_records(client, settings):
     )
     assert_record(page, guardian_pages.GuardianPage)
     assert await guardian_pages.open_by_token(pool, ring, token="0" * 64) is None
+
+
+async def test_job_lease_records(client):
+    """A lapsed lease (models.jobs.leases), as the lease sweep reads it."""
+    from datetime import timedelta
+
+    from models.jobs import leases
+
+    pool, now = client.app[DB], client.app[CLOCK].now()
+    held = await leases.take(
+        pool,
+        name="relay_transaction:ab",
+        job="relay_transaction",
+        args=["ab"],
+        holder="h1",
+        now=now,
+        lease=timedelta(seconds=1),
+    )
+    assert held
+    (lapsed,) = await leases.lapsed(pool, now=now + timedelta(seconds=2))
+    assert lapsed == {
+        "name": "relay_transaction:ab",
+        "job": "relay_transaction",
+        "args": ["ab"],
+        "holder": "h1",
+    }
+    assert_record(lapsed, leases.Lapsed)
