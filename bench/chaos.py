@@ -391,8 +391,8 @@ class Chaos:
         self.api = start_server("api", ["service.cli", "serve"], self.env, self.workdir)
         self.api.base_url = self.base_url
 
-    def start_worker(self, n: int = 0) -> None:
-        self.worker = start_server(f"worker-{n}", ["service.cli", "worker"], self.env, self.workdir)
+    def start_worker(self, n: int = 0, env: dict[str, str] | None = None) -> None:
+        self.worker = start_server(f"worker-{n}", ["service.cli", "worker"], env or self.env, self.workdir)
 
     # -- the load -------------------------------------------------------------------------------
 
@@ -985,11 +985,13 @@ class Chaos:
     async def fault_jobs(self, n: int) -> None:
         """The worker SIGKILLed with a job of every other family on rows mid-way: an upload's
         verification and an account's deletion, each blocked on its row (a lock held here), and
-        a scrub run reading at its crawl (ARCHIVE_SCRUB_BYTES_PER_SECOND). A new worker is started
-        at once; every job's work is taken over once its lease lapses: the item `available` with
-        one attempt more, the account gone, a whole read recorded after the kill."""
+        a scrub run reading at a crawl (for this fault the worker reads every stored file again
+        after a second, at 20 kB/s). A new worker is started at once; every job's work is taken
+        over once its lease lapses: the item `available` with one attempt more, the account
+        gone, a whole read recorded after the kill. Then the usual worker again."""
         self.phase = f"jobs-{n}"
         self.mark = len(self.provider.arrivals)
+        crawl = {**self.env, "ARCHIVE_SCRUB_INTERVAL_SECONDS": "1", "ARCHIVE_SCRUB_BYTES_PER_SECOND": "20000"}
         owner, leaving = Owner(Keypair.random()), Owner(Keypair.random())
         for who in (owner, leaving):
             await self.sign_in(who)
@@ -997,8 +999,15 @@ class Chaos:
         form.add_field(
             "file", os.urandom(64 * 1024), filename="read.bin", content_type="application/octet-stream"
         )
-        await self.must("POST", "/api/archive", owner, 202, data=form)
-        # The scrub runs every minute: wait for one to be reading.
+        stored = await self.must("POST", "/api/archive", owner, 202, data=form)
+        await self.wait_sql(
+            "SELECT 1 FROM archive_items WHERE id = %s AND status = 'available'",
+            bool,
+            SETTLE_WITHIN,
+            (stored["id"],),
+        )
+        self.worker.stop()  # type: ignore[union-attr]
+        self.start_worker(300 + 3 * n, crawl)  # its scrub run at start-up reads at the crawl
         await self.wait_sql(
             "SELECT holder FROM job_leases WHERE name = 'cron:scrub_archive'", bool, SETTLE_WITHIN
         )
@@ -1029,7 +1038,7 @@ class Chaos:
             log(f"worker SIGKILLed mid-job: {sorted(dead)}")
         finally:
             lock.close()  # the dead worker's statements may now commit on their own
-        self.start_worker(200 + n)
+        self.start_worker(301 + 3 * n, crawl)
         (before,) = self.sql("SELECT attempts FROM archive_items WHERE id = %s", (item["id"],))
         await self.wait_sql(
             "SELECT (SELECT status FROM archive_items WHERE id = %s) AS item,"
@@ -1054,6 +1063,8 @@ class Chaos:
             leasesHeld=len(dead),
             verificationAttempts=f"{before['attempts']} -> {after['attempts']}",
         )
+        self.worker.stop()  # type: ignore[union-attr]
+        self.start_worker(302 + 3 * n)
 
     async def fault_rpc(self, n: int) -> None:
         """Contract mode: heirs' claim transactions submitted while the RPC node is down, then
@@ -1146,7 +1157,7 @@ class Chaos:
         self.worker.proc.wait()  # type: ignore[union-attr]
         killed = time.monotonic()
         proxy.set("pass")
-        self.start_worker(300 + n)
+        self.start_worker(400 + n)
         await self.wait_sql(
             statement,
             lambda rows: {r["status"]: r["n"] for r in rows} == {"confirmed": len(last)},
@@ -1205,10 +1216,6 @@ class Chaos:
         self.env = service_env(self.pg.url, self.redis.url, storage, port)
         self.env.update(
             LIFECYCLE_SCAN_SECONDS="2",
-            # Every stored file due for its whole read again at once, read at a crawl: a scrub run
-            # is reading whenever the jobs fault kills the worker.
-            ARCHIVE_SCRUB_INTERVAL_SECONDS="1",
-            ARCHIVE_SCRUB_BYTES_PER_SECOND="20000",
             PLAN_MIN_CHECK_IN_INTERVAL_SECONDS="60",
             PLAN_MIN_CANCEL_WINDOW_SECONDS="0",
             PLAN_MIN_VERIFICATION_TIMEOUT_SECONDS="60",
