@@ -41,3 +41,27 @@ def test_a_takeover_id_names_the_dead_holder():
     first = leases.takeover_suffix(holder="verify_archive_item:i1")
     assert first.startswith("~") and first == leases.takeover_suffix(holder="verify_archive_item:i1")
     assert first != leases.takeover_suffix(holder="verify_archive_item:i1~" + first)
+
+
+async def test_the_sweep_takes_over_lapsed_work_and_drops_unknown_jobs(settings, clock):
+    """The lease sweep enqueues lapsed work under an id naming the dead holder, and drops the
+    work of a job no longer registered (renamed or removed since), which could only fail."""
+    import workers.main  # noqa: F401  (registers the leased jobs)
+    from core import redis as core_redis
+    from workers import context
+    from workers import leases as worker_leases
+
+    redis = await core_redis.connect(settings.redis_url, settings.arq_queue_name)
+    app = await context.open_context(settings, clock, redis)
+    try:
+        before = clock.now() - LEASE * 2
+        await leases.take(app.db, **WORK, holder="dead", now=before, lease=LEASE)
+        gone = {"name": "gone_job:x", "job": "gone_job", "args": ["x"]}
+        await leases.take(app.db, **gone, holder="dead", now=before, lease=LEASE)
+        assert await worker_leases.take_over({context.KEY: app}) == 1
+        queued = await redis.zrange(settings.arq_queue_name, 0, -1)
+        assert queued == [f"verify_archive_item:i1{leases.takeover_suffix(holder='dead')}".encode()]
+        assert [w["name"] for w in await leases.lapsed(app.db, now=clock.now())] == [WORK["name"]]
+    finally:
+        await context.close_context(app)
+        await redis.aclose()

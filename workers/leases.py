@@ -32,10 +32,14 @@ log = logging.getLogger(__name__)
 J = TypeVar("J", Function, CronJob)
 # What a job returns when another live job holds its work: it did nothing.
 HELD = "held by another job"
+# The jobs registered `leased` in this process: lapsed work of any other job (one renamed or
+# removed since its worker died) is dropped by the sweep rather than enqueued to fail forever.
+REGISTERED: set[str] = set()
 
 
 def leased(job: J) -> J:
     """The job (an arq `func` or `cron`) run under the lease on its work."""
+    REGISTERED.add(job.name)
     return dataclasses.replace(job, coroutine=_under_lease(job.name, job.coroutine))
 
 
@@ -82,6 +86,10 @@ async def take_over(ctx: dict[str, Any]) -> int:
     app = context.get(ctx)
     queued = 0
     for work in await leases.lapsed(app.db, now=app.clock.now()):
+        if work["job"] not in REGISTERED:
+            log.warning("lapsed work of a job this worker does not run: dropped", extra={"job": work["job"]})
+            await leases.release(app.db, name=work["name"], holder=work["holder"])
+            continue
         row = work["name"].removeprefix(work["job"]).removeprefix(":")  # empty for a cron's run
         row += leases.takeover_suffix(holder=work["holder"])
         if await queue.after_commit(app.redis, work["job"], *work["args"], row_id=row):
