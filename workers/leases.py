@@ -7,7 +7,7 @@ its own arq job id, and renews it while it runs. It returns without running when
 holds that work. When it ends, however it ends, it gives the lease back; a worker killed mid-
 job cannot, so its lease lapses within JOB_LEASE_SECONDS and `take_over`, every third of that,
 enqueues the same job again under an id of its own. Email delivery keeps its claim on the outbox
-rows themselves and is taken over by the outbox sweep (workers/email.py), with the same timing.
+rows themselves and is taken over by the outbox sweep (workers/email.py), under the same lease.
 """
 
 from __future__ import annotations
