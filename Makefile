@@ -2,17 +2,30 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# Two stamps: `make run` needs the service's runtime dependencies only; every development
+# target (test, lint, typecheck, bench, fuzz, chaos, messages) installs the dev extras too.
+RUN_STAMP := $(VENV)/.installed-runtime
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: install browser run test lint typecheck check bench fuzz chaos clean messages
+.PHONY: install runtime browser run test lint typecheck check bench fuzz chaos clean messages
 
-$(STAMP): pyproject.toml
-	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
 
-install: $(STAMP)
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(RUN_STAMP) $(DEV_STAMP)
+
+## The service and its development tools (what every target but `run` needs).
+install: $(DEV_STAMP)
+
+## The service's runtime dependencies only (what `make run` needs).
+runtime: $(RUN_STAMP)
 
 ## Debian's Chromium for the browser tests (tests/browser.py) when it is missing; needs root.
 ## Nothing downloads a browser build: playwright drives /usr/bin/chromium.
@@ -20,7 +33,7 @@ browser:
 	test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
 ## Serve the API on $$PORT (default 8080) plus one worker; embedded PostgreSQL/Redis if unset.
-run: install
+run: runtime
 	$(BIN)/legacy-planning dev
 
 ## Catalogs: extract every marked string and merge it into each shipped language's .po, whose

@@ -38,7 +38,7 @@ _ORJSON_STRICT = (
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     """A JSON body, encoded by orjson: several times cheaper than the standard library, which
-    was an eighth of a capsule's or a list's CPU (bench/README.md, "#29's measure"). What orjson
+    was a visible share of a capsule's or a list's CPU. What orjson
     refuses (integers past 64 bits, lone surrogates, non-string keys) goes to the standard library,
     as the log lines do (core.logging)."""
     try:
@@ -63,7 +63,7 @@ def list_response(request: web.Request, page: Page[Any], schema: Schema) -> web.
 # converter is read from the row here and converted when it is not None (every converter maps
 # None to None, as marshmallow does); any other field is dumped by its dumper (the field's public
 # `serialize`). One converter call per present value and no call for a null, not three nested
-# calls per field: what a list's rows cost the API (bench/README.md, "Instructions per request").
+# calls per field: what a list's rows cost the API is mostly this loop.
 _Dump = Callable[[Mapping[str, Any]], Any]  # a row -> the field's JSON value, or marshmallow.missing
 _Step = tuple[str, str, Callable[[Any], Any] | None, _Dump | None]
 _plans: dict[type[Schema], list[_Step]] = {}
@@ -95,7 +95,7 @@ def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
 def _nested(inner: Schema) -> Callable[[Any], Any]:
     """A nested dict through the inner schema's own plan (what `Schema.dump` of it gives);
     anything else through that schema's `dump`. A per-row `Schema.dump` was most of what a
-    small nested object cost a list (bench/README.md, "Shares on the capsule route")."""
+    small nested object cost a list."""
 
     def dump(value: Any) -> Any:
         if not isinstance(value, Mapping):
@@ -147,7 +147,7 @@ def dump_one(schema: Schema, row: Mapping[str, Any]) -> dict[str, Any]:
 def dump_many(schema: Schema, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """`schema.dump(rows, many=True)` for dict rows, without marshmallow's per-row overhead.
 
-    Lists are the hot path (where a page's CPU went: bench/README.md). The schema stays the one
+    Lists are the hot path (where a page's CPU went, measured). The schema stays the one
     definition of the wire shape; this runs its fields through their public API (`dump_fields`,
     `Field.serialize`, and the project's fields' `to_wire`). No schema in api/ declares
     @pre_dump / @post_dump hooks (tests/test_list_dump.py reads the source), so a schema's fields

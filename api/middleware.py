@@ -118,7 +118,7 @@ async def guard_and_map_errors(request: web.Request, handler: Handler) -> web.St
     returned.
 
     The checks run inside it (functions, not more middlewares: each layer is a coroutine frame
-    on every request; bench/README.md), authentication first.
+    on every request, which was measurable), authentication first.
     """
     try:
         declared = request.content_length

@@ -16,7 +16,9 @@ The stack is the run's own, so a fault touches nobody else on the machine:
   not at all (past the sender's 20 s timeout), then 202;
 - the API (`service.cli serve`) and the worker (`service.cli worker`) as processes, with
   production settings (bench/processes.py) and short lifecycle intervals; the worker is
-  SIGKILLed in the middle of a release's 20 claim links and started again, as a supervisor would.
+  SIGKILLed in the middle of a release's 20 claim links and started again, as a supervisor would;
+  then SIGKILLed with an archive verification, an account deletion and a scrub run mid-way (the
+  relay: in the RPC fault), each taken over within its lease.
 
 The load: LOAD_OWNERS owners in a loop (their profile, beneficiaries and assets read, an asset
 created, their name changed) and heirs' page views (`/claim/<token>`), each client pausing
@@ -389,8 +391,8 @@ class Chaos:
         self.api = start_server("api", ["service.cli", "serve"], self.env, self.workdir)
         self.api.base_url = self.base_url
 
-    def start_worker(self, n: int = 0) -> None:
-        self.worker = start_server(f"worker-{n}", ["service.cli", "worker"], self.env, self.workdir)
+    def start_worker(self, n: int = 0, env: dict[str, str] | None = None) -> None:
+        self.worker = start_server(f"worker-{n}", ["service.cli", "worker"], env or self.env, self.workdir)
 
     # -- the load -------------------------------------------------------------------------------
 
@@ -980,6 +982,90 @@ class Chaos:
             attempts=dict(Counter(str(r["attempts"]) for r in rows)),
         )
 
+    async def fault_jobs(self, n: int) -> None:
+        """The worker SIGKILLed with a job of every other family on rows mid-way: an upload's
+        verification and an account's deletion, each blocked on its row (a lock held here), and
+        a scrub run reading at a crawl (for this fault the worker reads every stored file again
+        after a second, at 20 kB/s). A new worker is started at once; every job's work is taken
+        over once its lease lapses: the item `available` with one attempt more, the account
+        gone, a whole read recorded after the kill. Then the usual worker again."""
+        self.phase = f"jobs-{n}"
+        self.mark = len(self.provider.arrivals)
+        crawl = {**self.env, "ARCHIVE_SCRUB_INTERVAL_SECONDS": "1", "ARCHIVE_SCRUB_BYTES_PER_SECOND": "20000"}
+        owner, leaving = Owner(Keypair.random()), Owner(Keypair.random())
+        for who in (owner, leaving):
+            await self.sign_in(who)
+        form = aiohttp.FormData()  # something stored for the scrub to read (again and again)
+        form.add_field(
+            "file", os.urandom(64 * 1024), filename="read.bin", content_type="application/octet-stream"
+        )
+        stored = await self.must("POST", "/api/archive", owner, 202, data=form)
+        await self.wait_sql(
+            "SELECT 1 FROM archive_items WHERE id = %s AND status = 'available'",
+            bool,
+            SETTLE_WITHIN,
+            (stored["id"],),
+        )
+        self.worker.stop()  # type: ignore[union-attr]
+        self.start_worker(300 + 3 * n, crawl)  # its scrub run at start-up reads at the crawl
+        await self.wait_sql(
+            "SELECT holder FROM job_leases WHERE name = 'cron:scrub_archive'", bool, SETTLE_WITHIN
+        )
+        self.worker.proc.send_signal(signal.SIGSTOP)  # type: ignore[union-attr]  # the jobs wait in Redis
+        form = aiohttp.FormData()
+        form.add_field(
+            "file", os.urandom(64 * 1024), filename="kept.bin", content_type="application/octet-stream"
+        )
+        item = await self.must("POST", "/api/archive", owner, 202, data=form)
+        await self.must("DELETE", "/api/users/me", leaving, 202, json={"confirm": leaving.keypair.public_key})
+        (ledger,) = self.sql(
+            "SELECT id::text AS id FROM account_deletions WHERE user_id = %s", (leaving.user_id,)
+        )
+        lock = psycopg2.connect(self.env["DATABASE_URL"])
+        try:
+            with lock.cursor() as cur:
+                cur.execute("SELECT 1 FROM archive_items WHERE id = %s FOR UPDATE", (item["id"],))
+                cur.execute("SELECT 1 FROM account_deletions WHERE id = %s FOR UPDATE", (ledger["id"],))
+            self.worker.proc.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
+            held = "SELECT name, holder FROM job_leases WHERE name IN (%s, %s, 'cron:scrub_archive')"
+            names = (f"verify_archive_item:{item['id']}", f"delete_account:{ledger['id']}")
+            await self.wait_sql(held, lambda rows: len(rows) == 3, SETTLE_WITHIN, names)
+            dead = {r["name"]: r["holder"] for r in self.sql(held, names)}
+            self.worker.proc.send_signal(signal.SIGKILL)  # type: ignore[union-attr]
+            self.worker.proc.wait()  # type: ignore[union-attr]
+            killed = time.monotonic()
+            killed_at = self.sql("SELECT now() AS at")[0]["at"]
+            log(f"worker SIGKILLed mid-job: {sorted(dead)}")
+        finally:
+            lock.close()  # the dead worker's statements may now commit on their own
+        self.start_worker(301 + 3 * n, crawl)
+        (before,) = self.sql("SELECT attempts FROM archive_items WHERE id = %s", (item["id"],))
+        await self.wait_sql(
+            "SELECT (SELECT status FROM archive_items WHERE id = %s) AS item,"
+            " (SELECT count(*) FROM account_deletions WHERE id = %s) + (SELECT count(*) FROM users"
+            "   WHERE id = %s) AS account,"
+            " (SELECT count(*) FROM archive_scrub WHERE checked_at > %s) AS scrubbed",
+            lambda rows: (
+                rows[0]["item"] == "available" and rows[0]["account"] == 0 and rows[0]["scrubbed"] > 0
+            ),
+            SETTLE_WITHIN,
+            (item["id"], ledger["id"], leaving.user_id, killed_at),
+        )
+        settled = time.monotonic() - killed
+        (after,) = self.sql("SELECT status, attempts FROM archive_items WHERE id = %s", (item["id"],))
+        kept = await self.must("GET", f"/api/archive/{item['id']}", owner, 200)
+        self.check(settled <= 60, f"rows settled {settled:.0f} s after the kill")
+        self.check(after["attempts"] <= before["attempts"] + 1, f"verification attempts {before} -> {after}")
+        self.check(kept["status"] == "available", f"the item reads {kept['status']}")
+        self.record(
+            "Worker SIGKILLed mid-job (an archive verification, an account deletion, a scrub run)",
+            settledAfterKillSeconds=round(settled, 1),
+            leasesHeld=len(dead),
+            verificationAttempts=f"{before['attempts']} -> {after['attempts']}",
+        )
+        self.worker.stop()  # type: ignore[union-attr]
+        self.start_worker(302 + 3 * n)
+
     async def fault_rpc(self, n: int) -> None:
         """Contract mode: heirs' claim transactions submitted while the RPC node is down, then
         slow, then restarting; each stays `pending`, then is confirmed once, its effect once."""
@@ -1011,7 +1097,7 @@ class Chaos:
             make_beneficiaries,
             self.env["DATABASE_URL"],
             KeyRing.parse(self.env["ENCRYPTION_KEYS"]),
-            3 * per_mode,
+            4 * per_mode,
         )
         sequence = 4_294_967_296 * 9
         for heir in heirs:
@@ -1032,7 +1118,7 @@ class Chaos:
                 )
                 submits[str(status)] += 1
 
-        ids = [h["id"] for h in heirs]
+        ids = [h["id"] for h in heirs[: 3 * per_mode]]
         statement = (
             "SELECT status, count(*)::int AS n FROM transactions"
             " WHERE beneficiary_id = ANY(%s::uuid[]) GROUP BY 1"
@@ -1050,17 +1136,36 @@ class Chaos:
         log("RPC: restarting (refused 4 s, then back)")
         rpc.latency_seconds = 0.0
         proxy.set("refuse")
-        await submit(heirs[2 * per_mode :])
+        await submit(heirs[2 * per_mode : 3 * per_mode])
         await asyncio.sleep(4)
         proxy.set("pass")
         back = time.monotonic()
         await self.wait_sql(
             statement,
-            lambda rows: {r["status"]: r["n"] for r in rows} == {"confirmed": len(heirs)},
+            lambda rows: {r["status"]: r["n"] for r in rows} == {"confirmed": len(ids)},
             SETTLE_WITHIN,
             (ids,),
         )
         settled = time.monotonic() - back
+        log("RPC: holding every request; the worker SIGKILLed mid-relay")
+        proxy.set("hang")
+        last = heirs[3 * per_mode :]
+        await submit(last)
+        relaying = "SELECT count(*)::int AS n FROM job_leases WHERE name LIKE 'relay_transaction:%'"
+        await self.wait_sql(relaying, lambda rows: rows[0]["n"] > 0, SETTLE_WITHIN)
+        self.worker.proc.send_signal(signal.SIGKILL)  # type: ignore[union-attr]
+        self.worker.proc.wait()  # type: ignore[union-attr]
+        killed = time.monotonic()
+        proxy.set("pass")
+        self.start_worker(400 + n)
+        await self.wait_sql(
+            statement,
+            lambda rows: {r["status"]: r["n"] for r in rows} == {"confirmed": len(last)},
+            SETTLE_WITHIN,
+            ([h["id"] for h in last],),
+        )
+        after_kill = time.monotonic() - killed
+        self.check(after_kill <= 60, f"relays settled {after_kill:.0f} s after the kill")
         owners = list({h["owner_id"] for h in heirs})
         effects = self.sql(
             "SELECT kind, count(*)::int AS n FROM activity WHERE user_id = ANY(%s::uuid[])"
@@ -1074,10 +1179,11 @@ class Chaos:
             f"effects: {counts}",
         )
         self.record(
-            "RPC node down, slow, restarted",
+            "RPC node down, slow, restarted; the worker SIGKILLed mid-relay",
             submits=dict(submits),
             whileDown=pending_while_down,
             confirmedAfterBackSeconds=round(settled, 1),
+            settledAfterKillSeconds=round(after_kill, 1),
             transactions=len(heirs),
             effects=counts,
             sendTransactionCalls=len(rpc.calls_to("sendTransaction")) - sends_before,
@@ -1151,6 +1257,7 @@ class Chaos:
             await asyncio.sleep(3)
             faults: list[tuple[str, Callable[[int], Awaitable[None]]]] = [
                 ("worker", self.fault_worker_kill),
+                ("jobs", self.fault_jobs),
                 ("postgres", self.fault_postgres),
                 ("redis", lambda n: self.fault_redis(n, "flushall")),
                 ("storage", self.fault_storage),
@@ -1258,7 +1365,7 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated: worker, postgres, redis, redis-restart, storage, email, rpc",
+        help="comma-separated: worker, jobs, postgres, redis, redis-restart, storage, email, rpc",
     )
     parser.add_argument(
         "--max-seconds", type=float, default=1200, help="start no fault past this (default 1200)"

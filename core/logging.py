@@ -94,7 +94,7 @@ _stdlib_encode = json.JSONEncoder(default=str).encode
 
 
 def _encode(entry: dict[str, Any]) -> str:
-    """One JSON line: orjson (much cheaper than the standard library: bench/README.md), or the
+    """One JSON line: orjson (much cheaper than the standard library), or the
     standard library for what orjson refuses (integers past 64 bits, lone surrogates) and for
     non-ASCII text, which it escapes so the line is the same whatever the stream's encoding."""
     try:
@@ -110,7 +110,7 @@ _last_second: tuple[int, str] = (-1, "")
 
 def utc_time(created: float) -> str:
     """`created` as ISO 8601 UTC with microseconds; the date and time of day are formatted once
-    per second (strftime on every access line was a visible part of its cost; bench/README.md)."""
+    per second (strftime on every access line was a visible part of its cost)."""
     global _last_second
     second, micros = divmod(round(created * 1_000_000), 1_000_000)
     cached, prefix = _last_second
@@ -174,7 +174,7 @@ logging.setLogRecordFactory(_record_with_request_id)
 def configure(level: str = "INFO") -> None:
     # No log line shows thread or process names (JsonFormatter writes only the message, the
     # request id and extra fields), so records skip collecting them (the logging module's
-    # documented switches; what they save is in bench/README.md).
+    # documented switches; each saves a little on every line).
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False

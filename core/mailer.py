@@ -128,7 +128,7 @@ class Senders:
     Shared by every delivery job of a worker process, so the provider sees at most
     `concurrency` requests from it at once, and a request's 20 s timeout starts when a sender
     takes it, never while it waits its turn. A task and a semaphore wait per email cost the
-    worker a measurable part of its delivery rate (bench/README.md); senders pulling from one
+    worker a measurable part of its delivery rate; senders pulling from one
     queue is how a bare client posts.
     """
 

@@ -331,13 +331,6 @@ class Settings:
         " it doubles per attempt up to 1 h, never before the provider's Retry-After",
         minimum=1,
     )
-    email_delivery_lease_seconds: int = setting(
-        "EMAIL_DELIVERY_LEASE_SECONDS",
-        30,
-        "How long a delivery job's claim on its outbox rows lasts unrenewed (the job renews it"
-        " while it runs); a killed job's rows are sent by another job once it lapses",
-        minimum=1,
-    )
     email_to_named_people_per_day: int = setting(
         "EMAIL_TO_NAMED_PEOPLE_PER_DAY",
         25,
@@ -450,6 +443,14 @@ class Settings:
         "GUARDIAN_RECONFIRM_GRACE_SECONDS",
         30 * 24 * 3600,
         "How long a guardian has to confirm before the owner is told they are unresponsive (30 days)",
+        minimum=1,
+    )
+    job_lease_seconds: int = setting(
+        "JOB_LEASE_SECONDS",
+        30,
+        "How long a job's lease on its work (an archive item's verification, a relay, a deletion,"
+        " a scrub or re-sealing run, a delivery's outbox rows) lasts unrenewed; the job renews it"
+        " while it runs, and another job takes over the work of a killed one once it lapses",
         minimum=1,
     )
     lifecycle_scan_seconds: int = setting(

@@ -71,7 +71,7 @@ def verify(secret: str, token: str, issuer: str, audience: str) -> Claims:
 @functools.lru_cache(maxsize=4096)
 def _verified(secret: str, token: str, issuer: str, audience: str) -> Claims:
     """Full verification, remembered per token: the same session token arrives on every request
-    of a client, and PyJWT's decode is a large share of a light request's CPU (bench/README.md).
+    of a client, and PyJWT's decode is a large share of a light request's CPU.
     Only tokens that passed are cached (a failure raises), so forged tokens cannot fill the cache."""
     try:
         decoded = jwt.decode(

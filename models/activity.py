@@ -108,8 +108,8 @@ def in_every_language(*, summary: Summary) -> dict[str, str]:
 def every_language_json(*, summary: Summary, key: Hashable | None = None) -> str:
     """`in_every_language` of a summary, as the JSON `chosen_sql` reads, written once per process:
     a sentence with no time in it reads the same every time (catalogs are compiled once, at start),
-    and writing it in every language on each request is work a hot path need not repeat
-    (bench/README.md, "Instructions per request"). A marked sentence is its own key; a function
+    and writing it in every language on each request is work a hot path need not repeat (it was
+    a measurable share of a contract submit). A marked sentence is its own key; a function
     writing one needs `key`, naming everything the sentence depends on. The languages are in the
     key too: LANGUAGES is a setting, and a test may add a language."""
     if key is None:

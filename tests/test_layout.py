@@ -37,7 +37,18 @@ MAX_MODULES = 12
 # models/ and imports no room; each feature room imports the ground and the rooms listed before
 # it; the flows tier on top imports any of them, and nothing in models/ imports it. A new room
 # takes its place in this list (above what it imports); a new top-level module is ground.
-MODEL_ROOMS = ("proofs", "delivery", "archive", "contents", "account", "claim", "chain", "plan", "mail")
+MODEL_ROOMS = (
+    "jobs",
+    "proofs",
+    "delivery",
+    "archive",
+    "contents",
+    "account",
+    "claim",
+    "chain",
+    "plan",
+    "mail",
+)
 FLOWS = "flows"
 # A module in models/ or api/ past this many lines holds more than one reason to change: split it.
 MAX_LINES = 450
@@ -420,7 +431,9 @@ def test_the_import_checks_see_an_upward_arrow_and_a_circle(tmp_path):
 
 # An issue number (`#24`) tells the next engineer nothing without the tracker: production code
 # says the why in words. Another project's issue (`aio-libs/aiohttp#3287`) and a colour are fine.
-_ISSUE_NUMBER = re.compile(r"(?<![\w/\"'&-])#\d+(?!\w)")
+# A colour (`"#000"`, `'#336699'`) is three or six digits closed by a quote; an issue number in a
+# quoted section name (`"#29's measure"`) is not.
+_ISSUE_NUMBER = re.compile(r"(?<![\w/&-])#(?!(?:\d{3}|\d{6})[\"'])\d+(?!\w)")
 
 
 def _issue_numbers(base: Path = ROOT) -> list[str]:
@@ -439,11 +452,42 @@ def test_no_issue_number_in_production_code():
     assert _issue_numbers() == [], "say the why in words, not an issue number"
 
 
+# The figures and the runs that gave them live in bench/ (its README and journal); production
+# code says the why in words and names nothing there, so a benchmark's file or section can move
+# without leaving a stale pointer in the code.
+_BENCH = re.compile(r"\bbench[/.]\w")
+
+
+def _bench_references(base: Path = ROOT) -> list[str]:
+    found = []
+    for room in (*PRODUCTION, "testing"):
+        paths = sorted(p for p in (base / room).rglob("*") if p.suffix in (".py", ".html", ".js", ".css"))
+        for path in paths:
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                found += [f"{path.relative_to(base)}:{number}: {m.group()}" for m in _BENCH.finditer(line)]
+    return found
+
+
+def test_production_code_names_nothing_under_bench():
+    assert _bench_references() == [], "say the why in words; the figures stay in bench/"
+
+
+def test_the_bench_check_sees_one(tmp_path):
+    for name, text in {
+        "core/db.py": "# measured (bench/README.md, \"Pools\")\n",
+        "api/app.py": "from bench.ceiling import x\n",
+        "models/plans.py": "# the benchmarks measured it; a workbench/ is not ours\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert _bench_references(tmp_path) == ["api/app.py:1: bench.c", "core/db.py:1: bench/R"]
+
+
 def test_the_issue_number_check_sees_one(tmp_path):
     """The check can fail: a comment's, a docstring's, a template's issue number are found; an
     upstream project's issue, a colour, an HTML entity and a fragment link are not."""
     for name, text in {
-        "models/plans.py": '"""States (#24 section 1)."""\nx = 1  # see #25\n',
+        "models/plans.py": '"""States (#24 section 1)."""\nx = 1  # see #25\ny = "#29\'s measure"\n',
         "api/server.py": "# aio-libs/aiohttp#3287\ncolour = '#000'\n",
         "api/templates/page.html": '<a href="#main">&#8212;</a> (issue #16)\n',
         "tests/test_x.py": "# #99 is fine in tests\n",
@@ -454,7 +498,74 @@ def test_the_issue_number_check_sees_one(tmp_path):
         "api/templates/page.html:1: #16",
         "models/plans.py:1: #24",
         "models/plans.py:2: #25",
+        "models/plans.py:3: #29",
     ]
+
+
+# The "where things live" maps: the README's architecture (its diagram and feature table) and
+# the table that opens docs/conventions.md. A newcomer looks a module up there, so each names
+# every module: by its path (`models/plans.py`, `core.queue`), by its name on the line that names
+# its folder (`delivery/` (outbox, ...)), a floor's own modules by their name anywhere in the map,
+# and one file every room has by its file name (each room's `schemas.py`).
+MAP_FLOORS = (*PRODUCTION, "testing")
+
+
+def _map(text: str, start: str, stop: str) -> str:
+    begin = text.index(start)
+    end = text.find(stop, begin + len(start))
+    return text[begin : end if end != -1 else len(text)]
+
+
+def _maps(base: Path = ROOT) -> dict[str, str]:
+    readme = (base / "README.md").read_text()
+    conventions = (base / "docs" / "conventions.md").read_text()
+    return {
+        "README.md": _map(readme, "## Architecture", "\n## "),
+        "docs/conventions.md": _map(conventions, "Where to find things:", "No folder holds more than"),
+    }
+
+
+def _named(module: Path, text: str) -> bool:
+    parts = module.with_suffix("").parts
+    if "/".join(parts) in text or ".".join(parts) in text or f"`{parts[-1]}.py`" in text:
+        return True
+    word = re.compile(r"(?<![\w.])" + re.escape(parts[-1]) + r"(?!\w)")
+    if len(parts) == 2:  # a floor's own module
+        return bool(word.search(text))
+    return any(f"{parts[-2]}/" in line and word.search(line) for line in text.splitlines())
+
+
+def _unmapped(base: Path = ROOT) -> dict[str, list[str]]:
+    modules = [
+        p.relative_to(base)
+        for floor in MAP_FLOORS
+        for p in sorted((base / floor).rglob("*.py"))
+        if p.name != "__init__.py"
+    ]
+    return {
+        name: missing
+        for name, text in _maps(base).items()
+        if (missing := [str(m) for m in modules if not _named(m, text)])
+    }
+
+
+def test_the_maps_name_every_module():
+    assert _unmapped() == {}, "name each module where the map names its folder and feature"
+
+
+def test_the_map_check_sees_a_module_left_out(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("## Architecture\n| Email | `delivery/` (outbox) | `db` |\n## Next\n")
+    (tmp_path / "docs" / "conventions.md").write_text(
+        "Where to find things:\n`models/delivery/outbox.py`, `core.db`\nNo folder holds more than\n"
+    )
+    for name in ("models/delivery/outbox.py", "models/delivery/budget.py", "core/db.py", "core/redis.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    assert _unmapped(tmp_path) == {
+        "README.md": ["models/delivery/budget.py", "core/redis.py"],
+        "docs/conventions.md": ["models/delivery/budget.py", "core/redis.py"],
+    }
 
 
 def test_the_readme_links_every_document():

@@ -445,3 +445,30 @@ async def test_owner_session_and_passkey_records(client):
     pending = await pending_sign_ins.of_cookie(redis, cookie=started["cookie"], now=now)
     assert pending is not None
     assert_record(pending, pending_sign_ins.PendingSignIn)
+
+
+async def test_job_lease_records(client):
+    """A lapsed lease (models.jobs.leases), as the lease sweep reads it."""
+    from datetime import timedelta
+
+    from models.jobs import leases
+
+    pool, now = client.app[DB], client.app[CLOCK].now()
+    held = await leases.take(
+        pool,
+        name="relay_transaction:ab",
+        job="relay_transaction",
+        args=["ab"],
+        holder="h1",
+        now=now,
+        lease=timedelta(seconds=1),
+    )
+    assert held
+    (lapsed,) = await leases.lapsed(pool, now=now + timedelta(seconds=2))
+    assert lapsed == {
+        "name": "relay_transaction:ab",
+        "job": "relay_transaction",
+        "args": ["ab"],
+        "holder": "h1",
+    }
+    assert_record(lapsed, leases.Lapsed)

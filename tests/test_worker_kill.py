@@ -3,10 +3,13 @@ completes and its effect is applied once. What was lost, in each case: nothing.
 
 The worker is `python -m service.cli worker` (what `legacy-planning worker` runs) against the test
 database, Redis index, queue and storage. It is caught mid-job by a stand-in that waits: the
-email provider holds the request open, or the test holds the archive item's row lock. After the
-kill, arq's in-progress mark keeps the job from running again for its lease (the longest job
-timeout + 10 s, see workers/main.py); the test checks the lease is that short and then lets it
-lapse with PEXPIRE instead of waiting it out, as other tests advance the clock.
+email provider or the RPC node holds the request open, the test holds a row lock the job needs,
+or the scrub reads at a crawl. After the kill, arq keeps the dead job's id marked in progress for
+the longest job timeout + 10 s (workers/main.py) and refuses it meanwhile; every job family holds
+its work under a lease instead (models/jobs/leases.py), so the second worker takes the work over
+once the dead job's lease lapses, under a job id of its own, while that mark still stands. The
+tests give the lease 2 s (JOB_LEASE_SECONDS, 30 in production) and check the mark still stands
+when the work is done.
 
 The lifecycle scan is a cron, not a job per row: a run killed mid-scan leaves each plan either
 moved (its own committed, guarded transition) or untouched, and the next run (a new job id,
@@ -77,10 +80,10 @@ def keys(encryption_keys_entry: str) -> str:
 def spawn_worker(settings: Settings, keys: str, tmp_path: Path) -> Any:
     started: list[subprocess.Popen[bytes]] = []
 
-    def spawn(overrides: dict[str, Any]) -> subprocess.Popen[bytes]:
+    def spawn(overrides: dict[str, Any], ring: str | None = None) -> subprocess.Popen[bytes]:
         import dataclasses
 
-        env = worker_env(dataclasses.replace(settings, **overrides), keys)
+        env = worker_env(dataclasses.replace(settings, **overrides), ring or keys)
         log = (tmp_path / f"worker-{len(started)}.log").open("wb")
         process = subprocess.Popen(
             [sys.executable, "-m", "service.cli", "worker"], cwd=ROOT, env=env, stdout=log, stderr=log
@@ -101,8 +104,8 @@ def kill(process: subprocess.Popen[bytes]) -> None:
 
 
 def lapse_leases(settings: Settings, pattern: str) -> int:
-    """arq's in-progress marks a killed worker left: each no longer than the lease, then gone
-    (PEXPIRE stands for the minutes a real restart would wait)."""
+    """arq's in-progress marks a killed worker left: each no longer than arq's own lease, then
+    gone (PEXPIRE stands for the minutes they would stand), so the dead job's id runs again."""
     conn = redis_sync.Redis.from_url(settings.redis_url)
     try:
         keys = list(conn.scan_iter(IN_PROGRESS + pattern))
@@ -117,7 +120,8 @@ def lapse_leases(settings: Settings, pattern: str) -> int:
 
 async def test_one_lease_for_every_job_is_the_longest_timeout(settings):
     """arq 0.26 keeps a started job's in-progress mark for the longest timeout of any job or cron
-    + 10 s: that, not the job's own timeout, is how long a killed job waits to run again."""
+    + 10 s: that, not the job's own timeout, is how long a killed job's own id stays refused,
+    which is why its work is taken over under another id once its lease lapses (below)."""
     worker = create_worker(settings, burst=True, handle_signals=False)
     try:
         assert worker.in_progress_timeout_s == JOB_TIMEOUT_SECONDS + 10
@@ -166,9 +170,10 @@ async def test_worker_killed_while_the_provider_holds_the_email(
     assert [r["attempts"] for r in rows] == [1, 1]  # the killed run never recorded an attempt
 
 
-# A short delivery lease and a sweep every second: what a production deployment does in
-# EMAIL_DELIVERY_LEASE_SECONDS (30) and min(LIFECYCLE_SCAN_SECONDS, that lease), in seconds.
-SHORT_LEASE = {"email_delivery_lease_seconds": 2, "lifecycle_scan_seconds": 1}
+# A short lease and sweeps every second: what a production deployment does in
+# JOB_LEASE_SECONDS (30), its lease sweep every third of it and its outbox sweep every
+# min(LIFECYCLE_SCAN_SECONDS, that lease), in seconds.
+SHORT_LEASE = {"job_lease_seconds": 2, "lifecycle_scan_seconds": 1}
 
 
 @pytest.mark.fault
@@ -206,7 +211,7 @@ async def test_a_live_delivery_keeps_its_rows_past_its_lease(client, settings, s
     setup = await activate_plan(client, owner, guardians=1)
     query(settings, "DELETE FROM outbox WHERE kind = 'guardian_invitation'")
     assert (await report(client, setup, setup.guardians[0])).status == 200
-    spawn_worker({**held_provider.settings, "email_delivery_lease_seconds": 3, "lifecycle_scan_seconds": 1})
+    spawn_worker({**held_provider.settings, "job_lease_seconds": 3, "lifecycle_scan_seconds": 1})
     await until(lambda: len(held_provider.requests) >= 2, "both emails at the provider")
     # Hold them three leases long (the sweep runs meanwhile), then answer.
     for _ in range(3):
@@ -261,7 +266,8 @@ def _outbox(settings: Settings) -> list[dict[str, Any]]:
 @pytest.mark.fault
 async def test_worker_killed_mid_archive_verification(make_client, settings, keys, spawn_worker):
     """Killed while its verify job waited on the item's row (the test holds the lock): the next
-    worker verifies the item, which becomes `available` once, with one more attempt counted.
+    worker takes the verification over once its lease lapses, while the dead job's id is still
+    marked in progress, and the item becomes `available` once, with one more attempt counted.
     Lost: nothing (the object and its key are untouched, the download is the upload)."""
     client = await make_client(encryption_keys=KeyRing.parse(keys))
     owner = await sign_in(client)
@@ -276,7 +282,7 @@ async def test_worker_killed_mid_archive_verification(make_client, settings, key
     try:
         with lock.cursor() as cur:
             cur.execute("SELECT 1 FROM archive_items WHERE id = %s FOR UPDATE", (item_id,))
-        first = spawn_worker({})
+        first = spawn_worker(SHORT_LEASE)
         waiting = await until(lambda: _waiting_backend(settings), "the worker blocked on the item row")
         kill(first)
         lock.rollback()  # the dead worker's UPDATE may now commit on its own (an attempt counted)
@@ -285,9 +291,9 @@ async def test_worker_killed_mid_archive_verification(make_client, settings, key
         lock.close()
     (before,) = query(settings, "SELECT status, attempts FROM archive_items WHERE id = %s", (item_id,))
     assert before["status"] == "pending"
-    assert lapse_leases(settings, f"verify_archive_item:{item_id}") == 1
-    spawn_worker({})
+    spawn_worker(SHORT_LEASE)
     await until(lambda: _status(settings, item_id) == "available", "the item available")
+    assert _in_progress(settings, f"verify_archive_item:{item_id}"), "taken over, not rerun by arq"
     (after,) = query(settings, "SELECT status, attempts FROM archive_items WHERE id = %s", (item_id,))
     assert after == {"status": "available", "attempts": before["attempts"] + 1}
     download = await client.get(f"/api/archive/{item_id}/download", headers=owner.headers)
@@ -317,13 +323,13 @@ async def test_worker_killed_between_send_and_confirm(
     client, settings, clock, soroban_rpc: SorobanRpcEmulator, relay_ctx, spawn_worker
 ):
     """Killed after the node accepted the claim transaction, while the relay waited on its first
-    getTransaction: the next worker asks the node again (it does not resend), confirms the row
-    and binds the wallet once. Lost: nothing."""
+    getTransaction: the next worker takes the relay over once its lease lapses, asks the node
+    again (it does not resend), confirms the row and binds the wallet once. Lost: nothing."""
     made = await claim_row(client, settings, clock, soroban_rpc, relay_ctx)
     soroban_rpc.timeout_seconds = 30
     soroban_rpc.fail_next("timeout", method="getTransaction")  # the first poll hangs
     tx_hash = made["row"]["hash"]
-    overrides = {**contract_overrides(soroban_rpc), "soroban_rpc_timeout_seconds": 20}
+    overrides = {**contract_overrides(soroban_rpc), "soroban_rpc_timeout_seconds": 20, **SHORT_LEASE}
     assert await transactions.enqueue_relay(context.get(relay_ctx).redis, tx_hash=tx_hash)
     first = spawn_worker(overrides)
     await until(lambda: soroban_rpc.calls_to("getTransaction"), "the relay polling the node")
@@ -331,9 +337,9 @@ async def test_worker_killed_between_send_and_confirm(
     assert tx_hash in soroban_rpc.sent
     row = state(settings, made["row"]["id"])
     assert row["status"] == "pending" and row["accepted"]
-    assert lapse_leases(settings, f"relay_transaction:{tx_hash}") == 1
     spawn_worker(overrides)
     await until(lambda: state(settings, made["row"]["id"])["status"] == "confirmed", "the row confirmed")
+    assert _in_progress(settings, f"relay_transaction:{tx_hash}"), "taken over, not rerun by arq"
     assert len(soroban_rpc.calls_to("sendTransaction")) == 1  # asked the node, did not resend
     timeline = kinds(settings, made["owner"].user["id"])
     assert timeline.count("transaction.confirmed") == 1 and timeline.count("beneficiary.claimed") == 1
@@ -341,3 +347,181 @@ async def test_worker_killed_between_send_and_confirm(
         settings, "SELECT wallet_address FROM beneficiaries WHERE id = %s", (made["beneficiary"]["id"],)
     )
     assert bound[0]["wallet_address"] == made["wallet"].public_key
+
+
+async def _enqueue(settings: Settings, function: str, *args: Any, job_id: str) -> None:
+    """Queue one job as the API or a cron would (a cron's job runs on demand under its name)."""
+    from core import queue
+    from core import redis as core_redis
+
+    redis = await core_redis.connect(settings.redis_url, settings.arq_queue_name)
+    try:
+        assert await queue.enqueue_once(redis, function, *args, job_id=job_id)
+    finally:
+        await redis.aclose()
+
+
+def _lease_holder(settings: Settings, name: str) -> str | None:
+    rows = query(settings, "SELECT holder FROM job_leases WHERE name = %s", (name,))
+    return str(rows[0]["holder"]) if rows else None
+
+
+@pytest.mark.fault
+async def test_worker_killed_mid_account_deletion(client, settings, spawn_worker):
+    """Killed while its deletion job waited on the ledger row (the test holds the lock): the next
+    worker takes the deletion over once its lease lapses, while the dead job's id is still marked
+    in progress (the minute's sweep could not enqueue that id), and the account is gone, once."""
+    owner = await sign_in(client)
+    resp = await client.delete(
+        "/api/users/me", json={"confirm": owner.keypair.public_key}, headers=owner.headers
+    )
+    assert resp.status == 202, await resp.text()
+    (ledger,) = query(settings, "SELECT id::text AS id FROM account_deletions")
+    lock = psycopg2.connect(settings.database_url)
+    try:
+        with lock.cursor() as cur:
+            cur.execute("SELECT 1 FROM account_deletions WHERE id = %s FOR UPDATE", (ledger["id"],))
+        first = spawn_worker(SHORT_LEASE)
+        waiting = await until(lambda: _waiting_backend(settings), "the worker blocked on the ledger row")
+        kill(first)
+        lock.rollback()
+        await until(lambda: not _backend_alive(settings, waiting), "the dead worker's backend gone")
+    finally:
+        lock.close()
+    assert _lease_holder(settings, f"delete_account:{ledger['id']}") is not None  # the dead job's
+    assert query(settings, "SELECT count(*)::int AS n FROM users WHERE id = %s", (owner.user["id"],)) == [
+        {"n": 1}
+    ]
+    spawn_worker(SHORT_LEASE)
+    await until(lambda: not query(settings, "SELECT 1 FROM account_deletions"), "the deletion finished")
+    assert query(settings, "SELECT 1 FROM users WHERE id = %s", (owner.user["id"],)) == []
+    assert _in_progress(settings, f"delete_account:{ledger['id']}"), "taken over, not rerun by arq"
+    assert query(settings, "SELECT count(*)::int AS n FROM job_leases") == [{"n": 0}]
+
+
+@pytest.mark.fault
+async def test_worker_killed_mid_scrub(make_client, settings, keys, spawn_worker):
+    """Killed while its scrub run read a file at a crawl: the run's lease keeps every other run
+    out (the next worker's run at start-up does nothing), then, once it lapses, the next worker
+    takes the run over and the file's whole read is recorded, once."""
+    client = await make_client(encryption_keys=KeyRing.parse(keys))
+    owner = await sign_in(client)
+    form = aiohttp.FormData()
+    form.add_field("file", os.urandom(300_000), filename="f.bin", content_type="application/octet-stream")
+    resp = await client.post("/api/archive", data=form, headers=owner.headers)
+    assert resp.status == 202, await resp.text()
+    item_id = (await resp.json())["id"]
+    due = {**SHORT_LEASE, "archive_scrub_interval_seconds": 1}
+    first = spawn_worker({**due, "archive_scrub_bytes_per_second": 10_000})  # a 30 s read
+    await until(lambda: _status(settings, item_id) == "available", "the item available")
+    await _enqueue(settings, "cron:scrub_archive", job_id="cron:scrub_archive:now")
+    await until(lambda: _lease_holder(settings, "cron:scrub_archive"), "a scrub run reading")
+    kill(first)
+    dead = _lease_holder(settings, "cron:scrub_archive")
+    assert dead is not None
+    assert query(settings, "SELECT checked_at FROM archive_scrub WHERE checked_at IS NOT NULL") == []
+    spawn_worker(due)
+    await until(
+        lambda: query(
+            settings, "SELECT 1 FROM archive_scrub WHERE item_id = %s AND checked_at IS NOT NULL", (item_id,)
+        ),
+        "the file read whole",
+    )
+    (row,) = query(settings, "SELECT position, notified_at FROM archive_scrub WHERE item_id = %s", (item_id,))
+    assert row == {"position": 0, "notified_at": None}
+    assert _status(settings, item_id) == "available"  # whole: nothing damaged, no email
+    assert _in_progress(settings, dead), "taken over, not rerun by arq"
+
+
+@pytest.mark.fault
+async def test_worker_killed_mid_resealing(make_client, settings, keys, spawn_worker):
+    """Killed while re-sealing claim tokens under a new primary key, blocked on an heir's row (the
+    test holds the lock): the next worker takes the run over once its lease lapses, and every
+    token ends sealed under the new key, the same token as before."""
+    from core.files.crypto import KeyRing as Ring
+
+    rotated = f"{Ring.generate_entry('k2')},{keys}"
+    client = await make_client(encryption_keys=KeyRing.parse(keys))
+    owner = await sign_in(client)
+    body = {"name": "Ada", "relationship": "daughter", "email": "ada@example.org", "allocationPercentage": 40}
+    for _ in range(2):
+        assert (await client.post("/api/beneficiaries", json=body, headers=owner.headers)).status == 201
+    tokens = sorted(
+        b["claimToken"] for b in await (await client.get("/api/beneficiaries", headers=owner.headers)).json()
+    )
+    assert _sealed_under(settings) == ["k1", "k1"]
+    lock = psycopg2.connect(settings.database_url)
+    try:
+        with lock.cursor() as cur:
+            cur.execute("SELECT 1 FROM beneficiaries FOR UPDATE")
+        first = spawn_worker(SHORT_LEASE, ring=rotated)
+        await _enqueue(settings, "cron:reseal_claim_tokens", job_id="cron:reseal_claim_tokens:now")
+        await until(
+            lambda: _lease_holder(settings, "cron:reseal_claim_tokens") and _waiting_backend(settings),
+            "the re-sealing blocked on an heir's row",
+        )
+        waiting = [
+            r["pid"]
+            for r in query(settings, "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+        ]
+        kill(first)
+        lock.rollback()
+        await until(
+            lambda: not any(_backend_alive(settings, pid) for pid in waiting), "the dead backends gone"
+        )
+    finally:
+        lock.close()
+    spawn_worker(SHORT_LEASE, ring=rotated)
+    await until(lambda: _sealed_under(settings) == ["k2", "k2"], "every token under the new key")
+    assert _in_progress(settings, "cron:reseal_claim_tokens:now"), "taken over, not rerun by arq"
+    after = await make_client(encryption_keys=KeyRing.parse(rotated))
+    listed = await (await after.get("/api/beneficiaries", headers=owner.headers)).json()
+    assert sorted(b["claimToken"] for b in listed) == tokens
+
+
+def _sealed_under(settings: Settings) -> list[str]:
+    rows = query(settings, "SELECT claim_token_sealed FROM beneficiaries ORDER BY id")
+    return [str(r["claim_token_sealed"]).split(".", 1)[0] for r in rows]
+
+
+@pytest.mark.fault
+async def test_a_live_job_keeps_its_work_past_its_lease(make_client, settings, keys, spawn_worker):
+    """A scrub run reading for several leases renews its lease as it goes, so the lease sweep
+    (every run of it here) never hands its work to another job: one holder throughout, and no
+    job enqueued under a takeover id."""
+    client = await make_client(encryption_keys=KeyRing.parse(keys))
+    owner = await sign_in(client)
+    form = aiohttp.FormData()
+    form.add_field("file", os.urandom(60_000), filename="f.bin", content_type="application/octet-stream")
+    resp = await client.post("/api/archive", data=form, headers=owner.headers)
+    assert resp.status == 202, await resp.text()
+    item_id = (await resp.json())["id"]
+    spawn_worker(
+        {
+            "job_lease_seconds": 1,
+            "lifecycle_scan_seconds": 1,
+            "archive_scrub_interval_seconds": 1,
+            "archive_scrub_bytes_per_second": 15_000,  # a read of four leases
+        }
+    )
+    await until(lambda: _status(settings, item_id) == "available", "the item available")
+    await _enqueue(settings, "cron:scrub_archive", job_id="cron:scrub_archive:now")
+    holders: set[str | None] = set()
+
+    def read_whole() -> bool:
+        holders.add(_lease_holder(settings, "cron:scrub_archive"))
+        return bool(
+            query(
+                settings,
+                "SELECT 1 FROM archive_scrub WHERE item_id = %s AND checked_at IS NOT NULL",
+                (item_id,),
+            )
+        )
+
+    await until(read_whole, "the file read whole")
+    assert len(holders - {None}) == 1, holders  # one run held it from start to end
+    conn = redis_sync.Redis.from_url(settings.redis_url)
+    try:
+        assert not list(conn.scan_iter("arq:*cron:scrub_archive:~*")), "nothing was taken over"
+    finally:
+        conn.close()

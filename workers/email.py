@@ -1,8 +1,8 @@
 """Email delivery: one job per batch of outbox rows, and the sweep that re-enqueues what is due.
 
-Why batches (docs/lifecycle.md): one job per row paid arq's ~12 Redis commands and two SQL
-statements per email and delivered 0.04 of what a bare client posts (bench/lifecycle.py); a
-batch pays them once per up to 64 rows and posts its rows concurrently.
+Why batches (docs/lifecycle.md): one job per row paid arq's Redis commands and two SQL
+statements per email, and delivered a small fraction of what a bare client posts; a batch pays
+them once per up to BATCH rows and posts its rows concurrently.
 
 At least once at the job level, exactly once at the provider: every request carries
 `Idempotency-Key: <row id>`. Retries (429, 5xx, network) are not arq retries but new
@@ -27,6 +27,7 @@ from models import check_in_links
 from models.claim import claim_links
 from models.contents import guardians
 from models.delivery import budget, deliveries, events, mailbox, outbox
+from models.jobs import leases
 from models.mail import emails
 from workers import context
 
@@ -59,7 +60,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
 
     # Claimed under this job's id: its own rerun (after a kill or a timeout) takes them back at once.
     holder = str(ctx.get("job_id") or uuid.uuid4())
-    lease = timedelta(seconds=settings.email_delivery_lease_seconds)
+    lease = timedelta(seconds=settings.job_lease_seconds)
     retry_base = float(settings.email_retry_base_seconds)
     batch = await outbox.claim(pool, ring, row_ids=row_ids, holder=holder, now=now, lease=lease)
     # No connection is held from here until `record`: the provider may take its time.
@@ -68,55 +69,35 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
     new_links: list[str] = []  # check-in links rendered for the first time: store their digests
     new_pages: list[tuple[str, int]] = []  # guardian page links likewise (guardian, version)
     for row in batch.rows:
-        extra = {"outboxId": row["id"], "kind": row["kind"]}
-        if row["suppressed"]:  # "I don't know this person", since the row was written
-            log.info("email skipped: the recipient asked for no more email from this account", extra=extra)
-            results.append(_result(row, "skipped", budget.REFUSED))
-        elif row["account_gone"]:  # written before the account's deletion was asked
-            log.info("email skipped: the account is being deleted", extra=extra)
-            results.append(_result(row, "skipped", "the account was deleted"))
-        elif not configured and not keeping:
-            log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
-            results.append(_result(row, "skipped", "email provider not configured"))
-        elif not row["address"]:
-            log.warning("email failed: no address for the recipient", extra=extra)
-            results.append(_result(row, "failed", "the recipient has no email address"))
+        unsent = _unsent(row, configured=configured, keeping=keeping)
+        if unsent is not None:
+            results.append(unsent)
+            continue
+        try:
+            message = emails.render(d=row, ring=ring, base_url=base_url, app_url=app_url)
+        except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
+            reason = f"could not render the email ({type(exc).__name__})"
+            results.append(_settle(row, mailer.Outcome("retry", reason), now, retry_base))
+            continue
+        if keeping:  # development: the dev mailbox (/dev/mail) is the provider
+            mailbox.keep(
+                data_dir=settings.data_dir, outbox_id=row["id"], kind=row["kind"], email=message, now=now
+            )
+            results.append(_settle(row, mailer.Outcome("sent"), now, retry_base))
         else:
-            try:
-                message = emails.render(d=row, ring=ring, base_url=base_url, app_url=app_url)
-            except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
-                reason = f"could not render the email ({type(exc).__name__})"
-                results.append(_settle(row, mailer.Outcome("retry", reason), now, retry_base))
-            else:
-                if keeping:  # development: the dev mailbox (/dev/mail) is the provider
-                    mailbox.keep(
-                        data_dir=settings.data_dir,
-                        outbox_id=row["id"],
-                        kind=row["kind"],
-                        email=message,
-                        now=now,
-                    )
-                    results.append(_settle(row, mailer.Outcome("sent"), now, retry_base))
-                else:
-                    sending.append((row, senders.submit(row["id"], message)))
-                if row["check_in_link"] and row["check_in_key_id"] is None:
-                    new_links.append(row["id"])
-                if (
-                    row["guardian_id"]
-                    and row["guardian_page_version"]
-                    and row["guardian_page_key_id"] is None
-                ):
-                    new_pages.append((row["guardian_id"], row["guardian_page_version"]))
-    holding = asyncio.create_task(_hold(app, batch, lease)) if sending else None
-    try:
-        outcomes = await asyncio.gather(*(future for _, future in sending))
-    except BaseException:
-        for _, future in sending:  # not yet taken by a sender: never sent
-            future.cancel()
-        raise
-    finally:
-        if holding is not None:
-            holding.cancel()
+            sending.append((row, senders.submit(row["id"], message)))
+        _first_rendered(row, new_links, new_pages)
+
+    async def renew() -> None:  # while the emails are out (models.jobs.leases.holding)
+        await batch.renew(pool, until=app.clock.now() + lease)
+
+    async with leases.holding(renew=renew, lease=lease):
+        try:
+            outcomes = await asyncio.gather(*(future for _, future in sending))
+        except BaseException:
+            for _, future in sending:  # not yet taken by a sender: never sent
+                future.cancel()
+            raise
     results += [
         _settle(row, outcome, now, retry_base) for (row, _), outcome in zip(sending, outcomes, strict=True)
     ]
@@ -134,19 +115,32 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
     return counts
 
 
-async def _hold(app: context.Context, batch: outbox.Batch, lease: timedelta) -> None:
-    """Renew the batch's claim every third of its lease while its emails are out, so a slow
-    provider never lets another job take the rows of a live one, while a killed job's rows are
-    free within one lease. A renewal that fails (PostgreSQL away) is tried again at the next
-    third; should the claim lapse meanwhile, another job sends the rows again under the same
-    Idempotency-Key, and only one result is recorded."""
-    while True:
-        await asyncio.sleep(lease.total_seconds() / 3)
-        try:
-            # Shielded: the job ending mid-renewal must not cancel a query half-way.
-            await asyncio.shield(batch.renew(app.db, until=app.clock.now() + lease))
-        except Exception as exc:  # the next third tries again
-            log.warning("could not renew a delivery claim", extra={"error": type(exc).__name__})
+def _unsent(row: deliveries.Delivery, *, configured: bool, keeping: bool) -> outbox.Result | None:
+    """The row's final result when it is not to be sent at all, logged with its kind and id only;
+    None when it is to be rendered and sent."""
+    extra = {"outboxId": row["id"], "kind": row["kind"]}
+    if row["suppressed"]:  # "I don't know this person", since the row was written
+        log.info("email skipped: the recipient asked for no more email from this account", extra=extra)
+        return _result(row, "skipped", budget.REFUSED)
+    if row["account_gone"]:  # written before the account's deletion was asked
+        log.info("email skipped: the account is being deleted", extra=extra)
+        return _result(row, "skipped", "the account was deleted")
+    if not configured and not keeping:
+        log.info("email skipped: EMAIL_PROVIDER_API_KEY or EMAIL_PROVIDER_URL is unset", extra=extra)
+        return _result(row, "skipped", "email provider not configured")
+    if not row["address"]:
+        log.warning("email failed: no address for the recipient", extra=extra)
+        return _result(row, "failed", "the recipient has no email address")
+    return None
+
+
+def _first_rendered(row: deliveries.Delivery, new_links: list[str], new_pages: list[tuple[str, int]]) -> None:
+    """Note the links this email carries for the first time (a check-in link, a guardian's page),
+    whose digests are stored with the results."""
+    if row["check_in_link"] and row["check_in_key_id"] is None:
+        new_links.append(row["id"])
+    if row["guardian_id"] and row["guardian_page_version"] and row["guardian_page_key_id"] is None:
+        new_pages.append((row["guardian_id"], row["guardian_page_version"]))
 
 
 def _settle(row: deliveries.Delivery, outcome: mailer.Outcome, now: datetime, base: float) -> outbox.Result:

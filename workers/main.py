@@ -20,25 +20,25 @@ from core.clock import Clock
 from core.redis import deserialize, redis_settings, serialize
 from core.settings import Settings
 from core.text import i18n
-from workers import account, archive, context, email, keys, lifecycle, scrub, soroban
+from workers import account, archive, context, email, keys, leases, lifecycle, scrub, soroban
 from workers.heartbeat import heartbeat
+from workers.leases import leased
 
 log = logging.getLogger(__name__)
 
-# Timeouts fit each job's real cost, and they matter beyond cancelling a stuck run: arq (0.26)
-# marks a started job in progress for one lease, the LONGEST timeout of any job or cron this
-# worker runs + 10 s, and while that mark stands nobody reruns the job. A worker SIGKILLed
-# mid-job therefore delays that job by up to JOB_TIMEOUT_SECONDS + 10 s (5 min), after which
-# any worker picks it up again (it never left the queue); the sweepers re-enqueue what did
-# leave it. Raising one timeout raises that delay for every job (tests/test_worker_kill.py).
-# Email does not wait for it: the outbox sweep sends the rows of a delivery job whose lease
-# lapsed in a job of its own (models/delivery/outbox.py enqueue_due).
+# Timeouts fit each job's real cost. arq (0.26) marks a started job in progress for the LONGEST
+# timeout of any job or cron this worker runs + 10 s, and refuses its id meanwhile, so a worker
+# killed mid-job would leave its work waiting that long. It does not: every job family holds its
+# work under a lease (JOB_LEASE_SECONDS, renewed while the job runs), and once a dead job's lease
+# lapses the worker's lease sweep (workers/leases.py) or, for email, the outbox sweep enqueues the
+# work again under an id of its own. The dead job's id runs again when arq's mark lapses, and
+# finds nothing left to do (tests/test_worker_kill.py).
 JOB_TIMEOUT_SECONDS = 300
 
 FUNCTIONS: list[Any] = [
     # Reads a header and the final segment (milliseconds); 60 s covers a slow storage call.
     # One spare try: a run killed mid-attempt still counts in the item's own attempt counter.
-    func(archive.verify_archive_item, max_tries=archive.MAX_ATTEMPTS + 1, timeout=60),
+    leased(func(archive.verify_archive_item, max_tries=archive.MAX_ATTEMPTS + 1, timeout=60)),
     # A batch of up to 64 rows (models.delivery.outbox.BATCH) sent by the worker's 32 senders
     # (workers.context.EMAIL_CONCURRENCY), each request bounded at 20 s (core.mailer.TIMEOUT):
     # two waves at worst, plus two small queries.
@@ -48,30 +48,30 @@ FUNCTIONS: list[Any] = [
     # One address looked up, a few rows written: milliseconds.
     func(email.resend_claim_link, max_tries=3, timeout=60),
     # A few queries and one object removal per file (the rest is retried by sweep_archive).
-    func(account.delete_account, max_tries=3, timeout=120),
+    leased(func(account.delete_account, max_tries=3, timeout=120)),
     # A few RPC calls of at most SOROBAN_RPC_TIMEOUT_SECONDS each; longer waits are deferrals.
-    func(soroban.relay_transaction, max_tries=soroban.MAX_TRIES, timeout=60),
+    leased(func(soroban.relay_transaction, max_tries=soroban.MAX_TRIES, timeout=60)),
 ]
 CRON_JOBS = [
     cron(heartbeat, second=0, run_at_startup=True),
     cron(archive.sweep_archive, minute=set(range(0, 60, 5)), second=30, run_at_startup=True),
     cron(archive.sweep_archive_orphans, minute=17, second=45),
     cron(archive.sweep_partial_uploads, minute=set(range(3, 60, 10)), second=50, run_at_startup=True),
-    cron(archive.rewrap_archive_keys, minute=47, second=15),
+    leased(cron(archive.rewrap_archive_keys, minute=47, second=15)),
     # Every minute; each run reads for at most scrub.RUN_SECONDS at the configured byte rate.
-    cron(scrub.scrub_archive, second=20, run_at_startup=True),
+    leased(cron(scrub.scrub_archive, second=20, run_at_startup=True)),
     cron(account.sweep_account_deletions, second=35, run_at_startup=True),
     cron(account.purge_owner_sessions, minute=23, second=25),
-    cron(keys.reseal_claim_tokens, minute=52, second=15),
+    leased(cron(keys.reseal_claim_tokens, minute=52, second=15)),
     # At startup too: it seals the plaintext rows written before migration 0012.
-    cron(keys.reseal_private_texts, minute=57, second=15, run_at_startup=True),
+    leased(cron(keys.reseal_private_texts, minute=57, second=15, run_at_startup=True)),
     cron(soroban.sweep_transactions, second={10, 40}, run_at_startup=True),
 ]
 
 
 # Jobs one worker runs at once. arq (0.26) starts at most this many per poll of the queue, so
 # it also caps throughput at MAX_JOBS / poll_delay jobs a second: with 4, a release emailing
-# many heirs went out at that cap however fast the provider answered (bench/README.md).
+# many heirs went out at that cap however fast the provider answered.
 MAX_JOBS = 16
 # Connections a worker's pool may open: one per job it runs at once (crons count as jobs), plus
 # two spare, rather than the API's DB_POOL_MAX; never more than DB_POOL_MAX, which an operator
@@ -93,11 +93,14 @@ def every(seconds: int) -> dict[str, Any]:
 def lifecycle_cron_jobs(settings: Settings) -> list[Any]:
     """The scheduler's crons, every LIFECYCLE_SCAN_SECONDS; both safe with several workers."""
     period = every(settings.lifecycle_scan_seconds)
-    # At least once per delivery lease too: a killed job's rows wait one lease and one sweep.
-    outbox_period = every(min(settings.lifecycle_scan_seconds, settings.email_delivery_lease_seconds))
+    # At least once per lease too: a killed job's rows wait one lease and one sweep.
+    outbox_period = every(min(settings.lifecycle_scan_seconds, settings.job_lease_seconds))
+    # Every third of a lease: a killed job's work waits at most a lease and a third.
+    takeover_period = every(max(1, settings.job_lease_seconds // 3))
     return [
         cron(lifecycle.scan_plans, run_at_startup=True, **period),
         cron(email.sweep_outbox, run_at_startup=True, **outbox_period),
+        cron(leases.take_over, run_at_startup=True, **takeover_period),
         cron(email.sweep_claim_link_requests, run_at_startup=True, **period),
     ]
 
@@ -125,8 +128,8 @@ REDIS_RETRY_SECONDS = 1.0
 
 class Worker(arq.worker.Worker):
     """arq's worker, made to outlive a Redis outage. arq (0.26) lets a poll that fails end the
-    process, so a Redis restart stopped every worker until something restarted it (bench/chaos.py
-    found it); this one logs the outage once, tries again every REDIS_RETRY_SECONDS, and carries
+    process, so a Redis restart stopped every worker until something restarted it (the fault
+    matrix found it); this one logs the outage once, tries again every REDIS_RETRY_SECONDS, and carries
     on when Redis answers, its running jobs untouched. What an emptied Redis lost, the sweepers
     queue again from the rows.
 

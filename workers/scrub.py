@@ -5,16 +5,16 @@ read is oldest and due (ARCHIVE_SCRUB_INTERVAL_SECONDS), authenticates every seg
 (core.files.sealed_files.read_through: the object exists, has its length, and every AEAD tag
 opens), and goes on to the next while its run lasts (RUN_SECONDS), never reading more than
 ARCHIVE_SCRUB_BYTES_PER_SECOND on average. A large file is read over several runs (the
-position is kept). One run at a time across every worker (a Redis lock), so the byte rate is
-the deployment's, not each worker's. Verdicts and emails: models/archive/scrub.py. Decisions:
-docs/archive.md, "The scrub".
+position is kept). One run at a time across every worker (the run's lease, workers/leases.py),
+so the byte rate is the deployment's, not each worker's, and a run killed mid-read is taken over
+once its lease lapses, from the position it last saved. Verdicts and emails:
+models/archive/scrub.py. Decisions: docs/archive.md, "The scrub".
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 
 # A run stops starting new reads after this long, so runs a minute apart never overlap.
 RUN_SECONDS = 45
-LOCK_KEY = "archive:scrub:lock"
 
 
 class Pace:
@@ -65,17 +64,11 @@ class Pace:
 
 
 async def scrub_archive(ctx: dict[str, Any]) -> dict[str, int]:
+    """One run (under its lease: workers.main registers it `leased`, so runs never overlap)."""
     app = context.get(ctx)
     if app.storage is None:
         return {"checked": 0}
-    token = secrets.token_hex(8)
-    if not await app.redis.set(LOCK_KEY, token, nx=True, ex=RUN_SECONDS + 120):
-        return {"checked": 0, "busy": 1}  # another worker's run is still reading
-    try:
-        return await _run(app)
-    finally:
-        if (await app.redis.get(LOCK_KEY)) in (token, token.encode()):
-            await app.redis.delete(LOCK_KEY)
+    return await _run(app)
 
 
 async def _run(app: context.Context) -> dict[str, int]:

@@ -3,7 +3,7 @@ and `send_zip`, which the heir's "download everything" (api/claim/heir_export.py
 
 What goes in and under which path is the model's (models/flows/exports.py); this module turns
 it into the wire shape (the same schemas as the JSON routes) and streams the archive
-(core/files/zipstream.py): memory stays flat whatever the size (bench/README.md, "Exports").
+(core/files/zipstream.py): memory stays flat whatever the size.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ async def seal(
     anywhere. If the stream fails (413, the client hangs up, storage errors) the backend
     discards what it wrote and nothing is left behind.
 
-    Sealing runs on the event loop (its cost per MiB: bench/README.md). A thread was measured
+    Sealing runs on the event loop (its cost per MiB is small next to the storage's). A thread was measured
     slower: the many short GIL-releasing calls of hashing and per-segment sealing wait on the
     busy event loop to get the GIL back.
     """

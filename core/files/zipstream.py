@@ -3,8 +3,8 @@
 `zipfile.ZipFile` writes to any object with `write` (no `seek`: it then puts each member's
 sizes and CRC in a data descriptor after its bytes). Here it writes into a small buffer that
 is drained after every write, so the archive leaves as a sequence of chunks and memory holds
-at most one chunk of a member at a time, whatever the archive's size (bench/README.md,
-"Exports"). No thread: `zipfile` only computes a CRC over bytes it is handed.
+at most one chunk of a member at a time, whatever the archive's size. No
+thread: `zipfile` only computes a CRC over bytes it is handed.
 
 Each member's bytes come from an async source opened when its turn comes. A source that finds
 its file unreadable (`Unreadable`) before its first chunk leaves no member behind; one that

@@ -6,7 +6,7 @@ process with a version that has no `max_line_length` keyword: aiohttp's multipar
 that keyword, so every multipart body (archive uploads) would fail, and the line-length limit
 would be gone. The service reads no server-sent events through stellar_sdk, so the patch buys it
 nothing. `restore_aiohttp_readline()` is called by `service.cli.main` before any command
-runs (API and worker alike), by tests/conftest.py and by bench/ceiling.py; nothing happens on
+runs (API and worker alike), by tests/conftest.py and by the benchmarks' ceiling; nothing happens on
 import. tests/test_library_seams.py pins both the patch and aiohttp's own definition, so either
 library changing fails a test (and says when this module can go).
 """

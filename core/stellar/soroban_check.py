@@ -104,7 +104,7 @@ def _keypair(address: str) -> Keypair:
 
 def _account_in(value: xdr.SCVal) -> bytes | None:
     """The raw key of an account Address argument (compared as bytes: StrKey encoding of every
-    argument was a large part of the check's cost; bench/README.md)."""
+    argument was a large part of the check's cost)."""
     address = value.address
     if value.type != xdr.SCValType.SCV_ADDRESS or address is None or address.account_id is None:
         return None

@@ -144,7 +144,7 @@ class Ready(TypedDict):
 LOCKED, READY, RELEASED_STATE = "locked", "ready", "released"
 
 
-# The three queries of a capsule GET (bench/ceiling.py runs the same ones, imported from here).
+# The three queries of a capsule GET (the benchmarks' ceiling runs the same ones, imported from here).
 # Names and the relationship are sealed at rest (models/sealed_text.py): `_capsule` opens them.
 CAPSULE_SQL = (
     "SELECT b.id::text AS beneficiary_id, b.user_id::text AS owner_id,"
@@ -208,7 +208,7 @@ DOCUMENTS_SQL = (
 # ids (NULL for everyone), and the owner's heirs (ids and allocations, in the owner's order) ride
 # once, on the first row (NULL on the others), in the same statement. They are scalar subqueries
 # inside CASE, which PostgreSQL evaluates for that row alone; as a CTE joined to every asset the
-# planner ran the aggregate once per asset (bench/README.md, "Instructions per request").
+# planner ran the aggregate once per asset (EXPLAIN ANALYZE: once per asset row).
 _HEIRS = (
     "(SELECT array_agg(b.{column} ORDER BY b.created_at, b.id)"
     " FROM beneficiaries b WHERE b.user_id = %(owner)s)"

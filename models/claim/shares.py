@@ -127,7 +127,7 @@ class HeirShares:
     What depends only on an asset's audience (its weights, the heir's place in it, the heir's
     percentage) is worked out once per distinct audience, not once per asset: a capsule's assets
     mostly have one audience (everyone), and the whole split per asset was most of what the
-    shares cost the capsule route (bench/README.md, "Shares on the capsule route").
+    shares cost the capsule route.
     """
 
     def __init__(self, *, beneficiary_id: str, heirs: Iterable[tuple[str, Decimal]] = ()) -> None:
@@ -159,7 +159,7 @@ class HeirShares:
         """The heir's share of `amount` among the owner's `heirs` the asset is for: `audience` is
         its list of ids, None for everyone. The capsule reads the owner's heirs once and each
         asset's list only when it has one, instead of every asset's whole audience with its
-        allocations (bench/README.md, "Shares on the capsule route")."""
+        allocations, which cost the capsule route most of what the shares added."""
         key = None if audience is None else frozenset(audience)
         found = self._lists.get(key)
         if found is None:

@@ -181,7 +181,7 @@ async def _check_allocation(cur: Cursor, user_id: str, new: Decimal, row_id: str
 # The owner's reads also say whether the plan is released: then no claim token is opened
 # (docs/security.md, "A released account holds no keys to the heirs"). A join, found by the
 # plans' user_id index once per page: as an EXISTS in the select list, PostgreSQL hashed every
-# released plan of the service for each list (bench/README.md, "The owner list's lost 5 %").
+# released plan of the service for each list.
 ROWS = OwnedRows(
     table="beneficiaries",
     alias="b",

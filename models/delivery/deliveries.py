@@ -3,8 +3,8 @@ statement (the recipient's address and name, the owner's name and wallet, the cl
 check-in and guardian-page link state, the heir or guardian it is about, an heir's note), the
 sealed texts opened.
 
-models.delivery.outbox (the one writer of `outbox`) claims rows with this read; the benchmark
-renders the worker's very requests with `load`. It changes with what the emails say
+models.delivery.outbox (the one writer of `outbox`) claims rows with this read; the outbox
+benchmark renders the worker's very requests with `load`. It changes with what the emails say
 (models.mail.emails), not with how rows are queued, claimed and recorded.
 """
 
@@ -155,7 +155,7 @@ def _open_context(ring: KeyRing, context: dict[str, Any]) -> dict[str, Any]:
         }
     if "heirNameSealed" in context:  # an heir as a guardian named them to the owner, before the release
         context = {**context, "heir_name": opened(context["heirNameSealed"], context["sealId"], "heir_name")}
-    if "noteSealed" in context:  # a guardian's note with their objection (models.flows.objections)
+    if "noteSealed" in context:  # a guardian's note with their objection (models.flows.answers.objections)
         context = {**context, "note": opened(context["noteSealed"], context["sealId"], "note")}
     return context
 

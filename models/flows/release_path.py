@@ -339,7 +339,7 @@ async def verification_timeout_in(
             plan_id=plan["id"],
             values={"verification_timed_out_at": now, "verification_stage_done": stages_done},
         )
-        # It would have released, but a guardian objects (models.flows.objections): it waits.
+        # It would have released, but a guardian objects (models.flows.answers.objections): it waits.
         objected = bool(plan["objections"]) and plan["on_verification_timeout"] == "release"
         context = {"outcome": "wait", "objected": objected, **deadline_facts(plan=plan)}
         until = await objections.holds_until(cur, plan=plan) if objected else None

@@ -252,7 +252,7 @@ async def _warn_owner_in(
 def release_possible(*, plan: Plan, contract_configured: bool) -> bool:
     """Whether this plan's deadline releases: the owner chose it, no contract is configured
     (with one, only on-chain approvals release, so the deadline can only wait) and no guardian
-    objects in this round (models.flows.objections)."""
+    objects in this round (models.flows.answers.objections)."""
     return plan["on_verification_timeout"] == "release" and not contract_configured and not plan["objections"]
 
 

@@ -39,7 +39,7 @@ class ApprovalEntry(TypedDict):
     guardian_id: str
     name: str
     approved_at: datetime | None
-    objected_at: datetime | None  # they say, this round, that it is a mistake (models.flows.objections)
+    objected_at: datetime | None  # this round, a mistake, they say (models.flows.answers.objections)
     objection_lapses_at: datetime | None  # unless the owner checks in, that objection lapses then
 
 

@@ -1,7 +1,7 @@
 """Guardians' objections to a release ("This is a mistake: I know they are alive or able to
 act"), one row per guardian and verification round: the one module that writes
 `plan_objections` and keeps `plans.objections`, the round's standing count, with them (on the
-locked plan). What an objection does is models.flows.objections; docs/lifecycle.md "Objections".
+locked plan). What an objection does is models.flows.answers.objections; docs/lifecycle.md "Objections".
 
 Each objection holds the deadline back only for a window that runs from the guardian's first
 objection in the round (`lapses_at`, never moved): the owner is the one person who can show

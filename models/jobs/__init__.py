@@ -1,0 +1,1 @@
+"""What every job family shares: the lease a job holds its work under (`leases`)."""
