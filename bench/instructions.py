@@ -11,7 +11,7 @@ scenario and tree: instrumentation on, a warm-up, then two windows closed by cal
 one with no request and one with N requests sent one by one over one kept-alive connection;
 the count per request is the difference divided by N (the empty window holds what the
 process does on its own, a few hundred instructions). The whole API process is counted
-(event loop, aiohttp, asyncpg, JSON), not the client. PYTHONHASHSEED is fixed so that two
+(event loop, aiohttp, aiopg and psycopg2, JSON), not the client. PYTHONHASHSEED is fixed so that two
 runs of one tree give the same count. Scenarios: bench/ab.py's `me`, `list`, `capsule` and
 `submit` (each submit an envelope never sent before, from heirs made for that count).
 """

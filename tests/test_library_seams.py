@@ -5,8 +5,9 @@
 stellar_sdk's patch of aiohttp's readline and its repair (core.stellar.readline),
 aiohttp-apigami's operation dict (api.public, api.claim.gate) and parser key (api.app),
 stellar_sdk's XDR types on xdrlib3 (core.stellar.soroban_check).
-These tests fail loudly when a library changes. The OpenAPI document's plugin (api.app,
-`AiohttpApiSpec.spec`) is held by tests/test_openapi.py."""
+These tests fail loudly when a library changes. aiopg's two stay: psycopg 3 needs neither but
+cost more per request, so it was not adopted (docs/conventions.md, "The database driver").
+The OpenAPI document's plugin (api.app, `AiohttpApiSpec.spec`) is held by tests/test_openapi.py."""
 
 from __future__ import annotations
 
