@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from typing import Any
 
 import jinja2
@@ -75,7 +76,7 @@ def plain(markup: Markup) -> str:
     return html.unescape(_TAG.sub("", str(markup)))
 
 
-def names_cut(markup: Markup, cut: Any) -> Markup:
+def names_cut(markup: Markup, cut: Callable[[str], str]) -> Markup:
     """`markup` with each isolated name passed through `cut` (a subject carries a shortened name)."""
     shortened = _NAMED.sub(
         lambda m: str(Markup("<bdi>{}</bdi>").format(cut(html.unescape(m.group(1))))), markup

@@ -26,7 +26,7 @@ from markupsafe import Markup
 from core.files.crypto import KeyRing
 from core.mailer import Email
 from core.text import i18n, markup
-from core.text.cleaning import clean_line, cut
+from core.text.cleaning import cut
 from core.text.i18n import N_
 from core.text.markup import _
 from models import address_links, check_in_links, guardian_links
@@ -219,9 +219,7 @@ def _render(kind: Kind, *, d: Delivery, site: Site) -> Email:
     return Email(
         to=d["address"] or "",
         subject=markup.plain(
-            markup.names_cut(
-                sentence_case(text=subject), lambda name: cut(clean_line(name), limit=SUBJECT_NAME_LIMIT)
-            )
+            markup.names_cut(sentence_case(text=subject), lambda name: cut(name, limit=SUBJECT_NAME_LIMIT))
         ),
         text=markup.plain(words) + "\n",
         html=_LAYOUT.render(

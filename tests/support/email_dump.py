@@ -274,10 +274,41 @@ def _in_audience(kind: str, key: str) -> bool:
     return key.split("/")[0] in {r for a in declared.audience for r in AS_READERS[a]}
 
 
+class _Tally:
+    """What differs between two dumps, part by part, with the first few differences printed."""
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(
+            ("emails", "subject", "text", "headers", "html", "html_source", "error", "outside"), 0
+        )
+        self.html_diffs: dict[str, int] = {}
+
+    def differs(self, part: str, where: str, was: Any, now: Any) -> None:
+        self.counts[part] += 1
+        if self.counts[part] <= 5:
+            print(f"{where} {part}:\n  - {was!r}\n  + {now!r}")
+
+    def email(self, where: str, was: dict[str, Any], now: dict[str, Any]) -> None:
+        self.counts["emails"] += 1
+        if "error" in was or "error" in now:
+            if was != now:
+                self.differs("error", where, was.get("error"), now.get("error"))
+            return
+        for part in ("subject", "text", "headers"):
+            if was[part] != now[part]:
+                self.differs(part, where, was[part], now[part])
+        self.counts["html_source"] += was["html"] != now["html"]
+        a, b = shown(was["html"]), shown(now["html"])
+        if a != b:
+            first = next(((x, y) for x, y in zip(a, b, strict=False) if x != y), (len(a), len(b)))
+            label = f"{first[0]!r} -> {first[1]!r}"
+            self.html_diffs[label] = self.html_diffs.get(label, 0) + 1
+            self.differs("html", where, *first)
+
+
 def compare(before: Path, after: Path) -> int:
     """Every rendering of `before` against `after`, for the readers each kind is declared for."""
-    counts = {"emails": 0, "subject": 0, "text": 0, "html": 0, "headers": 0, "error": 0, "outside": 0}
-    shown_diffs: dict[str, int] = {}
+    tally = _Tally()
     missing = sorted({p.name for p in before.glob("*.json")} ^ {p.name for p in after.glob("*.json")})
     for path in sorted(before.glob("*.json")):
         if not (after / path.name).exists():
@@ -286,33 +317,16 @@ def compare(before: Path, after: Path) -> int:
         kind = path.name.split(".")[0]
         for key, was in old.items():
             now = new.get(key, {"error": "missing"})
-            if not _in_audience(kind, key):
-                counts["outside"] += was != now
-                continue
-            counts["emails"] += 1
-            if "error" in was or "error" in now:
-                if was != now:
-                    counts["error"] += 1
-                    print(f"{path.name} {key}: error {was.get('error')} -> {now.get('error')}")
-                continue
-            for part in ("subject", "text", "headers"):
-                if was[part] != now[part]:
-                    counts[part] += 1
-                    if counts[part] <= 5:
-                        print(f"{path.name} {key} {part}:\n  - {was[part]!r}\n  + {now[part]!r}")
-            if shown(was["html"]) != shown(now["html"]):
-                counts["html"] += 1
-                a, b = shown(was["html"]), shown(now["html"])
-                diff = next(((x, y) for x, y in zip(a, b, strict=False) if x != y), (len(a), len(b)))
-                label = f"{diff[0]!r} -> {diff[1]!r}"
-                shown_diffs[label] = shown_diffs.get(label, 0) + 1
-                if counts["html"] <= 5:
-                    print(f"{path.name} {key} html: {label}")
+            if _in_audience(kind, key):
+                tally.email(f"{path.name} {key}", was, now)
+            else:
+                tally.counts["outside"] += was != now
     print("files only on one side:", missing or "none")
-    print("compared:", counts)
-    for label, count in sorted(shown_diffs.items(), key=lambda x: -x[1])[:20]:
+    print("compared (html: as parsed; html_source: byte for byte):", tally.counts)
+    for label, count in sorted(tally.html_diffs.items(), key=lambda x: -x[1])[:20]:
         print(f"{count:6d} times: {label}")
-    return 1 if missing or any(v for k, v in counts.items() if k not in ("emails", "outside")) else 0
+    failed = ("subject", "text", "headers", "html", "error")
+    return 1 if missing or any(tally.counts[part] for part in failed) else 0
 
 
 if __name__ == "__main__":
