@@ -13,7 +13,7 @@ import pytest
 from markupsafe import Markup
 
 from core.text import i18n
-from core.text.markup import _
+from core.text.markup import _, bdi
 from models import check_in_links
 from models.delivery.budget import BUDGETED
 from models.delivery.deliveries import Delivery
@@ -90,3 +90,25 @@ def test_the_text_part_says_what_the_html_part_says(kind: str) -> None:
         shown = [html.unescape(re.sub(r"<[^>]+>", "", p)) for p in paragraphs]
         assert "\n\n".join(shown) + "\n" == email.text, kind
         assert 'lang="ar" dir="rtl"' in email.html
+
+
+def test_a_line_break_in_the_words_is_one_in_the_html_part_too() -> None:
+    """The sign-off's two lines are two lines in a mail client as in the text part."""
+    email = _render("plan_deleted", "wallet_guardian", locale="en")
+    assert email.text.endswith("With care,\nThe legacy planning service\n")
+    assert "<p>With care,<br>\nThe legacy planning service</p>" in email.html
+
+
+def test_a_sentence_shared_with_the_pages_isolates_the_name_without_a_marker() -> None:
+    """models.address_links writes its sentences for plain text (readiness, JSON) or as markup
+    when given a `<bdi>` name (the guardians' emails, the guardian page through `naming`)."""
+    from api import html as pages
+    from models import address_links
+
+    with i18n.speaking("en", None):
+        said = address_links.uncorrectable(name="Ann <b>")
+        written = pages.naming(address_links.uncorrectable)(name="Ann <b>")
+        short = address_links.unreachable(name=bdi("Ann <b>"), short=True)
+    assert not isinstance(said, Markup) and said.startswith("Nobody can correct Ann <b>'s email address")
+    assert written.startswith("Nobody can correct <bdi>Ann &lt;b&gt;</bdi>&#39;s email address")
+    assert isinstance(short, Markup) and short.count("<bdi>Ann &lt;b&gt;</bdi>") == 2
