@@ -99,17 +99,13 @@ def sentence_start(words: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-# Where a sentence written outside the templates (plain text, shared with the emails) names someone:
-# a character nobody types, put in the name's place, then the isolated name in its own.
-_NAME_SLOT = "\ue000"
-
-
 def naming(sentence: Callable[..., str]) -> Callable[..., Markup]:
-    """`sentence` (a model's, with a `name=` argument) for a template: escaped, with the name in
+    """`sentence` (a model's, with a `name=` argument, written as markup when the name is markup:
+    models.address_links, shared with the emails) for a template: escaped, with the name in
     `<bdi>` like the names the templates write themselves."""
 
     def written(*, name: str, **rest: Any) -> Markup:
-        return Markup.escape(sentence(name=_NAME_SLOT, **rest)).replace(_NAME_SLOT, bdi(name))
+        return Markup.escape(sentence(name=bdi(name), **rest))
 
     return written
 
