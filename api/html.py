@@ -29,9 +29,9 @@ from api.headers import CAPSULE_HEADERS, OWNER_HEADERS
 from api.public import public
 from core.clock import wire_time
 from core.errors import BadRequest
-from core.text import i18n
-from core.text.cleaning import clean_line
+from core.text import i18n, markup
 from core.text.i18n import N_, _, ngettext
+from core.text.markup import bdi
 
 # Paths whose every response is a page for a person (and is as private as the capsule).
 PAGE_PREFIXES = (
@@ -56,17 +56,9 @@ STYLESHEET_PATH = "/page.css"
 PASSKEY_SCRIPT_PATH = "/guardian-passkey.js"
 FAVICON_PATH = "/favicon.ico"
 
-_TEMPLATES = jinja2.Environment(
-    loader=jinja2.PackageLoader("api", "templates"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    extensions=["jinja2.ext.i18n"],
-)
-# The reader's language (core.text.i18n.speaking, set per page by its handler): `_()`, `ngettext()`
-# and `{% trans %}` blocks in every template.
-_TEMPLATES.install_gettext_callables(i18n._, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
+# Autoescape, the reader's language (core.text.i18n.speaking, set per page by its handler) for `_()`,
+# `ngettext()` and `{% trans %}`, `<bdi>` names: as the emails' (core.text.markup).
+_TEMPLATES = markup.environment(jinja2.PackageLoader("api", "templates"))
 _STYLESHEET = resources.files("api").joinpath("templates", "page.css").read_bytes()
 _PASSKEY_SCRIPT = resources.files("api").joinpath("templates", "passkey.js").read_bytes()
 _FAVICON = resources.files("api").joinpath("templates", "favicon.ico").read_bytes()
@@ -111,23 +103,13 @@ def sentence_start(words: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-def bdi(name: str) -> Markup:
-    """A name someone typed, isolated from the text around it (`<bdi>`): a right-to-left name
-    cannot reorder the sentence it sits in. Its own bidi controls are gone too (core/text/cleaning.py)."""
-    return Markup("<bdi>{}</bdi>").format(clean_line(str(name)))
-
-
-# Where a sentence written outside the templates (plain text, shared with the emails) names someone:
-# a character nobody types, put in the name's place, then the isolated name in its own.
-_NAME_SLOT = "\ue000"
-
-
 def naming(sentence: Callable[..., str]) -> Callable[..., Markup]:
-    """`sentence` (a model's, with a `name=` argument) for a template: escaped, with the name in
+    """`sentence` (a model's, with a `name=` argument, written as markup when the name is markup:
+    models.address_links, shared with the emails) for a template: escaped, with the name in
     `<bdi>` like the names the templates write themselves."""
 
     def written(*, name: str, **rest: Any) -> Markup:
-        return Markup.escape(sentence(name=_NAME_SLOT, **rest)).replace(_NAME_SLOT, bdi(name))
+        return Markup.escape(sentence(name=bdi(name), **rest))
 
     return written
 

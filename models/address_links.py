@@ -19,6 +19,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from markupsafe import Markup
+
 from core.errors import BadRequest
 from core.files.crypto import KeyRing
 from core.text.i18n import N_, _
@@ -64,13 +66,24 @@ def check_address(*, email: str | None) -> str:
     return address
 
 
+def _written(sentence: str, **values: Any) -> str:
+    """`sentence` with `values` put in: plain text, or markup when a value is markup (an email's
+    name in `<bdi>`: the sentence escaped, the other values too)."""
+    if any(isinstance(value, Markup) for value in values.values()):
+        return Markup.escape(sentence).format(**values)
+    return sentence.format(**values)
+
+
 def uncorrectable(*, name: str) -> str:
     """The one sentence (readiness, the guardian page, the guardians' emails) for an heir whose
     address bounced while too few guardians have accepted to agree on a new one after the release."""
-    return _(
-        "Nobody can correct {name}'s email address: it does not reach them, and too few guardians have "
-        "accepted to agree on a new one once the plan is released."
-    ).format(name=name)
+    return _written(
+        _(
+            "Nobody can correct {name}'s email address: it does not reach them, and too few guardians "
+            "have accepted to agree on a new one once the plan is released."
+        ),
+        name=name,
+    )
 
 
 def unreachable(*, name: str, short: bool) -> str:
@@ -79,17 +92,18 @@ def unreachable(*, name: str, short: bool) -> str:
     change ended and a guardian may propose another; where too few guardians have accepted to
     agree on one, the `uncorrectable` sentence instead of that offer."""
     if short:
-        return (
-            _("The new email address proposed for {name} could not be reached, so nothing changed.").format(
-                name=name
-            )
-            + " "
-            + uncorrectable(name=name)
+        ended = _written(
+            _("The new email address proposed for {name} could not be reached, so nothing changed."),
+            name=name,
         )
-    return _(
-        "The new email address proposed for {name} could not be reached, so nothing changed. If you know "
-        "another address that reaches them, you may propose it."
-    ).format(name=name)
+        return ended + " " + uncorrectable(name=name)
+    return _written(
+        _(
+            "The new email address proposed for {name} could not be reached, so nothing changed. If you "
+            "know another address that reaches them, you may propose it."
+        ),
+        name=name,
+    )
 
 
 def short_of_guardians(*, accepted: int, needed: int) -> bool:

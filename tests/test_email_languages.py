@@ -33,7 +33,7 @@ from tests.test_email_words import RING, WALLET, delivery
 from tests.test_plain_words import AUDIENCE, BASE_CONTEXT, variants
 
 LANGUAGES = [language for language in i18n.SHIPPED if language != i18n.SOURCE]
-KINDS = sorted(emails.TEMPLATES)
+KINDS = sorted(emails.KINDS)
 # A unit's CLDR symbol, written as the language writes it (a damaged file's size).
 UNITS = ["MB"]
 # The glossary's own word for a language that borrows it (docs/translations.md: German "Wallet").
@@ -44,7 +44,7 @@ def renderings(kind: str, **row: Any) -> Iterator[tuple[str, Email, list[str]]]:
     """Each variant of the email of `kind`, to each of its recipients, with `row`'s changes (the
     recipient's locale and zone): where, the email, and the words it was given (names, notes,
     a wallet's end), which no translation changes."""
-    for recipient in ("guardian",) if kind.endswith("_guardian") else AUDIENCE[kind]:
+    for recipient in AUDIENCE[kind]:
         for where, changes, app_url in variants(kind):
             d = delivery(kind, recipient, **{**changes, **row})
             if d["context"].get("beneficiaryId") == "the recipient's":

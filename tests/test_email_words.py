@@ -55,9 +55,9 @@ def delivery(kind: str, recipient_type: str, **changes: Any) -> Delivery:
 
 
 KINDS = (
-    [(k, "guardian") for k in guardian.TEMPLATES]
-    + [(k, "beneficiary") for k in heir.TEMPLATES]
-    + [(k, "beneficiary") for k in heir_news.TEMPLATES]
+    [(k, "guardian") for k in guardian.KINDS]
+    + [(k, "beneficiary") for k in heir.KINDS]
+    + [(k, "beneficiary") for k in heir_news.KINDS]
 )
 # A lower-case letter after the start of the text or of a sentence (not inside a link).
 LOWER_START = re.compile(r"(?:^|[.!?]\s+|\n)(the holder|the plan's owner)")

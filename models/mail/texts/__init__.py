@@ -1,10 +1,15 @@
 """The emails' words, by audience (models.mail.emails.render is the one entry point).
 
-- `owner`: the owner's emails; `guardian`: the guardians'; `heir`: the heirs'; `heir_news`: an
+- `owner`: the owner's emails (`account`: the digest of changes to their account, and their
+  address changed); `guardian`: the guardians'; `heir`: the heirs'; `heir_news`: an
   heir's link sent early, and their request to check with its answer.
 - `objections`: a guardian's objection and its withdrawal (to the owner and the guardians), and
   the deadline as every verification email to guardians states it.
-- `common`: what they share (times in words, the owner's name, the on-chain release in words).
+- `address_changes`, `address_suggestions`: an heir's address corrected by the guardians, or
+  suggested to the owner.
+- `common`: what they share (the declaration `Kind`, sentences as markup, times in words, the
+  owner's name, stand-ins opening a sentence).
 
-Each module's TEMPLATES maps an outbox kind to its template: (row, links) -> (subject, text).
+Each module's KINDS declares its outbox kinds (common.Kind): the words, (row, links) -> (subject,
+body) as markup, the audience, the links and the footers.
 """

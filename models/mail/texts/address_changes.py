@@ -5,10 +5,20 @@ guardians when that link reached nobody who could confirm it."""
 
 from __future__ import annotations
 
-from core.text.i18n import _
+from markupsafe import Markup
+
+from core.text.markup import _, escaped
 from models.address_links import unreachable
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import ANOTHER_GUARDIAN, ONE_OF_THE_BENEFICIARIES, Template, when
+from models.mail.texts.common import (
+    ANOTHER_GUARDIAN,
+    GUARDIAN,
+    HEIR,
+    ONE_OF_THE_BENEFICIARIES,
+    OWNER,
+    Kind,
+    when,
+)
 from models.mail.texts.common import owner_name as _owner
 
 
@@ -17,10 +27,10 @@ def _heir(d: Delivery) -> str:
 
 
 def _address(d: Delivery) -> str:
-    return str(d["context"].get("proposed") or _("an address we could not read"))
+    return d["context"].get("proposed") or _("an address we could not read")
 
 
-def _proposed(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _proposed(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     guardian, heir = d["about_guardian_name"], _heir(d)
     if guardian:
         subject = _("{guardian} suggests a new address for {heir}")
@@ -45,7 +55,7 @@ def _proposed(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _change_proposed(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _change_proposed(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     heir = _heir(d)
     return (
         _("A new address is proposed for {heir}").format(heir=heir),
@@ -58,7 +68,7 @@ def _change_proposed(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _holding(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _holding(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     until = when(value=d["context"].get("holdUntil"))
     owner, heir = _owner(d=d), _heir(d)
     if d["recipient_type"] == "guardian":
@@ -94,7 +104,7 @@ def _holding(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _to_heirs(d: Delivery, links: dict[str, str], *, until: str) -> tuple[str, str]:
+def _to_heirs(d: Delivery, links: dict[str, Markup], *, until: Markup) -> tuple[Markup, Markup]:
     """The heirs' email while a change holds: the heir concerned can stop it from here; another heir
     can only say it looks wrong (models.plan.guardianships.heir_stops)."""
     owner, heir = _owner(d=d), _heir(d)
@@ -125,7 +135,7 @@ def _to_heirs(d: Delivery, links: dict[str, str], *, until: str) -> tuple[str, s
     )
 
 
-def _doubted(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _doubted(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     until, owner, heir = when(value=d["context"].get("holdUntil")), _owner(d=d), _heir(d)
     if d["recipient_type"] == "guardian":
         return (
@@ -149,7 +159,7 @@ def _doubted(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (_("Your address for a legacy plan is about to change"), said)
 
 
-def _stopped(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _stopped(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     guardian, heir = d["about_guardian_name"] or _(ANOTHER_GUARDIAN), _heir(d)
     if d["context"].get("byHeir"):
         return (
@@ -168,15 +178,15 @@ def _stopped(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _undeliverable(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _undeliverable(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     heir = _heir(d)
     return (
         _("The new address for {heir} could not be reached").format(heir=heir),
-        unreachable(name=heir, short=bool(d.get("short_of_guardians"))),
+        escaped(unreachable(name=heir, short=bool(d.get("short_of_guardians")))),
     )
 
 
-def _confirmation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _confirmation(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     return (
         _("Please confirm this address to receive what {owner} left you").format(owner=owner),
@@ -185,16 +195,25 @@ def _confirmation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
             "please confirm it here (one button), and your link will be sent to it:\n\n{link}\n\n"
             "If you do not know {owner}, or this is not your address, you can ignore this email: nothing "
             "happens unless you press the button."
-        ).format(owner=owner, link=links["confirm"]),
+        ).format(owner=owner, link=links["address_confirmation"]),
     )
 
 
-TEMPLATES: dict[str, Template] = {
-    "address_proposed": _proposed,
-    "address_change_proposed": _change_proposed,
-    "address_change_holding": _holding,
-    "address_change_stopped": _stopped,
-    "address_change_doubted": _doubted,
-    "address_change_undeliverable": _undeliverable,
-    "address_confirmation": _confirmation,
+# An heir's "Stop" (the heir concerned) or "This looks wrong" (every other heir) while a change
+# holds (models.address_links.heir_links).
+_HEIR_LINKS = ("stop", "doubt")
+KINDS: dict[str, Kind] = {
+    "address_proposed": Kind(_proposed, audience=(OWNER,)),
+    "address_change_proposed": Kind(_change_proposed, audience=(GUARDIAN,), footers=("guardian_page",)),
+    "address_change_holding": Kind(
+        _holding, audience=(GUARDIAN, HEIR), links=_HEIR_LINKS, footers=("guardian_page",)
+    ),
+    "address_change_stopped": Kind(_stopped, audience=(GUARDIAN,), footers=("guardian_page",)),
+    "address_change_doubted": Kind(
+        _doubted, audience=(GUARDIAN, HEIR), links=_HEIR_LINKS, footers=("guardian_page",)
+    ),
+    "address_change_undeliverable": Kind(_undeliverable, audience=(GUARDIAN,), footers=("guardian_page",)),
+    "address_confirmation": Kind(
+        _confirmation, audience=(HEIR,), links=("address_confirmation",), footers=("unknown",)
+    ),
 }

@@ -4,12 +4,14 @@ heirs, so the email names the person as the guardian wrote it, and the owner dec
 
 from __future__ import annotations
 
-from core.text.i18n import _
+from markupsafe import Markup
+
+from core.text.markup import _
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import Template
+from models.mail.texts.common import OWNER, Kind
 
 
-def _suggested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _suggested(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     guardian, context = d["about_guardian_name"], d["context"]
     heir = context.get("heir_name") or _("someone you chose")
     address = context.get("proposed") or _("an address we could not read")
@@ -37,4 +39,4 @@ def _suggested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return subject.format(guardian=guardian), text
 
 
-TEMPLATES: dict[str, Template] = {"address_suggested": _suggested}
+KINDS: dict[str, Kind] = {"address_suggested": Kind(_suggested, audience=(OWNER,))}

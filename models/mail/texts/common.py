@@ -1,34 +1,61 @@
-"""What every email's words share: times as a person reads them (in the reader's language and
-zone, core.text.i18n), the owner as the emails name them, the template's signature, and the
-on-chain release in words (the owner's and guardians' emails both say it)."""
+"""What every email's words share: the declaration of a kind (`Kind`), times as a person reads
+them (in the reader's language and zone, core.text.i18n), the owner as the emails name them, and
+sentences that open with a stand-in written with a capital. The words are markup (`_` and
+`ngettext` of core.text.markup: translated, escaped, ready for a `<bdi>` name or a link)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from markupsafe import Markup
+
 from core.text import i18n
-from core.text.i18n import N_, _
+from core.text.i18n import N_
+from core.text.markup import _, escaped
 from models.account import users
 from models.delivery.deliveries import Delivery
 
 
-def when(*, value: Any) -> str:
+def when(*, value: Any) -> Markup:
     """A time as a person reads it: the full date and time in the reader's zone, the zone named
     (core.text.i18n.when: "Friday 27 November 2026, 12:07 UTC" in English with no zone)."""
     if not value:
         # Translators: stands in for a date not yet known, after "by", "on" or "until".
         return _("soon")
-    return i18n.when(datetime.fromisoformat(str(value)))
+    return escaped(i18n.when(datetime.fromisoformat(str(value))))
 
 
-Template = Callable[[Delivery, dict[str, str]], tuple[str, str]]
+# A kind's words: (row, links) -> (subject, body), both markup; paragraphs are separated by a
+# blank line. The row's names are already isolated (`<bdi>`), its links written out (`<a>`).
+Template = Callable[[Delivery, dict[str, Markup]], tuple[Markup, Markup]]
+
+# Who an email is to (the outbox row's recipient_type).
+OWNER, GUARDIAN, HEIR = "owner", "guardian", "beneficiary"
 
 
-def owner_name(*, d: Delivery) -> str:
-    return users.known_as(name=d["owner_name"], wallet=d["owner_wallet"])
+@dataclass(frozen=True)
+class Kind:
+    """One email kind, all of it in one place: its words, who it is to, the links its words
+    use and the paragraphs that follow them (models/mail/emails.py builds each by its name:
+    `LINKS`, `FOOTERS`). A link or footer that does not apply to a row (no web client, a
+    recipient who answered already, an email without a check-in link) is left out for it."""
+
+    words: Template
+    audience: tuple[str, ...]
+    links: tuple[str, ...] = ()
+    footers: tuple[str, ...] = ()
+
+
+def owner_name(*, d: Delivery) -> Markup:
+    """The owner as the emails name them: their name (isolated), or the words standing in."""
+    name = d["owner_name"]
+    if isinstance(name, Markup):
+        return name
+    return escaped(users.known_as(name=name, wallet=d["owner_wallet"]))
 
 
 # The words that stand in for a person the email cannot name, lower-case for the middle of a
@@ -60,28 +87,31 @@ STAND_INS = (
 # Where a sentence starts: the text's start, a new line, or after a sentence's end in any
 # shipped language (Arabic's question mark included), past an opening quote or Spanish's
 # inverted marks.
-_START = r"(^|[.!?\u061f]\s+|\n)([\"\u00ab\u201c\u00bf\u00a1]?)"
+# (The text is markup: a straight quote is escaped.)
+_START = r"(^|[.!?\u061f]\s+|\n)((?:&#34;|[\u00ab\u201c\u00bf\u00a1])?)"
 
 
 def _opening(language: str) -> re.Pattern[str]:
     """Each stand-in in `language`, at a sentence's start (the owner's wallet stand-in up to
-    its key: the words before `{wallet}`)."""
-    words = [_(s).split("{wallet}")[0] for s in STAND_INS]
+    its key: the words before `{wallet}`), as markup writes it."""
+    words = [str(_(s)).split("{wallet}")[0] for s in STAND_INS]
     return re.compile(_START + "(" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")")
 
 
-def sentence_case(*, text: str) -> str:
+def sentence_case(*, text: Markup) -> Markup:
     """`text` with every sentence that opens with stand-in words (the owner's: users.known_as,
     "the holder of the Stellar wallet G…"; another person's: "one of your guardians") starting
     with a capital, as the guardian's page does (api/templates/guardian.html `Owner`), in the
     reader's language: the stand-ins are matched as the language writes them, and a script with
     no capitals (Arabic) is left as it is. A name is left exactly as its person wrote it (names
-    in a body are wrapped in isolation marks: never at a sentence's start here)."""
+    are in `<bdi>`: never at a sentence's start here)."""
     opening = _opening(i18n.language())  # compiled once per language (re's own cache)
-    return opening.sub(lambda m: m.group(1) + m.group(2) + m.group(3)[0].upper() + m.group(3)[1:], text)
+    text = escaped(text)  # (markup already: unchanged)
+    capitalised = opening.sub(lambda m: m[1] + m[2] + m[3][0].upper() + m[3][1:], text)
+    return Markup(capitalised)  # noqa: S704 - the same markup, one letter made a capital
 
 
-def they_wrote(*, note: str) -> str:
+def they_wrote(*, note: str) -> Markup:
     """A person's own note, quoted as they wrote it (a guardian's objection, an heir's request)."""
     # Translators: a person's own words quoted; use the quotation marks of your language.
     return _('They wrote: "{note}"').format(note=note)

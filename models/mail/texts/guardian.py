@@ -5,11 +5,14 @@ speak of the owner by name, to someone who acts for them."""
 
 from __future__ import annotations
 
+from markupsafe import Markup
+
 from core.text import i18n
-from core.text.i18n import N_, _, ngettext
+from core.text.i18n import N_
+from core.text.markup import _, escaped, ngettext
 from models.address_links import uncorrectable
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import ONE_OF_THE_PEOPLE_THEY_NAMED, Template, they_wrote
+from models.mail.texts.common import GUARDIAN, ONE_OF_THE_PEOPLE_THEY_NAMED, Kind, they_wrote
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
 from models.mail.texts.objections import deadline_sentence
@@ -34,7 +37,7 @@ _TO_REPORTER = {
 _TO_REPORTER_UNSAID = N_("You told us that {owner} may have died or can no longer act.")
 
 
-def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _verification_requested(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     why = _(_TO_GUARDIAN.get(d["report_reason"] or "", _TO_GUARDIAN_UNSAID)).format(owner=owner)
     reporter = d["guardian_id"] is not None and d["context"].get("reporterId") == d["guardian_id"]
@@ -66,11 +69,11 @@ def _verification_requested(d: Delivery, links: dict[str, str]) -> tuple[str, st
     ]
     return (
         _("Your help is needed with {owner}'s plan").format(owner=owner),
-        " ".join(s for s in said if s),
+        Markup(" ").join(s for s in said if s),
     )
 
 
-def _false_alarm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _false_alarm(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     return (
         _("Good news: it was a false alarm"),
         _(
@@ -80,7 +83,7 @@ def _false_alarm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _plan_approved_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _plan_approved_guardian(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner, when = _owner(d=d), _when(value=d["context"].get("releaseAt"))
     subject = _("{owner}'s plan has been approved").format(owner=owner)
     if d["context"].get("onchain"):
@@ -101,7 +104,7 @@ def _plan_approved_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, st
     )
 
 
-def _plan_ready_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _plan_ready_guardian(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     return (
         _("{owner}'s plan is ready to be released").format(owner=owner),
@@ -113,7 +116,7 @@ def _plan_ready_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _plan_released_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _plan_released_guardian(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     return (
         _("{owner}'s plan has been released").format(owner=owner),
@@ -134,7 +137,7 @@ def _passkey(*, d: Delivery) -> bool:
     return "walletAddress" in d["context"] and d["context"]["walletAddress"] is None
 
 
-def _guardian_invitation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _guardian_invitation(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner, wallet = _owner(d=d), d["context"].get("walletAddress")
     days = d["context"].get("silenceDays")
     if _passkey(d=d):
@@ -187,11 +190,11 @@ def _guardian_invitation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
         + "\n\n"
         + _("To accept or decline, open your page for this plan:\n\n{link}").format(link=links["guardian"])
         + "\n\n"
-        + " ".join(answer),
+        + Markup(" ").join(answer),
     )
 
 
-def _guardian_reconfirm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _guardian_reconfirm(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner, wallet, app = _owner(d=d), d["context"].get("walletAddress"), links.get("app")
     days = int(d["context"].get("graceDays", 30))
     if _passkey(d=d):
@@ -254,7 +257,7 @@ def _guardian_reconfirm(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _verification_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _verification_reminder(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner, days = _owner(d=d), int(d["context"].get("days", 3))
     asked = ngettext(
         "{days} day ago we asked the guardians of {owner}'s legacy plan to confirm whether they have died "
@@ -269,11 +272,11 @@ def _verification_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str
     ).format(owner=owner, days=i18n.number(days))
     return (
         _("A reminder: {owner}'s plan is waiting for you").format(owner=owner),
-        " ".join(s for s in (asked, deadline_sentence(d=d)) if s),
+        Markup(" ").join(s for s in (asked, deadline_sentence(d=d)) if s),
     )
 
 
-def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _verification_timeout_guardian(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     waiting = _("{owner}'s plan is still waiting for its guardians").format(owner=owner)
     if d["context"].get("objected"):
@@ -329,7 +332,7 @@ def _verification_timeout_guardian(d: Delivery, links: dict[str, str]) -> tuple[
     )
 
 
-def _claim_link_undelivered(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _claim_link_undelivered(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     heir, owner = d["subject_name"] or _(ONE_OF_THE_PEOPLE_THEY_NAMED), _owner(d=d)
     said = _(
         "We could not deliver to {heir} the link to what {owner} left them: the email to the address "
@@ -341,11 +344,11 @@ def _claim_link_undelivered(d: Delivery, links: dict[str, str]) -> tuple[str, st
     ).format(heir=heir, owner=owner)
     return (
         _("{heir} has not received their link").format(heir=heir),
-        said + (" " + uncorrectable(name=heir) if d.get("short_of_guardians") else ""),
+        said + (" " + escaped(uncorrectable(name=heir)) if d.get("short_of_guardians") else ""),
     )
 
 
-def _wallet_change_requested(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _wallet_change_requested(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     heir, owner = d["subject_name"] or _(ONE_OF_THE_PEOPLE_THEY_NAMED), _owner(d=d)
     wallet_end = d["context"].get("walletEnd", "")
     return (
@@ -359,7 +362,7 @@ def _wallet_change_requested(d: Delivery, links: dict[str, str]) -> tuple[str, s
     )
 
 
-def _plan_deleted(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _plan_deleted(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     return (
         _("{owner}'s plan no longer exists").format(owner=owner),
@@ -369,17 +372,24 @@ def _plan_deleted(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-TEMPLATES: dict[str, Template] = {
-    "verification_requested": _verification_requested,
-    "false_alarm": _false_alarm,
-    "plan_approved_guardian": _plan_approved_guardian,
-    "plan_ready_guardian": _plan_ready_guardian,
-    "plan_released_guardian": _plan_released_guardian,
-    "guardian_invitation": _guardian_invitation,
-    "guardian_reconfirm": _guardian_reconfirm,
-    "verification_reminder": _verification_reminder,
-    "verification_timeout_guardian": _verification_timeout_guardian,
-    "claim_link_undelivered": _claim_link_undelivered,
-    "wallet_change_requested": _wallet_change_requested,
-    "plan_deleted": _plan_deleted,
+# Each kind of the guardians' emails. All but the invitation (whose words give the page) and the
+# plan's deletion (a page soon gone) end with the guardian's page.
+_PAGE = ("guardian_page",)
+KINDS: dict[str, Kind] = {
+    "verification_requested": Kind(_verification_requested, audience=(GUARDIAN,), footers=_PAGE),
+    "false_alarm": Kind(_false_alarm, audience=(GUARDIAN,), footers=_PAGE),
+    "plan_approved_guardian": Kind(_plan_approved_guardian, audience=(GUARDIAN,), footers=_PAGE),
+    "plan_ready_guardian": Kind(_plan_ready_guardian, audience=(GUARDIAN,), footers=_PAGE),
+    "plan_released_guardian": Kind(_plan_released_guardian, audience=(GUARDIAN,), footers=_PAGE),
+    "guardian_invitation": Kind(
+        _guardian_invitation, audience=(GUARDIAN,), links=("guardian", "app"), footers=("unknown",)
+    ),
+    "guardian_reconfirm": Kind(_guardian_reconfirm, audience=(GUARDIAN,), links=("app",), footers=_PAGE),
+    "verification_reminder": Kind(_verification_reminder, audience=(GUARDIAN,), footers=_PAGE),
+    "verification_timeout_guardian": Kind(
+        _verification_timeout_guardian, audience=(GUARDIAN,), footers=_PAGE
+    ),
+    "claim_link_undelivered": Kind(_claim_link_undelivered, audience=(GUARDIAN,), footers=_PAGE),
+    "wallet_change_requested": Kind(_wallet_change_requested, audience=(GUARDIAN,), footers=_PAGE),
+    "plan_deleted": Kind(_plan_deleted, audience=(GUARDIAN,)),
 }

@@ -4,10 +4,12 @@ reach people at a hard moment: sympathy only for a reported death, nothing of th
 
 from __future__ import annotations
 
+from markupsafe import Markup
+
 from core.text import i18n
-from core.text.i18n import _, ngettext
+from core.text.markup import _, ngettext
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import Template
+from models.mail.texts.common import HEIR, Kind
 from models.mail.texts.common import owner_name as _owner
 
 
@@ -16,7 +18,7 @@ def sympathy(*, d: Delivery) -> str:
     return _("We are sorry for your loss.") + " " if d["report_reason"] == "death" else ""
 
 
-def _release_stopped(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _release_stopped(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     return (
         _("{owner}'s plan is no longer ready to be released").format(owner=owner),
@@ -28,7 +30,7 @@ def _release_stopped(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _claim_link(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _claim_link(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     """The heir's link: at release, when an on-chain plan is ready (one step left, theirs to
     take, in plain words), or again on request (context "stage")."""
     owner, link = _owner(d=d), links["claim"]
@@ -67,7 +69,7 @@ def _claim_link(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _letter_opened(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _letter_opened(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     count = int(d["context"].get("letters") or 1)
     owner, number = _owner(d=d), i18n.number(count)
     return (
@@ -86,7 +88,7 @@ def _letter_opened(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _email_confirmation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _email_confirmation(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     return (
         _("Please confirm that this address reaches you"),
         _(
@@ -95,13 +97,15 @@ def _email_confirmation(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
             "else is asked of you):\n\n{link}\n\n"
             "The link works once, for 30 days. If you do not know {owner}, or this is not your "
             "address, you can ignore this email: nothing happens unless you press the button."
-        ).format(owner=_owner(d=d), link=links["confirm"]),
+        ).format(owner=_owner(d=d), link=links["email_confirmation"]),
     )
 
 
-TEMPLATES: dict[str, Template] = {
-    "claim_link": _claim_link,
-    "release_stopped": _release_stopped,
-    "letter_opened": _letter_opened,
-    "email_confirmation": _email_confirmation,
+KINDS: dict[str, Kind] = {
+    "claim_link": Kind(_claim_link, audience=(HEIR,), links=("claim",)),
+    "release_stopped": Kind(_release_stopped, audience=(HEIR,)),
+    "letter_opened": Kind(_letter_opened, audience=(HEIR,), links=("claim",)),
+    "email_confirmation": Kind(
+        _email_confirmation, audience=(HEIR,), links=("email_confirmation",), footers=("unknown",)
+    ),
 }

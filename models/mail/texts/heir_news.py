@@ -4,15 +4,17 @@ mean that anything has happened; sympathy only when a guardian reported a death.
 
 from __future__ import annotations
 
-from core.text.i18n import _
+from markupsafe import Markup
+
+from core.text.markup import _
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import Template
+from models.mail.texts.common import HEIR, Kind
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
 from models.mail.texts.heir import sympathy
 
 
-def _early_link(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _early_link(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     ask = (
         _(
@@ -37,7 +39,7 @@ def _early_link(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _received(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _received(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     return (
         _("We have your request about {owner}").format(owner=owner),
@@ -51,7 +53,7 @@ def _received(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _outcome(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _outcome(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     outcome = d["context"].get("outcome")
     if outcome == "well":
@@ -109,8 +111,8 @@ def _outcome(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-TEMPLATES: dict[str, Template] = {
-    "early_heir_link": _early_link,
-    "heir_request_received": _received,
-    "heir_request_outcome": _outcome,
+KINDS: dict[str, Kind] = {
+    "early_heir_link": Kind(_early_link, audience=(HEIR,), links=("claim",), footers=("unknown",)),
+    "heir_request_received": Kind(_received, audience=(HEIR,)),
+    "heir_request_outcome": Kind(_outcome, audience=(HEIR,), links=("claim",)),
 }

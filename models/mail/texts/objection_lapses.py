@@ -5,9 +5,11 @@ the lapse (models.flows.objection_lapses), so each reader learns the deadline as
 
 from __future__ import annotations
 
-from core.text.i18n import _
+from markupsafe import Markup
+
+from core.text.markup import _
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import ONE_OF_THE_GUARDIANS, Template
+from models.mail.texts.common import GUARDIAN, ONE_OF_THE_GUARDIANS, OWNER, Kind
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
 
@@ -16,7 +18,7 @@ def _guardian(d: Delivery) -> str:
     return d["about_guardian_name"] or _(ONE_OF_THE_GUARDIANS)
 
 
-def what_now(*, d: Delivery, to_owner: bool) -> str:
+def what_now(*, d: Delivery, to_owner: bool) -> Markup:
     """What the deadline does now that this objection no longer counts."""
     ctx, owner = d["context"], _owner(d=d)
     if ctx.get("stillObjected"):
@@ -40,14 +42,14 @@ def what_now(*, d: Delivery, to_owner: bool) -> str:
     ).format(at=at, owner=owner)
 
 
-def _check_in_now() -> str:
+def _check_in_now() -> Markup:
     return _(
         "If you are well, please check in now (the link below): it ends this verification, and nothing is "
         "released."
     )
 
 
-def _reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _reminder(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     lapses = _when(value=d["context"].get("lapsesAt"))
     return (
         _("Please check in: a guardian's objection lapses on {date}").format(date=lapses),
@@ -61,7 +63,7 @@ def _reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _lapsed(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _lapsed(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     return (
         _("A guardian's objection has lapsed"),
         _(
@@ -75,7 +77,7 @@ def _lapsed(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _lapsed_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _lapsed_guardian(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     return (
         _("An objection about {owner}'s plan has lapsed").format(owner=owner),
@@ -93,7 +95,7 @@ def _lapsed_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _lapsed_objector(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _lapsed_objector(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     return (
         _("Your objection about {owner}'s plan has lapsed").format(owner=owner),
@@ -112,9 +114,11 @@ def _lapsed_objector(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-TEMPLATES: dict[str, Template] = {
-    "objection_check_in_reminder": _reminder,
-    "objection_lapsed": _lapsed,
-    "objection_lapsed_guardian": _lapsed_guardian,
-    "objection_lapsed_objector": _lapsed_objector,
+# The owner's two say so by the check-in link (models.check_in_links.KINDS); the guardians' end with
+# their page.
+KINDS: dict[str, Kind] = {
+    "objection_check_in_reminder": Kind(_reminder, audience=(OWNER,), footers=("check_in",)),
+    "objection_lapsed": Kind(_lapsed, audience=(OWNER,), footers=("check_in",)),
+    "objection_lapsed_guardian": Kind(_lapsed_guardian, audience=(GUARDIAN,), footers=("guardian_page",)),
+    "objection_lapsed_objector": Kind(_lapsed_objector, audience=(GUARDIAN,), footers=("guardian_page",)),
 }

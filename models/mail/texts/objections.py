@@ -5,9 +5,11 @@ how to object. docs/lifecycle.md "Objections"."""
 
 from __future__ import annotations
 
-from core.text.i18n import _
+from markupsafe import Markup
+
+from core.text.markup import _
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import ONE_OF_THE_GUARDIANS, Template, they_wrote
+from models.mail.texts.common import GUARDIAN, ONE_OF_THE_GUARDIANS, OWNER, Kind, they_wrote
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
 
@@ -21,11 +23,11 @@ def _note(d: Delivery) -> str:
     return " " + they_wrote(note=note) if note else ""
 
 
-def lapses(*, d: Delivery, to_owner: bool) -> str:
+def lapses(*, d: Delivery, to_owner: bool) -> Markup:
     """Until when the objection holds the deadline back (none on a row written before it lapsed)."""
     lapses = d["context"].get("lapsesAt")
     if not lapses:
-        return ""
+        return Markup("")
     said = (
         _(
             "It holds the deadline back only until {date}: if you have not checked in by then, the objection "
@@ -71,10 +73,10 @@ def deadline_sentence(*, d: Delivery) -> str:
         "release the plan, for a limited time (your page gives the date): if {owner} does not check in by "
         "then, the objection lapses and the deadline applies again."
     ).format(owner=owner)
-    return f"{said} {how}"
+    return said + " " + how
 
 
-def _guardian_objected(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _guardian_objected(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     told = (
         _(
             "{guardian}, one of your guardians, told us this verification is a mistake: they know you are "
@@ -107,7 +109,7 @@ def _guardian_objected(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _guardian_objected_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _guardian_objected_guardian(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     told = (
         _(
@@ -144,7 +146,7 @@ def _withdrawn(d: Delivery) -> str:
     return said.format(guardian=_guardian(d))
 
 
-def _objection_withdrawn(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _objection_withdrawn(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     return (
         _("A guardian has withdrawn their objection"),
         _withdrawn(d)
@@ -157,7 +159,7 @@ def _objection_withdrawn(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _objection_withdrawn_guardian(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _objection_withdrawn_guardian(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     return (
         _("A guardian of {owner}'s plan has withdrawn their objection").format(owner=owner),
@@ -170,9 +172,13 @@ def _objection_withdrawn_guardian(d: Delivery, links: dict[str, str]) -> tuple[s
     )
 
 
-TEMPLATES: dict[str, Template] = {
-    "guardian_objected": _guardian_objected,
-    "guardian_objected_guardian": _guardian_objected_guardian,
-    "objection_withdrawn": _objection_withdrawn,
-    "objection_withdrawn_guardian": _objection_withdrawn_guardian,
+KINDS: dict[str, Kind] = {
+    "guardian_objected": Kind(_guardian_objected, audience=(OWNER,), footers=("check_in",)),
+    "guardian_objected_guardian": Kind(
+        _guardian_objected_guardian, audience=(GUARDIAN,), footers=("guardian_page",)
+    ),
+    "objection_withdrawn": Kind(_objection_withdrawn, audience=(OWNER,), footers=("check_in",)),
+    "objection_withdrawn_guardian": Kind(
+        _objection_withdrawn_guardian, audience=(GUARDIAN,), footers=("guardian_page",)
+    ),
 }

@@ -1,6 +1,6 @@
 """The owner's emails, by kind: check-in reminders, a verification started, approvals and the
 release ahead, what their guardians did (declined, fell silent, a bounced invitation), a damaged
-file, and the digest of changes to their plan and account. They change with what the owner is
+file (the digest of changes to their plan and account: `account`). They change with what the owner is
 told, in the owner's own words ("your plan")."""
 
 from __future__ import annotations
@@ -8,10 +8,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from markupsafe import Markup
+
 from core.text import i18n
-from core.text.i18n import N_, _, ngettext
+from core.text.i18n import N_
+from core.text.markup import _, ngettext
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import ONE_OF_YOUR_BENEFICIARIES, ONE_OF_YOUR_GUARDIANS, Template
+from models.mail.texts.common import ONE_OF_YOUR_BENEFICIARIES, ONE_OF_YOUR_GUARDIANS, OWNER, Kind
 from models.mail.texts.common import when as _when
 from models.mail.texts.objections import lapses as objection_lapses
 
@@ -25,7 +28,7 @@ _TO_OWNER = {
 _TO_OWNER_UNSAID = N_("One of your guardians told us you may have died or can no longer act.")
 
 
-def _check_in_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _check_in_reminder(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     ctx = d["context"]
     return (
         _("A gentle reminder to check in"),
@@ -36,7 +39,7 @@ def _check_in_reminder(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _grace_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _grace_started(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     ctx = d["context"]
     return (
         _("We haven't heard from you"),
@@ -47,7 +50,7 @@ def _grace_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _verification_started(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     reason = d["context"].get("reason")
     if reason == "guardian_report":
         why = _(_TO_OWNER.get(d["report_reason"] or "", _TO_OWNER_UNSAID))
@@ -77,7 +80,7 @@ def _verification_started(d: Delivery, links: dict[str, str]) -> tuple[str, str]
     )
 
 
-def _plan_approved(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _plan_approved(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     when = _when(value=d["context"].get("releaseAt"))
     subject = _("Your plan will be released unless you check in")
     if d["context"].get("onchain"):
@@ -98,7 +101,7 @@ def _plan_approved(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _plan_ready(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _plan_ready(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     return (
         _("Your plan is ready to be released"),
         _(
@@ -109,7 +112,7 @@ def _plan_ready(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _guardian_unresponsive(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _guardian_unresponsive(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     name = d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
     return (
         _("{name} has not confirmed they can still act").format(name=name),
@@ -149,7 +152,7 @@ def _short(ctx: dict[str, Any]) -> str:
     return " " + cannot.format(**counts) + " " + _("Add a guardian, or lower the number of approvals needed.")
 
 
-def _guardian_declined(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _guardian_declined(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     name = d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
     return (
         _("{name} declined to be your guardian").format(name=name),
@@ -161,7 +164,7 @@ def _guardian_declined(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     )
 
 
-def _guardians_short(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _guardians_short(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     if d["context"].get("cause") == "added":
         return (
             _("Your plan needs more guardians to accept"),
@@ -174,7 +177,7 @@ def _guardians_short(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     return (_("Your plan needs more guardians"), _("You removed a guardian.") + _short(d["context"]))
 
 
-def _deadline_warning(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _deadline_warning(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     ctx = d["context"]
     when = _when(value=ctx.get("deadlineAt"))
     asked = _(
@@ -193,17 +196,23 @@ def _deadline_warning(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
     if ctx.get("stage") == "final":
         return (
             _("Last warning: your plan will be released unless you check in"),
-            f"{asked} {what} "
+            asked
+            + " "
+            + what
+            + " "
             + _("This is our last warning before then. If you are well, check in now: it stops everything."),
         )
     return (
         _("Your plan will be released unless you check in"),
-        f"{asked} {what} "
+        asked
+        + " "
+        + what
+        + " "
         + _("We will warn you once more before then. If you are well, check in now: it stops everything."),
     )
 
 
-def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _verification_timeout(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     chosen = d["context"].get("deadlineChosen", True)
     asked = (
         _(
@@ -225,7 +234,7 @@ def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]
         )
         return (
             _("Your plan will be released unless you check in"),
-            f"{asked} " + then.format(when=release_at),
+            asked + " " + then.format(when=release_at),
         )
     if d["context"].get("objected"):
         then = _(
@@ -243,10 +252,10 @@ def _verification_timeout(d: Delivery, links: dict[str, str]) -> tuple[str, str]
             "The plan goes on waiting, as every plan is set unless its owner chooses otherwise: nothing is "
             "released until enough guardians approve. If you are well, check in to end this verification."
         )
-    return (_("Your plan is still waiting for your guardians"), f"{asked} {then}")
+    return (_("Your plan is still waiting for your guardians"), asked + " " + then)
 
 
-def _guardian_email_bounced(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _guardian_email_bounced(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     guardian = d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
     what = (
         _("The email asking {guardian} to be a guardian of your plan was marked as spam by its recipient.")
@@ -267,7 +276,7 @@ def _guardian_email_bounced(d: Delivery, links: dict[str, str]) -> tuple[str, st
     )
 
 
-def _recipient_unknown(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _recipient_unknown(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     """Someone the owner emailed through the service pressed "I don't know this person"."""
     if d["context"].get("guardianId"):
         who = d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
@@ -328,12 +337,14 @@ _DAMAGED_UNDATED = {
 }
 
 
-def _archive_item_damaged(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
+def _archive_item_damaged(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     ctx = d["context"]
     kind = ctx.get("itemType", "") if ctx.get("itemType") in _DAMAGED else ""
     size = ctx.get("sizeBytes")
     # The file's size, in parentheses after the date, when it is big enough to say.
-    how_big = f" ({i18n.megabytes(size / 1_000_000)})" if isinstance(size, int) and size >= 100_000 else ""
+    how_big = (
+        " (" + i18n.megabytes(size / 1_000_000) + ")" if isinstance(size, int) and size >= 100_000 else ""
+    )
     found = (
         _(_DAMAGED[kind]).format(day=i18n.day(datetime.fromisoformat(ctx["uploadedAt"])), size=how_big)
         if ctx.get("uploadedAt")
@@ -352,93 +363,21 @@ def _archive_item_damaged(d: Delivery, links: dict[str, str]) -> tuple[str, str]
     )
 
 
-# The owner's digest of changes (models.delivery.owner_notices): each line names the person and what
-# changed about them; never an address or any other value. {when} is the moment of the change.
-_CHANGES = {
-    "beneficiary_added": N_("{when} — {name}: added as a beneficiary."),
-    "beneficiary_removed": N_("{when} — {name}: removed from your beneficiaries."),
-    "beneficiary_email": N_("{when} — {name} (beneficiary): email address changed."),
-    "beneficiary_wallet": N_("{when} — {name} (beneficiary): Stellar wallet changed."),
-    "guardian_added": N_("{when} — {name}: added as a guardian (and invited)."),
-    "guardian_removed": N_("{when} — {name}: removed from your guardians."),
-    "guardian_email": N_("{when} — {name} (guardian): email address changed."),
-    "guardian_wallet": N_(
-        "{when} — {name} (guardian): Stellar wallet changed (they are asked to accept again)."
-    ),
-    "guardian_reinvited": N_(
-        "{when} — {name} (guardian): invited again with a new link (old passkeys stop working)."
-    ),
-    "wallet_linked": N_("{when} — The wallet {name}: linked to your account (it can now sign in as you)."),
-    "wallet_removed": N_("{when} — The wallet {name}: removed from your account; every session was ended."),
-    "owner_email": N_(
-        "{when} — Your email address: changed to this one (the previous address was told too)."
-    ),
-    "signed_in_wallet": N_("{when} — Someone signed in to your plan's pages with the wallet {name}."),
-    "signed_in_passkey": N_("{when} — Someone signed in to your plan's pages with one of your passkeys."),
-}
-_CHANGED = N_("{when} — Your plan: changed.")
-
-
-def _if_not_you(links: dict[str, str]) -> str:
-    if links.get("app"):
-        return _(
-            "If this was you, there is nothing to do. If it was not, someone else may hold your "
-            "wallet's key. First check in with the link below: it keeps your plan from being released "
-            "while you put this right. Then sign in at {app} with a wallet only you hold, sign out "
-            "everywhere (every session ends), remove any wallet you do not recognise, and review your "
-            "beneficiaries and guardians."
-        ).format(app=links["app"])
-    return _(
-        "If this was you, there is nothing to do. If it was not, someone else may hold your wallet's "
-        "key. First check in with the link below: it keeps your plan from being released while you put "
-        "this right. Then sign in with a wallet only you hold, sign out everywhere (every session "
-        "ends), remove any wallet you do not recognise, and review your beneficiaries and guardians."
-    )
-
-
-def _account_changes(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    changes = d["context"].get("changes", [])
-    lines = []
-    for change in changes:
-        line = _CHANGES.get(change.get("what", ""), _CHANGED)
-        # A name sealed under a key retired since.
-        name = change.get("name") or _("(name unavailable)")
-        lines.append(_(line).format(when=_when(value=change.get("at")), name=name))
-    subject = ngettext(
-        "A change to your legacy plan", "{count} changes to your legacy plan", len(lines)
-    ).format(count=i18n.number(len(lines)))
-    return (
-        subject,
-        _("Your legacy plan or account changed:") + "\n\n" + "\n\n".join(lines) + "\n\n" + _if_not_you(links),
-    )
-
-
-def _owner_email_changed(d: Delivery, links: dict[str, str]) -> tuple[str, str]:
-    return (
-        _("The email address of your legacy plan was changed"),
-        _(
-            "On {when} the email address of your legacy plan account was changed from this one to another "
-            "address; our emails about your plan now go there."
-        ).format(when=_when(value=d["context"].get("at")))
-        + " "
-        + _if_not_you(links),
-    )
-
-
-TEMPLATES: dict[str, Template] = {
-    "check_in_reminder": _check_in_reminder,
-    "grace_started": _grace_started,
-    "verification_started": _verification_started,
-    "plan_approved": _plan_approved,
-    "plan_ready": _plan_ready,
-    "guardian_unresponsive": _guardian_unresponsive,
-    "guardian_declined": _guardian_declined,
-    "guardians_short": _guardians_short,
-    "deadline_warning": _deadline_warning,
-    "verification_timeout": _verification_timeout,
-    "guardian_email_bounced": _guardian_email_bounced,
-    "recipient_unknown": _recipient_unknown,
-    "archive_item_damaged": _archive_item_damaged,
-    "account_changes": _account_changes,
-    "owner_email_changed": _owner_email_changed,
+# Each kind of the owner's emails: its words, and what follows them. Every one that checks the owner
+# in by its link says so (models.check_in_links.KINDS).
+_CHECK_IN = ("check_in",)
+KINDS: dict[str, Kind] = {
+    "check_in_reminder": Kind(_check_in_reminder, audience=(OWNER,), footers=_CHECK_IN),
+    "grace_started": Kind(_grace_started, audience=(OWNER,), footers=_CHECK_IN),
+    "verification_started": Kind(_verification_started, audience=(OWNER,), footers=_CHECK_IN),
+    "plan_approved": Kind(_plan_approved, audience=(OWNER,), footers=_CHECK_IN),
+    "plan_ready": Kind(_plan_ready, audience=(OWNER,), footers=_CHECK_IN),
+    "guardian_unresponsive": Kind(_guardian_unresponsive, audience=(OWNER,)),
+    "guardian_declined": Kind(_guardian_declined, audience=(OWNER,)),
+    "guardians_short": Kind(_guardians_short, audience=(OWNER,)),
+    "deadline_warning": Kind(_deadline_warning, audience=(OWNER,), footers=_CHECK_IN),
+    "verification_timeout": Kind(_verification_timeout, audience=(OWNER,), footers=_CHECK_IN),
+    "guardian_email_bounced": Kind(_guardian_email_bounced, audience=(OWNER,)),
+    "recipient_unknown": Kind(_recipient_unknown, audience=(OWNER,)),
+    "archive_item_damaged": Kind(_archive_item_damaged, audience=(OWNER,)),
 }
