@@ -63,7 +63,7 @@ async def test_an_invalid_form_comes_back_with_each_error_beside_its_field(clien
         "timeZone": "Mars/Olympus",
     }
     resp = await client.post("/plan/account", data=form)
-    assert resp.status == 400
+    assert resp.status == 422
     page = await resp.text()
     assert (
         'id="email-error"' in page
@@ -130,3 +130,20 @@ async def test_sign_out_everywhere_ends_the_api_tokens_and_every_page_session(cl
     assert (await client.get("/plan", allow_redirects=False)).status == 303
     page = await (await client.get("/sign-in?signed-out=everywhere")).text()
     assert "Every session of your account has ended" in page
+
+
+async def test_the_owner_door_and_account_pages_speak_plain_words(client):
+    from tests.support.owner import browse_as_the_service, start_sign_in
+    from tests.test_plain_words import assert_plain, page_words
+
+    browse_as_the_service(client)
+    assert_plain(page_words(await (await client.get("/sign-in")).text()), "sign-in page")
+    waiting = await start_sign_in(client, Keypair.random().public_key)
+    assert_plain(page_words(waiting), "waiting page")
+    await sign_in_page(client, Keypair.random())
+    assert_plain(page_words(await _account(client)), "account page")
+    token = form_token(await _account(client))
+    refused = await client.post(
+        "/plan/account/sign-out-everywhere", headers={"Origin": "null"}, data={"formToken": token}
+    )
+    assert_plain(page_words(await refused.text()), "refusal page")

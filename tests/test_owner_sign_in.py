@@ -30,7 +30,7 @@ async def test_a_wallet_answering_from_another_device_signs_in_the_browser_that_
     keypair = Keypair.random()
     waiting = await start_sign_in(client, keypair.public_key)
     code = sign_in_code(waiting)
-    assert 'http-equiv="refresh"' in waiting and "Continue" in waiting
+    assert 'http-equiv="refresh"' not in waiting and "Continue" in waiting  # axe: no timed reload
     uri = request_uri(waiting)
     pending = client.session.cookie_jar.filter_cookies(client.make_url("/"))["__Host-lps_sign_in"].value
     assert pending not in uri
@@ -211,10 +211,12 @@ async def test_a_passkey_of_no_account_signs_in_nothing(client):
     assert not await _signed_in(client)
 
 
-async def test_the_test_wallet_is_absent_outside_development(client):
-    browse_as_the_service(client)
-    assert (await client.post("/sign-in/test-wallet", data={})).status == 404
-    assert "test wallet" not in await (await client.get("/sign-in")).text()
+async def test_the_test_wallet_is_absent_outside_development(make_client):
+    for environment in ("test", "production"):
+        client = await make_client(environment=environment)
+        browse_as_the_service(client)
+        assert (await client.post("/sign-in/test-wallet", data={})).status == 404, environment
+        assert "test wallet" not in await (await client.get("/sign-in")).text()
 
 
 async def _dev_client(make_client, tmp_path, port: int = 8080):
@@ -258,3 +260,29 @@ async def test_the_sample_plan_has_two_heirs_and_two_guardians(make_client, tmp_
     client.session.headers["Origin"] = "http://localhost:8080"
     await client.post("/sign-in/test-wallet", data={"sample": "true"}, allow_redirects=False)
     assert len(await (await client.get("/api/beneficiaries", headers=api.headers)).json()) == 2
+
+
+async def test_the_browser_is_signed_in_on_its_next_request_whatever_page_it_opens(client, aiohttp_client):
+    keypair = Keypair.random()
+    waiting = await start_sign_in(client, keypair.public_key, next_path="/plan/account")
+    phone = await aiohttp_client(client.server)
+    wallet = WalletApp(phone, keypair)
+    request = await wallet.open(request_uri(waiting))
+    assert (await phone.post(callback_path(request), data={"xdr": wallet.sign(request)})).status == 200
+    resp = await client.get("/plan/heirs", allow_redirects=False)
+    assert (resp.status, resp.headers["Location"]) == (303, "/plan/heirs")
+    assert "__Host-lps_session" in resp.cookies
+    assert await _signed_in(client)
+    # The waiting page, opened again, leads home rather than to a spent sign-in.
+    resp = await client.get("/sign-in/wait", allow_redirects=False)
+    assert (resp.status, resp.headers["Location"]) == (303, "/plan")
+
+
+async def test_the_sign_in_pages_speak_the_readers_language(client):
+    browse_as_the_service(client)
+    page = await (await client.get("/sign-in?lang=fr")).text()
+    assert "<h1>Connectez-vous à votre plan de succession</h1>" in page and 'lang="fr"' in page
+    waiting = await start_sign_in(client, Keypair.random().public_key)
+    del waiting
+    page = await (await client.get("/sign-in/wait", headers={"Accept-Language": "de"})).text()
+    assert "<h1>Mit Ihrer Wallet anmelden</h1>" in page and "Anmeldecode" in page

@@ -14,17 +14,16 @@ import base64
 import binascii
 import hashlib
 from functools import cache
-from typing import Any
 
 from aiohttp import web
 from aiohttp_apigami import docs
 from babel.dates import get_timezone_location
-from marshmallow import ValidationError
 
 from api import html
 from api.account.schemas import ProfileUpdateSchema
 from api.common import client_ip, email_budget
 from api.keys import context
+from api.owner import forms
 from api.owner import session as owner
 from api.schemas import error_responses
 from core.errors import BadRequest
@@ -117,7 +116,7 @@ async def _page(
             "owner/account.html",
             request=request,
             status=status,
-            title=_("Your account"),
+            title=N_("Your account"),
             user=user,
             values=values or _profile_values(user),
             errors=errors or {},
@@ -165,20 +164,13 @@ async def account_page(request: web.Request) -> web.Response:
 @owner.owner_page
 async def change_profile(request: web.Request) -> web.Response:
     ctx = context(request)
-    form = await html.read_form(request)
-    values = {name: form.get(name, "").strip() for name in (*PROFILE_FIELDS, "emailConfirmation")}
-    errors: dict[str, list[str]] = {}
-    if values["email"].casefold() != values["emailConfirmation"].casefold():
-        errors["emailConfirmation"] = [_(DIFFERENT_EMAILS)]
-    try:
-        changes: dict[str, Any] = ProfileUpdateSchema().load(
-            {name: values[name] or None for name in PROFILE_FIELDS}
-        )
-    except ValidationError as invalid:
-        for name, messages in invalid.messages_dict.items():
-            errors.setdefault(name, []).extend(_(str(m)) for m in messages)
-    if errors:
-        return await _page(request, status=400, values=values, errors=errors)
+    form = await request.post()
+    changes, state = forms.load(ProfileUpdateSchema(), form)
+    if state.value("email").strip().casefold() != state.value("emailConfirmation").strip().casefold():
+        state.errors.setdefault("emailConfirmation", []).append(_(DIFFERENT_EMAILS))
+    if changes is None or state.invalid:
+        values = {name: state.value(name) for name in (*PROFILE_FIELDS, "emailConfirmation")}
+        return await _page(request, status=422, values=values, errors=state.errors)
     await users.update_profile(
         ctx.pool,
         ctx.ring,
@@ -217,7 +209,7 @@ async def link_wallet_page(request: web.Request) -> web.Response:
     return owner.render(
         "owner/account_link_wallet.html",
         request=request,
-        title=_("Link another wallet"),
+        title=N_("Link another wallet"),
         wallet=address,
         challenge_text=message,
     )
@@ -320,7 +312,7 @@ async def add_passkey_page(request: web.Request) -> web.Response:
     response = owner.render(
         "owner/account_passkey.html",
         request=request,
-        title=_("Add a passkey"),
+        title=N_("Add a passkey"),
         options=options,
         post_to=f"{PATH}/passkeys/{asked['id']}",
         script=html.PASSKEY_SCRIPT_PATH,

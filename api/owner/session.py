@@ -33,8 +33,9 @@ from api.keys import context
 from api.public import public
 from core.errors import Forbidden
 from core.settings import Settings
-from core.text.i18n import N_
+from core.text.i18n import N_, _
 from models.account import sessions
+from models.flows import auth
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -166,6 +167,34 @@ async def read_session(request: web.Request) -> PageSession | None:
     )
 
 
+def signed_in(request: web.Request, opened: sessions.Opened, *, to: str) -> web.Response:
+    """303 to where the owner was going, with the new session's cookie (a new id: rotated at
+    every sign-in) and the pending sign-in's cookie cleared."""
+    ctx = context(request)
+    response = web.Response(status=303, headers={"Location": html.carry_language(request, to)})
+    lifetime = int((opened["expires_at"] - ctx.now()).total_seconds())
+    set_cookie(response, ctx.settings, base=SESSION_COOKIE, value=opened["cookie"], max_age=lifetime)
+    clear_cookie(response, ctx.settings, base=PENDING_COOKIE)
+    return response
+
+
+async def _answered_meanwhile(request: web.Request) -> web.Response | None:
+    """A signed-out GET from a browser whose wallet has answered its sign-in since: signed in
+    now, on this very request (303 to the same address, with the session's cookie)."""
+    pending = cookie(request, base=PENDING_COOKIE)
+    if pending is None or request.method not in ("GET", "HEAD"):
+        return None
+    ctx = context(request)
+    finished = await auth.finish_wallet_sign_in(
+        ctx.pool, ctx.redis, ctx.settings, pending_cookie=pending, replacing=None, now=ctx.now()
+    )
+    if finished is None:
+        return None
+    # On a sign-in page, on to where the sign-in was going; elsewhere, this very page.
+    to = finished[1] if request.path.startswith(SIGN_IN_PATH) else request.path_qs
+    return signed_in(request, finished[0], to=to)
+
+
 def owner_session(request: web.Request) -> PageSession:
     """The signed-in owner of a handler under `owner_page`."""
     session: PageSession = request[_SESSION]
@@ -225,6 +254,8 @@ def owner_door(handler: Handler) -> Handler:
         request[_SESSION] = session
         if session is not None:
             html.negotiate(request, locale=session.locale, time_zone=session.time_zone)
+        elif (answered := await _answered_meanwhile(request)) is not None:
+            return answered
         return await handler(request)
 
     return _mark(door, "door")
@@ -240,6 +271,8 @@ def owner_page(handler: Handler) -> Handler:
         if (moved := _elsewhere(request, settings)) is not None:
             return moved
         session = await read_session(request)
+        if session is None and (answered := await _answered_meanwhile(request)) is not None:
+            return answered
         if session is None:
             location = sign_in_url(request) if request.method in ("GET", "HEAD") else SIGN_IN_PATH
             return web.Response(status=303, headers={"Location": location})
@@ -256,12 +289,15 @@ def render(template: str, *, request: web.Request, status: int = 200, **page: An
     """An owner page: `owner_base.html`'s sign-out form and language picker get what they need
     (`form_token`, `signed_in`); every form of the page carries `form_token` as `formToken`."""
     session = request.get(_SESSION)
-    return html.render(
-        template,
-        reader=request,
-        status=status,
-        form_token=session.form_token if session is not None else "",
-        signed_in=session is not None,
-        sign_out=SIGN_OUT_PATH,
-        **page,
-    )
+    with html.speaking(request):
+        if isinstance(page.get("title"), str):  # a marked title (`N_`), said in the reader's language
+            page["title"] = _(page["title"])
+        return html.render(
+            template,
+            reader=request,
+            status=status,
+            form_token=session.form_token if session is not None else "",
+            signed_in=session is not None,
+            sign_out=SIGN_OUT_PATH,
+            **page,
+        )

@@ -23,7 +23,7 @@ from api.schemas import error_responses
 from api.sep import wallet_request
 from core.errors import BadRequest, Conflict
 from core.stellar.wallet import is_valid_address
-from core.text.i18n import N_, _
+from core.text.i18n import N_
 from models.account import pending_sign_ins, sessions
 from models.flows import auth
 from models.proofs import passkey
@@ -32,24 +32,11 @@ from models.wallet_requests import Prepared
 routes = web.RouteTableDef()
 
 WAIT_PATH = "/sign-in/wait"
-# The waiting page looks again by itself this often (no script: a meta refresh).
-REFRESH_SECONDS = 5
 NOT_AN_ADDRESS = N_(
     "That is not a Stellar wallet address: it is 56 characters, starts with G, and your wallet "
     "app shows it. Go back and copy it again."
 )
 PAGE = {200: {"description": "The page"}}
-
-
-def signed_in(request: web.Request, opened: sessions.Opened, *, to: str) -> web.Response:
-    """303 to where the owner was going, with the new session's cookie (a new id: rotated at
-    every sign-in) and the pending sign-in's cookie cleared."""
-    settings = context(request).settings
-    response = web.Response(status=303, headers={"Location": html.carry_language(request, to)})
-    lifetime = int((opened["expires_at"] - context(request).now()).total_seconds())
-    owner.set_cookie(response, settings, base=owner.SESSION_COOKIE, value=opened["cookie"], max_age=lifetime)
-    owner.clear_cookie(response, settings, base=owner.PENDING_COOKIE)
-    return response
 
 
 def _dev_offers(request: web.Request) -> dict[str, bool]:
@@ -81,7 +68,7 @@ async def sign_in_page(request: web.Request) -> web.Response:
     return owner.render(
         "owner/sign_in.html",
         request=request,
-        title=_("Sign in to your legacy plan"),
+        title=N_("Sign in to your legacy plan"),
         next=next_path,
         signed_out=request.query.get("signed-out"),
         **_dev_offers(request),
@@ -130,9 +117,9 @@ def _shown(request: web.Request, pending: pending_sign_ins.PendingSignIn) -> wal
         "xdr": pending["xdr"] or "",
         "valid_until": pending["valid_until"],
     }
-    return wallet_request.present(
-        request, prepared, msg=auth.sign_in_words(code=pending["code"]), page_path=owner.SIGN_IN_PATH
-    )
+    with html.speaking(request):
+        words = auth.sign_in_words(code=pending["code"])
+    return wallet_request.present(request, prepared, msg=words, page_path=owner.SIGN_IN_PATH)
 
 
 @routes.get(WAIT_PATH)
@@ -141,7 +128,7 @@ def _shown(request: web.Request, pending: pending_sign_ins.PendingSignIn) -> wal
     summary="The owner's sign-in, waiting for the wallet",
     description="Signs this browser in once its wallet has answered (303 to where it was going); until then "
     "the request to sign (link, QR code, paste-back), the short code the wallet shows too, and the "
-    "challenge text with a field for its signature. Refreshes itself without scripts.",
+    "challenge text with a field for its signature, and Continue (a link here: no script).",
     produces=["text/html"],
     responses={**PAGE, 303: {"description": "Signed in"}},
 )
@@ -159,15 +146,16 @@ async def waiting(request: web.Request) -> web.Response:
             now=ctx.now(),
         )
         if finished is not None:
-            return signed_in(request, finished[0], to=finished[1])
+            return owner.signed_in(request, finished[0], to=finished[1])
     pending = await pending_sign_ins.of_cookie(ctx.redis, cookie=pending_cookie, now=ctx.now())
+    if (pending is None or pending["wallet"] is None) and owner.maybe_session(request) is not None:
+        return web.Response(status=303, headers={"Location": html.carry_language(request, owner.HOME_PATH)})
     if pending is None or pending["wallet"] is None:
         raise Conflict(auth.NO_PENDING)
     return owner.render(
         "owner/sign_in_wait.html",
         request=request,
-        title=_("Sign in with your wallet"),
-        refresh=REFRESH_SECONDS,
+        title=N_("Sign in with your wallet"),
         pending=pending,
         request_shown=_shown(request, pending),
         challenge_text=pending["text"] or "",
@@ -197,7 +185,7 @@ async def signature(request: web.Request) -> web.Response:
         replacing=owner.cookie(request, base=owner.SESSION_COOKIE),
         now=ctx.now(),
     )
-    return signed_in(request, opened, to=to)
+    return owner.signed_in(request, opened, to=to)
 
 
 @routes.post("/sign-in/sep7/{id}")
@@ -265,7 +253,7 @@ async def passkey_page(request: web.Request) -> web.Response:
     response = owner.render(
         "owner/sign_in_passkey.html",
         request=request,
-        title=_("Sign in with a passkey"),
+        title=N_("Sign in with a passkey"),
         options=passkey.request_options(settings=ctx.settings, request=asked, passkeys=[]),
         post_to=f"/sign-in/passkey/{asked['id']}",
         script=html.PASSKEY_SCRIPT_PATH,
@@ -301,4 +289,4 @@ async def passkey_answer(request: web.Request) -> web.Response:
         replacing=owner.cookie(request, base=owner.SESSION_COOKIE),
         now=ctx.now(),
     )
-    return signed_in(request, opened, to=to)
+    return owner.signed_in(request, opened, to=to)

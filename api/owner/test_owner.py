@@ -24,7 +24,6 @@ from api.contents.schemas import BeneficiaryCreateSchema, GuardianCreateSchema
 from api.delivery.dev_mail import this_machine_only
 from api.keys import Context, context
 from api.owner import session as owner
-from api.owner.sign_in import signed_in
 from api.schemas import error_responses
 from core.db import autocommit
 from models.account import users
@@ -120,4 +119,4 @@ async def test_wallet(request: web.Request) -> web.Response:
     )
     if form.get("sample") == "true" and ctx.settings.dev_mailbox:
         await _sample_plan(request, ctx, user)
-    return signed_in(request, opened, to=owner.return_path(form.get("next")))
+    return owner.signed_in(request, opened, to=owner.return_path(form.get("next")))

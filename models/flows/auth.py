@@ -17,7 +17,7 @@ from core.errors import BadRequest, Conflict, TooManyRequests, Unauthorized
 from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
-from core.text.i18n import N_
+from core.text.i18n import N_, _
 from models import wallet_requests
 from models.account import passkeys, pending_sign_ins, sessions, test_wallet, users
 from models.flows import lifecycle
@@ -129,13 +129,16 @@ NOT_SIGNED = N_(
 )
 
 
+# The SEP-7 message a wallet shows (at most 300 characters, in the reader's language): the code
+# the waiting page shows too, and the one rule that keeps a stranger's request from signing anyone in.
+SIGN_IN_WORDS = N_(
+    "Sign-in code {code}. Sign only if you just started this sign-in yourself, on your own screen, "
+    "and it shows this same code."
+)
+
+
 def sign_in_words(*, code: str) -> str:
-    """The SEP-7 message a wallet shows (at most 300 characters): the code the waiting page shows
-    too, and the one rule that keeps a stranger's request from signing anyone in."""
-    return (
-        f"Sign-in code {code}. Sign only if you just started this sign-in yourself, on your own screen, "
-        "and it shows this same code."
-    )
+    return _(SIGN_IN_WORDS).format(code=code)
 
 
 async def start_page_sign_in(
