@@ -365,3 +365,15 @@ async def test_the_home_page_answers_200_in_every_state_and_says_it(client, cloc
     assert "your heirs can no longer be changed" in heirs and 'action="/plan/heirs#add"' not in heirs
     guardians = await owner.page("/plan/guardians")
     assert "your guardians can no longer be changed" in guardians and "/invite" not in guardians
+
+
+async def test_names_in_the_checklist_are_isolated_whole_once_each(client):
+    owner = await owner_in(client)
+    await owner.post("/plan/heirs", heir(name="Ana Souza"))
+    await owner.post("/plan/guardians", guardian(name="سارة", email="s@example.org"))
+    await owner.post("/plan/guardians", guardian(name="Ana", email="a@example.org"))
+    home = await owner.page("/plan")
+    checklist = home[home.index('class="checklist"') :]
+    assert "<bdi>Ana Souza</bdi> has not confirmed" in checklist
+    assert "<bdi>سارة</bdi>" in checklist and "<bdi>Ana</bdi>" in checklist
+    assert "<bdi><bdi>" not in home and "<bdi>Ana</bdi> Souza" not in home
