@@ -210,7 +210,14 @@ async def test_guardians_added_from_the_page_are_the_apis_and_can_be_invited_aga
     assert "Answers with their Stellar wallet:" in page and "will create a passkey" in page
     assert "A release needs the approval of 2 of your 2 guardians who have not declined." in page
     resp, _ = await owner.post(f"/plan/guardians/{rows['Cy']['id']}/invite", {})
+    # No name on the account yet: the invitation waits for it, and the page says so.
+    assert resp.headers["Location"] == "/plan/guardians?done=guardian-waiting#done"
+    resp = await client.patch("/api/users/me", json={"name": "Olive Owner"}, headers=owner.api.headers)
+    assert resp.status == 200
+    resp, _ = await owner.post(f"/plan/guardians/{rows['Cy']['id']}/invite", {})
     assert resp.headers["Location"] == "/plan/guardians?done=guardian-invited#done"
+    resp, _ = await owner.post("/plan/guardians", guardian(name="Di", email="di@example.org"))
+    assert resp.headers["Location"] == "/plan/guardians?done=guardian-added#done"
     home = await owner.page("/plan")
     assert "<bdi>Bo Lind</bdi>: " in home
 
