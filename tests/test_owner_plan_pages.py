@@ -384,3 +384,15 @@ async def test_names_in_the_checklist_are_isolated_whole_once_each(client):
     assert "<bdi>Ana Souza</bdi> has not confirmed" in checklist
     assert "<bdi>سارة</bdi>" in checklist and "<bdi>Ana</bdi>" in checklist
     assert "<bdi><bdi>" not in home and "<bdi>Ana</bdi> Souza" not in home
+
+
+async def test_a_confirmation_past_the_days_email_budget_is_said_to_wait(make_client):
+    client = await make_client(email_to_named_people_per_day=1)
+    owner = await owner_in(client)
+    await owner.post("/plan/heirs", heir())
+    (row,) = await owner.listed("beneficiaries")
+    resp, _ = await owner.post(f"/plan/heirs/{row['id']}/confirm-email", {})
+    assert resp.headers["Location"] == "/plan/heirs?done=heir-asked#done"
+    resp, _ = await owner.post(f"/plan/heirs/{row['id']}/confirm-email", {})
+    assert resp.headers["Location"] == "/plan/heirs?done=heir-asked-later#done"
+    assert "goes out within a day" in await owner.page("/plan/heirs?done=heir-asked-later")
