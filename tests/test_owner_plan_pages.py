@@ -396,3 +396,15 @@ async def test_a_confirmation_past_the_days_email_budget_is_said_to_wait(make_cl
     resp, _ = await owner.post(f"/plan/heirs/{row['id']}/confirm-email", {})
     assert resp.headers["Location"] == "/plan/heirs?done=heir-asked-later#done"
     assert "goes out within a day" in await owner.page("/plan/heirs?done=heir-asked-later")
+
+
+async def test_an_heir_with_no_language_keeps_none_when_changed(client):
+    owner = await owner_in(client)
+    await owner.post("/plan/heirs", heir(locale=""))
+    (row,) = await owner.listed("beneficiaries")
+    assert row["locale"] is None
+    edit = await owner.page(f"/plan/heirs/{row['id']}")
+    assert '<option value="" selected>Not chosen: emails in English</option>' in edit
+    await owner.post(f"/plan/heirs/{row['id']}", heir(locale="", relationship="son"))
+    (changed,) = await owner.listed("beneficiaries")
+    assert (changed["locale"], changed["relationship"]) == (None, "son")
