@@ -220,3 +220,11 @@ def test_the_words_are_the_readers_language():
     with i18n.speaking("es"):
         assert in_words("Missing data for required field.") == "Rellene este campo, por favor."
         assert in_words("Longer than maximum length 60.") == "Use como máximo 60 caracteres."
+
+
+def test_a_handler_may_add_its_own_complaint_beside_a_field():
+    """The account page adds "the two addresses differ" to what the schema said."""
+    _, state = load(BeneficiaryCreateSchema(), heir_form(email="x"))
+    state.errors.setdefault("email", []).append("Both addresses must be the same.")
+    assert state.errors["email"][-1] == "Both addresses must be the same."
+    assert state.errors["email"][0].startswith("This does not look like an email address")

@@ -183,6 +183,8 @@ class FormState:
 
     values: MultiDict[str] = field(default_factory=MultiDict)
     said: list[tuple[str, str]] = field(default_factory=list)  # (field's name or "", message)
+    # The words, once read: a handler may add its own complaint to them (`errors[name].append`).
+    _words: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, initial: Mapping[str, Any]) -> FormState:
@@ -205,14 +207,15 @@ class FormState:
 
     @property
     def errors(self) -> dict[str, list[str]]:
-        """Each field's complaints, in words, once each."""
-        errors: dict[str, list[str]] = {}
-        for name, message in self.said:
-            if name:
-                words = in_words(message, typed=self.values.get(name))
-                if words not in errors.setdefault(name, []):
-                    errors[name].append(words)
-        return errors
+        """Each field's complaints, in words (in the language spoken when first read), once each."""
+        if self._words is None:
+            self._words = {}
+            for name, message in self.said:
+                if name:
+                    words = in_words(message, typed=self.values.get(name))
+                    if words not in self._words.setdefault(name, []):
+                        self._words[name].append(words)
+        return self._words
 
     @property
     def general(self) -> list[str]:
@@ -223,6 +226,7 @@ class FormState:
         """Record a schema's or a model's messages (marshmallow's nesting, or a plain list),
         each under its dotted field name."""
         _walk(self, "", messages)
+        self._words = None
         return self
 
 

@@ -7,10 +7,13 @@ docs/pages.md, "The owner's pages".
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
 from aiohttp_apigami import docs
+from markupsafe import Markup
 
 from api import html
 from api.keys import context
@@ -60,13 +63,38 @@ def next_step(status: str, known: Facts) -> tuple[str, str, str] | None:
     return None
 
 
-def linked(sentences: list[str]) -> list[tuple[str, str | None, str]]:
-    """Each checklist sentence with the page that fixes it (None: a setting of part two, or an
-    email that waits) and the link's words."""
+# The facts that name people, whose names the checklist's sentences carry.
+NAMED = (
+    "unanswered_guardians",
+    "declined_guardians",
+    "unresponsive_guardians",
+    "walletless_guardians",
+    "guardians_also_heirs",
+    "bounced_heirs",
+    "unconfirmed_heirs",
+)
+
+
+def isolated(sentence: str | None, names: list[str]) -> Markup | None:
+    """A model's sentence for the page, each of `names` in it isolated in `<bdi>` (a name in
+    another script cannot reorder the sentence around it), the longest first; a name is matched
+    only as a whole, never inside a word or inside a name isolated already."""
+    if sentence is None:
+        return None
+    text = str(Markup.escape(sentence))
+    for name in sorted({name for name in names if name.strip()}, key=len, reverse=True):
+        found = re.compile(rf"(?<![\w>]){re.escape(str(Markup.escape(name)))}(?![\w<])")
+        text = found.sub(str(html.bdi(name)).replace("\\", "\\\\"), text)
+    return Markup(text)  # noqa: S704 - escaped above, names isolated by html.bdi
+
+
+def linked(sentences: list[str], names: list[str]) -> list[tuple[Markup | None, str | None, str]]:
+    """Each checklist sentence, its names isolated, with the page that fixes it (None: a setting
+    of part two, or an email that waits) and the link's words."""
     items = []
     for sentence in sentences:
         path, words = FIXED_ON.get(getattr(sentence, "topic", ""), (None, ""))
-        items.append((sentence, path, _(words) if words else ""))
+        items.append((isolated(sentence, names), path, _(words) if words else ""))
     return items
 
 
@@ -80,15 +108,19 @@ def page(view: owner_pages.Home, *, contract: bool) -> dict[str, Any]:
         readiness(plan=plan, known=known, contract=contract) if status in (plans.DRAFT, plans.ACTIVE) else []
     )
     advice = warnings(plan=plan, known=known) if status != plans.RELEASED else []
+    facts: Mapping[str, list[str]] = known  # type: ignore[assignment]
+    names = [name for key in NAMED for name in facts[key]] + [
+        guardian["name"] for guardian in view["guardians"]
+    ]
     return {
         "plan_status": status,
         "state": _(STATES[status]),
         "next_step": next_step(status, known),
-        "problems": linked(problems),
-        "advice": linked(advice),
+        "problems": linked(problems, names),
+        "advice": linked(advice, names),
         "check_in": status in CHECKS_IN,
         "due": plan["check_in_due_at"] if status == plans.ACTIVE else None,
-        "notice": overview["verification_notice"],
+        "notice": isolated(overview["verification_notice"], names),
         "guardians": view["guardians"][::-1],
         "answer": plan_pages.answer,
     }
