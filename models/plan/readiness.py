@@ -266,7 +266,9 @@ def _people_advice(*, plan: Plan, known: Facts) -> list[str]:
 def warnings(*, plan: Plan, known: Facts) -> list[str]:
     """Advice that never blocks anything: what would make the plan fail its owner (in the
     reader's language, as readiness)."""
-    advice = _Checklist(_guardians_and_deadline(plan=plan, known=known) + _requests_and_heirs(plan=plan, known=known))
+    advice = _Checklist(
+        _guardians_and_deadline(plan=plan, known=known) + _requests_and_heirs(plan=plan, known=known)
+    )
     if known["deferred_emails"]:
         count = known["deferred_emails"]
         advice.on("mail").append(
