@@ -250,6 +250,18 @@ def _mib_s(size: int, seconds: list[float]) -> float:
     return size / MiB / statistics.median(seconds)
 
 
+def _cpu_per_gib(
+    size: int, service_runs: list[dict[str, float]], plain_runs: list[dict[str, float]]
+) -> dict[str, float]:
+    return {
+        "upload_api": _cpu_s_per_gib(size, [r["upload_api_cpu_s"] for r in service_runs]),
+        "upload_worker": _cpu_s_per_gib(size, [r["upload_worker_cpu_s"] for r in service_runs]),
+        "download_api": _cpu_s_per_gib(size, [r["download_api_cpu_s"] for r in service_runs]),
+        "plain_put": _cpu_s_per_gib(size, [r["upload_cpu_s"] for r in plain_runs]),
+        "plain_get": _cpu_s_per_gib(size, [r["download_cpu_s"] for r in plain_runs]),
+    }
+
+
 async def run_size(
     bench: Bench,
     session: aiohttp.ClientSession,
@@ -286,13 +298,7 @@ async def run_size(
         "peak_rss_mib": {k: v / 1024 for k, v in peaks.items()},
         "runs": {"service": service_runs, "plain": plain_runs},
     }
-    row["server_cpu_s_per_gib"] = {
-        "upload_api": _cpu_s_per_gib(size, [r["upload_api_cpu_s"] for r in service_runs]),
-        "upload_worker": _cpu_s_per_gib(size, [r["upload_worker_cpu_s"] for r in service_runs]),
-        "download_api": _cpu_s_per_gib(size, [r["download_api_cpu_s"] for r in service_runs]),
-        "plain_put": _cpu_s_per_gib(size, [r["upload_cpu_s"] for r in plain_runs]),
-        "plain_get": _cpu_s_per_gib(size, [r["download_cpu_s"] for r in plain_runs]),
-    }
+    row["server_cpu_s_per_gib"] = _cpu_per_gib(size, service_runs, plain_runs)
     row["upload_ratio"] = row["service_upload_mib_s"] / row["plain_put_mib_s"]
     row["download_ratio"] = row["service_download_mib_s"] / row["plain_get_mib_s"]
     print(
