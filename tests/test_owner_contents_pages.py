@@ -371,3 +371,33 @@ def test_the_upload_script_is_allowed_by_its_hash_only() -> None:
     from api.owner.contents.archive import PROGRESS_HASH
 
     assert re.fullmatch(r"sha256-[A-Za-z0-9+/]+=*", PROGRESS_HASH)
+
+
+async def test_a_file_past_the_limit_or_without_storage_is_said_in_words(make_client, file_backend):
+    client = await make_client(archive_max_bytes=1000, **file_backend)
+    owner = await owner_in(client)
+    _, page = await owner.upload([("title", "Big")], b"x" * 5000, status=413)
+    assert "This file is larger than the limit of" in page and 'id="error-file"' in page
+    assert await owner.listed("archive") == []
+    bare = await make_client(storage_url="")
+    owner = await owner_in(bare)
+    _, page = await owner.upload([("title", "Mine")], b"x", status=503)
+    assert "no file storage set up" in page  # the page as it is without storage, said in words
+    assert "STORAGE_URL" not in page
+
+
+async def test_an_on_date_letter_needs_a_real_date(client):
+    owner = await owner_in(client)
+    _, page = await owner.post(
+        "/plan/messages",
+        [
+            ("content", "Hi"),
+            ("releaseRule.kind", "on_date"),
+            ("releaseRule.value", "2031-02-30"),
+            ("releaseRule.value", ""),
+            ("audience.all", "true"),
+        ],
+        status=422,
+    )
+    assert 'id="error-releaseRule"' in page
+    assert await owner.listed("messages") == []

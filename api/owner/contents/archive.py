@@ -40,6 +40,11 @@ TOKEN = "formToken"  # noqa: S105 - the form field's name, not a secret
 BACK = {"messages": "/plan/messages"}  # where an upload made from another page goes back to
 FIELDS = ("title", "type", "category", "description", audience.ALL, audience.IDS, TOKEN, "back")
 REFRESH_SECONDS = 10
+TOO_LARGE = N_("This file is larger than the limit of {limit}: nothing of it was kept.")
+STORE_DOWN = N_(
+    "Your file could not be stored just now: the service's file storage is not set up or not reachable. "
+    "Nothing was kept; please try again later."
+)
 REMOVED = N_("The file is deleted for good: your heirs will not receive it. This cannot be undone.")
 DONE.update(
     {
@@ -174,11 +179,24 @@ async def upload(request: web.Request) -> web.Response:
             max_parts=archive_routes.MAX_PARTS + MAX_AUDIENCE,
         )
     except AppError as error:
-        if error.status not in (400, 409, 413, 503) or "fields" not in request:
+        if error.status not in (400, 409, 413, 503):
             raise
-        form = refused(FormState(values=MultiDict(request["fields"])), error)
-        return await _list(request, form, status=error.status if error.status != 400 else 422)
+        return await _list(
+            request, _refused(request, error), status=error.status if error.status != 400 else 422
+        )
     done(request, request["back"], "uploaded")
+
+
+def _refused(request: web.Request, error: AppError) -> FormState:
+    """The upload form again with what refused it: a field's complaint beside it; the size limit
+    and the store's absence or outage in words (the API's 413 and 503 are for programs)."""
+    form = FormState(values=MultiDict(request.get("fields", MultiDict())))
+    if error.status not in (413, 503):
+        return refused(form, error)
+    with html.speaking(request):
+        if error.status == 413:
+            return form.refuse({"file": [_(TOO_LARGE).format(limit=upload_limit(request))]})
+        return form.refuse(_(STORE_DOWN))
 
 
 @routes.get(ITEM + "/download")
