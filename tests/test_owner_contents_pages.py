@@ -401,3 +401,43 @@ async def test_an_on_date_letter_needs_a_real_date(client):
     )
     assert 'id="error-releaseRule"' in page
     assert await owner.listed("messages") == []
+
+
+async def test_once_released_the_contents_pages_say_so_and_offer_no_change(
+    make_client, file_backend, clock, run_worker
+):
+    from tests.lifecycle_helpers import release_plan
+
+    client = await make_client(**file_backend)
+    owner = await owner_in(client)
+    await create(client, owner.api, "assets", label="Car", amount="10")
+    letter = await create(
+        client,
+        owner.api,
+        "messages",
+        title="Later",
+        content="Sealed text",
+        releaseRule={"kind": "after_release", "value": 30},
+        audience={"all": True},
+    )
+    await release_plan(client, owner.api, clock, run_worker)
+    assets = await owner.page("/plan/assets")
+    assert "what you leave can no longer be changed" in assets and 'action="/plan/assets#add"' not in assets
+    assert "/remove" not in assets
+    letters = await owner.page("/plan/messages")
+    assert "your letters can no longer be changed" in letters and "Sealed text" not in letters
+    assert "They can read it 30 days after your plan is released" in letters
+    archive = await owner.page("/plan/archive")
+    assert "your documents can no longer be changed" in archive and 'name="file"' not in archive
+    _, page = await owner.post(
+        f"/plan/messages/{letter['id']}",
+        [
+            ("title", "Changed"),
+            ("content", "New"),
+            ("releaseRule.kind", "on_release"),
+            ("audience.all", "true"),
+        ],
+        status=422,
+    )
+    assert "Nothing was saved yet" in page
+    assert [row["title"] for row in await owner.listed("messages")] == ["Later"]
