@@ -46,6 +46,9 @@ from api.owner import heirs as owner_heirs
 from api.owner import home as owner_home
 from api.owner import sign_in as owner_sign_in
 from api.owner import test_owner as owner_test_wallet
+from api.owner.contents import archive as owner_archive
+from api.owner.contents import assets as owner_assets
+from api.owner.contents import messages as owner_messages
 from api.plan import check_in_link, check_in_page, guardian_page, legacy
 from api.plan.guardianships import addresses as guardian_addresses
 from api.plan.guardianships import routes as guardianships
@@ -97,6 +100,9 @@ ROUTE_MODULES = (
     owner_home,
     owner_heirs,
     owner_guardians,
+    owner_assets,
+    owner_messages,
+    owner_archive,
     owner_account,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.

@@ -2,7 +2,8 @@
 
 For each file size (100 MiB; 1 GiB with --big) and in the same run:
 
-- service upload: multipart POST /api/archive, then poll GET /api/archive/{id} until it is
+- service upload: multipart POST /api/archive (with --archive-page: the owner's page form,
+  POST /plan/archive, signed in by the page's cookie), then poll GET /api/archive/{id} until it is
   `available` (the API sealed it into storage, the worker verified it): size / that time;
 - service download: GET /api/archive/{id}/download, decrypting, read to the end and hashed;
 - plain put/get: the same multipart body to the ceiling, which streams the `file` part into
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import html as markup
 import os
+import re
 import statistics
 import time
 from pathlib import Path
@@ -25,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
-from bench import loadgen
+from bench import loadgen, plan_page
 from core.files.crypto import StreamDecryptor, StreamEncryptor, new_data_key
 
 if TYPE_CHECKING:
@@ -90,8 +93,13 @@ def raw_aes_gcm(total: int = RAW_AES_BYTES) -> dict[str, float]:
     }
 
 
-def _form(path: Path, fh: Any) -> aiohttp.FormData:
+_FORM_TOKEN = re.compile(r'name="formToken" value="([^"]*)"')
+
+
+def _form(path: Path, fh: Any, token: str | None = None) -> aiohttp.FormData:
     form = aiohttp.FormData()
+    if token is not None:
+        form.add_field("formToken", token)
     form.add_field("type", "document")
     form.add_field("category", "legal")
     form.add_field("title", f"bench {path.name}")
@@ -106,6 +114,40 @@ async def _post_file(session: aiohttp.ClientSession, url: str, path: Path, heade
             if resp.status not in (201, 202):
                 raise RuntimeError(f"upload to {url} answered {resp.status}: {body}")
             return body
+
+
+class PageForm:
+    """The owner's page form (POST /plan/archive): its session cookie and form token, and the
+    headers of a browser on PUBLIC_BASE_URL."""
+
+    def __init__(self, base: str, cookie: str, token: str) -> None:
+        self.base, self.token = base, token
+        self.headers = {**plan_page.as_the_service(base), "Cookie": f"{plan_page.SESSION_COOKIE}={cookie}"}
+
+    @classmethod
+    async def open(cls, session: aiohttp.ClientSession, base: str, keypair: Any) -> PageForm:
+        cookie = await plan_page.page_session(base, keypair)
+        page = cls(base, cookie, "")
+        async with session.get(f"{base}/plan/archive", headers=page.headers, allow_redirects=False) as resp:
+            found = _FORM_TOKEN.search(await resp.text())
+        if resp.status != 200 or found is None:
+            raise RuntimeError(f"/plan/archive answered {resp.status} with no upload form")
+        page.token = markup.unescape(found.group(1))
+        return page
+
+    async def upload(self, session: aiohttp.ClientSession, path: Path, api_headers: dict[str, str]) -> Any:
+        """The page's upload (303 to the list), then the item it made, from the JSON list."""
+        with path.open("rb") as fh:
+            async with session.post(
+                f"{self.base}/plan/archive",
+                data=_form(path, fh, self.token),
+                headers=self.headers,
+                allow_redirects=False,
+            ) as resp:
+                if resp.status != 303:
+                    raise RuntimeError(f"the page's upload answered {resp.status}: {await resp.text()}")
+        async with session.get(f"{self.base}/api/archive?limit=1", headers=api_headers) as resp:
+            return (await resp.json())[0]
 
 
 async def _get_file(session: aiohttp.ClientSession, url: str, headers: dict[str, str]) -> tuple[int, str]:
@@ -143,6 +185,7 @@ async def service_round(
     size: int,
     expected: str,
     headers: dict[str, str],
+    page: PageForm | None = None,
 ) -> dict[str, float]:
     """One encrypted upload (until `available`) and download through the API and worker.
 
@@ -152,7 +195,10 @@ async def service_round(
     assert worker is not None
     base = api.base_url
     cpu0, started = (api.cpu_seconds(), worker.cpu_seconds()), time.perf_counter()
-    item = await _post_file(session, f"{base}/api/archive", path, headers)
+    if page is not None:
+        item = await page.upload(session, path, headers)
+    else:
+        item = await _post_file(session, f"{base}/api/archive", path, headers)
     accepted = time.perf_counter()
     await _wait_available(session, base, item["id"], headers)
     cpu1, stored = (api.cpu_seconds(), worker.cpu_seconds()), time.perf_counter()
@@ -204,6 +250,18 @@ def _mib_s(size: int, seconds: list[float]) -> float:
     return size / MiB / statistics.median(seconds)
 
 
+def _cpu_per_gib(
+    size: int, service_runs: list[dict[str, float]], plain_runs: list[dict[str, float]]
+) -> dict[str, float]:
+    return {
+        "upload_api": _cpu_s_per_gib(size, [r["upload_api_cpu_s"] for r in service_runs]),
+        "upload_worker": _cpu_s_per_gib(size, [r["upload_worker_cpu_s"] for r in service_runs]),
+        "download_api": _cpu_s_per_gib(size, [r["download_api_cpu_s"] for r in service_runs]),
+        "plain_put": _cpu_s_per_gib(size, [r["upload_cpu_s"] for r in plain_runs]),
+        "plain_get": _cpu_s_per_gib(size, [r["download_cpu_s"] for r in plain_runs]),
+    }
+
+
 async def run_size(
     bench: Bench,
     session: aiohttp.ClientSession,
@@ -211,6 +269,7 @@ async def run_size(
     size: int,
     repeat: int,
     headers: dict[str, str],
+    page: PageForm | None = None,
 ) -> dict[str, Any]:
     path = workdir / f"bench-{size // MiB}MiB.bin"
     expected = await asyncio.to_thread(make_file, path, size)
@@ -222,7 +281,7 @@ async def run_size(
     try:
         for _ in range(repeat):
             plain_runs.append(await plain_round(bench, session, path, size, expected))
-            service_runs.append(await service_round(bench, session, path, size, expected, headers))
+            service_runs.append(await service_round(bench, session, path, size, expected, headers, page))
     finally:
         path.unlink(missing_ok=True)
     peaks = {s.name: s.status()["VmHWM"] for s in (bench.api, bench.worker)}
@@ -239,13 +298,7 @@ async def run_size(
         "peak_rss_mib": {k: v / 1024 for k, v in peaks.items()},
         "runs": {"service": service_runs, "plain": plain_runs},
     }
-    row["server_cpu_s_per_gib"] = {
-        "upload_api": _cpu_s_per_gib(size, [r["upload_api_cpu_s"] for r in service_runs]),
-        "upload_worker": _cpu_s_per_gib(size, [r["upload_worker_cpu_s"] for r in service_runs]),
-        "download_api": _cpu_s_per_gib(size, [r["download_api_cpu_s"] for r in service_runs]),
-        "plain_put": _cpu_s_per_gib(size, [r["upload_cpu_s"] for r in plain_runs]),
-        "plain_get": _cpu_s_per_gib(size, [r["download_cpu_s"] for r in plain_runs]),
-    }
+    row["server_cpu_s_per_gib"] = _cpu_per_gib(size, service_runs, plain_runs)
     row["upload_ratio"] = row["service_upload_mib_s"] / row["plain_put_mib_s"]
     row["download_ratio"] = row["service_download_mib_s"] / row["plain_get_mib_s"]
     print(
@@ -275,11 +328,14 @@ async def run(bench: Bench, workdir: Path, storage: str) -> dict[str, Any]:
             if resp.status == 404:
                 print("  archive: /api/archive is not served by this build; skipped", flush=True)
                 return {"raw_aes_gcm": aes, "sizes": [], "skipped": "no /api/archive route"}
-        owner = await loadgen.sign_in(session, bench.api.base_url, loadgen.wallets(1)[0])
+        keypair = loadgen.wallets(1)[0]
+        owner = await loadgen.sign_in(session, bench.api.base_url, keypair)
         headers = {"Authorization": f"Bearer {owner['token']}"}
+        via_page = getattr(bench.args, "archive_page", False)
+        page = await PageForm.open(session, bench.api.base_url, keypair) if via_page else None
         for size, repeat in sizes:
-            rows.append(await run_size(bench, session, workdir, size, repeat, headers))
-    return {"raw_aes_gcm": aes, "sizes": rows, "storage": storage}
+            rows.append(await run_size(bench, session, workdir, size, repeat, headers, page))
+    return {"raw_aes_gcm": aes, "sizes": rows, "storage": storage, "via": "page" if via_page else "api"}
 
 
 def print_table(results: dict[str, Any]) -> None:

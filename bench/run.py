@@ -102,6 +102,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--size-mib", type=int, default=100, help="archive file size in MiB (default 100)")
     parser.add_argument("--big", action="store_true", help="also run the archive with a 1 GiB file")
     parser.add_argument(
+        "--archive-page",
+        action="store_true",
+        help="upload through the owner's page form (POST /plan/archive) instead of POST /api/archive",
+    )
+    parser.add_argument(
         "--export-mib", type=int, default=1024, help="the owner's export: archive size in MiB (default 1024)"
     )
     parser.add_argument(

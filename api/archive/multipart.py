@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import BodyPartReader, MultipartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
+from multidict import MultiDict
 
 from core.errors import BadRequest, PayloadTooLarge, RequestTimeout, validation_error
 
@@ -56,11 +57,14 @@ class StreamingForm:
             raise BadRequest("Malformed multipart body") from None
         return cls(reader, file_field=file_field, max_parts=max_parts)
 
-    async def read_fields(self, wanted: Collection[str]) -> tuple[dict[str, str], BodyPartReader | None]:
+    async def read_fields(
+        self, wanted: Collection[str], *, every: MultiDict[str] | None = None
+    ) -> tuple[dict[str, str], BodyPartReader | None]:
         """The text fields up to the file part (or the end), and that part (None at the end).
 
         Every text part is read (at most MAX_FIELD_BYTES, UTF-8); only `wanted` names are
-        kept, and a blank value counts as not given (HTML forms send every field).
+        kept, and a blank value counts as not given (HTML forms send every field). `every`, when
+        given, also receives each wanted value, repeats kept (a page's list is a name repeated).
         """
         values: dict[str, str] = {}
         async for part in self._parts:
@@ -73,6 +77,8 @@ class StreamingForm:
             text = await _read_text(part, name)
             if name in wanted and text.strip():
                 values[name] = text
+                if every is not None:
+                    every.add(name, text)
         return values, None
 
     async def _iter_parts(self, reader: MultipartReader, max_parts: int) -> AsyncIterator[BodyPartReader]:

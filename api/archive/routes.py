@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable, Collection
 from typing import Any
 
 from aiohttp import BodyPartReader, web
 from aiohttp.hdrs import CONTENT_TYPE
 from aiohttp_apigami import docs, response_schema
 from marshmallow import ValidationError
+from multidict import MultiDict
 
 from api.archive import multipart
 from api.archive.files import RANGE_NOTE, require_storage, send_file, storage_down
@@ -113,18 +115,39 @@ def _file_metadata(part: BodyPartReader) -> dict[str, str]:
 async def upload(request: web.Request) -> web.Response:
     """Read the fields sent before the file and check them; seal the file into storage as it
     streams in; read the fields after it; commit the item; enqueue its verification."""
+    item = await receive(request, user_id=request[USER_ID])
+    return json_response(item_schema.dump(item), status=202)
+
+
+Check = Callable[[MultiDict[str]], dict[str, str]]
+
+
+async def receive(
+    request: web.Request,
+    *,
+    user_id: str,
+    wanted: Collection[str] = TEXT_FIELDS,
+    check: Check | None = None,
+    max_parts: int = MAX_PARTS,
+) -> items.ArchiveItem:
+    """One upload, streamed (the JSON route's and the owner's page's): `check`, when given, reads
+    every wanted field sent before the file (repeats kept) and gives the API's text fields, before
+    a byte of the file is read."""
     ctx = context(request)
     storage = require_storage(request)
     limit = ctx.settings.archive_max_bytes
     form = await multipart.StreamingForm.open(
-        request, max_body=limit + FORM_OVERHEAD, file_limit=limit, max_parts=MAX_PARTS
+        request, max_body=limit + FORM_OVERHEAD, file_limit=limit, max_parts=max_parts
     )
-    values, part = await form.read_fields(TEXT_FIELDS)
+    every: MultiDict[str] = MultiDict()
+    values, part = await form.read_fields(wanted, every=every)
+    if check is not None:
+        values = check(every)
     if part is None:
         raise validation_error({"file": ["Missing data for required field."]})
     file = _file_metadata(part)
     _validated(values, file)  # before a byte of the file is read
-    user_id, item_id = request[USER_ID], str(uuid.uuid4())
+    item_id = str(uuid.uuid4())
     try:
         sealed = await sealed_files.seal(
             storage,
@@ -136,7 +159,7 @@ async def upload(request: web.Request) -> web.Response:
     except StorageError as exc:
         raise storage_down("archive upload could not be stored", {"itemId": item_id}, exc) from None
     try:  # from here on the stored file is removed if anything fails
-        later, _ = await form.read_fields(TEXT_FIELDS)  # a second file part is a 400
+        later, _ = await form.read_fields(TEXT_FIELDS if check is None else ())  # a second file part is a 400
         data = _validated({**values, **later}, file)
         item = await items.create(
             ctx.pool,
@@ -150,7 +173,7 @@ async def upload(request: web.Request) -> web.Response:
         await asyncio.shield(sealed_files.discard(storage, sealed.storage_key))
         raise
     await items.enqueue_verify(ctx.redis, item_id=item_id)
-    return json_response(item_schema.dump(item), status=202)
+    return item
 
 
 # --------------------------------------------------------------------------------------------

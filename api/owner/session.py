@@ -264,7 +264,24 @@ def owner_door(handler: Handler) -> Handler:
 def owner_page(handler: Handler) -> Handler:
     """An owner page (`/plan…`): signed in only; a POST from this service's page with this
     session's form token only."""
+    return _owner_page(handler, check_token=True)
 
+
+def owner_upload(handler: Handler) -> Handler:
+    """An owner page whose POST is a streamed multipart upload: as `owner_page`, but the form
+    token is read by the handler among the fields before the file (`check_form_token`), since
+    reading the body here would hold the whole file."""
+    return _owner_page(handler, check_token=False)
+
+
+def check_form_token(request: web.Request, sent: str | None) -> None:
+    """403, nothing recorded, unless `sent` is this session's form token."""
+    expected = owner_session(request).form_token
+    if not hmac.compare_digest((sent or "").encode(), expected.encode()):
+        raise Forbidden(STALE_FORM)
+
+
+def _owner_page(handler: Handler, *, check_token: bool) -> Handler:
     @functools.wraps(handler)
     async def page(request: web.Request) -> web.StreamResponse:
         settings = context(request).settings
@@ -278,7 +295,7 @@ def owner_page(handler: Handler) -> Handler:
             return web.Response(status=303, headers={"Location": location})
         request[_SESSION] = session
         html.negotiate(request, locale=session.locale, time_zone=session.time_zone)
-        if request.method not in ("GET", "HEAD"):
+        if check_token and request.method not in ("GET", "HEAD"):
             await _check_form_token(request, session)
         return await handler(request)
 
