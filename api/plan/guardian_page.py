@@ -320,7 +320,10 @@ def _ceremony(
     "and RP ID (the host of PUBLIC_BASE_URL), user verification, a passkey of this guardian whose "
     "counter went up (or stays 0 for a passkey that never counts); then the request is used up and "
     "the answer recorded: 303 back to "
-    "the page. A refusal records nothing and is a page in words: 400 nothing sent, 401 not this "
+    "the page. A refusal records nothing and is a page in words: 400 nothing sent (or JSON past "
+    "64 KiB or 32 levels), or a key the service cannot verify (only ES256 on P-256, EdDSA, RS256 of "
+    "2048 bits or more with exponent 65537); 401 a ceremony from another site's frame "
+    "(`crossOrigin`), not this "
     "guardian's passkey or not this answer's challenge or a counter that went back (logged as a "
     "possibly copied passkey), 409 used or expired. Adding a passkey: proved with one, the answer is"
     " the page that creates the next.",
