@@ -10,40 +10,24 @@ guardian's page".
 
 from __future__ import annotations
 
-import typing
 from datetime import datetime, timedelta
-from typing import Literal, TypedDict
+from typing import TypedDict
 
 from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
 from core.stellar import sep7
-from core.text.i18n import N_, _
+from core.text.i18n import _
 from models import activity, address_links, guardian_links, plans, sealed_text
 from models.account import users
 from models.claim import claim_links
 from models.common import as_record, live_account
+from models.flows.answers import declared
+from models.flows.answers.declared import Action
 from models.plan import objections
 from models.plan.guardianships import open_addresses
 from models.plan.guardianships.membership import Answerer
 from models.plan.guardianships.open_addresses import UNREACHED
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
-
-Action = Literal[
-    "accept",
-    "decline",
-    "reconfirm",
-    "report",
-    "approve",
-    "object",
-    "withdraw_objection",
-    "resend",
-    "propose_address",
-    "suggest_address",
-    "agree_address",
-    "stop_address",
-    "add_passkey",
-]
-ACTIONS: tuple[Action, ...] = typing.get_args(Action)
 
 
 class Report(TypedDict):
@@ -237,7 +221,7 @@ async def open_by_token(
     vetoed, cooldown = page["vetoed_at"], timedelta(seconds=report_cooldown_seconds)
     if vetoed is not None and now is not None and vetoed + cooldown > now:
         page["report_from"] = vetoed + cooldown
-    page["asks"] = _asks(page, plan)
+    page["asks"] = declared.asked_now(page=page)
     return page
 
 
@@ -292,62 +276,9 @@ async def _round(cur: Cursor, ring: KeyRing, plan: Plan, guardian_id: str) -> tu
     return reports, int(counts["n"]), bool(counts["mine"])
 
 
-def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
-    """What the guardian can answer now (the model functions refuse anything else anyway)."""
-    status = page["status"]
-    if plan is None or status is None:
-        return []
-    if page["invitation"] != "accepted":
-        if status == RELEASED or status in FROZEN:
-            # Nobody takes the role on or steps down in the middle of a verification
-            # (invitation.answer): the page says they can accept once it ends.
-            return []
-        return ["accept", "decline"]
-    asks: list[Action] = []
-    asked = page["reconfirm_asked_at"] is not None or page["unresponsive_since"] is not None
-    if asked and status in (ACTIVE, PENDING, APPROVED):
-        asks.append("reconfirm")
-    if status == ACTIVE and page["report_from"] is None:
-        asks.append("report")
-    if status == PENDING and not page["approved_by_me"]:
-        asks.append("approve")
-    if status == PENDING and page["objected_at"] is None:
-        asks.append("object")  # one answer per round: objecting takes an approval back
-    if status in FROZEN and page["objected_at"] is not None:
-        asks.append("withdraw_objection")
-    if page["beneficiaries"]:
-        asks += ["resend", "propose_address"]
-    elif status in (ACTIVE, PENDING, APPROVED):
-        asks.append("suggest_address")  # to the owner, who decides: the heirs are not listed yet
-    if any(c["status"] == "pending" and not c["agreed_by_me"] for c in page["address_changes"]):
-        asks.append("agree_address")
-    if any(c["status"] in open_addresses.OPEN for c in page["address_changes"]):
-        asks.append("stop_address")
-    if status not in FROZEN and status != RELEASED:
-        asks.append("decline")
-    if page["wallet_address"] is None and page["passkeys"] and status != RELEASED:
-        asks.append("add_passkey")  # another device, after proving with a passkey they have
-    return asks
-
-
 def message(*, page: GuardianPage, action: Action, heir: str | None = None) -> str:
-    """The words a wallet shows for this request (SEP-7 `msg`): the verb and the people."""
-    owner = page["owner"]
-    return sep7.message(_(_MESSAGES[action]), owner=owner, heir=heir)
-
-
-# What a wallet shows for each answer (SEP-7 `msg`), in the guardian's language.
-_MESSAGES = {
-    "accept": N_("Accept being a guardian for {owner}'s plan"),
-    "decline": N_("Decline being a guardian for {owner}'s plan"),
-    "reconfirm": N_("Confirm you can still act as a guardian for {owner}'s plan"),
-    "report": N_("Report that {owner} has died or can no longer act"),
-    "approve": N_("Approve the release of {owner}'s plan, as their guardian"),
-    "object": N_("Say the verification of {owner}'s plan is a mistake: they are alive or able to act"),
-    "withdraw_objection": N_("Withdraw your objection to the release of {owner}'s plan"),
-    "resend": N_("Send {heir}'s link again, for {owner}'s plan"),
-    "propose_address": N_("Propose a new email address for {heir}, in {owner}'s plan"),
-    "suggest_address": N_("Tell {owner} of a new email address for {heir}, someone they chose"),
-    "agree_address": N_("Agree to the new email address for {heir}, in {owner}'s plan"),
-    "stop_address": N_("Stop the new email address for {heir}, in {owner}'s plan"),
-}
+    """The words a wallet shows for this request (SEP-7 `msg`): the verb and the people, as the
+    answer's declaration words them."""
+    words = declared.BY_NAME[action].message
+    assert words is not None, "not an answer a wallet signs"
+    return sep7.message(_(words), owner=page["owner"], heir=heir)

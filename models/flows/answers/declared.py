@@ -1,0 +1,323 @@
+"""Every answer a guardian gives from their page, declared once: its name; when it may be asked
+(the plan's states, the guardian's standing, what else the page must show); what it carries
+(a reason word, an heir, a proposed change, a note) and so what the wallet's request and the
+passkey's challenge bind; the words a wallet shows and the titles and button of its pages; and
+the one function that performs it once proved.
+
+The page (models.flows.guardian_pages) asks `asked_now` what to offer; the one `ask`
+(models.flows.answers.asking) checks an answer against its declaration whatever proves it;
+the SEP-7 callback and the passkey ceremony find what to run by the request's purpose
+(`by_purpose`). A new answer is one more entry here, its act in models.flows.answers.acts.
+docs/pages.md "The guardian's page".
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, TypedDict
+
+from core.text.i18n import N_
+from models.claim import claim_links
+from models.flows.answers import acts
+from models.plan import approvals
+from models.plan.guardianships import open_addresses
+from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED
+
+Action = Literal[
+    "accept",
+    "decline",
+    "reconfirm",
+    "report",
+    "approve",
+    "object",
+    "withdraw_objection",
+    "resend",
+    "propose_address",
+    "suggest_address",
+    "agree_address",
+    "stop_address",
+    "add_passkey",
+]
+ACTIONS: tuple[Action, ...] = typing.get_args(Action)
+
+# What an answer carries beside itself, by the form field the page posts.
+Carried = Literal["reason", "heir", "change"]
+# What rides as the answer's note, sealed beside a wallet's request or bound into a passkey's
+# challenge by its SHA-256: a report's or objection's words, a proposed address, a suggestion.
+Note = Literal["note", "address", "suggestion"]
+# The guardian's standing an answer needs: invited (not accepted yet), accepted, or either.
+Standing = Literal["invited", "accepted", "any"]
+# What the proof is over: the answer's own words (purpose, plan, round, what it carries), or,
+# for an approval, the attestation text (signed as a challenge carrying its SHA-256, or on chain).
+Binds = Literal["answer", "attestation"]
+
+EVERY_STATE = (DRAFT, ACTIVE, PENDING, APPROVED, RELEASED)
+NOT_RELEASED = (DRAFT, ACTIVE, PENDING, APPROVED)
+# Nobody takes the role on or steps down in the middle of a verification (invitation.answer),
+# nor once the plan is released: the page says they can accept once it ends.
+OUT_OF_A_ROUND = (DRAFT, ACTIVE)
+WHILE_PLANNED = (ACTIVE, PENDING, APPROVED)
+
+
+class Page(TypedDict):
+    """What of the guardian's page the rules read (models.flows.guardian_pages.GuardianPage)."""
+
+    status: str | None
+    invitation: str
+    wallet_address: str | None
+    passkeys: int
+    reconfirm_asked_at: datetime | None
+    unresponsive_since: datetime | None
+    report_from: datetime | None
+    approved_by_me: bool
+    objected_at: datetime | None
+    beneficiaries: list[claim_links.LinkDelivery]
+    address_changes: list[open_addresses.OpenChange]
+
+
+def _always(page: Page) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Declared:
+    name: Action
+    states: tuple[str, ...]
+    standing: Standing
+    message: str | None  # what a wallet shows (SEP-7 `msg`); None: never asked of a wallet
+    wallet_title: str | None  # the signing request's page
+    passkey_title: str
+    passkey_button: str
+    act: acts.Act | None  # None: an approval (bound to its attestation) or adding a passkey
+    also: Callable[[Page], bool] = _always  # what else the page must show
+    carries: Carried | None = None
+    note: Note | None = None
+    binds: Binds = "answer"
+    on_chain: bool = False  # with a contract configured, proved only by the wallet, on chain
+
+    @property
+    def purpose(self) -> str:
+        return f"guardian.{self.name}"
+
+    def asked(self, *, page: Page) -> bool:
+        """Whether the page offers this answer now (the model functions refuse it otherwise)."""
+        accepted = page["invitation"] == "accepted"
+        if (self.standing == "accepted" and not accepted) or (self.standing == "invited" and accepted):
+            return False
+        return page["status"] in self.states and self.also(page)
+
+
+def _reconfirm_asked(page: Page) -> bool:
+    return page["reconfirm_asked_at"] is not None or page["unresponsive_since"] is not None
+
+
+def _report_open(page: Page) -> bool:
+    return page["report_from"] is None
+
+
+def _not_approved(page: Page) -> bool:
+    return not page["approved_by_me"]
+
+
+def _not_objected(page: Page) -> bool:
+    return page["objected_at"] is None  # one answer per round: objecting takes an approval back
+
+
+def _objected(page: Page) -> bool:
+    return page["objected_at"] is not None
+
+
+def _heirs_listed(page: Page) -> bool:
+    return bool(page["beneficiaries"])
+
+
+def _heirs_not_listed(page: Page) -> bool:
+    return not page["beneficiaries"]  # to the owner, who decides: the heirs are not listed yet
+
+
+def _change_to_agree(page: Page) -> bool:
+    return any(c["status"] == "pending" and not c["agreed_by_me"] for c in page["address_changes"])
+
+
+def _change_running(page: Page) -> bool:
+    return any(c["status"] in open_addresses.OPEN for c in page["address_changes"])
+
+
+def _passkey_held(page: Page) -> bool:
+    return page["wallet_address"] is None and bool(page["passkeys"])  # another device, after proving
+
+
+# In the order the page lists them.
+ANSWERS: tuple[Declared, ...] = (
+    Declared(
+        "accept",
+        OUT_OF_A_ROUND,
+        "invited",
+        N_("Accept being a guardian for {owner}'s plan"),
+        N_("Accept with your wallet"),
+        N_("Accept with a passkey"),
+        N_("Create a passkey and accept"),
+        acts.accept,
+    ),
+    Declared(
+        "reconfirm",
+        WHILE_PLANNED,
+        "accepted",
+        N_("Confirm you can still act as a guardian for {owner}'s plan"),
+        N_("Confirm with your wallet"),
+        N_("Confirm with your passkey"),
+        N_("Use my passkey to confirm"),
+        acts.reconfirm,
+        also=_reconfirm_asked,
+    ),
+    Declared(
+        "report",
+        (ACTIVE,),
+        "accepted",
+        N_("Report that {owner} has died or can no longer act"),
+        N_("Report with your wallet"),
+        N_("Report with your passkey"),
+        N_("Use my passkey to report"),
+        acts.report,
+        also=_report_open,
+        carries="reason",
+        note="note",
+    ),
+    Declared(
+        "approve",
+        approvals.VERIFYING,
+        "accepted",
+        N_("Approve the release of {owner}'s plan, as their guardian"),
+        N_("Approve with your wallet"),
+        N_("Approve with your passkey"),
+        N_("Use my passkey to approve the release"),
+        None,
+        also=_not_approved,
+        binds="attestation",
+        on_chain=True,
+    ),
+    Declared(
+        "object",
+        (PENDING,),
+        "accepted",
+        N_("Say the verification of {owner}'s plan is a mistake: they are alive or able to act"),
+        N_("Object with your wallet"),
+        N_("Object with your passkey"),
+        N_("Use my passkey to object"),
+        acts.object_,
+        also=_not_objected,
+        note="note",
+    ),
+    Declared(
+        "withdraw_objection",
+        FROZEN,
+        "accepted",
+        N_("Withdraw your objection to the release of {owner}'s plan"),
+        N_("Withdraw your objection with your wallet"),
+        N_("Withdraw your objection with your passkey"),
+        N_("Use my passkey to withdraw it"),
+        acts.withdraw_objection,
+        also=_objected,
+    ),
+    Declared(
+        "resend",
+        EVERY_STATE,
+        "accepted",
+        N_("Send {heir}'s link again, for {owner}'s plan"),
+        N_("Send the link again"),
+        N_("Send the link again"),
+        N_("Use my passkey to send it"),
+        acts.resend,
+        also=_heirs_listed,
+        carries="heir",
+    ),
+    Declared(
+        "propose_address",
+        EVERY_STATE,
+        "accepted",
+        N_("Propose a new email address for {heir}, in {owner}'s plan"),
+        N_("Propose the new address with your wallet"),
+        N_("Propose the new address with your passkey"),
+        N_("Use my passkey to propose it"),
+        acts.propose_address,
+        also=_heirs_listed,
+        carries="heir",
+        note="address",
+    ),
+    Declared(
+        "suggest_address",
+        WHILE_PLANNED,
+        "accepted",
+        N_("Tell {owner} of a new email address for {heir}, someone they chose"),
+        N_("Send the address with your wallet"),
+        N_("Send the address with your passkey"),
+        N_("Use my passkey to send it"),
+        acts.suggest_address,
+        also=_heirs_not_listed,
+        note="suggestion",
+    ),
+    Declared(
+        "agree_address",
+        EVERY_STATE,
+        "accepted",
+        N_("Agree to the new email address for {heir}, in {owner}'s plan"),
+        N_("Agree with your wallet"),
+        N_("Agree with your passkey"),
+        N_("Use my passkey to agree"),
+        acts.agree_address,
+        also=_change_to_agree,
+        carries="change",
+    ),
+    Declared(
+        "stop_address",
+        EVERY_STATE,
+        "accepted",
+        N_("Stop the new email address for {heir}, in {owner}'s plan"),
+        N_("Stop it with your wallet"),
+        N_("Stop it with your passkey"),
+        N_("Use my passkey to stop it"),
+        acts.stop_address,
+        also=_change_running,
+        carries="change",
+    ),
+    Declared(
+        "decline",
+        OUT_OF_A_ROUND,
+        "any",
+        N_("Decline being a guardian for {owner}'s plan"),
+        N_("Decline with your wallet"),
+        N_("Decline with your passkey"),
+        N_("Use my passkey to decline"),
+        acts.decline,
+    ),
+    Declared(
+        "add_passkey",
+        NOT_RELEASED,
+        "accepted",
+        None,
+        None,
+        N_("Add a passkey on another device"),
+        N_("Use my passkey first"),
+        None,
+        also=_passkey_held,
+    ),
+)
+BY_NAME: dict[str, Declared] = {d.name: d for d in ANSWERS}
+# The ceremony that creates another passkey, once proved with one (`add_passkey`).
+NEW_PASSKEY = (N_("Create your new passkey"), N_("Create a passkey on this device"))
+REGISTER = "guardian.register"
+
+
+def asked_now(*, page: Page) -> list[Action]:
+    """What the guardian can answer now, in the page's order."""
+    if page["status"] is None:
+        return []
+    return [d.name for d in ANSWERS if d.asked(page=page)]
+
+
+def by_purpose(*, purpose: str) -> Declared | None:
+    """The answer a request was issued for (`guardian.<name>`)."""
+    return BY_NAME.get(purpose.removeprefix("guardian.")) if purpose.startswith("guardian.") else None
