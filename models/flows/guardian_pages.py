@@ -11,7 +11,7 @@ guardian's page".
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
@@ -112,6 +112,23 @@ async def answerer_by_token(pool: Pool, *, token: str) -> Answerer | None:
     return None if row is None else as_record(Answerer, row=row)
 
 
+class Facts(TypedDict):
+    """What a guardian's page is made of, as loaded (queries and decryption, nothing decided):
+    each part only where the guardian may learn it (`_learns_more` and the rules below)."""
+
+    guardian: dict[str, Any]  # their row, with their owner's name and wallet (opened)
+    plan: Plan | None
+    threshold: int
+    reports: list[Report]
+    approvals: int
+    approved_by_me: bool
+    objections: list[objections.Objection]  # this round's standing ones
+    heir_request: HeirRequest | None
+    links: list[claim_links.LinkDelivery]
+    changes: list[open_addresses.OpenChange]
+    accepted_guardians: int
+
+
 async def open_by_token(
     pool: Pool,
     ring: KeyRing,
@@ -123,6 +140,14 @@ async def open_by_token(
     """The page behind a guardian's link, by the token's digest; None for anything else.
     `report_cooldown_seconds` (PLAN_REPORT_COOLDOWN_SECONDS): how long after the owner's check-in a new
     report waits, which the page says rather than offer a report it would refuse."""
+    facts = await load(pool, ring, token=token)
+    if facts is None:
+        return None
+    return seen(facts=facts, now=now, report_cooldown=timedelta(seconds=report_cooldown_seconds))
+
+
+async def load(pool: Pool, ring: KeyRing, *, token: str) -> Facts | None:
+    """The facts behind a guardian's link (None for an unknown token): queries only."""
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT g.id::text AS id, g.user_id::text AS owner_id,"
@@ -143,86 +168,186 @@ async def open_by_token(
         row = sealed_text.open_row(ring, table="guardians", row=sealed_row)
         row = sealed_text.open_row(ring, table="users", row=row, id_key="owner_id", prefix="owner_")
         plan = None if row["plan_id"] is None else await plans.get_by_id(cur, plan_id=row["plan_id"])
-        reports: list[Report] = []
-        standing: list[objections.Objection] = []
-        asked: HeirRequest | None = None
-        approvals, approved_by_me, threshold = 0, False, 0
-        links: list[claim_links.LinkDelivery] = []
-        changes: list[open_addresses.OpenChange] = []
-        stuck: list[str] = []
-        short = False
-        # Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
-        # link may have reached a mistyped address, and a report's note is nobody else's to read.
-        accepted = row["accepted_at"] is not None
-        if plan is not None and plan["status"] != DRAFT and accepted:
-            threshold = await plans.threshold_now(cur, plan=plan)
-            reports, approvals, approved_by_me = await _round(cur, ring, plan, row["id"])
-            if plan["status"] in FROZEN:
-                standing = await objections.shown(cur, ring, plan=plan)
-            if plan["status"] == PENDING and plan["verification_reason"] == "beneficiary_request":
-                asked = await _heir_request(cur, ring, plan)
-            if _heirs_hold_links(plan):
-                links = (await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]])).get(
-                    str(plan["id"]), []
-                )
-                changes = await open_addresses.open_changes(cur, plan_id=plan["id"], guardian_id=row["id"])
-                accepted_count, _ = await plans.acceptance(cur, plan=plan)
-                short = address_links.short_of_guardians(accepted=accepted_count, needed=threshold)
-                if short:  # an heir unreached at a new address is named in that change's words
-                    unreached = {c["beneficiary_id"] for c in changes if c["status"] == UNREACHED}
-                    stuck = [
-                        b["name"]
-                        for b in links
-                        if b["status"] == "bounced" and b["beneficiary_id"] not in unreached
-                    ]
-    state = "accepted" if accepted else "declined" if row["declined_at"] else "pending"
-    verifying = plan is not None and plan["status"] == PENDING and accepted
+        facts = Facts(
+            guardian=row,
+            plan=plan,
+            threshold=0,
+            reports=[],
+            approvals=0,
+            approved_by_me=False,
+            objections=[],
+            heir_request=None,
+            links=[],
+            changes=[],
+            accepted_guardians=0,
+        )
+        if plan is not None and _learns_more(accepted_at=row["accepted_at"], plan=plan):
+            await _load_more(cur, ring, facts=facts, plan=plan)
+    return facts
+
+
+async def _load_more(cur: Cursor, ring: KeyRing, *, facts: Facts, plan: Plan) -> None:
+    """What only a guardian who accepted learns: the round, its objections, the heir who asked,
+    and, once the heirs hold their links, the links and the changes of address."""
+    guardian_id = facts["guardian"]["id"]
+    facts["threshold"] = await plans.threshold_now(cur, plan=plan)
+    facts["reports"], facts["approvals"], facts["approved_by_me"] = await _round(cur, ring, plan, guardian_id)
+    if _objections_shown(plan):
+        facts["objections"] = await objections.shown(cur, ring, plan=plan)
+    if _heir_asked(plan):
+        facts["heir_request"] = await _heir_request(cur, ring, plan)
+    if _heirs_hold_links(plan):
+        deliveries = await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]])
+        facts["links"] = deliveries.get(str(plan["id"]), [])
+        facts["changes"] = await open_addresses.open_changes(cur, plan_id=plan["id"], guardian_id=guardian_id)
+        facts["accepted_guardians"], _ = await plans.acceptance(cur, plan=plan)
+
+
+def _learns_more(*, accepted_at: datetime | None, plan: Plan) -> bool:
+    """Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
+    link may have reached a mistyped address, and a report's note is nobody else's to read."""
+    return accepted_at is not None and plan["status"] != DRAFT
+
+
+def _objections_shown(plan: Plan) -> bool:
+    return plan["status"] in FROZEN
+
+
+def _heir_asked(plan: Plan) -> bool:
+    return plan["status"] == PENDING and plan["verification_reason"] == "beneficiary_request"
+
+
+def seen(*, facts: Facts, now: datetime | None, report_cooldown: timedelta) -> GuardianPage:
+    """What the guardian sees and may answer, from the facts and the time alone (no database)."""
+    row, plan = facts["guardian"], facts["plan"]
+    accepted = row["accepted_at"] is not None
+    status = None if plan is None else plan["status"]
     page = GuardianPage(
+        **_who(row),
+        plan_id=row["plan_id"],
+        status=status,
+        **_verification(plan if accepted and status == PENDING else None),
+        **_moments(row, plan, accepted=accepted),
+        heir_request=facts["heir_request"],
+        report_from=None,
+        reports=facts["reports"],
+        objections=facts["objections"],
+        objected_at=next(
+            (o["created_at"] for o in facts["objections"] if o["guardian_id"] == row["id"]), None
+        ),
+        approvals=facts["approvals"],
+        threshold=facts["threshold"],
+        approved_by_me=facts["approved_by_me"],
+        beneficiaries=facts["links"],
+        address_changes=facts["changes"],
+        **_heirs_unreachable(facts),
+        asks=[],
+    )
+    vetoed = page["vetoed_at"]
+    if vetoed is not None and now is not None and vetoed + report_cooldown > now:
+        page["report_from"] = vetoed + report_cooldown
+    page["asks"] = declared.asked_now(page=page)
+    return page
+
+
+class _Who(TypedDict):
+    guardian_id: str
+    guardian_name: str
+    wallet_address: str | None
+    passkeys: int
+    invitation: str
+    reconfirm_asked_at: datetime | None
+    unresponsive_since: datetime | None
+    accepted_at: datetime | None
+    owner_name: str | None
+    owner_wallet: str
+    owner: str
+    locale: str | None
+    time_zone: str | None
+
+
+def _who(row: dict[str, Any]) -> _Who:
+    """The guardian, how they answer and where they stand; their owner, named."""
+    accepted = row["accepted_at"] is not None
+    return _Who(
         guardian_id=row["id"],
         guardian_name=row["name"],
         wallet_address=row["wallet_address"],
         passkeys=int(row["passkeys"]),
-        invitation=state,
-        reconfirm_asked_at=row["reconfirm_asked_at"] if row["accepted_at"] else None,
-        unresponsive_since=row["unresponsive_since"] if row["accepted_at"] else None,
+        invitation="accepted" if accepted else "declined" if row["declined_at"] else "pending",
+        reconfirm_asked_at=row["reconfirm_asked_at"] if accepted else None,
+        unresponsive_since=row["unresponsive_since"] if accepted else None,
+        accepted_at=row["accepted_at"],
         owner_name=row["owner_name"],
         owner_wallet=row["owner_wallet"],
         owner=users.known_as(name=row["owner_name"], wallet=row["owner_wallet"]),
-        plan_id=row["plan_id"],
-        status=None if plan is None else plan["status"],
-        verification_reason=plan["verification_reason"] if plan and verifying else None,
-        verification_started_at=plan["verification_started_at"] if plan and verifying else None,
-        deadline=plans.verification_deadline(plan=plan) if plan and verifying else None,
-        on_timeout=plan["on_verification_timeout"] if plan and verifying else None,
-        deadline_chosen=bool(plan and plan["deadline_chosen_at"]),
-        timed_out_at=plan["verification_timed_out_at"] if plan and verifying else None,
-        accepted_at=row["accepted_at"],
-        heir_request=asked,
-        vetoed_at=plan["last_vetoed_at"] if plan and accepted and plan["status"] == ACTIVE else None,
-        report_from=None,
-        reports=reports,
-        objections=standing,
-        objected_at=next((o["created_at"] for o in standing if o["guardian_id"] == row["id"]), None),
-        approvals=approvals,
-        threshold=threshold,
-        approved_by_me=approved_by_me,
-        ready_at=plan["ready_at"] if plan and plan["status"] == APPROVED and accepted else None,
-        owner_key_used_at=row["owner_key_used_at"]
-        if plan and plan["status"] in FROZEN and accepted
-        else None,
-        beneficiaries=links,
-        address_changes=changes,
-        uncorrectable=stuck,
-        short_of_guardians=short,
-        asks=[],
         locale=row["locale"],
         time_zone=row["time_zone"],
     )
-    vetoed, cooldown = page["vetoed_at"], timedelta(seconds=report_cooldown_seconds)
-    if vetoed is not None and now is not None and vetoed + cooldown > now:
-        page["report_from"] = vetoed + cooldown
-    page["asks"] = declared.asked_now(page=page)
-    return page
+
+
+class _Moments(TypedDict):
+    deadline_chosen: bool
+    vetoed_at: datetime | None
+    ready_at: datetime | None
+    owner_key_used_at: datetime | None
+
+
+def _moments(row: dict[str, Any], plan: Plan | None, *, accepted: bool) -> _Moments:
+    """When the plan's state changed, as a guardian who accepted sees it (to anyone else, only
+    whether the owner chose the deadline)."""
+    status = None if plan is None or not accepted else plan["status"]
+    return _Moments(
+        deadline_chosen=bool(plan and plan["deadline_chosen_at"]),
+        vetoed_at=plan["last_vetoed_at"] if plan and status == ACTIVE else None,
+        ready_at=plan["ready_at"] if plan and status == APPROVED else None,
+        owner_key_used_at=row["owner_key_used_at"] if status in FROZEN else None,
+    )
+
+
+class _Verifying(TypedDict):
+    verification_reason: str | None
+    verification_started_at: datetime | None
+    deadline: datetime | None
+    on_timeout: str | None
+    timed_out_at: datetime | None
+
+
+def _verification(plan: Plan | None) -> _Verifying:
+    """A running verification, to a guardian who accepted (None: nothing of it)."""
+    if plan is None:
+        return _Verifying(
+            verification_reason=None,
+            verification_started_at=None,
+            deadline=None,
+            on_timeout=None,
+            timed_out_at=None,
+        )
+    return _Verifying(
+        verification_reason=plan["verification_reason"],
+        verification_started_at=plan["verification_started_at"],
+        deadline=plans.verification_deadline(plan=plan),
+        on_timeout=plan["on_verification_timeout"],
+        timed_out_at=plan["verification_timed_out_at"],
+    )
+
+
+class _Unreachable(TypedDict):
+    uncorrectable: list[str]
+    short_of_guardians: bool
+
+
+def _heirs_unreachable(facts: Facts) -> _Unreachable:
+    """Too few accepted guardians to agree on a corrected address, and then the bounced heirs
+    nobody can correct (an heir unreached at a new address is named in that change's words)."""
+    if not facts["links"]:
+        return _Unreachable(uncorrectable=[], short_of_guardians=False)
+    short = address_links.short_of_guardians(accepted=facts["accepted_guardians"], needed=facts["threshold"])
+    unreached = {c["beneficiary_id"] for c in facts["changes"] if c["status"] == UNREACHED}
+    stuck = [
+        b["name"] for b in facts["links"] if b["status"] == "bounced" and b["beneficiary_id"] not in unreached
+    ]
+    return _Unreachable(uncorrectable=stuck if short else [], short_of_guardians=short)
 
 
 def _heirs_hold_links(plan: Plan) -> bool:
