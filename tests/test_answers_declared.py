@@ -30,26 +30,33 @@ def _page(*, wallet: str | None, asks: list[str]) -> GuardianPage:
     """A page offering `asks`, with one heir listed and one change running (no database: the
     checks read nothing else)."""
     page: dict[str, Any] = {
-        "guardian_id": "00000000-0000-4000-8000-000000000001",
-        "guardian_name": "Grace",
-        "wallet_address": wallet,
-        "passkeys": 0 if wallet else 1,
-        "owner": "Olive",
-        "owner_wallet": "G" + "A" * 55,
         "plan_id": "00000000-0000-4000-8000-000000000002",
         "status": "Released",
+        "owner": "Olive",
+        "locale": None,
+        "time_zone": None,
+        "guardian": {
+            "id": "00000000-0000-4000-8000-000000000001",
+            "name": "Grace",
+            "wallet_address": wallet,
+            "passkeys": 0 if wallet else 1,
+            "invitation": "accepted",
+        },
+        "plan": {"owner_name": "Olive", "owner_wallet": "G" + "A" * 55, "threshold": 1},
+        "heirs": {
+            "links": [{"beneficiary_id": HEIR, "name": "Ann", "status": "sent", "at": None}],
+            "changes": [
+                {
+                    "id": CHANGE,
+                    "beneficiary_id": HEIR,
+                    "status": "holding",
+                    "approvals": 1,
+                    "hold_until": None,
+                    "agreed_by_me": True,
+                }
+            ],
+        },
         "asks": asks,
-        "beneficiaries": [{"beneficiary_id": HEIR, "name": "Ann", "status": "sent", "at": None}],
-        "address_changes": [
-            {
-                "id": CHANGE,
-                "beneficiary_id": HEIR,
-                "status": "holding",
-                "approvals": 1,
-                "hold_until": None,
-                "agreed_by_me": True,
-            }
-        ],
     }
     return page  # type: ignore[return-value]
 

@@ -70,19 +70,19 @@ def test_no_plan_yet_asks_nothing() -> None:
 def test_invited_to_a_draft_or_active_plan_may_accept_or_decline() -> None:
     for status in ("Draft", "Active"):
         page = _seen(_facts(_plan(status), accepted=False))
-        assert page["invitation"] == "pending" and page["asks"] == ["accept", "decline"]
+        assert page["guardian"]["invitation"] == "pending" and page["asks"] == ["accept", "decline"]
 
 
 def test_declined_may_still_accept() -> None:
     page = _seen(_facts(_plan("Active"), accepted=False, guardian={"declined_at": NOW}))
-    assert page["invitation"] == "declined" and page["asks"] == ["accept", "decline"]
+    assert page["guardian"]["invitation"] == "declined" and page["asks"] == ["accept", "decline"]
 
 
 def test_not_accepted_in_a_verification_asks_nothing_and_learns_nothing_of_it() -> None:
     plan = _plan("PendingVerification", verification_started_at=NOW, verification_reason="inactivity")
     page = _seen(_facts(plan, accepted=False, guardian={"owner_key_used_at": NOW}))
     assert page["asks"] == []
-    assert page["verification_started_at"] is None and page["owner_key_used_at"] is None
+    assert page["verification"]["started_at"] is None and page["plan"]["owner_key_used_at"] is None
 
 
 def test_accepted_in_an_active_plan_may_report_suggest_an_address_or_decline() -> None:
@@ -93,7 +93,7 @@ def test_accepted_in_an_active_plan_may_report_suggest_an_address_or_decline() -
 def test_after_a_check_in_a_report_waits_for_its_cooldown() -> None:
     plan = _plan("Active", last_vetoed_at=NOW - timedelta(hours=1))
     page = _seen(_facts(plan), cooldown=86_400)
-    assert page["report_from"] == NOW + timedelta(hours=23) and "report" not in page["asks"]
+    assert page["plan"]["report_from"] == NOW + timedelta(hours=23) and "report" not in page["asks"]
     assert "report" in _seen(_facts(plan), cooldown=60)["asks"]
 
 
@@ -112,21 +112,24 @@ def test_in_a_verification_may_approve_or_object_and_sees_its_deadline() -> None
     )
     page = _seen(_facts(plan, guardian={"owner_key_used_at": NOW}))
     assert page["asks"] == ["approve", "object", "suggest_address"]
-    assert page["deadline"] == NOW + timedelta(days=13) and page["on_timeout"] == "release"
-    assert page["owner_key_used_at"] == NOW
+    assert (
+        page["verification"]["deadline"] == NOW + timedelta(days=13)
+        and page["verification"]["on_timeout"] == "release"
+    )
+    assert page["plan"]["owner_key_used_at"] == NOW
 
 
 def test_after_objecting_may_withdraw_and_not_object_again() -> None:
     plan = _plan("PendingVerification")
     mine = {"guardian_id": ME, "guardian_name": "Grace", "note": None, "created_at": NOW}
     page = _seen(_facts(plan, objections=[mine]))
-    assert page["objected_at"] == NOW
+    assert page["verification"]["objected_at"] == NOW
     assert "object" not in page["asks"] and "withdraw_objection" in page["asks"]
 
 
 def test_after_approving_may_not_approve_again() -> None:
     page = _seen(_facts(_plan("PendingVerification"), approved_by_me=True, approvals=1))
-    assert "approve" not in page["asks"] and page["approvals"] == 1
+    assert "approve" not in page["asks"] and page["verification"]["approvals"] == 1
 
 
 def test_released_with_heirs_may_resend_and_propose_and_answer_a_running_change() -> None:
@@ -141,7 +144,7 @@ def test_released_with_heirs_may_resend_and_propose_and_answer_a_running_change(
     }
     page = _seen(_facts(_plan("Released"), links=links, changes=[change]))
     assert page["asks"] == ["resend", "propose_address", "agree_address", "stop_address"]
-    assert page["uncorrectable"] == [] and not page["short_of_guardians"]
+    assert page["heirs"]["uncorrectable"] == [] and not page["heirs"]["short_of_guardians"]
 
 
 def test_short_of_guardians_names_the_bounced_heirs_nobody_can_correct() -> None:
@@ -158,12 +161,12 @@ def test_short_of_guardians_names_the_bounced_heirs_nobody_can_correct() -> None
         "agreed_by_me": True,
     }
     page = _seen(_facts(_plan("Released"), links=links, changes=[unreached], accepted_guardians=1))
-    assert page["short_of_guardians"] and page["uncorrectable"] == ["Ann"]
+    assert page["heirs"]["short_of_guardians"] and page["heirs"]["uncorrectable"] == ["Ann"]
 
 
 def test_approved_and_ready_shows_when() -> None:
     page = _seen(_facts(_plan("Approved", ready_at=NOW)))
-    assert page["ready_at"] == NOW and page["asks"] == ["suggest_address"]
+    assert page["plan"]["ready_at"] == NOW and page["asks"] == ["suggest_address"]
 
 
 def test_a_passkey_guardian_may_add_a_passkey_until_the_release() -> None:

@@ -54,7 +54,8 @@ async def _page(request: web.Request) -> guardian_pages.GuardianPage:
     # stand-in words (a name cleared since) are written in it.
     html.negotiate(request, locale=found["locale"], time_zone=found["time_zone"])
     with html.speaking(request):
-        found["owner"] = users.known_as(name=found["owner_name"], wallet=found["owner_wallet"])
+        owned = found["plan"]
+        found["owner"] = users.known_as(name=owned["owner_name"], wallet=owned["owner_wallet"])
     return found
 
 
@@ -161,7 +162,7 @@ async def guardian_ask(request: web.Request) -> web.Response:
             note=note,
             change_id=form.get("changeId") or None,
         )
-    if page["wallet_address"] is None:
+    if page["guardian"]["wallet_address"] is None:
         return _ceremony(request, page, cast(passkey.Ceremony | str, prepared), note=note)
     prepared = cast(Prepared, prepared)
     assert answer is not None  # asked now: declared
@@ -230,9 +231,9 @@ def _posted_note(
 
 def _heir_named(page: guardian_pages.GuardianPage, form: dict[str, str]) -> str | None:
     """The heir a wallet's request names: the one posted, or the one of the change posted."""
-    changed = (c["beneficiary_id"] for c in page["address_changes"] if c["id"] == form.get("changeId"))
+    changed = (c["beneficiary_id"] for c in page["heirs"]["changes"] if c["id"] == form.get("changeId"))
     about = next(changed, form.get("beneficiaryId"))
-    return next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == about), None)
+    return next((b["name"] for b in page["heirs"]["links"] if b["beneficiary_id"] == about), None)
 
 
 def _note(value: str | None) -> str | None:

@@ -22,77 +22,21 @@ from models.account import users
 from models.claim import claim_links
 from models.common import as_record, live_account
 from models.flows.answers import declared
-from models.flows.answers.declared import Action
+from models.flows.answers.shown import (
+    Action,
+    Guardian,
+    GuardianPage,
+    HeirRequest,
+    Heirs,
+    PlanState,
+    Report,
+    Verification,
+)
 from models.plan import objections
 from models.plan.guardianships import open_addresses
 from models.plan.guardianships.membership import Answerer
 from models.plan.guardianships.open_addresses import UNREACHED
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
-
-
-class Report(TypedDict):
-    guardian_name: str | None
-    note: str | None
-    reason: str | None  # plans.REPORT_REASONS, or None when the guardian gave none
-    created_at: datetime
-
-
-class HeirRequest(TypedDict):
-    name: str | None
-    note: str | None
-    created_at: datetime
-
-
-class GuardianPage(TypedDict):
-    """What the page shows a guardian: the plan's state and progress, never its contents."""
-
-    guardian_id: str
-    guardian_name: str
-    wallet_address: str | None  # None: they answer with a passkey (models.flows.answers.passkey)
-    passkeys: int  # how many passkeys they registered (a guardian without a wallet)
-    invitation: str  # pending | accepted | declined
-    reconfirm_asked_at: datetime | None  # asked to confirm they can still act, unanswered
-    unresponsive_since: datetime | None  # that request went unanswered past its grace
-    owner_name: str | None
-    owner_wallet: str
-    owner: str  # the words naming the owner: their name, or their wallet (users.known_as)
-    plan_id: str | None
-    status: str | None  # None: the owner has no plan yet
-    verification_reason: str | None
-    verification_started_at: datetime | None
-    deadline: datetime | None  # the verification's, if it has one (models.plans.verification_deadline)
-    on_timeout: str | None  # what happens at it: "release" or "wait"
-    deadline_chosen: bool  # the owner chose the deadline or its outcome (False: the service's default)
-    timed_out_at: datetime | None  # the deadline passed and the plan went on waiting
-    accepted_at: datetime | None
-    # In a verification an heir asked for: who asked, when, and their note (the round's first).
-    heir_request: HeirRequest | None
-    # Active, after the owner's check-in ended a verification: when, and until when a new
-    # report waits (PLAN_REPORT_COOLDOWN_SECONDS; None: a report is possible now).
-    vetoed_at: datetime | None
-    report_from: datetime | None
-    reports: list[Report]  # this round's
-    objections: list[objections.Objection]  # this round's standing ones, theirs included
-    objected_at: datetime | None  # their own standing objection this round
-    approvals: int
-    threshold: int
-    approved_by_me: bool
-    ready_at: datetime | None
-    # Accepted, in verification: the latest sign-in with the owner's wallet this round (someone
-    # holds the owner's key).
-    owner_key_used_at: datetime | None
-    # Once accepted and the plan released or ready: each heir's link delivery (names only).
-    beneficiaries: list[claim_links.LinkDelivery]
-    # Proposed heir addresses still running, and an heir's latest that could not be reached.
-    address_changes: list[open_addresses.OpenChange]
-    # The bounced heirs whose address too few guardians can correct: a sentence each
-    # (models.address_links.uncorrectable, in the page's language; an heir whose new address
-    # could not be reached is named in that change's words, address_links.unreachable).
-    uncorrectable: list[str]
-    short_of_guardians: bool  # too few accepted guardians to agree on a corrected address
-    locale: str | None  # the guardian's language and zone as recorded: their page's
-    time_zone: str | None
-    asks: list[Action]  # what is asked of this guardian now
 
 
 async def answerer_by_token(pool: Pool, *, token: str) -> Answerer | None:
@@ -221,133 +165,86 @@ def seen(*, facts: Facts, now: datetime | None, report_cooldown: timedelta) -> G
     """What the guardian sees and may answer, from the facts and the time alone (no database)."""
     row, plan = facts["guardian"], facts["plan"]
     accepted = row["accepted_at"] is not None
-    status = None if plan is None else plan["status"]
     page = GuardianPage(
-        **_who(row),
         plan_id=row["plan_id"],
-        status=status,
-        **_verification(plan if accepted and status == PENDING else None),
-        **_moments(row, plan, accepted=accepted),
-        heir_request=facts["heir_request"],
-        report_from=None,
-        reports=facts["reports"],
-        objections=facts["objections"],
-        objected_at=next(
-            (o["created_at"] for o in facts["objections"] if o["guardian_id"] == row["id"]), None
-        ),
-        approvals=facts["approvals"],
-        threshold=facts["threshold"],
-        approved_by_me=facts["approved_by_me"],
-        beneficiaries=facts["links"],
-        address_changes=facts["changes"],
-        **_heirs_unreachable(facts),
+        status=None if plan is None else plan["status"],
+        owner=users.known_as(name=row["owner_name"], wallet=row["owner_wallet"]),
+        locale=row["locale"],
+        time_zone=row["time_zone"],
+        guardian=_guardian(row),
+        plan=_plan_state(facts, plan if accepted else None),
+        verification=_verification(facts, plan if accepted else None),
+        heirs=_heirs(facts),
         asks=[],
     )
-    vetoed = page["vetoed_at"]
+    vetoed = page["plan"]["vetoed_at"]
     if vetoed is not None and now is not None and vetoed + report_cooldown > now:
-        page["report_from"] = vetoed + report_cooldown
+        page["plan"]["report_from"] = vetoed + report_cooldown
     page["asks"] = declared.asked_now(page=page)
     return page
 
 
-class _Who(TypedDict):
-    guardian_id: str
-    guardian_name: str
-    wallet_address: str | None
-    passkeys: int
-    invitation: str
-    reconfirm_asked_at: datetime | None
-    unresponsive_since: datetime | None
-    accepted_at: datetime | None
-    owner_name: str | None
-    owner_wallet: str
-    owner: str
-    locale: str | None
-    time_zone: str | None
-
-
-def _who(row: dict[str, Any]) -> _Who:
-    """The guardian, how they answer and where they stand; their owner, named."""
+def _guardian(row: dict[str, Any]) -> Guardian:
+    """The guardian, how they answer and where they stand."""
     accepted = row["accepted_at"] is not None
-    return _Who(
-        guardian_id=row["id"],
-        guardian_name=row["name"],
+    return Guardian(
+        id=row["id"],
+        name=row["name"],
         wallet_address=row["wallet_address"],
         passkeys=int(row["passkeys"]),
         invitation="accepted" if accepted else "declined" if row["declined_at"] else "pending",
+        accepted_at=row["accepted_at"],
         reconfirm_asked_at=row["reconfirm_asked_at"] if accepted else None,
         unresponsive_since=row["unresponsive_since"] if accepted else None,
-        accepted_at=row["accepted_at"],
-        owner_name=row["owner_name"],
-        owner_wallet=row["owner_wallet"],
-        owner=users.known_as(name=row["owner_name"], wallet=row["owner_wallet"]),
-        locale=row["locale"],
-        time_zone=row["time_zone"],
     )
 
 
-class _Moments(TypedDict):
-    deadline_chosen: bool
-    vetoed_at: datetime | None
-    ready_at: datetime | None
-    owner_key_used_at: datetime | None
-
-
-def _moments(row: dict[str, Any], plan: Plan | None, *, accepted: bool) -> _Moments:
-    """When the plan's state changed, as a guardian who accepted sees it (to anyone else, only
-    whether the owner chose the deadline)."""
-    status = None if plan is None or not accepted else plan["status"]
-    return _Moments(
-        deadline_chosen=bool(plan and plan["deadline_chosen_at"]),
+def _plan_state(facts: Facts, plan: Plan | None) -> PlanState:
+    """The owner and the plan's moments, as a guardian who accepted sees them (`plan` None: not
+    accepted; then only whether the owner chose the deadline)."""
+    row, status = facts["guardian"], None if plan is None else plan["status"]
+    return PlanState(
+        owner_name=row["owner_name"],
+        owner_wallet=row["owner_wallet"],
+        threshold=facts["threshold"],
+        deadline_chosen=bool(facts["plan"] and facts["plan"]["deadline_chosen_at"]),
         vetoed_at=plan["last_vetoed_at"] if plan and status == ACTIVE else None,
+        report_from=None,
         ready_at=plan["ready_at"] if plan and status == APPROVED else None,
         owner_key_used_at=row["owner_key_used_at"] if status in FROZEN else None,
     )
 
 
-class _Verifying(TypedDict):
-    verification_reason: str | None
-    verification_started_at: datetime | None
-    deadline: datetime | None
-    on_timeout: str | None
-    timed_out_at: datetime | None
-
-
-def _verification(plan: Plan | None) -> _Verifying:
-    """A running verification, to a guardian who accepted (None: nothing of it)."""
-    if plan is None:
-        return _Verifying(
-            verification_reason=None,
-            verification_started_at=None,
-            deadline=None,
-            on_timeout=None,
-            timed_out_at=None,
-        )
-    return _Verifying(
-        verification_reason=plan["verification_reason"],
-        verification_started_at=plan["verification_started_at"],
-        deadline=plans.verification_deadline(plan=plan),
-        on_timeout=plan["on_verification_timeout"],
-        timed_out_at=plan["verification_timed_out_at"],
+def _verification(facts: Facts, plan: Plan | None) -> Verification:
+    """The round, to a guardian who accepted; its dates only while it runs."""
+    running = plan if plan is not None and plan["status"] == PENDING else None
+    mine = facts["guardian"]["id"]
+    return Verification(
+        reason=running["verification_reason"] if running else None,
+        started_at=running["verification_started_at"] if running else None,
+        deadline=plans.verification_deadline(plan=running) if running else None,
+        on_timeout=running["on_verification_timeout"] if running else None,
+        timed_out_at=running["verification_timed_out_at"] if running else None,
+        heir_request=facts["heir_request"],
+        reports=facts["reports"],
+        objections=facts["objections"],
+        objected_at=next((o["created_at"] for o in facts["objections"] if o["guardian_id"] == mine), None),
+        approvals=facts["approvals"],
+        approved_by_me=facts["approved_by_me"],
     )
 
 
-class _Unreachable(TypedDict):
-    uncorrectable: list[str]
-    short_of_guardians: bool
-
-
-def _heirs_unreachable(facts: Facts) -> _Unreachable:
-    """Too few accepted guardians to agree on a corrected address, and then the bounced heirs
-    nobody can correct (an heir unreached at a new address is named in that change's words)."""
-    if not facts["links"]:
-        return _Unreachable(uncorrectable=[], short_of_guardians=False)
-    short = address_links.short_of_guardians(accepted=facts["accepted_guardians"], needed=facts["threshold"])
-    unreached = {c["beneficiary_id"] for c in facts["changes"] if c["status"] == UNREACHED}
-    stuck = [
-        b["name"] for b in facts["links"] if b["status"] == "bounced" and b["beneficiary_id"] not in unreached
-    ]
-    return _Unreachable(uncorrectable=stuck if short else [], short_of_guardians=short)
+def _heirs(facts: Facts) -> Heirs:
+    """The heirs' links and addresses; when too few accepted guardians can agree on a corrected
+    address, the bounced heirs nobody can correct (an heir unreached at a new address is named
+    in that change's words)."""
+    links, changes = facts["links"], facts["changes"]
+    short = bool(links) and address_links.short_of_guardians(
+        accepted=facts["accepted_guardians"], needed=facts["threshold"]
+    )
+    unreached = {c["beneficiary_id"] for c in changes if c["status"] == UNREACHED}
+    stuck = [b["name"] for b in links if b["status"] == "bounced" and b["beneficiary_id"] not in unreached]
+    return Heirs(links=links, changes=changes, uncorrectable=stuck if short else [], short_of_guardians=short)
 
 
 def _heirs_hold_links(plan: Plan) -> bool:

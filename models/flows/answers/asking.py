@@ -55,7 +55,7 @@ async def checked(
     answer = declared.BY_NAME.get(action)
     if answer is None or action not in page["asks"]:
         raise Conflict(NOT_ASKED)
-    if answer.on_chain and page["wallet_address"] is None:
+    if answer.on_chain and page["guardian"]["wallet_address"] is None:
         approvals.require_off_chain(contract_id=settings.service_contract_id)
     retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
     if retry:
@@ -81,7 +81,7 @@ def carried(
             raise BadRequest(N_("That reason is not one of the list: choose one from the list, or none."))
         return reason or None
     if answer.carries == "heir":
-        if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
+        if beneficiary_id not in {b["beneficiary_id"] for b in page["heirs"]["links"]}:
             raise NotFound("Beneficiary")
         return beneficiary_id
     if answer.carries == "change":
@@ -101,7 +101,7 @@ def bound_note(*, answer: Declared, note: str | None) -> str | None:
 
 def change_asked(*, page: GuardianPage, action: str, change_id: str | None) -> str:
     """The proposed heir address an agree or stop answer is about: one the page shows (404)."""
-    change = next((c for c in page["address_changes"] if c["id"] == change_id), None)
+    change = next((c for c in page["heirs"]["changes"] if c["id"] == change_id), None)
     if (
         change is None
         or change["status"] not in OPEN

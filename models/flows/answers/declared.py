@@ -13,35 +13,17 @@ docs/pages.md "The guardian's page".
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal, TypedDict
+from typing import Literal
 
 from core.text.i18n import N_
-from models.claim import claim_links
 from models.flows.answers import acts
+from models.flows.answers.shown import ACTIONS as ACTIONS
+from models.flows.answers.shown import Action, GuardianPage
 from models.plan import approvals
 from models.plan.guardianships import open_addresses
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED
-
-Action = Literal[
-    "accept",
-    "decline",
-    "reconfirm",
-    "report",
-    "approve",
-    "object",
-    "withdraw_objection",
-    "resend",
-    "propose_address",
-    "suggest_address",
-    "agree_address",
-    "stop_address",
-    "add_passkey",
-]
-ACTIONS: tuple[Action, ...] = typing.get_args(Action)
 
 # What an answer carries beside itself, by the form field the page posts.
 Carried = Literal["reason", "heir", "change"]
@@ -62,23 +44,7 @@ OUT_OF_A_ROUND = (DRAFT, ACTIVE)
 WHILE_PLANNED = (ACTIVE, PENDING, APPROVED)
 
 
-class Page(TypedDict):
-    """What of the guardian's page the rules read (models.flows.guardian_pages.GuardianPage)."""
-
-    status: str | None
-    invitation: str
-    wallet_address: str | None
-    passkeys: int
-    reconfirm_asked_at: datetime | None
-    unresponsive_since: datetime | None
-    report_from: datetime | None
-    approved_by_me: bool
-    objected_at: datetime | None
-    beneficiaries: list[claim_links.LinkDelivery]
-    address_changes: list[open_addresses.OpenChange]
-
-
-def _always(page: Page) -> bool:
+def _always(page: GuardianPage) -> bool:
     return True
 
 
@@ -92,7 +58,7 @@ class Declared:
     passkey_title: str
     passkey_button: str
     act: acts.Act | None  # None: an approval (bound to its attestation) or adding a passkey
-    also: Callable[[Page], bool] = _always  # what else the page must show
+    also: Callable[[GuardianPage], bool] = _always  # what else the page must show
     carries: Carried | None = None
     note: Note | None = None
     binds: Binds = "answer"
@@ -102,52 +68,55 @@ class Declared:
     def purpose(self) -> str:
         return f"guardian.{self.name}"
 
-    def asked(self, *, page: Page) -> bool:
+    def asked(self, *, page: GuardianPage) -> bool:
         """Whether the page offers this answer now (the model functions refuse it otherwise)."""
-        accepted = page["invitation"] == "accepted"
+        accepted = page["guardian"]["invitation"] == "accepted"
         if (self.standing == "accepted" and not accepted) or (self.standing == "invited" and accepted):
             return False
         return page["status"] in self.states and self.also(page)
 
 
-def _reconfirm_asked(page: Page) -> bool:
-    return page["reconfirm_asked_at"] is not None or page["unresponsive_since"] is not None
+def _reconfirm_asked(page: GuardianPage) -> bool:
+    guardian = page["guardian"]
+    return guardian["reconfirm_asked_at"] is not None or guardian["unresponsive_since"] is not None
 
 
-def _report_open(page: Page) -> bool:
-    return page["report_from"] is None
+def _report_open(page: GuardianPage) -> bool:
+    return page["plan"]["report_from"] is None
 
 
-def _not_approved(page: Page) -> bool:
-    return not page["approved_by_me"]
+def _not_approved(page: GuardianPage) -> bool:
+    return not page["verification"]["approved_by_me"]
 
 
-def _not_objected(page: Page) -> bool:
-    return page["objected_at"] is None  # one answer per round: objecting takes an approval back
+def _not_objected(page: GuardianPage) -> bool:
+    # One answer per round: objecting takes an approval back.
+    return page["verification"]["objected_at"] is None
 
 
-def _objected(page: Page) -> bool:
-    return page["objected_at"] is not None
+def _objected(page: GuardianPage) -> bool:
+    return page["verification"]["objected_at"] is not None
 
 
-def _heirs_listed(page: Page) -> bool:
-    return bool(page["beneficiaries"])
+def _heirs_listed(page: GuardianPage) -> bool:
+    return bool(page["heirs"]["links"])
 
 
-def _heirs_not_listed(page: Page) -> bool:
-    return not page["beneficiaries"]  # to the owner, who decides: the heirs are not listed yet
+def _heirs_not_listed(page: GuardianPage) -> bool:
+    return not page["heirs"]["links"]  # to the owner, who decides: the heirs are not listed yet
 
 
-def _change_to_agree(page: Page) -> bool:
-    return any(c["status"] == "pending" and not c["agreed_by_me"] for c in page["address_changes"])
+def _change_to_agree(page: GuardianPage) -> bool:
+    return any(c["status"] == "pending" and not c["agreed_by_me"] for c in page["heirs"]["changes"])
 
 
-def _change_running(page: Page) -> bool:
-    return any(c["status"] in open_addresses.OPEN for c in page["address_changes"])
+def _change_running(page: GuardianPage) -> bool:
+    return any(c["status"] in open_addresses.OPEN for c in page["heirs"]["changes"])
 
 
-def _passkey_held(page: Page) -> bool:
-    return page["wallet_address"] is None and bool(page["passkeys"])  # another device, after proving
+def _passkey_held(page: GuardianPage) -> bool:
+    # Another device, after proving with a passkey they have.
+    return page["guardian"]["wallet_address"] is None and bool(page["guardian"]["passkeys"])
 
 
 # In the order the page lists them.
@@ -311,7 +280,7 @@ NEW_PASSKEY = (N_("Create your new passkey"), N_("Create a passkey on this devic
 REGISTER = "guardian.register"
 
 
-def asked_now(*, page: Page) -> list[Action]:
+def asked_now(*, page: GuardianPage) -> list[Action]:
     """What the guardian can answer now, in the page's order."""
     if page["status"] is None:
         return []

@@ -67,7 +67,7 @@ async def ask(
         note=note,
         client_ip=client_ip,
     )
-    if page["wallet_address"] is None:
+    if page["guardian"]["wallet_address"] is None:
         return await passkey.ask(pool, redis, settings, page=page, asked=asked, now=now)
     return await _wallet_request(pool, redis, settings, gateway=gateway, page=page, asked=asked, now=now)
 
@@ -86,8 +86,8 @@ async def _wallet_request(
     off-chain carries the attestation's SHA-256), or the approve_guardian call built through the
     RPC node (approve, contract mode). The note the answer binds is kept sealed beside the
     request until the wallet signs."""
-    assert page["plan_id"] is not None and page["wallet_address"] is not None
-    subject, wallet, answer = page["guardian_id"], page["wallet_address"], asked.answer
+    assert page["plan_id"] is not None and page["guardian"]["wallet_address"] is not None
+    subject, wallet, answer = page["guardian"]["id"], page["guardian"]["wallet_address"], asked.answer
     if answer.binds == "answer":
         prepared = await challenge.issue(
             redis,
@@ -118,7 +118,7 @@ async def _wallet_request(
             plan=plan,
             guardian_id=subject,
             wallet_address=wallet,
-            owner_wallet=page["owner_wallet"],
+            owner_wallet=page["plan"]["owner_wallet"],
             now=now,
             keep=False,
         )
@@ -133,7 +133,7 @@ async def _wallet_request(
     target: onchain.Target = {
         "function": "approve_guardian",
         "owner_id": plan["user_id"],
-        "owner_wallet": page["owner_wallet"],
+        "owner_wallet": page["plan"]["owner_wallet"],
         "plan_id": plan["id"],
         "signer": wallet,
         "guardian_id": subject,

@@ -55,7 +55,7 @@ async def ask(
     The note the answer binds is bound into the challenge; the passkey page carries it
     unchanged."""
     assert page["plan_id"] is not None and page["status"] is not None
-    answer, guardian_id = asked.answer, page["guardian_id"]
+    answer, guardian_id = asked.answer, page["guardian"]["id"]
     async with autocommit(pool) as cur:
         keys = await guardian_passkeys.of_guardian(cur, guardian_id=guardian_id)
         plan = await plans.get_by_id(cur, plan_id=page["plan_id"])
@@ -74,7 +74,7 @@ async def ask(
             plan=plan,
             guardian_id=guardian_id,
             wallet_address=None,
-            owner_wallet=page["owner_wallet"],
+            owner_wallet=page["plan"]["owner_wallet"],
             now=now,
             keep=False,
         )
@@ -94,10 +94,10 @@ async def ask(
         options = passkey.creation_options(
             settings=settings,
             request=request,
-            user_name=page["guardian_name"],
+            user_name=page["guardian"]["name"],
             # What the device's passkey list shows, in the guardian's language (the page asks inside it).
             display_name=_("{guardian}, guardian of {owner}'s plan").format(
-                guardian=page["guardian_name"], owner=page["owner"]
+                guardian=page["guardian"]["name"], owner=page["owner"]
             ),
             existing=keys,
         )
@@ -110,11 +110,11 @@ async def ask(
 
 def _answerer(page: GuardianPage, round_: int) -> Answerer:
     return {
-        "guardian_id": page["guardian_id"],
+        "guardian_id": page["guardian"]["id"],
         "wallet_address": None,
         "accepted_at": None,
         "owner_id": "",
-        "owner_wallet": page["owner_wallet"],
+        "owner_wallet": page["plan"]["owner_wallet"],
         "plan_id": page["plan_id"],
         "status": page["status"],
         "verification_round": round_,
