@@ -156,3 +156,13 @@ async def test_in_contract_mode_a_passkey_cannot_approve_and_says_so_as_every_pr
     from models.plan import approvals
 
     assert refused.value.status == 409 and refused.value.message == approvals.ON_CHAIN
+
+
+def test_the_page_and_the_ask_read_one_rule_for_what_only_a_wallet_proves() -> None:
+    approve, report = declared.BY_NAME["approve"], declared.BY_NAME["report"]
+    contract = "C" + "A" * 55
+    passkey_page, wallet_page = _page(wallet=None, asks=[]), _page(wallet="G" + "B" * 55, asks=[])
+    assert declared.needs_a_wallet(answer=approve, page=passkey_page, contract_id=contract)
+    assert not declared.needs_a_wallet(answer=approve, page=wallet_page, contract_id=contract)
+    assert not declared.needs_a_wallet(answer=approve, page=passkey_page, contract_id=None)
+    assert not declared.needs_a_wallet(answer=report, page=passkey_page, contract_id=contract)

@@ -105,7 +105,15 @@ async def guardian_page(request: web.Request) -> web.Response:
             title=_("Your guardian page"),
             page=page,
             path=_path(request),
-            contract=bool(context(request).settings.service_contract_id),
+            wallet_only=[
+                name
+                for name in page["asks"]
+                if declared.needs_a_wallet(
+                    answer=declared.BY_NAME[name],
+                    page=page,
+                    contract_id=context(request).settings.service_contract_id,
+                )
+            ],
             uncorrectable=html.naming(address_links.uncorrectable),
             unreachable=html.naming(address_links.unreachable),
         )

@@ -55,7 +55,7 @@ async def checked(
     answer = declared.BY_NAME.get(action)
     if answer is None or action not in page["asks"]:
         raise Conflict(NOT_ASKED)
-    if answer.on_chain and page["guardian"]["wallet_address"] is None:
+    if declared.needs_a_wallet(answer=answer, page=page, contract_id=settings.service_contract_id):
         approvals.require_off_chain(contract_id=settings.service_contract_id)
     retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
     if retry:

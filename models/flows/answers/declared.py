@@ -280,6 +280,13 @@ NEW_PASSKEY = (N_("Create your new passkey"), N_("Create a passkey on this devic
 REGISTER = "guardian.register"
 
 
+def needs_a_wallet(*, answer: Declared, page: GuardianPage, contract_id: str | None) -> bool:
+    """An answer only a guardian wallet can prove here: with a contract configured, one proved
+    on chain (an approval), asked of a guardian without a wallet. The page says so in place of
+    its button; asked anyway, it is refused (approvals.require_off_chain)."""
+    return answer.on_chain and bool(contract_id) and page["guardian"]["wallet_address"] is None
+
+
 def asked_now(*, page: GuardianPage) -> list[Action]:
     """What the guardian can answer now, in the page's order."""
     if page["status"] is None:
