@@ -49,6 +49,7 @@ def _facts(plan: Plan | None, *, accepted: bool = True, **values: Any) -> guardi
         "approvals": 0,
         "approved_by_me": False,
         "objections": [],
+        "objection_window": None,
         "heir_request": None,
         "links": [],
         "changes": [],
@@ -173,3 +174,16 @@ def test_a_passkey_guardian_may_add_a_passkey_until_the_release() -> None:
     passkey = {"wallet_address": None, "passkeys": 1}
     assert _seen(_facts(_plan("Active"), guardian=passkey))["asks"][-1] == "add_passkey"
     assert "add_passkey" not in _seen(_facts(_plan("Released"), guardian=passkey))["asks"]
+
+
+def test_after_an_objection_lapsed_may_approve_but_not_object_again() -> None:
+    plan = _plan("PendingVerification")
+    page = _seen(_facts(plan, objection_window=NOW - timedelta(minutes=1)))
+    assert page["verification"]["objection_lapsed_at"] == NOW - timedelta(minutes=1)
+    assert "object" not in page["asks"] and "approve" in page["asks"]
+    assert "withdraw_objection" not in page["asks"]
+
+
+def test_after_withdrawing_an_objection_still_running_may_object_again() -> None:
+    page = _seen(_facts(_plan("PendingVerification"), objection_window=NOW + timedelta(days=3)))
+    assert page["verification"]["objection_lapsed_at"] is None and "object" in page["asks"]

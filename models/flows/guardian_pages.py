@@ -67,6 +67,7 @@ class Facts(TypedDict):
     approvals: int
     approved_by_me: bool
     objections: list[objections.Objection]  # this round's standing ones
+    objection_window: datetime | None  # when the guardian's own objection this round lapses (lapsed)
     heir_request: HeirRequest | None
     links: list[claim_links.LinkDelivery]
     changes: list[open_addresses.OpenChange]
@@ -120,6 +121,7 @@ async def load(pool: Pool, ring: KeyRing, *, token: str) -> Facts | None:
             approvals=0,
             approved_by_me=False,
             objections=[],
+            objection_window=None,
             heir_request=None,
             links=[],
             changes=[],
@@ -138,6 +140,8 @@ async def _load_more(cur: Cursor, ring: KeyRing, *, facts: Facts, plan: Plan) ->
     facts["reports"], facts["approvals"], facts["approved_by_me"] = await _round(cur, ring, plan, guardian_id)
     if _objections_shown(plan):
         facts["objections"] = await objections.shown(cur, ring, plan=plan)
+    if plan["status"] == PENDING:
+        facts["objection_window"] = await objections.window_of(cur, plan=plan, guardian_id=guardian_id)
     if _heir_asked(plan):
         facts["heir_request"] = await _heir_request(cur, ring, plan)
     if _heirs_hold_links(plan):
@@ -173,7 +177,7 @@ def seen(*, facts: Facts, now: datetime | None, report_cooldown: timedelta) -> G
         time_zone=row["time_zone"],
         guardian=_guardian(row),
         plan=_plan_state(facts, plan if accepted else None),
-        verification=_verification(facts, plan if accepted else None),
+        verification=_verification(facts, plan if accepted else None, now=now),
         heirs=_heirs(facts),
         asks=[],
     )
@@ -215,10 +219,10 @@ def _plan_state(facts: Facts, plan: Plan | None) -> PlanState:
     )
 
 
-def _verification(facts: Facts, plan: Plan | None) -> Verification:
+def _verification(facts: Facts, plan: Plan | None, *, now: datetime | None) -> Verification:
     """The round, to a guardian who accepted; its dates only while it runs."""
     running = plan if plan is not None and plan["status"] == PENDING else None
-    mine = facts["guardian"]["id"]
+    mine, window = facts["guardian"]["id"], facts["objection_window"]
     return Verification(
         reason=running["verification_reason"] if running else None,
         started_at=running["verification_started_at"] if running else None,
@@ -229,6 +233,7 @@ def _verification(facts: Facts, plan: Plan | None) -> Verification:
         reports=facts["reports"],
         objections=facts["objections"],
         objected_at=next((o["created_at"] for o in facts["objections"] if o["guardian_id"] == mine), None),
+        objection_lapsed_at=window if running and window and now is not None and window <= now else None,
         approvals=facts["approvals"],
         approved_by_me=facts["approved_by_me"],
     )

@@ -90,8 +90,10 @@ def _not_approved(page: GuardianPage) -> bool:
 
 
 def _not_objected(page: GuardianPage) -> bool:
-    # One answer per round: objecting takes an approval back.
-    return page["verification"]["objected_at"] is None
+    # One answer per round: objecting takes an approval back. An objection that lapsed (the
+    # owner did not check in) cannot be made again in the round.
+    verification = page["verification"]
+    return verification["objected_at"] is None and verification["objection_lapsed_at"] is None
 
 
 def _objected(page: GuardianPage) -> bool:

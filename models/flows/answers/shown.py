@@ -88,6 +88,9 @@ class Verification(TypedDict):
     reports: list[Report]  # this round's
     objections: list[objections.Objection]  # this round's standing ones, theirs included
     objected_at: datetime | None  # their own standing objection this round
+    # Their objection this round lapsed (the owner did not check in by then): they cannot object
+    # again in it (models.plan.objections `record`).
+    objection_lapsed_at: datetime | None
     approvals: int
     approved_by_me: bool
 
