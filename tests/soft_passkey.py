@@ -47,10 +47,20 @@ class SoftPasskey:
     key: ec.EllipticCurvePrivateKey = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
     credential_id: bytes = field(default_factory=lambda: secrets.token_bytes(16))
     counter: int = 0
+    # A device that misbehaves: the COSE public key it registers instead of its own, and what
+    # its client data says besides (e.g. a cross-origin frame's `crossOrigin` and `topOrigin`).
+    cose: bytes | None = None
+    client_extra: dict[str, Any] = field(default_factory=dict)
 
     def _client_data(self, kind: str, options: dict[str, Any]) -> bytes:
         return json.dumps(
-            {"type": kind, "challenge": options["challenge"], "origin": self.origin, "crossOrigin": False}
+            {
+                "type": kind,
+                "challenge": options["challenge"],
+                "origin": self.origin,
+                "crossOrigin": False,
+                **self.client_extra,
+            }
         ).encode()
 
     def _rp_hash(self, options: dict[str, Any]) -> bytes:
@@ -60,7 +70,7 @@ class SoftPasskey:
     def create(self, options: dict[str, Any]) -> str:
         """`navigator.credentials.create`, serialised as the page's script posts it."""
         numbers = self.key.public_key().public_numbers()
-        cose = cbor2.dumps(
+        cose = self.cose or cbor2.dumps(
             {1: 2, 3: -7, -1: 1, -2: numbers.x.to_bytes(32, "big"), -3: numbers.y.to_bytes(32, "big")}
         )
         attested = bytes(16) + struct.pack(">H", len(self.credential_id)) + self.credential_id + cose

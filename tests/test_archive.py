@@ -184,6 +184,11 @@ async def test_interrupted_upload_leaves_nothing(vault: Archive, settings):
         ({"type": "selfie"}, (b"x", "a.png", "image/png"), "type: Must be one of: document, photo"),
         ({"category": "misc"}, (b"x", "a.txt", "text/plain"), "category: Must be one of: legal"),
         ({"audience": "everyone"}, (b"x", "a.txt", "text/plain"), "audience: Not valid JSON."),
+        (
+            {"audience": "[" * 5_000 + "]" * 5_000},
+            (b"x", "a.txt", "text/plain"),
+            "audience: Not valid JSON.",
+        ),
         ({"audience": '{"all": false}'}, (b"x", "a.txt", "text/plain"), "audience: Give either"),
         (
             {"audience": '{"beneficiaryIds": ["nope"]}'},

@@ -113,7 +113,14 @@ async def test_a_lapse_is_told_and_lets_the_deadline_release_only_after_its_noti
     assert "Guardian 1 told us Olive Owner is alive" in other["text"]
     entries = activity_rows(settings, owner.user["id"])
     assert [e for e in entries if e["kind"] == "guardian.objection_lapsed"]
-    # That guardian cannot object again in this round.
+    # That guardian cannot object again in this round: their page no longer offers it, and a
+    # direct answer is refused.
+    link = [
+        found for m in mails(email_provider, "guardian1@example.org", "") for found in PAGE.findall(m["text"])
+    ][-1]
+    shown = await (await client.get(link)).text()
+    assert 'value="object"' not in shown and 'value="approve"' in shown
+    assert "you cannot object again in it" in shown
     resp = await objecting(client, setup, second)
     assert resp.status == 409 and "lapsed" in (await resp.json())["message"]
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import cbor2
+
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import PlanSetup, activate_plan, answer, get_overview, report
 from tests.plan_helpers import query
@@ -165,3 +167,50 @@ async def test_a_reports_note_is_bound_to_its_passkey_answer(client, run_worker,
     assert await _post(client, action, credential=credential, note=note.replace("\n", "\r\n")) == (303, "")
     text = await (await client.get(sister)).text()
     assert "She is in hospital." in text and "Nothing happened" not in text
+
+
+async def test_a_credential_nested_deep_is_a_400_in_words_with_nothing_recorded_or_logged(
+    client, run_worker, email_provider, settings, caplog
+):
+    _, sister = await _setup(client, run_worker, email_provider)
+    deep = '{"rawId":"AA","x":' + "[" * 100_000 + "]" * 100_000 + "}"
+    status, page = await _ask(client, sister, action="accept")
+    action, _options = ceremony_of(page)
+    with caplog.at_level(logging.WARNING):
+        status, text = await _post(client, action, credential=deep)
+    assert status == 400 and "Your browser did not send a passkey, so nothing was recorded" in text
+    assert not any(r.exc_info or "Traceback" in r.getMessage() for r in caplog.records)
+    assert _passkeys(settings) == 0
+    # To get: the same 400, the guardian's counter untouched and nothing answered.
+    device = await _accept(client, sister)
+    status, page = await _ask(client, sister, action="report")
+    action, _options = ceremony_of(page)
+    status, text = await _post(client, action, credential=deep)
+    assert status == 400 and "Your browser did not send a passkey" in text
+    assert query(settings, "SELECT count(*) AS n FROM plan_reports")[0]["n"] == 0
+    assert await _post(client, action, credential=device.get(_options)) == (303, "")
+
+
+async def test_a_key_that_could_never_verify_leaves_the_guardian_unaccepted_and_says_why(
+    client, run_worker, email_provider, settings
+):
+    _, sister = await _setup(client, run_worker, email_provider)
+    probe = cbor2.dumps({1: 3, 3: -257, -1: b"\x01", -2: b"\x03"})  # RSA with n = 1
+    status, page = await _ask(client, sister, action="accept")
+    action, options = ceremony_of(page)
+    status, text = await _post(client, action, credential=SoftPasskey(ORIGIN, cose=probe).create(options))
+    assert status == 400 and "uses a kind of key this service cannot check" in text
+    assert _passkeys(settings) == 0
+    rows = query(settings, "SELECT count(*) AS n FROM guardians WHERE accepted_at IS NOT NULL")
+    assert rows[0]["n"] == 2  # the two wallet guardians; the sister is still asked to accept
+    assert 'value="accept"' in await (await client.get(sister)).text()
+
+
+async def test_an_answer_from_another_sites_frame_is_refused(client, run_worker, email_provider, settings):
+    _, sister = await _setup(client, run_worker, email_provider)
+    framed = {"crossOrigin": True, "topOrigin": "http://evil.example"}
+    status, page = await _ask(client, sister, action="accept")
+    action, options = ceremony_of(page)
+    device = SoftPasskey(ORIGIN, client_extra=framed)
+    status, text = await _post(client, action, credential=device.create(options))
+    assert status == 401 and "could not be checked" in text and _passkeys(settings) == 0

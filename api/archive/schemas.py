@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from marshmallow import ValidationError, fields, validate
 
 from api.schemas import AudienceSchema, BaseSchema, Text, UtcDateTime
+from core.text import bounded_json
 from models.archive import items
 
 
@@ -22,8 +22,8 @@ class JsonText(fields.Field):
         if not isinstance(value, str):
             raise ValidationError("Must be a JSON string.")
         try:
-            parsed = json.loads(value)
-        except ValueError:
+            parsed = bounded_json.loads(value)
+        except bounded_json.Unparsed:
             raise ValidationError("Not valid JSON.") from None
         try:
             return self.schema.load(parsed)

@@ -11,7 +11,7 @@ page, misses counted per IP as for claim links. docs/pages.md "The guardian's pa
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from aiohttp import web
 from aiohttp_apigami import docs
@@ -28,28 +28,15 @@ from core.text.i18n import N_, _
 from models import address_links
 from models.account import users
 from models.flows import guardian_pages
-from models.flows.answers import guardian, passkey
+from models.flows.answers import declared, guardian, passkey
 from models.plan.guardianships import address_suggestions
 from models.plan.guardianships.membership import Answerer
 from models.proofs.passkey import relying_party
+from models.wallet_requests import Prepared
 
 routes = web.RouteTableDef()
 
 PATH = "/guardian/{token}"
-ASK_TITLES = {
-    "accept": N_("Accept with your wallet"),
-    "decline": N_("Decline with your wallet"),
-    "reconfirm": N_("Confirm with your wallet"),
-    "report": N_("Report with your wallet"),
-    "approve": N_("Approve with your wallet"),
-    "object": N_("Object with your wallet"),
-    "withdraw_objection": N_("Withdraw your objection with your wallet"),
-    "resend": N_("Send the link again"),
-    "propose_address": N_("Propose the new address with your wallet"),
-    "suggest_address": N_("Send the address with your wallet"),
-    "agree_address": N_("Agree with your wallet"),
-    "stop_address": N_("Stop it with your wallet"),
-}
 
 
 async def _page(request: web.Request) -> guardian_pages.GuardianPage:
@@ -67,7 +54,8 @@ async def _page(request: web.Request) -> guardian_pages.GuardianPage:
     # stand-in words (a name cleared since) are written in it.
     html.negotiate(request, locale=found["locale"], time_zone=found["time_zone"])
     with html.speaking(request):
-        found["owner"] = users.known_as(name=found["owner_name"], wallet=found["owner_wallet"])
+        owned = found["plan"]
+        found["owner"] = users.known_as(name=owned["owner_name"], wallet=owned["owner_wallet"])
     return found
 
 
@@ -117,7 +105,15 @@ async def guardian_page(request: web.Request) -> web.Response:
             title=_("Your guardian page"),
             page=page,
             path=_path(request),
-            contract=bool(context(request).settings.service_contract_id),
+            wallet_only=[
+                name
+                for name in page["asks"]
+                if declared.needs_a_wallet(
+                    answer=declared.BY_NAME[name],
+                    page=page,
+                    contract_id=context(request).settings.service_contract_id,
+                )
+            ],
             uncorrectable=html.naming(address_links.uncorrectable),
             unreachable=html.naming(address_links.unreachable),
         )
@@ -157,63 +153,39 @@ async def guardian_ask(request: web.Request) -> web.Response:
     page = await _page(request)
     form = await html.read_form(request)
     action, heir_id, reason = form.get("action"), form.get("beneficiaryId"), form.get("reason")
-    # A proposed heir address rides as the answer's note: kept sealed until the proof comes.
-    note = _note(form.get("email") if action == "propose_address" else form.get("note"))
-    suggestion = None  # before the release: an heir as the guardian knows them, to the owner
-    if action == "suggest_address":
-        with html.speaking(request):  # its refusals name a limit: written in the page's language
-            suggestion = address_suggestions.checked(
-                heir=form.get("heirName"), email=form.get("email"), note=form.get("note")
-            )
-        note = address_suggestions.packed(suggestion=suggestion)
-    if page["wallet_address"] is None:
-        with html.speaking(request):  # a refusal written with its figures is in the page's language
-            ceremony = await passkey.ask(
-                ctx.pool,
-                ctx.redis,
-                ctx.settings,
-                page=page,
-                action=action or "",
-                reason=reason or None,
-                beneficiary_id=heir_id or None,
-                client_ip=client_ip(request),
-                now=ctx.now(),
-                note=note,
-                change_id=form.get("changeId") or None,
-            )
-        return _ceremony(request, page, ceremony, note=note)
-    with html.speaking(request):
+    answer = declared.BY_NAME.get(action or "")
+    note, suggestion = _posted_note(request, form, answer)
+    with html.speaking(request):  # a refusal written with its figures is in the page's language
         prepared = await guardian.ask(
             ctx.pool,
             ctx.redis,
             ctx.settings,
             gateway=ctx.soroban,
             page=page,
-            action=action if isinstance(action, str) else "",
-            beneficiary_id=heir_id if isinstance(heir_id, str) else None,
-            reason=reason if isinstance(reason, str) and reason else None,
+            action=action or "",
+            beneficiary_id=heir_id or None,
+            reason=reason or None,
             client_ip=client_ip(request),
             now=ctx.now(),
             note=note,
             change_id=form.get("changeId") or None,
         )
-    about = next(
-        (c["beneficiary_id"] for c in page["address_changes"] if c["id"] == form.get("changeId")), heir_id
-    )
-    heir = next((b["name"] for b in page["beneficiaries"] if b["beneficiary_id"] == about), None)
-    heir = suggestion["heir"] if suggestion else heir
-    action_name = prepared["purpose"].removeprefix("guardian.").removesuffix("_onchain")
+    if page["guardian"]["wallet_address"] is None:
+        return _ceremony(request, page, cast(passkey.Ceremony | str, prepared), note=note)
+    prepared = cast(Prepared, prepared)
+    assert answer is not None  # asked now: declared
+    heir = suggestion["heir"] if suggestion else _heir_named(page, form)
     with html.speaking(request):
-        msg = guardian_pages.message(page=page, action=action_name, heir=heir)  # type: ignore[arg-type]
+        msg = guardian_pages.message(page=page, action=answer.name, heir=heir)
         shown = wallet_request.present(request, prepared, msg=msg, page_path=_path(request))
         return html.render(
             "guardian_ask.html",
             reader=request,
-            title=_(ASK_TITLES[action_name]),
+            title=_(answer.wallet_title or ""),
             request=shown,
             back=_path(request),
             page=page,
-            fee=action_name == "approve",
+            fee=answer.binds == "attestation",
         )
 
 
@@ -246,25 +218,30 @@ async def guardian_callback(request: web.Request) -> web.Response:
     return wallet_request.answer(request, page_path=_path(request), outcome=outcome)
 
 
-# What each passkey ceremony page is called, and what its one button says.
-CEREMONIES = {
-    "accept": (N_("Accept with a passkey"), N_("Create a passkey and accept")),
-    "decline": (N_("Decline with your passkey"), N_("Use my passkey to decline")),
-    "reconfirm": (N_("Confirm with your passkey"), N_("Use my passkey to confirm")),
-    "report": (N_("Report with your passkey"), N_("Use my passkey to report")),
-    "approve": (N_("Approve with your passkey"), N_("Use my passkey to approve the release")),
-    "object": (N_("Object with your passkey"), N_("Use my passkey to object")),
-    "withdraw_objection": (
-        N_("Withdraw your objection with your passkey"),
-        N_("Use my passkey to withdraw it"),
-    ),
-    "resend": (N_("Send the link again"), N_("Use my passkey to send it")),
-    "propose_address": (N_("Propose the new address with your passkey"), N_("Use my passkey to propose it")),
-    "suggest_address": (N_("Send the address with your passkey"), N_("Use my passkey to send it")),
-    "agree_address": (N_("Agree with your passkey"), N_("Use my passkey to agree")),
-    "stop_address": (N_("Stop it with your passkey"), N_("Use my passkey to stop it")),
-    "add_passkey": (N_("Add a passkey on another device"), N_("Use my passkey first")),
-}
+def _posted_note(
+    request: web.Request, form: dict[str, str], answer: declared.Declared | None
+) -> tuple[str | None, address_suggestions.Suggestion | None]:
+    """The note the answer binds, as its declaration says what rides as one: a report's or
+    objection's words, a proposed heir address (kept sealed until the proof comes), or, before
+    the release, an heir as the guardian knows them, for the owner (with the suggestion)."""
+    kind = answer.note if answer else None
+    if kind == "address":
+        return _note(form.get("email")), None
+    note = _note(form.get("note"))
+    if kind != "suggestion":
+        return note, None
+    with html.speaking(request):  # its refusals name a limit: written in the page's language
+        suggestion = address_suggestions.checked(
+            heir=form.get("heirName"), email=form.get("email"), note=form.get("note")
+        )
+    return address_suggestions.packed(suggestion=suggestion), suggestion
+
+
+def _heir_named(page: guardian_pages.GuardianPage, form: dict[str, str]) -> str | None:
+    """The heir a wallet's request names: the one posted, or the one of the change posted."""
+    changed = (c["beneficiary_id"] for c in page["heirs"]["changes"] if c["id"] == form.get("changeId"))
+    about = next(changed, form.get("beneficiaryId"))
+    return next((b["name"] for b in page["heirs"]["links"] if b["beneficiary_id"] == about), None)
 
 
 def _note(value: str | None) -> str | None:
@@ -285,9 +262,10 @@ def _ceremony(
     """The passkey page for one answer, or back to the guardian's page once it is recorded."""
     if isinstance(ceremony, str):
         return web.Response(status=303, headers={"Location": html.carry_language(request, _path(request))})
-    title, button = CEREMONIES[ceremony["action"]]
-    if ceremony["action"] == "add_passkey" and ceremony["ceremony"] == "create":
-        title, button = N_("Create your new passkey"), N_("Create a passkey on this device")
+    answer = declared.BY_NAME[ceremony["action"]]
+    title, button = answer.passkey_title, answer.passkey_button
+    if answer.name == "add_passkey" and ceremony["ceremony"] == "create":
+        title, button = declared.NEW_PASSKEY
     with html.speaking(request, locale=page["locale"], time_zone=page["time_zone"]):
         rendered = html.render(
             "guardian_passkey.html",
@@ -298,9 +276,7 @@ def _ceremony(
             page=page,
             back=_path(request),
             note=note,
-            suggestion=address_suggestions.unpacked(note=note)
-            if ceremony["action"] == "suggest_address"
-            else None,
+            suggestion=address_suggestions.unpacked(note=note) if answer.note == "suggestion" else None,
             post_to=f"{_path(request)}/passkey/{ceremony['request_id']}",
             script=html.PASSKEY_SCRIPT_PATH,
             integrity=html.PASSKEY_SCRIPT_INTEGRITY,
@@ -320,7 +296,10 @@ def _ceremony(
     "and RP ID (the host of PUBLIC_BASE_URL), user verification, a passkey of this guardian whose "
     "counter went up (or stays 0 for a passkey that never counts); then the request is used up and "
     "the answer recorded: 303 back to "
-    "the page. A refusal records nothing and is a page in words: 400 nothing sent, 401 not this "
+    "the page. A refusal records nothing and is a page in words: 400 nothing sent (or JSON past "
+    "64 KiB or 32 levels), or a key the service cannot verify (only ES256 on P-256, EdDSA, RS256 of "
+    "2048 bits or more with exponent 65537); 401 a ceremony from another site's frame "
+    "(`crossOrigin`), not this "
     "guardian's passkey or not this answer's challenge or a counter that went back (logged as a "
     "possibly copied passkey), 409 used or expired. Adding a passkey: proved with one, the answer is"
     " the page that creates the next.",

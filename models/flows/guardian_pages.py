@@ -10,105 +10,33 @@ guardian's page".
 
 from __future__ import annotations
 
-import typing
 from datetime import datetime, timedelta
-from typing import Literal, TypedDict
+from typing import Any, TypedDict
 
 from core.db import Cursor, Pool, autocommit
 from core.files.crypto import KeyRing
 from core.stellar import sep7
-from core.text.i18n import N_, _
+from core.text.i18n import _
 from models import activity, address_links, guardian_links, plans, sealed_text
 from models.account import users
 from models.claim import claim_links
 from models.common import as_record, live_account
+from models.flows.answers import declared
+from models.flows.answers.shown import (
+    Action,
+    Guardian,
+    GuardianPage,
+    HeirRequest,
+    Heirs,
+    PlanState,
+    Report,
+    Verification,
+)
 from models.plan import objections
 from models.plan.guardianships import open_addresses
 from models.plan.guardianships.membership import Answerer
 from models.plan.guardianships.open_addresses import UNREACHED
 from models.plans import ACTIVE, APPROVED, DRAFT, FROZEN, PENDING, RELEASED, Plan
-
-Action = Literal[
-    "accept",
-    "decline",
-    "reconfirm",
-    "report",
-    "approve",
-    "object",
-    "withdraw_objection",
-    "resend",
-    "propose_address",
-    "suggest_address",
-    "agree_address",
-    "stop_address",
-    "add_passkey",
-]
-ACTIONS: tuple[Action, ...] = typing.get_args(Action)
-
-
-class Report(TypedDict):
-    guardian_name: str | None
-    note: str | None
-    reason: str | None  # plans.REPORT_REASONS, or None when the guardian gave none
-    created_at: datetime
-
-
-class HeirRequest(TypedDict):
-    name: str | None
-    note: str | None
-    created_at: datetime
-
-
-class GuardianPage(TypedDict):
-    """What the page shows a guardian: the plan's state and progress, never its contents."""
-
-    guardian_id: str
-    guardian_name: str
-    wallet_address: str | None  # None: they answer with a passkey (models.flows.answers.passkey)
-    passkeys: int  # how many passkeys they registered (a guardian without a wallet)
-    invitation: str  # pending | accepted | declined
-    reconfirm_asked_at: datetime | None  # asked to confirm they can still act, unanswered
-    unresponsive_since: datetime | None  # that request went unanswered past its grace
-    owner_name: str | None
-    owner_wallet: str
-    owner: str  # the words naming the owner: their name, or their wallet (users.known_as)
-    plan_id: str | None
-    status: str | None  # None: the owner has no plan yet
-    verification_reason: str | None
-    verification_started_at: datetime | None
-    deadline: datetime | None  # the verification's, if it has one (models.plans.verification_deadline)
-    on_timeout: str | None  # what happens at it: "release" or "wait"
-    deadline_chosen: bool  # the owner chose the deadline or its outcome (False: the service's default)
-    timed_out_at: datetime | None  # the deadline passed and the plan went on waiting
-    accepted_at: datetime | None
-    # In a verification an heir asked for: who asked, when, and their note (the round's first).
-    heir_request: HeirRequest | None
-    # Active, after the owner's check-in ended a verification: when, and until when a new
-    # report waits (PLAN_REPORT_COOLDOWN_SECONDS; None: a report is possible now).
-    vetoed_at: datetime | None
-    report_from: datetime | None
-    reports: list[Report]  # this round's
-    objections: list[objections.Objection]  # this round's standing ones, theirs included
-    objected_at: datetime | None  # their own standing objection this round
-    approvals: int
-    threshold: int
-    approved_by_me: bool
-    ready_at: datetime | None
-    # Accepted, in verification: the latest sign-in with the owner's wallet this round (someone
-    # holds the owner's key).
-    owner_key_used_at: datetime | None
-    # Once accepted and the plan released or ready: each heir's link delivery (names only).
-    beneficiaries: list[claim_links.LinkDelivery]
-    # Proposed heir addresses still running, and an heir's latest that could not be reached.
-    address_changes: list[open_addresses.OpenChange]
-    # The bounced heirs whose address too few guardians can correct: a sentence each
-    # (models.address_links.uncorrectable, in the page's language; an heir whose new address
-    # could not be reached is named in that change's words, address_links.unreachable).
-    uncorrectable: list[str]
-    short_of_guardians: bool  # too few accepted guardians to agree on a corrected address
-    locale: str | None  # the guardian's language and zone as recorded: their page's
-    time_zone: str | None
-    asks: list[Action]  # what is asked of this guardian now
 
 
 async def answerer_by_token(pool: Pool, *, token: str) -> Answerer | None:
@@ -128,6 +56,24 @@ async def answerer_by_token(pool: Pool, *, token: str) -> Answerer | None:
     return None if row is None else as_record(Answerer, row=row)
 
 
+class Facts(TypedDict):
+    """What a guardian's page is made of, as loaded (queries and decryption, nothing decided):
+    each part only where the guardian may learn it (`_learns_more` and the rules below)."""
+
+    guardian: dict[str, Any]  # their row, with their owner's name and wallet (opened)
+    plan: Plan | None
+    threshold: int
+    reports: list[Report]
+    approvals: int
+    approved_by_me: bool
+    objections: list[objections.Objection]  # this round's standing ones
+    objection_window: datetime | None  # when the guardian's own objection this round lapses (lapsed)
+    heir_request: HeirRequest | None
+    links: list[claim_links.LinkDelivery]
+    changes: list[open_addresses.OpenChange]
+    accepted_guardians: int
+
+
 async def open_by_token(
     pool: Pool,
     ring: KeyRing,
@@ -139,6 +85,14 @@ async def open_by_token(
     """The page behind a guardian's link, by the token's digest; None for anything else.
     `report_cooldown_seconds` (PLAN_REPORT_COOLDOWN_SECONDS): how long after the owner's check-in a new
     report waits, which the page says rather than offer a report it would refuse."""
+    facts = await load(pool, ring, token=token)
+    if facts is None:
+        return None
+    return seen(facts=facts, now=now, report_cooldown=timedelta(seconds=report_cooldown_seconds))
+
+
+async def load(pool: Pool, ring: KeyRing, *, token: str) -> Facts | None:
+    """The facts behind a guardian's link (None for an unknown token): queries only."""
     async with autocommit(pool) as cur:
         await cur.execute(
             "SELECT g.id::text AS id, g.user_id::text AS owner_id,"
@@ -159,86 +113,143 @@ async def open_by_token(
         row = sealed_text.open_row(ring, table="guardians", row=sealed_row)
         row = sealed_text.open_row(ring, table="users", row=row, id_key="owner_id", prefix="owner_")
         plan = None if row["plan_id"] is None else await plans.get_by_id(cur, plan_id=row["plan_id"])
-        reports: list[Report] = []
-        standing: list[objections.Objection] = []
-        asked: HeirRequest | None = None
-        approvals, approved_by_me, threshold = 0, False, 0
-        links: list[claim_links.LinkDelivery] = []
-        changes: list[open_addresses.OpenChange] = []
-        stuck: list[str] = []
-        short = False
-        # Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
-        # link may have reached a mistyped address, and a report's note is nobody else's to read.
-        accepted = row["accepted_at"] is not None
-        if plan is not None and plan["status"] != DRAFT and accepted:
-            threshold = await plans.threshold_now(cur, plan=plan)
-            reports, approvals, approved_by_me = await _round(cur, ring, plan, row["id"])
-            if plan["status"] in FROZEN:
-                standing = await objections.shown(cur, ring, plan=plan)
-            if plan["status"] == PENDING and plan["verification_reason"] == "beneficiary_request":
-                asked = await _heir_request(cur, ring, plan)
-            if _heirs_hold_links(plan):
-                links = (await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]])).get(
-                    str(plan["id"]), []
-                )
-                changes = await open_addresses.open_changes(cur, plan_id=plan["id"], guardian_id=row["id"])
-                accepted_count, _ = await plans.acceptance(cur, plan=plan)
-                short = address_links.short_of_guardians(accepted=accepted_count, needed=threshold)
-                if short:  # an heir unreached at a new address is named in that change's words
-                    unreached = {c["beneficiary_id"] for c in changes if c["status"] == UNREACHED}
-                    stuck = [
-                        b["name"]
-                        for b in links
-                        if b["status"] == "bounced" and b["beneficiary_id"] not in unreached
-                    ]
-    state = "accepted" if accepted else "declined" if row["declined_at"] else "pending"
-    verifying = plan is not None and plan["status"] == PENDING and accepted
+        facts = Facts(
+            guardian=row,
+            plan=plan,
+            threshold=0,
+            reports=[],
+            approvals=0,
+            approved_by_me=False,
+            objections=[],
+            objection_window=None,
+            heir_request=None,
+            links=[],
+            changes=[],
+            accepted_guardians=0,
+        )
+        if plan is not None and _learns_more(accepted_at=row["accepted_at"], plan=plan):
+            await _load_more(cur, ring, facts=facts, plan=plan)
+    return facts
+
+
+async def _load_more(cur: Cursor, ring: KeyRing, *, facts: Facts, plan: Plan) -> None:
+    """What only a guardian who accepted learns: the round, its objections, the heir who asked,
+    and, once the heirs hold their links, the links and the changes of address."""
+    guardian_id = facts["guardian"]["id"]
+    facts["threshold"] = await plans.threshold_now(cur, plan=plan)
+    facts["reports"], facts["approvals"], facts["approved_by_me"] = await _round(cur, ring, plan, guardian_id)
+    if _objections_shown(plan):
+        facts["objections"] = await objections.shown(cur, ring, plan=plan)
+    if plan["status"] == PENDING:
+        facts["objection_window"] = await objections.window_of(cur, plan=plan, guardian_id=guardian_id)
+    if _heir_asked(plan):
+        facts["heir_request"] = await _heir_request(cur, ring, plan)
+    if _heirs_hold_links(plan):
+        deliveries = await claim_links.deliveries(cur, ring, plan_ids=[plan["id"]])
+        facts["links"] = deliveries.get(str(plan["id"]), [])
+        facts["changes"] = await open_addresses.open_changes(cur, plan_id=plan["id"], guardian_id=guardian_id)
+        facts["accepted_guardians"], _ = await plans.acceptance(cur, plan=plan)
+
+
+def _learns_more(*, accepted_at: datetime | None, plan: Plan) -> bool:
+    """Only a guardian who accepted learns more than the plan's state, as on the JSON route: the
+    link may have reached a mistyped address, and a report's note is nobody else's to read."""
+    return accepted_at is not None and plan["status"] != DRAFT
+
+
+def _objections_shown(plan: Plan) -> bool:
+    return plan["status"] in FROZEN
+
+
+def _heir_asked(plan: Plan) -> bool:
+    return plan["status"] == PENDING and plan["verification_reason"] == "beneficiary_request"
+
+
+def seen(*, facts: Facts, now: datetime | None, report_cooldown: timedelta) -> GuardianPage:
+    """What the guardian sees and may answer, from the facts and the time alone (no database)."""
+    row, plan = facts["guardian"], facts["plan"]
+    accepted = row["accepted_at"] is not None
     page = GuardianPage(
-        guardian_id=row["id"],
-        guardian_name=row["name"],
-        wallet_address=row["wallet_address"],
-        passkeys=int(row["passkeys"]),
-        invitation=state,
-        reconfirm_asked_at=row["reconfirm_asked_at"] if row["accepted_at"] else None,
-        unresponsive_since=row["unresponsive_since"] if row["accepted_at"] else None,
-        owner_name=row["owner_name"],
-        owner_wallet=row["owner_wallet"],
-        owner=users.known_as(name=row["owner_name"], wallet=row["owner_wallet"]),
         plan_id=row["plan_id"],
         status=None if plan is None else plan["status"],
-        verification_reason=plan["verification_reason"] if plan and verifying else None,
-        verification_started_at=plan["verification_started_at"] if plan and verifying else None,
-        deadline=plans.verification_deadline(plan=plan) if plan and verifying else None,
-        on_timeout=plan["on_verification_timeout"] if plan and verifying else None,
-        deadline_chosen=bool(plan and plan["deadline_chosen_at"]),
-        timed_out_at=plan["verification_timed_out_at"] if plan and verifying else None,
-        accepted_at=row["accepted_at"],
-        heir_request=asked,
-        vetoed_at=plan["last_vetoed_at"] if plan and accepted and plan["status"] == ACTIVE else None,
-        report_from=None,
-        reports=reports,
-        objections=standing,
-        objected_at=next((o["created_at"] for o in standing if o["guardian_id"] == row["id"]), None),
-        approvals=approvals,
-        threshold=threshold,
-        approved_by_me=approved_by_me,
-        ready_at=plan["ready_at"] if plan and plan["status"] == APPROVED and accepted else None,
-        owner_key_used_at=row["owner_key_used_at"]
-        if plan and plan["status"] in FROZEN and accepted
-        else None,
-        beneficiaries=links,
-        address_changes=changes,
-        uncorrectable=stuck,
-        short_of_guardians=short,
-        asks=[],
+        owner=users.known_as(name=row["owner_name"], wallet=row["owner_wallet"]),
         locale=row["locale"],
         time_zone=row["time_zone"],
+        guardian=_guardian(row),
+        plan=_plan_state(facts, plan if accepted else None),
+        verification=_verification(facts, plan if accepted else None, now=now),
+        heirs=_heirs(facts),
+        asks=[],
     )
-    vetoed, cooldown = page["vetoed_at"], timedelta(seconds=report_cooldown_seconds)
-    if vetoed is not None and now is not None and vetoed + cooldown > now:
-        page["report_from"] = vetoed + cooldown
-    page["asks"] = _asks(page, plan)
+    vetoed = page["plan"]["vetoed_at"]
+    if vetoed is not None and now is not None and vetoed + report_cooldown > now:
+        page["plan"]["report_from"] = vetoed + report_cooldown
+    page["asks"] = declared.asked_now(page=page)
     return page
+
+
+def _guardian(row: dict[str, Any]) -> Guardian:
+    """The guardian, how they answer and where they stand."""
+    accepted = row["accepted_at"] is not None
+    return Guardian(
+        id=row["id"],
+        name=row["name"],
+        wallet_address=row["wallet_address"],
+        passkeys=int(row["passkeys"]),
+        invitation="accepted" if accepted else "declined" if row["declined_at"] else "pending",
+        accepted_at=row["accepted_at"],
+        reconfirm_asked_at=row["reconfirm_asked_at"] if accepted else None,
+        unresponsive_since=row["unresponsive_since"] if accepted else None,
+    )
+
+
+def _plan_state(facts: Facts, plan: Plan | None) -> PlanState:
+    """The owner and the plan's moments, as a guardian who accepted sees them (`plan` None: not
+    accepted; then only whether the owner chose the deadline)."""
+    row, status = facts["guardian"], None if plan is None else plan["status"]
+    return PlanState(
+        owner_name=row["owner_name"],
+        owner_wallet=row["owner_wallet"],
+        threshold=facts["threshold"],
+        deadline_chosen=bool(facts["plan"] and facts["plan"]["deadline_chosen_at"]),
+        vetoed_at=plan["last_vetoed_at"] if plan and status == ACTIVE else None,
+        report_from=None,
+        ready_at=plan["ready_at"] if plan and status == APPROVED else None,
+        owner_key_used_at=row["owner_key_used_at"] if status in FROZEN else None,
+    )
+
+
+def _verification(facts: Facts, plan: Plan | None, *, now: datetime | None) -> Verification:
+    """The round, to a guardian who accepted; its dates only while it runs."""
+    running = plan if plan is not None and plan["status"] == PENDING else None
+    mine, window = facts["guardian"]["id"], facts["objection_window"]
+    return Verification(
+        reason=running["verification_reason"] if running else None,
+        started_at=running["verification_started_at"] if running else None,
+        deadline=plans.verification_deadline(plan=running) if running else None,
+        on_timeout=running["on_verification_timeout"] if running else None,
+        timed_out_at=running["verification_timed_out_at"] if running else None,
+        heir_request=facts["heir_request"],
+        reports=facts["reports"],
+        objections=facts["objections"],
+        objected_at=next((o["created_at"] for o in facts["objections"] if o["guardian_id"] == mine), None),
+        objection_lapsed_at=window if running and window and now is not None and window <= now else None,
+        approvals=facts["approvals"],
+        approved_by_me=facts["approved_by_me"],
+    )
+
+
+def _heirs(facts: Facts) -> Heirs:
+    """The heirs' links and addresses; when too few accepted guardians can agree on a corrected
+    address, the bounced heirs nobody can correct (an heir unreached at a new address is named
+    in that change's words)."""
+    links, changes = facts["links"], facts["changes"]
+    short = bool(links) and address_links.short_of_guardians(
+        accepted=facts["accepted_guardians"], needed=facts["threshold"]
+    )
+    unreached = {c["beneficiary_id"] for c in changes if c["status"] == UNREACHED}
+    stuck = [b["name"] for b in links if b["status"] == "bounced" and b["beneficiary_id"] not in unreached]
+    return Heirs(links=links, changes=changes, uncorrectable=stuck if short else [], short_of_guardians=short)
 
 
 def _heirs_hold_links(plan: Plan) -> bool:
@@ -292,62 +303,9 @@ async def _round(cur: Cursor, ring: KeyRing, plan: Plan, guardian_id: str) -> tu
     return reports, int(counts["n"]), bool(counts["mine"])
 
 
-def _asks(page: GuardianPage, plan: Plan | None) -> list[Action]:
-    """What the guardian can answer now (the model functions refuse anything else anyway)."""
-    status = page["status"]
-    if plan is None or status is None:
-        return []
-    if page["invitation"] != "accepted":
-        if status == RELEASED or status in FROZEN:
-            # Nobody takes the role on or steps down in the middle of a verification
-            # (invitation.answer): the page says they can accept once it ends.
-            return []
-        return ["accept", "decline"]
-    asks: list[Action] = []
-    asked = page["reconfirm_asked_at"] is not None or page["unresponsive_since"] is not None
-    if asked and status in (ACTIVE, PENDING, APPROVED):
-        asks.append("reconfirm")
-    if status == ACTIVE and page["report_from"] is None:
-        asks.append("report")
-    if status == PENDING and not page["approved_by_me"]:
-        asks.append("approve")
-    if status == PENDING and page["objected_at"] is None:
-        asks.append("object")  # one answer per round: objecting takes an approval back
-    if status in FROZEN and page["objected_at"] is not None:
-        asks.append("withdraw_objection")
-    if page["beneficiaries"]:
-        asks += ["resend", "propose_address"]
-    elif status in (ACTIVE, PENDING, APPROVED):
-        asks.append("suggest_address")  # to the owner, who decides: the heirs are not listed yet
-    if any(c["status"] == "pending" and not c["agreed_by_me"] for c in page["address_changes"]):
-        asks.append("agree_address")
-    if any(c["status"] in open_addresses.OPEN for c in page["address_changes"]):
-        asks.append("stop_address")
-    if status not in FROZEN and status != RELEASED:
-        asks.append("decline")
-    if page["wallet_address"] is None and page["passkeys"] and status != RELEASED:
-        asks.append("add_passkey")  # another device, after proving with a passkey they have
-    return asks
-
-
 def message(*, page: GuardianPage, action: Action, heir: str | None = None) -> str:
-    """The words a wallet shows for this request (SEP-7 `msg`): the verb and the people."""
-    owner = page["owner"]
-    return sep7.message(_(_MESSAGES[action]), owner=owner, heir=heir)
-
-
-# What a wallet shows for each answer (SEP-7 `msg`), in the guardian's language.
-_MESSAGES = {
-    "accept": N_("Accept being a guardian for {owner}'s plan"),
-    "decline": N_("Decline being a guardian for {owner}'s plan"),
-    "reconfirm": N_("Confirm you can still act as a guardian for {owner}'s plan"),
-    "report": N_("Report that {owner} has died or can no longer act"),
-    "approve": N_("Approve the release of {owner}'s plan, as their guardian"),
-    "object": N_("Say the verification of {owner}'s plan is a mistake: they are alive or able to act"),
-    "withdraw_objection": N_("Withdraw your objection to the release of {owner}'s plan"),
-    "resend": N_("Send {heir}'s link again, for {owner}'s plan"),
-    "propose_address": N_("Propose a new email address for {heir}, in {owner}'s plan"),
-    "suggest_address": N_("Tell {owner} of a new email address for {heir}, someone they chose"),
-    "agree_address": N_("Agree to the new email address for {heir}, in {owner}'s plan"),
-    "stop_address": N_("Stop the new email address for {heir}, in {owner}'s plan"),
-}
+    """The words a wallet shows for this request (SEP-7 `msg`): the verb and the people, as the
+    answer's declaration words them."""
+    words = declared.BY_NAME[action].message
+    assert words is not None, "not an answer a wallet signs"
+    return sep7.message(_(words), owner=page["owner"], heir=heir)

@@ -23,8 +23,9 @@ from models.chain.transactions import Transaction
 from models.claim import heir_wallets, wallet_changes
 from models.claim.capsules import Capsule
 from models.common import parse_id
+from models.plan import approvals
 from models.plan.guardianships.membership import Answerer, require_accepted
-from models.plans import APPROVED, PENDING, RELEASED
+from models.plans import APPROVED, RELEASED
 from models.proofs.contract_call import Target, check
 
 BENEFICIARY_FUNCTIONS = ("finalize_release", "claim_assets")
@@ -78,7 +79,7 @@ def guardian_approval_of(*, guardian: Answerer) -> Target:
     if guardian["plan_id"] is None or guardian["status"] is None or guardian["wallet_address"] is None:
         raise NotFound("Plan")
     require_accepted(accepted_at=guardian["accepted_at"])
-    require_verification(status=guardian["status"])
+    approvals.require_verifying(status=guardian["status"])
     return {
         "function": "approve_guardian",
         "owner_id": guardian["owner_id"],
@@ -90,15 +91,10 @@ def guardian_approval_of(*, guardian: Answerer) -> Target:
     }
 
 
-def require_verification(*, status: str) -> None:
-    if status != PENDING:
-        raise Conflict(f"Approvals are accepted only while the plan is being verified; it is {status}.")
-
-
 async def guardian_approval_target(pool: Pool, *, user_id: str, raw_plan_id: str) -> Target:
     """guardian_target, refused (409) unless the plan is waiting for approvals."""
     target, status = await _guardian_of(pool, user_id=user_id, raw_plan_id=raw_plan_id, accepted_only=True)
-    require_verification(status=status)
+    approvals.require_verifying(status=status)
     return target
 
 

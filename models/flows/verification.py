@@ -25,7 +25,7 @@ from models.flows.answers import objections
 from models.plan import approvals
 from models.plan import objections as plan_objections
 from models.plan.guardianships.membership import guarded, locked
-from models.plans import ACTIVE, PENDING, RELEASED, Plan
+from models.plans import ACTIVE, RELEASED, Plan
 from models.proofs import message
 
 # Plan, verification round, guardian: an attestation issued before the owner's veto is not
@@ -172,10 +172,7 @@ async def issue_attestation(
     challenge transaction carrying its SHA-256 (models.proofs.challenge, `approve_attested`).
     `keep=False`: the caller's own one-time request holds it (a passkey's), so a later ask from
     the page cannot replace the text the guardian is proving."""
-    if plan["status"] != PENDING:
-        raise Conflict(
-            f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
-        )
+    approvals.require_verifying(status=plan["status"])
     message = (
         f"{settings.service_name}: guardian attestation\n\n"
         + (
@@ -217,10 +214,7 @@ async def record_approval(
     Shared by the attestation route and the on-chain path (source "onchain", tx_hash: a
     contract is configured). The guardian's objection in this round, if any, is withdrawn.
     """
-    if plan["status"] != PENDING:
-        raise Conflict(
-            f"Approvals are accepted only while the plan is being verified; it is {plan['status']}."
-        )
+    approvals.require_verifying(status=plan["status"])
     row_ids: list[str] = []
     if await plan_objections.withdraw(cur, plan=plan, guardian_id=guardian_id, now=now):
         # One answer per guardian and round: approving takes their objection back (told as such).
@@ -284,12 +278,7 @@ async def approve(
 ) -> None:
     """Check the signature over the outstanding attestation (models.proofs.message), burn it,
     record the approval."""
-    if settings.service_contract_id:
-        raise Conflict(
-            "This service approves releases on-chain: POST /api/legacy/guardianships/{planId}/approve/build, "
-            "sign the returned approve_guardian transaction with your guardian wallet, and POST it to "
-            "/api/legacy/guardianships/{planId}/submit."
-        )
+    approvals.require_off_chain(contract_id=settings.service_contract_id)
     raw = message.decode(answer=signature)
     async with autocommit(pool) as cur:
         plan, member = await guarded(cur, settings.key_ring, user_id=user_id, raw_plan_id=raw_plan_id)
@@ -344,8 +333,7 @@ async def approve_attested(
     attestation burnt once (`used_up`: its own one-time request was, a passkey's), then the
     approval recorded in the round it was signed for, under the plan's lock (in the
     transaction that holds it)."""
-    if settings.service_contract_id:
-        raise Conflict("This service approves releases on-chain: sign the approve_guardian request instead.")
+    approvals.require_off_chain(contract_id=settings.service_contract_id)
     ring = settings.key_ring
     async with transaction(pool) as cur:
         plan, member = await locked(

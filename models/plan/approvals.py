@@ -10,8 +10,33 @@ from datetime import datetime
 from core.db import Cursor, unless_duplicate
 from core.errors import Conflict
 from core.files.crypto import KeyRing
+from core.text.i18n import N_
 from models import sealed_text
-from models.plans import Plan
+from models.plans import PENDING, Plan
+
+# The plan states in which a guardian's approval counts: the page offers it and every proof
+# records it only then.
+VERIFYING = (PENDING,)
+# With a contract configured, an approval is the guardian wallet's approve_guardian
+# transaction, on chain: no attestation signed off chain, and no passkey, can stand for it.
+ON_CHAIN = N_(
+    "This service approves releases on the Stellar network, which needs a Stellar wallet: approve "
+    "with the approve_guardian transaction signed by your guardian wallet (from your guardian page, "
+    "or POST /api/legacy/guardianships/:planId/approve/build, then /submit). Without one, ask the "
+    "owner to record one for you as your guardian wallet."
+)
+
+
+def require_verifying(*, status: str) -> None:
+    """409 unless the plan is where an approval counts (VERIFYING)."""
+    if status not in VERIFYING:
+        raise Conflict(f"Approvals are accepted only while the plan is being verified; it is {status}.")
+
+
+def require_off_chain(*, contract_id: str | None) -> None:
+    """409 for an approval proved off chain while a contract is configured (ON_CHAIN)."""
+    if contract_id:
+        raise Conflict(ON_CHAIN)
 
 
 async def record(

@@ -135,6 +135,18 @@ async def holds_until(cur: Cursor, *, plan: Plan) -> datetime | None:
     return until
 
 
+async def window_of(cur: Cursor, *, plan: Plan, guardian_id: str) -> datetime | None:
+    """When this guardian's objection in the plan's round lapses or lapsed, standing or withdrawn
+    (None: they have not objected in it). From then on `record` refuses them in the round."""
+    await cur.execute(
+        "SELECT lapses_at FROM plan_objections WHERE plan_id = %s AND round = %s AND guardian_id = %s",
+        (plan["id"], plan["verification_round"], guardian_id),
+    )
+    row = await cur.fetchone()
+    lapses: datetime | None = None if row is None else row["lapses_at"]
+    return lapses
+
+
 async def due(cur: Cursor, *, plan: Plan, now: datetime) -> list[Due]:
     """The round's standing objections with something due at `now`: lapsed, or the owner's
     halfway reminder (oldest first)."""

@@ -12,6 +12,6 @@ Proofs today: `challenge` (a SEP-10-style challenge inside a SEP-7 request, sign
 wallet), `contract_call` (a contract call built for a wallet, signed, checked and taken; stored
 and relayed by models.flows.onchain `submit`), `message` (an ed25519 signature over a text, the
 JSON approval route) and `passkey` (a WebAuthn assertion over a challenge bound to the answer).
-A new way to prove an answer is one more module here; what an answer does once proved stays one
-table (models.flows.answers.guardian `ACTS`).
+A new way to prove an answer is one more module here; what an answer does once proved is its
+declaration's (models.flows.answers.declared).
 """

@@ -21,6 +21,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal, NotRequired, TypedDict
 from urllib.parse import urlsplit
 
+from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, EllipticCurvePublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 from redis.asyncio import Redis
 from webauthn import (
     generate_authentication_options,
@@ -29,7 +32,12 @@ from webauthn import (
     verify_authentication_response,
     verify_registration_response,
 )
-from webauthn.helpers import base64url_to_bytes
+from webauthn.helpers import (
+    base64url_to_bytes,
+    decode_credential_public_key,
+    decoded_public_key_to_cryptography,
+)
+from webauthn.helpers.cose import COSEAlgorithmIdentifier
 from webauthn.helpers.exceptions import InvalidJSONStructure, WebAuthnException
 from webauthn.helpers.structs import (
     AttestationConveyancePreference,
@@ -42,6 +50,7 @@ from webauthn.helpers.structs import (
 
 from core.errors import BadRequest, Conflict, NotFound, ServiceUnavailable, Unauthorized
 from core.settings import Settings
+from core.text import bounded_json
 from core.text.i18n import N_
 
 log = logging.getLogger(__name__)
@@ -64,6 +73,11 @@ NOT_YOURS = N_("That passkey is not one registered for you on this page, so noth
 OTHER_NOTE = N_(
     "The note sent is not the one this passkey request was made with, so nothing was recorded. "
     "Go back to your page, type the note there and press the button again."
+)
+UNUSABLE = N_(
+    "This passkey uses a kind of key this service cannot check, so it was not registered and "
+    "nothing was recorded. Try a passkey on another phone or computer, or ask the owner to record "
+    "a Stellar wallet for you."
 )
 CLONED = N_(
     "That passkey's counter went backwards, which happens when a passkey has been copied; nothing "
@@ -103,6 +117,15 @@ class PasskeyRequest(TypedDict):
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
+# The keys the service verifies, each with the one key type (and curve) it signs with: ES256 on
+# P-256, EdDSA on Ed25519, RS256 with at least RSA_MIN_BITS and the exponent 65537. Offered in
+# the creation options and checked at registration, so no key is kept that could never verify.
+ES256 = COSEAlgorithmIdentifier.ECDSA_SHA_256
+EDDSA = COSEAlgorithmIdentifier.EDDSA
+RS256 = COSEAlgorithmIdentifier.RSASSA_PKCS1_v1_5_SHA_256
+ALGORITHMS = [ES256, EDDSA, RS256]
+RSA_MIN_BITS = 2048
+RSA_EXPONENT = 65537
 
 
 def relying_party(*, settings: Settings) -> tuple[str, str]:
@@ -264,6 +287,7 @@ def creation_options(
             user_verification=UserVerificationRequirement.REQUIRED,
         ),
         exclude_credentials=_descriptors(existing),
+        supported_pub_key_algs=ALGORITHMS,
     )
     return options_to_json(options)
 
@@ -282,15 +306,56 @@ def request_options(*, settings: Settings, request: PasskeyRequest, passkeys: li
 
 
 def _parsed(answer: str) -> dict:
+    """The posted credential, parsed once with bounds (a 400 in words for anything else), its
+    client data too: the library parses that without bounds, and trusts `crossOrigin`."""
     if not answer.strip():
         raise BadRequest(NOT_SENT)
     try:
-        parsed = json.loads(answer)
-    except ValueError:
+        parsed = bounded_json.loads(answer)
+    except bounded_json.Unparsed:
         raise BadRequest(NOT_SENT) from None
     if not isinstance(parsed, dict) or not isinstance(parsed.get("rawId"), str):
         raise BadRequest(NOT_SENT)
+    _require_same_origin(parsed)
     return parsed
+
+
+def _require_same_origin(parsed: dict) -> None:
+    """An answer made inside another site's frame is refused, whatever the frame's top origin
+    says: the guardian's page is never framed (its headers forbid it), so a cross-origin
+    ceremony is someone else's page asking the guardian's passkey."""
+    response = parsed.get("response")
+    raw = response.get("clientDataJSON") if isinstance(response, dict) else None
+    if not isinstance(raw, str):
+        raise BadRequest(NOT_SENT)
+    try:
+        client_data = bounded_json.loads(base64url_to_bytes(raw))
+    except (bounded_json.Unparsed, ValueError, TypeError):
+        raise BadRequest(NOT_SENT) from None
+    if not isinstance(client_data, dict):
+        raise BadRequest(NOT_SENT)
+    if client_data.get("crossOrigin", False) is not False or "topOrigin" in client_data:
+        raise Unauthorized(REFUSED)
+
+
+def usable_key(*, public_key: bytes) -> bool:
+    """Whether a credential public key (COSE) is one this service verifies, checked the way
+    verification will load it: the library's decoding (an EC2 point off its curve, an RSA
+    modulus that is no modulus, fail there), then its algorithm, key type and curve, and an
+    RSA key's size and exponent."""
+    try:
+        decoded = decode_credential_public_key(public_key)
+        key = decoded_public_key_to_cryptography(decoded)
+    except (WebAuthnException, ValueError, TypeError, KeyError):
+        return False
+    if isinstance(key, EllipticCurvePublicKey):
+        return decoded.alg == ES256 and isinstance(key.curve, SECP256R1)
+    if isinstance(key, Ed25519PublicKey):
+        return decoded.alg == EDDSA
+    if isinstance(key, RSAPublicKey):
+        size, exponent = key.key_size, key.public_numbers().e
+        return decoded.alg == RS256 and size >= RSA_MIN_BITS and exponent == RSA_EXPONENT
+    return False
 
 
 def credential_id(*, answer: str) -> bytes:
@@ -313,11 +378,18 @@ def check_registration(*, settings: Settings, request: PasskeyRequest, answer: s
             expected_rp_id=rp_id,
             expected_origin=origin,
             require_user_verification=True,
+            supported_pub_key_algs=ALGORITHMS,
         )
-    except (InvalidJSONStructure, KeyError, TypeError, ValueError):
+    except (InvalidJSONStructure, KeyError, TypeError, ValueError, RecursionError):
         raise BadRequest(NOT_SENT) from None
-    except WebAuthnException:
+    except WebAuthnException as refused:
+        # The library's own algorithm check (last of its checks: the ceremony was otherwise
+        # right) says why in a sentence of its own; the guardian is told in theirs.
+        if str(refused).startswith("Unsupported credential public key alg"):
+            raise BadRequest(UNUSABLE) from None
         raise Unauthorized(REFUSED) from None
+    if not usable_key(public_key=verified.credential_public_key):
+        raise BadRequest(UNUSABLE)
     transports = parsed.get("response", {}).get("transports") or []
     return {
         "credential_id": verified.credential_id,
@@ -344,7 +416,7 @@ def check_assertion(*, settings: Settings, request: PasskeyRequest, answer: str,
             credential_current_sign_count=0,  # the counter rule is ours, below
             require_user_verification=True,
         )
-    except (InvalidJSONStructure, KeyError, TypeError, ValueError):
+    except (InvalidJSONStructure, KeyError, TypeError, ValueError, RecursionError):
         raise BadRequest(NOT_SENT) from None
     except WebAuthnException:
         raise Unauthorized(REFUSED) from None

@@ -1,9 +1,9 @@
 """A guardian without a Stellar wallet answers from their page with a passkey: the first one
 is created when they accept (the emailed link is the first proof), every later answer is an
 assertion over a challenge bound to it (models.proofs.passkey), and each answer, once proved,
-runs what the wallet path runs (models.flows.answers.guardian `ACTS`). Another passkey can be
-added after proving with one. Nothing is recorded for a refused answer. docs/pages.md "A
-guardian with a passkey", docs/security.md "Guardians with a passkey".
+runs what its declaration names (models.flows.answers.declared), as the wallet path does.
+Another passkey can be added after proving with one. Nothing is recorded for a refused answer.
+docs/pages.md "A guardian with a passkey", docs/security.md "Guardians with a passkey".
 """
 
 from __future__ import annotations
@@ -13,27 +13,22 @@ from typing import TypedDict
 
 from arq.connections import ArqRedis
 
-from core import ratelimit
 from core.db import Pool, autocommit, transaction
-from core.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized
+from core.errors import BadRequest, Conflict, Unauthorized
 from core.settings import Settings
 from core.text.i18n import N_, _
 from models import plans
 from models.contents import guardian_passkeys
 from models.delivery import outbox
 from models.flows import verification
-from models.flows.answers.guardian import ACTS, Answering, change_asked
+from models.flows.answers import declared
+from models.flows.answers.acts import Answering
+from models.flows.answers.asking import Asked
 from models.flows.guardian_pages import GuardianPage
 from models.plan.guardianships import invitation
 from models.plan.guardianships.membership import Answerer, membership
 from models.proofs import passkey
 from models.proofs.passkey import PasskeyRequest
-
-# Answered before any passkey exists: accepting creates the first; declining needs only the link.
-CONTRACT_MODE = N_(
-    "This service approves releases on the Stellar network, which needs a Stellar wallet: ask "
-    "the owner to record one for you as your guardian wallet."
-)
 
 
 class Ceremony(TypedDict):
@@ -52,95 +47,74 @@ async def ask(
     settings: Settings,
     *,
     page: GuardianPage,
-    action: str,
-    reason: str | None,
-    beneficiary_id: str | None,
-    client_ip: str,
+    asked: Asked,
     now: datetime,
-    note: str | None = None,
-    change_id: str | None = None,
 ) -> Ceremony | str:
-    """The ceremony one answer needs, or, for a decline before any passkey exists (the link is
-    the proof), the answer itself in one word. A report's or objection's `note` (or a proposed
-    heir address, which rides as the note) is bound into the challenge; the passkey page
-    carries it unchanged."""
-    if action not in page["asks"]:
-        raise Conflict(N_("That is not asked of you now; open your page again to see what is."))
-    if action == "approve" and settings.service_contract_id:
-        raise Conflict(CONTRACT_MODE)
-    retry = await ratelimit.hit(redis, f"guardian-ask:ip:{client_ip}", settings.rate_limit_challenge_per_ip)
-    if retry:
-        raise TooManyRequests(N_("Too many requests from this address; try again in a minute"), retry)
+    """The ceremony one answer (checked already: models.flows.answers.asking) needs, or, for a
+    decline before any passkey exists (the link is the proof), the answer itself in one word.
+    The note the answer binds is bound into the challenge; the passkey page carries it
+    unchanged."""
     assert page["plan_id"] is not None and page["status"] is not None
-    guardian_id = page["guardian_id"]
+    answer, guardian_id = asked.answer, page["guardian"]["id"]
     async with autocommit(pool) as cur:
         keys = await guardian_passkeys.of_guardian(cur, guardian_id=guardian_id)
         plan = await plans.get_by_id(cur, plan_id=page["plan_id"])
     assert plan is not None
-    if not keys and action == "decline":
-        answering = Answering(pool, redis, settings, _answerer(page, plan["verification_round"]), now)
-        return await ACTS["guardian.decline"](answering)
-    extra = None
-    if action == "report" and reason:
-        if reason not in plans.REPORT_REASONS:
-            raise BadRequest(N_("That reason is not one of the list: choose one from the list, or none."))
-        extra = reason
-    if action in ("resend", "propose_address"):
-        if beneficiary_id not in {b["beneficiary_id"] for b in page["beneficiaries"]}:
-            raise NotFound("Beneficiary")
-        extra = beneficiary_id
-    if action in ("agree_address", "stop_address"):
-        extra = change_asked(page=page, action=action, change_id=change_id)
     creating = not keys
-    if creating and action != "accept":
+    if creating and answer.name == "decline" and answer.act is not None:
+        answering = Answering(pool, redis, settings, _answerer(page, plan["verification_round"]), now)
+        return await answer.act(answering=answering)
+    if creating and answer.name != "accept":
         raise Conflict(N_("Accept first: your page asks you to create a passkey when you accept."))
     text = None
-    if action == "approve" and not creating:
+    if answer.binds == "attestation":
         text = await verification.issue_attestation(
             redis,
             settings,
             plan=plan,
             guardian_id=guardian_id,
             wallet_address=None,
-            owner_wallet=page["owner_wallet"],
+            owner_wallet=page["plan"]["owner_wallet"],
             now=now,
             keep=False,
         )
     request = await passkey.issue(
         redis,
-        purpose=f"guardian.{action}",
+        purpose=answer.purpose,
         ceremony="create" if creating else "get",
         subject_id=guardian_id,
         plan_id=page["plan_id"],
         round_=plan["verification_round"],
         now=now,
-        extra=extra,
+        extra=asked.extra,
         text=text,
-        note=note if action in ("report", "object", "propose_address", "suggest_address") else None,
+        note=asked.note,
     )
     if creating:
         options = passkey.creation_options(
             settings=settings,
             request=request,
-            user_name=page["guardian_name"],
+            user_name=page["guardian"]["name"],
             # What the device's passkey list shows, in the guardian's language (the page asks inside it).
             display_name=_("{guardian}, guardian of {owner}'s plan").format(
-                guardian=page["guardian_name"], owner=page["owner"]
+                guardian=page["guardian"]["name"], owner=page["owner"]
             ),
             existing=keys,
         )
     else:
         options = passkey.request_options(settings=settings, request=request, passkeys=keys)
-    return Ceremony(request_id=request["id"], ceremony=request["ceremony"], action=action, options=options)
+    return Ceremony(
+        request_id=request["id"], ceremony=request["ceremony"], action=answer.name, options=options
+    )
 
 
 def _answerer(page: GuardianPage, round_: int) -> Answerer:
     return {
-        "guardian_id": page["guardian_id"],
+        "guardian_id": page["guardian"]["id"],
         "wallet_address": None,
         "accepted_at": None,
         "owner_id": "",
-        "owner_wallet": page["owner_wallet"],
+        "owner_wallet": page["plan"]["owner_wallet"],
         "plan_id": page["plan_id"],
         "status": page["status"],
         "verification_round": round_,
@@ -181,10 +155,12 @@ async def take(
         count = passkey.check_assertion(settings=settings, request=request, answer=answer, passkey=key)
         await passkey.take(redis, request=request)
         await guardian_passkeys.set_sign_count(cur, credential_id=credential_id, sign_count=count)
-    if request["purpose"] == "guardian.add_passkey":
+    asked_for = declared.by_purpose(purpose=request["purpose"])
+    if asked_for is None:
+        raise BadRequest(N_("This request is not one of a guardian's"))
+    if asked_for.name == "add_passkey":
         return await _next_registration(pool, redis, settings, guardian=guardian, request=request, now=now)
-    answering = Answering(pool, redis, settings, guardian, now, extra=request["extra"], note=note or None)
-    if request["purpose"] == "guardian.approve":
+    if asked_for.binds == "attestation":
         text = request.get("text")
         if text is None:
             raise Conflict(passkey.USED)
@@ -203,10 +179,10 @@ async def take(
             used_up=True,  # the request holding the text was taken above, once
         )
         return "approved"
-    act = ACTS.get(request["purpose"])
-    if act is None:
+    if asked_for.act is None:
         raise BadRequest(N_("This request is not one of a guardian's"))
-    return await act(answering)
+    answering = Answering(pool, redis, settings, guardian, now, extra=request["extra"], note=note or None)
+    return await asked_for.act(answering=answering)
 
 
 async def _register(
@@ -270,7 +246,7 @@ async def _next_registration(
         keys = await guardian_passkeys.of_guardian(cur, guardian_id=guardian["guardian_id"])
     follow = await passkey.issue(
         redis,
-        purpose="guardian.register",
+        purpose=declared.REGISTER,
         ceremony="create",
         subject_id=guardian["guardian_id"],
         plan_id=request["plan_id"],

@@ -26,6 +26,7 @@ from core import ratelimit
 from core.db import Cursor, Pool, transaction
 from core.errors import BadRequest, Conflict, TooManyRequests
 from core.files.crypto import KeyRing
+from core.text import bounded_json
 from core.text.cleaning import clean_block, clean_line
 from core.text.i18n import N_, _
 from models import address_links, sealed_text
@@ -80,8 +81,8 @@ def packed(*, suggestion: Suggestion) -> str:
 def unpacked(*, note: str | None) -> Suggestion:
     """A note `packed` made, checked again (400 for anything else)."""
     try:
-        data = json.loads(note or "")
-    except ValueError:
+        data = bounded_json.loads(note or "")
+    except bounded_json.Unparsed:
         data = None
     if not isinstance(data, dict) or not all(
         isinstance(data.get(k), str | None) for k in Suggestion.__annotations__
