@@ -26,7 +26,7 @@ from core.db import Cursor
 from models import check_in_links
 from models.claim import claim_links
 from models.contents import guardians
-from models.delivery import budget, deliveries, events, mailbox, outbox
+from models.delivery import budget, deliveries, events, mailbox, outbox, sweep
 from models.mail import emails
 from workers import context
 
@@ -62,6 +62,11 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
     lease = timedelta(seconds=settings.email_delivery_lease_seconds)
     retry_base = float(settings.email_retry_base_seconds)
     batch = await outbox.claim(pool, ring, row_ids=row_ids, holder=holder, now=now, lease=lease)
+    for skipped in batch.superseded:  # a newer email of its kind went, or goes, to the same person
+        log.info(
+            "email skipped: a newer one replaces it",
+            extra={"outboxId": skipped["id"], "kind": skipped["kind"]},
+        )
     # No connection is held from here until `record`: the provider may take its time.
     results: list[outbox.Result] = []
     sending: list[tuple[deliveries.Delivery, asyncio.Future[mailer.Outcome]]] = []
@@ -189,8 +194,8 @@ async def sweep_outbox(ctx: dict[str, Any]) -> int:
         now=app.clock.now(),
     )
     await outbox.enqueue(app.redis, row_ids=released)
-    due = await outbox.due_for_enqueue(app.db, now=app.clock.now())
-    await outbox.enqueue_due(app.redis, due=due)
+    due = await sweep.due_for_enqueue(app.db, now=app.clock.now())
+    await sweep.enqueue_due(app.redis, due=due)
     await events.prune(app.db, now=app.clock.now())  # the webhook's replay guard keeps a day of ids
     return len(due)
 

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 # any worker picks it up again (it never left the queue); the sweepers re-enqueue what did
 # leave it. Raising one timeout raises that delay for every job (tests/test_worker_kill.py).
 # Email does not wait for it: the outbox sweep sends the rows of a delivery job whose lease
-# lapsed in a job of its own (models/delivery/outbox.py enqueue_due).
+# lapsed in a job of its own (models/delivery/sweep.py enqueue_due).
 JOB_TIMEOUT_SECONDS = 300
 
 FUNCTIONS: list[Any] = [
