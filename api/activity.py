@@ -72,6 +72,6 @@ async def list_activity(request: web.Request) -> web.Response:
         until=data.get("until"),
     )
     page = await activity.list_for_user(
-        ctx.pool, user_id=request[USER_ID], filters=filters, page=data["page"]
+        ctx.pool, ctx.ring, user_id=request[USER_ID], filters=filters, page=data["page"]
     )
     return list_response(request, page, activity_schema)

@@ -43,6 +43,15 @@ def retry_delay(attempt: int, retry_after: float | None, base: float) -> float:
     return max(backoff, min(retry_after or 0.0, 6 * RETRY_MAX_SECONDS))
 
 
+def _say_superseded(batch: outbox.Batch) -> None:
+    """One line per row `claim` skipped: a newer email of its kind went, or goes, to the same person."""
+    for skipped in batch.superseded:
+        log.info(
+            "email skipped: a newer one replaces it",
+            extra={"outboxId": skipped["id"], "kind": skipped["kind"]},
+        )
+
+
 async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, int]:
     """Send a batch of outbox rows: claim the pending ones in one short transaction (claimed
     under this job's id until recorded, so no other job sends them meanwhile; no connection held
@@ -62,11 +71,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
     lease = timedelta(seconds=settings.email_delivery_lease_seconds)
     retry_base = float(settings.email_retry_base_seconds)
     batch = await outbox.claim(pool, ring, row_ids=row_ids, holder=holder, now=now, lease=lease)
-    for skipped in batch.superseded:  # a newer email of its kind went, or goes, to the same person
-        log.info(
-            "email skipped: a newer one replaces it",
-            extra={"outboxId": skipped["id"], "kind": skipped["kind"]},
-        )
+    _say_superseded(batch)
     # No connection is held from here until `record`: the provider may take its time.
     results: list[outbox.Result] = []
     sending: list[tuple[deliveries.Delivery, asyncio.Future[mailer.Outcome]]] = []
