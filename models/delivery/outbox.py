@@ -416,14 +416,15 @@ async def claim(
 
 async def _skip_superseded(cur: Cursor, *, row_ids: list[str], holder: str, now: datetime) -> list[Any]:
     """Skip (SUPERSEDED) each row still free to claim that a later row of its kind to its recipient
-    follows, sent or waiting: checked at claim, so the older is never the last delivered."""
+    follows, sent or waiting: checked at claim, so the older is never the last delivered. Both rows
+    are of the guardian's plan: the later is found through outbox_plan_idx, not a table scan."""
     await cur.execute(
         "UPDATE outbox o SET status = 'skipped', last_error = %(why)s, finished_at = %(now)s,"
         " claimed_by = NULL, claimed_until = NULL"
         " WHERE o.id = ANY(%(ids)s::uuid[]) AND o.status = 'pending' AND o.kind = ANY(%(kinds)s)"
         "   AND (o.claimed_by IS NULL OR o.claimed_until <= %(now)s OR o.claimed_by = %(holder)s)"
-        "   AND EXISTS (SELECT 1 FROM outbox n WHERE n.kind = o.kind AND n.recipient_id = o.recipient_id"
-        "     AND n.recipient_type = o.recipient_type AND n.created_at > o.created_at)"
+        "   AND EXISTS (SELECT 1 FROM outbox n WHERE n.plan_id = o.plan_id AND n.created_at > o.created_at"
+        "   AND n.kind = o.kind AND n.recipient_id = o.recipient_id AND n.recipient_type = o.recipient_type)"
         " RETURNING o.id::text AS id, o.kind",
         {
             "why": SUPERSEDED,
