@@ -41,7 +41,13 @@ class ActivitySchema(BaseSchema):
     kind = fields.String(required=True, metadata={"description": "<entity>.<verb>, e.g. asset.updated."})
     entityType = fields.String(required=True, attribute="entity_type")
     entityId = fields.String(required=True, allow_none=True, attribute="entity_id")
-    summary = fields.String(required=True, metadata={"description": "A short sentence for the timeline."})
+    summary = fields.String(
+        required=True,
+        metadata={
+            "description": "A short sentence for the timeline, in your language. An entry about a "
+            "guardian or an heir names them as they are now ('a former guardian' once removed)."
+        },
+    )
     metadata = fields.Dict(
         required=True,
         metadata={"description": 'Which fields changed ({"fields": [...]}), never private values.'},
@@ -72,6 +78,6 @@ async def list_activity(request: web.Request) -> web.Response:
         until=data.get("until"),
     )
     page = await activity.list_for_user(
-        ctx.pool, user_id=request[USER_ID], filters=filters, page=data["page"]
+        ctx.pool, ctx.ring, user_id=request[USER_ID], filters=filters, page=data["page"]
     )
     return list_response(request, page, activity_schema)

@@ -8,6 +8,7 @@ when they are private (message content, emails, tokens).
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,8 +17,10 @@ from typing import Any, TypedDict, cast
 from psycopg2.extras import Json
 
 from core.db import Cursor, Pool, autocommit
+from core.files.crypto import KeyRing
 from core.text import i18n
-from core.text.i18n import _
+from core.text.i18n import N_, _
+from models import sealed_text
 from models.common import as_records, speaking_to
 from models.pagination import Page, PageRequest, fetch_page
 
@@ -166,8 +169,10 @@ async def all_for_user(cur: Cursor, *, user_id: str) -> list[ActivityEntry]:
 
 
 async def list_for_user(
-    pool: Pool, *, user_id: str, filters: ActivityFilter, page: PageRequest
+    pool: Pool, ring: KeyRing, *, user_id: str, filters: ActivityFilter, page: PageRequest
 ) -> Page[ActivityEntry]:
+    """A page of the timeline, each entry naming its guardian and heir (`name_entries`): the one
+    function every reader of the timeline goes through (the JSON list, the owner's page)."""
     sql = (
         "SELECT id, kind, entity_type, entity_id, summary, metadata, created_at"
         " FROM activity WHERE user_id = %s"
@@ -187,4 +192,146 @@ async def list_for_user(
         params.append(filters.until)
     async with autocommit(pool) as cur:
         result = await fetch_page(cur, sql=sql, params=params, page=page)
+        await name_entries(cur, ring, user_id=user_id, entries=cast("list[ActivityEntry]", result.items))
     return cast("Page[ActivityEntry]", result)
+
+
+# The entries that name a guardian, an heir or both, by kind: the sentence written with their
+# names (each a variant of the anonymous one its writer stores, chosen by the same metadata).
+# An entry is named only when it carries the ids its sentence needs: the guardian's in
+# `guardianId` (or its entity, for guardian.*), the heir's as its entity (beneficiary.*, capsule.*).
+_NAMED: dict[str, Callable[[dict[str, Any]], str]] = {
+    "guardian.reported": lambda m: N_("{guardian} reported that you may have died or cannot act"),
+    "guardian.approved": lambda m: N_("{guardian} approved the release"),
+    "guardian.objected": lambda m: (
+        N_(
+            "{guardian} says this verification is a mistake: they know you are alive or able to act; "
+            "they took back their approval"
+        )
+        if m.get("approvalWithdrawn")
+        else N_("{guardian} says this verification is a mistake: they know you are alive or able to act")
+    ),
+    "guardian.objection_withdrawn": lambda m: (
+        N_("{guardian} withdrew their objection and approved the release")
+        if m.get("approved")
+        else N_("{guardian} withdrew their objection")
+    ),
+    "guardian.accepted": lambda m: N_("{guardian} accepted to guard your plan"),
+    "guardian.declined": lambda m: N_("{guardian} declined to guard your plan"),
+    "guardian.reconfirmed": lambda m: N_("{guardian} confirmed they can still act for your plan"),
+    "guardian.unresponsive": lambda m: N_("{guardian} did not confirm they can still act"),
+    "beneficiary.address_change_proposed": lambda m: N_("{guardian} proposed a new email address for {heir}"),
+    "beneficiary.address_change_agreed": lambda m: N_("{guardian} agreed to {heir}'s new email address"),
+    "beneficiary.address_change_stopped": lambda m: (
+        N_("{heir} stopped the new email address proposed for them; nothing changed")
+        if m.get("byHeir")
+        else N_("{guardian} stopped {heir}'s new email address; nothing changed")
+    ),
+    "beneficiary.address_corrected": lambda m: N_(
+        "{heir} confirmed their new email address; their link was sent there"
+    ),
+    "beneficiary.claimed": lambda m: N_("{heir} claimed their share on-chain"),
+    "beneficiary.wallet_proven": lambda m: N_("{heir} proved the wallet they will claim with"),
+    "beneficiary.wallet_change_requested": lambda m: N_(
+        "{heir} proved a new wallet; the guardians were asked to approve it"
+    ),
+    "beneficiary.wallet_change_approved": lambda m: N_("{guardian} approved {heir}'s new wallet"),
+    "beneficiary.wallet_replaced": lambda m: N_(
+        "The guardians approved {heir}'s new wallet; it replaces the one bound before"
+    ),
+    "beneficiary.claim_link_resent": lambda m: N_(
+        "{heir}'s claim link was emailed again, to their registered address"
+    ),
+    "beneficiary.email_confirmation_sent": lambda m: N_(
+        "{heir} was asked to confirm that their email address reaches them"
+    ),
+    "beneficiary.email_confirmed": lambda m: N_("{heir} confirmed that their email address reaches them"),
+    "capsule.opened": lambda m: N_("{heir} opened their capsule"),
+    "capsule.document_downloaded": lambda m: N_("{heir} downloaded a document from their capsule"),
+    "capsule.exported": lambda m: N_("{heir} downloaded everything in their capsule"),
+}
+# What a person since removed is called: their name went with their row.
+_FORMER = {"guardian": N_("a former guardian"), "heir": N_("a former heir")}
+
+
+def _people_of(entry: ActivityEntry) -> dict[str, str] | None:
+    """The ids an entry's named sentence needs ({"guardian": id, "heir": id}), None when it has
+    no named sentence or lacks one of them (an entry written before it carried the id)."""
+    sentence = _NAMED.get(entry["kind"])
+    if sentence is None:
+        return None
+    written = sentence(entry["metadata"] or {})
+    ids: dict[str, str] = {}
+    if "{guardian}" in written:
+        guardian = (entry["metadata"] or {}).get("guardianId")
+        if guardian is None and entry["entity_type"] == "guardian":
+            guardian = entry["entity_id"]
+        if not _an_id(guardian):
+            return None
+        ids["guardian"] = str(guardian)
+    if "{heir}" in written:
+        if entry["entity_type"] not in ("beneficiary", "capsule") or not _an_id(entry["entity_id"]):
+            return None
+        ids["heir"] = str(entry["entity_id"])
+    return ids
+
+
+def _an_id(value: Any) -> bool:
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return value is not None
+
+
+async def name_entries(cur: Cursor, ring: KeyRing, *, user_id: str, entries: list[ActivityEntry]) -> None:
+    """Write, in place, each entry that has a named sentence with the names of its guardian and
+    heir, in the owner's language; someone since removed is "a former guardian" / "a former heir".
+    The names are opened from their sealed rows now, never kept in `activity` (which holds the
+    anonymous sentence its writer stored). One query for every name of the page, one for the
+    owner's language: bounded whatever the page's length."""
+    wanted = [(entry, ids) for entry in entries if (ids := _people_of(entry)) is not None]
+    if not wanted:
+        return
+    names = await _names(
+        cur,
+        ring,
+        user_id=user_id,
+        guardians={ids["guardian"] for _, ids in wanted if "guardian" in ids},
+        heirs={ids["heir"] for _, ids in wanted if "heir" in ids},
+    )
+    async with speaking_to(cur, table="users", row_id=user_id):
+        for entry, ids in wanted:
+            entry["summary"] = _named(entry, ids=ids, names=names)
+
+
+def _named(entry: ActivityEntry, *, ids: dict[str, str], names: dict[tuple[str, str], str]) -> str:
+    """The entry's named sentence in the language spoken now."""
+    sentence = _(_NAMED[entry["kind"]](entry["metadata"] or {}))
+    values = {role: names.get((role, row_id)) or _(_FORMER[role]) for role, row_id in ids.items()}
+    text = sentence.format(**values)
+    first = next((role for role in ids if sentence.startswith("{" + role + "}")), None)
+    if first is not None and (first, ids[first]) not in names:  # "A former guardian …"
+        text = text[:1].upper() + text[1:]
+    return text
+
+
+async def _names(
+    cur: Cursor, ring: KeyRing, *, user_id: str, guardians: set[str], heirs: set[str]
+) -> dict[tuple[str, str], str]:
+    """{(role, id): name} of the owner's guardians and heirs among these ids that still exist."""
+    await cur.execute(
+        "SELECT 'guardian' AS role, 'guardians' AS tbl, id::text AS id, name_sealed FROM guardians"
+        " WHERE user_id = %s AND id = ANY(%s::uuid[])"
+        " UNION ALL SELECT 'heir', 'beneficiaries', id::text, name_sealed FROM beneficiaries"
+        " WHERE user_id = %s AND id = ANY(%s::uuid[])",
+        (user_id, sorted(guardians), user_id, sorted(heirs)),
+    )
+    names = {}
+    for row in await cur.fetchall():
+        name = sealed_text.open_text(
+            ring, table=row["tbl"], column="name", row_id=row["id"], sealed=row["name_sealed"]
+        )
+        if name:
+            names[(row["role"], row["id"])] = name
+    return names

@@ -70,7 +70,11 @@ async def test_activity_rows_dump_like_marshmallow(client, settings):
     pool = await db.create_pool(settings.database_url, 2)
     try:
         page = await activity.list_for_user(
-            pool, user_id=session.user["id"], filters=activity.ActivityFilter(), page=PageRequest()
+            pool,
+            settings.key_ring,
+            user_id=session.user["id"],
+            filters=activity.ActivityFilter(),
+            page=PageRequest(),
         )
     finally:
         pool.close()

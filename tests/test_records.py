@@ -16,7 +16,7 @@ from models.activity import ActivityFilter
 from models.archive import items, serving, sweeps
 from models.claim import capsules
 from models.contents import assets, beneficiaries, guardians, messages
-from models.delivery import deliveries, history, outbox
+from models.delivery import deliveries, history, outbox, sweep
 from models.delivery.budget import Budget
 from models.flows import exports, finishing
 from models.pagination import PageRequest
@@ -195,7 +195,9 @@ async def test_user_and_activity_records(client):
     assert_record(updated, users.UserWithWallets)
     assert updated["wallets"] == [session.keypair.public_key]
     await create(client, session, "assets")  # an entry with metadata
-    page = await activity.list_for_user(pool, user_id=user_id, filters=ActivityFilter(), page=PageRequest())
+    page = await activity.list_for_user(
+        pool, ring, user_id=user_id, filters=ActivityFilter(), page=PageRequest()
+    )
     assert [entry["kind"] for entry in page.items] == ["asset.created", "user.updated", "user.created"]
     for entry in page.items:
         assert_record(entry, activity.ActivityEntry, entry["kind"])
@@ -355,9 +357,9 @@ async def test_due_outbox_records(client, settings):
         "UPDATE outbox SET claimed_by = 'deliver_email:dead', claimed_until = now() - interval '1 second'"
         " WHERE id = (SELECT min(id::text)::uuid FROM outbox)",
     )
-    due = await outbox.due_for_enqueue(client.app[DB], now=client.app[CLOCK].now())
+    due = await sweep.due_for_enqueue(client.app[DB], now=client.app[CLOCK].now())
     for row in due:
-        assert_record(row, outbox.Due)
+        assert_record(row, sweep.Due)
     assert {row["holder"] for row in due} == {None, "deliver_email:dead"}
 
 

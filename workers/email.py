@@ -26,7 +26,7 @@ from core.db import Cursor
 from models import check_in_links
 from models.claim import claim_links
 from models.contents import guardians
-from models.delivery import budget, deliveries, events, mailbox, outbox
+from models.delivery import budget, deliveries, events, mailbox, outbox, sweep
 from models.jobs import leases
 from models.mail import emails
 from workers import context
@@ -42,6 +42,15 @@ def retry_delay(attempt: int, retry_after: float | None, base: float) -> float:
     over 8 tries at 30 s); never before Retry-After."""
     backoff = min(base * 2 ** (attempt - 1), RETRY_MAX_SECONDS)
     return max(backoff, min(retry_after or 0.0, 6 * RETRY_MAX_SECONDS))
+
+
+def _say_superseded(batch: outbox.Batch) -> None:
+    """One line per row `claim` skipped: a newer email of its kind went, or goes, to the same person."""
+    for skipped in batch.superseded:
+        log.info(
+            "email skipped: a newer one replaces it",
+            extra={"outboxId": skipped["id"], "kind": skipped["kind"]},
+        )
 
 
 async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, int]:
@@ -63,6 +72,7 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
     lease = timedelta(seconds=settings.job_lease_seconds)
     retry_base = float(settings.email_retry_base_seconds)
     batch = await outbox.claim(pool, ring, row_ids=row_ids, holder=holder, now=now, lease=lease)
+    _say_superseded(batch)
     # No connection is held from here until `record`: the provider may take its time.
     results: list[outbox.Result] = []
     sending: list[tuple[deliveries.Delivery, asyncio.Future[mailer.Outcome]]] = []
@@ -183,8 +193,8 @@ async def sweep_outbox(ctx: dict[str, Any]) -> int:
         now=app.clock.now(),
     )
     await outbox.enqueue(app.redis, row_ids=released)
-    due = await outbox.due_for_enqueue(app.db, now=app.clock.now())
-    await outbox.enqueue_due(app.redis, due=due)
+    due = await sweep.due_for_enqueue(app.db, now=app.clock.now())
+    await sweep.enqueue_due(app.redis, due=due)
     await events.prune(app.db, now=app.clock.now())  # the webhook's replay guard keeps a day of ids
     return len(due)
 

@@ -24,21 +24,22 @@ from core import queue
 from core.db import Cursor, Pool, autocommit, transaction
 from core.files.crypto import KeyRing
 from models import check_in_links
-from models.common import as_record, as_records
+from models.common import as_record
 from models.delivery import deliveries
 from models.delivery.budget import BUDGETED, Budget, admit, prune, releasable, spend
-from models.jobs import leases
 
 DELIVER_JOB = "deliver_email"
 RecipientType = Literal["owner", "guardian", "beneficiary"]
 # Guardians hear of a plan's lifecycle only once they have accepted (the invitation: `add`).
 _ACCEPTED = "g.accepted_at IS NOT NULL"
-# A pending row older than this without a job has probably lost it (enqueue failed, worker died).
-STALE_AFTER = timedelta(seconds=30)
 # Rows per delivery job. A worker has 32 requests at the provider at once (workers/context.py),
 # each bounded at 20 s (core.mailer.TIMEOUT): one batch alone is two waves, within its 60 s job
 # timeout. Against a bare client, batches of this size delivered well above batches of half of it.
 BATCH = 64
+# Kinds whose newer email to the same person makes an older one untrue (docs/lifecycle.md,
+# "Superseded emails"): an older row is not sent, whichever job runs first (`claim`).
+SUPERSEDED_BY_NEWER = ("guardian_invitation", "guardian_reconfirm")
+SUPERSEDED = "superseded by a newer email of the same kind to the same person"
 
 
 async def add(
@@ -191,41 +192,6 @@ async def enqueue(redis: ArqRedis, *, row_ids: Iterable[str]) -> None:
         await queue.after_commit(redis, DELIVER_JOB, batch, row_id=batch[0])
 
 
-class Due(TypedDict):
-    id: str
-    holder: str | None  # the job whose claim on the row lapsed (it died), if one did
-
-
-async def due_for_enqueue(pool: Pool, *, now: datetime, limit: int = 1000) -> list[Due]:
-    """Pending rows whose next attempt is due and that have waited long enough to be left behind
-    (a row whose claim lapsed was left at once); rows a job holds right now are not due. A plain
-    read: the claim decides who sends a row, and a lock here made a job's claim skip it."""
-    async with autocommit(pool) as cur:
-        await cur.execute(
-            "SELECT id::text AS id, claimed_by AS holder FROM outbox WHERE status = 'pending'"
-            " AND next_attempt_at <= %s AND (attempts > 0 OR created_at <= %s OR claimed_by IS NOT NULL)"
-            " AND (claimed_until IS NULL OR claimed_until <= %s)"
-            " ORDER BY next_attempt_at, id LIMIT %s",
-            (now, now - STALE_AFTER, now, limit),
-        )
-        return as_records(Due, rows=await cur.fetchall())
-
-
-async def enqueue_due(redis: ArqRedis, *, due: list[Due]) -> int:
-    """The sweep's enqueue: due rows in batches, as after a commit. Rows a dead job held go under
-    a job id of their own, named after that job: its id stays refused (queued, and marked in
-    progress by arq for the longest job timeout) long after its lease has lapsed."""
-    by_holder: dict[str | None, list[str]] = {}
-    for row in due:
-        by_holder.setdefault(row["holder"], []).append(row["id"])
-    jobs = 0
-    for holder, row_ids in by_holder.items():
-        after = "" if holder is None else leases.takeover_suffix(holder=holder)
-        for batch in batches(row_ids=row_ids):
-            jobs += await queue.after_commit(redis, DELIVER_JOB, batch, row_id=batch[0] + after)
-    return jobs
-
-
 # Delivery: the worker's side of the rows (read with what a template needs by
 # models.delivery.deliveries, claimed, recorded).
 
@@ -247,8 +213,11 @@ class Batch:
     """Rows claimed by one delivery job (`claim`), held under its name until it records them.
     No connection is held in between: the job sends while the rows wait, claimed."""
 
-    def __init__(self, rows: list[deliveries.Delivery], holder: str, now: datetime) -> None:
+    def __init__(
+        self, rows: list[deliveries.Delivery], holder: str, now: datetime, superseded: list[Any] | None = None
+    ) -> None:
         self.rows, self.holder, self.now = rows, holder, now
+        self.superseded: list[Any] = superseded or []
         # Outbox ids of the guardians' alerts about claim links that could not be delivered,
         # written with the results: enqueue them once the batch has committed.
         self.alerts: list[str] = []
@@ -423,10 +392,11 @@ async def claim(
     first's claim, then finds the row held; a lock alone never makes a job skip a row, which then
     waited for the next sweep); a killed worker leaves its rows pending with no attempt
     counted: its rerun (the same id) claims them at once, any job once the lease has lapsed (the
-    sweep enqueues one, `enqueue_due`), sent under the same Idempotency-Key. A first attempt is
+    sweep enqueues one, `sweep.enqueue_due`), sent under the same Idempotency-Key. A first attempt is
     always due (the API's clock wrote its time, and may run ahead of this host's); a retry waits
     for the time this worker's side set from the backoff and Retry-After."""
     async with transaction(pool) as cur:
+        superseded = await _skip_superseded(cur, row_ids=row_ids, holder=holder, now=now)
         await cur.execute(
             "UPDATE outbox o SET claimed_by = %(holder)s, claimed_until = %(until)s"
             " WHERE o.id IN (SELECT id FROM outbox WHERE id = ANY(%(ids)s::uuid[]) AND status = 'pending'"
@@ -438,7 +408,30 @@ async def claim(
         )
         claimed = [row["id"] for row in await cur.fetchall()]
         if not claimed:
-            return Batch([], holder, now)
+            return Batch([], holder, now, superseded)
         await cur.execute(deliveries.SELECT + " WHERE o.id = ANY(%s::uuid[]) ORDER BY o.id", (claimed,))
         rows = [deliveries.from_row(ring, row=row) for row in await cur.fetchall()]
-    return Batch(rows, holder, now)
+    return Batch(rows, holder, now, superseded)
+
+
+async def _skip_superseded(cur: Cursor, *, row_ids: list[str], holder: str, now: datetime) -> list[Any]:
+    """Skip (SUPERSEDED) each row still free to claim that a later row of its kind to its recipient
+    follows, sent or waiting: checked at claim, so the older is never the last delivered. Both rows
+    are of the guardian's plan: the later is found through outbox_plan_idx, not a table scan."""
+    await cur.execute(
+        "UPDATE outbox o SET status = 'skipped', last_error = %(why)s, finished_at = %(now)s,"
+        " claimed_by = NULL, claimed_until = NULL"
+        " WHERE o.id = ANY(%(ids)s::uuid[]) AND o.status = 'pending' AND o.kind = ANY(%(kinds)s)"
+        "   AND (o.claimed_by IS NULL OR o.claimed_until <= %(now)s OR o.claimed_by = %(holder)s)"
+        "   AND EXISTS (SELECT 1 FROM outbox n WHERE n.plan_id = o.plan_id AND n.created_at > o.created_at"
+        "   AND n.kind = o.kind AND n.recipient_id = o.recipient_id AND n.recipient_type = o.recipient_type)"
+        " RETURNING o.id::text AS id, o.kind",
+        {
+            "why": SUPERSEDED,
+            "now": now,
+            "ids": list(row_ids),
+            "kinds": list(SUPERSEDED_BY_NEWER),
+            "holder": holder,
+        },
+    )
+    return list(await cur.fetchall())

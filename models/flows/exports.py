@@ -185,6 +185,7 @@ async def owner_export(pool: Pool, ring: KeyRing, redis: Redis, *, user_id: str)
         message_list = await messages.ROWS.list_all(cur, ring, user_id=user_id)
         archive = await serving.all_sealed(cur, ring, user_id=user_id)
         timeline = await activity.all_for_user(cur, user_id=user_id)
+        await activity.name_entries(cur, ring, user_id=user_id, entries=timeline)
     sealed = {item["id"]: item for item in archive}
     letters: list[ExportText] = []
     files: list[ExportFile] = []
