@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from complexity import over_limit
+from tests.complexity import over_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ("api", "workers", "models", "core")
