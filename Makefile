@@ -58,6 +58,8 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check service api workers models core testing
+	$(BIN)/lint-imports
+	$(BIN)/python tests/complexity.py
 
 typecheck: install
 	$(BIN)/mypy

@@ -11,13 +11,19 @@ from __future__ import annotations
 import asyncio
 import hmac
 import time
-from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
 from aiohttp import web
 from aiohttp_apigami import docs
 from arq.connections import ArqRedis
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -65,49 +71,6 @@ class _Jobs(Collector):
         yield durations
 
 
-class _Requests(Collector):
-    """Request counts and latency, kept as plain counters and turned into metric families only
-    when scraped: prometheus_client's Counter and Histogram take a lock per update and walk
-    the buckets, on every update, a measurable cost per request. Updated from the
-    event loop only, so nothing here needs a lock."""
-
-    def __init__(self) -> None:
-        self.counts: dict[tuple[str, str, int], int] = {}
-        # (route, method) -> [count per bucket, the last one +Inf] and the sum of seconds.
-        self.buckets: dict[tuple[str, str], list[int]] = {}
-        self.sums: dict[tuple[str, str], float] = {}
-
-    def observe(self, route: str, method: str, status: int, seconds: float) -> None:
-        key = (route, method, status)
-        self.counts[key] = self.counts.get(key, 0) + 1
-        series = (route, method)
-        buckets = self.buckets.get(series)
-        if buckets is None:
-            buckets = self.buckets[series] = [0] * (len(LATENCY_BUCKETS) + 1)
-            self.sums[series] = 0.0
-        buckets[bisect_left(LATENCY_BUCKETS, seconds)] += 1  # le: a bound's own value counts in
-        self.sums[series] += seconds
-
-    def collect(self) -> Iterator[Metric]:
-        requests = CounterMetricFamily(
-            "lps_http_requests",
-            "HTTP requests by route template, method and status",
-            labels=["route", "method", "status"],
-        )
-        for (route, method, status), count in self.counts.items():
-            requests.add_metric([route, method, str(status)], count)
-        latency = HistogramMetricFamily(
-            "lps_http_request_duration_seconds",
-            "HTTP request latency by route template and method",
-            labels=["route", "method"],
-        )
-        for series, buckets in self.buckets.items():
-            rows = _cumulative(LATENCY_BUCKETS, buckets)
-            latency.add_metric(list(series), rows, sum_value=self.sums[series])
-        yield requests
-        yield latency
-
-
 class _EnqueueFailures(Collector):
     """Enqueues after a commit that failed in this process (core.queue.after_commit): the rows
     are committed and wait for their sweepers."""
@@ -143,8 +106,21 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.requests = _Requests()
-        self.registry.register(self.requests)
+        # prometheus_client's own Counter and Histogram: plain dicts turned into metric families
+        # at scrape time saved too little per request to keep a restatement of them.
+        self.requests = Counter(
+            "lps_http_requests",
+            "HTTP requests by route template, method and status",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "lps_http_request_duration_seconds",
+            "HTTP request latency by route template and method",
+            ["route", "method"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "lps_queue_depth",
             "Jobs due in the arq queue (waiting for a worker, or running); runs scheduled for later, such as"
@@ -174,7 +150,8 @@ class Metrics:
     def observe(self, request: web.Request, status: int, seconds: float) -> None:
         resource = request.match_info.route.resource
         route = resource.canonical if resource is not None else "unmatched"
-        self.requests.observe(route, request.method, status, seconds)
+        self.requests.labels(route, request.method, str(status)).inc()
+        self.latency.labels(route, request.method).observe(seconds)
 
     async def render(self, app: web.Application) -> bytes:
         async with self._scrape:

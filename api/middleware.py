@@ -14,6 +14,7 @@ import asyncio
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -133,48 +134,78 @@ async def guard_and_map_errors(request: web.Request, handler: Handler) -> web.St
         # Body and query validation (aiohttp-apigami's public middleware, called here rather
         # than as one more layer): a handler without a request schema goes straight through.
         return await validation_middleware(request, handler)
-    except ConnectionResetError:
-        # The client hung up mid-body: nobody is left to answer. One quiet line, no traceback;
-        # 499 ("client closed request", as nginx logs it) in the access log, not a 500.
-        log.info("client disconnected before the request was read", extra={"path": redact_path(request.path)})
-        return web.Response(status=499, reason="Client Closed Request")
-    except AppError as exc:
-        response = error_response(request, exc.status, exc.message, exc.details, exc.headers, **exc.extra)
-        if exc.status == 408:
-            response.force_close()  # the rest of the body may never come
-        return response
-    except HttpProcessingError as exc:
-        # Malformed bytes found while a handler reads the body (e.g. a bad multipart header).
-        status = exc.code if 400 <= exc.code < 500 else 400
-        return error_response(request, status, "Malformed request body")
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        message = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
-        headers = {k: v for k, v in exc.headers.items() if k in ("Allow", "Retry-After")}
-        return error_response(request, exc.status, message, headers=headers)
-    except RedisError as exc:
-        # Down, stalled past REDIS_TIMEOUT_SECONDS, or refusing writes (read-only, MISCONF, OOM).
-        error_log.warning("redis unavailable", extra={"path": redact_path(request.path), "error": repr(exc)})
-        return error_response(
-            request,
-            503,
-            "Temporarily unavailable: Redis did not answer; try again shortly",
-            headers=RETRY_SOON,
-        )
-    except (psycopg2.OperationalError, psycopg2.InterfaceError) as exc:
-        error_log.warning(
-            "database unavailable", extra={"path": redact_path(request.path), "error": repr(exc)}
-        )
-        return error_response(
-            request,
-            503,
-            "Temporarily unavailable: the database did not answer; try again shortly",
-            headers=RETRY_SOON,
-        )
-    except Exception:
-        error_log.exception("unhandled error", extra={"path": redact_path(request.path)})
-        return error_response(request, 500, "Internal server error")
+        return _http_exception_response(request, exc)
+    except Exception as exc:
+        # One table of families (below) rather than one except clause each.
+        return _failure_response(request, exc)
+
+
+def _http_exception_response(request: web.Request, exc: web.HTTPException) -> web.Response:
+    message = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
+    headers = {k: v for k, v in exc.headers.items() if k in ("Allow", "Retry-After")}
+    return error_response(request, exc.status, message, headers=headers)
+
+
+def _client_gone(request: web.Request, exc: Exception) -> web.Response:
+    # The client hung up mid-body: nobody is left to answer. One quiet line, no traceback;
+    # 499 ("client closed request", as nginx logs it) in the access log, not a 500.
+    log.info("client disconnected before the request was read", extra={"path": redact_path(request.path)})
+    return web.Response(status=499, reason="Client Closed Request")
+
+
+def _app_error(request: web.Request, exc: AppError) -> web.Response:
+    response = error_response(request, exc.status, exc.message, exc.details, exc.headers, **exc.extra)
+    if exc.status == 408:
+        response.force_close()  # the rest of the body may never come
+    return response
+
+
+def _malformed_body(request: web.Request, exc: HttpProcessingError) -> web.Response:
+    # Malformed bytes found while a handler reads the body (e.g. a bad multipart header).
+    status = exc.code if 400 <= exc.code < 500 else 400
+    return error_response(request, status, "Malformed request body")
+
+
+def _redis_down(request: web.Request, exc: Exception) -> web.Response:
+    # Down, stalled past REDIS_TIMEOUT_SECONDS, or refusing writes (read-only, MISCONF, OOM).
+    error_log.warning("redis unavailable", extra={"path": redact_path(request.path), "error": repr(exc)})
+    return error_response(
+        request,
+        503,
+        "Temporarily unavailable: Redis did not answer; try again shortly",
+        headers=RETRY_SOON,
+    )
+
+
+def _database_down(request: web.Request, exc: Exception) -> web.Response:
+    error_log.warning("database unavailable", extra={"path": redact_path(request.path), "error": repr(exc)})
+    return error_response(
+        request,
+        503,
+        "Temporarily unavailable: the database did not answer; try again shortly",
+        headers=RETRY_SOON,
+    )
+
+
+# Checked in order: the first family the failure belongs to answers it.
+_FAILURES: tuple[tuple[type[Exception] | tuple[type[Exception], ...], Callable[..., web.Response]], ...] = (
+    (ConnectionResetError, _client_gone),
+    (AppError, _app_error),
+    (HttpProcessingError, _malformed_body),
+    (RedisError, _redis_down),
+    ((psycopg2.OperationalError, psycopg2.InterfaceError), _database_down),
+)
+
+
+def _failure_response(request: web.Request, exc: Exception) -> web.Response:
+    for family, answer in _FAILURES:
+        if isinstance(exc, family):
+            return answer(request, exc)
+    error_log.exception("unhandled error", extra={"path": redact_path(request.path)})
+    return error_response(request, 500, "Internal server error")
 
 
 async def authenticate(request: web.Request) -> None:

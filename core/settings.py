@@ -218,7 +218,13 @@ class Settings:
         "DATA_DIR", Path(".data"), "Dev state: embedded databases, generated secrets, file storage"
     )
     log_level: str = setting(
-        "LOG_LEVEL", "INFO", "`DEBUG`, `INFO`, `WARNING`, `ERROR`", choices=LOG_LEVELS, upper=True
+        "LOG_LEVEL",
+        "INFO",
+        "`DEBUG`, `INFO`, `WARNING`, `ERROR`. Every line is one JSON object, arq's included; a cron run"
+        ' that went well (arq\'s "→" and "←" lines, its health line) is a `DEBUG` line with its `job`,'
+        " so `INFO` shows jobs, failures and the service's own lines",
+        choices=LOG_LEVELS,
+        upper=True,
     )
     jwt_secret: str = setting(
         "JWT_SECRET",
@@ -536,24 +542,34 @@ VARIABLES: tuple[Variable, ...] = tuple(v for _, _, v in FIELDS) + LIBRARY_VARIA
 
 def _parse(kind: type, var: Variable, raw: str) -> Any:
     """One variable's value from its text; raw is never echoed for secrets."""
-    if kind is int:
-        try:
-            number = int(raw)
-        except ValueError:
-            shown = "" if var.secret else f", got {raw!r}"
-            raise ConfigError(f"{var.name} must be an integer{shown}") from None
-        if var.minimum is not None and number < var.minimum:
-            raise ConfigError(f"{var.name} must be >= {var.minimum}, got {number}")
-        if var.maximum is not None and number > var.maximum:
-            raise ConfigError(f"{var.name} must be <= {var.maximum}, got {number}")
-        return number
-    if kind is Path:
-        return Path(raw).resolve()
-    if kind is KeyRing:
-        try:
-            return KeyRing.parse(raw)
-        except ValueError as exc:  # KeyRing's messages name ENCRYPTION_KEYS and never the key
-            raise ConfigError(str(exc)) from None
+    return _PARSERS.get(kind, _parse_text)(var, raw)
+
+
+def _parse_int(var: Variable, raw: str) -> int:
+    try:
+        number = int(raw)
+    except ValueError:
+        shown = "" if var.secret else f", got {raw!r}"
+        raise ConfigError(f"{var.name} must be an integer{shown}") from None
+    if var.minimum is not None and number < var.minimum:
+        raise ConfigError(f"{var.name} must be >= {var.minimum}, got {number}")
+    if var.maximum is not None and number > var.maximum:
+        raise ConfigError(f"{var.name} must be <= {var.maximum}, got {number}")
+    return number
+
+
+def _parse_path(var: Variable, raw: str) -> Path:
+    return Path(raw).resolve()
+
+
+def _parse_key_ring(var: Variable, raw: str) -> KeyRing:
+    try:
+        return KeyRing.parse(raw)
+    except ValueError as exc:  # KeyRing's messages name ENCRYPTION_KEYS and never the key
+        raise ConfigError(str(exc)) from None
+
+
+def _parse_text(var: Variable, raw: str) -> str:
     text = raw if var.secret else raw.strip()
     if var.upper:
         text = text.upper()
@@ -563,6 +579,14 @@ def _parse(kind: type, var: Variable, raw: str) -> Any:
     if problem:
         raise ConfigError(f"{var.name} {problem}")
     return text
+
+
+# By the field's declared type; any other type is text.
+_PARSERS: dict[type, Callable[[Variable, str], Any]] = {
+    int: _parse_int,
+    Path: _parse_path,
+    KeyRing: _parse_key_ring,
+}
 
 
 _REQUIRED = {
@@ -613,38 +637,57 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """
     env = os.environ if env is None else env
     raw = {var.name: env.get(var.name, "") for _, _, var in FIELDS}
-    values: dict[str, Any] = {}
-    for attr, kind, var in FIELDS:
-        if var.name in SECRETS_GENERATED_IN_DEV:
-            continue  # parsed below, once APP_ENV and DATA_DIR say where they may come from
-        if raw[var.name].strip():
-            values[attr] = _parse(kind, var, raw[var.name])
-        elif kind is Path:
-            values[attr] = _parse(kind, var, str(declared_default(attr)))  # resolved against the cwd
+    values = _plain_values(raw)
     environment = values.get("environment", "development")
-    if environment != "production" and not all(raw[name] for name in SECRETS_GENERATED_IN_DEV):
-        dev = _dev_secrets(values["data_dir"])
-        for name in SECRETS_GENERATED_IN_DEV:
-            raw[name] = raw[name] or dev[name]
-    for attr, kind, var in FIELDS:
-        if var.name in SECRETS_GENERATED_IN_DEV:
-            if not raw[var.name]:
-                raise ConfigError(f"{var.name} is required in production ({_REQUIRED[var.name]})")
-            values[attr] = _parse(kind, var, raw[var.name])
-    if "public_base_url" in values:
-        values["public_base_url"] = values["public_base_url"].rstrip("/")
-    elif environment == "production":
-        raise ConfigError(
-            "PUBLIC_BASE_URL is required in production (this service's public origin, for every"
-            " link in email and SEP-7 callbacks)"
-        )
-    else:
-        values["public_base_url"] = f"http://localhost:{values.get('port', declared_default('port'))}"
+    values.update(_secret_values(raw, environment=environment, data_dir=values["data_dir"]))
+    values["public_base_url"] = _public_base_url(values, environment=environment)
     # Unset: there is no web client, and no email names a place to sign in (docs/pages.md).
     values["public_app_url"] = values.get("public_app_url", "").rstrip("/")
     if values.get("service_contract_id") and not values.get("soroban_rpc_url"):
         raise ConfigError("SOROBAN_RPC_URL (http:// or https://) is required when SERVICE_CONTRACT_ID is set")
     return Settings(**values)
+
+
+def _plain_values(raw: dict[str, str]) -> dict[str, Any]:
+    """Every variable but the dev-generated secrets: parsed when set, paths defaulted."""
+    values: dict[str, Any] = {}
+    for attr, kind, var in FIELDS:
+        if var.name in SECRETS_GENERATED_IN_DEV:
+            continue  # parsed later, once APP_ENV and DATA_DIR say where they may come from
+        if raw[var.name].strip():
+            values[attr] = _parse(kind, var, raw[var.name])
+        elif kind is Path:
+            values[attr] = _parse(kind, var, str(declared_default(attr)))  # resolved against the cwd
+    return values
+
+
+def _secret_values(raw: dict[str, str], *, environment: str, data_dir: Path) -> dict[str, Any]:
+    """The secrets outside production may be generated (once, under DATA_DIR); production
+    requires each."""
+    raw = dict(raw)
+    if environment != "production" and not all(raw[name] for name in SECRETS_GENERATED_IN_DEV):
+        dev = _dev_secrets(data_dir)
+        for name in SECRETS_GENERATED_IN_DEV:
+            raw[name] = raw[name] or dev[name]
+    values: dict[str, Any] = {}
+    for attr, kind, var in FIELDS:
+        if var.name in SECRETS_GENERATED_IN_DEV:
+            if not raw[var.name]:
+                raise ConfigError(f"{var.name} is required in production ({_REQUIRED[var.name]})")
+            values[attr] = _parse(kind, var, raw[var.name])
+    return values
+
+
+def _public_base_url(values: dict[str, Any], *, environment: str) -> str:
+    if "public_base_url" in values:
+        url: str = values["public_base_url"]
+        return url.rstrip("/")
+    if environment == "production":
+        raise ConfigError(
+            "PUBLIC_BASE_URL is required in production (this service's public origin, for every"
+            " link in email and SEP-7 callbacks)"
+        )
+    return f"http://localhost:{values.get('port', declared_default('port'))}"
 
 
 def declared_default(attr: str) -> Any:

@@ -68,34 +68,49 @@ async def check(pool: Pool, ring: KeyRing, storage: Storage | None, *, sample: i
     checked: Counter[str] = Counter()
     problems: list[Problem] = []
     key_ids = {row["key_id"]: row["n"] for row in await fetch_all(pool, _census_sql())}
-    for key_id, n in key_ids.items():
-        if key_id not in ring.key_ids:
-            problems.append(
-                {
-                    "where": f"key id {key_id}",
-                    "reason": f"{n} values are sealed under it; ENCRYPTION_KEYS lacks it",
-                }
-            )
+    problems.extend(
+        {"where": f"key id {key_id}", "reason": f"{n} values are sealed under it; ENCRYPTION_KEYS lacks it"}
+        for key_id, n in key_ids.items()
+        if key_id not in ring.key_ids
+    )
     for table, columns in sealed_text.COLUMNS.items():
-        present = " OR ".join(f"t.{c}_sealed IS NOT NULL" for c in columns)
-        rows = await fetch_all(
-            pool,
-            f"SELECT t.id::text AS id, {sealed_text.select_list(table=table, alias='t')} FROM {table} t"
-            f" WHERE {present} ORDER BY random() LIMIT %s",
-            (sample,),
-        )
-        for row in rows:
-            for column in columns:
-                sealed = row[f"{column}_sealed"]
-                if sealed is None:
-                    continue
-                try:
-                    sealed_text.open_text(ring, table=table, column=column, row_id=row["id"], sealed=sealed)
-                    checked[f"{table}.{column}"] += 1
-                except IntegrityError:
-                    problems.append(
-                        {"where": f"{table}.{column} of row {row['id']}", "reason": "does not open"}
-                    )
+        await _sample_texts(pool, ring, table, columns, sample, checked, problems)
+    await _sample_claim_tokens(pool, ring, sample, checked, problems)
+    await _sample_items(pool, ring, storage, sample, checked, problems)
+    return {"checked": dict(checked), "key_ids": key_ids, "problems": problems}
+
+
+async def _sample_texts(
+    pool: Pool,
+    ring: KeyRing,
+    table: str,
+    columns: tuple[str, ...],
+    sample: int,
+    checked: Counter[str],
+    problems: list[Problem],
+) -> None:
+    present = " OR ".join(f"t.{c}_sealed IS NOT NULL" for c in columns)
+    rows = await fetch_all(
+        pool,
+        f"SELECT t.id::text AS id, {sealed_text.select_list(table=table, alias='t')} FROM {table} t"
+        f" WHERE {present} ORDER BY random() LIMIT %s",
+        (sample,),
+    )
+    for row in rows:
+        for column in columns:
+            sealed = row[f"{column}_sealed"]
+            if sealed is None:
+                continue
+            try:
+                sealed_text.open_text(ring, table=table, column=column, row_id=row["id"], sealed=sealed)
+                checked[f"{table}.{column}"] += 1
+            except IntegrityError:
+                problems.append({"where": f"{table}.{column} of row {row['id']}", "reason": "does not open"})
+
+
+async def _sample_claim_tokens(
+    pool: Pool, ring: KeyRing, sample: int, checked: Counter[str], problems: list[Problem]
+) -> None:
     for row in await fetch_all(
         pool,
         "SELECT id::text AS id, claim_token_sealed FROM beneficiaries WHERE claim_token_sealed IS NOT NULL"
@@ -109,6 +124,16 @@ async def check(pool: Pool, ring: KeyRing, storage: Storage | None, *, sample: i
             problems.append(
                 {"where": f"beneficiaries.claim_token of row {row['id']}", "reason": "does not open"}
             )
+
+
+async def _sample_items(
+    pool: Pool,
+    ring: KeyRing,
+    storage: Storage | None,
+    sample: int,
+    checked: Counter[str],
+    problems: list[Problem],
+) -> None:
     items = await fetch_all(
         pool,
         "SELECT id::text AS id, storage_key, key_id, wrapped_key, size_bytes, stored_bytes FROM archive_items"
@@ -134,4 +159,3 @@ async def check(pool: Pool, ring: KeyRing, storage: Storage | None, *, sample: i
             problems.append({"where": where, "reason": f"data key does not unwrap ({type(exc).__name__})"})
         except StorageError as exc:
             problems.append({"where": where, "reason": f"storage: {exc}"})
-    return {"checked": dict(checked), "key_ids": key_ids, "problems": problems}

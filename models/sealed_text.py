@@ -204,63 +204,101 @@ async def reseal(pool: Pool, ring: KeyRing, *, batch: int = 200) -> tuple[int, i
     """
     prefix = f"{ring.primary_id}."
     legacy = await legacy_columns(pool)
+    existing = await _existing_tables(pool)
+    resealed = unopenable = 0
+    for table, columns in COLUMNS.items():
+        if table not in existing:
+            continue
+        done, failed = await _reseal_table(
+            pool, ring, table=table, columns=columns, plain=legacy.get(table, ()), prefix=prefix, batch=batch
+        )
+        resealed += done
+        unopenable += failed
+    return resealed, unopenable
+
+
+async def _existing_tables(pool: Pool) -> set[str]:
+    """A table created by a later migration than the one running this (the 0015 hook) is
+    not there yet, and holds nothing to seal."""
     async with autocommit(pool) as cur:
-        # A table created by a later migration than the one running this (the 0015 hook) is
-        # not there yet, and holds nothing to seal.
         await cur.execute(
             "SELECT table_name::text AS t FROM information_schema.tables"
             " WHERE table_schema = current_schema() AND table_name = ANY(%s)",
             (list(COLUMNS),),
         )
-        existing = {r["t"] for r in await cur.fetchall()}
+        return {r["t"] for r in await cur.fetchall()}
+
+
+async def _reseal_table(
+    pool: Pool,
+    ring: KeyRing,
+    *,
+    table: str,
+    columns: tuple[str, ...],
+    plain: tuple[str, ...],
+    prefix: str,
+    batch: int,
+) -> tuple[int, int]:
+    """One table, in id order, a batch at a time: (rows rewritten, rows that could not be opened)."""
+    stale = " OR ".join(
+        [f"{c} IS NOT NULL" for c in plain]
+        + [f"({c}_sealed IS NOT NULL AND NOT starts_with({c}_sealed, %(prefix)s))" for c in columns]
+    )
+    selected = ", ".join([*plain, *(f"{c}_sealed" for c in columns)])
+    after = "00000000-0000-0000-0000-000000000000"
     resealed = unopenable = 0
-    for table, columns in COLUMNS.items():
-        if table not in existing:
-            continue
-        plain = legacy.get(table, ())
-        stale = " OR ".join(
-            [f"{c} IS NOT NULL" for c in plain]
-            + [f"({c}_sealed IS NOT NULL AND NOT starts_with({c}_sealed, %(prefix)s))" for c in columns]
-        )
-        selected = ", ".join([*plain, *(f"{c}_sealed" for c in columns)])
-        after = "00000000-0000-0000-0000-000000000000"
-        while True:
-            async with autocommit(pool) as cur:
-                await cur.execute(
-                    f"SELECT id, {selected} FROM {table} WHERE ({stale}) AND id > %(after)s ORDER BY id"
-                    " LIMIT %(batch)s",
-                    {"prefix": prefix, "after": after, "batch": batch},
-                )
-                rows = await cur.fetchall()
-            if not rows:
-                break
-            for row in rows:
-                after = row["id"]
-                try:
-                    texts = {
-                        c: open_text(
-                            ring,
-                            table=table,
-                            column=c,
-                            row_id=row["id"],
-                            sealed=row[f"{c}_sealed"],
-                            legacy=row.get(c),
-                        )
-                        for c in columns
-                    }
-                except SealedTextError:
-                    unopenable += 1
-                    continue
-                new = sealed_values(ring, table=table, row_id=row["id"], values=texts)
-                new.update({c: None for c in plain})
-                assignments = ", ".join(f"{c} = %(new_{c})s" for c in new)
-                guard = " AND ".join(f"{c} IS NOT DISTINCT FROM %(old_{c})s" for c in new if c in row)
-                params = {f"new_{c}": v for c, v in new.items()}
-                params.update({f"old_{c}": row[c] for c in new if c in row})
-                params["id"] = row["id"]
-                async with transaction(pool) as cur:
-                    await cur.execute(
-                        f"UPDATE {table} SET {assignments} WHERE id = %(id)s AND {guard}", params
-                    )
-                    resealed += cur.rowcount
-    return resealed, unopenable
+    while True:
+        async with autocommit(pool) as cur:
+            await cur.execute(
+                f"SELECT id, {selected} FROM {table} WHERE ({stale}) AND id > %(after)s ORDER BY id"
+                " LIMIT %(batch)s",
+                {"prefix": prefix, "after": after, "batch": batch},
+            )
+            rows = await cur.fetchall()
+        if not rows:
+            return resealed, unopenable
+        for row in rows:
+            after = row["id"]
+            done = await _reseal_row(pool, ring, table=table, columns=columns, plain=plain, row=row)
+            if done is None:
+                unopenable += 1
+            else:
+                resealed += done
+
+
+async def _reseal_row(
+    pool: Pool,
+    ring: KeyRing,
+    *,
+    table: str,
+    columns: tuple[str, ...],
+    plain: tuple[str, ...],
+    row: dict[str, Any],
+) -> int | None:
+    """Rewrite one row under the primary key: 1, 0 when it was edited meanwhile, None when it
+    cannot be opened."""
+    try:
+        texts = {
+            c: open_text(
+                ring,
+                table=table,
+                column=c,
+                row_id=row["id"],
+                sealed=row[f"{c}_sealed"],
+                legacy=row.get(c),
+            )
+            for c in columns
+        }
+    except SealedTextError:
+        return None
+    new = sealed_values(ring, table=table, row_id=row["id"], values=texts)
+    new.update({c: None for c in plain})
+    assignments = ", ".join(f"{c} = %(new_{c})s" for c in new)
+    guard = " AND ".join(f"{c} IS NOT DISTINCT FROM %(old_{c})s" for c in new if c in row)
+    params = {f"new_{c}": v for c, v in new.items()}
+    params.update({f"old_{c}": row[c] for c in new if c in row})
+    params["id"] = row["id"]
+    async with transaction(pool) as cur:
+        await cur.execute(f"UPDATE {table} SET {assignments} WHERE id = %(id)s AND {guard}", params)
+        rowcount: int = cur.rowcount
+        return rowcount

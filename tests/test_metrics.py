@@ -91,17 +91,15 @@ async def test_jobs_queue_depth_and_archive_backlog(make_client, run_worker, set
 
 
 def test_latency_buckets_are_cumulative_and_a_bound_counts_in_its_own_bucket():
-    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client import generate_latest
 
-    from api.metrics import _Requests
+    from api.metrics import Metrics
 
-    requests = _Requests()
-    registry = CollectorRegistry()
-    registry.register(requests)
-    for seconds in (0.001, 0.005, 0.0051, 0.3, 31.0):
-        requests.observe("/api/x", "GET", 200, seconds)
-    requests.observe("/api/x", "GET", 404, 0.002)
-    text = generate_latest(registry).decode()
+    metrics = Metrics()
+    for status, seconds in ((200, 0.001), (200, 0.005), (200, 0.0051), (200, 0.3), (200, 31.0), (404, 0.002)):
+        metrics.requests.labels("/api/x", "GET", str(status)).inc()
+        metrics.latency.labels("/api/x", "GET").observe(seconds)
+    text = generate_latest(metrics.registry).decode()
     series = {"route": "/api/x", "method": "GET"}
     assert _value(text, "lps_http_requests_total", status="200", **series) == 5
     assert _value(text, "lps_http_requests_total", status="404", **series) == 1

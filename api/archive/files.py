@@ -12,8 +12,9 @@ import hashlib
 import logging
 import re
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
+from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
@@ -116,36 +117,10 @@ async def send_file(
     else:
         source = open_range(storage, keys, file, start=wanted.start, stop=wanted.stop)
     async with aclosing(source) as chunks:
-        try:
-            first = await anext(chunks, b"")
-        except IntegrityError as exc:
-            log.error("archive integrity check failed; nothing sent", extra={**where, "error": str(exc)})
-            raise AppError("The stored file failed its integrity check; nothing was sent.") from None
-        except ObjectNotFound:
-            log.error("archive object missing from storage", extra=where)
-            raise AppError("The stored file is missing.") from None
-        except StorageError as exc:
-            raise storage_down("archive storage read failed", where, exc) from None
+        first = await _first_chunk(chunks, where)
         if on_start is not None and request.method != "HEAD":
             await on_start(wanted)
-        response = web.StreamResponse(
-            status=206 if wanted else 200,
-            headers={
-                CONTENT_TYPE: file["content_type"],
-                "Content-Disposition": content_disposition(
-                    file["file_name"], "inline" if inline else "attachment"
-                ),
-                "Accept-Ranges": "bytes",
-                "ETag": tag,
-                "X-Content-Type-Options": "nosniff",
-                "Cache-Control": "no-store",
-                "Content-Security-Policy": INLINE_CSP if inline else ATTACHMENT_CSP,
-                "X-Request-Id": request_id_var.get(),
-            },
-        )
-        if wanted is not None:
-            response.headers["Content-Range"] = wanted.content_range
-        response.content_length = wanted.length if wanted else size
+        response = _response_for(file, tag, wanted, inline=inline)
         await response.prepare(request)
         if request.method == "HEAD":
             return response  # headers only: no need to read and decrypt the rest
@@ -161,4 +136,46 @@ async def send_file(
         except ConnectionError:
             return response  # the client went away
     await response.write_eof()
+    return response
+
+
+async def _first_chunk(chunks: AsyncIterator[bytes], where: dict[str, Any]) -> bytes:
+    """The first authenticated bytes, or the error body that replaces the whole response."""
+    try:
+        return await anext(chunks, b"")
+    except IntegrityError as exc:
+        log.error("archive integrity check failed; nothing sent", extra={**where, "error": str(exc)})
+        raise AppError("The stored file failed its integrity check; nothing was sent.") from None
+    except ObjectNotFound:
+        log.error("archive object missing from storage", extra=where)
+        raise AppError("The stored file is missing.") from None
+    except StorageError as exc:
+        raise storage_down("archive storage read failed", where, exc) from None
+
+
+_DISPOSITION = {True: "inline", False: "attachment"}
+
+
+def _response_for(
+    file: ServedFile, tag: str, wanted: ByteRange | None, *, inline: bool
+) -> web.StreamResponse:
+    """The headers of a whole (200) or ranged (206) download, not yet sent."""
+    response = web.StreamResponse(
+        status=206 if wanted else 200,
+        headers={
+            CONTENT_TYPE: file["content_type"],
+            "Content-Disposition": content_disposition(
+                file["file_name"], "inline" if inline else "attachment"
+            ),
+            "Accept-Ranges": "bytes",
+            "ETag": tag,
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "no-store",
+            "Content-Security-Policy": INLINE_CSP if inline else ATTACHMENT_CSP,
+            "X-Request-Id": request_id_var.get(),
+        },
+    )
+    if wanted is not None:
+        response.headers["Content-Range"] = wanted.content_range
+    response.content_length = wanted.length if wanted else file["size_bytes"]
     return response

@@ -73,14 +73,21 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
     if not (first or last):
         return None
     if not first:  # suffix range: the last N bytes
-        suffix = _position(last)
-        if suffix == 0:
-            raise Unsatisfiable(size)
-        if size == 0:
-            return None  # §14.1.1: satisfiable, but the whole (empty) body is all there is
-        return ByteRange(max(0, size - suffix), size, size)
-    start = _position(first)
-    end = _position(last) if last else None
+        return _suffix_range(_position(last), size)
+    return _span_range(_position(first), _position(last) if last else None, size)
+
+
+def _suffix_range(suffix: int, size: int) -> ByteRange | None:
+    """`bytes=-N`: the last N bytes."""
+    if suffix == 0:
+        raise Unsatisfiable(size)
+    if size == 0:
+        return None  # §14.1.1: satisfiable, but the whole (empty) body is all there is
+    return ByteRange(max(0, size - suffix), size, size)
+
+
+def _span_range(start: int, end: int | None, size: int) -> ByteRange | None:
+    """`bytes=first-` or `bytes=first-last`."""
     if end is not None and end < start:
         return None  # first > last is an invalid range: ignored (§14.1.1)
     if start >= size:

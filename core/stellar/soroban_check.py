@@ -146,7 +146,17 @@ def check_signed(
     """
     if isinstance(envelope, str):
         envelope = decode(envelope)
-    tx = envelope.tx
+    op = _check_call(envelope, contract_id=contract_id, function=function, owner=owner, signer=signer)
+    _check_source(envelope.tx, op, signer=signer)
+    tx_hash = _check_signature(envelope, signer, passphrase)
+    valid_until = _valid_until(envelope.tx, now=now)
+    return {"hash": tx_hash.hex(), "function": function, "source": signer, "valid_until": valid_until}
+
+
+def _check_call(
+    envelope: Envelope, *, contract_id: str, function: str, owner: str, signer: str
+) -> xdr.InvokeHostFunctionOp:
+    """One invoke of our contract's allowed function, with this owner and this signer."""
     op = envelope.invoke
     if op is None:
         raise BadRequest("The transaction must contain exactly one contract call (invoke host function)")
@@ -169,6 +179,11 @@ def check_signed(
         raise BadRequest(f"The {first} argument must be this plan's owner {owner}, not {_readable(args[0])}")
     if _account_in(args[1]) != _account_bytes(signer):
         raise BadRequest(f"The {second} argument must be your wallet {signer}, not {_readable(args[1])}")
+    return op
+
+
+def _check_source(tx: xdr.Transaction, op: xdr.InvokeHostFunctionOp, *, signer: str) -> None:
+    """The signer as the only source, prepared (Soroban resources), no other account's auth."""
     op_source = tx.operations[0].source_account
     source = tx.source_account
     own_source = source.type == xdr.CryptoKeyType.KEY_TYPE_ED25519 and source.ed25519 is not None
@@ -179,7 +194,10 @@ def check_signed(
     for entry in op.auth:
         if entry.credentials.type != xdr.SorobanCredentialsType.SOROBAN_CREDENTIALS_SOURCE_ACCOUNT:
             raise BadRequest("The transaction carries authorisations for other accounts")
-    tx_hash = _check_signature(envelope, signer, passphrase)
+
+
+def _valid_until(tx: xdr.Transaction, *, now: datetime) -> datetime:
+    """The time bound, if it is set, not passed, and no further away than the service allows."""
     bounds = _time_bounds(tx)
     max_time = bounds.max_time.time_point.uint64 if bounds is not None else 0
     if max_time == 0:
@@ -191,7 +209,7 @@ def check_signed(
         raise BadRequest(
             "The transaction's time bound is further away than the service allows; use the build route"
         )
-    return {"hash": tx_hash.hex(), "function": function, "source": signer, "valid_until": valid_until}
+    return valid_until
 
 
 def _check_signature(envelope: Envelope, signer: str, passphrase: str) -> bytes:

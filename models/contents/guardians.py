@@ -323,52 +323,79 @@ async def update(
         if "wallet_address" in diff:
             await _check_not_owner(cur, user_id, diff["wallet_address"])
         if diff:
-            try:
-                values = sealed_text.sealed_values(ring, table="guardians", row_id=row_id, values=diff)
-                row = _record(
-                    ring,
-                    await update_row(
-                        cur,
-                        table="guardians",
-                        row_id=row_id,
-                        values=values,
-                        allowed=WRITABLE_COLUMNS,
-                        returning=COLUMNS,
-                    ),
-                )
-            except psycopg2.errors.UniqueViolation:
-                raise Conflict(DUPLICATE) from None
-            if "wallet_address" in diff or "email" in diff:
-                await _new_page_link(cur, guardian_id=row_id)
-            if "wallet_address" in diff:  # their passkeys answered for the old way of proving
-                await guardian_passkeys.revoke_all(cur, guardian_id=row_id)
-            unanswered = row["accepted_at"] is None and row["declined_at"] is None
-            if "wallet_address" in diff or ("email" in diff and unanswered):
-                row, invitation = await _invite(
-                    cur, ring, user_id=user_id, guardian_id=row_id, now=now, budget=budget
-                )
-                invitations += [invitation] if invitation else []
-            await activity.record(
-                cur,
-                user_id=user_id,
-                kind="guardian.updated",
-                entity_id=row_id,
-                summary=N_("Guardian details updated and invited again")
-                if invitations
-                else N_("Guardian details updated"),
-                metadata={"fields": wire_names(columns=diff)},
+            row = await _write(cur, ring, row_id=row_id, diff=diff)
+            row, invitation = await _after_change(
+                cur, ring, user_id=user_id, row_id=row_id, row=row, diff=diff, now=now, budget=budget
             )
-            told: tuple[tuple[str, owner_notices.Change], ...] = (
-                ("email", "guardian_email"),
-                ("wallet_address", "guardian_wallet"),
-            )
-            for column, change in told:
-                if column in diff:
-                    await owner_notices.tell_owner(
-                        cur, ring, user_id=user_id, change=change, name=row["name"], now=now
-                    )
+            invitations += [invitation] if invitation else []
     await outbox.enqueue(redis, row_ids=invitations)
     return row
+
+
+async def _write(cur: Cursor, ring: KeyRing, *, row_id: str, diff: dict[str, Any]) -> Guardian:
+    try:
+        values = sealed_text.sealed_values(ring, table="guardians", row_id=row_id, values=diff)
+        return _record(
+            ring,
+            await update_row(
+                cur,
+                table="guardians",
+                row_id=row_id,
+                values=values,
+                allowed=WRITABLE_COLUMNS,
+                returning=COLUMNS,
+            ),
+        )
+    except psycopg2.errors.UniqueViolation:
+        raise Conflict(DUPLICATE) from None
+
+
+# The owner is told of a change to each of these (columns, what changed).
+_TOLD: tuple[tuple[str, owner_notices.Change], ...] = (
+    ("email", "guardian_email"),
+    ("wallet_address", "guardian_wallet"),
+)
+
+
+async def _after_change(
+    cur: Cursor,
+    ring: KeyRing,
+    *,
+    user_id: str,
+    row_id: str,
+    row: Guardian,
+    diff: dict[str, Any],
+    now: datetime,
+    budget: Budget,
+) -> tuple[Guardian, str | None]:
+    """What a written change sets off: a new page link, passkeys revoked, the invitation sent
+    again, the timeline and the owner's notices. Returns the row and the invitation to enqueue."""
+    invitation = None
+    if "wallet_address" in diff or "email" in diff:
+        await _new_page_link(cur, guardian_id=row_id)
+    if "wallet_address" in diff:  # their passkeys answered for the old way of proving
+        await guardian_passkeys.revoke_all(cur, guardian_id=row_id)
+    unanswered = row["accepted_at"] is None and row["declined_at"] is None
+    if "wallet_address" in diff or ("email" in diff and unanswered):
+        row, invitation = await _invite(
+            cur, ring, user_id=user_id, guardian_id=row_id, now=now, budget=budget
+        )
+    await activity.record(
+        cur,
+        user_id=user_id,
+        kind="guardian.updated",
+        entity_id=row_id,
+        summary=N_("Guardian details updated and invited again")
+        if invitation
+        else N_("Guardian details updated"),
+        metadata={"fields": wire_names(columns=diff)},
+    )
+    for column, change in _TOLD:
+        if column in diff:
+            await owner_notices.tell_owner(
+                cur, ring, user_id=user_id, change=change, name=row["name"], now=now
+            )
+    return row, invitation
 
 
 async def delete(

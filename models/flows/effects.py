@@ -18,6 +18,7 @@ from models import activity, plans, sealed_text
 from models.chain import transactions
 from models.chain.transactions import RelayRow
 from models.flows import release_path, verification
+from models.plan import approvals
 
 
 async def confirm(
@@ -92,18 +93,15 @@ async def _approval_counted(cur: Cursor, ring: KeyRing, row: RelayRow, now: date
     if started is not None and row["created_at"] < started:
         # Signed in a round the owner's check-in ended: a veto voids it, however late it lands.
         raise Conflict("it was signed for an earlier verification, which the owner's check-in stopped")
-    return await verification.record_approval(
-        cur,
-        ring,
-        plan=plan,
+    approval = approvals.Approval(
         guardian_id=guardian_id,
         guardian_name=guardian["name"],
         wallet_address=row["signer"],
         approver_user_id=row["signer_user_id"],
-        now=now,
         source="onchain",
         tx_hash=row["hash"],
     )
+    return await verification.record_approval(cur, ring, plan=plan, approval=approval, now=now)
 
 
 async def _plan_released(cur: Cursor, ring: KeyRing, row: RelayRow, now: datetime) -> list[str]:

@@ -198,15 +198,8 @@ async def record_approval(
     ring: KeyRing,
     *,
     plan: Plan,
-    guardian_id: str,
-    guardian_name: str,
-    wallet_address: str | None,
-    approver_user_id: str | None,
+    approval: approvals.Approval,
     now: datetime,
-    source: str = "attestation",
-    message: str | None = None,
-    signature: str | None = None,
-    tx_hash: str | None = None,
 ) -> list[str]:
     """Store one approval of the current round on a locked PendingVerification plan; at the
     threshold, move to Approved. Returns outbox row ids to enqueue after COMMIT.
@@ -214,6 +207,7 @@ async def record_approval(
     Shared by the attestation route and the on-chain path (source "onchain", tx_hash: a
     contract is configured). The guardian's objection in this round, if any, is withdrawn.
     """
+    guardian_id, source = approval.guardian_id, approval.source
     approvals.require_verifying(status=plan["status"])
     row_ids: list[str] = []
     if await plan_objections.withdraw(cur, plan=plan, guardian_id=guardian_id, now=now):
@@ -227,19 +221,7 @@ async def record_approval(
             approved=True,
         )
     await approvals.record(
-        cur,
-        ring,
-        plan_id=plan["id"],
-        round_number=plan["verification_round"],
-        guardian_id=guardian_id,
-        guardian_name=guardian_name,
-        wallet_address=wallet_address,
-        approver_user_id=approver_user_id,
-        source=source,
-        message=message,
-        signature=signature,
-        tx_hash=tx_hash,
-        now=now,
+        cur, ring, plan_id=plan["id"], round_number=plan["verification_round"], approval=approval, now=now
     )
     await announce(
         cur,
@@ -344,17 +326,14 @@ async def approve_attested(
         key = ATTESTATION_KEY.format(plan["id"], signed_round, member["guardian_id"])
         if not used_up and not await challenges.consume_key(redis, key, text):
             raise Unauthorized(NO_ATTESTATION)
-        row_ids = await record_approval(
-            cur,
-            ring,
-            plan=plan,
+        approval = approvals.Approval(
             guardian_id=member["guardian_id"],
             guardian_name=member["guardian_name"],
             wallet_address=member["wallet_address"],
             approver_user_id=user_id,
-            now=now,
+            source=source,
             message=text,
             signature=evidence,
-            source=source,
         )
+        row_ids = await record_approval(cur, ring, plan=plan, approval=approval, now=now)
     await outbox.enqueue(redis, row_ids=row_ids)

@@ -5,6 +5,7 @@ through models.flows.verification; a veto voids the round's through models.flows
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 
 from core.db import Cursor, unless_duplicate
@@ -39,26 +40,28 @@ def require_off_chain(*, contract_id: str | None) -> None:
         raise Conflict(ON_CHAIN)
 
 
+@dataclass(frozen=True)
+class Approval:
+    """One guardian's approval as the attestation route and the on-chain path give it: who, how
+    (`source`), and the evidence (the signed attestation, or the contract call's hash)."""
+
+    guardian_id: str
+    guardian_name: str
+    wallet_address: str | None
+    approver_user_id: str | None
+    source: str = "attestation"
+    message: str | None = None
+    signature: str | None = None
+    tx_hash: str | None = None
+
+
 async def record(
-    cur: Cursor,
-    ring: KeyRing,
-    *,
-    plan_id: str,
-    round_number: int,
-    guardian_id: str,
-    guardian_name: str,
-    wallet_address: str | None,
-    approver_user_id: str | None,
-    source: str,
-    message: str | None,
-    signature: str | None,
-    tx_hash: str | None,
-    now: datetime,
+    cur: Cursor, ring: KeyRing, *, plan_id: str, round_number: int, approval: Approval, now: datetime
 ) -> None:
     """One guardian's approval of this round; 409 if they already gave it."""
     approval_id = str(uuid.uuid4())
     name = sealed_text.seal(
-        ring, table="plan_approvals", column="guardian_name", row_id=approval_id, text=guardian_name
+        ring, table="plan_approvals", column="guardian_name", row_id=approval_id, text=approval.guardian_name
     )
     recorded = await unless_duplicate(
         cur,
@@ -69,14 +72,14 @@ async def record(
             approval_id,
             plan_id,
             round_number,
-            guardian_id,
+            approval.guardian_id,
             name,
-            wallet_address,
-            approver_user_id,
-            source,
-            message,
-            signature,
-            tx_hash,
+            approval.wallet_address,
+            approval.approver_user_id,
+            approval.source,
+            approval.message,
+            approval.signature,
+            approval.tx_hash,
             now,
         ),
     )

@@ -19,7 +19,7 @@ from models.delivery import outbox
 from models.delivery.announce import Email, Entry, announce
 from models.plan.guardianships import open_addresses
 from models.plan.guardianships.membership import FIRST_ROW, GUARDIAN_OF, membership
-from models.plans import ACTIVE, APPROVED, FROZEN, PENDING, RELEASED, get_by_id
+from models.plans import ACTIVE, APPROVED, FROZEN, PENDING, RELEASED, Plan, get_by_id
 
 InvitationState = Literal["pending", "accepted", "declined"]
 NOT_DURING_A_ROUND = (
@@ -231,6 +231,24 @@ async def answer_in(
     """`answer` inside the caller's transaction (a passkey created with the acceptance is kept
     only if the acceptance is), with the outbox rows to enqueue once it commits."""
     await membership(cur, ring, user_id=user_id, plan_id=plan_id, guardian_id=guardian_id)
+    plan = await _answerable_plan(cur, plan_id=plan_id, accept=accept)
+    rows = await _answering_rows(cur, plan=plan, user_id=user_id, guardian_id=guardian_id)
+    answered = "accepted_at" if accept else "declined_at"
+    changing = [r for r in rows if r[answered] is None]
+    if accept and changing and plan["status"] in FROZEN:
+        # Whoever reads a guardian's mailbox could otherwise take the role on mid-round and
+        # approve or object in it: a round is carried by those who had accepted when it began.
+        raise Conflict(NOT_DURING_A_ROUND)
+    row_ids: list[str] = []
+    for row in changing:
+        row_ids += await _record_one(
+            cur, plan=plan, guardian_id=row["id"], accept=accept, now=now, reconfirm_after=reconfirm_after
+        )
+    return Answer(invitation="accepted" if accept else "declined", status=plan["status"]), row_ids
+
+
+async def _answerable_plan(cur: Cursor, *, plan_id: str, accept: bool) -> Plan:
+    """The plan, locked, if it can take this answer now."""
     plan = await get_by_id(cur, plan_id=plan_id, lock=True)
     if plan is None:
         raise NotFound("Plan")
@@ -241,6 +259,14 @@ async def answer_in(
             "Guardians are verifying this plan right now: you cannot step down until the verification "
             "ends. If you are unsure, do nothing: the plan waits."
         )
+    return plan
+
+
+async def _answering_rows(
+    cur: Cursor, *, plan: Plan, user_id: str | None, guardian_id: str | None
+) -> list[dict[str, Any]]:
+    """The guardian rows this answer is for, locked: the one named, or every row of the plan's
+    owner naming one of the user's wallets."""
     if guardian_id is not None:
         await cur.execute(
             "SELECT g.id, g.accepted_at, g.declined_at FROM guardians g WHERE g.id = %s FOR UPDATE",
@@ -253,37 +279,35 @@ async def answer_in(
             " WHERE g.user_id = %s ORDER BY g.created_at FOR UPDATE OF g",
             (user_id, plan["user_id"]),
         )
-    rows = await cur.fetchall()
-    answered = "accepted_at" if accept else "declined_at"
-    changing = [r for r in rows if r[answered] is None]
-    if accept and changing and plan["status"] in FROZEN:
-        # Whoever reads a guardian's mailbox could otherwise take the role on mid-round and
-        # approve or object in it: a round is carried by those who had accepted when it began.
-        raise Conflict(NOT_DURING_A_ROUND)
-    row_ids: list[str] = []
-    for row in changing:
-        await guardians.record_answer(
-            cur, guardian_id=row["id"], accept=accept, now=now, reconfirm_after=reconfirm_after
-        )
-        declined = None
-        if not accept:
-            # Whether the plan can still be released: the email says so either way.
-            accepted, needed = await plans.acceptance(cur, plan=plan)
-            context = {"guardianId": str(row["id"]), "accepted": accepted, "needed": needed}
-            declined = Email("guardian_declined", context)
-        row_ids += await announce(
-            cur,
-            plan_id=plan["id"],
-            owner_id=plan["user_id"],
-            now=now,
-            owner=declined,  # a decline is told to the owner; an acceptance is on their timeline only
-            timeline=Entry(
-                "guardian.accepted" if accept else "guardian.declined",
-                N_("A guardian accepted to guard your plan")
-                if accept
-                else N_("A guardian declined to guard your plan"),
-                {"actor": "guardian", "guardianId": str(row["id"])},
-                entity_id=row["id"],
-            ),
-        )
-    return Answer(invitation="accepted" if accept else "declined", status=plan["status"]), row_ids
+    rows: list[dict[str, Any]] = await cur.fetchall()
+    return rows
+
+
+async def _record_one(
+    cur: Cursor, *, plan: Plan, guardian_id: Any, accept: bool, now: datetime, reconfirm_after: timedelta
+) -> list[str]:
+    """One guardian's answer, and who hears of it: the outbox rows to enqueue."""
+    await guardians.record_answer(
+        cur, guardian_id=guardian_id, accept=accept, now=now, reconfirm_after=reconfirm_after
+    )
+    declined = None
+    if not accept:
+        # Whether the plan can still be released: the email says so either way.
+        accepted, needed = await plans.acceptance(cur, plan=plan)
+        context = {"guardianId": str(guardian_id), "accepted": accepted, "needed": needed}
+        declined = Email("guardian_declined", context)
+    return await announce(
+        cur,
+        plan_id=plan["id"],
+        owner_id=plan["user_id"],
+        now=now,
+        owner=declined,  # a decline is told to the owner; an acceptance is on their timeline only
+        timeline=Entry(
+            "guardian.accepted" if accept else "guardian.declined",
+            N_("A guardian accepted to guard your plan")
+            if accept
+            else N_("A guardian declined to guard your plan"),
+            {"actor": "guardian", "guardianId": str(guardian_id)},
+            entity_id=guardian_id,
+        ),
+    )
