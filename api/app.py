@@ -40,6 +40,12 @@ from api.keys import (
     STORAGE,
     build_context,
 )
+from api.owner import account as owner_account
+from api.owner import guardians as owner_guardians
+from api.owner import heirs as owner_heirs
+from api.owner import home as owner_home
+from api.owner import sign_in as owner_sign_in
+from api.owner import test_owner as owner_test_wallet
 from api.plan import check_in_link, check_in_page, guardian_page, legacy
 from api.plan.guardianships import addresses as guardian_addresses
 from api.plan.guardianships import routes as guardianships
@@ -87,6 +93,11 @@ ROUTE_MODULES = (
     email_webhooks,
     email_confirmations,
     stop_emails,
+    owner_sign_in,
+    owner_home,
+    owner_heirs,
+    owner_guardians,
+    owner_account,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 
@@ -160,6 +171,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
         app.router.add_routes(module.routes)
     if settings.dev_mailbox:  # development without an email provider only: 404 everywhere else
         app.router.add_routes(dev_mail.routes)
+    if settings.environment == "development":  # the test owner: 404 in production and tests
+        app.router.add_routes(owner_test_wallet.routes)
     app.on_response_prepare.append(gate.capsule_headers)
     app.on_response_prepare.append(html.page_headers)
     app.on_response_prepare.append(headers.response_headers)

@@ -33,6 +33,8 @@ CAPSULE_HEADERS = {
     "Cache-Control": "no-store",
     "X-Robots-Tag": "noindex, nofollow",
 }
+# What an owner's page carries (api/owner/): as private, but its forms keep their `Origin`.
+OWNER_HEADERS = {**CAPSULE_HEADERS, "Referrer-Policy": "same-origin"}
 
 ALLOWED_HEADERS = "Authorization, Content-Type, Range, If-Range, If-None-Match"
 EXPOSED_HEADERS = ", ".join(

@@ -25,7 +25,7 @@ from aiohttp_apigami import docs
 from babel import Locale, UnknownLocaleError, numbers
 from markupsafe import Markup
 
-from api.headers import CAPSULE_HEADERS
+from api.headers import CAPSULE_HEADERS, OWNER_HEADERS
 from api.public import public
 from core.clock import wire_time
 from core.errors import BadRequest
@@ -235,8 +235,19 @@ async def read_form(request: web.Request) -> dict[str, str]:
     return fields
 
 
+# The owner's own pages (api/owner/): signed in by a cookie, so their forms must carry an
+# `Origin`: `Referrer-Policy: same-origin` rather than the token pages' `no-referrer`, under which
+# a browser posts every form with `Origin: null`.
+OWNER_PATHS = ("/", "/plan", "/sign-in", "/sign-out")
+OWNER_PREFIXES = ("/plan/", "/sign-in/")
+
+
+def is_owner_page(path: str) -> bool:
+    return path in OWNER_PATHS or path.startswith(OWNER_PREFIXES)
+
+
 def is_page(path: str) -> bool:
-    return path.startswith(PAGE_PREFIXES) or path in ("/claim", "/dev/mail")
+    return path.startswith(PAGE_PREFIXES) or path in ("/claim", "/dev/mail") or is_owner_page(path)
 
 
 def render(
@@ -281,10 +292,18 @@ def with_script(response: web.Response, *, origin: str) -> web.Response:
     return response
 
 
+def with_inline_script(response: web.Response, *, digest: str) -> web.Response:
+    """This page may run one inline script of the service's own, allowed by its hash
+    (`sha256-…`) and nothing else."""
+    response[_SCRIPT] = PAGE_CSP.replace("default-src 'none';", f"default-src 'none'; script-src '{digest}';")
+    return response
+
+
 # What each error status says to a person; anything else gets the 500 wording.
 _ERROR_PAGES = {
     400: (N_("That could not be used"), "said"),
     401: (N_("That signature could not be used"), "said"),
+    403: (N_("Nothing was done"), "said"),
     404: (N_("This link does not open anything"), "not_found"),
     405: (N_("This link does not open anything"), "not_found"),
     409: (N_("This link cannot do that now"), "said"),
@@ -372,7 +391,7 @@ def error_page(
 async def page_headers(request: web.Request, response: web.StreamResponse) -> None:
     """on_response_prepare: privacy headers and the CSP on every response under a page path."""
     if is_page(request.path):
-        response.headers.update(CAPSULE_HEADERS)
+        response.headers.update(OWNER_HEADERS if is_owner_page(request.path) else CAPSULE_HEADERS)
         # The page's language may come from the browser's Accept-Language (docs/translations.md).
         vary = response.headers.get("Vary")
         if not vary:

@@ -11,7 +11,8 @@ minute. Repetitions reverse the order of the trees. Compare each tree's ratio to
 above all the CPU-per-request ratio, not raw rates: outside load moves raw rates by 2x here.
 The ceiling and the worker (needed for the capsule's set-up) run from this tree; every tree
 must answer the same routes. Scenarios: `me` (GET /api/auth/me), `list` (GET
-/api/beneficiaries, 50 rows), `capsule` (GET /api/claim/:token, 100 messages, 50 documents),
+/api/beneficiaries, 50 rows), `plan` (GET /plan, the owner's home page: bench/plan_page.py; with
+`list`, its owner has the list's 50 heirs), `capsule` (GET /api/claim/:token, 100 messages, 50 documents),
 `submit` (POST /api/claim/:token/submit, fresh envelopes for every run), `guardian-approve` (a
 guardian's signed on-chain approval posted to their page's SEP-7 callback) and `heir-sep7`
 (an heir's signed claim posted to theirs), each answer to a request of its own (bench/answers.py).
@@ -46,12 +47,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import answers, archive, capsule, loadgen, measure, processes, scenarios, soroban  # noqa: E402
+from bench import answers, archive, capsule, loadgen, measure, plan_page, processes, scenarios, soroban  # noqa: E402
 from bench import run as bench_run  # noqa: E402
 from core.files.crypto import KeyRing  # noqa: E402
 from testing.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
 
-KINDS = ("me", "list", "capsule", "submit", "guardian-approve", "heir-sep7")
+KINDS = ("me", "list", "plan", "capsule", "submit", "guardian-approve", "heir-sep7")
 ANSWERS = ("guardian-approve", "heir-sep7")
 Runner = measure.Runner
 
@@ -142,6 +143,7 @@ class AB:
         env = processes.service_env(self.database_url, self.redis_url, storage, processes.free_port())
         env.update(SERVICE_CONTRACT_ID=str(self.rpc.contract_id), SOROBAN_RPC_URL=self.rpc.url)
         self.ring = KeyRing.parse(env["ENCRYPTION_KEYS"])  # to seal the rows inserted in SQL
+        self.public = env["PUBLIC_BASE_URL"]  # every tree's: owner pages want its Host and Origin
         for name, tree in self.args.services.items():
             port = processes.free_port()
             api_env = {**env, "PORT": str(port)}
@@ -217,6 +219,9 @@ class AB:
                     async with session.post(f"{base}/api/beneficiaries", json=row, headers=self.auth) as resp:
                         if resp.status != 201:
                             raise RuntimeError(f"POST /api/beneficiaries: {resp.status} {await resp.text()}")
+            if "plan" in kinds:  # the owner's home page: their people, a page session's cookie
+                await plan_page.people(session, base, self.auth, heirs="list" not in kinds)
+                self.cookie = await plan_page.page_session(base, loadgen.wallets(1)[0], public=self.public)
             if "guardian-approve" in kinds:
                 self.people = {"guardian-approve": await asyncio.to_thread(self.guardians)}
             if "heir-sep7" in kinds:
@@ -314,7 +319,11 @@ class AB:
             "me": ("/api/auth/me", f"/me/{self.owner_id}"),
             "list": ("/api/beneficiaries", f"/beneficiaries/{self.owner_id}"),
             "capsule": (f"/api/claim/{getattr(self, 'token', '')}", f"/capsule/{getattr(self, 'token', '')}"),
+            "plan": ("/plan", f"/plan-page/{getattr(self, 'cookie', '')}"),
         }[kind]
+        if kind == "plan":
+            cookie = {"Cookie": f"{plan_page.SESSION_COOKIE}={getattr(self, 'cookie', '')}"}
+            return service, ceiling, {**cookie, "Host": plan_page.as_the_service(self.public)["Host"]}
         return service, ceiling, {} if kind == "capsule" else self.auth
 
     async def loads(self, kind: str, name: str) -> tuple[Runner, Runner]:

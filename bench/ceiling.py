@@ -23,6 +23,7 @@ from aiohttp import web
 from redis.asyncio import Redis
 from stellar_sdk import TransactionEnvelope
 
+from bench import plan_page
 from core import db
 from core.files.storage import Storage, open_storage
 from core.stellar.readline import restore_aiohttp_readline
@@ -297,6 +298,7 @@ def create_app() -> web.Application:
     app.router.add_post("/upload", upload)
     app.router.add_get("/download/{key:.+}", download)
     app.router.add_delete("/objects/{key:.+}", delete)
+    plan_page.register(app, POOL)
     return app
 
 

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import archive, capsule, export, lifecycle, loadgen, soroban, wrk  # noqa: E402
+from bench import archive, capsule, export, lifecycle, loadgen, plan_page, soroban, wrk  # noqa: E402
 from bench.measure import Bench, machine, print_table, ratios  # noqa: E402
 from bench.processes import (  # noqa: E402
     BENCH_DATABASE,
@@ -65,7 +65,17 @@ from testing.s3server import (  # noqa: E402
 from testing.soroban_rpc import SorobanRpcEmulator, random_contract_id  # noqa: E402
 
 RESULTS_DIR = ROOT / "bench" / "results"
-SCENARIOS = ("auth", "beneficiaries", "messages", "archive", "capsule", "soroban", "lifecycle", "export")
+SCENARIOS = (
+    "auth",
+    "beneficiaries",
+    "messages",
+    "plan",
+    "archive",
+    "capsule",
+    "soroban",
+    "lifecycle",
+    "export",
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -199,6 +209,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
             await bench_beneficiaries(bench)
         if "messages" in args.only:
             await bench_messages(bench)
+        if "plan" in args.only:
+            await plan_page.run(bench)
         if "archive" in args.only:
             assert worker is not None
             archive_results = await archive.run(bench, workdir, args.storage)

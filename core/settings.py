@@ -236,6 +236,13 @@ class Settings:
     challenge_ttl_seconds: int = setting(
         "CHALLENGE_TTL_SECONDS", 300, "Sign-in challenge lifetime", minimum=10
     )
+    session_idle_seconds: int = setting(
+        "SESSION_IDLE_SECONDS",
+        1800,
+        "An owner's page session ends after this long without a request (it never outlives"
+        ' JWT_TTL_SECONDS); docs/security.md, "The owner\'s page session"',
+        minimum=1,
+    )
     encryption_keys: KeyRing | None = setting(
         "ENCRYPTION_KEYS",
         None,

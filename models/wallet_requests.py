@@ -44,6 +44,7 @@ PURPOSES = (
     "guardian.suggest_address",
     "guardian.agree_address",
     "guardian.stop_address",
+    "owner.sign_in",
 )
 _TAKE = """
 local value = redis.call('GET', KEYS[1])
@@ -113,6 +114,23 @@ async def peek(redis: Redis, *, request_id: str, subject_id: str, now: datetime)
         raise Conflict(USED)
     request = _record(request_id, raw)
     if request["subject_id"] != subject_id:
+        raise NotFound("Signing request")
+    if request["expires_at"] <= now:
+        raise Conflict(USED)
+    return request
+
+
+async def find(redis: Redis, *, request_id: str, purpose: str, now: datetime) -> WalletRequest:
+    """The live request of this id and purpose, for a callback whose path names no person (the
+    owner's sign-in: the request's subject is the browser's pending sign-in). 404 for another
+    purpose's, 409 when used or expired."""
+    if not (0 < len(request_id) <= 64):
+        raise NotFound("Signing request")
+    raw = await redis.get(KEY.format(request_id))
+    if raw is None:
+        raise Conflict(USED)
+    request = _record(request_id, raw)
+    if request["purpose"] != purpose:
         raise NotFound("Signing request")
     if request["expires_at"] <= now:
         raise Conflict(USED)

@@ -37,6 +37,8 @@ def cmd_serve(settings: Settings) -> None:
     log.info(
         "api starting", extra={"host": settings.host, "port": settings.port, "env": settings.environment}
     )
+    # Where a newcomer starts: the owner's sign-in page (the test wallet is offered in development).
+    log.info("owners sign in at %s/sign-in", settings.public_base_url)
     if settings.dev_mailbox:
         log.info(
             "no email provider (EMAIL_PROVIDER_URL, EMAIL_PROVIDER_API_KEY): every email is kept in"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from urllib.parse import urlsplit
 
 import pytest
 from aiohttp import web
@@ -11,7 +12,8 @@ from stellar_sdk import Keypair
 
 from api import app as app_module
 from api.claim.gate import ungated_claim_routes
-from api.keys import PUBLIC_ROUTES
+from api.keys import PUBLIC_ROUTES, SETTINGS
+from api.owner.session import is_owner_page
 from api.public import public
 from tests.capsule_helpers import assert_private
 from tests.helpers import assert_error
@@ -103,6 +105,20 @@ EXPECTED_PUBLIC = {
     ("POST", "/confirm-email/{token}"),
     # The email provider's delivery events: the Standard Webhooks signature is the credential.
     ("POST", "/api/webhooks/email"),
+    # The owner's own pages open to a signed-out browser (api/owner/session.py `owner_door`): the
+    # front door and sign-in. Every other owner page (`owner_page`) is walked below instead.
+    ("GET", "/"),
+    ("HEAD", "/"),
+    ("GET", "/sign-in"),
+    ("HEAD", "/sign-in"),
+    ("POST", "/sign-in/wallet"),
+    ("GET", "/sign-in/wait"),
+    ("HEAD", "/sign-in/wait"),
+    ("POST", "/sign-in/signature"),
+    ("POST", "/sign-in/passkey"),
+    ("POST", "/sign-in/passkey/{id}"),
+    # A sign-in's signing request: the wallet's signed envelope is the proof, as for guardians.
+    ("POST", "/sign-in/sep7/{id}"),
     # The OpenAPI document and its UI (added by aiohttp-apigami).
     ("GET", "/api/docs/openapi.json"),
     ("HEAD", "/api/docs/openapi.json"),
@@ -125,10 +141,36 @@ def _routes(app: web.Application) -> list[tuple[str, str, web.AbstractRoute]]:
     return [(route.method, route.resource.canonical, route) for route in routes if route.resource]
 
 
+def _owner_pages(app: web.Application) -> set[tuple[str, str]]:
+    return {(method, path) for method, path, route in _routes(app) if is_owner_page(route.handler)}
+
+
 async def test_declared_public_set_is_exactly_the_expected_one(client):
     app = client.server.app
     public_set = {(method, path) for method, path, route in _routes(app) if route in app[PUBLIC_ROUTES]}
-    assert public_set == EXPECTED_PUBLIC
+    assert public_set - _owner_pages(app) == EXPECTED_PUBLIC
+
+
+async def test_every_owner_page_sends_a_signed_out_browser_to_sign_in(client):
+    """Every `/plan…` page and `/sign-out` is public to the JWT's middleware and signed in by its
+    cookie: without one, a GET is a 303 to /sign-in and a POST from this service's page a 303 to
+    /sign-in with nothing done; a POST from elsewhere is the 403 page, before anything else."""
+    app = client.server.app
+    pages = _owner_pages(app)
+    assert ("GET", "/plan") in pages and ("POST", "/sign-out") in pages
+    origin = app[SETTINGS].public_base_url
+    host = {"Host": urlsplit(origin).netloc}
+    for method, canonical in pages:
+        path = _concrete(canonical)
+        if method in ("GET", "HEAD"):
+            resp = await client.request(method, path, headers=host, allow_redirects=False)
+            assert resp.status == 303, (method, canonical)
+            assert resp.headers["Location"].startswith("/sign-in"), (method, canonical)
+            continue
+        resp = await client.request(method, path, headers={**host, "Origin": origin}, allow_redirects=False)
+        assert (resp.status, resp.headers["Location"]) == (303, "/sign-in"), (method, canonical)
+        resp = await client.request(method, path, headers={**host, "Origin": "https://elsewhere.example"})
+        assert resp.status == 403, (method, canonical)
 
 
 async def test_every_route_not_declared_public_answers_401_without_a_token(client):
@@ -157,7 +199,9 @@ async def test_openapi_marks_exactly_the_public_operations_as_anonymous(client):
         for method, operation in operations.items()
         if operation.get("security") == []
     }
-    expected = {(m, p) for m, p in EXPECTED_PUBLIC if not p.startswith("/api/docs")}
+    expected = {
+        (m, p) for m, p in EXPECTED_PUBLIC | _owner_pages(client.server.app) if not p.startswith("/api/docs")
+    }
     assert anonymous == expected
     assert spec["security"] == [{"bearerAuth": []}]
 

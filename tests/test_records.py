@@ -414,3 +414,34 @@ async def test_guardian_page_records(client, settings):
     )
     assert_record(page, guardian_pages.GuardianPage)
     assert await guardian_pages.open_by_token(pool, ring, token="0" * 64) is None
+
+
+async def test_owner_session_and_passkey_records(client):
+    from models.account import passkeys, pending_sign_ins, sessions
+    from models.proofs.passkey import Passkey
+    from tests.support.owner import sign_in_page
+
+    keypair = Keypair.random()
+    await sign_in_page(client, keypair)
+    pool, redis, now = client.app[DB], client.app[REDIS], client.app[CLOCK].now()
+    cookie = client.session.cookie_jar.filter_cookies(client.make_url("/"))["__Host-lps_session"].value
+    found = await sessions.current(pool, cookie=cookie, idle_seconds=600, now=now)
+    assert found is not None
+    assert_record(found, sessions.OwnerSession)
+    key: Passkey = {
+        "credential_id": b"\x01" * 16,
+        "guardian_id": found["user_id"],
+        "public_key": b"\x02" * 77,
+        "sign_count": 0,
+        "transports": ["internal"],
+    }
+    assert await passkeys.add(pool, user_id=found["user_id"], passkey=key, now=now)
+    kept = await passkeys.get(pool, credential_id=key["credential_id"])
+    assert kept is not None
+    assert_record(kept, passkeys.OwnerPasskey)
+    assert_record((await passkeys.of_owner(pool, user_id=found["user_id"]))[0], passkeys.OwnerPasskey)
+    started = pending_sign_ins.begin(wallet=keypair.public_key, next_path="/plan", ttl_seconds=60, now=now)
+    await pending_sign_ins.keep(redis, pending=started["pending"], now=now)
+    pending = await pending_sign_ins.of_cookie(redis, cookie=started["cookie"], now=now)
+    assert pending is not None
+    assert_record(pending, pending_sign_ins.PendingSignIn)

@@ -113,6 +113,18 @@ def _zones() -> frozenset[str]:
     return frozenset(available_timezones()) - _NOT_PLACES
 
 
+# Old names kept in the zone database for compatibility: each is another name of a place's zone.
+_ALIAS_PREFIXES = ("Etc/", "US/", "Canada/", "Brazil/", "Chile/", "Mexico/", "SystemV/")
+
+
+@cache
+def place_zones() -> tuple[str, ...]:
+    """The zones a person picks from a list: one per place (`Region/City`), and UTC."""
+    return tuple(
+        sorted(z for z in _zones() if z == "UTC" or ("/" in z and not z.startswith(_ALIAS_PREFIXES)))
+    )
+
+
 def zone(name: str | None) -> ZoneInfo | None:
     if not name:
         return None

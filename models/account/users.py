@@ -123,6 +123,17 @@ async def get_by_wallet(pool: Pool, ring: KeyRing, *, wallet_address: str) -> Si
     return None if row is None else as_record(SigningIn, row=_record(ring, row))
 
 
+async def get_signing_in(pool: Pool, ring: KeyRing, *, user_id: str) -> SigningIn | None:
+    """The account a passkey signs in to, with its session generation read fresh; None once its
+    deletion has begun (no wallet signs in to it then, and no passkey either)."""
+    row = await fetch_one(
+        pool, f"SELECT {USER_COLUMNS}, u.session_generation FROM users u WHERE u.id = %s", (user_id,)
+    )
+    if row is None or str(row["wallet_address"]).startswith(TOMBSTONE):
+        return None
+    return as_record(SigningIn, row=_record(ring, row))
+
+
 async def get_with_wallets(pool: Pool, ring: KeyRing, *, user_id: str) -> UserWithWallets:
     """The account and every wallet that signs in to it (oldest first), in one round trip."""
     async with autocommit(pool) as cur:

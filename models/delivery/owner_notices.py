@@ -42,6 +42,8 @@ Change = Literal[
     "wallet_linked",
     "wallet_removed",
     "owner_email",
+    "signed_in_wallet",
+    "signed_in_passkey",
 ]
 
 

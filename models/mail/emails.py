@@ -118,14 +118,16 @@ def _plain(text: str) -> str:
 def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
     """The email for one outbox row, written in its recipient's language and time zone (the
     row's `locale` and `time_zone`; English and UTC when none is recorded). Links to the
-    service's own pages use `base_url` (PUBLIC_BASE_URL); only "sign in" points at `app_url`
-    (PUBLIC_APP_URL), and only when one is configured: without it no email names a place to sign
-    in (docs/pages.md)."""
+    service's own pages use `base_url` (PUBLIC_BASE_URL); "sign in" points at `app_url`
+    (PUBLIC_APP_URL) when one is configured, and otherwise, for the owner, at this service's own
+    sign-in page, `<base_url>/sign-in` (a guardian's email names none: their page is their door;
+    docs/pages.md)."""
     with i18n.speaking(d["locale"], d["time_zone"]):
         return _render(d=d, ring=ring, base_url=base_url, app_url=app_url)
 
 
-def _render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
+def _page_links(*, d: Delivery, ring: KeyRing, base_url: str) -> dict[str, str]:
+    """The links an email carries to the recipient's own pages of this service (each one a token)."""
     links: dict[str, str] = {}
     if d["kind"] in CLAIM_LINK_KINDS:
         token = open_claim_token(
@@ -139,8 +141,6 @@ def _render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email
         token = address_links.token_for(ring, change_id=d["context"]["changeId"])
         links["confirm"] = address_links.url(base_url=base_url, token=token)
     links |= address_links.heir_links(ring, d=d, base_url=base_url)  # an heir's "Stop", "This looks wrong"
-    if app_url and app_url != base_url and d["kind"] in SIGN_IN_KINDS:
-        links["app"] = app_url  # the web client, where a deployment has one: where to sign in
     if d["recipient_type"] == "guardian" and d["guardian_id"] and d["guardian_page_version"]:
         token = guardian_links.token_for(
             ring,
@@ -157,6 +157,24 @@ def _render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email
         key_id = d["check_in_key_id"] or ring.primary_id
         token = check_in_links.token_for(ring, key_id=key_id, outbox_id=d["id"])
         links["check_in"] = check_in_links.url(base_url=base_url, token=token)
+    return links
+
+
+def _sign_in_link(*, d: Delivery, base_url: str, app_url: str) -> str | None:
+    """Where the email says to sign in: the web client where one is deployed; else, for the
+    owner, this service's own sign-in page; else none (a guardian's page is their door)."""
+    if d["kind"] not in SIGN_IN_KINDS:
+        return None
+    if app_url and app_url != base_url:
+        return app_url
+    return f"{base_url}/sign-in" if d["recipient_type"] == "owner" else None
+
+
+def _render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
+    links = _page_links(d=d, ring=ring, base_url=base_url)
+    sign_in = _sign_in_link(d=d, base_url=base_url, app_url=app_url)
+    if sign_in is not None:
+        links["app"] = sign_in
     template = TEMPLATES[d["kind"]]
     subject = sentence_case(text=template(_cleaned(d, limit=SUBJECT_NAME_LIMIT), links)[0])
     d = _cleaned(d, limit=None)

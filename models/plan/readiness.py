@@ -8,6 +8,7 @@ languages, the settings with the operator's bounds.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from core.text import i18n
@@ -17,38 +18,72 @@ from models.plan.plan_settings import Facts
 from models.plans import Plan, threshold
 
 
+class Advice(str):
+    """A sentence of the checklist that knows which part of the plan it is about (`topic`:
+    heirs, guardians, account, settings, mail), so that the owner's pages link it to the page
+    that fixes it. It is still the plain string every other reader (the JSON body) takes."""
+
+    topic: str
+
+    def __new__(cls, sentence: str, topic: str) -> Advice:
+        said = super().__new__(cls, sentence)
+        said.topic = topic
+        return said
+
+
+class _Checklist(list[str]):
+    """Sentences appended under the topic named last (`on`)."""
+
+    topic = ""
+
+    def on(self, topic: str) -> _Checklist:
+        self.topic = topic
+        return self
+
+    def append(self, sentence: str) -> None:
+        super().append(Advice(sentence, self.topic))
+
+    def extend(self, sentences: Iterable[str]) -> None:
+        for sentence in sentences:
+            self.append(sentence)
+
+
 def readiness(*, plan: Plan, known: Facts, contract: bool = False) -> list[str]:
     """What blocks activation, in words a person understands, in the reader's language (the
     owner's: models.plan.journey.overview; English in an error body); empty when nothing does.
     With a contract (`contract`), approvals are signed on-chain: a guardian without a wallet cannot."""
-    problems = []
+    problems = _Checklist()
     if contract and known["walletless_guardians"]:
-        problems.append(
+        problems.on("guardians").append(
             _(
                 "Approvals are signed on the Stellar network here, and a passkey cannot sign them: record a "
                 "Stellar wallet for {names}, or remove them."
             ).format(names=_names(known["walletless_guardians"]))
         )
     if known["beneficiaries"] == 0:
-        problems.append(_("Add at least one beneficiary."))
+        problems.on("heirs").append(_("Add at least one beneficiary."))
     elif known["allocation_total"] != 100:
-        problems.append(
+        problems.on("heirs").append(
             _("Your beneficiaries' shares add up to {total}%; they must add up to exactly 100%.").format(
                 total=_figure(known["allocation_total"])
             )
         )
     if known["guardians"] == 0:
-        problems.append(_("Add at least one guardian: someone you trust to confirm a release."))
+        problems.on("guardians").append(
+            _("Add at least one guardian: someone you trust to confirm a release.")
+        )
     elif threshold(plan=plan, standing=known["standing_guardians"]) > known["standing_guardians"]:
-        problems.append(_too_few_problem(plan, known))
+        problems.on("guardians").append(_too_few_problem(plan, known))
     elif known["accepted_guardians"] < threshold(plan=plan, standing=known["standing_guardians"]):
-        problems.append(_acceptance_problem(plan, known))
+        problems.on("guardians").append(_acceptance_problem(plan, known))
     if not known["has_owner_name"]:
-        problems.append(_("Add your name so guardians and heirs know whose plan this is."))
+        problems.on("account").append(_("Add your name so guardians and heirs know whose plan this is."))
     if not known["has_owner_email"]:
-        problems.append(_("Add your email address to your profile, so reminders to check in can reach you."))
+        problems.on("account").append(
+            _("Add your email address to your profile, so reminders to check in can reach you.")
+        )
     elif known["owner_email_bounced"]:
-        problems.append(
+        problems.on("account").append(
             _(
                 "Your email address bounced (or our email to it was marked as spam): reminders to check in "
                 "may not reach you. Correct it in your profile, or check your mailbox's filters."
@@ -123,18 +158,18 @@ def _one_silent_guardian_holds_it(*, plan: Plan, known: Facts) -> bool:
     return waits and accepted > 0 and threshold(plan=plan, standing=known["standing_guardians"]) == accepted
 
 
-def _guardians_and_deadline(*, plan: Plan, known: Facts) -> list[str]:
+def _guardians_and_deadline(*, plan: Plan, known: Facts) -> _Checklist:
     """What the deadline and the guardians' number leave to chance."""
-    advice = []
+    advice = _Checklist()
     if plan["verification_timeout_seconds"] is None:
-        advice.append(
+        advice.on("settings").append(
             _(
                 "Your plan has no verification deadline: if your guardians cannot or do not answer, it waits "
                 "for ever and your beneficiaries are never told."
             )
         )
     elif plan["on_verification_timeout"] == "wait":
-        advice.append(
+        advice.on("settings").append(
             _(
                 "When the verification deadline passes, your plan goes on waiting: if your guardians cannot "
                 "or do not answer, it is never released and your beneficiaries are never told."
@@ -142,7 +177,7 @@ def _guardians_and_deadline(*, plan: Plan, known: Facts) -> list[str]:
         )
     standing, declined = known["standing_guardians"], known["declined_guardians"]
     if declined and standing > 1 and threshold(plan=plan, standing=standing) == standing:
-        advice.append(
+        advice.on("guardians").append(
             _(
                 "Since {names} declined, your plan needs the approval of every remaining guardian "
                 "({count} of {count}): if one of them cannot act, it can never be released by its "
@@ -150,7 +185,7 @@ def _guardians_and_deadline(*, plan: Plan, known: Facts) -> list[str]:
             ).format(names=_names(declined), count=i18n.number(standing))
         )
     if _one_silent_guardian_holds_it(plan=plan, known=known):
-        advice.append(
+        advice.on("settings").append(
             _(
                 "As you chose, your plan is never released by its deadline, and it needs the approval of "
                 "every guardian who has accepted ({count} of {count}): one of them who stays silent holds it "
@@ -159,7 +194,7 @@ def _guardians_and_deadline(*, plan: Plan, known: Facts) -> list[str]:
             ).format(count=i18n.number(known["accepted_guardians"]))
         )
     if known["unresponsive_guardians"]:
-        advice.append(
+        advice.on("guardians").append(
             _(
                 "Not confirmed when asked whether they can still act as your guardian: {names}. Check on "
                 "them, update their details, or add another guardian."
@@ -168,11 +203,11 @@ def _guardians_and_deadline(*, plan: Plan, known: Facts) -> list[str]:
     return advice
 
 
-def _requests_and_heirs(*, plan: Plan, known: Facts) -> list[str]:
+def _requests_and_heirs(*, plan: Plan, known: Facts) -> _Checklist:
     """What the heirs' requests and early links do, and who would confirm a release."""
-    advice = []
+    advice = _Checklist()
     if not plan["allow_beneficiary_requests"]:
-        advice.append(
+        advice.on("settings").append(
             _(
                 "Your beneficiaries cannot ask for a verification: if your guardians stay silent, only your "
                 "silence past the grace period starts one."
@@ -180,7 +215,7 @@ def _requests_and_heirs(*, plan: Plan, known: Facts) -> list[str]:
         )
     requests = plan["allow_beneficiary_requests"] and known["beneficiaries"] > 0
     if requests and plan["on_verification_timeout"] == "release" and plan["verification_timeout_seconds"]:
-        advice.append(
+        advice.on("settings").append(
             _(
                 "A beneficiary's request can lead to a release if nobody answers: it starts a verification, "
                 "and unless you check in, or a guardian says it is a mistake, your plan is released when the "
@@ -189,7 +224,7 @@ def _requests_and_heirs(*, plan: Plan, known: Facts) -> list[str]:
             )
         )
     if plan["notify_beneficiaries_on_activation"]:
-        advice.append(
+        advice.on("settings").append(
             _(
                 "As you chose, each beneficiary is emailed their link while your plan is active: it opens "
                 "nothing until the release, and from it they can ask your guardians to check."
@@ -201,7 +236,7 @@ def _requests_and_heirs(*, plan: Plan, known: Facts) -> list[str]:
             )
         )
     if known["guardians_also_heirs"]:
-        advice.append(
+        advice.on("guardians").append(
             ngettext(
                 "{names} is both a guardian and a beneficiary (the same email address or wallet): a guardian "
                 "who inherits has a stake in the release they confirm. Consider asking someone who does not "
@@ -213,7 +248,7 @@ def _requests_and_heirs(*, plan: Plan, known: Facts) -> list[str]:
             ).format(names=_names(known["guardians_also_heirs"]))
         )
     if known["guardians"] and threshold(plan=plan, standing=known["standing_guardians"]) == 1:
-        advice.append(
+        advice.on("guardians").append(
             _(
                 "One guardian's approval is enough to release your plan: a single person, mistaken or "
                 "dishonest, could release it. Add guardians and ask for at least two approvals."
@@ -225,10 +260,11 @@ def _requests_and_heirs(*, plan: Plan, known: Facts) -> list[str]:
 def warnings(*, plan: Plan, known: Facts) -> list[str]:
     """Advice that never blocks anything: what would make the plan fail its owner (in the
     reader's language, as readiness)."""
-    advice = _guardians_and_deadline(plan=plan, known=known) + _requests_and_heirs(plan=plan, known=known)
+    advice = _guardians_and_deadline(plan=plan, known=known)
+    advice += _requests_and_heirs(plan=plan, known=known)  # their sentences keep their topics
     if known["deferred_emails"]:
         count = known["deferred_emails"]
-        advice.append(
+        advice.on("mail").append(
             ngettext(
                 "{count} email waits to be sent: your account has sent as many invitations and address "
                 "confirmations as it may in a day. They go out by themselves as the day's allowance frees, "
@@ -241,16 +277,16 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
         )
     needed = threshold(plan=plan, standing=known["standing_guardians"])
     if address_links.short_of_guardians(accepted=known["accepted_guardians"], needed=needed):
-        advice += [address_links.uncorrectable(name=name) for name in known["bounced_heirs"]]
+        advice.on("heirs").extend(address_links.uncorrectable(name=name) for name in known["bounced_heirs"])
     if known["bounced_heirs"]:
-        advice.append(
+        advice.on("heirs").append(
             _(
                 "Our email to {names} bounced (or was marked as spam): check the address you gave, or they "
                 "may never receive what you leave them."
             ).format(names=_names(known["bounced_heirs"]))
         )
     if known["unconfirmed_heirs"]:
-        advice.append(
+        advice.on("heirs").append(
             ngettext(
                 "{names} has not confirmed their email address: a mistyped address is otherwise found only "
                 "after the release. We can send them a short, neutral note asking them to confirm it.",
@@ -260,7 +296,7 @@ def warnings(*, plan: Plan, known: Facts) -> list[str]:
             ).format(names=_names(known["unconfirmed_heirs"]))
         )
     if known["owner_wallets"] < 2:
-        advice.append(
+        advice.on("account").append(
             _(
                 "You sign in with a single wallet: link a second one, so that losing one key does not lock "
                 "you out. (The check-in link in our emails also works without a wallet.)"

@@ -373,6 +373,8 @@ _CHANGES = {
     "owner_email": N_(
         "{when} — Your email address: changed to this one (the previous address was told too)."
     ),
+    "signed_in_wallet": N_("{when} — Someone signed in to your plan's pages with the wallet {name}."),
+    "signed_in_passkey": N_("{when} — Someone signed in to your plan's pages with one of your passkeys."),
 }
 _CHANGED = N_("{when} — Your plan: changed.")
 
