@@ -7,17 +7,13 @@ door; each change the JSON route's own model call, with the same timeline entry.
 from __future__ import annotations
 
 import html
-import io
 import re
-import zipfile
 from typing import Any
 
 from aiohttp.test_utils import TestClient
-from stellar_sdk import Keypair
 
-from tests.lifecycle_helpers import activate_plan, approve_plan, get_overview, report
+from tests.lifecycle_helpers import activate_plan, get_overview, report
 from tests.plan_helpers import activity_rows, create
-from tests.support.owner import form_token
 from tests.test_owner_plan_pages import Owner, beside, owner_in
 
 ALL_SETTINGS = {
@@ -91,7 +87,9 @@ async def test_rules_saved_from_the_page_are_the_apis_with_the_same_timeline_ent
     # The API's own change writes the same entry as the page's.
     resp = await client.patch("/api/legacy", json={"gracePeriodSeconds": 600}, headers=owner.api.headers)
     assert resp.status == 200
-    kinds = [row["kind"] for row in activity_rows(settings, owner.api.user["id"]) if row["kind"] == "plan.updated"]
+    kinds = [
+        row["kind"] for row in activity_rows(settings, owner.api.user["id"]) if row["kind"] == "plan.updated"
+    ]
     assert len(kinds) == 2
 
 
@@ -104,8 +102,92 @@ async def test_bounds_and_refusals_come_back_in_words_beside_their_fields(client
         status=422,
     )
     assert beside(page, "checkInIntervalSeconds") == "Choose at least 1 minute."
-    assert beside(page, "guardianThreshold") == "Choose at most your number of guardians, or a majority of them."
+    assert (
+        beside(page, "guardianThreshold") == "Choose at most your number of guardians, or a majority of them."
+    )
     assert "Nothing was saved yet" in page
     assert await settings_of(client, owner) == before
     _, page = await owner.post("/plan/settings", {**ALL_SETTINGS, "gracePeriodSeconds": "soon"}, status=422)
     assert beside(page, "gracePeriodSeconds")
+
+
+async def test_an_activation_refused_by_readiness_says_each_reason_linked_to_its_page(client):
+    owner = await owner_in(client)
+    page = await owner.page("/plan")
+    assert 'action="/plan/activate"' in page and "If you do not check in for 90 days" in text_of(page)
+    resp, _ = await owner.post("/plan/activate", {})
+    assert resp.headers["Location"] == "/plan?done=not-ready#done"
+    page = await owner.page("/plan?done=not-ready")
+    assert "Your plan could not be activated yet" in page
+    assert "Add at least one beneficiary." in page and 'href="/plan/heirs">Go to your heirs</a>' in page
+    assert 'href="/plan/guardians">Go to your guardians</a>' in page
+    assert (await get_overview(client, owner.api))["status"] == "Draft"
+
+
+async def test_activate_check_in_and_deactivate_from_the_home_page(client, settings):
+    owner = await owner_in(client)
+    setup = await activate_plan(client, owner.api)
+    resp = await client.post("/api/legacy/deactivate", headers=owner.api.headers)
+    assert resp.status == 200
+    resp, _ = await owner.post("/plan/activate", {})
+    assert resp.headers["Location"] == "/plan?done=activated#done"
+    overview = await get_overview(client, owner.api)
+    assert overview["status"] == "Active"
+    page = await owner.page("/plan?done=activated")
+    words = text_of(page)
+    assert "Your plan is active." in words and "From now on: check in by" in words
+    assert "we ask your guardians whether your plan should be released" in words
+    assert 'action="/plan/deactivate"' in page and "This stops your check-ins and their reminders" in words
+    kinds = [row["kind"] for row in activity_rows(settings, owner.api.user["id"])]
+    assert kinds.count("plan.activated") == 2  # the API's, then the page's: the same entry
+    # During a verification the check-in says plainly that it stops the release.
+    resp = await report(client, setup, setup.guardians[0])
+    assert resp.status == 200, await resp.text()
+    page = await owner.page("/plan")
+    assert "Checking in now stops the release of your plan" in page
+    assert 'action="/plan/deactivate"' not in page
+    resp, _ = await owner.post("/plan/check-in", {"stops": "release"})
+    assert resp.headers["Location"] == "/plan?done=checked-in-stopped#done"
+    assert (await get_overview(client, owner.api))["status"] == "Active"
+    resp, _ = await owner.post("/plan/deactivate", {})
+    assert resp.headers["Location"] == "/plan?done=deactivated#done"
+    assert (await get_overview(client, owner.api))["status"] == "Draft"
+    assert "plan.deactivated" in [row["kind"] for row in activity_rows(settings, owner.api.user["id"])]
+    resp, _ = await owner.post("/plan/deactivate", {})
+    assert resp.headers["Location"] == "/plan?done=not-active#done"
+
+
+async def test_the_settings_cannot_change_during_a_verification_and_say_why(client):
+    owner = await owner_in(client)
+    setup = await activate_plan(client, owner.api)
+    await report(client, setup, setup.guardians[0])
+    page = await owner.page("/plan/settings")
+    assert "<fieldset disabled>" in page and "Save these rules" not in page
+    _, page = await owner.post("/plan/settings", ALL_SETTINGS, status=422)
+    assert "can change only while it is a draft or active" in html.unescape(page)
+
+
+async def test_the_timeline_newest_first_a_page_at_a_time_filtered_by_kind(client):
+    owner = await owner_in(client)
+    for index in range(26):
+        await create(
+            client,
+            owner.api,
+            "beneficiaries",
+            name=f"Heir {index}",
+            email=f"h{index}@example.org",
+            allocationPercentage=1,
+        )
+    await client.patch("/api/legacy", json={"gracePeriodSeconds": 600}, headers=owner.api.headers)
+    page = await owner.page("/plan/timeline")
+    entries = re.findall(r'<li><time datetime="[^"]+">[^<]+</time>: <span dir="auto">([^<]+)</span>', page)
+    assert len(entries) == 25
+    assert entries[0] == "Plan settings changed"  # newest first
+    older = re.search(r'<a href="(/plan/timeline\?cursor=[^"]+)">Older entries</a>', page)
+    assert older
+    rest = await owner.page(html.unescape(older.group(1)))
+    assert len(re.findall(r"<li><time ", rest)) >= 2 and "Back to the newest" in rest
+    only = await owner.page("/plan/timeline?entityType=plan")
+    assert "Plan settings changed" in only and "Heir 3" not in only
+    # What the page cannot read is the first page of everything, never an error.
+    assert "Plan settings changed" in await owner.page("/plan/timeline?entityType=nonsense&cursor=zz")

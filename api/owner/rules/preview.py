@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from aiohttp import web
 from aiohttp_apigami import docs
+from markupsafe import Markup
 
 from api import html
 from api.archive import routes as archive_routes
@@ -56,10 +57,12 @@ async def preview_page(request: web.Request) -> web.Response:
     with html.speaking(request):  # the owner's language: the marks that say it is a rehearsal
         marks = {
             "mark": _("Preview: this is not the real page."),
-            "explained": _(
-                "This is how {heir} will see their page if your plan is released now, in their language. "
-                "Nobody else sees it, and nothing has been sent."
-            ).format(heir=heir["name"]),
+            "explained": Markup.escape(
+                _(
+                    "This is how {heir} will see their page if your plan is released now, in their "
+                    "language. Nobody else sees it, and nothing has been sent."
+                )
+            ).format(heir=html.bdi(heir["name"])),
             "back": _("Back to your heirs"),
             "title_mark": _("Preview"),
             "lang": i18n.language(),
