@@ -7,13 +7,16 @@ door; each change the JSON route's own model call, with the same timeline entry.
 from __future__ import annotations
 
 import html
+import io
 import re
+import zipfile
 from typing import Any
 
 from aiohttp.test_utils import TestClient
 
 from tests.lifecycle_helpers import activate_plan, get_overview, report
 from tests.plan_helpers import activity_rows, create
+from tests.support.owner import form_token
 from tests.test_owner_plan_pages import Owner, beside, owner_in
 
 ALL_SETTINGS = {
@@ -191,3 +194,40 @@ async def test_the_timeline_newest_first_a_page_at_a_time_filtered_by_kind(clien
     assert "Plan settings changed" in only and "Heir 3" not in only
     # What the page cannot read is the first page of everything, never an error.
     assert "Plan settings changed" in await owner.page("/plan/timeline?entityType=nonsense&cursor=zz")
+
+
+async def test_the_export_is_the_owners_zip_behind_a_post(make_client, file_backend, settings):
+    client = await make_client(**file_backend)
+    owner = await owner_in(client)
+    page = await owner.page("/plan/account")
+    assert 'action="/plan/account/export"' in page and 'href="/plan/account/delete"' in page
+    resp = await client.post("/plan/account/export", data={"formToken": form_token(page)})
+    assert resp.status == 200 and resp.content_type == "application/zip"
+    names = zipfile.ZipFile(io.BytesIO(await resp.read())).namelist()
+    assert "plan.json" in names and "timeline.json" in names
+    assert "legacy.exported" in [row["kind"] for row in activity_rows(settings, owner.api.user["id"])]
+    assert (await client.get("/plan/account/export", allow_redirects=False)).status == 405
+
+
+async def test_deleting_the_account_says_what_goes_and_confirms_with_a_wallet(client, settings):
+    owner = await owner_in(client)
+    page = await owner.page("/plan/account/delete")
+    words = text_of(page)
+    assert "links open nothing any more: they will never see" in words and "What is deleted" in words
+    assert f'name="confirm" value="{owner.keypair.public_key}" checked' in page
+    _, page = await owner.post("/plan/account/delete", {"confirm": "G" + "A" * 55}, status=422)
+    assert "Choose one of your wallets below to confirm." in page
+    resp, page = await owner.post("/plan/account/delete", {"confirm": owner.keypair.public_key}, status=200)
+    assert "Your account is being deleted" in page
+    resp = await client.get("/plan", allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"].startswith("/sign-in")
+    assert (await client.get("/api/legacy", headers=owner.api.headers)).status == 401
+
+
+async def test_an_account_cannot_be_deleted_mid_verification_and_the_page_says_why(client):
+    owner = await owner_in(client)
+    setup = await activate_plan(client, owner.api)
+    await report(client, setup, setup.guardians[0])
+    _, page = await owner.post("/plan/account/delete", {"confirm": owner.keypair.public_key}, status=409)
+    assert "Check in first: that stops the verification." in page
+    assert (await get_overview(client, owner.api))["status"] == "PendingVerification"
