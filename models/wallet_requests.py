@@ -45,6 +45,7 @@ PURPOSES = (
     "guardian.agree_address",
     "guardian.stop_address",
     "owner.sign_in",
+    "owner.link_wallet",
 )
 _TAKE = """
 local value = redis.call('GET', KEYS[1])

@@ -126,7 +126,7 @@ async def test_an_owner_signs_in_with_a_wallet_and_names_their_people_from_the_p
             },
             "Add this guardian and invite them",
         )
-        assert "The guardian was added" in await page.get_by_role("status").inner_text()
+        assert "Their invitation goes as soon as your name" in await page.get_by_role("status").inner_text()
     await page.screenshot(path=str(screenshots / "owner-guardians-en-390.png"), full_page=True)
     await page.goto(str(served.make_url("/plan")), wait_until="load")
     await page.screenshot(path=str(screenshots / "owner-home-en-390.png"), full_page=True)

@@ -147,3 +147,28 @@ async def test_the_owner_door_and_account_pages_speak_plain_words(client):
         "/plan/account/sign-out-everywhere", headers={"Origin": "null"}, data={"formToken": token}
     )
     assert_plain(page_words(await refused.text()), "refusal page")
+
+
+async def test_link_a_wallet_by_its_signing_request_from_another_device(client, aiohttp_client):
+    from tests.wallet_app import WalletApp, callback_path, request_uri
+
+    keypair, second = Keypair.random(), Keypair.random()
+    api = await sign_in(client, keypair)
+    await sign_in_page(client, keypair)
+    token = form_token(await _account(client))
+    asked = await client.post(
+        "/plan/account/wallets", data={"formToken": token, "walletAddress": second.public_key}
+    )
+    assert asked.status == 200
+    phone = await aiohttp_client(client.server)
+    wallet = WalletApp(phone, second)
+    uri = request_uri(await asked.text())
+    request = await wallet.open(uri)
+    wrong = await phone.post(callback_path(request), data={"xdr": wallet.sign(request, Keypair.random())})
+    assert wrong.status == 400  # another signer: nothing linked, the request still usable
+    request = await wallet.open(uri)
+    assert (await phone.post(callback_path(request), data={"xdr": wallet.sign(request)})).status == 200
+    me = await (await client.get("/api/auth/me", headers=api.headers)).json()
+    assert second.public_key in me["wallets"]
+    request = await wallet.open(uri)
+    assert (await phone.post(callback_path(request), data={"xdr": wallet.sign(request)})).status == 409

@@ -40,3 +40,26 @@ def test_owner_emails_name_the_sign_in_page_when_there_is_no_web_client() -> Non
     invitation = delivery("guardian_invitation", "guardian")
     text = emails.render(d=invitation, ring=RING, base_url="https://legacy.example", app_url="").text
     assert "/sign-in" not in text
+
+
+async def test_a_page_sign_in_checks_in_while_active_and_is_told_in_the_digest(
+    client, clock, settings
+) -> None:
+    from stellar_sdk import Keypair
+
+    from tests.helpers import sign_in
+    from tests.lifecycle_helpers import activate_plan, get_overview
+    from tests.plan_helpers import query
+    from tests.support.owner import sign_in_page
+
+    keypair = Keypair.random()
+    owner = await sign_in(client, keypair)
+    await activate_plan(client, owner)
+    before = (await get_overview(client, owner))["lastCheckInAt"]
+    clock.advance(days=3)
+    await sign_in_page(client, keypair)
+    after = (await get_overview(client, owner))["lastCheckInAt"]
+    assert after > before  # counted as a check-in, through the API's own function
+    rows = query(settings, "SELECT context FROM outbox WHERE kind = 'account_changes'")
+    changes = [change["what"] for row in rows for change in row["context"]["changes"]]
+    assert "signed_in_wallet" in changes

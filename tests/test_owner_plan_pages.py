@@ -210,7 +210,14 @@ async def test_guardians_added_from_the_page_are_the_apis_and_can_be_invited_aga
     assert "Answers with their Stellar wallet:" in page and "will create a passkey" in page
     assert "A release needs the approval of 2 of your 2 guardians who have not declined." in page
     resp, _ = await owner.post(f"/plan/guardians/{rows['Cy']['id']}/invite", {})
+    # No name on the account yet: the invitation waits for it, and the page says so.
+    assert resp.headers["Location"] == "/plan/guardians?done=guardian-waiting#done"
+    resp = await client.patch("/api/users/me", json={"name": "Olive Owner"}, headers=owner.api.headers)
+    assert resp.status == 200
+    resp, _ = await owner.post(f"/plan/guardians/{rows['Cy']['id']}/invite", {})
     assert resp.headers["Location"] == "/plan/guardians?done=guardian-invited#done"
+    resp, _ = await owner.post("/plan/guardians", guardian(name="Di", email="di@example.org"))
+    assert resp.headers["Location"] == "/plan/guardians?done=guardian-added#done"
     home = await owner.page("/plan")
     assert "<bdi>Bo Lind</bdi>: " in home
 
@@ -377,3 +384,27 @@ async def test_names_in_the_checklist_are_isolated_whole_once_each(client):
     assert "<bdi>Ana Souza</bdi> has not confirmed" in checklist
     assert "<bdi>سارة</bdi>" in checklist and "<bdi>Ana</bdi>" in checklist
     assert "<bdi><bdi>" not in home and "<bdi>Ana</bdi> Souza" not in home
+
+
+async def test_a_confirmation_past_the_days_email_budget_is_said_to_wait(make_client):
+    client = await make_client(email_to_named_people_per_day=1)
+    owner = await owner_in(client)
+    await owner.post("/plan/heirs", heir())
+    (row,) = await owner.listed("beneficiaries")
+    resp, _ = await owner.post(f"/plan/heirs/{row['id']}/confirm-email", {})
+    assert resp.headers["Location"] == "/plan/heirs?done=heir-asked#done"
+    resp, _ = await owner.post(f"/plan/heirs/{row['id']}/confirm-email", {})
+    assert resp.headers["Location"] == "/plan/heirs?done=heir-asked-later#done"
+    assert "goes out within a day" in await owner.page("/plan/heirs?done=heir-asked-later")
+
+
+async def test_an_heir_with_no_language_keeps_none_when_changed(client):
+    owner = await owner_in(client)
+    await owner.post("/plan/heirs", heir(locale=""))
+    (row,) = await owner.listed("beneficiaries")
+    assert row["locale"] is None
+    edit = await owner.page(f"/plan/heirs/{row['id']}")
+    assert '<option value="" selected>Not chosen: emails in English</option>' in edit
+    await owner.post(f"/plan/heirs/{row['id']}", heir(locale="", relationship="son"))
+    (changed,) = await owner.listed("beneficiaries")
+    assert (changed["locale"], changed["relationship"]) == (None, "son")

@@ -271,3 +271,20 @@ async def test_owner_pages_send_same_origin_referrers(client):
     assert (await client.get("/claim")).headers["Referrer-Policy"] == "no-referrer"
     page = await (await client.get("/plan")).text()
     assert 'content="same-origin"' in page and 'content="no-referrer"' not in page
+
+
+async def test_sessions_that_can_open_nothing_are_purged_every_hour(client, clock, settings):
+    from api.keys import DB
+    from models.account import sessions
+    from workers.main import CRON_JOBS
+
+    assert any(job.name.endswith("purge_owner_sessions") for job in CRON_JOBS)
+    await sign_in_page(client, Keypair.random())
+    pool = client.server.app[DB]
+    assert await sessions.purge(pool, idle_seconds=settings.session_idle_seconds, now=clock.now()) == 0
+    clock.advance(seconds=settings.session_idle_seconds + 1)
+    assert await sessions.purge(pool, idle_seconds=settings.session_idle_seconds, now=clock.now()) == 1
+    with psycopg2.connect(settings.database_url) as conn, conn.cursor() as cur:
+        cur.execute("SELECT count(*) FROM owner_sessions")
+        assert cur.fetchone()[0] == 0
+    conn.close()

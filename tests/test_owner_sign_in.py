@@ -135,7 +135,7 @@ async def test_a_wrong_signature_or_a_used_sign_in_is_a_page_in_words(client):
     assert again.status == 409
 
 
-async def test_every_sign_in_finds_the_same_account_and_checks_in_while_active(client, clock):
+async def test_a_page_sign_in_finds_the_same_account_as_the_api(client):
     keypair = Keypair.random()
     api = await sign_in(client, keypair)
     await sign_in_page(client, keypair)

@@ -119,6 +119,7 @@ EXPECTED_PUBLIC = {
     ("POST", "/sign-in/passkey/{id}"),
     # A sign-in's signing request: the wallet's signed envelope is the proof, as for guardians.
     ("POST", "/sign-in/sep7/{id}"),
+    ("POST", "/plan/account/wallets/sep7/{id}"),
     # The OpenAPI document and its UI (added by aiohttp-apigami).
     ("GET", "/api/docs/openapi.json"),
     ("HEAD", "/api/docs/openapi.json"),

@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from core import queue
+from models.account import sessions
 from models.archive import items
 from models.flows import deletion
 from workers import context
@@ -61,3 +62,10 @@ async def sweep_account_deletions(ctx: dict[str, Any]) -> int:
         if await queue.after_commit(app.redis, deletion.DELETE_JOB, deletion_id, row_id=deletion_id):
             queued += 1
     return queued
+
+
+async def purge_owner_sessions(ctx: dict[str, Any]) -> int:
+    """Every hour: the owner's page sessions that can no longer open anything (past their
+    lifetime or idle limit, or ended by sign-out everywhere) are deleted."""
+    app = context.get(ctx)
+    return await sessions.purge(app.db, idle_seconds=app.settings.session_idle_seconds, now=app.clock.now())

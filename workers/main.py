@@ -61,6 +61,7 @@ CRON_JOBS = [
     # Every minute; each run reads for at most scrub.RUN_SECONDS at the configured byte rate.
     cron(scrub.scrub_archive, second=20, run_at_startup=True),
     cron(account.sweep_account_deletions, second=35, run_at_startup=True),
+    cron(account.purge_owner_sessions, minute=23, second=25),
     cron(keys.reseal_claim_tokens, minute=52, second=15),
     # At startup too: it seals the plaintext rows written before migration 0012.
     cron(keys.reseal_private_texts, minute=57, second=15, run_at_startup=True),

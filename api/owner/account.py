@@ -25,7 +25,9 @@ from api.common import client_ip, email_budget
 from api.keys import context
 from api.owner import forms
 from api.owner import session as owner
+from api.public import public
 from api.schemas import error_responses
+from api.sep import wallet_request
 from core.errors import BadRequest
 from core.stellar.wallet import is_valid_address
 from core.text import i18n
@@ -58,6 +60,7 @@ ZONE_SCRIPT = (
     "catch(e){}})();"
 )
 ZONE_SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(ZONE_SCRIPT.encode()).digest()).decode()
+UTC_WORDS = N_("Coordinated Universal Time (UTC), the same everywhere")
 DIFFERENT_EMAILS = N_("The two email addresses are not the same: type the same address in both.")
 
 
@@ -68,6 +71,9 @@ def _zone_names(language: str) -> tuple[tuple[str, str], ...]:
     locale = i18n.babel_id(language)
     named = []
     for zone in i18n.place_zones():
+        if zone == "UTC":  # no place: Babel calls it an unknown region
+            named.append((zone, _(UTC_WORDS)))
+            continue
         place = get_timezone_location(zone, locale=locale)
         city = get_timezone_location(zone, locale=locale, return_city=True)
         named.append((zone, place if city in place else f"{place} ({city})"))
@@ -167,7 +173,7 @@ async def change_profile(request: web.Request) -> web.Response:
     form = await request.post()
     changes, state = forms.load(ProfileUpdateSchema(), form)
     if state.value("email").strip().casefold() != state.value("emailConfirmation").strip().casefold():
-        state.errors.setdefault("emailConfirmation", []).append(_(DIFFERENT_EMAILS))
+        state.refuse({"emailConfirmation": [DIFFERENT_EMAILS]})
     if changes is None or state.invalid:
         values = {name: state.value(name) for name in (*PROFILE_FIELDS, "emailConfirmation")}
         return await _page(request, status=422, values=values, errors=state.errors)
@@ -203,16 +209,43 @@ async def link_wallet_page(request: web.Request) -> web.Response:
                 "app shows it. Go back and copy it again."
             )
         )
-    message = await auth.request_challenge(
-        ctx.redis, ctx.settings, wallet_address=address, client_ip=client_ip(request), now=ctx.now()
+    message, prepared = await auth.start_wallet_link(
+        ctx.redis,
+        ctx.settings,
+        user_id=owner.owner_session(request).user_id,
+        wallet_address=address,
+        client_ip=client_ip(request),
+        now=ctx.now(),
     )
+    with html.speaking(request):
+        words = _(auth.LINK_WORDS)
     return owner.render(
         "owner/account_link_wallet.html",
         request=request,
         title=N_("Link another wallet"),
         wallet=address,
         challenge_text=message,
+        request_shown=wallet_request.present(request, prepared, msg=words, page_path=f"{PATH}/wallets"),
     )
+
+
+@routes.post(f"{PATH}/wallets/sep7/{{id}}")
+@public
+@docs(
+    tags=["pages"],
+    summary="The callback of a wallet link's signing request (SEP-7)",
+    description="Form-encoded `xdr=`: the signed challenge, for the wallet the owner typed on the account "
+    "page. Verified before anything is used up; then linked as POST /api/auth/link-wallet links. 200 JSON "
+    "to a wallet; with `?via=page` (the paste-back form) 303 to the account page.",
+    responses={200: {"description": "Linked"}, **error_responses(400, 404, 409)},
+)
+async def wallet_link_answer(request: web.Request) -> web.Response:
+    ctx = context(request)
+    xdr = await wallet_request.signed_xdr(request)
+    await auth.answer_wallet_link(
+        ctx.pool, ctx.redis, ctx.settings, request_id=request.match_info["id"], signed_xdr=xdr, now=ctx.now()
+    )
+    return wallet_request.answer(request, page_path=f"{PATH}?done=wallet-linked", outcome="linked")
 
 
 @routes.post(f"{PATH}/wallets/verify")

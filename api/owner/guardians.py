@@ -96,7 +96,7 @@ async def add_guardian(request: web.Request) -> web.Response:
     data, form = load(GuardianCreateSchema(), await posted(request))
     if data is not None:
         try:
-            await guardians.create(
+            row = await guardians.create(
                 ctx.pool,
                 ctx.ring,
                 ctx.redis,
@@ -109,7 +109,7 @@ async def add_guardian(request: web.Request) -> web.Response:
         except (BadRequest, Conflict) as error:
             refused(form, error)
         else:
-            done(request, GUARDIANS, "guardian-added")
+            done(request, GUARDIANS, "guardian-added" if row["invited_at"] else "guardian-waiting")
     return await _list(request, form, status=422)
 
 
@@ -209,7 +209,7 @@ async def invite_again(request: web.Request) -> web.Response:
     who has not answered, or a new one after a lost passkey (the same call: a new link, any
     passkey of theirs forgotten)."""
     ctx = context(request)
-    await guardians.reinvite(
+    row = await guardians.reinvite(
         ctx.pool,
         ctx.ring,
         ctx.redis,
@@ -218,4 +218,4 @@ async def invite_again(request: web.Request) -> web.Response:
         now=ctx.now(),
         budget=email_budget(request),
     )
-    done(request, GUARDIANS, "guardian-invited")
+    done(request, GUARDIANS, "guardian-invited" if row["invited_at"] else "guardian-waiting")

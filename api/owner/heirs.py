@@ -203,7 +203,7 @@ async def ask_to_confirm(request: web.Request) -> web.Response:
         budget=email_budget(request),
     )
     await outbox.enqueue(ctx.redis, row_ids=[sent["outbox_id"]])
-    done(request, HEIRS, "heir-asked")
+    done(request, HEIRS, "heir-asked-later" if sent["status"] == "deferred" else "heir-asked")
 
 
 @routes.post(HEIR + "/new-link")

@@ -27,8 +27,16 @@ DONE = {
     "heir-saved": N_("Your changes to this heir were saved."),
     "heir-removed": N_("The heir was removed."),
     "heir-asked": N_("We emailed them a short note asking them to confirm their address."),
+    "heir-asked-later": N_(
+        "Your note asking them to confirm their address goes out within a day: your account has sent "
+        "as many emails to the people you named as it may today."
+    ),
     "heir-new-link": N_("They have a new link: the old one opens nothing from now on."),
     "guardian-added": N_("The guardian was added, and we emailed them an invitation."),
+    # An owner with no name yet: the invitation would not say whose plan it is, so it waits.
+    "guardian-waiting": N_(
+        "The guardian is saved. Their invitation goes as soon as your name is on your account."
+    ),
     "guardian-saved": N_("Your changes to this guardian were saved."),
     "guardian-removed": N_("The guardian was removed."),
     "guardian-invited": N_("We emailed them a new invitation: their old link opens nothing from now on."),

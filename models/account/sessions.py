@@ -117,3 +117,15 @@ async def end(pool: Pool, *, cookie: str) -> None:
     """Sign this browser out (its row goes; nothing else of the account changes)."""
     async with autocommit(pool) as cur:
         await cur.execute("DELETE FROM owner_sessions WHERE digest = %s", (digest(cookie=cookie),))
+
+
+async def purge(pool: Pool, *, idle_seconds: int, now: datetime) -> int:
+    """Delete every session past its lifetime or idle limit, or ended by its account's session
+    generation; returns how many. (Nothing reads them again: this only keeps the table small.)"""
+    async with autocommit(pool) as cur:
+        await cur.execute(
+            "DELETE FROM owner_sessions s USING users u WHERE u.id = s.user_id AND (s.expires_at <= %s"
+            " OR s.last_seen_at <= %s OR s.generation <> u.session_generation)",
+            (now, now - timedelta(seconds=idle_seconds)),
+        )
+        return int(cur.rowcount)

@@ -22,6 +22,7 @@ from models import wallet_requests
 from models.account import passkeys, pending_sign_ins, sessions, test_wallet, users
 from models.flows import lifecycle
 from models.proofs import challenge, passkey
+from models.wallet_requests import Prepared
 
 
 async def request_challenge(
@@ -396,3 +397,38 @@ async def add_owner_passkey(
     await passkey.take(redis, request=request)
     if not await passkeys.add(pool, user_id=user_id, passkey=created, now=now):
         raise Conflict(N_("This passkey is already added."))
+
+
+# Linking a wallet from the account page, by SEP-7 as well as by the challenge text: the request
+# is the signed-in owner's (its subject), for the wallet they typed (its signer).
+LINK_PURPOSE = "owner.link_wallet"
+LINK_WORDS = N_(
+    "Link this wallet to your legacy plan account. Sign only if you asked for it yourself, just now, "
+    "on your own screen."
+)
+
+
+async def start_wallet_link(
+    redis: ArqRedis, settings: Settings, *, user_id: str, wallet_address: str, client_ip: str, now: datetime
+) -> tuple[str, Prepared]:
+    """Within the challenge's limits: the spec's text to sign and a signing request, both for the
+    wallet the owner typed."""
+    message = await request_challenge(
+        redis, settings, wallet_address=wallet_address, client_ip=client_ip, now=now
+    )
+    prepared = await challenge.issue(
+        redis, settings, purpose=LINK_PURPOSE, subject_id=user_id, signer=wallet_address, now=now
+    )
+    return message, prepared
+
+
+async def answer_wallet_link(
+    pool: Pool, redis: ArqRedis, settings: Settings, *, request_id: str, signed_xdr: str, now: datetime
+) -> users.UserWithWallets:
+    """The wallet's signed challenge (its callback): verified before anything is used up, then
+    linked to the account that asked, with POST /api/auth/link-wallet's rules."""
+    request = await wallet_requests.find(redis, request_id=request_id, purpose=LINK_PURPOSE, now=now)
+    await challenge.check(redis, settings, request=request, answer=signed_xdr)
+    return await users.link_wallet(
+        pool, settings.key_ring, user_id=request["subject_id"], wallet_address=request["signer"], now=now
+    )
