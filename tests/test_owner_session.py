@@ -288,3 +288,16 @@ async def test_sessions_that_can_open_nothing_are_purged_every_hour(client, cloc
         cur.execute("SELECT count(*) FROM owner_sessions")
         assert cur.fetchone()[0] == 0
     conn.close()
+
+
+def test_the_idle_limit_is_plain_seconds_of_at_least_one(tmp_path):
+    import pytest
+
+    from core.settings import ConfigError, load_settings
+
+    base = {"APP_ENV": "development", "DATA_DIR": str(tmp_path)}
+    assert load_settings(base).session_idle_seconds == 1800
+    assert load_settings({**base, "SESSION_IDLE_SECONDS": "1"}).session_idle_seconds == 1
+    for bad in ("0", "-5", "30m"):
+        with pytest.raises(ConfigError):
+            load_settings({**base, "SESSION_IDLE_SECONDS": bad})
