@@ -231,3 +231,18 @@ async def test_an_account_cannot_be_deleted_mid_verification_and_the_page_says_w
     _, page = await owner.post("/plan/account/delete", {"confirm": owner.keypair.public_key}, status=409)
     assert "Check in first: that stops the verification." in page
     assert (await get_overview(client, owner.api))["status"] == "PendingVerification"
+
+
+async def test_with_a_contract_the_deadline_can_only_wait_and_a_release_is_refused_in_words(make_client):
+    from stellar_sdk import StrKey
+
+    client = await make_client(service_contract_id=StrKey.encode_contract(bytes(32)))
+    owner = await owner_in(client)
+    page = await owner.page("/plan/settings")
+    assert '<option value="release"' not in page
+    assert selected(page, "onVerificationTimeout") == "wait"
+    assert "nothing is released: you and your guardians are emailed once" in text_of(page)
+    _, page = await owner.post(
+        "/plan/settings", {**ALL_SETTINGS, "onVerificationTimeout": "release"}, status=422
+    )
+    assert beside(page, "onVerificationTimeout").startswith("This service releases a plan on-chain only")
