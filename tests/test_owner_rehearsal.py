@@ -104,3 +104,24 @@ async def test_another_owners_heir_is_a_404_and_a_signed_out_preview_asks_to_sig
     other = await owner_in(fam.client)
     await other.page(f"/plan/heirs/{ada['id']}/preview", status=404)
     await other.page("/plan/heirs/not-an-id/preview", status=404)
+
+
+async def test_a_letters_photo_in_the_rehearsal_is_the_owners_own_file(fam: Family) -> None:
+    ada, _ = await _family_plan(fam)
+    photo = await fam.vault.upload_ok(
+        b"\x89PNG fake", filename="p.png", content_type="image/png", type="photo"
+    )
+    await fam.vault.work()
+    letter = await fam.message("Look at us.", title="Summer", mediaId=photo["id"])
+    await sign_in_page(fam.client, fam.owner.keypair)
+    path = f"/plan/heirs/{ada['id']}/preview"
+    resp = await fam.client.get(path)
+    assert resp.status == 200
+    src = f"{path}/messages/{letter['id']}/media"
+    assert f'<img src="{src}"' in await resp.text()
+    media = await fam.client.get(src)
+    assert media.status == 200 and await media.read() == b"\x89PNG fake"
+    assert media.headers["Content-Disposition"].startswith("inline")
+    # "Download everything" leads to the account page's export button (a GET changes nothing).
+    resp = await fam.client.get(f"{path}/export", allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"] == "/plan/account#export"
