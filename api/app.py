@@ -49,6 +49,11 @@ from api.owner import test_owner as owner_test_wallet
 from api.owner.contents import archive as owner_archive
 from api.owner.contents import assets as owner_assets
 from api.owner.contents import messages as owner_messages
+from api.owner.rules import activation as owner_activation
+from api.owner.rules import leaving as owner_leaving
+from api.owner.rules import preview as owner_preview
+from api.owner.rules import settings as owner_settings
+from api.owner.rules import timeline as owner_timeline
 from api.plan import check_in_link, check_in_page, guardian_page, legacy
 from api.plan.guardianships import addresses as guardian_addresses
 from api.plan.guardianships import routes as guardianships
@@ -104,6 +109,11 @@ ROUTE_MODULES = (
     owner_messages,
     owner_archive,
     owner_account,
+    owner_settings,
+    owner_activation,
+    owner_timeline,
+    owner_preview,
+    owner_leaving,
 )
 OPENAPI_DESCRIPTION = """Back end of a digital legacy and inheritance planning service.
 

@@ -19,6 +19,7 @@ from api import html
 from api.keys import context
 from api.owner import plan_pages
 from api.owner.plan_pages import done, owner_id, show
+from api.owner.rules import activation
 from api.owner.session import owner_page
 from core.text.i18n import N_, _
 from models import plans
@@ -42,6 +43,7 @@ FIXED_ON = {
     "heirs": ("/plan/heirs", N_("Go to your heirs")),
     "guardians": ("/plan/guardians", N_("Go to your guardians")),
     "account": ("/plan/account", N_("Go to your account")),
+    "settings": ("/plan/settings", N_("Go to your plan's rules")),
 }
 CHECKS_IN = (plans.ACTIVE, plans.PENDING, plans.APPROVED)
 
@@ -123,6 +125,7 @@ def page(view: owner_pages.Home, *, contract: bool) -> dict[str, Any]:
         "notice": isolated(overview["verification_notice"], names),
         "guardians": view["guardians"][::-1],
         "answer": plan_pages.answer,
+        "rules": activation.shown(plan),
     }
 
 
@@ -150,5 +153,6 @@ async def home_page(request: web.Request) -> web.Response:
 async def check_in(request: web.Request) -> web.Response:
     """POST /api/legacy/check-in from the page (the same call, the same timeline entry)."""
     ctx = context(request)
+    stops = (await request.post()).get("stops") == "release"  # the form said so: only the words differ
     await lifecycle.check_in(ctx.pool, ctx.redis, user_id=owner_id(request), now=ctx.now())
-    done(request, HOME, "checked-in")
+    done(request, HOME, "checked-in-stopped" if stops else "checked-in")

@@ -41,6 +41,17 @@ DONE = {
     "guardian-removed": N_("The guardian was removed."),
     "guardian-invited": N_("We emailed them a new invitation: their old link opens nothing from now on."),
     "checked-in": N_("You checked in. Thank you: your plan stays as it is."),
+    "checked-in-stopped": N_(
+        "You checked in: the release is stopped, your plan is active again, and your guardians are told "
+        "it was a false alarm."
+    ),
+    "settings-saved": N_("Your plan's rules were saved."),
+    "activated": N_("Your plan is active."),
+    "not-ready": N_(
+        "Your plan could not be activated yet: each reason is listed below, with the page that fixes it."
+    ),
+    "not-active": N_("Only an active plan can be returned to a draft."),
+    "deactivated": N_("Your plan is a draft again: nothing happens until you activate it."),
 }
 
 
