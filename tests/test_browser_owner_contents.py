@@ -20,8 +20,8 @@ from tests.conftest import ServiceTestServer
 from tests.helpers import sign_in
 from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 from tests.plan_helpers import create
+from tests.support.owner_browser import add, free_port, sign_in_in_the_browser
 from tests.test_browser_languages import check_in_every_language, open_at_phone
-from tests.test_browser_owner_pages import _free_port, add, sign_in_in_the_browser
 
 PAGES = ("/plan/assets", "/plan/messages", "/plan/archive")
 
@@ -29,7 +29,7 @@ PAGES = ("/plan/assets", "/plan/messages", "/plan/archive")
 @pytest_asyncio.fixture
 async def served(aiohttp_client: Any, settings: Any, clock: Any, file_backend: dict[str, Any]) -> Any:
     """The service on a port chosen first, its PUBLIC_BASE_URL that very address, with storage."""
-    port = _free_port()
+    port = free_port()
     origin = f"http://127.0.0.1:{port}"
     app = create_app(dataclasses.replace(settings, public_base_url=origin, **file_backend), clock)
     return await aiohttp_client(ServiceTestServer(app, port=port))

@@ -11,15 +11,11 @@ browser on that origin (another host is sent there, and a form from anywhere els
 from __future__ import annotations
 
 import dataclasses
-import html
-import socket
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest_asyncio
 from stellar_sdk import Keypair
-from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
 from api.app import create_app
 from api.html import LANGUAGE_NAMES
@@ -27,61 +23,21 @@ from api.owner.plan_pages import zone_choices
 from tests.conftest import ServiceTestServer
 from tests.helpers import sign_in
 from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
+from tests.support.owner_browser import add, free_port, sign_in_in_the_browser
 from tests.test_browser_languages import check_in_every_language, open_at_phone
-from tests.wallet_app import URI_RE
 
 PAGES = ("/plan", "/plan/heirs", "/plan/guardians", "/plan/account")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest_asyncio.fixture
 async def served(aiohttp_client: Any, settings: Any, clock: Any) -> Any:
     """The service on a port chosen first, its PUBLIC_BASE_URL that very address."""
-    port = _free_port()
+    port = free_port()
     origin = f"http://127.0.0.1:{port}"
     app = create_app(dataclasses.replace(settings, public_base_url=origin), clock)
     client = await aiohttp_client(ServiceTestServer(app, port=port))
     assert str(client.make_url("")).rstrip("/") == origin
     return client
-
-
-async def wallet_signs(client: Any, page_html: str, keypair: Keypair) -> None:
-    """The owner's wallet app, on another device: it opens the request, signs, posts it back."""
-    uri = html.unescape(URI_RE.findall(page_html)[0])
-    request = TransactionStellarUri.from_uri(uri, None)
-    assert request.pubkey == keypair.public_key and request.callback is not None
-    envelope = request.transaction_envelope
-    envelope.sign(keypair)
-    resp = await client.post(urlsplit(request.callback).path, data={"xdr": envelope.to_xdr()})
-    assert resp.status == 200, await resp.text()
-
-
-async def sign_in_in_the_browser(page: Any, client: Any, keypair: Keypair) -> None:
-    origin = str(client.make_url("")).rstrip("/")
-    await page.goto(f"{origin}/plan", wait_until="load")
-    assert urlsplit(page.url).path == "/sign-in"
-    await page.fill("#walletAddress", keypair.public_key)
-    await page.click("button[type=submit] >> nth=0")
-    assert urlsplit(page.url).path == "/sign-in/wait"
-    await wallet_signs(client, await page.content(), keypair)
-    await page.get_by_role("link", name="Continue").click()
-    assert urlsplit(page.url).path == "/plan", page.url
-
-
-async def add(page: Any, fields: dict[str, str], button: str) -> None:
-    for label, value in fields.items():
-        field = page.get_by_label(label, exact=True)
-        if await field.evaluate("e => e.tagName") == "SELECT":
-            await field.select_option(value)
-        else:
-            await field.fill(value)
-    await page.get_by_role("button", name=button).click()
 
 
 async def test_an_owner_signs_in_with_a_wallet_and_names_their_people_from_the_pages(

@@ -17,8 +17,9 @@ from tests.helpers import sign_in
 from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 from tests.lifecycle_helpers import activate_plan, approve_plan, get_overview
 from tests.plan_helpers import create
+from tests.support.owner_browser import sign_in_in_the_browser
 from tests.test_browser_languages import check_in_every_language, open_at_phone
-from tests.test_browser_owner_pages import served, sign_in_in_the_browser
+from tests.test_browser_owner_pages import served
 
 __all__ = ["served"]  # the fixture
 
@@ -26,9 +27,7 @@ SECTIONS = ("letters", "later", "assets", "share")
 
 
 async def _sections(page: Any) -> dict[str, str]:
-    return {
-        name: await page.locator(f'section[aria-labelledby="{name}"]').inner_text() for name in SECTIONS
-    }
+    return {name: await page.locator(f'section[aria-labelledby="{name}"]').inner_text() for name in SECTIONS}
 
 
 async def test_the_rehearsal_before_the_release_is_the_heirs_page_after_it_and_every_page_passes_axe(

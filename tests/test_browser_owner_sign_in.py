@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 from stellar_sdk import Keypair
 
 from tests.passkey_helpers import localhost_client, with_authenticator
+from tests.support.owner_browser import wallet_signs
 from tests.test_browser_languages import PHONE, assert_within, check_in_every_language, open_at_phone
-from tests.test_browser_owner_pages import wallet_signs
 from tests.test_browser_pages import assert_accessible
 
 
