@@ -156,6 +156,8 @@ CONTEXTS: list[dict[str, Any]] = [
         "onTimeout": "release",
     },
     {"lapsesAt": "2026-12-12T10:00:00+00:00", "contract": True, "onTimeout": "release"},
+    *({"onTimeout": o, "deadlineDays": 30} for o in ("release", "wait")),
+    {"onTimeout": "release", "deadlineDays": None},
 ]
 ROWS: list[dict[str, Any]] = [
     {},
@@ -274,3 +276,77 @@ async def test_the_notice_for_each_report_reason_is_plain(client, reason: str | 
     notice = (await get_overview(client, owner_session))["verificationNotice"]
     assert notice and "Guardian 0" in notice
     assert_plain(notice, f"verificationNotice ({reason})")
+
+
+# Guardian kinds whose "wallet" is an heir's (the heir confirms or changes theirs): a passkey
+# guardian reads of it, never of a wallet of their own.
+HEIRS_WALLET = {"plan_approved_guardian", "plan_ready_guardian", "wallet_change_requested"}
+OWN_WALLET = re.compile(r"\b(?:your|that) (?:Stellar )?wallet\b|\bwallet app\b|Stellar wallet", re.I)
+AFTER_RELEASE = {kind for kind in emails.KINDS if "released" in kind}
+RELEASING = re.compile(r"only (?:when|if) enough guardians approve", re.I)
+
+
+def _as_reader(kind: str, recipient: str, context: dict[str, Any], passkey: bool) -> str:
+    row = delivery(kind, recipient, owner_name="Olive Owner", context={**BASE_CONTEXT, **context})
+    row["guardian_passkey"] = passkey  # type: ignore[typeddict-unknown-key]
+    if passkey:
+        row["context"]["walletAddress"] = None
+    if recipient != "guardian":
+        row.update(guardian_id=None, guardian_page_version=None, guardian_page_key_id=None)
+    email = emails.render(d=row, ring=RING, base_url="https://legacy.example", app_url="https://app.example")
+    return f"{email.subject}\n{email.text}"
+
+
+@pytest.mark.parametrize("kind", sorted(emails.KINDS))
+def test_every_email_is_true_for_each_kind_of_reader(kind: str) -> None:
+    """docs/pages.md, "Each sentence knows its reader": a passkey guardian reads of no wallet of
+    their own (of none at all but an heir's); after the release nobody is told to ask the owner;
+    a fee only where a network call costs one; no "only when enough guardians approve" under a
+    deadline that releases."""
+    for recipient in AUDIENCE[kind]:
+        for context in CONTEXTS:
+            for passkey in (False, True) if recipient == "guardian" else (False,):
+                text = _as_reader(kind, recipient, context, passkey)
+                where = f"{kind} to {recipient} {context} passkey={passkey}\n{text}"
+                if passkey:
+                    assert not OWN_WALLET.search(text), where
+                    assert kind in HEIRS_WALLET or not re.search(r"wallet", text, re.I), where
+                if kind in AFTER_RELEASE:
+                    assert not re.search(r"\bask\s+(?:<[^>]+>)?Olive Owner", text), where
+                # A network call: contract mode, or the heir's last step that confirms on chain.
+                if not (context.get("contract") or context.get("onchain") or context.get("stage") == "ready"):
+                    assert not re.search(r"\bfees?\b", text, re.I), where
+                ctx = {**BASE_CONTEXT, **context}
+                deadline = ctx.get("deadlineDays") if kind == "guardian_invitation" else ctx.get("deadlineAt")
+                if ctx.get("onTimeout") == "release" and deadline:
+                    sentences = re.split(r"(?<=[.!?])\s+", text)
+                    promised = [s for s in sentences if RELEASING.search(s)]
+                    # Only while an objection stands (its lapse date follows), never as the rule.
+                    assert all("objection" in s for s in promised), where
+
+
+def test_a_passkey_guardian_is_told_their_passkey_answers() -> None:
+    text = _as_reader("verification_requested", "guardian", {}, passkey=True)
+    assert "you answer there with your passkey" in text
+    assert "wallet" not in text.lower()
+    assert "wallet app answers there" in _as_reader("verification_requested", "guardian", {}, passkey=False)
+
+
+def test_the_invitation_says_what_a_releasing_deadline_does() -> None:
+    released = _as_reader(
+        "guardian_invitation", "guardian", {"onTimeout": "release", "deadlineDays": 30}, False
+    )
+    assert "it is released to them all the same" in released
+    assert not RELEASING.search(released)
+    waits = _as_reader("guardian_invitation", "guardian", {"onTimeout": "wait", "deadlineDays": 30}, False)
+    assert "only when enough guardians approve" in waits
+
+
+def test_each_verification_email_gives_its_reason_and_deadline() -> None:
+    missed = _as_reader("verification_requested", "guardian", {"reason": "inactivity"}, False)
+    assert "has not checked in for longer than their plan allows" in missed
+    assert "only reason" in missed
+    started = _as_reader("verification_started", "owner", {"reason": "inactivity"}, False)
+    assert "If not enough guardians approve by Friday 27 November 2026" in started
+    waiting = _as_reader("verification_started", "owner", {"onTimeout": "wait"}, False)
+    assert "your plan goes on waiting" in waiting

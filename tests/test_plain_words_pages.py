@@ -111,6 +111,15 @@ def check(text: str, where: str, language: str) -> None:
 _TURN = itertools.count()
 
 
+def assert_no_wallet(page: str, where: str) -> None:
+    """A passkey guardian's page speaks of no wallet of theirs: only of an heir's, or, where this
+    browser cannot use passkeys at all (scripts off), of a wallet as the way out."""
+    page = re.sub(r"<noscript>.*?</noscript>", " ", page, flags=re.S)
+    words = page_words(page)
+    own = re.findall(r"[^.]*\b(?:your|guardian) (?:Stellar )?wallet\b[^.]*|[^.]*wallet app[^.]*", words, re.I)
+    assert not own, f"{where}: {own}"
+
+
 async def _open(client: Any, path: str, where: str, method: str, status: int, **kw: Any) -> str:
     resp = await fetch(client, method, path, **kw)
     text = await resp.text()
@@ -169,7 +178,9 @@ async def test_the_guardian_page_in_each_state_speaks_plain_words(
 
     async def every_page(state: str) -> None:
         for who, path in paths.items():
-            await read(client, path, f"{who}'s page, {state}")
+            text = await read(client, path, f"{who}'s page, {state}")
+            if who == "sister" and _READING.get() == "en":  # she answers with a passkey
+                assert_no_wallet(text, f"{who}'s page, {state}")
 
     await every_page("active")
     await read(client, f"{paths['guardian0']}/ask", "ask report", method="POST", data={"action": "report"})
@@ -183,9 +194,11 @@ async def test_the_guardian_page_in_each_state_speaks_plain_words(
     await run_worker(settings=email_provider.settings)
     await every_page(f"reported ({reason})")
     for action in ("approve", "object"):
-        await read(
+        asked = await read(
             client, f"{paths['guardian1']}/ask", f"ask {action}", method="POST", data={"action": action}
         )
+        # No contract: a signed message, which costs nothing, so no fee is spoken of.
+        assert _READING.get() != "en" or not re.search(r"\bfee\b", page_words(asked)), asked
     assert (await approve(client, setup, setup.guardians[0])).status == 200
     await every_page("one approval")
     note = "I saw them"
@@ -217,6 +230,8 @@ async def test_the_guardian_page_past_a_deadline_that_releases(
 ):
     client = await make_client()
     owner = await sign_in(client)
+    resp = await client.patch("/api/users/me", json={"name": "Olive Owner"}, headers=owner.headers)
+    assert resp.status == 200, await resp.text()
     setup = await activate_plan(
         client, owner, guardians=2, threshold=2, settings={"checkInIntervalSeconds": 30 * DAY}
     )
@@ -229,7 +244,14 @@ async def test_the_guardian_page_past_a_deadline_that_releases(
     await read(client, path, "guardian page, the usual deadline released")
     clock.advance(days=3)
     await run_worker(settings=email_provider.settings)
-    await read(client, path, "guardian page, released")
+    await read(client, path, "guardian page, approved")
+    clock.advance(days=30)  # past the waiting time the owner had to stop it: released
+    await run_worker(settings=email_provider.settings)
+    await run_worker(settings=email_provider.settings)
+    released = await read(client, path, "guardian page, released")
+    if _READING.get() == "en":  # nobody left to ask: the owner is not named as someone who can act
+        assert "has been released" in page_words(released)
+        assert not re.search(r"\bask\s+Olive Owner", page_words(released)), page_words(released)
 
 
 async def test_the_check_in_confirm_and_stop_pages_and_links_that_open_nothing(

@@ -185,7 +185,8 @@ async def guardian_ask(request: web.Request) -> web.Response:
             request=shown,
             back=_path(request),
             page=page,
-            fee=answer.binds == "attestation",
+            # A fee only for a network call (contract mode): a signed message costs nothing.
+            fee=prepared["purpose"].endswith("_onchain"),
         )
 
 

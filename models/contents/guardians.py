@@ -3,8 +3,7 @@ with the Stellar wallet the owner recorded (listed once per owner, never the own
 without one, the passkey they register on their page (models.contents.guardian_passkeys).
 Name, email and relationship are sealed at rest (models/sealed_text.py); the wallet is public.
 An invitation is emailed; they count once they accept. A new wallet clears their answer and
-their passkeys. Decisions: docs/lifecycle.md ("Guardians say yes"), docs/security.md.
-"""
+their passkeys. Decisions: docs/lifecycle.md ("Guardians say yes"), docs/security.md."""
 
 from __future__ import annotations
 
@@ -169,10 +168,12 @@ async def _invite(
         recipient_id=row["id"],
         now=now,
         budget=budget,
-        # When guardians would be asked, as the plan stands now: interval and grace, in days.
+        # When guardians would be asked (in days) and what the deadline does then, as the plan stands.
         context={
             "walletAddress": row["wallet_address"],
             "silenceDays": (plan["check_in_interval_seconds"] + plan["grace_period_seconds"]) // 86400,
+            "onTimeout": plan["on_verification_timeout"],
+            "deadlineDays": (plan["verification_timeout_seconds"] or 0) // 86400 or None,
         },
     )
     return row, row_id

@@ -51,6 +51,9 @@ class Delivery(TypedDict):
     guardian_id: str | None
     guardian_page_version: int | None
     guardian_page_key_id: str | None
+    # A guardian recipient with no wallet recorded: they answer with a passkey, and their emails
+    # never speak of a wallet (docs/pages.md, "Each sentence knows its reader").
+    guardian_passkey: bool
     request_note: str | None  # an heir's note with their request to verify (context requestId)
     # Why a guardian reported, if one said (plans.REPORT_REASONS): the words follow it.
     report_reason: str | None
@@ -113,6 +116,7 @@ SELECT = (
     f" OR (ru.id IS NOT NULL AND NOT {live_account(alias='ru')})) AS account_gone,"
     " l.outbox_id IS NOT NULL AS check_in_link, l.key_id AS check_in_key_id,"
     " g.page_version AS guardian_page_version, g.page_key_id AS guardian_page_key_id,"
+    " (g.id IS NOT NULL AND g.wallet_address IS NULL) AS guardian_passkey,"
     " ag.id AS ag_id,"
     f" {sealed_text.select_list(table='guardians', alias='ag', columns=('name',), prefix='ag_')},"
     " sb.id AS sb_id,"
@@ -194,6 +198,7 @@ def from_row(ring: KeyRing, *, row: dict[str, Any]) -> Delivery:
         guardian_id=None if row["g_id"] is None else str(row["g_id"]),
         guardian_page_version=row["guardian_page_version"],
         guardian_page_key_id=row["guardian_page_key_id"],
+        guardian_passkey=row["guardian_passkey"],
         request_note=sealed_text.open_row(ring, table="heir_requests", row=row, id_key="hr_id", prefix="hr_")[
             "hr_note"
         ],

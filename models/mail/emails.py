@@ -183,6 +183,19 @@ FOOTERS: dict[str, tuple[str, str]] = {
         ),
     ),
 }
+# The same page, to a guardian who answers with a passkey: no wallet is theirs to open.
+PASSKEY_PAGE = N_(
+    "Your page for this plan shows what is asked of you now, and you answer there with your passkey "
+    "(keep the link to yourself):\n\n{url}"
+)
+
+
+def _footer_sentence(footer: str, d: Delivery) -> str:
+    """A footer's sentence as this reader needs it: a passkey guardian never reads "wallet"."""
+    if footer == "guardian_page" and d.get("guardian_passkey"):
+        return PASSKEY_PAGE
+    return FOOTERS[footer][1]
+
 
 # A name in a subject is cut to this many characters (with "…"): the subject is what an inbox
 # shows before anyone opens the email, so it must not carry a sentence the owner typed as their
@@ -226,8 +239,8 @@ def _render(kind: Kind, *, d: Delivery, site: Site) -> Email:
     named = _named(d)
     subject, body = kind.words(named, links)
     footers = [
-        _(sentence).format(url=links[link])
-        for footer, (link, sentence) in FOOTERS.items()
+        _(_footer_sentence(footer, d)).format(url=links[link])
+        for footer, (link, _sentence) in FOOTERS.items()
         if footer in kind.footers and link in links
     ]
     # Translators: the email's greeting; {name} is the recipient's name.

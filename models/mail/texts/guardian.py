@@ -26,6 +26,11 @@ _TO_GUARDIAN = {
     "unreachable": N_("One of {owner}'s guardians has told us that they cannot reach {owner}."),
 }
 _TO_GUARDIAN_UNSAID = N_("We have reason to think they may have died or can no longer act.")
+# A verification after a missed check-in: that is its only reason, and the guardian is told so.
+_MISSED_CHECK_IN = N_(
+    "{owner} has not checked in for longer than their plan allows. That is the only reason we ask: "
+    "nobody has told us anything has happened to them."
+)
 
 
 # The same, to the guardian who reported: their own words come back to them as theirs.
@@ -40,6 +45,8 @@ _TO_REPORTER_UNSAID = N_("You told us that {owner} may have died or can no longe
 def _verification_requested(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner = _owner(d=d)
     why = _(_TO_GUARDIAN.get(d["report_reason"] or "", _TO_GUARDIAN_UNSAID)).format(owner=owner)
+    if d["context"].get("reason") == "inactivity":
+        why = _(_MISSED_CHECK_IN).format(owner=owner)
     reporter = d["guardian_id"] is not None and d["context"].get("reporterId") == d["guardian_id"]
     if reporter:
         why = _(_TO_REPORTER.get(d["report_reason"] or "", _TO_REPORTER_UNSAID)).format(owner=owner)
@@ -137,6 +144,32 @@ def _passkey(*, d: Delivery) -> bool:
     return "walletAddress" in d["context"] and d["context"]["walletAddress"] is None
 
 
+_STOP = N_("{owner} can stop it at any time by checking in. Most of the time there is nothing to do.")
+
+
+def _invitation_deadline(*, d: Delivery, owner: Markup) -> Markup:
+    """What the plan's verification deadline does, as the plan stood when the invitation was
+    written: a deadline that releases is said as such, never "only when enough guardians approve"
+    (nothing for a row written before the invitation carried it)."""
+    ctx = d["context"]
+    if "onTimeout" not in ctx:
+        return Markup("")
+    days = ctx.get("deadlineDays")
+    if ctx["onTimeout"] == "release" and days:
+        return ngettext(
+            "If enough guardians approve, the plan is released to the people {owner} chose. If they do not "
+            "within {days} day, it is released to them all the same, unless {owner} checks in or a "
+            "guardian objects.",
+            "If enough guardians approve, the plan is released to the people {owner} chose. If they do not "
+            "within {days} days, it is released to them all the same, unless {owner} checks in or a "
+            "guardian objects.",
+            int(days),
+        ).format(owner=owner, days=i18n.number(int(days)))
+    return _("The plan is released to the people {owner} chose only when enough guardians approve.").format(
+        owner=owner
+    )
+
+
 def _guardian_invitation(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner, wallet = _owner(d=d), d["context"].get("walletAddress")
     days = d["context"].get("silenceDays")
@@ -154,22 +187,19 @@ def _guardian_invitation(d: Delivery, links: dict[str, Markup]) -> tuple[Markup,
     does = (
         ngettext(
             "What a guardian does: if {owner} stops checking in for about {days} day, or a guardian tells "
-            "us they have died or can no longer act, we ask the guardians to confirm. The plan is released "
-            "to the people {owner} chose only when enough guardians approve, and {owner} can stop it at "
-            "any time by checking in. Most of the time there is nothing to do.",
+            "us they have died or can no longer act, we ask the guardians to confirm.",
             "What a guardian does: if {owner} stops checking in for about {days} days, or a guardian tells "
-            "us they have died or can no longer act, we ask the guardians to confirm. The plan is released "
-            "to the people {owner} chose only when enough guardians approve, and {owner} can stop it at "
-            "any time by checking in. Most of the time there is nothing to do.",
+            "us they have died or can no longer act, we ask the guardians to confirm.",
             int(days),
         )
         if days
         else _(
             "What a guardian does: if {owner} stops checking in for longer than their plan allows, or a "
-            "guardian tells us they have died or can no longer act, we ask the guardians to confirm. The "
-            "plan is released to the people {owner} chose only when enough guardians approve, and {owner} "
-            "can stop it at any time by checking in. Most of the time there is nothing to do."
+            "guardian tells us they have died or can no longer act, we ask the guardians to confirm."
         )
+    ).format(owner=owner, days=i18n.number(int(days or 0)))
+    does = Markup(" ").join(
+        s for s in (does, _invitation_deadline(d=d, owner=owner), _(_STOP).format(owner=owner)) if s
     )
     if _passkey(d=d):
         answer = [_(PASSKEY_ANSWER)]
@@ -186,7 +216,7 @@ def _guardian_invitation(d: Delivery, links: dict[str, Markup]) -> tuple[Markup,
         _("{owner} asks you to be a guardian of their legacy plan").format(owner=owner),
         named.format(owner=owner, wallet=wallet)
         + "\n\n"
-        + does.format(owner=owner, days=i18n.number(int(days or 0)))
+        + does
         + "\n\n"
         + _("To accept or decline, open your page for this plan:\n\n{link}").format(link=links["guardian"])
         + "\n\n"

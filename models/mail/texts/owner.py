@@ -76,7 +76,27 @@ def _verification_started(d: Delivery, links: dict[str, Markup]) -> tuple[Markup
             "Your guardians are now being asked to confirm. If you are well, please check in with the "
             "link below: it stops everything, and nothing will be released. Signing in alone does not "
             "stop it."
-        ),
+        )
+        + _your_deadline(d=d),
+    )
+
+
+def _your_deadline(*, d: Delivery) -> Markup:
+    """What this round's deadline does, told to the owner when it starts, in their zone (context
+    from models.flows.release_path `deadline_facts`; nothing for a row written before it)."""
+    ctx = d["context"]
+    if "onTimeout" not in ctx:
+        return Markup("")
+    if ctx.get("deadlineAt") is None:
+        return Markup(" ") + _("There is no deadline: nothing is released unless enough guardians approve.")
+    at = _when(value=ctx["deadlineAt"])
+    if ctx["onTimeout"] == "release":
+        return Markup(" ") + _(
+            "If not enough guardians approve by {at}, your plan will be released then all the same, "
+            "unless you check in before then or a guardian objects."
+        ).format(at=at)
+    return Markup(" ") + _("If not enough guardians approve by {at}, your plan goes on waiting.").format(
+        at=at
     )
 
 
@@ -162,6 +182,43 @@ def _guardian_declined(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, M
         ).format(name=name)
         + _short(d["context"]),
     )
+
+
+def _guardian_accepted(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
+    name = d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
+    return (
+        _("{name} accepted to be your guardian").format(name=name),
+        _("{name} has accepted to be a guardian of your legacy plan.").format(name=name)
+        + _short(d["context"]),
+    )
+
+
+def _plan_activated(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
+    ctx = d["context"]
+    said = [
+        _(
+            "Your legacy plan is now active. From now on we expect you to check in by {when}, and then "
+            "as often as your plan asks. If you do not, we remind you, then give you a grace period, and "
+            "only then ask your guardians to confirm whether you have died or can no longer act."
+        ).format(when=_when(value=ctx.get("dueAt")))
+    ]
+    days = ctx.get("deadlineDays")
+    if ctx.get("onTimeout") == "release" and days:
+        said.append(
+            ngettext(
+                "If not enough of them approve within {days} day of being asked, your plan is released all "
+                "the same, unless you check in or a guardian objects.",
+                "If not enough of them approve within {days} days of being asked, your plan is released all "
+                "the same, unless you check in or a guardian objects.",
+                int(days),
+            ).format(days=i18n.number(int(days)))
+        )
+    elif "onTimeout" in ctx:
+        said.append(_("Nothing is released unless enough of them approve."))
+    said.append(
+        _("Checking in stops everything at any time, and you can change your plan whenever you like.")
+    )
+    return (_("Your plan is active"), Markup(" ").join(said))
 
 
 def _guardians_short(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
@@ -374,6 +431,8 @@ KINDS: dict[str, Kind] = {
     "plan_ready": Kind(_plan_ready, audience=(OWNER,), footers=_CHECK_IN),
     "guardian_unresponsive": Kind(_guardian_unresponsive, audience=(OWNER,)),
     "guardian_declined": Kind(_guardian_declined, audience=(OWNER,)),
+    "guardian_accepted": Kind(_guardian_accepted, audience=(OWNER,)),
+    "plan_activated": Kind(_plan_activated, audience=(OWNER,)),
     "guardians_short": Kind(_guardians_short, audience=(OWNER,)),
     "deadline_warning": Kind(_deadline_warning, audience=(OWNER,), footers=_CHECK_IN),
     "verification_timeout": Kind(_verification_timeout, audience=(OWNER,), footers=_CHECK_IN),
