@@ -130,6 +130,7 @@ def test_the_forms_words_are_marked_for_translation() -> None:
     plain word but the ones the guardian typed and the owner's name."""
     from api import html as pages
     from core.text import i18n
+    from models.flows.answers import declared
     from models.plan.guardianships import address_suggestions
     from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 
@@ -137,7 +138,10 @@ def test_the_forms_words_are_marked_for_translation() -> None:
     typed = ["Olive Owner", "Ada Lovelace", NEW, "She moved."]
     with pseudo(), i18n.speaking(PSEUDO, None):
         for template, context in (
-            ("_address_suggestion.html", {"path": "/guardian/x", "owner": "Olive Owner", "link": str}),
+            (
+                "_address_suggestion.html",
+                {"path": "/guardian/x", "owner": "Olive Owner", "link": str, "words": declared.BY_NAME},
+            ),
             (
                 "_address_suggestion_sent.html",
                 {

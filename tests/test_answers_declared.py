@@ -166,3 +166,43 @@ def test_the_page_and_the_ask_read_one_rule_for_what_only_a_wallet_proves() -> N
     assert not declared.needs_a_wallet(answer=approve, page=wallet_page, contract_id=contract)
     assert not declared.needs_a_wallet(answer=approve, page=passkey_page, contract_id=None)
     assert not declared.needs_a_wallet(answer=report, page=passkey_page, contract_id=contract)
+
+
+GUARDIAN_TEMPLATES = (
+    "guardian.html",
+    "_address_changes.html",
+    "_address_suggestion.html",
+    "_heir_address.html",
+)
+
+
+def test_every_answer_the_page_offers_has_its_words_on_its_declaration() -> None:
+    """The guardian page's button (and the answer's own sentence) live on the declaration, in
+    the page's placeholders: a new answer brings its words with it, and the templates write no
+    answer's button themselves."""
+    import re
+    from pathlib import Path
+
+    from babel.messages.pofile import read_po
+
+    root = Path(__file__).resolve().parent.parent
+    with (root / "core" / "text" / "locale" / "es" / "LC_MESSAGES" / "messages.po").open("rb") as f:
+        catalog = read_po(f)
+    for answer in declared.ANSWERS:
+        assert answer.button, answer.name
+        for words in (answer.button, answer.paragraph):
+            if words is None:
+                continue
+            assert set(re.findall(r"%\((\w+)\)s", words)) <= {"owner", "heir", "when"}, words
+            assert "{" not in words, words  # %-formatted by the page, never str.format
+            entry = catalog.get(words)
+            assert entry is not None and entry.string and not entry.fuzzy, words
+    for name in GUARDIAN_TEMPLATES:
+        text = (root / "api" / "templates" / name).read_text()
+        buttons = re.findall(r"<button[^>]*>(.*?)</button>", text)
+        assert buttons, name
+        for button in buttons:
+            assert re.fullmatch(r"\{\{ _\((words\.\w+|answer)\.button(, \w+=[\w.|]+)*\) \}\}", button), (
+                name,
+                button,
+            )

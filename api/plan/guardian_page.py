@@ -105,6 +105,7 @@ async def guardian_page(request: web.Request) -> web.Response:
             title=_("Your guardian page"),
             page=page,
             path=_path(request),
+            words=declared.BY_NAME,
             wallet_only=[
                 name
                 for name in page["asks"]

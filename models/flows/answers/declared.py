@@ -63,6 +63,11 @@ class Declared:
     note: Note | None = None
     binds: Binds = "answer"
     on_chain: bool = False  # with a contract configured, proved only by the wallet, on chain
+    # The guardian page's words for it: its button, and the sentence above it where that is
+    # the answer's own. The page's (`%(owner)s`, `%(heir)s`, `%(when)s`): translated and
+    # %-formatted there as a `{% trans %}` block is, each name in its <bdi>.
+    button: str = ""
+    paragraph: str | None = None
 
     @property
     def purpose(self) -> str:
@@ -132,6 +137,11 @@ ANSWERS: tuple[Declared, ...] = (
         N_("Accept with a passkey"),
         N_("Create a passkey and accept"),
         acts.accept,
+        button=N_("Accept"),
+        paragraph=N_(
+            "Accept to guard the plan: if %(owner)s stops checking in, or a guardian tells us they have died "
+            "or can no longer act, we will ask you to confirm."
+        ),
     ),
     Declared(
         "reconfirm",
@@ -143,6 +153,8 @@ ANSWERS: tuple[Declared, ...] = (
         N_("Use my passkey to confirm"),
         acts.reconfirm,
         also=_reconfirm_asked,
+        button=N_("Confirm"),
+        paragraph=N_("Confirm that you can still act as a guardian of %(owner)s’s plan."),  # noqa: RUF001 - the page's apostrophe
     ),
     Declared(
         "report",
@@ -156,6 +168,11 @@ ANSWERS: tuple[Declared, ...] = (
         also=_report_open,
         carries="reason",
         note="note",
+        button=N_("Report"),
+        paragraph=N_(
+            "If you know that %(owner)s has died or can no longer act, tell us: the other guardians are asked"
+            " to confirm, and %(owner)s is asked to check in, which stops everything."
+        ),
     ),
     Declared(
         "approve",
@@ -169,6 +186,10 @@ ANSWERS: tuple[Declared, ...] = (
         also=_not_approved,
         binds="attestation",
         on_chain=True,
+        button=N_("Approve the release"),
+        paragraph=N_(
+            "If you have good reason to believe %(owner)s has died or can no longer act, approve the release."
+        ),
     ),
     Declared(
         "object",
@@ -181,6 +202,13 @@ ANSWERS: tuple[Declared, ...] = (
         acts.object_,
         also=_not_objected,
         note="note",
+        button=N_("This is a mistake: I know they are alive or able to act"),
+        paragraph=N_(
+            "If you know %(owner)s is alive or able to act, say so: %(owner)s and the other guardians are "
+            "told at once, and %(owner)s is asked to check in. The deadline cannot release the plan while you"
+            " object, for a limited time: if %(owner)s has not checked in by the date shown here once you "
+            "object, your objection lapses and the deadline applies again."
+        ),
     ),
     Declared(
         "withdraw_objection",
@@ -192,6 +220,11 @@ ANSWERS: tuple[Declared, ...] = (
         N_("Use my passkey to withdraw it"),
         acts.withdraw_objection,
         also=_objected,
+        button=N_("Withdraw my objection"),
+        paragraph=N_(
+            "You said on %(when)s that this verification is a mistake. If you no longer think so, withdraw "
+            "it: %(owner)s and the other guardians are told, and the deadline applies again."
+        ),
     ),
     Declared(
         "resend",
@@ -204,6 +237,7 @@ ANSWERS: tuple[Declared, ...] = (
         acts.resend,
         also=_heirs_listed,
         carries="heir",
+        button=N_("Send %(heir)s’s link again"),  # noqa: RUF001 - the page's apostrophe
     ),
     Declared(
         "propose_address",
@@ -217,6 +251,7 @@ ANSWERS: tuple[Declared, ...] = (
         also=_heirs_listed,
         carries="heir",
         note="address",
+        button=N_("Propose this address for %(heir)s"),
     ),
     Declared(
         "suggest_address",
@@ -229,6 +264,12 @@ ANSWERS: tuple[Declared, ...] = (
         acts.suggest_address,
         also=_heirs_not_listed,
         note="suggestion",
+        button=N_("Send this address to %(owner)s"),
+        paragraph=N_(
+            "If you know that the email address %(owner)s gave for one of the people they chose is wrong, "
+            "tell %(owner)s: they decide, and change it themselves. This page does not show whom they chose, "
+            "so name the person as you know them."
+        ),
     ),
     Declared(
         "agree_address",
@@ -241,6 +282,7 @@ ANSWERS: tuple[Declared, ...] = (
         acts.agree_address,
         also=_change_to_agree,
         carries="change",
+        button=N_("I know this address reaches %(heir)s: agree"),
     ),
     Declared(
         "stop_address",
@@ -253,6 +295,7 @@ ANSWERS: tuple[Declared, ...] = (
         acts.stop_address,
         also=_change_running,
         carries="change",
+        button=N_("Stop this new address"),
     ),
     Declared(
         "decline",
@@ -263,6 +306,10 @@ ANSWERS: tuple[Declared, ...] = (
         N_("Decline with your passkey"),
         N_("Use my passkey to decline"),
         acts.decline,
+        button=N_("Decline"),
+        paragraph=N_(
+            "If you cannot be a guardian, decline: %(owner)s will be told, and can ask someone else."
+        ),
     ),
     Declared(
         "add_passkey",
@@ -274,6 +321,11 @@ ANSWERS: tuple[Declared, ...] = (
         N_("Use my passkey first"),
         None,
         also=_passkey_held,
+        button=N_("Add another device"),
+        paragraph=N_(
+            "Add a passkey on another phone or computer, so that losing one device does not stop you "
+            "answering."
+        ),
     ),
 )
 BY_NAME: dict[str, Declared] = {d.name: d for d in ANSWERS}
