@@ -41,11 +41,11 @@ from api.keys import (
     build_context,
 )
 from api.owner import account as owner_account
+from api.owner import dev_owner as owner_test_wallet
 from api.owner import guardians as owner_guardians
 from api.owner import heirs as owner_heirs
 from api.owner import home as owner_home
 from api.owner import sign_in as owner_sign_in
-from api.owner import test_owner as owner_test_wallet
 from api.owner.contents import archive as owner_archive
 from api.owner.contents import assets as owner_assets
 from api.owner.contents import messages as owner_messages

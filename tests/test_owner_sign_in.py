@@ -247,9 +247,9 @@ async def test_the_sample_plan_has_two_heirs_and_two_guardians(make_client, tmp_
     client = await _dev_client(make_client, tmp_path)
     resp = await client.post("/sign-in/test-wallet", data={"sample": "true"}, allow_redirects=False)
     assert resp.status == 303
-    from models.account import test_wallet
+    from models.account import dev_wallet
 
-    keypair = test_wallet.keypair(data_dir=tmp_path)
+    keypair = dev_wallet.keypair(data_dir=tmp_path)
     client.session.headers.pop("Origin")
     api = await sign_in(client, keypair)
     heirs = await (await client.get("/api/beneficiaries", headers=api.headers)).json()

@@ -19,7 +19,7 @@ from core.settings import Settings
 from core.stellar.wallet import decode_signature, verify_signature
 from core.text.i18n import N_, _
 from models import wallet_requests
-from models.account import passkeys, pending_sign_ins, sessions, test_wallet, users
+from models.account import dev_wallet, passkeys, pending_sign_ins, sessions, users
 from models.flows import lifecycle
 from models.proofs import challenge, passkey
 from models.wallet_requests import Prepared
@@ -372,7 +372,7 @@ async def sign_in_test_owner(
     pool: Pool, redis: ArqRedis, settings: Settings, *, replacing: str | None, now: datetime
 ) -> tuple[sessions.Opened, users.SigningIn]:
     """Development only: the test wallet kept under DATA_DIR signs in, as any wallet does."""
-    wallet = test_wallet.keypair(data_dir=settings.data_dir).public_key
+    wallet = dev_wallet.keypair(data_dir=settings.data_dir).public_key
     user = await users.sign_in(pool, settings.key_ring, wallet_address=wallet)
     opened = await open_page_session(
         pool, redis, settings, user=user, wallet_address=wallet, passkey_id=None, replacing=replacing, now=now

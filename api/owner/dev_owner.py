@@ -4,7 +4,7 @@ newcomer who ran `make run` sees every journey within a minute, with no wallet a
 Registered only with APP_ENV=development (in production the path is the 404 page), and guarded
 as `/dev/mail` is, by the same function (`this_machine_only`): a loopback peer, a Host naming this
 machine, no proxy's header. The test wallet is a keypair kept under DATA_DIR
-(models.account.test_wallet); it signs in through the same functions as any wallet. The sample
+(models.account.dev_wallet); it signs in through the same functions as any wallet. The sample
 plan (two heirs, two guardians at example.org addresses, whose emails land in `/dev/mail`) is
 made through the JSON API's own schemas and model functions, once, and only while the
 development mailbox is on. docs/pages.md, "A newcomer's first minute".
