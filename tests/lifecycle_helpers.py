@@ -16,7 +16,7 @@ from stellar_sdk import Keypair
 
 from core.clock import Clock
 from tests.helpers import Session, sign, sign_in
-from tests.plan_helpers import create
+from tests.plan_helpers import create, query
 
 # The test settings lower PLAN_MIN_* to 60 s (tests/conftest.py).
 SHORT = {"checkInIntervalSeconds": 3600, "gracePeriodSeconds": 600, "cancelWindowSeconds": 60}
@@ -169,3 +169,20 @@ async def release_plan(
     setup.overview = await get_overview(client, owner_session)
     assert setup.overview["status"] == "Released", setup.overview
     return setup
+
+
+# The owner's notices that `activate_plan` itself causes: one per guardian who accepts, and one for
+# the activation (tests/test_guardian_invitations.py checks their words).
+SETTING_UP_NOTICES = ("guardian_accepted", "plan_activated")
+
+
+def past_setup(email_provider: Any, settings: Any, address: str = "owner@example.org") -> list[Any]:
+    """The emails the provider received for `address`, less the notices of setting the plan up,
+    told apart by their outbox row (each email's Idempotency-Key is its row's id)."""
+    notices = query(
+        settings,
+        "SELECT id::text AS id FROM outbox WHERE kind = ANY(%s)",
+        (list(SETTING_UP_NOTICES),),
+    )
+    ids = {row["id"] for row in notices}
+    return [mail for mail in email_provider.to(address) if mail.headers["Idempotency-Key"] not in ids]

@@ -229,3 +229,34 @@ async def test_an_unaccepted_guardian_cannot_approve_on_chain_either(make_client
     soroban_rpc.fund(setup.guardians[0].keypair.public_key)
     resp = await client.post(f"{url}/approve/build", headers=accepted.headers)
     assert resp.status == 200, await resp.text()  # the accepted guardian gets a transaction to sign
+
+
+async def test_the_owner_hears_of_each_answer_and_of_the_activation(client, run_worker, email_provider):
+    """docs/lifecycle.md "Guardians say yes": an acceptance and a decline each email the owner,
+    with what the answer changes for the approvals the plan needs; the activation says what
+    happens from now on."""
+    owner = await sign_in(client)
+    plan_id, guardians = await draft_with_guardians(client, owner, count=2)
+    assert (await answer(client, guardians[0], owner_plan_id=plan_id)).status == 200
+    await run_worker(settings=email_provider.settings)
+    [accepted] = email_provider.to("owner@example.org")
+    assert accepted.body["subject"] == "Guardian 0 accepted to be your guardian"
+    assert "only 1 of your guardians has accepted, and it needs 2 approvals" in accepted.body["text"]
+    assert "/check-in/" not in accepted.body["text"]
+    assert (await answer(client, guardians[1], owner_plan_id=plan_id, verb="decline")).status == 200
+    await run_worker(settings=email_provider.settings)
+    accepted_again, declined = email_provider.to("owner@example.org")  # each answer told once
+    assert accepted_again == accepted
+    assert "Guardian 1" in declined.body["subject"] and "declined" in declined.body["subject"]
+    assert "can still be released: 1 guardian has accepted and it needs 1" in declined.body["text"]
+    resp = await client.patch("/api/legacy", json={"guardianThreshold": 1}, headers=owner.headers)
+    assert resp.status == 200
+    assert (await client.post("/api/legacy/activate", headers=owner.headers)).status == 200
+    await run_worker(settings=email_provider.settings)
+    *_, active = told = email_provider.to("owner@example.org")
+    assert len(told) == 3  # the activation, once
+    text = active.body["text"]
+    assert active.body["subject"] == "Your plan is active"
+    assert "From now on we expect you to check in by" in text and "UTC" in text
+    # The usual deadline releases (docs/lifecycle.md): it is said as such.
+    assert "your plan is released all the same" in text

@@ -40,7 +40,7 @@ from models.chain import transactions
 from testing.emailserver import CaptureServer
 from testing.soroban_rpc import SorobanRpcEmulator
 from tests.helpers import sign_in, until
-from tests.lifecycle_helpers import activate_plan, report
+from tests.lifecycle_helpers import SETTING_UP_NOTICES, activate_plan, report
 from tests.plan_helpers import query
 from tests.private_services import private_redis
 from tests.soroban_helpers import contract_overrides
@@ -151,7 +151,9 @@ async def test_worker_killed_while_the_provider_holds_the_email(
     owner = await sign_in(client)
     setup = await activate_plan(client, owner, guardians=1)
     # Only the report's two emails: the guardian's invitation job (queued) will find no row.
-    query(settings, "DELETE FROM outbox WHERE kind = 'guardian_invitation'")
+    query(
+        settings, "DELETE FROM outbox WHERE kind = ANY(%s)", (["guardian_invitation", *SETTING_UP_NOTICES],)
+    )
     assert (await report(client, setup, setup.guardians[0])).status == 200
     first = spawn_worker(held_provider.settings)
     await until(lambda: len(held_provider.requests) >= 2, "both emails at the provider")
@@ -186,7 +188,9 @@ async def test_a_killed_delivery_is_taken_over_once_its_lease_lapses(
     in production: the rows used to wait that long)."""
     owner = await sign_in(client)
     setup = await activate_plan(client, owner, guardians=1)
-    query(settings, "DELETE FROM outbox WHERE kind = 'guardian_invitation'")
+    query(
+        settings, "DELETE FROM outbox WHERE kind = ANY(%s)", (["guardian_invitation", *SETTING_UP_NOTICES],)
+    )
     assert (await report(client, setup, setup.guardians[0])).status == 200
     first = spawn_worker({**held_provider.settings, **SHORT_LEASE})
     await until(lambda: len(held_provider.requests) >= 2, "both emails at the provider")
@@ -209,7 +213,9 @@ async def test_a_live_delivery_keeps_its_rows_past_its_lease(client, settings, s
     (every second here) never hands its rows to a second job; each email is posted once."""
     owner = await sign_in(client)
     setup = await activate_plan(client, owner, guardians=1)
-    query(settings, "DELETE FROM outbox WHERE kind = 'guardian_invitation'")
+    query(
+        settings, "DELETE FROM outbox WHERE kind = ANY(%s)", (["guardian_invitation", *SETTING_UP_NOTICES],)
+    )
     assert (await report(client, setup, setup.guardians[0])).status == 200
     spawn_worker({**held_provider.settings, "job_lease_seconds": 3, "lifecycle_scan_seconds": 1})
     await until(lambda: len(held_provider.requests) >= 2, "both emails at the provider")

@@ -41,6 +41,15 @@ def _fresh_cycle(plan: Plan, now: datetime) -> dict[str, Any]:
     }
 
 
+def _activation_facts(*, plan: Plan) -> dict[str, Any]:
+    timeout = plan["verification_timeout_seconds"]
+    return {
+        "dueAt": plan["check_in_due_at"].isoformat() if plan["check_in_due_at"] else None,
+        "onTimeout": plan["on_verification_timeout"],
+        "deadlineDays": timeout // 86400 if timeout else None,
+    }
+
+
 async def activate(
     pool: Pool,
     ring: KeyRing,
@@ -77,11 +86,15 @@ async def activate(
             values={"activated_at": now, **_fresh_cycle(plan, now)},
         )
         told = [] if moved is None else await early_links.send_in(cur, plan=moved, now=now, budget=budget)
-        await announce(
+        # What happens from now on, told once by email: when the first check-in is due, and what
+        # the verification's deadline does.
+        activated = None if moved is None else Email("plan_activated", _activation_facts(plan=moved))
+        told += await announce(
             cur,
             plan_id=plan["id"],
             owner_id=user_id,
             now=now,
+            owner=activated,
             timeline=Entry(
                 "plan.activated", N_("Plan activated: check-ins are now expected"), {"actor": "owner"}
             ),

@@ -290,18 +290,15 @@ async def _record_one(
     await guardians.record_answer(
         cur, guardian_id=guardian_id, accept=accept, now=now, reconfirm_after=reconfirm_after
     )
-    declined = None
-    if not accept:
-        # Whether the plan can still be released: the email says so either way.
-        accepted, needed = await plans.acceptance(cur, plan=plan)
-        context = {"guardianId": str(guardian_id), "accepted": accepted, "needed": needed}
-        declined = Email("guardian_declined", context)
+    # Either answer is told to the owner, with whether the plan can still be released.
+    accepted, needed = await plans.acceptance(cur, plan=plan)
+    context = {"guardianId": str(guardian_id), "accepted": accepted, "needed": needed}
     return await announce(
         cur,
         plan_id=plan["id"],
         owner_id=plan["user_id"],
         now=now,
-        owner=declined,  # a decline is told to the owner; an acceptance is on their timeline only
+        owner=Email("guardian_accepted" if accept else "guardian_declined", context),
         timeline=Entry(
             "guardian.accepted" if accept else "guardian.declined",
             N_("A guardian accepted to guard your plan")
