@@ -49,7 +49,7 @@ async def test_a_guardian_objects_and_withdraws_from_their_page(client, run_work
     assert 'value="object"' not in page  # one answer per round
     others = await _page(client, page_link(email_provider, "guardian0@example.org"))
     assert "Guardian 1 said on" in others and NOTE in others
-    assert "but while a guardian objects, it cannot" in others
+    assert "while a guardian objects, it waits, but only until that objection lapses" in others
 
     uri = await ask(client, path, "withdraw_objection")
     resp = await wallet.approve(uri)
