@@ -156,22 +156,20 @@ def _invitation_deadline(*, d: Delivery, owner: Markup) -> Markup:
         return Markup("")
     days = ctx.get("deadlineDays")
     if ctx["onTimeout"] == "release" and days:
-        return (
-            ngettext(
-                "If enough guardians approve, the plan is released to the people {owner} chose. If they do not "
-                "within {days} day, it is released to them all the same, unless {owner} checks in or a "
-                "guardian objects.",
-                "If enough guardians approve, the plan is released to the people {owner} chose. If they do not "
-                "within {days} days, it is released to them all the same, unless {owner} checks in or a "
-                "guardian objects.",
-                int(days),
-            ).format(owner=owner, days=i18n.number(int(days)))
-            + Markup(" ")
-            + _(
-                "An objection holds it back only for a limited time: {owner} is asked to check in, and if they "
-                "do not, the objection lapses and the deadline applies again."
-            ).format(owner=owner)
-        )
+        releases = ngettext(
+            "If enough guardians approve, the plan is released to the people {owner} chose. If they do not "
+            "within {days} day, it is released to them all the same, unless {owner} checks in or a "
+            "guardian objects.",
+            "If enough guardians approve, the plan is released to the people {owner} chose. If they do not "
+            "within {days} days, it is released to them all the same, unless {owner} checks in or a "
+            "guardian objects.",
+            int(days),
+        ).format(owner=owner, days=i18n.number(int(days)))
+        lapses = _(
+            "An objection holds it back only for a limited time: {owner} is asked to check in, and if they "
+            "do not, the objection lapses and the deadline applies again."
+        ).format(owner=owner)
+        return releases + Markup(" ") + lapses
     return _("The plan is released to the people {owner} chose only when enough guardians approve.").format(
         owner=owner
     )
