@@ -170,13 +170,14 @@ async def test_guardians_see_only_their_plans_and_no_contents(client):
         "invitedAt",
         "acceptedAt",
         "declinedAt",
-        "reconfirmedAt",  # #24: the guardian's own reconfirmation state
+        "reconfirmedAt",  # the guardian's own reconfirmation state
         "reconfirmationAsked",
         "reconfirmationAskedAt",
         "unresponsiveSince",
         "readySince",
-        "ownerKeyUsedAt",  # #25: someone signed in with the owner's key during this verification
+        "ownerKeyUsedAt",  # someone signed in with the owner's key during this verification
         "objectedAt",  # the guardian's own objection in this verification, if any
+        "objectionLapsesAt",  # when that objection lapses unless the owner checks in
         "beneficiaries",  # names and link delivery, once released or ready: empty before
         "walletChanges",  # wallets heirs proved in place of a lost one, once released or ready
         "addressChanges",  # corrected heir addresses still running, once released or ready

@@ -173,7 +173,7 @@ async def test_with_a_contract_release_and_off_chain_approval_are_not_ours(
         json={"signature": "00" * 64},
         headers=session.headers,
     )
-    assert resp.status == 409 and "on-chain" in (await resp.json())["message"]
+    assert resp.status == 409 and "approve_guardian" in (await resp.json())["message"]  # on the network
     # A round approved by attestation (before the contract was configured) is not the contract's:
     # the chain never saw it, so the scheduler releases it when its window ends (docs/soroban.md,
     # "Configuring or removing the contract"); a round approved on-chain waits for

@@ -85,7 +85,8 @@ async def test_the_verification_notice_and_timeline_follow_the_owner_s_language_
             assert i18n.when(started) in notice  # the owner's zone, named
         assert "Guardian 0" in notice
         reported = [e for e in await timeline(client, owner) if e["kind"] == "guardian.reported"]
-        assert len(reported) == 1 and ascii_words(reported[0]["summary"]) == []
+        assert len(reported) == 1 and ascii_words(reported[0]["summary"], allowed=NAMES) == []
+        assert "Guardian 0" in reported[0]["summary"]  # the timeline names who, when it is read
 
 
 async def test_a_spanish_owner_reads_times_in_their_zone_and_language(client, settings):
