@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 from aiohttp import web
-from aiohttp_apigami import setup_aiohttp_apispec
 from aiohttp_apigami.constants import APISPEC_PARSER  # not exported: docs/conventions.md, Library internals
 
 from api import activity, headers, health, html, metrics, middleware
@@ -58,7 +57,7 @@ from api.plan import check_in_link, check_in_page, guardian_page, legacy
 from api.plan.guardianships import addresses as guardian_addresses
 from api.plan.guardianships import routes as guardianships
 from api.public import collect_public_routes
-from api.schemas import MediaTypes
+from api.schemas import MediaTypes, OpenApiDocument
 from api.sep import stellar_toml
 from core import db, redis
 from core.clock import Clock
@@ -196,8 +195,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app[METRICS] = metrics.Metrics()
     app[ACCOUNTS] = AccountCheck()  # per process: see models.account.users.ACCOUNT_CHECK_SECONDS
     before = set(app.router.routes())
-    openapi = setup_aiohttp_apispec(
-        app,
+    openapi = OpenApiDocument(
+        app=app,
         title="Legacy Planning Service API",
         version="0.1.0",
         openapi_version="3.0.3",

@@ -13,6 +13,9 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from aiohttp import web
+from aiohttp_apigami import AiohttpApiSpec
+from aiohttp_apigami.constants import SWAGGER_DICT  # not exported: docs/conventions.md, Library internals
 from apispec import BasePlugin
 from marshmallow import (
     EXCLUDE,
@@ -399,3 +402,30 @@ def _body_schema(media_type: str) -> dict[str, str]:
     if media_type.startswith("text/"):
         return {"type": "string"}
     return {"type": "string", "format": "binary"}
+
+
+# The documents built in this process, by route table (`OpenApiDocument`).
+_DOCUMENTS: dict[tuple[tuple[str, str, str], ...], dict[str, Any]] = {}
+
+
+class OpenApiDocument(AiohttpApiSpec):
+    """aiohttp-apigami's document, built once per process for a given route table.
+
+    Building it resolves every route's schemas, which costs more than the rest of an app's
+    start together. The document is a function of the routes alone (the options and the
+    plugin are the same for every app `create_app` makes), so an app made again in the same
+    process with the same routes, as the test suite makes one per test, serves the same one.
+    """
+
+    def _register(self, app: web.Application) -> None:
+        table = tuple(
+            sorted(
+                (route.method, route.resource.canonical if route.resource else "", route.handler.__qualname__)
+                for route in app.router.routes()
+            )
+        )
+        document = _DOCUMENTS.get(table)
+        if document is None:
+            super()._register(app)
+            document = _DOCUMENTS.setdefault(table, app[SWAGGER_DICT])
+        app[SWAGGER_DICT] = document

@@ -9,6 +9,7 @@ first time a test asks for it; screenshots go to `.data/screenshots` for a perso
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -74,31 +75,38 @@ async def context(browser: Any) -> AsyncIterator[Any]:
 
 @pytest.fixture(scope="session")
 def axe_source() -> str:
-    """axe-core's script, installed from the npm registry once per machine, pinned."""
+    """axe-core's script, installed from the npm registry once per machine, pinned; under a
+    lock, as parallel test processes may ask for it at once."""
     script = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
     package = AXE_DIR / "node_modules" / "axe-core" / "package.json"
-    if not (script.exists() and f'"version": "{AXE_VERSION}"' in package.read_text()):
-        npm = shutil.which("npm")
-        if npm is None:
-            _unavailable("npm is missing, so axe-core cannot be installed")
-            raise AssertionError("unreachable")
-        AXE_DIR.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [
-                npm,
-                "install",
-                "--no-save",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-                str(AXE_DIR),
-                f"axe-core@{AXE_VERSION}",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
-    return script.read_text()
+    AXE_DIR.mkdir(parents=True, exist_ok=True)
+    with (AXE_DIR / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (script.exists() and f'"version": "{AXE_VERSION}"' in package.read_text()):
+            _install_axe()
+        return script.read_text()
+
+
+def _install_axe() -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        _unavailable("npm is missing, so axe-core cannot be installed")
+        raise AssertionError("unreachable")
+    subprocess.run(
+        [
+            npm,
+            "install",
+            "--no-save",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+            str(AXE_DIR),
+            f"axe-core@{AXE_VERSION}",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ each other's leftovers.
 from __future__ import annotations
 
 import dataclasses
+import graphlib
 import os
 import secrets
 import uuid
@@ -47,9 +48,42 @@ ROOT = Path(__file__).resolve().parent.parent
 REDIS_LOCK_KEY = "legacy-planning:test-lock"
 
 
+_EMBEDDED_STOPS = pytest.StashKey[list[Callable[[], None]]]()
+
+
+def _start_embedded() -> tuple[str, str, list[Callable[[], None]]]:
+    """The URLs of PostgreSQL and Redis: the environment's, else embedded ones under
+    .data/test, with the functions that stop what was started."""
+    from service.embedded import start_postgres, start_redis
+
+    stops = []
+    database_url = os.environ.get("DATABASE_URL", "")
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not database_url:
+        database_url, stop = start_postgres(ROOT / ".data" / "test", database="postgres")
+        stops.append(stop)
+    if not redis_url:
+        redis_url, stop = start_redis(ROOT / ".data" / "test")
+        stops.append(stop)
+    return database_url, redis_url, stops
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """The test process hosts the API and workers, so it starts as their processes do."""
+    """The test process hosts the API and workers, so it starts as their processes do.
+
+    Under pytest-xdist the controller starts the embedded services once, before its workers,
+    which inherit the URLs; each worker then makes its own database and claims its own Redis
+    index (`database_url`, `redis_url`), as parallel runs on one machine already do.
+    """
     restore_aiohttp_readline()
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        database_url, redis_url, config.stash[_EMBEDDED_STOPS] = _start_embedded()
+        os.environ["DATABASE_URL"], os.environ["REDIS_URL"] = database_url, redis_url
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for stop in config.stash.get(_EMBEDDED_STOPS, []):
+        stop()
 
 
 def _with_redis_db(url: str, index: int) -> str:
@@ -62,17 +96,7 @@ def _with_redis_db(url: str, index: int) -> str:
 @pytest.fixture(scope="session")
 def service_urls() -> Iterator[tuple[str, str]]:
     """Base URLs of PostgreSQL and Redis: from the environment, else embedded under .data/test."""
-    from service.embedded import start_postgres, start_redis
-
-    stops = []
-    database_url = os.environ.get("DATABASE_URL", "")
-    redis_url = os.environ.get("REDIS_URL", "")
-    if not database_url:
-        database_url, stop = start_postgres(ROOT / ".data" / "test", database="postgres")
-        stops.append(stop)
-    if not redis_url:
-        redis_url, stop = start_redis(ROOT / ".data" / "test")
-        stops.append(stop)
+    database_url, redis_url, stops = _start_embedded()
     yield database_url, redis_url
     for stop in stops:
         stop()
@@ -140,19 +164,40 @@ def settings(
     )
 
 
+@pytest.fixture(scope="session")
+def emptying_statement(database_url: str) -> str:
+    """One statement that empties every table, children before parents.
+
+    DELETE rather than TRUNCATE: a test leaves a handful of rows, and TRUNCATE of every table
+    makes new files for each of them, which was most of the suite's time (measured in
+    bench/README.md, "The test suite"). The order comes from the foreign keys, so a key that
+    refuses deletion (not a cascade) never sees its parent go first.
+    """
+    with psycopg2.connect(database_url) as conn, conn.cursor() as cur:
+        cur.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'"
+        )
+        parents: dict[str, set[str]] = {row[0]: set() for row in cur.fetchall()}
+        cur.execute(
+            "SELECT conrelid::regclass::text, confrelid::regclass::text FROM pg_constraint"
+            " WHERE contype = 'f' AND conrelid <> confrelid"
+        )
+        for child, parent in cur.fetchall():
+            parents[child.strip('"')].add(parent.strip('"'))
+    conn.close()
+    # Parents first from the sorter; reversed, every child is emptied before its parents.
+    order = list(graphlib.TopologicalSorter(parents).static_order())[::-1]
+    return "; ".join(f'DELETE FROM "{table}"' for table in order)
+
+
 @pytest.fixture(autouse=True)
 def clean_state(request: pytest.FixtureRequest) -> Iterator[None]:
     """Empty every table and the test Redis database before each test that touches them."""
     if "settings" in request.fixturenames or "client" in request.fixturenames:
         settings: Settings = request.getfixturevalue("settings")
+        statement: str = request.getfixturevalue("emptying_statement")
         with psycopg2.connect(settings.database_url) as conn, conn.cursor() as cur:
-            cur.execute(
-                "SELECT tablename FROM pg_tables"
-                " WHERE schemaname = 'public' AND tablename <> 'schema_migrations'"
-            )
-            tables = [row[0] for row in cur.fetchall()]
-            if tables:
-                cur.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " CASCADE")
+            cur.execute(statement)
         conn.close()
         client = redis_sync.Redis.from_url(settings.redis_url)
         token = client.get(REDIS_LOCK_KEY)

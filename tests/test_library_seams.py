@@ -465,6 +465,43 @@ async def test_apigami_validates_with_the_parser_held_under_its_app_key(aiohttp_
     assert (resp.status, await resp.json(), seen) == (200, {"name": "seam"}, ["/things"])
 
 
+async def test_apigami_builds_its_document_through_register_once_per_route_table(aiohttp_client):
+    """api.schemas.OpenApiDocument overrides aiohttp-apigami's private `AiohttpApiSpec._register`
+    (what its startup hook calls to walk the routes and store the document under
+    `constants.SWAGGER_DICT`, the key its document route reads) to build the document once
+    per route table in a process. If apigami stops calling `_register`, or reads the document
+    from elsewhere, the second app builds its own (not the same object) or serves none."""
+    from aiohttp_apigami import docs
+    from aiohttp_apigami.constants import SWAGGER_DICT
+
+    from api.schemas import OpenApiDocument
+
+    @docs(summary="a route")
+    async def one(request: web.Request) -> web.Response:
+        return web.Response()
+
+    @docs(summary="another route")
+    async def other(request: web.Request) -> web.Response:
+        return web.Response()
+
+    async def served(*routes: tuple[str, object]) -> tuple[web.Application, dict[str, object]]:
+        app = web.Application()
+        for path, handler in routes:
+            app.router.add_get(path, handler)  # type: ignore[arg-type]
+        OpenApiDocument(app=app, url="/openapi.json", openapi_version="3.0.3", title="t", version="1")
+        client = await aiohttp_client(app)
+        document: dict[str, object] = await (await client.get("/openapi.json")).json()
+        return client.app, document
+
+    first, document = await served(("/seam-one", one))
+    again, same = await served(("/seam-one", one))
+    grown, larger = await served(("/seam-one", one), ("/seam-other", other))
+    assert again[SWAGGER_DICT] is first[SWAGGER_DICT] and same == document
+    assert set(document["paths"]) == {"/seam-one"}  # type: ignore[call-overload]
+    assert grown[SWAGGER_DICT] is not first[SWAGGER_DICT]
+    assert set(larger["paths"]) == {"/seam-one", "/seam-other"}  # type: ignore[call-overload]
+
+
 # stellar_sdk's generated XDR types on xdrlib3 (core/stellar/soroban_check.py decode).
 
 
