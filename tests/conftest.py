@@ -104,9 +104,17 @@ def service_urls() -> Iterator[tuple[str, str]]:
 
 @pytest.fixture(scope="session")
 def database_url(service_urls: tuple[str, str]) -> Iterator[str]:
-    """A database created for this test session, migrated from empty, dropped at the end."""
-    with scratch_database(service_urls[0], "lps_test") as (_, url):
+    """A database created for this test session, migrated from empty, dropped at the end.
+
+    Its commits do not wait for the WAL to reach the disk (`synchronous_commit = off`, this
+    database only): a crash of the server could lose the last of them, which no test makes,
+    and every test commits many times (measured in bench/README.md, "The test suite").
+    """
+    with scratch_database(service_urls[0], "lps_test") as (name, url):
         apply_migrations(url)
+        with psycopg2.connect(url) as conn, conn.cursor() as cur:
+            cur.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = off')
+        conn.close()
         yield url
 
 
