@@ -41,6 +41,7 @@ pytest_plugins = [
     "testing.soroban_rpc",
     "testing.emailserver",
     "tests.browser",
+    "tests.support.onchain",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

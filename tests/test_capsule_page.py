@@ -15,11 +15,8 @@ import pytest
 from api.html import spelled
 from tests.capsule_helpers import PRIVACY_HEADERS, Family, family
 from tests.plan_helpers import create, query
-from tests.test_heirs_onchain import ready
-from tests.test_onchain import onchain
+from tests.support.onchain import ready
 from tests.test_plain_words import assert_plain, page_words
-
-__all__ = ["onchain"]  # the fixture
 
 NO_SCRIPT_CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; "

@@ -17,13 +17,10 @@ from core.logging import JsonFormatter, redact_path
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview
 from tests.plan_helpers import query
+from tests.support.onchain import approving, worker_settings
 from tests.test_guardian_invitations import draft_with_guardians
-from tests.test_heirs_onchain import worker_settings
-from tests.test_onchain import approving, onchain
 from tests.test_plain_words import assert_plain, page_words
 from tests.wallet_app import WalletApp, callback_path, request_uri
-
-__all__ = ["onchain"]
 
 PAGE_RE = re.compile(r"https://legacy\.example\.test(/guardian/([0-9a-f]{64}))")
 
@@ -248,7 +245,7 @@ async def test_a_guardian_sends_an_heirs_link_again_from_their_page(
 ):
     """Once the plan is ready, an accepted guardian's page names the heirs and their links'
     delivery, and resends one, to the heir's registered address only (heirs.resend_link)."""
-    from tests.test_heirs_onchain import ready
+    from tests.support.onchain import ready
 
     setup = await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
     path = page_link(email_provider, "guardian0@example.org")

@@ -21,9 +21,7 @@ from tests.lifecycle_helpers import (
     report,
 )
 from tests.plan_helpers import activity_rows, query
-from tests.test_onchain import approving, build_sign_submit, onchain, run
-
-__all__ = ["onchain"]
+from tests.support.onchain import approving, build_sign_submit, run
 
 LINK = re.compile(r"https://legacy\.example\.test/check-in/([0-9a-f]{64})")
 NOTE = "I had lunch with her today; she is fine."

@@ -44,11 +44,10 @@ from tests.lifecycle_helpers import SETTING_UP_NOTICES, activate_plan, report
 from tests.plan_helpers import query
 from tests.private_services import private_redis
 from tests.soroban_helpers import contract_overrides
-from tests.test_soroban_relay import claim_row, kinds, relay_ctx, state
+from tests.support.onchain import claim_row, kinds, state
 from workers import context
 from workers.main import FUNCTIONS, JOB_TIMEOUT_SECONDS, create_worker
 
-__all__ = ["relay_ctx"]  # a fixture, used by name
 ROOT = Path(__file__).resolve().parent.parent
 IN_PROGRESS = "arq:in-progress:"
 LEASE_MS = (JOB_TIMEOUT_SECONDS + 10) * 1000
