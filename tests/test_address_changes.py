@@ -11,8 +11,8 @@ from typing import Any
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview, guardian_session, release_plan
 from tests.plan_helpers import activity_rows, query
+from tests.support.words import assert_marked
 from tests.test_guardian_page import page_link
-from tests.test_page_languages import assert_marked
 
 NEW = "ada.new@example.org"
 CONFIRM = re.compile(r"https://legacy\.example\.test(/confirm-address/[0-9a-f]{64})")

@@ -12,8 +12,8 @@ from typing import Any
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import release_plan
 from tests.plan_helpers import activity_rows, query
+from tests.support.words import assert_marked
 from tests.test_address_changes import NEW, decide, propose
-from tests.test_page_languages import assert_marked
 
 STOP = re.compile(r"https://legacy\.example\.test(/stop-address/[0-9a-f]{64})")
 DOUBT = re.compile(r"https://legacy\.example\.test(/address-looks-wrong/[0-9a-f]{96})")

@@ -4,7 +4,6 @@ What a browser does with the page is in tests/test_browser_pages.py."""
 
 from __future__ import annotations
 
-import html as html_lib
 import re
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,7 +15,7 @@ from api.html import spelled
 from tests.capsule_helpers import PRIVACY_HEADERS, Family, family
 from tests.plan_helpers import create, query
 from tests.support.onchain import ready
-from tests.test_plain_words import assert_plain, page_words
+from tests.support.words import assert_plain, page_words, visible_text
 
 NO_SCRIPT_CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; "
@@ -39,13 +38,6 @@ async def page(fam: Family, path: str, method: str = "GET", **kwargs: Any) -> tu
         assert "<script" not in text.lower()
         assert_plain(page_words(text), f"the heir's page ({method} {resp.status})")
     return resp.status, text
-
-
-def visible_text(markup: str) -> str:
-    """The words a reader sees: tags dropped, entities decoded, whitespace collapsed."""
-    markup = re.sub(r"</?bdi>", "", markup)  # a name's isolation sits inside a word ("Olive Owner's")
-    words = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
-    return re.sub(r" ([.,;:])", r"\1", words)  # "…</time>." reads as "….", not "… ."
 
 
 async def test_locked_says_nothing_is_there_yet_and_nothing_else(fam: Family) -> None:

@@ -11,9 +11,9 @@ from typing import Any
 from api.html import spelled
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview
-from tests.test_capsule_page import assert_page_headers, visible_text
+from tests.support.words import assert_plain, page_words, visible_text
+from tests.test_capsule_page import assert_page_headers
 from tests.test_check_in_link import owner_links
-from tests.test_plain_words import assert_plain, page_words
 
 DAY = 86400
 

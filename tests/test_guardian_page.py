@@ -18,8 +18,8 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview
 from tests.plan_helpers import query
 from tests.support.onchain import approving, worker_settings
+from tests.support.words import assert_plain, page_words
 from tests.test_guardian_invitations import draft_with_guardians
-from tests.test_plain_words import assert_plain, page_words
 from tests.wallet_app import WalletApp, callback_path, request_uri
 
 PAGE_RE = re.compile(r"https://legacy\.example\.test(/guardian/([0-9a-f]{64}))")

@@ -16,7 +16,7 @@ from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 from tests.plan_helpers import query
 from tests.soroban_helpers import contract_overrides, prove_wallet
 from tests.support.onchain import emailed_token, ready, worker_settings
-from tests.test_plain_words import assert_plain, page_words
+from tests.support.words import assert_plain, page_words
 from tests.wallet_app import WalletApp, callback_path, request_uri
 
 

@@ -297,7 +297,7 @@ async def test_every_word_of_the_plan_pages_is_marked_and_translated(client, set
     from api import html as pages
     from core.text import i18n
     from tests.i18n_helpers import PSEUDO, ascii_words, english_words, pseudo
-    from tests.test_plain_words import page_words
+    from tests.support.words import page_words
 
     owner = await owner_in(client)
     await owner.post("/plan/heirs", heir())

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from tests.plan_helpers import create
-from tests.test_capsule_page import visible_text
+from tests.support.words import visible_text
 from tests.test_mail_relay import named_owner, stop_link
 
 FRENCH_BROWSER = {"Accept-Language": "fr-FR,fr;q=0.9"}

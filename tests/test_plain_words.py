@@ -19,42 +19,8 @@ import pytest
 from models.mail import emails
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve, get_overview, guardian_session, report
+from tests.support.words import URL, assert_plain, machine_words
 from tests.test_email_words import RING, delivery
-
-# What a machine wrote, and what it is.
-MACHINE = [
-    (re.compile(r"/api/"), "a route"),
-    (re.compile(r"\b(?:GET|POST|PATCH|PUT|DELETE) /"), "a route"),
-    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"), "an ISO timestamp"),
-    (re.compile(r"\b(?:None|null|undefined|NaN)\b"), "None/null"),
-    (re.compile(r"\{\{|\}\}|\{%|%\}|\{[A-Za-z_]+\}|%\(|%s\b"), "a template placeholder"),
-    (re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b"), "a camelCase field name"),
-    (re.compile(r"\b[a-z]+_[a-z_]+\b"), "a snake_case field name"),
-]
-URL = re.compile(r"https?://\S+")
-# Names people write that look like a machine's: a wallet app's own spelling.
-NAMES = {"xBull"}
-
-
-def machine_words(text: str) -> list[str]:
-    """Each machine word in `text` (links are the recipient's to follow and are left out)."""
-    words = URL.sub(" ", text)
-    found = [(what, m.group(0)) for pattern, what in MACHINE for m in pattern.finditer(words)]
-    return [f"{what}: {word!r}" for what, word in found if word not in NAMES]
-
-
-def page_words(page: str) -> str:
-    """The words a page shows or reads aloud: its title and body with the labels, alternative
-    texts and placeholders in its tags; scripts, styles, a QR code and a transaction to copy (a
-    textarea's contents: data, not a sentence) left out."""
-    page = re.sub(r"<(script|style|svg|textarea)\b.*?</\1>", " ", page, flags=re.S)
-    said = re.findall(r'\b(?:aria-label|alt|title|placeholder)="([^"]*)"', page)
-    return html.unescape(" ".join([re.sub(r"<[^>]+>", " ", page), *said]))
-
-
-def assert_plain(text: str, where: str) -> None:
-    found = machine_words(text)
-    assert not found, f"{where}: {found}\n{text}"
 
 
 def test_the_scan_catches_each_kind_of_machine_word() -> None:

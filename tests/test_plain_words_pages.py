@@ -25,9 +25,9 @@ from tests.i18n_helpers import PSEUDO, ascii_words, english_words, pseudo
 from tests.lifecycle_helpers import activate_plan, approve, approve_plan, guardian_session, report
 from tests.plan_helpers import create
 from tests.soft_passkey import ceremony_of
+from tests.support.words import assert_plain, machine_words, page_words
 from tests.test_guardian_page import page_link
 from tests.test_passkey_answers import _accept, _post
-from tests.test_plain_words import assert_plain, machine_words, page_words
 
 DAY = 86400
 
