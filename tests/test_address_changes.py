@@ -11,8 +11,8 @@ from typing import Any
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview, guardian_session, release_plan
 from tests.plan_helpers import activity_rows, query
+from tests.support.guardian_page import page_link
 from tests.support.words import assert_marked
-from tests.test_guardian_page import page_link
 
 NEW = "ada.new@example.org"
 CONFIRM = re.compile(r"https://legacy\.example\.test(/confirm-address/[0-9a-f]{64})")
@@ -194,8 +194,8 @@ async def test_the_guardian_page_shows_a_bounced_link_and_proposes_from_it(
     """A bounced claim link reads as bounced on the guardian page, with the form beside it; the
     address proposed there is proved by the guardian's wallet (SEP-7), kept sealed until signed,
     and runs what the JSON route runs. The bounce alert says how, not "reply to this email"."""
+    from tests.support.guardian_page import PAGE_RE, words
     from tests.test_email_webhook import SECRET, event, post, provider_id
-    from tests.test_guardian_page import PAGE_RE, words
     from tests.wallet_app import WalletApp, request_uri
 
     client = await make_client(email_webhook_secret=SECRET)
@@ -280,8 +280,8 @@ async def test_an_heir_nobody_can_correct_is_named_with_the_same_words_everywher
     deadline releases: once Heir 0's link bounces, readiness, the guardian page and the guardians'
     bounce alert say the one sentence."""
     from tests.lifecycle_helpers import answer, report
+    from tests.support.guardian_page import PAGE_RE, words
     from tests.test_email_webhook import SECRET, event, post, provider_id
-    from tests.test_guardian_page import PAGE_RE, words
 
     client = await make_client(email_webhook_secret=SECRET)
     owner = await sign_in(client)

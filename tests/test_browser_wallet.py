@@ -15,10 +15,9 @@ from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
 from tests.browser import read_qr_codes
 from tests.helpers import sign_in
+from tests.support.guardian_page import draft_with_guardians, page_link
 from tests.support.onchain import ready, worker_settings
 from tests.test_browser_pages import DESKTOP, PHONE, assert_accessible, assert_fits, record_requests
-from tests.test_guardian_invitations import draft_with_guardians
-from tests.test_guardian_page import page_link
 from tests.wallet_app import WalletApp
 
 

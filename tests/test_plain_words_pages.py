@@ -25,9 +25,8 @@ from tests.i18n_helpers import PSEUDO, ascii_words, english_words, pseudo
 from tests.lifecycle_helpers import activate_plan, approve, approve_plan, guardian_session, report
 from tests.plan_helpers import create
 from tests.soft_passkey import ceremony_of
+from tests.support.guardian_page import accept_with_passkey, page_link, post_answer
 from tests.support.words import assert_plain, machine_words, page_words
-from tests.test_guardian_page import page_link
-from tests.test_passkey_answers import _accept, _post
 
 DAY = 86400
 
@@ -169,7 +168,7 @@ async def test_the_guardian_page_in_each_state_speaks_plain_words(
     ask = f"{paths['sister']}/ask"
     await read(client, ask, "asked what is not asked", method="POST", data={"action": "approve"}, status=409)
     await read(client, ask, "the passkey page to accept", method="POST", data={"action": "accept"})
-    device = await _accept(client, paths["sister"])
+    device = await accept_with_passkey(client, paths["sister"])
     invitation = email_provider.to("sister@example.org")[0].body["text"]
     [stop] = re.findall(r"https://legacy\.example\.test(/stop-emails/\S+)", invitation)
     await read(client, stop, "stop-emails page of a guardian who accepted")
@@ -213,7 +212,7 @@ async def test_the_guardian_page_in_each_state_speaks_plain_words(
     assert resp.status == 200, passkey_page
     check(passkey_page, "the passkey page of an objection", language)
     action, options = ceremony_of(passkey_page)
-    assert await _post(client, action, credential=device.get(options), note=note) == (303, "")
+    assert await post_answer(client, action, credential=device.get(options), note=note) == (303, "")
     await every_page("an objection")
     clock.advance(days=31)
     await run_worker(settings=email_provider.settings)
