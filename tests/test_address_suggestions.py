@@ -22,7 +22,7 @@ from tests.support.guardian_page import (
     post_ask,
     words,
 )
-from tests.test_address_changes import NEW
+from tests.support.plans import NEW
 from tests.wallet_app import WalletApp
 
 NOTE = "She moved last spring.\nThe old address was her work's."

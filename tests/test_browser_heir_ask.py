@@ -63,8 +63,8 @@ async def test_a_bounced_link_and_a_corrected_address_in_the_browser(
     confirmation page, at 390 px through axe."""
     from tests.lifecycle_helpers import guardian_session, release_plan
     from tests.support.guardian_page import PAGE_RE
-    from tests.test_address_changes import CONFIRM, NEW
-    from tests.test_email_webhook import SECRET, event, post, provider_id
+    from tests.support.mail import SECRET, event, post, provider_id
+    from tests.support.plans import CONFIRM, NEW
 
     client = await make_client(email_webhook_secret=SECRET)
     owner = await sign_in(client)

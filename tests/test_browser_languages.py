@@ -15,8 +15,8 @@ from core.text import i18n
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, report
 from tests.support.guardian_page import page_link
+from tests.support.mail import reminder_link
 from tests.test_browser_pages import Released, assert_accessible, released
-from tests.test_check_in_page import reminder_link
 
 __all__ = ["released"]  # the fixture
 

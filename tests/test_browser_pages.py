@@ -18,8 +18,8 @@ from tests.capsule_helpers import Family
 from tests.lifecycle_helpers import get_overview
 from tests.media_samples import png, wav, webm
 from tests.plan_helpers import create
+from tests.support.mail import reminder_link
 from tests.support.onchain import ready
-from tests.test_check_in_page import reminder_link
 
 AA_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 PHONE = {"width": 360, "height": 640}

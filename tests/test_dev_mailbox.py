@@ -29,16 +29,11 @@ from service.dev import log_generated_secrets
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import SETTING_UP_NOTICES, activate_plan, approve, get_overview, report
 from tests.plan_helpers import query
+from tests.support.mail import DEV
 from tests.support.words import assert_plain, page_words
 from tests.test_browser_pages import assert_accessible, assert_fits, record_requests
 
 DAY = 86400
-DEV = {
-    "environment": "development",
-    "email_provider_url": "",
-    "email_provider_api_key": "",
-    "public_app_url": "",
-}
 HREF = re.compile(r'href="([^"]+)"')
 URL_IN_TEXT = re.compile(r"https?://\S+")
 

@@ -24,8 +24,8 @@ from tests.i18n_helpers import PSEUDO, pseudo, pseudo_text
 from tests.lifecycle_helpers import activate_plan
 from tests.plan_helpers import query
 from tests.support.guardian_page import draft_with_guardians, page_link
+from tests.support.mail import DEV
 from tests.support.words import page_words
-from tests.test_dev_mailbox import DEV
 from tests.wallet_app import WalletApp, request_uri
 
 HTML_TAG = re.compile(r'<html lang="([^"]+)" dir="(ltr|rtl)">')
