@@ -10,9 +10,9 @@ from typing import Any
 
 from api.html import spelled
 from tests.lifecycle_helpers import get_overview
+from tests.support.capsule import assert_page_headers
 from tests.support.mail import reminder_link
 from tests.support.words import assert_plain, page_words, visible_text
-from tests.test_capsule_page import assert_page_headers
 
 DAY = 86400
 
