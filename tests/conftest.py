@@ -42,6 +42,7 @@ pytest_plugins = [
     "testing.emailserver",
     "tests.browser",
     "tests.support.onchain",
+    "tests.support.browser_pages",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

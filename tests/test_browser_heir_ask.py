@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview
-from tests.test_browser_pages import assert_accessible, assert_fits
+from tests.support.browser_pages import assert_accessible, assert_fits
 
 PHONE = {"width": 390, "height": 780}
 

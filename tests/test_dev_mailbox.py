@@ -29,9 +29,9 @@ from service.dev import log_generated_secrets
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import SETTING_UP_NOTICES, activate_plan, approve, get_overview, report
 from tests.plan_helpers import query
+from tests.support.browser_pages import assert_accessible, assert_fits, record_requests
 from tests.support.mail import DEV
 from tests.support.words import assert_plain, page_words
-from tests.test_browser_pages import assert_accessible, assert_fits, record_requests
 
 DAY = 86400
 HREF = re.compile(r'href="([^"]+)"')

@@ -18,8 +18,8 @@ from models.delivery.budget import client_digest
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import Guardian, activate_plan, answer, get_overview, report
 from tests.plan_helpers import create, query
+from tests.support.browser_pages import assert_accessible, assert_fits
 from tests.support.mail import named_owner, stop_link
-from tests.test_browser_pages import assert_accessible, assert_fits
 
 BUDGET = {"email_to_named_people_per_day": 2, "email_to_named_people_per_client_per_day": 100}
 
