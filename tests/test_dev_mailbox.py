@@ -13,6 +13,7 @@ import logging
 import re
 import secrets
 import socket
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -322,8 +323,22 @@ async def test_the_mailbox_in_chromium_reads_at_phone_width_passes_axe_and_its_l
     await context.close()
 
 
-def test_start_up_says_which_dev_secrets_it_generated_and_never_their_values(tmp_path, caplog) -> None:
+@pytest.fixture
+def generated_in_dev() -> Iterator[set[str]]:
+    """core.settings.GENERATED_IN_DEV, the process's record of what it generated, emptied for a
+    test and given back as it was: another test's settings never read what this one generated."""
+    kept = set(GENERATED_IN_DEV)
     GENERATED_IN_DEV.clear()
+    try:
+        yield GENERATED_IN_DEV
+    finally:
+        GENERATED_IN_DEV.clear()
+        GENERATED_IN_DEV.update(kept)
+
+
+def test_start_up_says_which_dev_secrets_it_generated_and_never_their_values(
+    tmp_path, caplog, generated_in_dev
+) -> None:
     first = load_settings({"APP_ENV": "development", "DATA_DIR": str(tmp_path)})
     with caplog.at_level(logging.INFO, logger="legacy_planning"):
         log_generated_secrets(first, {})
@@ -334,7 +349,7 @@ def test_start_up_says_which_dev_secrets_it_generated_and_never_their_values(tmp
     assert not any(value in said for value in secrets_written.values())
 
     caplog.clear()
-    GENERATED_IN_DEV.clear()
+    generated_in_dev.clear()
     own = secrets.token_urlsafe(48)
     again = load_settings({"APP_ENV": "development", "DATA_DIR": str(tmp_path), "JWT_SECRET": own})
     with caplog.at_level(logging.INFO, logger="legacy_planning"):
