@@ -29,8 +29,7 @@ from core.text import i18n
 from models.delivery import mailbox
 from models.mail import emails
 from tests.i18n_helpers import PSEUDO, ascii_words, english_words, pseudo, pseudo_text
-from tests.test_email_words import RING, WALLET, delivery
-from tests.test_plain_words import AUDIENCE, BASE_CONTEXT, variants
+from tests.support.emails import AUDIENCE, BASE_CONTEXT, RING, WALLET, delivery, variants
 
 LANGUAGES = [language for language in i18n.SHIPPED if language != i18n.SOURCE]
 KINDS = sorted(emails.KINDS)

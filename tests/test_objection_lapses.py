@@ -11,7 +11,8 @@ from datetime import timedelta
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview, guardian_session, report
 from tests.plan_helpers import activity_rows, query
-from tests.test_objections import LINK, mails, objecting, parse, withdrawing
+from tests.support.mail import CHECK_IN_LINK, mails
+from tests.support.plans import objecting, parse, withdrawing
 
 DAY = 24 * 3600
 PAGE = re.compile(r"https://legacy\.example\.test(/guardian/[A-Za-z0-9_-]+)")
@@ -64,12 +65,12 @@ async def test_the_window_runs_from_the_first_objection_and_the_owner_is_reminde
     clock.advance(days=1)
     await run_worker(settings=work)
     [reminded] = mails(email_provider, "owner@example.org", "Please check in: a guardian's objection lapses")
-    assert "Guardian 1 told us" in reminded["text"] and LINK.search(reminded["text"])
+    assert "Guardian 1 told us" in reminded["text"] and CHECK_IN_LINK.search(reminded["text"])
     kinds = [e["kind"] for e in activity_rows(settings, owner.user["id"])]
     assert kinds.count("plan.objection_reminder_sent") == 1
 
     # The owner checks in with the link: the false alarm, as after any check-in; nothing lapses.
-    token = LINK.search(reminded["text"]).group(1)
+    token = CHECK_IN_LINK.search(reminded["text"]).group(1)
     resp = await client.post("/api/legacy/check-in/link", json={"token": token})
     assert resp.status == 200, await resp.text()
     clock.advance(days=10)
@@ -101,12 +102,12 @@ async def test_a_lapse_is_told_and_lets_the_deadline_release_only_after_its_noti
     assert overview["status"] == "PendingVerification"  # not released at the lapse
     assert overview["approvals"]["objections"] == 0
     [lapsed] = mails(email_provider, "owner@example.org", "A guardian's objection has lapsed")
-    assert "Guardian 1 told us you are alive" in lapsed["text"] and LINK.search(lapsed["text"])
+    assert "Guardian 1 told us you are alive" in lapsed["text"] and CHECK_IN_LINK.search(lapsed["text"])
     assert (
         "The deadline applies again" in lapsed["text"] and "your plan will be released then" in lapsed["text"]
     )
     [final] = mails(email_provider, "owner@example.org", "Last warning")
-    assert LINK.search(final["text"])
+    assert CHECK_IN_LINK.search(final["text"])
     [objector] = mails(email_provider, "guardian1@example.org", "Your objection about Olive Owner's plan")
     assert "you cannot object again in this verification" in objector["text"]
     [other] = mails(email_provider, "guardian0@example.org", "An objection about Olive Owner's plan")
