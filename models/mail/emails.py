@@ -242,7 +242,9 @@ def _about(d: Delivery, named: Delivery, site: Site, links: dict[str, Markup], u
     sent_by = _(SENT_BY[bool(site.operator_name), behalf]).format(
         host=markup.bdi(host), operator=markup.bdi(site.operator_name), owner=named["owner_name"]
     )
-    hosts = [host, *(_host(url) for url in urls.values() if url.startswith("http"))]
+    # The service's own host first, then each other one in the order of LINKS (not of `urls`, a
+    # set's order), so an email reads the same each time it is rendered.
+    hosts = [host, *(_host(urls[name]) for name in LINKS if urls.get(name, "").startswith("http"))]
     listed = i18n.either([str(markup.bdi(h)) for h in dict.fromkeys(hosts)])
     genuine = _(GENUINE).format(hosts=Markup(listed))  # noqa: S704 - each host escaped in its <bdi>
     about = [sent_by, genuine]
