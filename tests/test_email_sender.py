@@ -57,12 +57,14 @@ def test_every_email_says_who_sends_it_in_both_parts(kind: str, audience: str) -
         "If you have a question, or something here looks wrong, write to help@vance.example.",
     ]
     # The text part ends with them, one paragraph each, after the sign-off's two lines.
-    assert email.text.endswith("With care,\nThe legacy planning service\n\n" + "\n\n".join(about) + "\n"), kind
+    assert email.text.endswith("With care,\nThe legacy planning service\n\n" + "\n\n".join(about) + "\n"), (
+        kind
+    )
     # The HTML part says the same, one paragraph each, the sign-off on its two lines.
     assert _shown(email)[-3:] == about, kind
     assert "<p>With care,<br>\nThe legacy planning service</p>" in email.html
     assert '<a href="mailto:help@vance.example">help@vance.example</a>' in email.html
-    assert '<bdi>Vance Family Office</bdi>' in email.html
+    assert "<bdi>Vance Family Office</bdi>" in email.html
 
 
 @pytest.mark.parametrize(("kind", "audience"), _every_kind_to_every_reader())
@@ -105,13 +107,18 @@ def test_every_host_its_links_lead_to_is_named_and_a_contact_page_is_a_link() ->
 def test_an_arabic_reader_reads_the_sender_in_arabic_with_each_host_isolated() -> None:
     d = row("claim_link", "heir", {**NAMES[0], "owner_name": OWNER}, {}, "ar")
     email = emails.render(d=d, ring=RING, base_url=BASE_URL, app_url="", **OPERATOR)
-    assert "هذه الرسالة من خدمة تخطيط الإرث على legacy.example، بإدارة Vance Family Office، نيابةً عن" in email.text
+    assert (
+        "هذه الرسالة من خدمة تخطيط الإرث على legacy.example، بإدارة Vance Family Office، نيابةً عن"
+        in email.text
+    )
     assert "<bdi>legacy.example</bdi>" in email.html
     assert 'lang="ar" dir="rtl"' in email.html
 
 
 @pytest.mark.parametrize("stage", [None, "ready"])
-def test_the_claim_link_says_what_it_opens_whose_it_is_and_what_to_do_if_unexpected(stage: str | None) -> None:
+def test_the_claim_link_says_what_it_opens_whose_it_is_and_what_to_do_if_unexpected(
+    stage: str | None,
+) -> None:
     context = {"stage": stage} if stage else {}
     d = row("claim_link", "heir", {**NAMES[0], "owner_name": OWNER}, context, "en")
     email = emails.render(d=d, ring=RING, base_url=BASE_URL, app_url="", **OPERATOR)
@@ -121,8 +128,8 @@ def test_the_claim_link_says_what_it_opens_whose_it_is_and_what_to_do_if_unexpec
         "The link is yours alone: anyone who has it can open what it leads to, so please do not forward it "
         "or share it. It does not expire: keep this email, and come back to it whenever you need.",
         f"Did you not expect this email? {OWNER} may not have told you that they named you; many people do "
-        f"not. If you do not know {OWNER}, this email was not meant for you: please do not open the link, and "
-        "tell us at help@vance.example so that it can reach the right person.",
+        f"not. If you do not know {OWNER}, this email was not meant for you: please do not open the link, "
+        "and tell us at help@vance.example so that it can reach the right person.",
     ):
         assert f"\n\n{sentence}\n\n" in email.text
         assert sentence in _shown(email)
@@ -191,7 +198,9 @@ def test_the_operator_settings_take_a_name_and_an_address_or_a_page(name: str, c
         ("OPERATOR_NAME", "V" * 81, "OPERATOR_NAME must be at most 80 characters"),
     ],
 )
-def test_a_bad_operator_setting_refuses_to_start_saying_what_to_fix(variable: str, value: str, said: str) -> None:
+def test_a_bad_operator_setting_refuses_to_start_saying_what_to_fix(
+    variable: str, value: str, said: str
+) -> None:
     with pytest.raises(ConfigError, match=re.escape(said)):
         load_settings({variable: value, "APP_ENV": "test"})
 
@@ -207,7 +216,9 @@ async def test_the_worker_sends_every_email_with_the_operator_it_is_configured_w
     clock.advance(seconds=setup.overview["settings"]["cancelWindowSeconds"] + 1)
     await run_worker(settings={**email_provider.settings, **OPERATOR})
     assert (await get_overview(client, owner))["status"] == "Released"
-    (sent,) = [r.body for r in email_provider.to("heir0@example.org") if "left something" in r.body["subject"]]
+    (sent,) = [
+        r.body for r in email_provider.to("heir0@example.org") if "left something" in r.body["subject"]
+    ]
     assert "run by Vance Family Office, on behalf of Olive Owner." in sent["text"]
     assert "write to help@vance.example." in sent["text"]
     assert "<bdi>Vance Family Office</bdi>" in sent["html"]

@@ -233,7 +233,9 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc
 
 
-def _about(d: Delivery, named: Delivery, site: Site, links: dict[str, Markup], urls: dict[str, str]) -> list[Markup]:
+def _about(
+    d: Delivery, named: Delivery, site: Site, links: dict[str, Markup], urls: dict[str, str]
+) -> list[Markup]:
     """The sender's paragraphs: who sends it (the service at its own host, run by the operator),
     on whose behalf (the plan's owner, by name, to everyone but the owner), how to tell it is
     genuine (the hosts its links lead to, what we never ask for) and whom to write to."""
