@@ -54,7 +54,7 @@ def _reminder(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     lapses = _when(value=d["context"].get("lapsesAt"))
     return (
         _("Please check in: the objection from {guardian} lapses on {date}").format(
-            guardian=your_guardian(d), date=lapses
+            guardian=your_guardian(d=d), date=lapses
         ),
         _(
             "{guardian} told us that this verification is a mistake: they know you are alive or able to act. "
@@ -68,7 +68,7 @@ def _reminder(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
 
 def _lapsed(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     return (
-        _("The objection from {guardian} has lapsed").format(guardian=your_guardian(d)),
+        _("The objection from {guardian} has lapsed").format(guardian=your_guardian(d=d)),
         _(
             "{guardian} told us you are alive or able to act, and you did not check in by {date}: their "
             "objection has lapsed and no longer holds your plan's deadline back."

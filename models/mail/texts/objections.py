@@ -25,7 +25,7 @@ def _guardian(d: Delivery) -> str:
     return d["about_guardian_name"] or _(ONE_OF_THE_GUARDIANS)
 
 
-def your_guardian(d: Delivery) -> str:
+def your_guardian(*, d: Delivery) -> str:
     """The guardian an owner's email is about, by name, or the words standing in."""
     return d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
 
@@ -106,7 +106,7 @@ def _guardian_objected(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, M
         else ""
     )
     return (
-        _("{guardian} says the verification of your plan is a mistake").format(guardian=your_guardian(d)),
+        _("{guardian} says the verification of your plan is a mistake").format(guardian=your_guardian(d=d)),
         told
         + _note(d)
         + took_back
@@ -160,7 +160,7 @@ def _withdrawn(d: Delivery) -> str:
 
 def _objection_withdrawn(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     return (
-        _("{guardian} has withdrawn their objection").format(guardian=your_guardian(d)),
+        _("{guardian} has withdrawn their objection").format(guardian=your_guardian(d=d)),
         _withdrawn(d)
         + " "
         + _(
