@@ -225,3 +225,24 @@ async def test_the_worker_sends_every_email_with_the_operator_it_is_configured_w
     # Every email of the journey carries it, the guardians' and the owner's too.
     assert email_provider.requests
     assert all("run by Vance Family Office" in r.body["text"] for r in email_provider.requests)
+
+
+@pytest.mark.parametrize("language", ["en", "ar"])
+async def test_the_claim_link_and_an_owner_email_read_at_phone_width(
+    language: str, browser: Any, screenshots: Any
+) -> None:
+    """At 390 px the HTML part fits the screen (the claim link's 64 characters once pushed it to
+    720 px), and the sender's paragraphs sit under the sign-off; screenshots for a person."""
+    context = await browser.new_context(viewport={"width": 390, "height": 844})
+    page = await context.new_page()
+    for kind, reader in (("claim_link", "heir"), ("guardian_objected", "owner")):
+        d = row(kind, reader, {**NAMES[0], "owner_name": OWNER}, {}, language)
+        d["check_in_link"] = reader == "owner"
+        email = emails.render(d=d, ring=RING, base_url=BASE_URL, app_url="", **OPERATOR)
+        await page.set_content(email.html)
+        overflow = await page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"{kind} in {language}: {overflow}px of horizontal scroll"
+        await page.screenshot(path=str(screenshots / f"email-{kind}-{language}-390.png"), full_page=True)
+    await context.close()
