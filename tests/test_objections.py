@@ -40,7 +40,7 @@ async def test_an_objection_stops_a_default_deadline_release_until_withdrawn(
     assert resp.status == 200, await resp.text()
     assert (await objecting(client, setup, second)).status == 409  # one answer per round
     await run_worker(settings=work)
-    [told] = mails(email_provider, "owner@example.org", "A guardian says the verification")
+    [told] = mails(email_provider, "owner@example.org", "Guardian 1 says the verification")
     assert "Guardian 1" in told["text"] and NOTE in told["text"] and CHECK_IN_LINK.search(told["text"])
     [others] = mails(email_provider, "guardian0@example.org", "A guardian says Olive Owner is alive")
     assert "Guardian 1" in others["text"] and NOTE in others["text"]
@@ -72,7 +72,7 @@ async def test_an_objection_stops_a_default_deadline_release_until_withdrawn(
     assert resp.status == 200, await resp.text()
     assert (await withdrawing(client, setup, second)).status == 409
     await run_worker(settings=work)
-    assert mails(email_provider, "owner@example.org", "A guardian has withdrawn their objection")
+    assert mails(email_provider, "owner@example.org", "Guardian 1 has withdrawn their objection")
     assert mails(email_provider, "guardian0@example.org", "A guardian of Olive Owner's plan has withdrawn")
     [final] = mails(email_provider, "owner@example.org", "Last warning")
     assert CHECK_IN_LINK.search(final["text"])
@@ -108,7 +108,7 @@ async def test_an_objection_withdrawn_before_the_deadline_leaves_it_as_it_was(
     assert stages == [{"stage": "halfway"}]
     [halfway] = mails(email_provider, "owner@example.org", "Your plan will be released unless")
     assert "unless its owner chooses otherwise" in halfway["text"]  # the owner never chose it
-    [told] = mails(email_provider, "owner@example.org", "A guardian says the verification")
+    [told] = mails(email_provider, "owner@example.org", "Guardian 1 says the verification")
     assert "They wrote" not in told["text"]  # no note given
     clock.advance(days=13)  # day 29: the final warning
     await run_worker(settings=work)
@@ -134,9 +134,9 @@ async def test_approvals_still_release_after_an_objection_and_one_answer_per_rou
     overview = await get_overview(client, owner)
     assert overview["approvals"]["count"] == 1 and overview["approvals"]["objections"] == 0
     await run_worker(settings=work)
-    [told] = mails(email_provider, "owner@example.org", "A guardian has withdrawn their objection")
+    [told] = mails(email_provider, "owner@example.org", "Guardian 0 has withdrawn their objection")
     assert "Guardian 0 has withdrawn their objection and approved the release" in told["text"]
-    [took_back] = mails(email_provider, "owner@example.org", "A guardian says the verification")
+    [took_back] = mails(email_provider, "owner@example.org", "Guardian 0 says the verification")
     assert "that approval no longer counts" in took_back["text"]
 
     # Another guardian objects; two approvals still reach the threshold and release.

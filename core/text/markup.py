@@ -62,8 +62,9 @@ def ngettext(singular: str, plural: str, n: int) -> Markup:
 
 
 def link(url: str) -> Markup:
-    """A link written out in full, as the text part shows it, and followed in the HTML part."""
-    return Markup('<a href="{url}">{url}</a>').format(url=url)
+    """A link written out in full, as the text part shows it, and followed in the HTML part (an
+    email address without its `mailto:`, as people write one)."""
+    return Markup('<a href="{url}">{shown}</a>').format(url=url, shown=url.removeprefix("mailto:"))
 
 
 _TAG = re.compile(r"<[^>]*>")
