@@ -154,7 +154,7 @@ def _render(
     request: web.Request, capsule: capsules.Capsule, shown: finishing.View, signing: dict[str, Any]
 ) -> web.Response:
     owner = owner_words(capsule)
-    people = {
+    people: dict[str, Any] = {
         "owner_gender": capsule["owner_gender"],
         "heir_gender": capsule["grammatical_gender"],
         "gender_form": html.own_gender_form(

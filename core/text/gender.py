@@ -79,7 +79,8 @@ def gendered(message: str, gender: str | None) -> str:
 
 
 _Result = tuple[int, str, Any, list[str]]
-_Extractor = Callable[[IO[bytes], Collection[str], Collection[str], Mapping[str, Any]], Iterator[_Result]]
+# Babel's and Jinja's extractors, whose signatures differ in their annotations, not in use.
+_Extractor = Callable[..., Iterator[Any]]
 
 
 def _with_contexts(results: Iterator[_Result]) -> Iterator[_Result]:

@@ -184,14 +184,14 @@ def _guardian_invitation(d: Delivery, links: dict[str, Markup]) -> tuple[Markup,
         # Translators: gendered by the owner's grammatical gender (their plan).
         named = gendered("{owner} has named you as a guardian of their legacy plan.", owners)
     elif wallet:
+        # Translators: gendered by the owner's grammatical gender (their plan).
         named = gendered(
-            # Translators: gendered by the owner's grammatical gender (their plan).
             "{owner} has named you as a guardian of their legacy plan, with the Stellar wallet {wallet}.",
             owners,
         )
     else:  # a row written before the wallet was kept with it
+        # Translators: gendered by the owner's grammatical gender (their plan, they recorded).
         named = gendered(
-            # Translators: gendered by the owner's grammatical gender (their plan, they recorded).
             "{owner} has named you as a guardian of their legacy plan, with the Stellar wallet they "
             "recorded for you.",
             owners,
@@ -409,8 +409,8 @@ def _plan_deleted(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup
     owner = _owner(d=d)
     return (
         _("{owner}'s plan no longer exists").format(owner=owner),
+        # Translators: gendered by the owner's grammatical gender (their plan).
         gendered(
-            # Translators: gendered by the owner's grammatical gender (their plan).
             "{owner} has deleted their legacy plan, so there is nothing more for you to do as its guardian.",
             d.get("owner_gender"),
         ).format(owner=owner),
