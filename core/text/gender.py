@@ -36,7 +36,7 @@ KEYWORD = "gendered"
 # What the forms offer (the owner's for themselves and their people, the heir's and the guardian's
 # page for themselves), in this order: "" is not said.
 CHOICES = (
-    ("", N_("Not said: wording that fits anyone")),
+    ("", N_("Not said")),
     # Translators: how we refer to a person where a language marks gender: your own pronouns in brackets.
     (FEMININE, N_("Feminine (she, her)")),
     # Translators: how we refer to a person where a language marks gender: your own pronouns in brackets.
