@@ -29,7 +29,7 @@ from api.headers import CAPSULE_HEADERS, OWNER_HEADERS
 from api.public import public
 from core.clock import wire_time
 from core.errors import BadRequest
-from core.text import i18n, markup
+from core.text import gender, i18n, markup
 from core.text.i18n import N_, _, ngettext
 from core.text.markup import bdi
 
@@ -197,6 +197,18 @@ def switcher(request: web.Request) -> list[tuple[str, str, str]]:
         for language in i18n.supported()
         if language in LANGUAGE_NAMES
     ]
+
+
+def own_gender_form(request: web.Request, *, action: str, now: str | None) -> dict[str, Any]:
+    """A token page's form for its reader's own grammatical gender (templates/_own_gender.html),
+    the heir's and the guardian's alike, its words in the language spoken now; `saved` after its
+    POST came back (`?saved=gender`)."""
+    return {
+        "action": action,
+        "now": now or "",
+        "choices": gender.choices(),
+        "saved": request.query.get("saved") == "gender",
+    }
 
 
 FORM = "application/x-www-form-urlencoded"

@@ -31,7 +31,7 @@ from marshmallow import (
 
 from core.clock import wire_time
 from core.stellar.wallet import is_valid_address
-from core.text import i18n
+from core.text import gender, i18n
 from core.text.cleaning import clean_block, clean_line
 from models.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageRequest, decode_cursor
 
@@ -238,6 +238,31 @@ class TimeZone(fields.String):
         if problem:
             raise ValidationError(problem)
         return str(value)
+
+
+class GrammaticalGender(fields.String):
+    """How to refer to a person in the languages that mark grammatical gender (core/text/gender.py):
+    `feminine`, `masculine` or `neutral`; null clears it (not said: wording that needs no gender)."""
+
+    def __init__(self, *, who: str, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_none", True)
+        kwargs.setdefault("validate", validate.OneOf(gender.GENDERS))
+        kwargs["metadata"] = {
+            **{
+                "example": "feminine",
+                "description": f"How to refer to {who} in languages that mark grammatical gender (a "
+                'Spanish heir is "beneficiaria" or "beneficiario", an Arabic sentence about the owner '
+                'says "her plan" or "his plan"): feminine, masculine or neutral. null: not said; '
+                "like neutral, the emails and pages use wording that needs no gender.",
+            },
+            **kwargs.get("metadata", {}),
+        }
+        super().__init__(**kwargs)
+
+    @staticmethod
+    def to_wire(value: Any) -> str | None:
+        """As a plain String dumps it, on a list's fast path (api/common.py `_converter`)."""
+        return None if value is None else str(value)
 
 
 class DecimalString(fields.String):

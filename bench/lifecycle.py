@@ -337,7 +337,12 @@ async def bodies(
             row = await deliveries.load(pool, ring, row_id=row_id)
             assert row is not None
             message = emails.render(
-                d=row, ring=ring, base_url=settings.public_base_url, app_url=settings.public_app_url
+                d=row,
+                ring=ring,
+                base_url=settings.public_base_url,
+                app_url=settings.public_app_url,
+                operator_name=settings.operator_name,
+                operator_contact=settings.operator_contact,
             )
             out.append((row_id, mailer.body(settings, message)))
     finally:

@@ -29,6 +29,7 @@ from stellar_sdk import Keypair, StrKey
 
 from core.files.crypto import KeyRing
 from core.text import i18n
+from core.text.cleaning import clean_line
 
 ENVIRONMENTS = ("development", "production", "test")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -126,6 +127,31 @@ def _webhook_secret(value: str) -> str | None:
     if not value.startswith("whsec_") or len(key) < 24:
         return "must be the webhook signing secret the provider shows, `whsec_` followed by base64"
     return None
+
+
+OPERATOR_NAME_LIMIT = 80
+# A contact address as people type one (no display name, no mailto:), or an https page.
+_CONTACT_ADDRESS_RE = re.compile(r"^[^@\s<>\"(),;:]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
+_CONTACT_PAGE_RE = re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/\S*)?$")
+
+
+def _operator_name(value: str) -> str | None:
+    """Every email names it as who runs the service: one line a person reads, of a name's length."""
+    if clean_line(value) != value:
+        return "must be one line of visible characters (no control, bidi or invisible character)"
+    if len(value) > OPERATOR_NAME_LIMIT:
+        return f"must be at most {OPERATOR_NAME_LIMIT} characters (a name, e.g. Vance Family Office)"
+    return None
+
+
+def _operator_contact(value: str) -> str | None:
+    """Every email gives it as whom to write to: it must be something a person can use."""
+    if _CONTACT_ADDRESS_RE.match(value) or _CONTACT_PAGE_RE.match(value):
+        return None
+    return (
+        "must be an email address (help@legacy.example.org) or an https:// page"
+        f" (https://legacy.example.org/help), got {value!r}"
+    )
 
 
 def _strong_secret(value: str) -> str | None:
@@ -382,6 +408,22 @@ class Settings:
         "The owners' web client's origin, if one is deployed: emails name it only as where to sign in;"
         " unset, they name no sign-in address (docs/pages.md)",
         check=_http_origin,
+        example="",
+    )
+    operator_name: str = setting(
+        "OPERATOR_NAME",
+        "",
+        "Who runs this service (a person or an organisation), named in every email as who sends it;"
+        " unset: emails name the service and its host only (docs/pages.md, Who sends an email)",
+        check=_operator_name,
+        example="",
+    )
+    operator_contact: str = setting(
+        "OPERATOR_CONTACT",
+        "",
+        "Where the people the emails reach can write to the operator: an email address or an"
+        " `https://` page, given in every email; unset: the emails name no contact",
+        check=_operator_contact,
         example="",
     )
     uri_request_signing_seed: str = setting(

@@ -220,6 +220,7 @@ _NAMED: dict[str, Callable[[dict[str, Any]], str]] = {
     "guardian.declined": lambda m: N_("{guardian} declined to guard your plan"),
     "guardian.reconfirmed": lambda m: N_("{guardian} confirmed they can still act for your plan"),
     "guardian.unresponsive": lambda m: N_("{guardian} did not confirm they can still act"),
+    "guardian.gender_chosen": lambda m: N_("{guardian} chose, on their page, how we refer to them"),
     "beneficiary.address_change_proposed": lambda m: N_("{guardian} proposed a new email address for {heir}"),
     "beneficiary.address_change_agreed": lambda m: N_("{guardian} agreed to {heir}'s new email address"),
     "beneficiary.address_change_stopped": lambda m: (
@@ -246,6 +247,7 @@ _NAMED: dict[str, Callable[[dict[str, Any]], str]] = {
         "{heir} was asked to confirm that their email address reaches them"
     ),
     "beneficiary.email_confirmed": lambda m: N_("{heir} confirmed that their email address reaches them"),
+    "beneficiary.gender_chosen": lambda m: N_("{heir} chose, on their page, how we refer to them"),
     "capsule.opened": lambda m: N_("{heir} opened their capsule"),
     "capsule.document_downloaded": lambda m: N_("{heir} downloaded a document from their capsule"),
     "capsule.exported": lambda m: N_("{heir} downloaded everything in their capsule"),

@@ -42,7 +42,11 @@ pytest_plugins = [
     "testing.soroban_rpc",
     "testing.emailserver",
     "tests.browser",
+    "tests.support.onchain",
+    "tests.support.browser_pages",
 ]
+# The helpers test files share keep pytest's assertion messages, as they had in the test files.
+pytest.register_assert_rewrite("tests.support")
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_LOCK_KEY = "legacy-planning:test-lock"

@@ -17,7 +17,7 @@ from tests.conftest import REDIS_LOCK_KEY
 from tests.helpers import assert_error, sign_in
 from tests.lifecycle_helpers import activate_plan, approve_plan, report
 from tests.plan_helpers import query
-from tests.test_guardian_page import ask, page_link
+from tests.support.guardian_page import ask, page_link
 from tests.wallet_app import WalletApp, callback_path
 
 ACCOUNT_TABLES = (

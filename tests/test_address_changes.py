@@ -9,31 +9,13 @@ import re
 from typing import Any
 
 from tests.helpers import sign_in
-from tests.lifecycle_helpers import activate_plan, get_overview, guardian_session, release_plan
+from tests.lifecycle_helpers import activate_plan, get_overview, release_plan
 from tests.plan_helpers import activity_rows, query
-from tests.test_guardian_page import page_link
-from tests.test_page_languages import assert_marked
+from tests.support.guardian_page import page_link
+from tests.support.plans import CONFIRM, NEW, decide, listed, propose
+from tests.support.words import assert_marked
 
-NEW = "ada.new@example.org"
-CONFIRM = re.compile(r"https://legacy\.example\.test(/confirm-address/[0-9a-f]{64})")
 CLAIM = re.compile(r"https://legacy\.example\.test/claim/([0-9a-f]{64})")
-
-
-async def propose(client: Any, setup: Any, guardian: Any, heir: dict[str, Any], email: str = NEW) -> Any:
-    session = await guardian_session(client, guardian)
-    return await client.post(
-        f"/api/legacy/guardianships/{setup.plan_id}/beneficiaries/{heir['id']}/address",
-        json={"email": email},
-        headers=session.headers,
-    )
-
-
-async def decide(client: Any, setup: Any, guardian: Any, change_id: str, verb: str) -> Any:
-    session = await guardian_session(client, guardian)
-    return await client.post(
-        f"/api/legacy/guardianships/{setup.plan_id}/address-changes/{change_id}/{verb}",
-        headers=session.headers,
-    )
 
 
 def subjects(email_provider: Any, address: str) -> list[str]:
@@ -194,8 +176,8 @@ async def test_the_guardian_page_shows_a_bounced_link_and_proposes_from_it(
     """A bounced claim link reads as bounced on the guardian page, with the form beside it; the
     address proposed there is proved by the guardian's wallet (SEP-7), kept sealed until signed,
     and runs what the JSON route runs. The bounce alert says how, not "reply to this email"."""
-    from tests.test_email_webhook import SECRET, event, post, provider_id
-    from tests.test_guardian_page import PAGE_RE, words
+    from tests.support.guardian_page import PAGE_RE, words
+    from tests.support.mail import SECRET, event, post, provider_id
     from tests.wallet_app import WalletApp, request_uri
 
     client = await make_client(email_webhook_secret=SECRET)
@@ -280,8 +262,8 @@ async def test_an_heir_nobody_can_correct_is_named_with_the_same_words_everywher
     deadline releases: once Heir 0's link bounces, readiness, the guardian page and the guardians'
     bounce alert say the one sentence."""
     from tests.lifecycle_helpers import answer, report
-    from tests.test_email_webhook import SECRET, event, post, provider_id
-    from tests.test_guardian_page import PAGE_RE, words
+    from tests.support.guardian_page import PAGE_RE, words
+    from tests.support.mail import SECRET, event, post, provider_id
 
     client = await make_client(email_webhook_secret=SECRET)
     owner = await sign_in(client)
@@ -334,7 +316,7 @@ async def test_the_new_address_answers_for_itself_not_the_heirs_old_one(
     person" link, which suppresses the NEW address (its blind index), never the old one again."""
     from models import sealed_text
     from tests.lifecycle_helpers import approve_plan
-    from tests.test_mail_relay import stop_link
+    from tests.support.mail import stop_link
 
     work = email_provider.settings
     owner = await sign_in(client)
@@ -438,14 +420,6 @@ async def test_an_heir_told_early_gets_their_link_again_at_the_address_the_owner
     assert not email_provider.to("heir1.new@example.org")
     assert len(email_provider.to("ada.owner@example.org")) == 1
     assert query(settings, "SELECT count(*) AS n FROM outbox WHERE kind = 'early_heir_link'")[0]["n"] == 3
-
-
-async def listed(client: Any, setup: Any, guardian: Any) -> list[dict[str, Any]]:
-    session = await guardian_session(client, guardian)
-    resp = await client.get("/api/legacy/guardianships", headers=session.headers)
-    assert resp.status == 200, await resp.text()
-    [plan] = [p for p in await resp.json() if p["planId"] == setup.plan_id]
-    return plan["addressChanges"]
 
 
 async def test_the_guardians_list_shows_the_changes_running_and_nothing_before_the_release(

@@ -12,8 +12,8 @@ from typing import Any
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import release_plan
 from tests.plan_helpers import activity_rows, query
-from tests.test_address_changes import NEW, decide, propose
-from tests.test_page_languages import assert_marked
+from tests.support.plans import NEW, decide, propose
+from tests.support.words import assert_marked
 
 STOP = re.compile(r"https://legacy\.example\.test(/stop-address/[0-9a-f]{64})")
 DOUBT = re.compile(r"https://legacy\.example\.test(/address-looks-wrong/[0-9a-f]{96})")
@@ -143,7 +143,7 @@ async def test_the_heirs_stop_works_until_the_new_address_confirms(
     assert query(settings, "SELECT status FROM address_changes")[0]["status"] == "confirming"
     assert (await client.get(path)).status == 200  # still stoppable
     assert (await client.post(path, data={})).status == 200
-    from tests.test_address_changes import CONFIRM
+    from tests.support.plans import CONFIRM
 
     [ask] = email_provider.to(NEW)
     confirm = CONFIRM.search(ask.body["text"])[1]

@@ -13,9 +13,16 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve_plan, get_overview
 from tests.plan_helpers import activity_rows, query
 from tests.soft_passkey import ceremony_of
-from tests.test_address_changes import NEW
-from tests.test_guardian_page import ask, page_link, words
-from tests.test_passkey_answers import _accept, _ask, _post, _setup
+from tests.support.guardian_page import (
+    accept_with_passkey,
+    ask,
+    page_link,
+    plan_with_passkey_guardian,
+    post_answer,
+    post_ask,
+    words,
+)
+from tests.support.plans import NEW
 from tests.wallet_app import WalletApp
 
 NOTE = "She moved last spring.\nThe old address was her work's."
@@ -32,8 +39,8 @@ def owner_mails(email_provider: Any) -> list[dict[str, Any]]:
 async def test_a_passkey_guardian_tells_the_owner_from_their_page(
     client, run_worker, email_provider, settings
 ):
-    _, sister = await _setup(client, run_worker, email_provider)
-    device = await _accept(client, sister)
+    _, sister = await plan_with_passkey_guardian(client, run_worker, email_provider)
+    device = await accept_with_passkey(client, sister)
     shown = words(await (await client.get(sister)).text())
     assert 'value="suggest_address"' in shown and "name the person as you know them" in shown
     assert "Heir 0" not in shown and "Heir 1" not in shown  # no heir is listed before the release
@@ -45,19 +52,21 @@ async def test_a_passkey_guardian_tells_the_owner_from_their_page(
         ({"heirName": "A" * 201, "email": NEW}, "longer than 200 characters"),
         ({"heirName": "Ada", "email": NEW, "note": "x" * 501}, "longer than 500 characters"),
     ):
-        status, text = await _ask(client, sister, action="suggest_address", **fields)
+        status, text = await post_ask(client, sister, action="suggest_address", **fields)
         assert status == 400 and why in text, (fields, status)
 
-    status, page = await _ask(client, sister, action="suggest_address", heirName="Ada", email=NEW, note=NOTE)
+    status, page = await post_ask(
+        client, sister, action="suggest_address", heirName="Ada", email=NEW, note=NOTE
+    )
     assert status == 200, page
     assert "Ada" in page and NEW in page and "She moved last spring." in page  # shown as it will be sent
     action, options = ceremony_of(page)
     credential = device.get(options)
     # Another text posted with the same answer: refused, nothing sent.
-    status, text = await _post(client, action, credential=credential, note="something else")
+    status, text = await post_answer(client, action, credential=credential, note="something else")
     assert status == 401
     carried = html.unescape(page.split('name="note" value="', 1)[1].split('"', 1)[0])
-    assert await _post(client, action, credential=credential, note=carried) == (303, "")
+    assert await post_answer(client, action, credential=credential, note=carried) == (303, "")
 
     await run_worker(settings=email_provider.settings)
     [mail] = owner_mails(email_provider)
@@ -163,8 +172,8 @@ async def test_a_refused_suggestion_reads_in_the_pages_language_with_its_limit(
 ):
     """The form's refusals that carry a number are written in the page's language: formatted in
     English before the error page translated them, they could match no catalog entry."""
-    _, sister = await _setup(client, run_worker, email_provider)
-    await _accept(client, sister)
+    _, sister = await plan_with_passkey_guardian(client, run_worker, email_provider)
+    await accept_with_passkey(client, sister)
     for fields, why in (
         ({"heirName": "A" * 201, "email": NEW}, "El nombre tiene más de 200 caracteres"),
         ({"heirName": "Ada", "email": NEW, "note": "x" * 501}, "La nota tiene más de 500 caracteres"),

@@ -11,11 +11,10 @@ from typing import Any
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import release_plan
 from tests.plan_helpers import activity_rows, query
-from tests.test_address_changes import CONFIRM, NEW, decide, listed, propose
-from tests.test_email_webhook import SECRET, event, post, provider_id
-from tests.test_guardian_page import PAGE_RE, words
-from tests.test_mail_relay import stop_link
-from tests.test_page_languages import assert_marked
+from tests.support.guardian_page import PAGE_RE, words
+from tests.support.mail import SECRET, event, post, provider_id, stop_link
+from tests.support.plans import CONFIRM, NEW, decide, listed, propose
+from tests.support.words import assert_marked
 
 SUBJECT = "The new address for Heir 0 could not be reached"
 SAID = (

@@ -12,8 +12,7 @@ from core import queue
 from tests.lifecycle_helpers import guardian_session
 from tests.private_services import private_redis
 from tests.soroban_helpers import contract_overrides, sign_xdr
-from tests.test_onchain import approving
-from tests.test_soroban_relay import state
+from tests.support.onchain import approving, state
 
 METRICS_TOKEN = "m" * 40
 

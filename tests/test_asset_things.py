@@ -10,8 +10,8 @@ import zipfile
 from tests.capsule_helpers import Family
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import create, query
-from tests.test_capsule_page import page, visible_text
-from tests.test_export import read_zip
+from tests.support.capsule import page, read_zip
+from tests.support.words import visible_text
 
 ISSUER = "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN"
 

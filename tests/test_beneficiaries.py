@@ -28,6 +28,7 @@ FIELDS = {
     "emailConfirmedAt",  # null until the heir confirms their address (#28): docs/capsule.md
     "locale",  # their language and zone, null until set: docs/translations.md
     "timeZone",
+    "grammaticalGender",  # how to refer to them, null until said: docs/pages.md
     "createdAt",
     "updatedAt",
 }

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview
-from tests.test_browser_pages import assert_accessible, assert_fits
+from tests.support.browser_pages import assert_accessible, assert_fits
 
 PHONE = {"width": 390, "height": 780}
 
@@ -62,9 +62,9 @@ async def test_a_bounced_link_and_a_corrected_address_in_the_browser(
     """The guardian page with a bounced link and the form beside it, and the new address's
     confirmation page, at 390 px through axe."""
     from tests.lifecycle_helpers import guardian_session, release_plan
-    from tests.test_address_changes import CONFIRM, NEW
-    from tests.test_email_webhook import SECRET, event, post, provider_id
-    from tests.test_guardian_page import PAGE_RE
+    from tests.support.guardian_page import PAGE_RE
+    from tests.support.mail import SECRET, event, post, provider_id
+    from tests.support.plans import CONFIRM, NEW
 
     client = await make_client(email_webhook_secret=SECRET)
     owner = await sign_in(client)

@@ -11,58 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.text import i18n
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, report
-from tests.test_browser_pages import Released, assert_accessible, released
-from tests.test_check_in_page import reminder_link
-from tests.test_guardian_page import page_link
-
-__all__ = ["released"]  # the fixture
-
-PHONE = {"width": 390, "height": 844}
-# Every element whose box reaches past the viewport's left or right edge (hidden ones have none).
-OUTSIDE = """() => {
-    const width = window.innerWidth;
-    return [...document.body.querySelectorAll('*')]
-        .map(el => [el, el.getBoundingClientRect()])
-        .filter(([el, r]) => r.width > 0 && r.height > 0 && (r.left < -0.5 || r.right > width + 0.5))
-        .map(([el, r]) => `${el.tagName}.${el.className} ${Math.round(r.left)}..${Math.round(r.right)}`);
-}"""
-
-
-async def assert_within(page: Any) -> None:
-    """Nothing scrolls sideways and no element's box leaves the viewport, in either direction."""
-    sizes = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    outside = await page.evaluate(OUTSIDE)
-    assert sizes[0] <= sizes[1] and outside == [], (
-        f"{page.url}: {sizes[0]} px wide in a {sizes[1]} px viewport; past its edges: {outside}"
-    )
-
-
-async def open_at_phone(browser: Any) -> tuple[Any, Any]:
-    context = await browser.new_context(viewport=PHONE)
-    return context, await context.new_page()
-
-
-async def check_in_every_language(
-    page: Any, url: str, axe_source: str, shots: Path | None = None, name: str = ""
-) -> None:
-    """The page in each shipped language: its `lang` and direction, axe at AA, nothing past the
-    phone's edges; a screenshot in German (long compounds) and Arabic (right to left) when asked."""
-    for language in i18n.SHIPPED:
-        response = await page.goto(f"{url}?lang={language}", wait_until="load")
-        assert response.status == 200
-        direction = "rtl" if language == "ar" else "ltr"
-        assert await page.evaluate("[document.documentElement.lang, document.documentElement.dir]") == [
-            language,
-            direction,
-        ]
-        assert await page.locator("main p").first.evaluate("p => getComputedStyle(p).direction") == direction
-        await assert_within(page)
-        await assert_accessible(page, axe_source)
-        if shots is not None and language in ("de", "ar"):
-            await page.screenshot(path=str(shots / f"{name}-{language}-390.png"), full_page=True)
+from tests.support.browser_pages import (
+    Released,
+    check_in_every_language,
+    open_at_phone,
+)
+from tests.support.guardian_page import page_link
+from tests.support.mail import reminder_link
 
 
 async def test_the_heirs_page_in_every_language_fits_a_phone_and_passes_axe(

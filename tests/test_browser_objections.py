@@ -14,11 +14,15 @@ from typing import Any
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview, report
 from tests.passkey_helpers import localhost_client, with_authenticator
-from tests.test_browser_pages import assert_accessible, assert_fits, record_requests
-from tests.test_browser_passkeys import _passkey as with_passkey
-from tests.test_browser_passkeys import _plan as passkey_plan
-from tests.test_browser_passkeys import _press as press
-from tests.test_guardian_page import page_link
+from tests.support.browser_pages import (
+    assert_accessible,
+    assert_fits,
+    passkey_plan,
+    press,
+    record_requests,
+    with_passkey,
+)
+from tests.support.guardian_page import page_link
 from tests.wallet_app import WalletApp
 
 NARROW = {"width": 390, "height": 844}

@@ -20,8 +20,8 @@ from tests.conftest import ServiceTestServer
 from tests.helpers import sign_in
 from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 from tests.plan_helpers import create
+from tests.support.browser_pages import check_in_every_language, open_at_phone
 from tests.support.owner_browser import add, free_port, sign_in_in_the_browser
-from tests.test_browser_languages import check_in_every_language, open_at_phone
 
 PAGES = ("/plan/assets", "/plan/messages", "/plan/archive")
 

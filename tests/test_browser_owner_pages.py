@@ -10,34 +10,19 @@ browser on that origin (another host is sent there, and a form from anywhere els
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
-import pytest_asyncio
 from stellar_sdk import Keypair
 
-from api.app import create_app
 from api.html import LANGUAGE_NAMES
 from api.owner.plan_pages import zone_choices
-from tests.conftest import ServiceTestServer
 from tests.helpers import sign_in
 from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
-from tests.support.owner_browser import add, free_port, sign_in_in_the_browser
-from tests.test_browser_languages import check_in_every_language, open_at_phone
+from tests.support.browser_pages import check_in_every_language, open_at_phone
+from tests.support.owner_browser import add, sign_in_in_the_browser
 
 PAGES = ("/plan", "/plan/heirs", "/plan/guardians", "/plan/account")
-
-
-@pytest_asyncio.fixture
-async def served(aiohttp_client: Any, settings: Any, clock: Any) -> Any:
-    """The service on a port chosen first, its PUBLIC_BASE_URL that very address."""
-    port = free_port()
-    origin = f"http://127.0.0.1:{port}"
-    app = create_app(dataclasses.replace(settings, public_base_url=origin), clock)
-    client = await aiohttp_client(ServiceTestServer(app, port=port))
-    assert str(client.make_url("")).rstrip("/") == origin
-    return client
 
 
 async def test_an_owner_signs_in_with_a_wallet_and_names_their_people_from_the_pages(

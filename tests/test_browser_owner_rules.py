@@ -17,11 +17,8 @@ from tests.helpers import sign_in
 from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 from tests.lifecycle_helpers import activate_plan, approve_plan, get_overview
 from tests.plan_helpers import create
+from tests.support.browser_pages import check_in_every_language, open_at_phone
 from tests.support.owner_browser import sign_in_in_the_browser
-from tests.test_browser_languages import check_in_every_language, open_at_phone
-from tests.test_browser_owner_pages import served
-
-__all__ = ["served"]  # the fixture
 
 SECTIONS = ("letters", "later", "assets", "share")
 

@@ -14,9 +14,13 @@ from urllib.parse import urlsplit
 from stellar_sdk import Keypair
 
 from tests.passkey_helpers import localhost_client, with_authenticator
-from tests.support.owner_browser import wallet_signs
-from tests.test_browser_languages import PHONE, assert_within, check_in_every_language, open_at_phone
-from tests.test_browser_pages import assert_accessible
+from tests.support.browser_pages import (
+    assert_accessible,
+    assert_within,
+    check_in_every_language,
+    open_at_phone,
+)
+from tests.support.owner_browser import PHONE, wallet_signs
 
 
 async def _sign_in_with_wallet(

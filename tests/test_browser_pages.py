@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,106 +14,28 @@ import pytest
 
 from tests.capsule_helpers import Family
 from tests.lifecycle_helpers import get_overview
-from tests.media_samples import png, wav, webm
-from tests.plan_helpers import create
-from tests.test_check_in_page import reminder_link
-from tests.test_heirs_onchain import ready
-from tests.test_onchain import onchain
+from tests.support.browser_pages import (
+    DESKTOP,
+    SMALL_PHONE,
+    Released,
+    assert_accessible,
+    assert_fits,
+    record_requests,
+)
+from tests.support.mail import reminder_link
+from tests.support.onchain import ready
 
-__all__ = ["onchain"]  # the fixture
-
-AA_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
-PHONE = {"width": 360, "height": 640}
 # A media element's duration once its metadata is in (or its error).
 DURATION = """el => el.readyState >= 1 ? el.duration : new Promise((ok, fail) => {
     el.addEventListener('loadedmetadata', () => ok(el.duration));
     el.addEventListener('error', () => fail(new Error('media error ' + el.error.code)));
 })"""
-DESKTOP = {"width": 1280, "height": 900}
-
-
-@dataclass
-class Released:
-    fam: Family
-    origin: str
-    url: str
-    video_id: str
-    document_id: str
-    document: bytes
-
-
-@pytest.fixture
-async def released(fam: Family) -> Released:
-    """A released capsule with every kind of content a page shows."""
-    ada = await fam.add_heir("Ada", 60)
-    await fam.add_heir("Ben", 40)
-    vault = fam.vault
-    photo = await vault.upload_ok(png(), filename="garden.png", content_type="image/png", type="photo")
-    voice = await vault.upload_ok(wav(), filename="hello.wav", content_type="audio/wav", type="voice")
-    film = await vault.upload_ok(webm(), filename="film.webm", content_type="video/webm", type="video")
-    await vault.work()
-    await fam.message(
-        "Dear Ada,\n\nIf you are reading this, the plan did what it was meant to do. The garden is "
-        "yours now; the roses by the gate need cutting back in March.\n\nWith all my love,\nMum",
-        title="To my daughter",
-    )
-    await fam.message(
-        "The two of us in the garden, the summer you turned six.", title="Summer", mediaId=photo["id"]
-    )
-    await fam.message(
-        "I wanted you to hear my voice once more.", title="A voice message", mediaId=voice["id"]
-    )
-    video = await fam.message("A walk along the river.", title="The river", mediaId=film["id"])
-    opens = (fam.clock.now() + timedelta(days=400)).date()
-    await fam.message("Later.", title="For your wedding day", rule=("on_date", opens.isoformat()))
-    await create(
-        fam.client,
-        fam.owner,
-        "assets",
-        label="The house on Elm Street",
-        amount="1",
-        description="The deeds are with the notary.",
-    )
-    await create(fam.client, fam.owner, "assets", label="Savings", amount="1250.50", assetCode="XLM")
-    document = b"%PDF-1.7\n" + bytes(range(256)) * 300 + b"\n%%EOF\n"
-    will = await fam.document(
-        document, filename="will.pdf", content_type="application/pdf", title="My will", category="legal"
-    )
-    await fam.release()
-    origin = str(fam.client.make_url("")).rstrip("/")
-    return Released(fam, origin, f"{origin}/claim/{ada['claimToken']}", video["id"], will["id"], document)
-
-
-def record_requests(page: Any) -> list[str]:
-    urls: list[str] = []
-    page.on("request", lambda request: urls.append(request.url))
-    return urls
-
-
-async def assert_accessible(page: Any, axe_source: str) -> None:
-    await page.evaluate(axe_source)
-    result = await page.evaluate(
-        "(tags) => axe.run(document, {runOnly: {type: 'tag', values: tags}})", AA_TAGS
-    )
-    violations = [
-        (v["id"], v["impact"], [n["html"][:120] for n in v["nodes"]][:3]) for v in result["violations"]
-    ]
-    assert violations == [], violations
-    assert result["passes"], "axe ran no rule at all"
-
-
-async def assert_fits(page: Any) -> None:
-    """No sideways scrolling at the viewport's width."""
-    overflow = await page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
-    assert overflow <= 0, f"{overflow}px of horizontal scroll"
 
 
 async def test_the_released_capsule_reads_plays_and_passes_axe(
     released: Released, browser: Any, axe_source: str, screenshots: Path
 ) -> None:
-    for name, viewport in (("phone", PHONE), ("desktop", DESKTOP)):
+    for name, viewport in (("phone", SMALL_PHONE), ("desktop", DESKTOP)):
         context = await browser.new_context(viewport=viewport)
         page = await context.new_page()
         urls = record_requests(page)
@@ -195,7 +115,7 @@ async def test_every_other_state_is_a_calm_page_that_passes_axe(
     ada = await fam.add_heir("Ada", 100)
     token = ada["claimToken"] if state == "locked" else "0" * 64
     origin = str(fam.client.make_url("")).rstrip("/")
-    context = await browser.new_context(viewport=PHONE)
+    context = await browser.new_context(viewport=SMALL_PHONE)
     page = await context.new_page()
     urls = record_requests(page)
     response = await page.goto(f"{origin}/claim/{token}")
@@ -222,12 +142,12 @@ async def test_the_check_in_link_works_with_javascript_off_and_its_get_changes_n
     origin = str(client.make_url("")).rstrip("/")
     link = f"{origin}/check-in/{token}"
     # axe needs script: the button page in a context where scripts run (a GET changes nothing).
-    checker = await browser.new_context(viewport=PHONE)
+    checker = await browser.new_context(viewport=SMALL_PHONE)
     page = await checker.new_page()
     assert (await page.goto(link)).status == 200
     await assert_accessible(page, axe_source)
     # The owner, with JavaScript off.
-    context = await browser.new_context(java_script_enabled=False, viewport=PHONE)
+    context = await browser.new_context(java_script_enabled=False, viewport=SMALL_PHONE)
     page = await context.new_page()
     urls = record_requests(page)
     assert (await page.goto(link)).status == 200
@@ -266,7 +186,7 @@ async def test_the_ready_capsule_is_a_calm_page_that_passes_axe(
 ) -> None:
     setup = await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
     origin = str(onchain.make_url("")).rstrip("/")
-    context = await browser.new_context(viewport=PHONE)
+    context = await browser.new_context(viewport=SMALL_PHONE)
     page = await context.new_page()
     urls = record_requests(page)
     response = await page.goto(f"{origin}/claim/{setup.beneficiaries[0]['claimToken']}")

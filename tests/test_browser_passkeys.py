@@ -27,41 +27,15 @@ from tests.passkey_helpers import (
 )
 from tests.plan_helpers import create, query
 from tests.soroban_helpers import contract_overrides
-from tests.test_browser_pages import DESKTOP, PHONE, assert_accessible, assert_fits
-
-
-async def _plan(client: Any, run_worker: Any, email_provider: Any) -> tuple[Any, list[str]]:
-    """A Draft plan whose two guardians have a name and an email, no wallet; their page paths."""
-    owner = await sign_in(client)
-    resp = await client.patch(
-        "/api/users/me", json={"email": "owner@example.org", "name": "Olive Owner"}, headers=owner.headers
-    )
-    assert resp.status == 200
-    await create(client, owner, "beneficiaries", allocationPercentage=100)
-    for index in range(2):
-        resp = await client.post(
-            "/api/guardians",
-            json={"name": f"Guardian {index}", "email": f"guardian{index}@example.org"},
-            headers=owner.headers,
-        )
-        assert resp.status == 201, await resp.text()
-        assert (await resp.json())["walletAddress"] is None and (await resp.json())["proof"] is None
-    await run_worker(settings=email_provider.settings)
-    invitation = email_provider.to("guardian0@example.org")[-1].body["text"]
-    assert "creating a passkey" in invitation and "Stellar wallet" not in invitation
-    return owner, [guardian_path(email_provider, f"guardian{i}@example.org") for i in range(2)]
-
-
-async def _press(page: Any, name: str) -> None:
-    async with page.expect_navigation():
-        await page.get_by_role("button", name=name, exact=True).click()
-
-
-async def _passkey(page: Any, name: str) -> None:
-    """Press the passkey page's button: the ceremony runs, the answer is posted, back to the page."""
-    async with page.expect_navigation(url="**/guardian/*"):
-        await page.get_by_role("button", name=name).click()
-    await page.wait_for_load_state()
+from tests.support.browser_pages import (
+    DESKTOP,
+    SMALL_PHONE,
+    assert_accessible,
+    assert_fits,
+    passkey_plan,
+    press,
+    with_passkey,
+)
 
 
 async def test_two_passkey_guardians_accept_confirm_report_approve_and_release_the_plan(
@@ -75,8 +49,8 @@ async def test_two_passkey_guardians_accept_confirm_report_approve_and_release_t
     screenshots: Path,
 ) -> None:
     client, origin = await localhost_client(aiohttp_client, settings, clock)
-    owner, paths = await _plan(client, run_worker, email_provider)
-    contexts = [await browser.new_context(viewport=PHONE) for _ in paths]
+    owner, paths = await passkey_plan(client, run_worker, email_provider)
+    contexts = [await browser.new_context(viewport=SMALL_PHONE) for _ in paths]
     opened = [await with_authenticator(c) for c in contexts]
     pages, devices, authenticators = ([o[i] for o in opened] for i in range(3))
 
@@ -88,18 +62,18 @@ async def test_two_passkey_guardians_accept_confirm_report_approve_and_release_t
         if index == 0:
             await assert_accessible(page, axe_source)
             await page.screenshot(path=str(screenshots / "guardian-passkey-invited-360.png"), full_page=True)
-        await _press(page, "Accept")
+        await press(page, "Accept")
         assert await page.locator("h1").inner_text() == "Accept with a passkey"
         if index == 0:
             await assert_fits(page)
             await assert_accessible(page, axe_source)
             await page.screenshot(path=str(screenshots / "guardian-passkey-create-360.png"), full_page=True)
-        await _passkey(page, "Create a passkey and accept")
+        await with_passkey(page, "Create a passkey and accept")
         assert page.url == origin + path
         text = await page.locator("main").inner_text()
         assert "You answer on this page with the passkey you created for it (1 device)" in text
     # A second device: proved with the first passkey, then the new device creates its own.
-    await _press(pages[0], "Add another device")
+    await press(pages[0], "Add another device")
     assert await pages[0].locator("h1").inner_text() == "Add a passkey on another device"
     async with pages[0].expect_navigation():
         await pages[0].get_by_role("button", name="Use my passkey first").click()
@@ -110,7 +84,7 @@ async def test_two_passkey_guardians_accept_confirm_report_approve_and_release_t
     authenticators[0] = (await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": AUTHENTICATOR}))[
         "authenticatorId"
     ]
-    await _passkey(pages[0], "Create a passkey on this device")
+    await with_passkey(pages[0], "Create a passkey on this device")
     assert "(2 devices)" in await pages[0].locator("main").inner_text()
     rows = await (await client.get("/api/guardians", headers=owner.headers)).json()
     assert sorted((r["proof"], r["acceptedAt"] is not None) for r in rows) == [("passkey", True)] * 2
@@ -129,25 +103,25 @@ async def test_two_passkey_guardians_accept_confirm_report_approve_and_release_t
         grace=timedelta(seconds=settings.guardian_reconfirm_grace_seconds),
     )
     await pages[0].reload()
-    await _press(pages[0], "Confirm")
+    await press(pages[0], "Confirm")
     assert await pages[0].locator("h1").inner_text() == "Confirm with your passkey"
     await assert_accessible(pages[0], axe_source)
     await pages[0].screenshot(path=str(screenshots / "guardian-passkey-get-360.png"), full_page=True)
-    await _passkey(pages[0], "Use my passkey to confirm")
+    await with_passkey(pages[0], "Use my passkey to confirm")
     [row] = query(settings, "SELECT reconfirmed_at FROM guardians WHERE reconfirmed_at IS NOT NULL")
     assert row["reconfirmed_at"] is not None
 
     # Report with a reason and a note.
     await pages[0].select_option("#reason", "incapacity")
     await pages[0].locator("#report-note").fill("She is in hospital.")
-    await _press(pages[0], "Report")
+    await press(pages[0], "Report")
     assert await pages[0].locator("h1").inner_text() == "Report with your passkey"
     # The note is shown as it will be sent, not editable: the passkey signs it with the answer.
     assert "She is in hospital." in await pages[0].locator("main").inner_text()
     assert await pages[0].locator("textarea").count() == 0
     await assert_accessible(pages[0], axe_source)
     await pages[0].screenshot(path=str(screenshots / "guardian-passkey-report-360.png"), full_page=True)
-    await _passkey(pages[0], "Use my passkey to report")
+    await with_passkey(pages[0], "Use my passkey to report")
     assert (await get_overview(client, owner))["status"] == "PendingVerification"
     [report] = query(settings, "SELECT reason, reporter_user_id, note_sealed FROM plan_reports")
     assert report["reason"] == "incapacity" and report["reporter_user_id"] is None and report["note_sealed"]
@@ -157,9 +131,9 @@ async def test_two_passkey_guardians_accept_confirm_report_approve_and_release_t
     # Both approve: the plan is approved, then released after the cancel window.
     for page in pages:
         await page.reload()
-        await _press(page, "Approve the release")
+        await press(page, "Approve the release")
         assert await page.locator("h1").inner_text() == "Approve with your passkey"
-        await _passkey(page, "Use my passkey to approve the release")
+        await with_passkey(page, "Use my passkey to approve the release")
     approvals = query(
         settings, "SELECT source, wallet_address, message FROM plan_approvals ORDER BY created_at"
     )
@@ -191,13 +165,13 @@ async def test_refusals_record_nothing_and_say_so_in_words(
     soroban_rpc: Any,
 ) -> None:
     client, origin = await localhost_client(aiohttp_client, settings, clock)
-    owner, paths = await _plan(client, run_worker, email_provider)
+    owner, paths = await passkey_plan(client, run_worker, email_provider)
     contexts = [await browser.new_context() for _ in paths]
     pages = [(await with_authenticator(c))[0] for c in contexts]
     for page, path in zip(pages, paths, strict=True):
         await page.goto(origin + path)
-        await _press(page, "Accept")
-        await _passkey(page, "Create a passkey and accept")
+        await press(page, "Accept")
+        await with_passkey(page, "Create a passkey and accept")
     assert (await client.post("/api/legacy/activate", headers=owner.headers)).status == 200
     page, path = pages[0], paths[0]
 
@@ -210,7 +184,7 @@ async def test_refusals_record_nothing_and_say_so_in_words(
 
     # A replayed answer: the first one counts, the same one again records nothing.
     await page.goto(origin + path)
-    await _press(page, "Report")
+    await press(page, "Report")
     posted_to, fields = await capture_answer(
         page, lambda: page.get_by_role("button", name="Use my passkey to report").click()
     )
@@ -223,11 +197,11 @@ async def test_refusals_record_nothing_and_say_so_in_words(
 
     # A challenge for another answer: an assertion made for "confirm" posted to "approve".
     await page.goto(origin + path)
-    await _press(page, "Approve the release")
+    await press(page, "Approve the release")
     approve_action = await page.locator("#passkey-form").get_attribute("action")
     query(settings, "UPDATE guardians SET reconfirm_asked_at = now()")
     await page.goto(origin + path)
-    await _press(page, "Confirm")
+    await press(page, "Confirm")
     _, confirm_fields = await capture_answer(
         page, lambda: page.get_by_role("button", name="Use my passkey to confirm").click()
     )
@@ -238,7 +212,7 @@ async def test_refusals_record_nothing_and_say_so_in_words(
     # Another guardian's passkey, on this guardian's request.
     other = pages[1]
     await other.goto(origin + paths[1])
-    await _press(other, "Approve the release")
+    await press(other, "Approve the release")
     _, other_fields = await capture_answer(
         other, lambda: other.get_by_role("button", name="Use my passkey to approve the release").click()
     )
@@ -248,7 +222,7 @@ async def test_refusals_record_nothing_and_say_so_in_words(
 
     # A counter that went back (a copied passkey): refused and logged.
     await page.goto(origin + path)
-    await _press(page, "Approve the release")
+    await press(page, "Approve the release")
     posted_to, fields = await capture_answer(
         page, lambda: page.get_by_role("button", name="Use my passkey to approve the release").click()
     )
@@ -262,7 +236,7 @@ async def test_refusals_record_nothing_and_say_so_in_words(
 
     # An expired request: five minutes later, nothing is recorded.
     await page.goto(origin + path)
-    await _press(page, "Approve the release")
+    await press(page, "Approve the release")
     posted_to, fields = await capture_answer(
         page, lambda: page.get_by_role("button", name="Use my passkey to approve the release").click()
     )
@@ -318,26 +292,26 @@ async def test_without_scripts_the_page_says_what_to_do_and_records_nothing(
     screenshots: Path,
 ) -> None:
     client, origin = await localhost_client(aiohttp_client, settings, clock)
-    owner, paths = await _plan(client, run_worker, email_provider)
-    context = await browser.new_context(java_script_enabled=False, viewport=PHONE)
+    owner, paths = await passkey_plan(client, run_worker, email_provider)
+    context = await browser.new_context(java_script_enabled=False, viewport=SMALL_PHONE)
     page = await context.new_page()
     assert (await page.goto(origin + paths[0])).status == 200
     assert "Answering with a passkey needs scripts" in await page.locator("main").inner_text()
-    await _press(page, "Accept")
+    await press(page, "Accept")
     text = await page.locator("main").inner_text()
     assert "This page needs scripts to use a passkey" in text and "record a Stellar wallet for you" in text
     await page.screenshot(path=str(screenshots / "guardian-passkey-noscript-360.png"), full_page=True)
-    await _press(page, "Create a passkey and accept")
+    await press(page, "Create a passkey and accept")
     assert "did not send a passkey, so nothing was recorded" in await page.locator("main").inner_text()
     rows = await (await client.get("/api/guardians", headers=owner.headers)).json()
     assert [r["acceptedAt"] for r in rows] == [None, None]
     await context.close()
     # A browser with scripts but without WebAuthn: the script says the same, the button is off.
-    checker = await browser.new_context(viewport=PHONE)
+    checker = await browser.new_context(viewport=SMALL_PHONE)
     await checker.add_init_script("delete window.PublicKeyCredential")
     page = await checker.new_page()
     await page.goto(origin + paths[0])
-    await _press(page, "Accept")
+    await press(page, "Accept")
     missing = page.locator("#passkey-missing")
     assert await missing.is_visible() and "This browser cannot use passkeys" in await missing.inner_text()
     assert await page.get_by_role("button", name="Create a passkey and accept").is_disabled()
@@ -358,7 +332,7 @@ async def test_a_wallet_guardians_page_says_what_a_wallet_is_and_the_qr_words_fi
     await run_worker(settings=email_provider.settings)
     url = str(client.make_url(guardian_path(email_provider, "guardian0@example.org")))
     for name, viewport, shown, hidden in (
-        ("360", PHONE, ".on-phone", ".on-computer"),
+        ("360", SMALL_PHONE, ".on-phone", ".on-computer"),
         ("1280", DESKTOP, ".on-computer", ".on-phone"),
     ):
         context = await browser.new_context(viewport=viewport)
@@ -368,7 +342,7 @@ async def test_a_wallet_guardians_page_says_what_a_wallet_is_and_the_qr_words_fi
         explained = await page.locator("details").inner_text()
         assert all(w in explained for w in ("LOBSTR", "Freighter", "xBull", "switch you to a passkey"))
         await assert_accessible(page, axe_source)
-        await _press(page, "Accept")
+        await press(page, "Accept")
         assert await page.locator(shown).is_visible() and not await page.locator(hidden).is_visible()
         await assert_fits(page)
         await assert_accessible(page, axe_source)

@@ -15,14 +15,10 @@ from stellar_sdk.sep.stellar_uri import TransactionStellarUri
 
 from tests.browser import read_qr_codes
 from tests.helpers import sign_in
-from tests.test_browser_pages import DESKTOP, PHONE, assert_accessible, assert_fits, record_requests
-from tests.test_guardian_invitations import draft_with_guardians
-from tests.test_guardian_page import page_link
-from tests.test_heirs_onchain import ready, worker_settings
-from tests.test_onchain import onchain
+from tests.support.browser_pages import DESKTOP, SMALL_PHONE, assert_accessible, assert_fits, record_requests
+from tests.support.guardian_page import draft_with_guardians, page_link
+from tests.support.onchain import ready, worker_settings
 from tests.wallet_app import WalletApp
-
-__all__ = ["onchain"]
 
 
 async def assert_qr_is_the_link(page: Any, screenshot: Path) -> str:
@@ -87,7 +83,7 @@ async def test_the_heir_signs_with_a_wallet_app_through_qr_codes_and_the_paste_b
 
     # The same pages on a phone, through axe (which needs script; the button shows the request
     # shown before, building nothing).
-    checker = await browser.new_context(viewport=PHONE)
+    checker = await browser.new_context(viewport=SMALL_PHONE)
     page = await checker.new_page()
     assert (await page.goto(url)).status == 200
     await assert_fits(page)
@@ -159,7 +155,7 @@ async def test_a_guardian_answers_from_their_page_in_a_browser(
     rows = await (await client.get("/api/guardians", headers=owner.headers)).json()
     assert rows[0]["acceptedAt"] is not None
 
-    checker = await browser.new_context(viewport=PHONE)
+    checker = await browser.new_context(viewport=SMALL_PHONE)
     page = await checker.new_page()
     assert (await page.goto(url)).status == 200
     await assert_fits(page)

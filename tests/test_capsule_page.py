@@ -4,51 +4,18 @@ What a browser does with the page is in tests/test_browser_pages.py."""
 
 from __future__ import annotations
 
-import html as html_lib
 import re
 from datetime import datetime, timedelta
 from typing import Any
 
-import aiohttp
 import pytest
 
 from api.html import spelled
-from tests.capsule_helpers import PRIVACY_HEADERS, Family, family
+from tests.capsule_helpers import Family, family
 from tests.plan_helpers import create, query
-from tests.test_heirs_onchain import ready
-from tests.test_onchain import onchain
-from tests.test_plain_words import assert_plain, page_words
-
-__all__ = ["onchain"]  # the fixture
-
-NO_SCRIPT_CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; "
-    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-)
-
-
-def assert_page_headers(resp: aiohttp.ClientResponse) -> None:
-    for name, value in PRIVACY_HEADERS.items():
-        assert resp.headers.get(name) == value, (resp.status, name, resp.headers.get(name))
-    assert resp.headers.get("Content-Security-Policy") == NO_SCRIPT_CSP, resp.status
-
-
-async def page(fam: Family, path: str, method: str = "GET", **kwargs: Any) -> tuple[int, str]:
-    resp = await fam.client.request(method, path, **kwargs)
-    assert_page_headers(resp)
-    text = await resp.text()
-    if method != "HEAD":
-        assert resp.content_type == "text/html", (resp.status, resp.content_type, text[:200])
-        assert "<script" not in text.lower()
-        assert_plain(page_words(text), f"the heir's page ({method} {resp.status})")
-    return resp.status, text
-
-
-def visible_text(markup: str) -> str:
-    """The words a reader sees: tags dropped, entities decoded, whitespace collapsed."""
-    markup = re.sub(r"</?bdi>", "", markup)  # a name's isolation sits inside a word ("Olive Owner's")
-    words = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
-    return re.sub(r" ([.,;:])", r"\1", words)  # "…</time>." reads as "….", not "… ."
+from tests.support.capsule import assert_page_headers, page
+from tests.support.onchain import ready
+from tests.support.words import visible_text
 
 
 async def test_locked_says_nothing_is_there_yet_and_nothing_else(fam: Family) -> None:

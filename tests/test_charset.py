@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import assert_error, sign_in
 from tests.lifecycle_helpers import activate_plan
-from tests.test_guardian_page import page_link
+from tests.support.guardian_page import page_link
 
 WALLET = "GAAZI4TCR3TY5OJHCTJC2A4QSY6CJWJH5IAJTGKIN2ER7LBNVKOCCWN7"
 BAD = ["foo", "idna", "utf-16", "latin-1", "rot13", "base64", "utf-8-sig"]

@@ -7,33 +7,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import re
 
 from core.logging import JsonFormatter, redact, redact_path
 from tests.helpers import assert_error, sign_in
 from tests.lifecycle_helpers import activate_plan, approve, get_overview, past_setup, report
 from tests.plan_helpers import activity_rows, query
+from tests.support.mail import links_in, owner_links
 
 DAY = 86400
-LINK = re.compile(r"https://legacy\.example\.test/check-in/([0-9a-f]{64})")
 URL = "/api/legacy/check-in/link"
-
-
-def links_in(mail) -> list[str]:
-    """The check-in tokens of one captured email, checked to be the same in text and HTML."""
-    text = LINK.findall(mail.body["text"])
-    html = LINK.findall(mail.body["html"])
-    assert text == html[: len(text)] and all(
-        f'href="https://legacy.example.test/check-in/{t}"' in mail.body["html"] for t in text
-    )
-    return text
-
-
-async def owner_links(email_provider, address="owner@example.org") -> list[str]:
-    tokens = []
-    for mail in email_provider.to(address):
-        tokens += links_in(mail)
-    return tokens
 
 
 async def test_the_link_in_the_verification_email_vetoes_and_starts_a_cycle(

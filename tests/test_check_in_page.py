@@ -9,25 +9,12 @@ from datetime import datetime
 from typing import Any
 
 from api.html import spelled
-from tests.helpers import sign_in
-from tests.lifecycle_helpers import activate_plan, get_overview
-from tests.test_capsule_page import assert_page_headers, visible_text
-from tests.test_check_in_link import owner_links
-from tests.test_plain_words import assert_plain, page_words
+from tests.lifecycle_helpers import get_overview
+from tests.support.capsule import assert_page_headers
+from tests.support.mail import reminder_link
+from tests.support.words import assert_plain, page_words, visible_text
 
 DAY = 86400
-
-
-async def reminder_link(client: Any, clock: Any, run_worker: Any, email_provider: Any) -> tuple[Any, str]:
-    """An active plan's owner and the check-in link of their first reminder email."""
-    owner = await sign_in(client)
-    await activate_plan(
-        client, owner, settings={"checkInIntervalSeconds": 2 * DAY, "gracePeriodSeconds": DAY}
-    )
-    clock.advance(days=1, seconds=1)
-    await run_worker(settings=email_provider.settings)
-    [token] = await owner_links(email_provider)
-    return owner, token
 
 
 async def page(client: Any, method: str, path: str) -> tuple[int, str]:

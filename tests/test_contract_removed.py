@@ -10,10 +10,7 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve_plan, get_overview
 from tests.plan_helpers import query
 from tests.soroban_helpers import contract_overrides
-from tests.test_onchain import approving, onchain, run
-from tests.test_onchain_rounds import approve_on_chain
-
-__all__ = ["onchain"]
+from tests.support.onchain import approve_on_chain, approving, run
 
 
 def claim_link_stages(settings):

@@ -13,6 +13,7 @@ import logging
 import re
 import secrets
 import socket
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,16 +30,11 @@ from service.dev import log_generated_secrets
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import SETTING_UP_NOTICES, activate_plan, approve, get_overview, report
 from tests.plan_helpers import query
-from tests.test_browser_pages import assert_accessible, assert_fits, record_requests
-from tests.test_plain_words import assert_plain, page_words
+from tests.support.browser_pages import assert_accessible, assert_fits, record_requests
+from tests.support.mail import DEV
+from tests.support.words import assert_plain, page_words
 
 DAY = 86400
-DEV = {
-    "environment": "development",
-    "email_provider_url": "",
-    "email_provider_api_key": "",
-    "public_app_url": "",
-}
 HREF = re.compile(r'href="([^"]+)"')
 URL_IN_TEXT = re.compile(r"https?://\S+")
 
@@ -327,8 +323,22 @@ async def test_the_mailbox_in_chromium_reads_at_phone_width_passes_axe_and_its_l
     await context.close()
 
 
-def test_start_up_says_which_dev_secrets_it_generated_and_never_their_values(tmp_path, caplog) -> None:
+@pytest.fixture
+def generated_in_dev() -> Iterator[set[str]]:
+    """core.settings.GENERATED_IN_DEV, the process's record of what it generated, emptied for a
+    test and given back as it was: another test's settings never read what this one generated."""
+    kept = set(GENERATED_IN_DEV)
     GENERATED_IN_DEV.clear()
+    try:
+        yield GENERATED_IN_DEV
+    finally:
+        GENERATED_IN_DEV.clear()
+        GENERATED_IN_DEV.update(kept)
+
+
+def test_start_up_says_which_dev_secrets_it_generated_and_never_their_values(
+    tmp_path, caplog, generated_in_dev
+) -> None:
     first = load_settings({"APP_ENV": "development", "DATA_DIR": str(tmp_path)})
     with caplog.at_level(logging.INFO, logger="legacy_planning"):
         log_generated_secrets(first, {})
@@ -339,7 +349,7 @@ def test_start_up_says_which_dev_secrets_it_generated_and_never_their_values(tmp
     assert not any(value in said for value in secrets_written.values())
 
     caplog.clear()
-    GENERATED_IN_DEV.clear()
+    generated_in_dev.clear()
     own = secrets.token_urlsafe(48)
     again = load_settings({"APP_ENV": "development", "DATA_DIR": str(tmp_path), "JWT_SECRET": own})
     with caplog.at_level(logging.INFO, logger="legacy_planning"):

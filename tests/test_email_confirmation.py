@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
-import re
 import secrets
 import uuid
 from datetime import UTC, datetime
@@ -19,29 +18,11 @@ from standardwebhooks.webhooks import Webhook
 
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import get_overview
-from tests.plan_helpers import create, query
+from tests.plan_helpers import query
+from tests.support.mail import link_in
+from tests.support.plans import ask_to_confirm, heir_of
 
-LINK_RE = re.compile(r"https://[^/\s]+/confirm-email/([0-9a-f]{64})")
 TWIN = "/api/beneficiaries/confirm-email"
-
-
-async def ask(client, owner, heir) -> dict:
-    resp = await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
-    body = await resp.json()
-    assert resp.status == 202, body
-    return body
-
-
-def link_in(email_provider, address: str) -> str:
-    texts = [r.body["text"] for r in email_provider.to(address) if "confirm" in r.body["subject"].lower()]
-    assert texts, f"no confirmation email to {address}"
-    match = LINK_RE.search(texts[-1])
-    assert match is not None
-    return match.group(1)
-
-
-async def heir_of(client, owner, **overrides) -> dict:
-    return await create(client, owner, "beneficiaries", email="ada@example.org", **overrides)
 
 
 async def test_the_link_confirms_once_through_the_page(client, run_worker, email_provider, settings, caplog):
@@ -51,7 +32,7 @@ async def test_the_link_confirms_once_through_the_page(client, run_worker, email
     assert heir["emailConfirmedAt"] is None
     warnings = (await get_overview(client, owner))["readiness"]["warnings"]
     assert any("Ada has not confirmed their email address" in w for w in warnings)
-    body = await ask(client, owner, heir)
+    body = await ask_to_confirm(client, owner, heir)
     assert body["status"] == "pending" and body["expiresAt"]
     with caplog.at_level(logging.DEBUG):
         await run_worker(settings=email_provider.settings)
@@ -105,10 +86,10 @@ async def test_the_link_confirms_once_through_the_page(client, run_worker, email
         f"/api/beneficiaries/{heir['id']}", json={"email": "ada@example.net"}, headers=owner.headers
     )
     assert resp.status == 200 and (await resp.json())["emailConfirmedAt"] is None
-    await ask(client, owner, heir)
+    await ask_to_confirm(client, owner, heir)
     await run_worker(settings=email_provider.settings)
     new_token = link_in(email_provider, "ada@example.net")
-    await ask(client, owner, heir)
+    await ask_to_confirm(client, owner, heir)
     resp = await client.patch(
         f"/api/beneficiaries/{heir['id']}", json={"email": "ada@example.com"}, headers=owner.headers
     )
@@ -119,7 +100,7 @@ async def test_the_link_confirms_once_through_the_page(client, run_worker, email
 async def test_the_json_twin_and_every_miss(client, run_worker, email_provider, settings, clock):
     owner = await sign_in(client)
     heir = await heir_of(client, owner)
-    await ask(client, owner, heir)
+    await ask_to_confirm(client, owner, heir)
     await run_worker(settings=email_provider.settings)
     token = link_in(email_provider, "ada@example.org")
     # Misses: malformed, unknown, another length: one 404 each.
@@ -133,7 +114,7 @@ async def test_the_json_twin_and_every_miss(client, run_worker, email_provider, 
     clock.advance(days=30, seconds=1)
     assert (await client.post(TWIN, json={"token": token})).status == 404
     # A fresh one works through the twin.
-    await ask(client, owner, heir)
+    await ask_to_confirm(client, owner, heir)
     await run_worker(settings=email_provider.settings)
     fresh = link_in(email_provider, "ada@example.org")
     resp = await client.post(TWIN, json={"token": fresh})
@@ -143,7 +124,7 @@ async def test_the_json_twin_and_every_miss(client, run_worker, email_provider, 
 async def test_misses_are_limited_per_ip_and_valid_links_never(client, run_worker, email_provider, settings):
     owner = await sign_in(client)
     heir = await heir_of(client, owner)
-    await ask(client, owner, heir)
+    await ask_to_confirm(client, owner, heir)
     await run_worker(settings=email_provider.settings)
     token = link_in(email_provider, "ada@example.org")
     limit = settings.rate_limit_check_in_misses_per_ip
@@ -165,7 +146,7 @@ async def test_the_owners_request_rules(client, run_worker, email_provider):
         assert resp.status == 404
     assert (await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email")).status == 401
     for _ in range(3):
-        await ask(client, owner, heir)
+        await ask_to_confirm(client, owner, heir)
     resp = await client.post(f"/api/beneficiaries/{heir['id']}/confirm-email", headers=owner.headers)
     assert resp.status == 429 and int(resp.headers["Retry-After"]) > 23 * 3600
 
@@ -175,7 +156,7 @@ async def test_a_bounced_heir_address_is_a_warning(make_client, run_worker, emai
     client = await make_client(email_webhook_secret=secret)
     owner = await sign_in(client)
     heir = await heir_of(client, owner, name="Bea")
-    await ask(client, owner, heir)
+    await ask_to_confirm(client, owner, heir)
     await run_worker(settings=email_provider.settings)
     [row] = query(settings, "SELECT provider_id FROM outbox WHERE kind = 'email_confirmation'")
     body = orjson.dumps({"type": "email.bounced", "data": {"email_id": row["provider_id"]}})

@@ -95,7 +95,7 @@ def test_the_text_part_says_what_the_html_part_says(kind: str) -> None:
 def test_a_line_break_in_the_words_is_one_in_the_html_part_too() -> None:
     """The sign-off's two lines are two lines in a mail client as in the text part."""
     email = _render("plan_deleted", "wallet_guardian", locale="en")
-    assert email.text.endswith("With care,\nThe legacy planning service\n")
+    assert "\n\nWith care,\nThe legacy planning service\n\nThis email comes from" in email.text
     assert "<p>With care,<br>\nThe legacy planning service</p>" in email.html
 
 

@@ -29,15 +29,27 @@ from core.text import i18n
 from models.delivery import mailbox
 from models.mail import emails
 from tests.i18n_helpers import PSEUDO, ascii_words, english_words, pseudo, pseudo_text
-from tests.test_email_words import RING, WALLET, delivery
-from tests.test_plain_words import AUDIENCE, BASE_CONTEXT, variants
+from tests.support.emails import AUDIENCE, BASE_CONTEXT, RING, WALLET, delivery, variants
 
 LANGUAGES = [language for language in i18n.SHIPPED if language != i18n.SOURCE]
 KINDS = sorted(emails.KINDS)
-# A unit's CLDR symbol, written as the language writes it (a damaged file's size).
-UNITS = ["MB"]
+# A unit's CLDR symbol, written as the language writes it (a damaged file's size), and the word
+# CLDR joins a list of alternatives with (the hosts an email's links lead to), which the
+# pseudo-language takes from English.
+UNITS = ["MB", " or "]
 # The glossary's own word for a language that borrows it (docs/translations.md: German "Wallet").
 BORROWED = {"de": ["Wallet"]}
+
+
+# Who runs the service, as the emails' last paragraphs name them (OPERATOR_NAME, OPERATOR_CONTACT):
+# nobody configured, or an operator with an address or with a page to write to.
+OPERATORS: list[dict[str, str]] = [
+    {},
+    {"operator_name": "Vance Family Office", "operator_contact": "help@vance.example"},
+    {"operator_name": "Vance Family Office", "operator_contact": "https://vance.example/contact"},
+]
+# The hosts the emails name as where their links lead: the service's, the web client's.
+HOSTS = ["legacy.example", "app.example", "vance.example"]
 
 
 def renderings(kind: str, **row: Any) -> Iterator[tuple[str, Email, list[str]]]:
@@ -45,14 +57,19 @@ def renderings(kind: str, **row: Any) -> Iterator[tuple[str, Email, list[str]]]:
     recipient's locale and zone): where, the email, and the words it was given (names, notes,
     a wallet's end), which no translation changes."""
     for recipient in AUDIENCE[kind]:
-        for where, changes, app_url in variants(kind):
+        for n, (where, changes, app_url) in enumerate(variants(kind)):
             d = delivery(kind, recipient, **{**changes, **row})
             if d["context"].get("beneficiaryId") == "the recipient's":
                 d["context"]["beneficiaryId"] = d["beneficiary_id"]
             if recipient != "guardian":
                 d.update(guardian_id=None, guardian_page_version=None, guardian_page_key_id=None)  # type: ignore[typeddict-item]
-            email = emails.render(d=d, ring=RING, base_url="https://legacy.example", app_url=app_url)
+            operator = OPERATORS[n % len(OPERATORS)]  # none, or one with each kind of contact
+            email = emails.render(
+                d=d, ring=RING, base_url="https://legacy.example", app_url=app_url, **operator
+            )
             given = [
+                *HOSTS,
+                *operator.values(),
                 d["owner_name"],
                 d["recipient_name"],
                 d["subject_name"],

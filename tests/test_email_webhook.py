@@ -8,53 +8,16 @@ import asyncio
 import base64
 import logging
 import secrets
-import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 import psycopg2
-from standardwebhooks.webhooks import Webhook
 
 from tests.helpers import assert_error, sign_in, until
 from tests.lifecycle_helpers import activate_plan, answer, approve_plan, get_overview
 from tests.plan_helpers import blocked_by, query
-
-HOOK = "/api/webhooks/email"
-SECRET = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
-
-
-def signed(
-    event: dict[str, Any] | bytes,
-    *,
-    msg_id: str | None = None,
-    at: datetime | None = None,
-    secret: str = SECRET,
-    prefix: str = "svix",
-) -> tuple[bytes, dict[str, str]]:
-    body = event if isinstance(event, bytes) else orjson.dumps(event)
-    msg_id = msg_id or f"msg_{uuid.uuid4().hex}"
-    at = at or datetime.now(UTC)
-    signature = Webhook(secret).sign(msg_id, at, body.decode())
-    return body, {
-        f"{prefix}-id": msg_id,
-        f"{prefix}-timestamp": str(int(at.timestamp())),
-        f"{prefix}-signature": signature,
-        "Content-Type": "application/json",
-    }
-
-
-def event(kind: str, email_id: str) -> dict[str, Any]:
-    return {
-        "type": kind,
-        "created_at": "2026-11-26T12:00:00.000Z",
-        "data": {"email_id": email_id, "to": ["someone@example.org"], "subject": "..."},
-    }
-
-
-async def post(client, event_or_body: dict[str, Any] | bytes, **options: Any):
-    body, headers = signed(event_or_body, **options)
-    return await client.post(HOOK, data=body, headers=headers)
+from tests.support.mail import HOOK, SECRET, event, post, provider_id, signed
 
 
 async def released(client, clock, run_worker, email_provider, **options: Any):
@@ -65,17 +28,6 @@ async def released(client, clock, run_worker, email_provider, **options: Any):
     await run_worker(settings=email_provider.settings)
     assert (await get_overview(client, owner))["status"] == "Released"
     return setup
-
-
-def provider_id(settings, kind: str, recipient_type: str, **where: str) -> str:
-    sql = "SELECT provider_id FROM outbox WHERE kind = %s AND recipient_type = %s AND provider_id IS NOT NULL"
-    params: list[Any] = [kind, recipient_type]
-    if "recipient_id" in where:
-        sql += " AND recipient_id = %s"
-        params.append(where["recipient_id"])
-    rows = query(settings, sql + " ORDER BY created_at DESC", params)
-    assert rows, f"no sent {kind} email to a {recipient_type}"
-    return str(rows[0]["provider_id"])
 
 
 async def test_unconfigured_is_503(client):

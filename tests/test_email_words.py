@@ -5,54 +5,14 @@ that opens with it starts with a capital, never "the holder of…" (models.mail.
 from __future__ import annotations
 
 import re
-import uuid
 from typing import Any
 
 import pytest
 
-from core.files.crypto import KeyRing
 from core.mailer import Email
-from models.claim_tokens import new_claim_token, seal_claim_token
-from models.delivery.deliveries import Delivery
 from models.mail import emails
 from models.mail.texts import guardian, heir, heir_news
-
-WALLET = "GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H"
-RING = KeyRing.parse(KeyRing.generate_entry("k1"))
-
-
-def delivery(kind: str, recipient_type: str, **changes: Any) -> Delivery:
-    beneficiary_id = str(uuid.uuid4())
-    row: dict[str, Any] = {
-        "id": str(uuid.uuid4()),
-        "kind": kind,
-        "attempts": 0,
-        "context": {"keyId": "k1", "days": 7, "outcome": "release", "reason": "death"},
-        "recipient_type": recipient_type,
-        "address": "someone@example.org",
-        "recipient_name": "Sam",
-        "locale": None,
-        "time_zone": None,
-        "owner_name": None,
-        "owner_wallet": WALLET,
-        "beneficiary_id": beneficiary_id,
-        "claim_token_sealed": seal_claim_token(RING, beneficiary_id=beneficiary_id, token=new_claim_token()),
-        "check_in_link": False,
-        "check_in_key_id": None,
-        "about_guardian_name": None,
-        "subject_name": "Heir 0",
-        "guardian_id": str(uuid.uuid4()) if recipient_type == "guardian" else None,
-        "guardian_page_version": 1 if recipient_type == "guardian" else None,
-        "guardian_page_key_id": "k1" if recipient_type == "guardian" else None,
-        "request_note": None,
-        "report_reason": "death",
-        "suppressed": False,
-        "answered": False,
-        "account_gone": False,
-    }
-    row.update(changes)
-    return row  # type: ignore[return-value]
-
+from tests.support.emails import RING, WALLET, delivery
 
 KINDS = (
     [(k, "guardian") for k in guardian.KINDS]

@@ -14,12 +14,11 @@ from stellar_sdk import Keypair
 
 from tests.capsule_helpers import Family
 from tests.helpers import sign_in
-from tests.test_browser_pages import assert_accessible, assert_fits
-from tests.test_email_confirmation import ask as ask_to_confirm
-from tests.test_email_confirmation import heir_of, link_in
-from tests.test_guardian_invitations import draft_with_guardians
-from tests.test_guardian_page import ask, page_link
-from tests.test_plain_words import assert_plain, page_words
+from tests.support.browser_pages import assert_accessible, assert_fits
+from tests.support.guardian_page import ask, draft_with_guardians, page_link
+from tests.support.mail import link_in
+from tests.support.plans import ask_to_confirm, heir_of
+from tests.support.words import assert_plain, page_words
 from tests.wallet_app import WalletApp, callback_path, request_uri
 
 NARROW = {"width": 390, "height": 844}

@@ -4,48 +4,15 @@ manifest instead of breaking the download."""
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
-import zipfile
-from typing import Any
-
-import aiohttp
 
 from tests.capsule_helpers import Family, assert_private
 from tests.helpers import assert_error
 from tests.media_samples import png, wav
+from tests.support.capsule import check_manifest, owner_export, read_zip
 
 SECRET_BEN = "only-for-ben-7f3a"
 SECRET_SEALED = "sealed-until-later-91c2"
-
-
-async def read_zip(resp: aiohttp.ClientResponse) -> tuple[zipfile.ZipFile, bytes]:
-    data = await resp.read()
-    assert resp.status == 200, data[:500]
-    assert resp.headers["Content-Type"] == "application/zip"
-    assert resp.headers["Content-Disposition"].startswith("attachment;")
-    archive = zipfile.ZipFile(io.BytesIO(data))
-    assert archive.testzip() is None  # every CRC checks
-    return archive, data
-
-
-def check_manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
-    """manifest.json is last and names every other entry with its exact size and hash."""
-    names = archive.namelist()
-    assert names[-1] == "manifest.json"
-    manifest: dict[str, Any] = json.loads(archive.read("manifest.json"))
-    listed = {f["path"]: f for f in manifest["files"]}
-    assert sorted(listed) == sorted(names[:-1])
-    for path, entry in listed.items():
-        data = archive.read(path)
-        assert entry["size"] == len(data), path
-        assert entry["sha256"] == hashlib.sha256(data).hexdigest(), path
-    return manifest
-
-
-async def owner_export(fam: Family) -> aiohttp.ClientResponse:
-    return await fam.client.get("/api/legacy/export", headers=fam.owner.headers)
 
 
 async def test_the_owners_export_round_trips_everything(fam: Family):

@@ -12,7 +12,7 @@ import pytest
 from core.files.zipstream import MAX_NAME_BYTES, Member, in_memory, safe_name, zip_stream
 from tests.capsule_helpers import Family
 from tests.plan_helpers import create
-from tests.test_export import check_manifest, owner_export, read_zip
+from tests.support.capsule import check_manifest, owner_export, read_zip
 
 # Windows' reserved device names, with and without an extension, in any case.
 RESERVED = [

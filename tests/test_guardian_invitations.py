@@ -16,30 +16,8 @@ from tests.lifecycle_helpers import (
     guardian_session,
     report,
 )
-from tests.plan_helpers import activity_rows, create, query
-
-
-async def draft_with_guardians(client, owner, count=2):
-    """A Draft plan ready in every way except the guardians' answers."""
-    resp = await client.patch(
-        "/api/users/me", json={"email": "owner@example.org", "name": "Olive Owner"}, headers=owner.headers
-    )
-    assert resp.status == 200
-    await create(client, owner, "beneficiaries", allocationPercentage=100)
-    guardians = []
-    for index in range(count):
-        keypair = Keypair.random()
-        row = await create(
-            client,
-            owner,
-            "guardians",
-            name=f"Guardian {index}",
-            email=f"guardian{index}@example.org",
-            walletAddress=keypair.public_key,
-        )
-        guardians.append(Guardian(keypair, row))
-    plan_id = (await get_overview(client, owner))["id"]
-    return plan_id, guardians
+from tests.plan_helpers import activity_rows, query
+from tests.support.guardian_page import draft_with_guardians
 
 
 async def test_invitation_then_accept_then_activation(client, run_worker, email_provider, settings):

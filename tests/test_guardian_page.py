@@ -7,8 +7,6 @@ served stellar.toml, signs it and posts it to the callback; the real worker send
 from __future__ import annotations
 
 import logging
-import re
-from typing import Any
 
 import redis as redis_sync
 from stellar_sdk import Keypair
@@ -17,37 +15,9 @@ from core.logging import JsonFormatter, redact_path
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview
 from tests.plan_helpers import query
-from tests.test_guardian_invitations import draft_with_guardians
-from tests.test_heirs_onchain import worker_settings
-from tests.test_onchain import approving, onchain
-from tests.test_plain_words import assert_plain, page_words
-from tests.wallet_app import WalletApp, callback_path, request_uri
-
-__all__ = ["onchain"]
-
-PAGE_RE = re.compile(r"https://legacy\.example\.test(/guardian/([0-9a-f]{64}))")
-
-
-def words(page: str) -> str:
-    """A page's words, without the <bdi> that isolates each name (read for machine words too)."""
-    assert_plain(page_words(page), "the guardian's page")
-    return re.sub(r"</?bdi>", "", page)
-
-
-def page_link(email_provider: Any, address: str) -> str:
-    """The guardian page's path from the last email to this address (text and HTML agree)."""
-    mail = email_provider.to(address)[-1].body
-    found = PAGE_RE.findall(mail["text"])
-    assert found, f"no guardian page link in the email to {address}"
-    assert f'href="https://legacy.example.test{found[-1][0]}"' in mail["html"]
-    return str(found[-1][0])
-
-
-async def ask(client: Any, path: str, action: str, **fields: str) -> str:
-    resp = await client.post(f"{path}/ask", data={"action": action, **fields})
-    assert resp.status == 200, await resp.text()
-    assert_plain(page_words(await resp.text()), f"the guardian's {action} page")
-    return request_uri(await resp.text())
+from tests.support.guardian_page import PAGE_RE, ask, draft_with_guardians, page_link, words
+from tests.support.onchain import approving, worker_settings
+from tests.wallet_app import WalletApp, callback_path
 
 
 async def test_a_guardian_accepts_and_approves_off_chain_from_their_page(
@@ -248,7 +218,7 @@ async def test_a_guardian_sends_an_heirs_link_again_from_their_page(
 ):
     """Once the plan is ready, an accepted guardian's page names the heirs and their links'
     delivery, and resends one, to the heir's registered address only (heirs.resend_link)."""
-    from tests.test_heirs_onchain import ready
+    from tests.support.onchain import ready
 
     setup = await ready(onchain, soroban_rpc, clock, run_worker, email_provider)
     path = page_link(email_provider, "guardian0@example.org")

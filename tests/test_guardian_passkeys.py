@@ -18,7 +18,7 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import get_overview
 from tests.plan_helpers import activity_rows, create, query
 from tests.soroban_helpers import contract_overrides
-from tests.test_guardian_page import PAGE_RE
+from tests.support.guardian_page import PAGE_RE
 
 
 async def _named_owner(client: Any) -> Any:

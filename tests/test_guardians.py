@@ -25,6 +25,7 @@ FIELDS = {
     "proof",
     "locale",  # their language and zone, null until set: docs/translations.md
     "timeZone",
+    "grammaticalGender",  # how to refer to them, null until said: docs/pages.md
 }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview, report
 from tests.plan_helpers import create, query
-from tests.test_plain_words import assert_plain, page_words
+from tests.support.words import assert_plain, page_words
 
 NOTE = "Mum has not answered her phone for a week and the neighbours are worried."
 CLAIM = re.compile(r"https://legacy\.example\.test/claim/([0-9a-f]{64})")

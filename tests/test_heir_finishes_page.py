@@ -15,12 +15,9 @@ from api import html
 from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
 from tests.plan_helpers import query
 from tests.soroban_helpers import contract_overrides, prove_wallet
-from tests.test_heirs_onchain import emailed_token, ready, worker_settings
-from tests.test_onchain import onchain
-from tests.test_plain_words import assert_plain, page_words
+from tests.support.onchain import emailed_token, ready, worker_settings
+from tests.support.words import assert_plain, page_words
 from tests.wallet_app import WalletApp, callback_path, request_uri
-
-__all__ = ["onchain"]
 
 
 async def page(client: Any, token: str) -> str:

@@ -13,7 +13,7 @@ from core.text import i18n
 from tests.capsule_helpers import Family
 from tests.i18n_helpers import PSEUDO, ascii_words, english_words, pseudo
 from tests.plan_helpers import create
-from tests.test_export import owner_export, read_zip
+from tests.support.capsule import owner_export, read_zip
 
 ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
 NAMES = ["Olive Owner", "Ada", "Cal", "To my family", "Summer", "The piano", "Savings"]

@@ -6,49 +6,20 @@ the email capture server; the test clock moves the cancel window."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from stellar_sdk import Keypair
 
 from tests.helpers import sign
-from tests.lifecycle_helpers import PlanSetup, get_overview
+from tests.lifecycle_helpers import get_overview
 from tests.plan_helpers import query
-from tests.soroban_helpers import contract_overrides, prove_wallet, sign_xdr
-from tests.test_onchain import approving, build_sign_submit, onchain
-from tests.test_onchain_rounds import approve_on_chain
-
-__all__ = ["onchain"]
-
-LINK_RE = re.compile(r"https://legacy\.example\.test/claim/([0-9a-f]{64})")
-
-
-def worker_settings(rpc: Any, email_provider: Any) -> dict[str, Any]:
-    return {"settings": {**contract_overrides(rpc), **email_provider.settings}}
-
-
-async def approved_on_chain(client, rpc, run_worker, email_provider, **options: Any) -> PlanSetup:
-    """Guardians approve on-chain (one is enough): Approved, its cancel window running."""
-    setup = await approving(client, rpc, guardians=2, threshold=1, **options)
-    await approve_on_chain(client, rpc, setup, setup.guardians[0])
-    await run_worker(**worker_settings(rpc, email_provider))
-    setup.overview = await get_overview(client, setup.owner)
-    assert setup.overview["status"] == "Approved"
-    return setup
-
-
-async def ready(client, rpc, clock, run_worker, email_provider, **options: Any) -> PlanSetup:
-    setup = await approved_on_chain(client, rpc, run_worker, email_provider, **options)
-    clock.advance(seconds=setup.overview["settings"]["cancelWindowSeconds"] + 1)
-    await run_worker(**worker_settings(rpc, email_provider))
-    return setup
-
-
-def emailed_token(email_provider: Any, address: str) -> str:
-    """The claim token as the heir has it: from the link in the last email to their address."""
-    found = [LINK_RE.search(r.body["text"]) for r in email_provider.to(address)]
-    tokens = [m.group(1) for m in found if m]
-    assert tokens, f"no claim link was emailed to {address}"
-    return tokens[-1]
+from tests.soroban_helpers import prove_wallet, sign_xdr
+from tests.support.onchain import (
+    approved_on_chain,
+    build_sign_submit,
+    emailed_token,
+    ready,
+    worker_settings,
+)
 
 
 async def test_the_heirs_only_source_of_the_token_is_their_email(

@@ -3,8 +3,9 @@ module writes each table, no SQL writes outside models/, no folder of more than 
 production function over complexity 15 (tests/complexity.py, as `make lint` runs it), imports
 run down the floors only and never in a circle (between modules, and between the parts of api/
 and of models/, whose floors run ground, rooms, flows: the import-linter contracts in
-pyproject.toml, which `make lint` runs too), and a public model function takes its domain values
-by keyword. A module is as long as its one reason to change: there is no line cap."""
+pyproject.toml, which `make lint` runs too), a public model function takes its domain values by
+keyword, and tests stand alone (no test file imports another, no test changes module state another
+reads). A module is as long as its one reason to change: there is no line cap."""
 
 from __future__ import annotations
 
@@ -664,4 +665,206 @@ def test_the_keyword_check_sees_a_positional_value(tmp_path):
         "models.plan.plans.majority(guardian_count)",
         "models.plan.plans.Check.remember(user_id)",
         "models.plan.plans.fan_out(*row_ids)",
+    ]
+
+
+# Tests that stand alone: a helper two test files share lives in a helper module (tests/support/,
+# the older tests/*_helpers.py), never in a test file, so one file runs without another's module
+# code and fixtures; and no test changes module state that another test reads.
+_IMPORTERS = frozenset(
+    {"import_module", "__import__", "run_module", "run_path", "spec_from_file_location", "SourceFileLoader"}
+)
+_MUTATORS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "pop",
+        "popitem",
+        "clear",
+        "add",
+        "discard",
+        "update",
+        "setdefault",
+        "sort",
+        "reverse",
+        "difference_update",
+        "intersection_update",
+        "symmetric_difference_update",
+    }
+)
+_CONTAINERS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "Counter", "deque"})
+_ITERATORS = frozenset({"count", "cycle", "iter"})
+
+
+def _test_modules(base: Path) -> list[Path]:
+    return sorted((base / "tests").rglob("*.py"))
+
+
+def _names_a_test_file(name: str, base: Path) -> bool:
+    """`tests.test_x`, `test_x` (tests/ on the path) or a path to a `test_*.py` under tests/."""
+    parts = re.split(r"[./\\]", name.removesuffix(".py"))
+    if parts[:1] == ["tests"] and len(parts) > 1:
+        return parts[1].startswith("test_")
+    return parts[-1].startswith("test_") and (base / "tests" / f"{parts[-1]}.py").exists()
+
+
+def _imported(node: ast.AST) -> list[str]:
+    """The modules an import statement, or a call that imports by name or path, names."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        module = "." * node.level + (node.module or "")
+        return [module, *(f"{module}.{alias.name}" for alias in node.names)]
+    if isinstance(node, ast.Call):
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called in _IMPORTERS:
+            return [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    return []
+
+
+def _test_file_imports(base: Path = ROOT) -> list[str]:
+    """Each place a module under tests/ imports a test file: top-level or inside a function, by
+    statement or through importlib, runpy or `__import__`."""
+    found = []
+    for path in _test_modules(base):
+        for node in ast.walk(ast.parse(path.read_text())):
+            named = [name.lstrip(".") for name in _imported(node)]
+            hits: list[str] = []
+            for name in named:  # `from tests.test_b import x` names tests.test_b once, not x too
+                if _names_a_test_file(name, base) and not any(name.startswith(f"{h}.") for h in hits):
+                    hits.append(name)
+            found += [f"{path.relative_to(base)}:{node.lineno}: {name}" for name in hits]
+    return found
+
+
+def _module_state(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """The module-level names bound to a mutable container, and to an iterator."""
+    containers, iterators = set(), set()
+    for node in tree.body:
+        value = getattr(node, "value", None)
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        names = {t.id for t in targets if isinstance(t, ast.Name)}
+        if isinstance(value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp):
+            containers |= names
+        elif isinstance(value, ast.Call):
+            func = value.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            containers |= names if called in _CONTAINERS else set()
+            iterators |= names if called in _ITERATORS else set()
+    return containers, iterators
+
+
+def _locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    args = function.args
+    names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def _state_change(node: ast.AST, shared: set[str], iterators: set[str], local: set[str]) -> str | None:
+    """What `node` changes of the module's state, if anything: a shared container mutated or
+    rebound, an iterator advanced, a global rebound, os.environ written."""
+    if isinstance(node, ast.Global):
+        return f"global {', '.join(node.names)}"
+    if isinstance(node, ast.Call):
+        func, text = node.func, ast.unparse(node.func)
+        if isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
+            owner = ast.unparse(func.value)
+            if owner == "os.environ" or (owner in shared and owner not in local):
+                return f"{text}()"
+        if text in ("os.putenv", "os.unsetenv"):
+            return f"{text}()"
+        if text == "next" and node.args and ast.unparse(node.args[0]) in iterators - local:
+            return f"next({ast.unparse(node.args[0])})"
+    targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+    if isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+        for target in targets:
+            owner = ast.unparse(target.value) if isinstance(target, ast.Subscript) else None
+            if owner == "os.environ" or (owner in shared and owner not in local):
+                return f"{ast.unparse(target)} written"
+    return None
+
+
+def _shared_state_changes(base: Path = ROOT) -> list[str]:
+    """Each place a module under tests/ changes module state in a function: a module-level list,
+    dict or set (its own, or one it imports from another module under tests/) mutated, an
+    iterator it holds advanced, a global rebound, or os.environ written outside monkeypatch."""
+    trees = {path: ast.parse(path.read_text()) for path in _test_modules(base)}
+    state = {".".join(p.relative_to(base).with_suffix("").parts): _module_state(t) for p, t in trees.items()}
+    found = []
+    for path, tree in trees.items():
+        containers, iterators = state[".".join(path.relative_to(base).with_suffix("").parts)]
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module in state:
+                theirs, their_iterators = state[node.module]
+                containers = containers | {a.asname or a.name for a in node.names if a.name in theirs}
+                iterators = iterators | {a.asname or a.name for a in node.names if a.name in their_iterators}
+        for function in ast.walk(tree):
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                local = _locals(function)
+                for node in ast.walk(function):
+                    change = _state_change(node, containers, iterators, local)
+                    if change:
+                        found.append((str(path.relative_to(base)), node.lineno, f"{function.name}: {change}"))
+    return [f"{path}:{line}: {what}" for path, line, what in sorted(set(found))]
+
+
+def test_no_test_file_imports_another():
+    assert _test_file_imports() == [], "move what is shared to a helper module under tests/support/"
+
+
+def test_no_test_changes_module_state_another_reads():
+    assert _shared_state_changes() == [], "keep it local, pass it in, or change it through monkeypatch"
+
+
+def test_the_standalone_checks_see_a_test_file_imported_and_state_changed(tmp_path):
+    """Both checks can fail: a test file imported at the top, inside a function, from the package,
+    by importlib and by path; a module list extended (its own and an imported one), an iterator
+    advanced, a global rebound, os.environ written. A helper module imported, a local list of the
+    same name, and monkeypatch are not."""
+    files = {
+        "tests/test_b.py": "ALLOWED = ['Ada']\nTURN = itertools.count()\n",
+        "tests/support/words.py": "NAMES = ['Ada']\n",
+        "tests/test_a.py": (
+            "import importlib\n"
+            "from tests.test_b import ALLOWED, TURN\n"
+            "from tests.support.words import NAMES\n"
+            "from tests import test_b\n"
+            "def test_one(monkeypatch):\n"
+            "    from tests.test_b import ALLOWED as AGAIN\n"
+            "    importlib.import_module('tests.test_c')\n"
+            "    importlib.util.spec_from_file_location('c', 'tests/test_c.py')\n"
+            "    ALLOWED.extend(['Ben'])\n"
+            "    NAMES.append('Ben')\n"
+            "    next(TURN)\n"
+            "    os.environ['APP_ENV'] = 'test'\n"
+            "    monkeypatch.setenv('APP_ENV', 'test')\n"
+            "def test_two():\n"
+            "    global COUNT\n"
+            "    ALLOWED = []\n"
+            "    ALLOWED.append('local')\n"
+        ),
+        "tests/test_c.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert _test_file_imports(tmp_path) == [
+        "tests/test_a.py:2: tests.test_b",
+        "tests/test_a.py:4: tests.test_b",
+        "tests/test_a.py:6: tests.test_b",
+        "tests/test_a.py:7: tests.test_c",
+        "tests/test_a.py:8: tests/test_c.py",
+    ]
+    assert _shared_state_changes(tmp_path) == [
+        "tests/test_a.py:9: test_one: ALLOWED.extend()",
+        "tests/test_a.py:10: test_one: NAMES.append()",
+        "tests/test_a.py:11: test_one: next(TURN)",
+        "tests/test_a.py:12: test_one: os.environ['APP_ENV'] written",
+        "tests/test_a.py:15: test_two: global COUNT",
     ]

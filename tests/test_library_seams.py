@@ -37,7 +37,7 @@ from core import redis as core_redis
 from core.files.crypto import KeyRing
 from core.settings import Settings
 from core.stellar import readline
-from tests.test_worker_kill import worker_env
+from tests.support.processes import worker_env
 
 
 async def _cursor_freed_without_gc(pool, use_helper: bool) -> bool:

@@ -18,7 +18,8 @@ from models.delivery.budget import client_digest
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import Guardian, activate_plan, answer, get_overview, report
 from tests.plan_helpers import create, query
-from tests.test_browser_pages import assert_accessible, assert_fits
+from tests.support.browser_pages import assert_accessible, assert_fits
+from tests.support.mail import named_owner, stop_link
 
 BUDGET = {"email_to_named_people_per_day": 2, "email_to_named_people_per_client_per_day": 100}
 
@@ -26,15 +27,6 @@ BUDGET = {"email_to_named_people_per_day": 2, "email_to_named_people_per_client_
 def statuses(settings: Any, kind: str) -> list[str]:
     rows = query(settings, "SELECT status FROM outbox WHERE kind = %s ORDER BY created_at, id", (kind,))
     return [r["status"] for r in rows]
-
-
-async def named_owner(client: Any, email: str = "owner@example.org") -> Any:
-    owner = await sign_in(client)
-    resp = await client.patch(
-        "/api/users/me", json={"name": "Olive Owner", "email": email}, headers=owner.headers
-    )
-    assert resp.status == 200
-    return owner
 
 
 async def test_past_the_budget_the_action_succeeds_and_its_email_waits_for_the_day(
@@ -122,15 +114,6 @@ async def test_a_client_address_has_its_own_budget_across_new_accounts(
     assert not email_provider.to("b1@example.org")
     [row] = query(settings, "SELECT client_digest FROM outbox WHERE status = 'deferred'")
     assert row["client_digest"] is not None and b"127.0.0.1" not in bytes(row["client_digest"])
-
-
-def stop_link(mail: Any) -> str:
-    """The path of an email's "I don't know this person" link, from its RFC 8058 header."""
-    header = mail.body["headers"]["List-Unsubscribe"]
-    assert header.startswith("<http") and header.endswith(">")
-    url = header[1:-1]
-    assert url in mail.body["text"] and f'href="{url}"' in mail.body["html"]  # the same link in the body
-    return "/stop-emails/" + url.rsplit("/stop-emails/", 1)[1]
 
 
 async def test_invitations_carry_a_one_click_link_that_a_get_does_not_use(

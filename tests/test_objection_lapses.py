@@ -11,7 +11,8 @@ from datetime import timedelta
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview, guardian_session, report
 from tests.plan_helpers import activity_rows, query
-from tests.test_objections import LINK, mails, objecting, parse, withdrawing
+from tests.support.mail import CHECK_IN_LINK, mails
+from tests.support.plans import objecting, parse, withdrawing
 
 DAY = 24 * 3600
 PAGE = re.compile(r"https://legacy\.example\.test(/guardian/[A-Za-z0-9_-]+)")
@@ -38,7 +39,7 @@ async def test_the_window_runs_from_the_first_objection_and_the_owner_is_reminde
     assert by_name["Guardian 0"]["objectionLapsesAt"] is None
     assert "when the objection lapses unless you have checked in" in overview["verificationNotice"]
     await run_worker(settings=work)
-    [told] = mails(email_provider, "owner@example.org", "A guardian says the verification")
+    [told] = mails(email_provider, "owner@example.org", "Guardian 1 says the verification")
     assert (
         "It holds the deadline back only until" in told["text"]
         and "if you have not checked in" in told["text"]
@@ -63,13 +64,15 @@ async def test_the_window_runs_from_the_first_objection_and_the_owner_is_reminde
     await run_worker(settings=work)
     clock.advance(days=1)
     await run_worker(settings=work)
-    [reminded] = mails(email_provider, "owner@example.org", "Please check in: a guardian's objection lapses")
-    assert "Guardian 1 told us" in reminded["text"] and LINK.search(reminded["text"])
+    [reminded] = mails(
+        email_provider, "owner@example.org", "Please check in: the objection from Guardian 1 lapses"
+    )
+    assert "Guardian 1 told us" in reminded["text"] and CHECK_IN_LINK.search(reminded["text"])
     kinds = [e["kind"] for e in activity_rows(settings, owner.user["id"])]
     assert kinds.count("plan.objection_reminder_sent") == 1
 
     # The owner checks in with the link: the false alarm, as after any check-in; nothing lapses.
-    token = LINK.search(reminded["text"]).group(1)
+    token = CHECK_IN_LINK.search(reminded["text"]).group(1)
     resp = await client.post("/api/legacy/check-in/link", json={"token": token})
     assert resp.status == 200, await resp.text()
     clock.advance(days=10)
@@ -100,13 +103,13 @@ async def test_a_lapse_is_told_and_lets_the_deadline_release_only_after_its_noti
     overview = await get_overview(client, owner)
     assert overview["status"] == "PendingVerification"  # not released at the lapse
     assert overview["approvals"]["objections"] == 0
-    [lapsed] = mails(email_provider, "owner@example.org", "A guardian's objection has lapsed")
-    assert "Guardian 1 told us you are alive" in lapsed["text"] and LINK.search(lapsed["text"])
+    [lapsed] = mails(email_provider, "owner@example.org", "The objection from Guardian 1 has lapsed")
+    assert "Guardian 1 told us you are alive" in lapsed["text"] and CHECK_IN_LINK.search(lapsed["text"])
     assert (
         "The deadline applies again" in lapsed["text"] and "your plan will be released then" in lapsed["text"]
     )
     [final] = mails(email_provider, "owner@example.org", "Last warning")
-    assert LINK.search(final["text"])
+    assert CHECK_IN_LINK.search(final["text"])
     [objector] = mails(email_provider, "guardian1@example.org", "Your objection about Olive Owner's plan")
     assert "you cannot object again in this verification" in objector["text"]
     [other] = mails(email_provider, "guardian0@example.org", "An objection about Olive Owner's plan")
@@ -154,12 +157,12 @@ async def test_a_lapse_before_the_deadline_leaves_it_as_it_was(
     assert (await objecting(client, setup, third)).status == 200
     clock.advance(days=1, seconds=60)  # the first lapses; the other still stands
     await run_worker(settings=work)
-    [lapsed] = mails(email_provider, "owner@example.org", "A guardian's objection has lapsed")
+    [lapsed] = mails(email_provider, "owner@example.org", "The objection from Guardian 1 has lapsed")
     assert "Another guardian still objects" in lapsed["text"]
     assert (await get_overview(client, owner))["approvals"]["objections"] == 1
     clock.advance(days=1)  # the second lapses: the default deadline (30 days) applies, unchanged
     await run_worker(settings=work)
-    [_, last] = mails(email_provider, "owner@example.org", "A guardian's objection has lapsed")
+    [_, last] = mails(email_provider, "owner@example.org", "The objection from")
     assert "The deadline applies again" in last["text"]
     journey = await (await client.get("/api/legacy/journey", headers=owner.headers)).json()
     started = parse(journey["verification"]["startedAt"])

@@ -6,50 +6,14 @@ reach the threshold. One answer per guardian and round."""
 
 from __future__ import annotations
 
-import re
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import timedelta
 
 from tests.helpers import sign_in
-from tests.lifecycle_helpers import (
-    Guardian,
-    PlanSetup,
-    activate_plan,
-    approve,
-    get_overview,
-    guardian_session,
-    report,
-)
+from tests.lifecycle_helpers import activate_plan, approve, get_overview, guardian_session, report
 from tests.plan_helpers import activity_rows, query
-from tests.test_onchain import approving, build_sign_submit, onchain, run
-
-__all__ = ["onchain"]
-
-LINK = re.compile(r"https://legacy\.example\.test/check-in/([0-9a-f]{64})")
-NOTE = "I had lunch with her today; she is fine."
-
-
-async def objecting(client: Any, setup: PlanSetup, guardian: Guardian, note: str | None = NOTE) -> Any:
-    session = await guardian_session(client, guardian)
-    return await client.post(
-        f"/api/legacy/guardianships/{setup.plan_id}/object",
-        json={"note": note} if note is not None else {},
-        headers=session.headers,
-    )
-
-
-async def withdrawing(client: Any, setup: PlanSetup, guardian: Guardian) -> Any:
-    session = await guardian_session(client, guardian)
-    return await client.delete(f"/api/legacy/guardianships/{setup.plan_id}/object", headers=session.headers)
-
-
-def mails(email_provider: Any, address: str, subject: str) -> list[dict[str, Any]]:
-    return [m.body for m in email_provider.to(address) if m.body["subject"].startswith(subject)]
-
-
-def parse(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
+from tests.support.mail import CHECK_IN_LINK, mails
+from tests.support.onchain import approving, build_sign_submit, run
+from tests.support.plans import NOTE, objecting, parse, withdrawing
 
 # Longer than the deadline: these tests are about an objection that stands (test_objection_lapses.py
 # is about its window).
@@ -76,8 +40,8 @@ async def test_an_objection_stops_a_default_deadline_release_until_withdrawn(
     assert resp.status == 200, await resp.text()
     assert (await objecting(client, setup, second)).status == 409  # one answer per round
     await run_worker(settings=work)
-    [told] = mails(email_provider, "owner@example.org", "A guardian says the verification")
-    assert "Guardian 1" in told["text"] and NOTE in told["text"] and LINK.search(told["text"])
+    [told] = mails(email_provider, "owner@example.org", "Guardian 1 says the verification")
+    assert "Guardian 1" in told["text"] and NOTE in told["text"] and CHECK_IN_LINK.search(told["text"])
     [others] = mails(email_provider, "guardian0@example.org", "A guardian says Olive Owner is alive")
     assert "Guardian 1" in others["text"] and NOTE in others["text"]
     assert not mails(email_provider, "guardian1@example.org", "A guardian says")  # not to themselves
@@ -108,10 +72,10 @@ async def test_an_objection_stops_a_default_deadline_release_until_withdrawn(
     assert resp.status == 200, await resp.text()
     assert (await withdrawing(client, setup, second)).status == 409
     await run_worker(settings=work)
-    assert mails(email_provider, "owner@example.org", "A guardian has withdrawn their objection")
+    assert mails(email_provider, "owner@example.org", "Guardian 1 has withdrawn their objection")
     assert mails(email_provider, "guardian0@example.org", "A guardian of Olive Owner's plan has withdrawn")
     [final] = mails(email_provider, "owner@example.org", "Last warning")
-    assert LINK.search(final["text"])
+    assert CHECK_IN_LINK.search(final["text"])
     assert (await get_overview(client, owner))["approvals"]["objections"] == 0
     journey = await (await client.get("/api/legacy/journey", headers=owner.headers)).json()
     deadline = parse(journey["verification"]["deadlineAt"])
@@ -144,7 +108,7 @@ async def test_an_objection_withdrawn_before_the_deadline_leaves_it_as_it_was(
     assert stages == [{"stage": "halfway"}]
     [halfway] = mails(email_provider, "owner@example.org", "Your plan will be released unless")
     assert "unless its owner chooses otherwise" in halfway["text"]  # the owner never chose it
-    [told] = mails(email_provider, "owner@example.org", "A guardian says the verification")
+    [told] = mails(email_provider, "owner@example.org", "Guardian 1 says the verification")
     assert "They wrote" not in told["text"]  # no note given
     clock.advance(days=13)  # day 29: the final warning
     await run_worker(settings=work)
@@ -170,9 +134,9 @@ async def test_approvals_still_release_after_an_objection_and_one_answer_per_rou
     overview = await get_overview(client, owner)
     assert overview["approvals"]["count"] == 1 and overview["approvals"]["objections"] == 0
     await run_worker(settings=work)
-    [told] = mails(email_provider, "owner@example.org", "A guardian has withdrawn their objection")
+    [told] = mails(email_provider, "owner@example.org", "Guardian 0 has withdrawn their objection")
     assert "Guardian 0 has withdrawn their objection and approved the release" in told["text"]
-    [took_back] = mails(email_provider, "owner@example.org", "A guardian says the verification")
+    [took_back] = mails(email_provider, "owner@example.org", "Guardian 0 says the verification")
     assert "that approval no longer counts" in took_back["text"]
 
     # Another guardian objects; two approvals still reach the threshold and release.

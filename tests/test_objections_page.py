@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, get_overview, report
-from tests.test_guardian_page import ask, page_link, words
+from tests.support.guardian_page import ask, page_link, words
 from tests.wallet_app import WalletApp
 
 NOTE = "She called me this morning; she is travelling."

@@ -5,64 +5,17 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import Any
 
-import pytest
-from aiohttp.test_utils import TestClient
 from stellar_sdk import Keypair, Network, TransactionBuilder, TransactionEnvelope, scval
 
-from testing.soroban_rpc import SorobanRpcEmulator, random_contract_id
+from testing.soroban_rpc import random_contract_id
 from tests.helpers import assert_error, sign_in
-from tests.lifecycle_helpers import PlanSetup, activate_plan, get_overview, guardian_session, report
+from tests.lifecycle_helpers import activate_plan, get_overview, guardian_session, report
 from tests.plan_helpers import query
-from tests.soroban_helpers import contract_overrides, prove_wallet, sign_xdr
+from tests.soroban_helpers import prove_wallet, sign_xdr
+from tests.support.onchain import approving, build_sign_submit, run
 
 HASH_RE = re.compile(r"\b[0-9a-f]{64}\b")
-
-
-@pytest.fixture
-async def onchain(make_client: Any, soroban_rpc: SorobanRpcEmulator) -> TestClient:
-    client: TestClient = await make_client(**contract_overrides(soroban_rpc))
-    return client
-
-
-async def run(run_worker: Any, rpc: SorobanRpcEmulator) -> None:
-    await run_worker(settings=contract_overrides(rpc))
-
-
-async def build_sign_submit(
-    client: TestClient,
-    build_path: str,
-    submit_path: str,
-    keypair: Keypair,
-    rpc: SorobanRpcEmulator,
-    **kwargs: Any,
-) -> dict[str, Any]:
-    resp = await client.post(build_path, **kwargs)
-    assert resp.status == 200, await resp.text()
-    built = await resp.json()
-    assert built["networkPassphrase"] == rpc.passphrase and built["contractId"] == rpc.contract_id
-    signed = sign_xdr(built["xdr"], keypair, rpc.passphrase)
-    body = {"signedXdr": signed}
-    headers = kwargs.get("headers")
-    resp = await client.post(submit_path, json=body, headers=headers)
-    assert resp.status == 202, await resp.text()
-    tx: dict[str, Any] = await resp.json()
-    assert tx["status"] == "pending" and tx["ledger"] is None and tx["confirmedAt"] is None
-    assert tx["hash"] == TransactionEnvelope.from_xdr(signed, rpc.passphrase).hash_hex()
-    tx["signedXdr"] = signed
-    return tx
-
-
-async def approving(client: TestClient, rpc: SorobanRpcEmulator, **options: Any) -> PlanSetup:
-    """An Active plan whose guardian reported: PendingVerification, guardian wallets funded."""
-    owner = await sign_in(client)
-    setup = await activate_plan(client, owner, **options)
-    for guardian in setup.guardians:
-        rpc.fund(guardian.keypair.public_key)
-    resp = await report(client, setup, setup.guardians[0])
-    assert resp.status == 200, await resp.text()
-    return setup
 
 
 async def test_guardians_approve_on_chain_a_beneficiary_finalizes_another_claims(

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from tests.lifecycle_helpers import get_overview, guardian_session
 from tests.plan_helpers import query
-from tests.test_onchain import approving, build_sign_submit, onchain, run
-
-__all__ = ["onchain"]  # the fixture, shared with test_onchain
+from tests.support.onchain import approving, build_sign_submit, run
 
 
 async def test_confirmed_after_a_veto_stays_confirmed_and_says_why_nothing_moved(

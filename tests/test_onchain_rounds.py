@@ -6,25 +6,10 @@ from __future__ import annotations
 
 from stellar_sdk import Keypair
 
-from tests.lifecycle_helpers import get_overview, guardian_session, report
+from tests.lifecycle_helpers import get_overview, report
 from tests.plan_helpers import query
 from tests.soroban_helpers import contract_overrides, prove_wallet
-from tests.test_onchain import approving, build_sign_submit, onchain, run
-
-__all__ = ["onchain"]  # the fixture, shared with test_onchain
-
-
-async def approve_on_chain(client, rpc, setup, guardian) -> dict:
-    session = await guardian_session(client, guardian)
-    plan = setup.plan_id
-    return await build_sign_submit(
-        client,
-        f"/api/legacy/guardianships/{plan}/approve/build",
-        f"/api/legacy/guardianships/{plan}/submit",
-        guardian.keypair,
-        rpc,
-        headers=session.headers,
-    )
+from tests.support.onchain import approve_on_chain, approving, build_sign_submit, run
 
 
 async def test_a_finalize_release_from_before_the_veto_does_not_release_in_the_next_round(

@@ -134,7 +134,7 @@ async def test_sign_out_everywhere_ends_the_api_tokens_and_every_page_session(cl
 
 async def test_the_owner_door_and_account_pages_speak_plain_words(client):
     from tests.support.owner import browse_as_the_service, start_sign_in
-    from tests.test_plain_words import assert_plain, page_words
+    from tests.support.words import assert_plain, page_words
 
     browse_as_the_service(client)
     assert_plain(page_words(await (await client.get("/sign-in")).text()), "sign-in page")

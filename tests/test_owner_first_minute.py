@@ -11,7 +11,7 @@ from api import server
 from core.settings import Settings
 from models.mail import emails
 from service import cli
-from tests.test_email_words import RING, delivery
+from tests.support.emails import RING, delivery
 
 
 def test_serve_logs_the_sign_in_address(monkeypatch, caplog, settings: Settings) -> None:

@@ -22,8 +22,8 @@ from tests.lifecycle_helpers import (
 )
 from tests.media_samples import png
 from tests.plan_helpers import activity_rows, create, query
-from tests.test_capsule_page import visible_text
-from tests.test_guardian_page import ask, page_link
+from tests.support.guardian_page import ask, page_link
+from tests.support.words import visible_text
 from tests.wallet_app import WalletApp
 
 

@@ -11,29 +11,9 @@ import aiopg
 from aiohttp.test_utils import TestClient
 from stellar_sdk import Keypair
 
-from tests.helpers import sign_in
-from tests.plan_helpers import create
-from tests.support.owner import sign_in_page
+from tests.support.owner import owner_with, sign_in_page
 
 PAGES = ("/plan", "/plan/heirs", "/plan/guardians")
-
-
-async def _owner_with(client: TestClient, *, heirs: int, guardians: int) -> Keypair:
-    keypair = Keypair.random()
-    owner = await sign_in(client, keypair)
-    share = 100 // heirs
-    for index in range(heirs):
-        await create(
-            client,
-            owner,
-            "beneficiaries",
-            name=f"Heir {index}",
-            email=f"heir{index}@example.org",
-            allocationPercentage=share,
-        )
-    for index in range(guardians):
-        await create(client, owner, "guardians", name=f"Guardian {index}", email=f"g{index}@example.org")
-    return keypair
 
 
 async def _statements(client: TestClient, monkeypatch: Any, keypair: Keypair) -> dict[str, int]:
@@ -63,8 +43,8 @@ async def _statements(client: TestClient, monkeypatch: Any, keypair: Keypair) ->
 async def test_each_owner_page_reads_the_same_statements_for_a_family_of_seventy_as_for_two(
     client, monkeypatch
 ):
-    small = await _owner_with(client, heirs=1, guardians=1)
-    large = await _owner_with(client, heirs=50, guardians=20)
+    small = await owner_with(client, heirs=1, guardians=1)
+    large = await owner_with(client, heirs=50, guardians=20)
     few = await _statements(client, monkeypatch, small)
     many = await _statements(client, monkeypatch, large)
     assert few == many, (few, many)

@@ -7,54 +7,14 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
 from stellar_sdk import Keypair
 
-from tests.helpers import Session, sign_in
+from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan
 from tests.plan_helpers import activity_rows, create
-from tests.support.owner import browse_as_the_service, form_token, sign_in_page
-
-
-class Owner:
-    """One owner, in a browser (the client's cookie jar) and in the API (a bearer token)."""
-
-    def __init__(self, client: TestClient, keypair: Keypair, api: Session) -> None:
-        self.client, self.keypair, self.api = client, keypair, api
-
-    async def page(self, path: str, status: int = 200) -> str:
-        resp = await self.client.get(path, allow_redirects=False)
-        text = await resp.text()
-        assert resp.status == status, text
-        return text
-
-    async def post(
-        self, path: str, fields: dict[str, Any] | list[tuple[str, str]], *, status: int = 303
-    ) -> Any:
-        page = await self.page("/plan")
-        pairs = list(fields.items()) if isinstance(fields, dict) else list(fields)
-        resp = await self.client.post(
-            path, data=[("formToken", form_token(page)), *pairs], allow_redirects=False
-        )
-        text = await resp.text()
-        assert resp.status == status, text
-        return resp, text
-
-    async def listed(self, collection: str) -> list[dict[str, Any]]:
-        resp = await self.client.get(f"/api/{collection}", headers=self.api.headers)
-        assert resp.status == 200
-        rows: list[dict[str, Any]] = await resp.json()
-        return rows
-
-
-async def owner_in(client: TestClient, keypair: Keypair | None = None) -> Owner:
-    keypair = keypair or Keypair.random()
-    api = await sign_in(client, keypair)
-    await sign_in_page(client, keypair)
-    return Owner(client, keypair, api)
+from tests.support.owner import beside, browse_as_the_service, owner_in
 
 
 def heir(**overrides: str) -> dict[str, str]:
@@ -71,13 +31,6 @@ def heir(**overrides: str) -> dict[str, str]:
 
 def guardian(**overrides: str) -> dict[str, str]:
     return {"name": "Bo Lind", "email": "bo@example.org", "walletAddress": "", "locale": "en", **overrides}
-
-
-def beside(page: str, field: str) -> str:
-    """The words shown beside a field (its error paragraph), unescaped."""
-    found = re.search(rf'<p class="field-error" id="error-{field}">(.*?)</p>', page, re.S)
-    assert found, f"no error beside {field}"
-    return html.unescape(found.group(1))
 
 
 def value_of(page: str, field: str) -> str:
@@ -297,7 +250,7 @@ async def test_every_word_of_the_plan_pages_is_marked_and_translated(client, set
     from api import html as pages
     from core.text import i18n
     from tests.i18n_helpers import PSEUDO, ascii_words, english_words, pseudo
-    from tests.test_plain_words import page_words
+    from tests.support.words import page_words
 
     owner = await owner_in(client)
     await owner.post("/plan/heirs", heir())

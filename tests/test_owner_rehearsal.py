@@ -10,9 +10,8 @@ from typing import Any
 
 from tests.capsule_helpers import Family
 from tests.plan_helpers import create
-from tests.support.owner import browse_as_the_service, sign_in_page
-from tests.test_capsule_page import visible_text
-from tests.test_owner_plan_pages import owner_in
+from tests.support.owner import browse_as_the_service, owner_in, sign_in_page
+from tests.support.words import visible_text
 
 SECTIONS = ("letters", "later", "documents", "assets", "share")
 

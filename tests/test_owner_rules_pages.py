@@ -16,8 +16,7 @@ from aiohttp.test_utils import TestClient
 
 from tests.lifecycle_helpers import activate_plan, get_overview, report
 from tests.plan_helpers import activity_rows, create
-from tests.support.owner import form_token
-from tests.test_owner_plan_pages import Owner, beside, owner_in
+from tests.support.owner import Owner, beside, form_token, owner_in
 
 ALL_SETTINGS = {
     "checkInIntervalSeconds": "7776000",

@@ -12,8 +12,7 @@ from stellar_sdk import Keypair
 
 from tests.helpers import sign_in
 from tests.plan_helpers import create
-from tests.support.owner import sign_in_page
-from tests.test_owner_pages_statements import _owner_with
+from tests.support.owner import owner_with, sign_in_page
 
 
 async def _statements(client: TestClient, monkeypatch: Any, keypair: Keypair, heir_id: str) -> dict[str, int]:
@@ -49,8 +48,8 @@ async def _first_heir(client: TestClient, keypair: Keypair) -> str:
 async def test_the_rules_pages_read_the_same_statements_for_a_family_of_seventy_as_for_two(
     client, monkeypatch
 ):
-    small = await _owner_with(client, heirs=1, guardians=1)
-    large = await _owner_with(client, heirs=50, guardians=20)
+    small = await owner_with(client, heirs=1, guardians=1)
+    large = await owner_with(client, heirs=50, guardians=20)
     few = await _statements(client, monkeypatch, small, await _first_heir(client, small))
     many = await _statements(client, monkeypatch, large, await _first_heir(client, large))
     assert few == many, (few, many)

@@ -20,13 +20,12 @@ from api.keys import SETTINGS
 from core.text import i18n
 from tests.capsule_helpers import Family, family  # noqa: F401 - the fixture
 from tests.helpers import sign_in
-from tests.i18n_helpers import PSEUDO, ascii_words, pseudo, pseudo_text
+from tests.i18n_helpers import PSEUDO, pseudo, pseudo_text
 from tests.lifecycle_helpers import activate_plan
 from tests.plan_helpers import query
-from tests.test_dev_mailbox import DEV
-from tests.test_guardian_invitations import draft_with_guardians
-from tests.test_guardian_page import page_link
-from tests.test_plain_words import page_words
+from tests.support.guardian_page import draft_with_guardians, page_link
+from tests.support.mail import DEV
+from tests.support.words import page_words
 from tests.wallet_app import WalletApp, request_uri
 
 HTML_TAG = re.compile(r'<html lang="([^"]+)" dir="(ltr|rtl)">')
@@ -150,27 +149,6 @@ def test_file_sizes_in_decimal_units_as_each_language_writes_them() -> None:
         assert html.file_size(1_234).startswith("1,2")
     with i18n.speaking("fr"):
         assert html.file_size(12_345_678).startswith("12")
-
-
-# What a page shows that the service did not write: the journeys' names, the languages' own names.
-NAMES = [
-    "Olive Owner",
-    *(f"Guardian {i}" for i in range(4)),
-    *(f"Heir {i}" for i in range(4)),
-    "daughter",
-    *html.LANGUAGE_NAMES.values(),
-]
-
-
-async def assert_marked(client: Any, path: str, *, status: int = 200, allowed: list[str] = NAMES) -> None:
-    """The page at `path` read in the pseudo-language leaves no plain word: every string on it
-    went through gettext (tests/i18n_helpers.py)."""
-    with pseudo():
-        resp = await client.get(f"{path}{'&' if '?' in path else '?'}lang={PSEUDO}")
-        text = await resp.text()
-    assert resp.status == status, (path, resp.status, text[:300])
-    left = ascii_words(page_words(text), allowed=allowed)
-    assert not left, f"{path}, never marked: {sorted(set(left))}"
 
 
 async def test_the_development_mailbox_stays_english(make_client) -> None:

@@ -9,8 +9,8 @@ import re
 from typing import Any
 
 from tests.plan_helpers import create
-from tests.test_capsule_page import visible_text
-from tests.test_mail_relay import named_owner, stop_link
+from tests.support.mail import named_owner, stop_link
+from tests.support.words import visible_text
 
 FRENCH_BROWSER = {"Accept-Language": "fr-FR,fr;q=0.9"}
 

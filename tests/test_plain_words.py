@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,42 +18,15 @@ import pytest
 from models.mail import emails
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, approve, get_overview, guardian_session, report
-from tests.test_email_words import RING, delivery
-
-# What a machine wrote, and what it is.
-MACHINE = [
-    (re.compile(r"/api/"), "a route"),
-    (re.compile(r"\b(?:GET|POST|PATCH|PUT|DELETE) /"), "a route"),
-    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"), "an ISO timestamp"),
-    (re.compile(r"\b(?:None|null|undefined|NaN)\b"), "None/null"),
-    (re.compile(r"\{\{|\}\}|\{%|%\}|\{[A-Za-z_]+\}|%\(|%s\b"), "a template placeholder"),
-    (re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b"), "a camelCase field name"),
-    (re.compile(r"\b[a-z]+_[a-z_]+\b"), "a snake_case field name"),
-]
-URL = re.compile(r"https?://\S+")
-# Names people write that look like a machine's: a wallet app's own spelling.
-NAMES = {"xBull"}
-
-
-def machine_words(text: str) -> list[str]:
-    """Each machine word in `text` (links are the recipient's to follow and are left out)."""
-    words = URL.sub(" ", text)
-    found = [(what, m.group(0)) for pattern, what in MACHINE for m in pattern.finditer(words)]
-    return [f"{what}: {word!r}" for what, word in found if word not in NAMES]
-
-
-def page_words(page: str) -> str:
-    """The words a page shows or reads aloud: its title and body with the labels, alternative
-    texts and placeholders in its tags; scripts, styles, a QR code and a transaction to copy (a
-    textarea's contents: data, not a sentence) left out."""
-    page = re.sub(r"<(script|style|svg|textarea)\b.*?</\1>", " ", page, flags=re.S)
-    said = re.findall(r'\b(?:aria-label|alt|title|placeholder)="([^"]*)"', page)
-    return html.unescape(" ".join([re.sub(r"<[^>]+>", " ", page), *said]))
-
-
-def assert_plain(text: str, where: str) -> None:
-    found = machine_words(text)
-    assert not found, f"{where}: {found}\n{text}"
+from tests.support.emails import (
+    AUDIENCE,
+    BASE_CONTEXT,
+    CONTEXTS,
+    RING,
+    delivery,
+    variants,
+)
+from tests.support.words import URL, assert_plain, machine_words
 
 
 def test_the_scan_catches_each_kind_of_machine_word() -> None:
@@ -69,123 +41,6 @@ def test_the_scan_catches_each_kind_of_machine_word() -> None:
     ):
         assert machine_words(sample), sample
     assert not machine_words("Check in at https://legacy.example/check-in/abcDEF_12 by Friday 27 November.")
-
-
-ISO = "2026-11-27T12:00:43.949000+00:00"
-DATES = {
-    key: ISO
-    for key in (
-        "dueAt",
-        "verificationAt",
-        "releaseAt",
-        "askedAt",
-        "deadlineAt",
-        "startedAt",
-        "uploadedAt",
-        "at",
-    )
-}
-CHANGES = [
-    {"what": what, "at": ISO, "name": name}
-    for what, name in (
-        ("beneficiary_added", "Ada"),
-        ("beneficiary_removed", None),
-        ("beneficiary_email", "Ada"),
-        ("beneficiary_wallet", "Ada"),
-        ("guardian_added", "Gus"),
-        ("guardian_removed", "Gus"),
-        ("guardian_email", "Gus"),
-        ("guardian_wallet", "Gus"),
-        ("wallet_linked", "GABC"),
-        ("wallet_removed", "GABC"),
-        ("owner_email", None),
-        ("something_new", "Ada"),
-    )
-]
-BASE_CONTEXT: dict[str, Any] = {
-    **DATES,
-    "keyId": "k1",
-    "days": 3,
-    "graceDays": 30,
-    "silenceDays": 44,
-    "letters": 1,
-    "walletAddress": "GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H",
-    "walletEnd": "OX2H",
-    "itemType": "photo",
-    "sizeBytes": 2_500_000,
-    "accepted": 1,
-    "needed": 2,
-    "approved": 1,
-    "changes": CHANGES,
-    "onTimeout": "release",
-    "note": "I saw them yesterday",
-    "holdUntil": ISO,
-    "changeId": "5f0c2c1e-6b1d-4c36-9d8e-2f0b8a1f6a10",
-    "proposed": "ada.new@example.org",
-    "mayAsk": True,
-}
-# One axis at a time: each value that changes the words.
-CONTEXTS: list[dict[str, Any]] = [
-    {},
-    *({"stage": s} for s in ("resend", "ready", "final", "halfway", "14d", "3d", "1d", "grace")),
-    *({"outcome": o} for o in ("release", "wait", "complained", "bounced")),
-    *({"reason": r} for r in ("guardian_report", "beneficiary_request", "inactivity")),
-    {"onchain": True},
-    {"deadlineChosen": False},
-    {"deadlineChosen": False, "outcome": "release"},
-    {"deadlineChosen": False, "outcome": "wait"},
-    {"objected": True, "outcome": "wait"},
-    {"approvalWithdrawn": True},
-    {"deadlineAt": None, "onTimeout": "wait"},
-    {"onTimeout": "wait"},
-    {"letters": 3},
-    {"accepted": 3, "needed": 2},
-    {"itemType": "voice", "sizeBytes": 10},
-    *({"outcome": o} for o in ("well", "released", "waits")),
-    *({"outcome": "waits", "why": w} for w in ("objected", "owner_chose_wait", "onchain", None)),
-    {"mayAsk": False},
-    {"beneficiaryId": "the recipient's"},
-    {"proposed": None, "holdUntil": None},
-    {"changeId": "5f0c3c4e-0000-4000-8000-000000000001", "stopKeyId": "k1", "holdUntil": None},
-    {"byHeir": True},
-    {"lapsesAt": "2026-12-12T10:00:00+00:00", "stillObjected": True},
-    {"lapsesAt": "2026-12-12T10:00:00+00:00", "outcome": "waiting", "why": "objected"},
-    {
-        "lapsesAt": "2026-12-12T10:00:00+00:00",
-        "deadlineAt": "2026-12-13T10:00:00+00:00",
-        "onTimeout": "release",
-    },
-    {"lapsesAt": "2026-12-12T10:00:00+00:00", "contract": True, "onTimeout": "release"},
-    *({"onTimeout": o, "deadlineDays": 30} for o in ("release", "wait")),
-    {"onTimeout": "release", "deadlineDays": None},
-]
-ROWS: list[dict[str, Any]] = [
-    {},
-    {
-        "owner_name": "Olive Owner",
-        "subject_name": "Ada",
-        "about_guardian_name": "Gus",
-        "recipient_name": "Sam",
-    },
-    {"subject_name": None, "about_guardian_name": None, "recipient_name": None},
-    *({"report_reason": r} for r in (None, "death", "incapacity", "unreachable")),
-    {"request_note": "Please check on them"},
-    {"check_in_link": True, "check_in_key_id": "k1"},
-]
-# Who receives each email (some go to more than one kind of recipient, in other words): as each
-# kind declares it (models.mail.texts.common.Kind), so a new kind is scanned from the day it lands.
-AUDIENCE: dict[str, tuple[str, ...]] = {kind: declared.audience for kind, declared in emails.KINDS.items()}
-
-
-def variants(kind: str) -> Iterator[tuple[str, dict[str, Any], str]]:
-    for context in CONTEXTS:
-        for row in ROWS:
-            for app_url in ("", "https://app.example"):
-                yield (
-                    f"{kind} {context} {row} app={app_url!r}",
-                    {"context": {**BASE_CONTEXT, **context}, **row},
-                    app_url,
-                )
 
 
 def test_every_email_has_its_recipients_here() -> None:

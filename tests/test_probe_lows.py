@@ -15,7 +15,7 @@ from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, answer, approve_plan, get_overview, guardian_session
 from tests.plan_helpers import create
 from tests.soroban_helpers import prove_wallet
-from tests.test_guardian_page import page_link
+from tests.support.guardian_page import page_link
 
 
 def redis_dump(settings) -> bytes:

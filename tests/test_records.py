@@ -268,7 +268,7 @@ async def test_onchain_records(make_client, soroban_rpc, clock, run_worker):
     from models.flows import onchain
     from tests.lifecycle_helpers import get_overview
     from tests.soroban_helpers import contract_overrides, prove_wallet
-    from tests.test_onchain import approving, build_sign_submit, run
+    from tests.support.onchain import approving, build_sign_submit, run
 
     client = await make_client(**contract_overrides(soroban_rpc))
     setup = await approving(client, soroban_rpc, guardians=1, threshold=1)

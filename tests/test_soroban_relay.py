@@ -7,84 +7,20 @@ key signed, as the submit routes do; the routes themselves are tested in test_on
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from arq import Retry
-from stellar_sdk import Keypair
 
-from core import db
-from core import redis as core_redis
-from core.clock import Clock
-from core.settings import Settings
 from core.text import i18n
 from models.chain import transactions
-from testing.soroban_rpc import SorobanRpcEmulator
-from tests.helpers import sign_in, until
+from tests.helpers import until
 from tests.i18n_helpers import PSEUDO, ascii_words, pseudo
-from tests.plan_helpers import create, query
-from tests.soroban_helpers import contract_overrides, signed_call
+from tests.plan_helpers import query
+from tests.soroban_helpers import contract_overrides
+from tests.support.onchain import claim_row, kinds, state
 from workers import context
 from workers.soroban import relay_transaction
-
-
-@pytest_asyncio.fixture
-async def relay_ctx(
-    settings: Settings, clock: Clock, soroban_rpc: SorobanRpcEmulator
-) -> AsyncIterator[dict[str, Any]]:
-    """What arq hands the job, built as the worker builds it (workers.context.open_context) so
-    a test can run (and kill) one relay run."""
-    configured = dataclasses.replace(settings, **contract_overrides(soroban_rpc))
-    redis = await core_redis.connect(settings.redis_url, settings.arq_queue_name)
-    app = await context.open_context(configured, clock, redis)
-    yield {context.KEY: app, "job_try": 1}
-    await context.close_context(app)
-    await redis.aclose()
-
-
-async def claim_row(
-    client: Any,
-    settings: Settings,
-    clock: Clock,
-    rpc: SorobanRpcEmulator,
-    relay_ctx: dict[str, Any],
-    locale: str | None = None,
-) -> dict[str, Any]:
-    """An owner (reading `locale`) with a beneficiary whose wallet signed claim_assets; the row
-    stored pending."""
-    owner = await sign_in(client)
-    query(settings, "UPDATE users SET locale = %s WHERE id = %s", (locale, owner.user["id"]))
-    wallet = Keypair.random()
-    # Recorded by the owner: a claim comes only from the wallet bound to the beneficiary.
-    beneficiary = await create(client, owner, "beneficiaries", walletAddress=wallet.public_key)
-    rpc.fund(wallet.public_key)
-    xdr, checked = await signed_call(
-        rpc, clock, function="claim_assets", owner=owner.keypair.public_key, signer=wallet
-    )
-    async with db.autocommit(context.get(relay_ctx).db) as cur:
-        row, created = await transactions.insert(
-            cur,
-            checked=checked,
-            xdr=xdr,
-            owner_id=owner.user["id"],
-            plan_id=None,
-            beneficiary_id=beneficiary["id"],
-            now=clock.now(),
-        )
-    assert created and row["status"] == "pending"
-    return {"row": row, "owner": owner, "beneficiary": beneficiary, "wallet": wallet, "xdr": xdr}
-
-
-def state(settings: Settings, tx_id: Any) -> dict[str, Any]:
-    return query(settings, "SELECT * FROM transactions WHERE id = %s", (tx_id,))[0]
-
-
-def kinds(settings: Settings, user_id: str) -> list[str]:
-    rows = query(settings, "SELECT kind FROM activity WHERE user_id = %s ORDER BY created_at, id", (user_id,))
-    return [r["kind"] for r in rows]
 
 
 async def test_the_submitted_entry_is_in_each_owner_s_language(

@@ -44,7 +44,12 @@ def extracted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         check=True,
     )
     with pot.open("rb") as f:
-        return {m.id if isinstance(m.id, str) else m.id[0]: m for m in read_po(f) if m.id}
+        return {_key(m): m for m in read_po(f) if m.id}
+
+
+def _key(message) -> tuple[str | None, str]:
+    """An entry by its context (a gendered sentence's `feminine` / `masculine`) and its msgid."""
+    return message.context, message.id if isinstance(message.id, str) else message.id[0]
 
 
 def catalog(language: str):
@@ -55,7 +60,7 @@ def catalog(language: str):
 @pytest.mark.parametrize("language", SHIPPED)
 def test_every_marked_string_is_translated(language: str, extracted: dict[str, object]) -> None:
     po = catalog(language)
-    entries = {m.id if isinstance(m.id, str) else m.id[0]: m for m in po if m.id}
+    entries = {_key(m): m for m in po if m.id}
     missing = sorted(set(extracted) - set(entries))
     assert not missing, f"{language}: not in the catalog (run `make messages`): {missing[:10]}"
     stale = sorted(set(entries) - set(extracted))

@@ -12,8 +12,7 @@ from typing import Any
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan, answer, get_overview, release_plan, report
 from tests.plan_helpers import create
-from tests.test_guardian_invitations import draft_with_guardians
-from tests.test_guardian_page import PAGE_RE, page_link, words
+from tests.support.guardian_page import PAGE_RE, draft_with_guardians, page_link, words
 
 ASKED = "What is asked of you now"
 

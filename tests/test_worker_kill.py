@@ -35,7 +35,7 @@ import pytest_asyncio
 import redis as redis_sync
 
 from core.files.crypto import KeyRing
-from core.settings import FIELDS, Settings
+from core.settings import Settings
 from models.chain import transactions
 from testing.emailserver import CaptureServer
 from testing.soroban_rpc import SorobanRpcEmulator
@@ -44,27 +44,14 @@ from tests.lifecycle_helpers import SETTING_UP_NOTICES, activate_plan, report
 from tests.plan_helpers import query
 from tests.private_services import private_redis
 from tests.soroban_helpers import contract_overrides
-from tests.test_soroban_relay import claim_row, kinds, relay_ctx, state
+from tests.support.onchain import claim_row, kinds, state
+from tests.support.processes import worker_env
 from workers import context
 from workers.main import FUNCTIONS, JOB_TIMEOUT_SECONDS, create_worker
 
-__all__ = ["relay_ctx"]  # a fixture, used by name
 ROOT = Path(__file__).resolve().parent.parent
 IN_PROGRESS = "arq:in-progress:"
 LEASE_MS = (JOB_TIMEOUT_SECONDS + 10) * 1000
-
-
-def worker_env(settings: Settings, keys: str) -> dict[str, str]:
-    """The environment that makes a worker process use exactly these settings."""
-    env = dict(os.environ)
-    for attr, _kind, var in FIELDS:
-        env.pop(var.name, None)
-        value = getattr(settings, attr)
-        if isinstance(value, KeyRing):
-            env[var.name] = keys
-        elif value is not None and value != "":
-            env[var.name] = str(value)
-    return env
 
 
 Spawn = Callable[[dict[str, Any]], subprocess.Popen[bytes]]

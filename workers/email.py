@@ -84,7 +84,14 @@ async def deliver_email(ctx: dict[str, Any], row_ids: list[str]) -> dict[str, in
             results.append(unsent)
             continue
         try:
-            message = emails.render(d=row, ring=ring, base_url=base_url, app_url=app_url)
+            message = emails.render(
+                d=row,
+                ring=ring,
+                base_url=base_url,
+                app_url=app_url,
+                operator_name=settings.operator_name,
+                operator_contact=settings.operator_contact,
+            )
         except Exception as exc:  # a key missing from the ring: retry, a fixed ring sends it
             reason = f"could not render the email ({type(exc).__name__})"
             results.append(_settle(row, mailer.Outcome("retry", reason), now, retry_base))

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from api.schemas import BaseSchema, Locale, PatchSchema, Text, TimeZone, UtcDateTime, WalletAddress
+from api.schemas import (
+    BaseSchema,
+    GrammaticalGender,
+    Locale,
+    PatchSchema,
+    Text,
+    TimeZone,
+    UtcDateTime,
+    WalletAddress,
+)
 
 
 class ChallengeRequestSchema(BaseSchema):
@@ -41,6 +50,7 @@ class UserSchema(BaseSchema):
     )
     locale = Locale(who="Your", required=True)
     timeZone = TimeZone(who="Your", required=True, attribute="time_zone")
+    grammaticalGender = GrammaticalGender(who="you", required=True, attribute="grammatical_gender")
     createdAt = UtcDateTime(attribute="created_at")
     updatedAt = UtcDateTime(attribute="updated_at")
 
@@ -86,6 +96,7 @@ class ProfileUpdateSchema(PatchSchema):
     email = fields.Email(allow_none=True, validate=validate.Length(max=254))
     locale = Locale(who="Your")
     timeZone = TimeZone(who="Your", attribute="time_zone")
+    grammaticalGender = GrammaticalGender(who="you", attribute="grammatical_gender")
 
 
 class DeleteAccountSchema(BaseSchema):

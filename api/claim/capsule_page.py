@@ -18,12 +18,15 @@ from markupsafe import Markup
 from api import html
 from api.claim.gate import claim_gate
 from api.keys import context
+from api.schemas import error_responses
 from api.sep import wallet_request
 from core.stellar import sep7
+from core.text import gender
 from core.text.i18n import N_, _
 from models import plans
 from models.account import users
 from models.claim import capsules, shares
+from models.contents import beneficiaries
 from models.flows import finishing
 
 routes = web.RouteTableDef()
@@ -151,6 +154,13 @@ def _render(
     request: web.Request, capsule: capsules.Capsule, shown: finishing.View, signing: dict[str, Any]
 ) -> web.Response:
     owner = owner_words(capsule)
+    people: dict[str, Any] = {
+        "owner_gender": capsule["owner_gender"],
+        "heir_gender": capsule["grammatical_gender"],
+        "gender_form": html.own_gender_form(
+            request, action=f"{request.path.rstrip('/')}/gender", now=capsule["grammatical_gender"]
+        ),
+    }
     if shown["ready"] is not None:
         return html.render(
             "capsule_ready.html",
@@ -159,6 +169,7 @@ def _render(
             owner=owner,
             ready=shown["ready"],
             sympathy=capsule["report_reason"] == "death",
+            **people,
             **signing,
         )
     contents = shown["contents"]
@@ -172,6 +183,7 @@ def _render(
             owner=owner,
             ask_action=f"{request.path.rstrip('/')}/request" if can_ask else None,
             checking=capsule["plan_status"] in plans.FROZEN,
+            **people,
         )
     sections = [
         (anchor, _(label))
@@ -199,8 +211,32 @@ def _render(
         share=share(contents["allocation_percentage"]),
         # Sympathy only when a guardian reported a death; otherwise neutral words, which presume no death.
         sympathy=capsule["report_reason"] == "death",
+        **people,
         **signing,
     )
+
+
+@routes.post("/claim/{token}/gender")
+@docs(
+    tags=["pages"],
+    summary="The heir says how we refer to them (their page's form)",
+    description="Form-encoded, one field `grammaticalGender`: feminine, masculine, neutral, or empty for "
+    "not said (anything else is the 400 page). Recorded for the heir as the owner's `grammaticalGender` "
+    "of them is (`PATCH /api/beneficiaries/:id`), in any state of the plan, and on the owner's timeline "
+    "(the field, not its value); 303 back to the page, which says it is saved.",
+    produces=["text/html"],
+    responses={303: {"description": "Saved: back to the page"}, **error_responses(400)},
+)
+@claim_gate
+async def own_gender(request: web.Request, capsule: capsules.Capsule) -> web.Response:
+    html.negotiate(request, locale=capsule["locale"], time_zone=capsule["time_zone"])  # its refusal's
+    form = await html.read_form(request)
+    chosen = gender.posted(form.get("grammaticalGender"))
+    await beneficiaries.choose_own_gender(
+        context(request).pool, beneficiary_id=capsule["beneficiary_id"], gender=chosen
+    )
+    back = html.carry_language(request, f"/claim/{request.match_info['token']}?saved=gender")
+    return web.Response(status=303, headers={"Location": back + "#refer"})
 
 
 def heir_request(

@@ -13,6 +13,7 @@ from api.schemas import (
     AudienceSchema,
     BaseSchema,
     DecimalString,
+    GrammaticalGender,
     Id,
     Locale,
     PatchSchema,
@@ -61,6 +62,7 @@ class BeneficiaryCreateSchema(BaseSchema):
     )
     locale = Locale(who="Their", metadata={"description": NEW_PERSON_LOCALE})
     timeZone = TimeZone(who="Their", attribute="time_zone")
+    grammaticalGender = GrammaticalGender(who="them", attribute="grammatical_gender")
 
 
 class BeneficiaryPatchSchema(PatchSchema, BeneficiaryCreateSchema):
@@ -98,6 +100,7 @@ class BeneficiarySchema(BaseSchema):
     )
     locale = Locale(who="Their", required=True)
     timeZone = TimeZone(who="Their", required=True, attribute="time_zone")
+    grammaticalGender = GrammaticalGender(who="them", required=True, attribute="grammatical_gender")
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")
 
@@ -121,6 +124,7 @@ class GuardianCreateSchema(BaseSchema):
     relationship = Text(allow_none=True, validate=validate.Length(min=1, max=60))
     locale = Locale(who="Their", metadata={"description": NEW_PERSON_LOCALE})
     timeZone = TimeZone(who="Their", attribute="time_zone")
+    grammaticalGender = GrammaticalGender(who="them", attribute="grammatical_gender")
 
 
 class GuardianPatchSchema(PatchSchema, GuardianCreateSchema):
@@ -145,6 +149,7 @@ class GuardianSchema(BaseSchema):
     relationship = fields.String(required=True, allow_none=True)
     locale = Locale(who="Their", required=True)
     timeZone = TimeZone(who="Their", required=True, attribute="time_zone")
+    grammaticalGender = GrammaticalGender(who="them", required=True, attribute="grammatical_gender")
     createdAt = UtcDateTime(required=True, attribute="created_at")
     updatedAt = UtcDateTime(required=True, attribute="updated_at")
     invitedAt = UtcDateTime(

@@ -69,6 +69,7 @@ async def stop_emails_page(request: web.Request) -> web.Response:
             action=request.path,
             kind=link["kind"],
             owner=_owner(link),
+            owner_gender=link["owner_gender"],
             heir_email=link["kind"] in HEIR_KINDS,
         )
 
@@ -96,6 +97,7 @@ def _answered(request: web.Request, link: suppressions.Link) -> web.Response:
             reader=request,
             title=_("Nothing changed: you are part of this plan"),
             owner=_owner(link),
+            owner_gender=link["owner_gender"],
             heir_email=link["kind"] in HEIR_KINDS,
         )
 

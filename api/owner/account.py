@@ -1,4 +1,5 @@
-"""`/plan/account`: the owner's name, email, language and time zone; the wallets that sign in
+"""`/plan/account`: the owner's name, email, language, time zone and how to refer to them (grammatical
+gender); the wallets that sign in
 (link, unlink); passkeys (add, remove); sign out everywhere. Each form calls the same model
 function as its JSON route (PATCH /api/users/me, POST /api/auth/link-wallet, DELETE
 /api/auth/wallets/{address}, POST /api/auth/logout-all), with the same schema.
@@ -30,7 +31,7 @@ from api.schemas import error_responses
 from api.sep import wallet_request
 from core.errors import BadRequest
 from core.stellar.wallet import is_valid_address
-from core.text import i18n
+from core.text import gender, i18n
 from core.text.i18n import N_, _
 from models.account import passkeys, users
 from models.flows import auth
@@ -41,7 +42,7 @@ routes = web.RouteTableDef()
 PATH = "/plan/account"
 PAGE = {200: {"description": "The page"}}
 SEE_OTHER = {303: {"description": "Done: back to the page"}}
-PROFILE_FIELDS = ("name", "email", "locale", "timeZone")
+PROFILE_FIELDS = ("name", "email", "locale", "timeZone", "grammaticalGender")
 # Where a browser's zone is unknown: a zone that suits the page's language.
 LANGUAGE_ZONES = {
     "en": "UTC",
@@ -92,6 +93,7 @@ def _profile_values(user: users.UserWithWallets) -> dict[str, str]:
         "emailConfirmation": user["email"] or "",
         "locale": user["locale"] or i18n.language(),
         "timeZone": recorded,
+        "grammaticalGender": user["grammatical_gender"] or "",
     }
 
 
@@ -128,6 +130,7 @@ async def _page(
             errors=errors or {},
             zone_recorded=bool(user["time_zone"]) or values is not None,
             zones=zone_choices(),
+            genders=gender.choices(),
             languages_offered=[(tag, html.LANGUAGE_NAMES[tag]) for tag in i18n.supported()],
             passkeys=[(credential_text(key["credential_id"]), key) for key in keys],
             this_passkey=session.passkey_id,
@@ -161,8 +164,9 @@ async def account_page(request: web.Request) -> web.Response:
 @routes.post(PATH)
 @docs(
     tags=["pages"],
-    summary="Change name, email, language or time zone (HTML form)",
-    description="Fields `name`, `email` (typed twice: `emailConfirmation`), `locale`, `timeZone`: "
+    summary="Change name, email, language, time zone or grammatical gender (HTML form)",
+    description="Fields `name`, `email` (typed twice: `emailConfirmation`), `locale`, `timeZone`, "
+    "`grammaticalGender`: "
     "PATCH /api/users/me's fields, loaded by its schema; an empty field clears it.",
     produces=["text/html"],
     responses={**SEE_OTHER, **error_responses(400, 403)},

@@ -10,6 +10,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp_apigami import docs
 
+from api import html
 from api.common import email_budget
 from api.contents.schemas import GuardianCreateSchema
 from api.keys import context
@@ -18,7 +19,7 @@ from api.owner.forms import FormState, load, refused
 from api.owner.plan_pages import done, owner_id, posted, show
 from api.owner.session import owner_page
 from core.errors import BadRequest, Conflict
-from core.text import i18n
+from core.text import gender, i18n
 from core.text.i18n import N_, _, ngettext
 from models import plans
 from models.contents import guardians
@@ -57,7 +58,13 @@ def _wire(guardian: Guardian) -> dict[str, Any]:
         "email": guardian["email"],
         "walletAddress": guardian["wallet_address"],
         "locale": guardian["locale"],
+        "grammaticalGender": guardian["grammatical_gender"],
     }
+
+
+def _gender_choices(request: web.Request) -> list[tuple[str, str]]:
+    with html.speaking(request):  # the page's language
+        return gender.choices()
 
 
 async def _list(request: web.Request, form: FormState, *, status: int = 200) -> web.Response:
@@ -78,6 +85,7 @@ async def _list(request: web.Request, form: FormState, *, status: int = 200) -> 
         can_invite=plan_status in (plans.DRAFT, plans.ACTIVE),
         form=form,
         language_choices=plan_pages.language_choices(),
+        gender_choices=_gender_choices(request),
     )
 
 
@@ -127,6 +135,7 @@ async def _edit(request: web.Request, form: FormState | None, *, status: int = 2
         guardian=guardian,
         form=shown,
         language_choices=plan_pages.language_choices(),
+        gender_choices=_gender_choices(request),
     )
 
 

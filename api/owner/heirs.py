@@ -19,6 +19,7 @@ from api.owner.forms import FormState, load, refused
 from api.owner.plan_pages import done, owner_id, posted, show
 from api.owner.session import owner_page
 from core.errors import BadRequest, Conflict
+from core.text import gender
 from core.text.i18n import N_
 from models import plans
 from models.contents import beneficiaries, email_confirmations
@@ -45,6 +46,7 @@ def _wire(heir: Beneficiary) -> dict[str, Any]:
         "allocationPercentage": plan_pages.share(heir["allocation_percentage"]),
         "locale": heir["locale"],
         "timeZone": heir["time_zone"],
+        "grammaticalGender": heir["grammatical_gender"],
     }
 
 
@@ -54,6 +56,7 @@ def _choices(request: web.Request) -> dict[str, Any]:
         return {
             "language_choices": plan_pages.language_choices(),
             "zone_choices": plan_pages.zone_choices(),
+            "gender_choices": gender.choices(),
         }
 
 

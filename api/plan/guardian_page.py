@@ -23,10 +23,12 @@ from api.public import public
 from api.schemas import error_responses
 from api.sep import wallet_request
 from core.errors import BadRequest
+from core.text import gender
 from core.text.cleaning import clean_block
 from core.text.i18n import N_, _
 from models import address_links
 from models.account import users
+from models.contents import guardians
 from models.flows import guardian_pages
 from models.flows.answers import declared, guardian, passkey
 from models.plan.guardianships import address_suggestions
@@ -117,7 +119,32 @@ async def guardian_page(request: web.Request) -> web.Response:
             ],
             uncorrectable=html.naming(address_links.uncorrectable),
             unreachable=html.naming(address_links.unreachable),
+            gender_form=html.own_gender_form(
+                request, action=f"{_path(request)}/gender", now=page["guardian"]["grammatical_gender"]
+            ),
         )
+
+
+@routes.post(PATH + "/gender")
+@public
+@docs(
+    tags=["pages"],
+    summary="The guardian says how we refer to them (their page's form)",
+    description="Form-encoded, one field `grammaticalGender`: feminine, masculine, neutral, or empty for "
+    "not said (anything else is the 400 page). Recorded for the guardian as the owner's "
+    "`grammaticalGender` of them is (`PATCH /api/guardians/:id`), whatever they have answered, and on the "
+    "owner's timeline (the field, not its value); 303 back to the page, which says it is saved. An "
+    "unknown token: the 404 page (429 past the per-IP miss limit).",
+    produces=["text/html"],
+    responses={303: {"description": "Saved: back to the page"}, **error_responses(400)},
+)
+async def guardian_gender(request: web.Request) -> web.Response:
+    who = await _answerer(request)
+    form = await html.read_form(request)
+    chosen = gender.posted(form.get("grammaticalGender"))
+    await guardians.choose_own_gender(context(request).pool, guardian_id=who["guardian_id"], gender=chosen)
+    back = html.carry_language(request, f"{_path(request)}?saved=gender")
+    return web.Response(status=303, headers={"Location": back + "#refer"})
 
 
 @routes.post(PATH + "/ask")

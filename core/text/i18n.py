@@ -23,7 +23,7 @@ from functools import cache
 from importlib import resources
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from babel import Locale, UnknownLocaleError, dates, numbers, units
+from babel import Locale, UnknownLocaleError, dates, lists, numbers, units
 from babel.core import negotiate_locale
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
@@ -236,6 +236,11 @@ def day(moment: datetime) -> str:
 def number(value: float | int) -> str:
     """A count or a figure as the reader's language writes it (1,234.5 in English, 1.234,5 in German)."""
     return numbers.format_decimal(value, locale=_locale(language()))
+
+
+def either(items: Sequence[str]) -> str:
+    """Alternatives as the reader's language lists them ("a, b or c"; Arabic "a أو b")."""
+    return lists.format_list(list(items), style="or", locale=_locale(language()))
 
 
 def percent(value: float) -> str:

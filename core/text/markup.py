@@ -5,8 +5,9 @@ same markup back into plain text.
 Each floor keeps its own environment over its own templates (the pages' in `api/templates/`,
 the emails' in `models/mail/templates/`): one shared instance would have to sit below both and
 name a folder of a floor above it. What they share is here: autoescape, undefined names as
-errors, the reader's language for `_()` / `ngettext()` / `{% trans %}`, and `<bdi>` around every
-name someone typed, so a right-to-left name cannot reorder the sentence it sits in.
+errors, the reader's language for `_()` / `ngettext()` / `{% trans %}` and `gendered()` (a
+sentence agreeing with a person's grammatical gender, core/text/gender.py), and `<bdi>` around
+every name someone typed, so a right-to-left name cannot reorder the sentence it sits in.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from core.text import i18n
+from core.text import gender, i18n
 from core.text.cleaning import clean_line
 
 
@@ -35,8 +36,22 @@ def environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
         extensions=["jinja2.ext.i18n"],
     )
     env.install_gettext_callables(i18n._, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
+    env.globals["gendered"] = _template_gendered
     env.filters.update(bdi=bdi, number=i18n.number, spelled=i18n.when)
     return env
+
+
+@jinja2.pass_context
+def _template_gendered(
+    context: jinja2.runtime.Context, message: str, person: str | None, **variables: Any
+) -> str:
+    """`{{ gendered("%(owner)s left this for you", owner_gender, owner=…) }}`: as `_()` with its
+    named values (each escaped unless it is markup already, as `{% trans %}` does), the sentence
+    agreeing with a person of grammatical gender `person`."""
+    words = gender.gendered(message, person)
+    if context.eval_ctx.autoescape:
+        return Markup(words) % variables  # noqa: S704 - a catalog's sentence; the values escaped
+    return words % variables
 
 
 def bdi(name: Any) -> Markup:
@@ -61,9 +76,16 @@ def ngettext(singular: str, plural: str, n: int) -> Markup:
     return escaped(i18n.ngettext(singular, plural, n))
 
 
+def gendered(message: str, person: str | None) -> Markup:
+    """`message` agreeing with a person of grammatical gender `person` (core/text/gender.py), as
+    markup like `_`."""
+    return escaped(gender.gendered(message, person))
+
+
 def link(url: str) -> Markup:
-    """A link written out in full, as the text part shows it, and followed in the HTML part."""
-    return Markup('<a href="{url}">{url}</a>').format(url=url)
+    """A link written out in full, as the text part shows it, and followed in the HTML part (an
+    email address without its `mailto:`, as people write one)."""
+    return Markup('<a href="{url}">{shown}</a>').format(url=url, shown=url.removeprefix("mailto:"))
 
 
 _TAG = re.compile(r"<[^>]*>")

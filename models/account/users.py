@@ -21,11 +21,12 @@ from models.delivery.budget import Budget
 
 USER_COLUMNS = (
     f"u.id, u.wallet_address, {sealed_text.select_list(table='users', alias='u')}, u.locale, u.time_zone,"
-    " u.created_at, u.updated_at"
+    " u.grammatical_gender, u.created_at, u.updated_at"
 )
 # Plain columns a profile update may set beside the sealed name and email: the owner's language
-# and zone (checked by the API against LANGUAGES and the IANA names; docs/translations.md).
-PLAIN = ("locale", "time_zone")
+# and zone (checked by the API against LANGUAGES and the IANA names; docs/translations.md) and
+# how to refer to them (core.text.gender.GENDERS; docs/pages.md "Grammatical gender").
+PLAIN = ("locale", "time_zone", "grammatical_gender")
 
 
 class User(TypedDict):
@@ -37,6 +38,7 @@ class User(TypedDict):
     email: str | None
     locale: str | None  # one of LANGUAGES when set; None: emails in English, pages by the browser
     time_zone: str | None  # an IANA name; None: UTC
+    grammatical_gender: str | None  # core.text.gender.GENDERS; None: not said (gender-free words)
     created_at: datetime
     updated_at: datetime
 
@@ -163,8 +165,9 @@ async def update_profile(
     now: datetime,
     budget: Budget,
 ) -> UserWithWallets:
-    """Apply name/email (sealed), locale and zone changes; the timeline names the fields, not
-    their values. A new address is told to the owner at both addresses (models.delivery.owner_notices)."""
+    """Apply name/email (sealed), locale, zone and grammatical gender changes; the timeline names
+    the fields, not their values. A new address is told to the owner at both addresses
+    (models.delivery.owner_notices)."""
     columns = [c for c in ("name", "email", *PLAIN) if c in changes]
     values = sealed_text.sealed_values(
         ring, table="users", row_id=user_id, values={c: changes[c] for c in columns}

@@ -62,6 +62,10 @@ class Capsule(TypedDict):
     requests_allowed: bool  # the owner lets heirs ask the guardians to check (plan setting)
     locale: str | None  # the heir's language and zone as recorded (None: not set): their page's
     time_zone: str | None
+    # How to refer to the heir and to the owner (core.text.gender.GENDERS; None: not said): the
+    # page's sentences that agree with one of them.
+    grammatical_gender: str | None
+    owner_gender: str | None
 
 
 class WalletBinding(TypedDict):
@@ -125,6 +129,8 @@ class Contents(TypedDict):
     name: str
     relationship: str
     allocation_percentage: Decimal
+    grammatical_gender: str | None  # the heir's, as in Capsule
+    owner_gender: str | None
     wallet: WalletBinding | None
     messages: list[OpenedMessage]
     sealed_messages: list[SealedMessage]
@@ -155,6 +161,7 @@ CAPSULE_SQL = (
     " p.ready_at, b.wallet_address, b.wallet_bound_via, b.wallet_bound_at,"
     " p.id AS plan_id, p.release_at, u.wallet_address AS owner_wallet, p.report_reason,"
     " COALESCE(p.allow_beneficiary_requests, false) AS requests_allowed, b.locale, b.time_zone,"
+    " b.grammatical_gender, u.grammatical_gender AS owner_gender,"
     " EXISTS (SELECT 1 FROM transactions t WHERE t.beneficiary_id = b.id"
     "   AND t.function = 'claim_assets' AND t.status = 'confirmed') AS claimed"
     " FROM beneficiaries b JOIN users u ON u.id = b.user_id LEFT JOIN plans p ON p.user_id = b.user_id"
@@ -354,6 +361,8 @@ async def _read_contents(
         "name": capsule["name"],
         "relationship": capsule["relationship"],
         "allocation_percentage": capsule["allocation_percentage"],
+        "grammatical_gender": capsule["grammatical_gender"],
+        "owner_gender": capsule["owner_gender"],
         "wallet": wallet(capsule=capsule),
         "messages": opened,
         "sealed_messages": sealed,

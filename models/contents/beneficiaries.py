@@ -43,7 +43,14 @@ from models.delivery.budget import Budget
 
 ALLOCATION_LOCK = "allocations"
 MAX_TOTAL = Decimal(100)
-PLAIN = ("allocation_percentage", "wallet_address", "email_confirmed_at", "locale", "time_zone")
+PLAIN = (
+    "allocation_percentage",
+    "wallet_address",
+    "email_confirmed_at",
+    "locale",
+    "time_zone",
+    "grammatical_gender",
+)
 
 
 def _select(alias: str) -> str:
@@ -56,7 +63,16 @@ def _select(alias: str) -> str:
 
 PUBLIC_COLUMNS = _select("beneficiaries")
 COLUMNS = f"{PUBLIC_COLUMNS}, beneficiaries.claim_token_sealed"
-EDITABLE = ("name", "relationship", "email", "allocation_percentage", "wallet_address", "locale", "time_zone")
+EDITABLE = (
+    "name",
+    "relationship",
+    "email",
+    "allocation_percentage",
+    "wallet_address",
+    "locale",
+    "time_zone",
+    "grammatical_gender",
+)
 WRITABLE_COLUMNS = (*sealed_text.writable(table="beneficiaries", columns=EDITABLE), "email_confirmed_at")
 WALLET_TAKEN = "This wallet is already recorded for another of your beneficiaries"
 
@@ -76,6 +92,8 @@ class BeneficiaryPublic(TypedDict):
     email_confirmed_at: datetime | None
     locale: str | None  # their language (one of LANGUAGES when set); None: emails in English
     time_zone: str | None  # an IANA name; None: UTC
+    # How to refer to them where a language marks it (core.text.gender.GENDERS); None: not said.
+    grammatical_gender: str | None
     created_at: datetime
     updated_at: datetime
 
@@ -222,8 +240,9 @@ async def create(
             await cur.execute(
                 "INSERT INTO beneficiaries (id, user_id, name_sealed, relationship_sealed, email_sealed,"
                 " email_bidx, allocation_percentage, wallet_address, claim_token_hash, claim_token_sealed,"
-                " wallet_bound_via, wallet_bound_at, time_zone, locale) VALUES (%s, %s, %s, %s, %s, %s, %s,"
-                f" %s, %s, %s, {_OWNER_BINDING}, %s, {common.OWNERS_LOCALE_UNLESS_SENT}) RETURNING {COLUMNS}",
+                " wallet_bound_via, wallet_bound_at, time_zone, grammatical_gender, locale)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+                f" {_OWNER_BINDING}, %s, %s, {common.OWNERS_LOCALE_UNLESS_SENT}) RETURNING {COLUMNS}",
                 (
                     beneficiary_id,
                     user_id,
@@ -238,6 +257,7 @@ async def create(
                     data.get("wallet_address"),
                     data.get("wallet_address"),
                     data.get("time_zone"),
+                    data.get("grammatical_gender"),
                     *common.owners_locale_unless_sent(data=data, user_id=user_id),
                 ),
             )
@@ -445,3 +465,25 @@ async def find_by_email(cur: Cursor, ring: KeyRing, *, email: str) -> list[str]:
         "SELECT id::text AS id FROM beneficiaries WHERE email_bidx = ANY(%s) ORDER BY id", (candidates,)
     )
     return [row["id"] for row in await cur.fetchall()]
+
+
+async def choose_own_gender(pool: Pool, *, beneficiary_id: str, gender: str | None) -> None:
+    """The heir's own choice, from their page, of how we refer to them (core.text.gender.GENDERS;
+    None: not said). On the owner's timeline as the field, never its value; the same choice again
+    writes nothing."""
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE beneficiaries SET grammatical_gender = %s, updated_at = clock_timestamp()"
+            " WHERE id = %s AND grammatical_gender IS DISTINCT FROM %s RETURNING user_id::text AS user_id",
+            (gender, beneficiary_id, gender),
+        )
+        row = await cur.fetchone()
+        if row is not None:
+            await activity.record(
+                cur,
+                user_id=row["user_id"],
+                kind="beneficiary.gender_chosen",
+                entity_id=beneficiary_id,
+                summary=N_("A beneficiary chose, on their page, how we refer to them"),
+                metadata={"fields": ["grammaticalGender"]},
+            )

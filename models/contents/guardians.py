@@ -26,13 +26,13 @@ from models.delivery.budget import Budget
 
 COLUMNS = (
     f"id, user_id, {sealed_text.select_list(table='guardians', alias='guardians')}, wallet_address, locale,"
-    " time_zone,"
+    " time_zone, grammatical_gender,"
     " created_at, updated_at, invited_at, accepted_at, declined_at, reconfirmed_at, unresponsive_since,"
     # How they answer: a wallet the owner recorded, else the passkey they registered, else not yet.
     " CASE WHEN wallet_address IS NOT NULL THEN 'wallet' WHEN EXISTS (SELECT 1 FROM guardian_passkeys k"
     " WHERE k.guardian_id = guardians.id) THEN 'passkey' END AS proof"
 )
-EDITABLE = ("name", "email", "wallet_address", "relationship", "locale", "time_zone")
+EDITABLE = ("name", "email", "wallet_address", "relationship", "locale", "time_zone", "grammatical_gender")
 WRITABLE_COLUMNS = sealed_text.writable(table="guardians", columns=EDITABLE)
 DUPLICATE = "This wallet is already one of your guardians"
 REINVITE_REFUSED = (
@@ -52,6 +52,8 @@ class Guardian(TypedDict):
     relationship: str | None
     locale: str | None  # their language (one of LANGUAGES when set); None: emails in English
     time_zone: str | None  # an IANA name; None: UTC
+    # How to refer to them where a language marks it (core.text.gender.GENDERS); None: not said.
+    grammatical_gender: str | None
     created_at: datetime
     updated_at: datetime
     invited_at: datetime | None
@@ -256,8 +258,8 @@ async def create(
         try:
             await cur.execute(
                 "INSERT INTO guardians (id, user_id, name_sealed, email_sealed, email_bidx, wallet_address,"
-                " relationship_sealed, time_zone, locale) VALUES (%s, %s, %s, %s, %s, %s, %s, %s,"
-                f" {common.OWNERS_LOCALE_UNLESS_SENT}) RETURNING {COLUMNS}",
+                " relationship_sealed, time_zone, grammatical_gender, locale) VALUES (%s, %s, %s, %s, %s, %s,"
+                f" %s, %s, %s, {common.OWNERS_LOCALE_UNLESS_SENT}) RETURNING {COLUMNS}",
                 (
                     guardian_id,
                     user_id,
@@ -267,6 +269,7 @@ async def create(
                     data.get("wallet_address"),
                     texts["relationship_sealed"],
                     data.get("time_zone"),
+                    data.get("grammatical_gender"),
                     *common.owners_locale_unless_sent(data=data, user_id=user_id),
                 ),
             )
@@ -475,3 +478,25 @@ async def reinvite(
         )
     await outbox.enqueue(redis, row_ids=[invitation] if invitation else [])
     return row
+
+
+async def choose_own_gender(pool: Pool, *, guardian_id: str, gender: str | None) -> None:
+    """The guardian's own choice, from their page, of how we refer to them
+    (core.text.gender.GENDERS; None: not said). On the owner's timeline as the field, never its
+    value; the same choice again writes nothing."""
+    async with transaction(pool) as cur:
+        await cur.execute(
+            "UPDATE guardians SET grammatical_gender = %s, updated_at = clock_timestamp()"
+            " WHERE id = %s AND grammatical_gender IS DISTINCT FROM %s RETURNING user_id::text AS user_id",
+            (gender, guardian_id, gender),
+        )
+        row = await cur.fetchone()
+        if row is not None:
+            await activity.record(
+                cur,
+                user_id=row["user_id"],
+                kind="guardian.gender_chosen",
+                entity_id=guardian_id,
+                summary=N_("A guardian chose, on their page, how we refer to them"),
+                metadata={"fields": ["grammaticalGender"]},
+            )

@@ -38,6 +38,10 @@ class Delivery(TypedDict):
     # English, UTC.
     locale: str | None
     time_zone: str | None
+    # How to refer to the recipient and to the plan's owner where a language marks grammatical
+    # gender (core.text.gender.GENDERS; None: not said, the words need none).
+    recipient_gender: str | None
+    owner_gender: str | None
     owner_name: str | None
     owner_wallet: str | None
     beneficiary_id: str | None
@@ -98,6 +102,8 @@ SELECT = (
     # One of the three recipients is joined (by recipient_type): their language and zone.
     + " COALESCE(g.locale, b.locale, ru.locale) AS locale,"
     " COALESCE(g.time_zone, b.time_zone, ru.time_zone) AS time_zone, u.id AS u_id,"
+    " COALESCE(g.grammatical_gender, b.grammatical_gender, ru.grammatical_gender) AS recipient_gender,"
+    " u.grammatical_gender AS owner_gender,"
     f" {sealed_text.select_list(table='users', alias='u', columns=('name',), prefix='owner_')},"
     " u.wallet_address AS owner_wallet, p.report_reason, b.id AS beneficiary_id, b.claim_token_sealed,"
     # The guardians' bounce alerts (a claim link, a corrected address's confirmation) say when too
@@ -185,6 +191,8 @@ def from_row(ring: KeyRing, *, row: dict[str, Any]) -> Delivery:
         recipient_name=name,
         locale=row["locale"],
         time_zone=row["time_zone"],
+        recipient_gender=row["recipient_gender"],
+        owner_gender=row["owner_gender"],
         owner_name=record["owner_name"],
         owner_wallet=row["owner_wallet"],
         beneficiary_id=row["beneficiary_id"],

@@ -89,6 +89,7 @@ _PERSON = (
 _EMAIL = (
     "SELECT o.id::text AS id, o.kind, o.recipient_type, o.recipient_id::text AS recipient_id, o.plan_id::text"
     f" AS plan_id, p.user_id::text AS user_id, o.sent_to_bidx, u.name_sealed AS owner_name_sealed,"
+    " u.grammatical_gender AS owner_gender,"
     " COALESCE(g.locale, b.locale) AS locale, COALESCE(g.time_zone, b.time_zone) AS time_zone,"
     f" {answered(guardian='g', heir='b', row='o')} AS answered"
     " FROM outbox o JOIN plans p ON p.id = o.plan_id JOIN users u ON u.id = p.user_id"
@@ -104,11 +105,13 @@ State = Literal["open", "answered"]
 
 class Link(TypedDict):
     """A live link and what its page says: its state, the email it came in (its `kind`), whose
-    plan sent it (the owner's name, None if cleared) and its recipient's language and zone."""
+    plan sent it (the owner's name, None if cleared, and how to refer to them) and its
+    recipient's language and zone."""
 
     state: State
     kind: str
     owner_name: str | None
+    owner_gender: str | None  # core.text.gender.GENDERS; None: not said
     locale: str | None
     time_zone: str | None
 
@@ -132,6 +135,7 @@ def _state(ring: KeyRing, email: dict[str, Any] | None) -> Link | None:
         state="answered" if email["answered"] else "open",
         kind=email["kind"],
         owner_name=owner,
+        owner_gender=email["owner_gender"],
         locale=email["locale"],
         time_zone=email["time_zone"],
     )

@@ -98,7 +98,7 @@ async def load(pool: Pool, ring: KeyRing, *, token: str) -> Facts | None:
             "SELECT g.id::text AS id, g.user_id::text AS owner_id,"
             f" {sealed_text.select_list(table='guardians', alias='g', columns=('name',))},"
             " g.wallet_address, g.accepted_at, g.declined_at, g.reconfirm_asked_at, g.unresponsive_since,"
-            " g.locale, g.time_zone,"
+            " g.locale, g.time_zone, g.grammatical_gender, o.grammatical_gender AS owner_gender,"
             " (SELECT count(*) FROM guardian_passkeys k WHERE k.guardian_id = g.id) AS passkeys,"
             f" {sealed_text.select_list(table='users', alias='o', columns=('name',), prefix='owner_')},"
             " o.wallet_address AS owner_wallet, p.id::text AS plan_id,"
@@ -173,6 +173,7 @@ def seen(*, facts: Facts, now: datetime | None, report_cooldown: timedelta) -> G
         plan_id=row["plan_id"],
         status=None if plan is None else plan["status"],
         owner=users.known_as(name=row["owner_name"], wallet=row["owner_wallet"]),
+        owner_gender=row.get("owner_gender"),
         locale=row["locale"],
         time_zone=row["time_zone"],
         guardian=_guardian(row),
@@ -200,6 +201,7 @@ def _guardian(row: dict[str, Any]) -> Guardian:
         accepted_at=row["accepted_at"],
         reconfirm_asked_at=row["reconfirm_asked_at"] if accepted else None,
         unresponsive_since=row["unresponsive_since"] if accepted else None,
+        grammatical_gender=row.get("grammatical_gender"),
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import jinja2
 from markupsafe import Markup
@@ -66,11 +67,14 @@ _LAYOUT = markup.environment(jinja2.PackageLoader("models.mail", "templates")).g
 @dataclass(frozen=True)
 class Site:
     """Where the links lead: the service's own pages (`base_url`, PUBLIC_BASE_URL) and the web
-    client, if one is deployed (`app_url`, PUBLIC_APP_URL), with the key ring their tokens use."""
+    client, if one is deployed (`app_url`, PUBLIC_APP_URL), with the key ring their tokens use;
+    and who runs it, as every email names them (OPERATOR_NAME, OPERATOR_CONTACT: "" when unset)."""
 
     ring: KeyRing
     base_url: str
     app_url: str
+    operator_name: str = ""
+    operator_contact: str = ""
 
 
 def _claim(d: Delivery, site: Site) -> str:
@@ -140,6 +144,14 @@ def _check_in(d: Delivery, site: Site) -> str | None:
     return check_in_links.url(base_url=site.base_url, token=token)
 
 
+def _contact(d: Delivery, site: Site) -> str | None:
+    """Where the reader can write to whoever runs the service: their page, or their address."""
+    contact = site.operator_contact
+    if not contact:
+        return None
+    return contact if contact.startswith("https://") else f"mailto:{contact}"
+
+
 # Every link a kind may name, by name: None where it does not apply to the row.
 LINKS: dict[str, Callable[[Delivery, Site], str | None]] = {
     "claim": _claim,
@@ -151,6 +163,7 @@ LINKS: dict[str, Callable[[Delivery, Site], str | None]] = {
     "guardian": _guardian_page,
     "unknown": _unknown_sender,
     "check_in": _check_in,
+    "contact": _contact,
 }
 
 # The paragraphs a kind may add after its words, in this order, each with the link it carries
@@ -190,6 +203,58 @@ PASSKEY_PAGE = N_(
 )
 
 
+# Who sends every email, on whose behalf, how to tell it is genuine and whom to write to: the
+# paragraphs under the sign-off, in the HTML part as in the text part (docs/pages.md, "Who sends
+# an email"). Each says only what is known: no operator named unless OPERATOR_NAME is set, no
+# owner for the owner's own emails, no contact unless OPERATOR_CONTACT is set. By (operator
+# named, on someone's behalf).
+SENT_BY = {
+    (True, True): N_(
+        "This email comes from the legacy planning service at {host}, run by {operator}, on behalf of "
+        "{owner}."
+    ),
+    (True, False): N_("This email comes from the legacy planning service at {host}, run by {operator}."),
+    (False, True): N_("This email comes from the legacy planning service at {host}, on behalf of {owner}."),
+    (False, False): N_("This email comes from the legacy planning service at {host}."),
+}
+# Translators: {hosts} is one web address or a list of them ("legacy.example.org or app.example.org").
+GENUINE = N_(
+    "How to tell this email is genuine: every link in it leads to {hosts}. We never ask for a secret key, "
+    "a recovery phrase or a password, and never ask you to send money to anyone."
+)
+# Whom to write to, by the kind of contact: an email address, or a page.
+CONTACT = {
+    "mailto": N_("If you have a question, or something here looks wrong, write to {contact}."),
+    "https": N_("If you have a question, or something here looks wrong, you can reach us here: {contact}"),
+}
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc
+
+
+def _about(
+    d: Delivery, named: Delivery, site: Site, links: dict[str, Markup], urls: dict[str, str]
+) -> list[Markup]:
+    """The sender's paragraphs: who sends it (the service at its own host, run by the operator),
+    on whose behalf (the plan's owner, by name, to everyone but the owner), how to tell it is
+    genuine (the hosts its links lead to, what we never ask for) and whom to write to."""
+    host = _host(site.base_url)
+    behalf = d["recipient_type"] != "owner" and bool(d["owner_name"])
+    sent_by = _(SENT_BY[bool(site.operator_name), behalf]).format(
+        host=markup.bdi(host), operator=markup.bdi(site.operator_name), owner=named["owner_name"]
+    )
+    # The service's own host first, then each other one in the order of LINKS (not of `urls`, a
+    # set's order), so an email reads the same each time it is rendered.
+    hosts = [host, *(_host(urls[name]) for name in LINKS if urls.get(name, "").startswith("http"))]
+    listed = i18n.either([str(markup.bdi(h)) for h in dict.fromkeys(hosts)])
+    genuine = _(GENUINE).format(hosts=Markup(listed))  # noqa: S704 - each host escaped in its <bdi>
+    about = [sent_by, genuine]
+    if "contact" in links:
+        about.append(_(CONTACT[urls["contact"].split(":")[0]]).format(contact=links["contact"]))
+    return about
+
+
 def _footer_sentence(footer: str, d: Delivery) -> str:
     """A footer's sentence as this reader needs it: a passkey guardian never reads "wallet"."""
     if footer == "guardian_page" and d.get("guardian_passkey"):
@@ -216,21 +281,38 @@ def _named(d: Delivery) -> Delivery:
 
 
 def _links(kind: Kind, d: Delivery, site: Site) -> dict[str, str]:
-    """The URLs of the links the kind names and its footers carry, where they apply to the row."""
-    names = {*kind.links, *(FOOTERS[footer][0] for footer in kind.footers)}
+    """The URLs of the links the kind names, its footers carry and the sender's paragraphs give
+    (the operator's contact), where they apply to the row."""
+    names = {*kind.links, *(FOOTERS[footer][0] for footer in kind.footers), "contact"}
     urls = {name: LINKS[name](d, site) for name in names}
     return {name: url for name, url in urls.items() if url}
 
 
-def render(*, d: Delivery, ring: KeyRing, base_url: str, app_url: str) -> Email:
+def render(
+    *,
+    d: Delivery,
+    ring: KeyRing,
+    base_url: str,
+    app_url: str,
+    operator_name: str = "",
+    operator_contact: str = "",
+) -> Email:
     """The email for one outbox row, written in its recipient's language and time zone (the
     row's `locale` and `time_zone`; English and UTC when none is recorded). Links to the
     service's own pages use `base_url` (PUBLIC_BASE_URL); "sign in" points at `app_url`
     (PUBLIC_APP_URL) when one is configured, and otherwise, for the owner, at this service's own
     sign-in page, `<base_url>/sign-in` (a guardian's email names none: their page is their door;
-    docs/pages.md)."""
+    docs/pages.md). Every email ends saying who sends it: the service at `base_url`'s host, run by
+    `operator_name` (OPERATOR_NAME), with `operator_contact` (OPERATOR_CONTACT) to write to."""
+    site = Site(
+        ring=ring,
+        base_url=base_url,
+        app_url=app_url,
+        operator_name=operator_name,
+        operator_contact=operator_contact,
+    )
     with i18n.speaking(d["locale"], d["time_zone"]):
-        return _render(KINDS[d["kind"]], d=d, site=Site(ring=ring, base_url=base_url, app_url=app_url))
+        return _render(KINDS[d["kind"]], d=d, site=site)
 
 
 def _render(kind: Kind, *, d: Delivery, site: Site) -> Email:
@@ -248,16 +330,18 @@ def _render(kind: Kind, *, d: Delivery, site: Site) -> Email:
     # Translators: the email's sign-off, on two lines (keep the line break).
     signoff = _("With care,\nThe legacy planning service")
     words = Markup("\n\n").join([greeting, sentence_case(text=body), *footers, signoff])
+    about = _about(d, named, site, links, urls)
     return Email(
         to=d["address"] or "",
         subject=markup.plain(
             markup.names_cut(sentence_case(text=subject), lambda name: cut(name, limit=SUBJECT_NAME_LIMIT))
         ),
-        text=markup.plain(words) + "\n",
+        text=markup.plain(Markup("\n\n").join([words, *about])) + "\n",
         html=_LAYOUT.render(
             language=i18n.language(),
             direction=i18n.direction(),
             paragraphs=[paragraph for paragraph in words.split("\n\n") if paragraph],
+            about=about,
         ),
         headers={
             # The language the email is written in (RFC 3282), for the mail client and screen readers.

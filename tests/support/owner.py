@@ -1,5 +1,7 @@
 """Signing the aiohttp test client in to the owner's pages through a real door (the text-signature
-form of /sign-in), never a forged cookie, and reading a page's form token.
+form of /sign-in), never a forged cookie, and reading a page's form token; an `Owner` signed in
+both ways (the pages' cookie and the API's bearer token), the words beside a refused field, and
+an owner with a plan of a given size, as the owner's page suites share them.
 
 `sign_in_page(client, keypair)` first makes the client a browser on PUBLIC_BASE_URL's host: every
 request carries that `Host` (an owner page under another host redirects there) and that
@@ -12,13 +14,15 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp.test_utils import TestClient
 from stellar_sdk import Keypair
 
 from api.keys import SETTINGS
-from tests.helpers import sign
+from tests.helpers import Session, sign, sign_in
+from tests.plan_helpers import create
 
 _TOKEN = re.compile(r'name="formToken" value="([^"]*)"')
 _CHALLENGE = re.compile(r'<textarea id="challenge-text"[^>]*>(.*?)</textarea>', re.S)
@@ -81,3 +85,66 @@ async def sign_in_page(client: TestClient, keypair: Keypair) -> None:
         allow_redirects=False,
     )
     assert signed.status == 303, await signed.text()
+
+
+class Owner:
+    """One owner, in a browser (the client's cookie jar) and in the API (a bearer token)."""
+
+    def __init__(self, client: TestClient, keypair: Keypair, api: Session) -> None:
+        self.client, self.keypair, self.api = client, keypair, api
+
+    async def page(self, path: str, status: int = 200) -> str:
+        resp = await self.client.get(path, allow_redirects=False)
+        text = await resp.text()
+        assert resp.status == status, text
+        return text
+
+    async def post(
+        self, path: str, fields: dict[str, Any] | list[tuple[str, str]], *, status: int = 303
+    ) -> Any:
+        page = await self.page("/plan")
+        pairs = list(fields.items()) if isinstance(fields, dict) else list(fields)
+        resp = await self.client.post(
+            path, data=[("formToken", form_token(page)), *pairs], allow_redirects=False
+        )
+        text = await resp.text()
+        assert resp.status == status, text
+        return resp, text
+
+    async def listed(self, collection: str) -> list[dict[str, Any]]:
+        resp = await self.client.get(f"/api/{collection}", headers=self.api.headers)
+        assert resp.status == 200
+        rows: list[dict[str, Any]] = await resp.json()
+        return rows
+
+
+async def owner_in(client: TestClient, keypair: Keypair | None = None) -> Owner:
+    keypair = keypair or Keypair.random()
+    api = await sign_in(client, keypair)
+    await sign_in_page(client, keypair)
+    return Owner(client, keypair, api)
+
+
+def beside(page: str, field: str) -> str:
+    """The words shown beside a field (its error paragraph), unescaped."""
+    found = re.search(rf'<p class="field-error" id="error-{field}">(.*?)</p>', page, re.S)
+    assert found, f"no error beside {field}"
+    return html.unescape(found.group(1))
+
+
+async def owner_with(client: TestClient, *, heirs: int, guardians: int) -> Keypair:
+    keypair = Keypair.random()
+    owner = await sign_in(client, keypair)
+    share = 100 // heirs
+    for index in range(heirs):
+        await create(
+            client,
+            owner,
+            "beneficiaries",
+            name=f"Heir {index}",
+            email=f"heir{index}@example.org",
+            allocationPercentage=share,
+        )
+    for index in range(guardians):
+        await create(client, owner, "guardians", name=f"Guardian {index}", email=f"g{index}@example.org")
+    return keypair

@@ -88,6 +88,9 @@ async def preview_page(request: web.Request) -> web.Response:
             sympathy=False,
             step={"function": None},
             marks=marks,
+            owner_gender=contents["owner_gender"],
+            heir_gender=heir["grammatical_gender"],
+            gender_form=None,  # the heir's own choice is theirs, on their page
         )
 
 

@@ -56,6 +56,7 @@ class Guardian(TypedDict):
     accepted_at: datetime | None
     reconfirm_asked_at: datetime | None  # asked to confirm they can still act, unanswered
     unresponsive_since: datetime | None  # that request went unanswered past its grace
+    grammatical_gender: str | None  # how we refer to them, as they or the owner chose; None: not said
 
 
 class PlanState(TypedDict):
@@ -114,6 +115,7 @@ class GuardianPage(TypedDict):
     plan_id: str | None
     status: str | None  # None: the owner has no plan yet
     owner: str  # the words naming the owner: their name, or their wallet (users.known_as)
+    owner_gender: str | None  # how to refer to the owner (core.text.gender.GENDERS); None: not said
     locale: str | None  # the guardian's language and zone as recorded: their page's
     time_zone: str | None
     guardian: Guardian

@@ -9,7 +9,7 @@ from markupsafe import Markup
 
 from core.text import i18n
 from core.text.i18n import N_
-from core.text.markup import _, escaped, ngettext
+from core.text.markup import _, escaped, gendered, ngettext
 from models.address_links import uncorrectable
 from models.delivery.deliveries import Delivery
 from models.mail.texts.common import GUARDIAN, ONE_OF_THE_PEOPLE_THEY_NAMED, Kind, they_wrote
@@ -178,16 +178,23 @@ def _invitation_deadline(*, d: Delivery, owner: Markup) -> Markup:
 def _guardian_invitation(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     owner, wallet = _owner(d=d), d["context"].get("walletAddress")
     days = d["context"].get("silenceDays")
+    # The sentences naming the owner's plan as theirs agree with the owner (Arabic: بها / به).
+    owners = d.get("owner_gender")
     if _passkey(d=d):
-        named = _("{owner} has named you as a guardian of their legacy plan.")
+        # Translators: gendered by the owner's grammatical gender (their plan).
+        named = gendered("{owner} has named you as a guardian of their legacy plan.", owners)
     elif wallet:
-        named = _(
-            "{owner} has named you as a guardian of their legacy plan, with the Stellar wallet {wallet}."
+        # Translators: gendered by the owner's grammatical gender (their plan).
+        named = gendered(
+            "{owner} has named you as a guardian of their legacy plan, with the Stellar wallet {wallet}.",
+            owners,
         )
     else:  # a row written before the wallet was kept with it
-        named = _(
+        # Translators: gendered by the owner's grammatical gender (their plan, they recorded).
+        named = gendered(
             "{owner} has named you as a guardian of their legacy plan, with the Stellar wallet they "
-            "recorded for you."
+            "recorded for you.",
+            owners,
         )
     does = (
         ngettext(
@@ -218,7 +225,8 @@ def _guardian_invitation(d: Delivery, links: dict[str, Markup]) -> tuple[Markup,
             )
     answer.append(_("You count as a guardian only once you have accepted. Keep the link to yourself."))
     return (
-        _("{owner} asks you to be a guardian of their legacy plan").format(owner=owner),
+        # Translators: gendered by the owner's grammatical gender (their plan).
+        gendered("{owner} asks you to be a guardian of their legacy plan", owners).format(owner=owner),
         named.format(owner=owner, wallet=wallet)
         + "\n\n"
         + does
@@ -401,8 +409,10 @@ def _plan_deleted(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup
     owner = _owner(d=d)
     return (
         _("{owner}'s plan no longer exists").format(owner=owner),
-        _(
-            "{owner} has deleted their legacy plan, so there is nothing more for you to do as its guardian."
+        # Translators: gendered by the owner's grammatical gender (their plan).
+        gendered(
+            "{owner} has deleted their legacy plan, so there is nothing more for you to do as its guardian.",
+            d.get("owner_gender"),
         ).format(owner=owner),
     )
 

@@ -30,9 +30,54 @@ def _release_stopped(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Mar
     )
 
 
+def _what_it_opens(*, owner: Markup) -> Markup:
+    """What the heir's link opens, that it is theirs alone, and how long it works: said in every
+    claim-link email, so that a stranger's email with a long link reads as what it is."""
+    return (
+        _(
+            "This link opens your part of {owner}'s plan: what was left to you, and the letters and files "
+            "meant for you. Opening it needs no account and no password."
+        ).format(owner=owner)
+        + "\n\n"
+        + _(
+            "The link is yours alone: anyone who has it can open what it leads to, so please do not "
+            "forward it or share it. It does not expire: keep this email, and come back to it whenever "
+            "you need."
+        )
+    )
+
+
+def _unexpected(*, owner: Markup, links: dict[str, Markup]) -> Markup:
+    """What to do with a claim link nobody expected: the owner may simply not have said; a
+    stranger's copy is left unopened, and the operator told where there is one to tell."""
+    said = _(
+        "Did you not expect this email? {owner} may not have told you that they named you; many people "
+        "do not."
+    ).format(owner=owner)
+    if "contact" in links:
+        return (
+            said
+            + " "
+            + _(
+                "If you do not know {owner}, this email was not meant for you: please do not open the "
+                "link, and tell us at {contact} so that it can reach the right person."
+            ).format(owner=owner, contact=links["contact"])
+        )
+    return (
+        said
+        + " "
+        + _(
+            "If you do not know {owner}, this email was not meant for you: please do not open the link, "
+            "and delete this email."
+        ).format(owner=owner)
+    )
+
+
 def _claim_link(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     """The heir's link: at release, when an on-chain plan is ready (one step left, theirs to
-    take, in plain words), or again on request (context "stage")."""
+    take, in plain words), or again on request (context "stage"). Each says what the link opens,
+    that it is theirs alone and that it does not expire; the first two, what to do with an email
+    nobody expected."""
     owner, link = _owner(d=d), links["claim"]
     stage = d["context"].get("stage")
     if stage == "resend":
@@ -40,9 +85,11 @@ def _claim_link(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
             _("Your link to what {owner} left you").format(owner=owner),
             _(
                 "Here is your link again, as asked:\n\n{link}\n\n"
-                "If you did not ask for it, you can ignore this email: the link works only for you. "
-                "Please do not share it."
-            ).format(link=link),
+                "If you did not ask for it, someone else typed your address on our page: we send the link "
+                "only to the address {owner}'s plan gives for you, so you can ignore this email."
+            ).format(owner=owner, link=link)
+            + "\n\n"
+            + _what_it_opens(owner=owner),
         )
     if stage == "ready":
         return (
@@ -54,18 +101,24 @@ def _claim_link(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
                 "On that page you connect a Stellar wallet (an app that holds digital money, such as "
                 "Freighter) and sign once to confirm the release. Any one of the people named in the "
                 "plan can take this step for everyone. The wallet needs a little XLM (a few cents) for "
-                "the network fee. If you would like help, one of the plan's guardians can guide you.\n\n"
-                "This link is yours alone; please do not share it."
-            ).format(owner=owner, link=link),
+                "the network fee. If you would like help, one of the plan's guardians can guide you."
+            ).format(owner=owner, link=link)
+            + "\n\n"
+            + _what_it_opens(owner=owner)
+            + "\n\n"
+            + _unexpected(owner=owner, links=links),
         )
     return (
         _("{owner} left something for you").format(owner=owner),
         sympathy(d=d)
         + _(
             "{owner} asked us to pass something on to you when the time came. You can open it here, "
-            "whenever you are ready:\n\n{link}\n\n"
-            "This link is yours alone; please do not share it."
-        ).format(owner=owner, link=link),
+            "whenever you are ready:\n\n{link}"
+        ).format(owner=owner, link=link)
+        + "\n\n"
+        + _what_it_opens(owner=owner)
+        + "\n\n"
+        + _unexpected(owner=owner, links=links),
     )
 
 
@@ -102,7 +155,7 @@ def _email_confirmation(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, 
 
 
 KINDS: dict[str, Kind] = {
-    "claim_link": Kind(_claim_link, audience=(HEIR,), links=("claim",)),
+    "claim_link": Kind(_claim_link, audience=(HEIR,), links=("claim", "contact")),
     "release_stopped": Kind(_release_stopped, audience=(HEIR,)),
     "letter_opened": Kind(_letter_opened, audience=(HEIR,), links=("claim",)),
     "email_confirmation": Kind(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from core.text.markup import _
+from core.text.markup import _, gendered
 from models.delivery.deliveries import Delivery
 from models.mail.texts.common import HEIR, Kind
 from models.mail.texts.common import owner_name as _owner
@@ -25,7 +25,8 @@ def _early_link(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
         else _("There is nothing to do on it for now: {owner} will not be asked anything through it.")
     )
     return (
-        _("{owner} has named you in their legacy plan").format(owner=owner),
+        # Translators: gendered by the owner's grammatical gender (their plan).
+        gendered("{owner} has named you in their legacy plan", d.get("owner_gender")).format(owner=owner),
         _(
             "{owner} has made a plan with us, so that something reaches you one day, and named you in "
             "it. This email does not mean that anything has happened to {owner}: they chose to let you "

@@ -12,6 +12,7 @@ from models.delivery.deliveries import Delivery
 from models.mail.texts.common import GUARDIAN, ONE_OF_THE_GUARDIANS, OWNER, Kind
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
+from models.mail.texts.objections import your_guardian
 
 
 def _guardian(d: Delivery) -> str:
@@ -52,7 +53,9 @@ def _check_in_now() -> Markup:
 def _reminder(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     lapses = _when(value=d["context"].get("lapsesAt"))
     return (
-        _("Please check in: a guardian's objection lapses on {date}").format(date=lapses),
+        _("Please check in: the objection from {guardian} lapses on {date}").format(
+            guardian=your_guardian(d=d), date=lapses
+        ),
         _(
             "{guardian} told us that this verification is a mistake: they know you are alive or able to act. "
             "Their objection holds your plan's deadline back only until {date}: if you have not checked in "
@@ -65,7 +68,7 @@ def _reminder(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
 
 def _lapsed(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     return (
-        _("A guardian's objection has lapsed"),
+        _("The objection from {guardian} has lapsed").format(guardian=your_guardian(d=d)),
         _(
             "{guardian} told us you are alive or able to act, and you did not check in by {date}: their "
             "objection has lapsed and no longer holds your plan's deadline back."

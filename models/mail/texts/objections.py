@@ -9,13 +9,25 @@ from markupsafe import Markup
 
 from core.text.markup import _
 from models.delivery.deliveries import Delivery
-from models.mail.texts.common import GUARDIAN, ONE_OF_THE_GUARDIANS, OWNER, Kind, they_wrote
+from models.mail.texts.common import (
+    GUARDIAN,
+    ONE_OF_THE_GUARDIANS,
+    ONE_OF_YOUR_GUARDIANS,
+    OWNER,
+    Kind,
+    they_wrote,
+)
 from models.mail.texts.common import owner_name as _owner
 from models.mail.texts.common import when as _when
 
 
 def _guardian(d: Delivery) -> str:
     return d["about_guardian_name"] or _(ONE_OF_THE_GUARDIANS)
+
+
+def your_guardian(*, d: Delivery) -> str:
+    """The guardian an owner's email is about, by name, or the words standing in."""
+    return d["about_guardian_name"] or _(ONE_OF_YOUR_GUARDIANS)
 
 
 def _note(d: Delivery) -> str:
@@ -94,7 +106,7 @@ def _guardian_objected(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, M
         else ""
     )
     return (
-        _("A guardian says the verification of your plan is a mistake"),
+        _("{guardian} says the verification of your plan is a mistake").format(guardian=your_guardian(d=d)),
         told
         + _note(d)
         + took_back
@@ -148,7 +160,7 @@ def _withdrawn(d: Delivery) -> str:
 
 def _objection_withdrawn(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
     return (
-        _("A guardian has withdrawn their objection"),
+        _("{guardian} has withdrawn their objection").format(guardian=your_guardian(d=d)),
         _withdrawn(d)
         + " "
         + _(
