@@ -42,7 +42,11 @@ async def test_create_shape_and_optional_fields(client):
     assert body["userId"] == session.user["id"]
 
 
-@pytest.mark.parametrize("code", ["XLM", f"USDC:{ISSUER}", f"A:{ISSUER}", f"ABCDEFGHIJKL:{ISSUER}", None])
+@pytest.mark.parametrize(
+    "code",
+    ["XLM", f"USDC:{ISSUER}", f"A:{ISSUER}", f"ABCDEFGHIJKL:{ISSUER}", None],
+    ids=["native", "four-letters", "one-letter", "twelve-letters", "none"],  # the issuer is random
+)
 async def test_valid_asset_codes(client, code):
     session = await sign_in(client)
     assert (await create(client, session, "assets", assetCode=code))["assetCode"] == code

@@ -477,6 +477,22 @@ def test_parse_accepts_urlsafe_unpadded_and_whitespace() -> None:
         (f":{b64(K1)}", "key id"),
         (f"k.1:{b64(K1)}", "key id"),
     ],
+    # The keys are random: ids that name the case let parallel workers collect the same tests.
+    ids=[
+        "empty",
+        "blank",
+        "trailing-comma",
+        "no-id",
+        "not-base64",
+        "bad-base64-tail",
+        "short-key",
+        "long-key",
+        "duplicate-id",
+        "space-in-id",
+        "long-id",
+        "empty-id",
+        "dot-in-id",
+    ],
 )
 def test_parse_errors_are_clear_and_never_echo_key_material(value: str, fragment: str) -> None:
     with pytest.raises(ValueError) as info:

@@ -276,6 +276,7 @@ def test_a_key_that_could_never_verify_is_refused_at_registration(why: str, cose
             {1: 1, 3: -8, -1: 6, -2: ed25519.Ed25519PrivateKey.generate().public_key().public_bytes_raw()}
         ),
     ],
+    ids=["rsa", "p256", "ed25519"],  # the keys are random
 )
 def test_a_key_the_service_verifies_registers(cose: bytes) -> None:
     asked, answer = _made(SoftPasskey(RECORDED["origin"], cose=cose), "registration")

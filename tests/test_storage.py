@@ -344,7 +344,11 @@ def test_validate_key_rejects(bad: str) -> None:
         validate_key(bad)
 
 
-@pytest.mark.parametrize("good", [f"archive/{uuid4()}/{uuid4()}", "a", "A-b_c.d/e", "a" * 501])
+@pytest.mark.parametrize(
+    "good",
+    [f"archive/{uuid4()}/{uuid4()}", "a", "A-b_c.d/e", "a" * 501],
+    ids=["archive-path", "one-letter", "punctuation", "long"],  # the path is random
+)
 def test_validate_key_accepts(good: str) -> None:
     validate_key(good)
 
