@@ -75,38 +75,33 @@ async def context(browser: Any) -> AsyncIterator[Any]:
 
 @pytest.fixture(scope="session")
 def axe_source() -> str:
-    """axe-core's script, installed from the npm registry once per machine, pinned; under a
-    lock, as parallel test processes may ask for it at once."""
-    script = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
-    package = AXE_DIR / "node_modules" / "axe-core" / "package.json"
-    AXE_DIR.mkdir(parents=True, exist_ok=True)
-    with (AXE_DIR / ".lock").open("w") as lock:
+    """axe-core's script, installed from the npm registry once per machine, pinned."""
+    npm_install(AXE_DIR, {"axe-core": AXE_VERSION})
+    return (AXE_DIR / "node_modules" / "axe-core" / "axe.min.js").read_text()
+
+
+def npm_install(prefix: Path, packages: dict[str, str]) -> None:
+    """Install these pinned npm packages under prefix unless they are there already; under a
+    lock, as parallel test processes may ask at once. Without npm, skip (fail under CI)."""
+    prefix.mkdir(parents=True, exist_ok=True)
+    with (prefix / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (script.exists() and f'"version": "{AXE_VERSION}"' in package.read_text()):
-            _install_axe()
-        return script.read_text()
-
-
-def _install_axe() -> None:
-    npm = shutil.which("npm")
-    if npm is None:
-        _unavailable("npm is missing, so axe-core cannot be installed")
-        raise AssertionError("unreachable")
-    subprocess.run(
-        [
-            npm,
-            "install",
-            "--no-save",
-            "--no-audit",
-            "--no-fund",
-            "--prefix",
-            str(AXE_DIR),
-            f"axe-core@{AXE_VERSION}",
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+        manifests = {prefix / "node_modules" / name / "package.json": v for name, v in packages.items()}
+        if all(path.exists() and f'"version": "{v}"' in path.read_text() for path, v in manifests.items()):
+            return
+        npm = shutil.which("npm")
+        if npm is None:
+            reason = f"npm is missing, so {', '.join(packages)} cannot be installed"
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"CI must run every test, but {reason}", pytrace=False)
+            pytest.skip(reason)
+        subprocess.run(
+            [npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(prefix)]
+            + [f"{name}@{version}" for name, version in packages.items()],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
 
 
 @pytest.fixture(scope="session")

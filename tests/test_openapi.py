@@ -7,14 +7,13 @@ except under CI (`CI=true`), where it fails, as the browser tests do."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 from openapi_spec_validator import OpenAPIV30SpecValidator
+
+from tests.browser import npm_install
 
 ROOT = Path(__file__).resolve().parent.parent
 NPM_DIR = ROOT / ".data" / "npm" / "openapi-typescript"
@@ -80,28 +79,8 @@ def test_the_validator_sees_what_was_wrong():
 
 def _npm_tools() -> Path:
     """The pinned openapi-typescript and tsc, installed from the npm registry once per machine."""
-    bin_dir = NPM_DIR / "node_modules" / ".bin"
-    manifests = [NPM_DIR / "node_modules" / name / "package.json" for name in PACKAGES]
-    installed = all(
-        path.exists() and f'"version": "{version}"' in path.read_text()
-        for path, version in zip(manifests, PACKAGES.values(), strict=True)
-    )
-    if not installed:
-        npm = shutil.which("npm")
-        if npm is None:
-            reason = "npm is missing, so openapi-typescript and typescript cannot be installed"
-            if os.environ.get("CI") == "true":
-                pytest.fail(f"CI must compile the generated client, but {reason}", pytrace=False)
-            pytest.skip(reason)
-        NPM_DIR.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(NPM_DIR)]
-            + [f"{name}@{version}" for name, version in PACKAGES.items()],
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
-    return bin_dir
+    npm_install(NPM_DIR, PACKAGES)
+    return NPM_DIR / "node_modules" / ".bin"
 
 
 async def test_a_typescript_client_generated_from_it_compiles_strictly(client, tmp_path):
