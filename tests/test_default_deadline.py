@@ -47,8 +47,9 @@ async def test_the_default_deadline_releases_after_warning_the_owner(
     work = email_provider.settings
     assert (await report(client, setup, setup.guardians[0])).status == 200  # 1 of 2; nobody answers
     await run_worker(settings=work)
-    started = owner_mails(email_provider)[-1]
-    assert "verify" in started["subject"] and LINK.search(started["text"])
+    # This run also sends the activation's email; the worker takes them in either order.
+    [started] = [m for m in owner_mails(email_provider) if "verify" in m["subject"]]
+    assert LINK.search(started["text"])
 
     clock.advance(days=15, seconds=1)  # halfway
     await run_worker(settings=work)

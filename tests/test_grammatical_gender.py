@@ -18,9 +18,8 @@ from core.text.i18n import _
 from tests.capsule_helpers import Family
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import activity_rows, body_for, create, query
-from tests.test_guardian_invitations import draft_with_guardians
-from tests.test_guardian_page import page_link
-from tests.test_owner_plan_pages import guardian, heir, owner_in
+from tests.support.guardian_page import draft_with_guardians, page_link
+from tests.support.owner import guardian, heir, owner_in
 
 NAMED = "%(owner)s named you, %(heir)s, as a beneficiary with %(share)s of the plan."
 BAD_VALUES: list[Any] = ["female", "Feminine", "man", 1, ["feminine"], {"x": 1}, "f" * 5_000]

@@ -14,23 +14,7 @@ from stellar_sdk import Keypair
 from tests.helpers import sign_in
 from tests.lifecycle_helpers import activate_plan
 from tests.plan_helpers import activity_rows, create
-from tests.support.owner import beside, browse_as_the_service, owner_in
-
-
-def heir(**overrides: str) -> dict[str, str]:
-    return {
-        "name": "Ana Souza",
-        "relationship": "daughter",
-        "email": "ana@example.org",
-        "allocationPercentage": "60",
-        "locale": "pt-BR",
-        "timeZone": "America/Sao_Paulo",
-        **overrides,
-    }
-
-
-def guardian(**overrides: str) -> dict[str, str]:
-    return {"name": "Bo Lind", "email": "bo@example.org", "walletAddress": "", "locale": "en", **overrides}
+from tests.support.owner import beside, browse_as_the_service, guardian, heir, owner_in
 
 
 def value_of(page: str, field: str) -> str:
@@ -310,8 +294,8 @@ async def test_the_home_page_answers_200_in_every_state_and_says_it(client, cloc
     assert (await report(client, setup, setup.guardians[0])).status == 200
     home = await owner.page("/plan")
     assert "Your guardians are being asked to confirm" in home and 'action="/plan/check-in"' in home
-    for guardian in setup.guardians:
-        assert (await approve(client, setup, guardian)).status == 200
+    for each in setup.guardians:
+        assert (await approve(client, setup, each)).status == 200
     home = await owner.page("/plan")
     assert "Your guardians approved the release of your plan." in home
     overview = await get_overview(client, owner.api)

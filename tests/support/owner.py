@@ -148,3 +148,20 @@ async def owner_with(client: TestClient, *, heirs: int, guardians: int) -> Keypa
     for index in range(guardians):
         await create(client, owner, "guardians", name=f"Guardian {index}", email=f"g{index}@example.org")
     return keypair
+
+
+# The heir and guardian forms as an owner fills them in, each field a string as a browser sends it.
+def heir(**overrides: str) -> dict[str, str]:
+    return {
+        "name": "Ana Souza",
+        "relationship": "daughter",
+        "email": "ana@example.org",
+        "allocationPercentage": "60",
+        "locale": "pt-BR",
+        "timeZone": "America/Sao_Paulo",
+        **overrides,
+    }
+
+
+def guardian(**overrides: str) -> dict[str, str]:
+    return {"name": "Bo Lind", "email": "bo@example.org", "walletAddress": "", "locale": "en", **overrides}
