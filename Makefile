@@ -51,9 +51,11 @@ messages: install
 			--no-fuzzy-matching --no-wrap --ignore-obsolete; \
 	done
 
-## The whole suite against DATABASE_URL/REDIS_URL, or embedded services when unset.
+## The whole suite against DATABASE_URL/REDIS_URL, or embedded services when unset, in
+## TEST_WORKERS processes (pytest-xdist; 0 runs it in this one), each with its own database.
+TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
