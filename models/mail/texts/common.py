@@ -11,13 +11,41 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import jinja2
 from markupsafe import Markup
 
-from core.text import i18n
+from core.text import i18n, markup
 from core.text.i18n import N_
 from core.text.markup import _, escaped
 from models.account import users
 from models.delivery.deliveries import Delivery
+
+
+def environment() -> jinja2.Environment:
+    """The emails' Jinja environment, over models/mail/templates/: the pages' settings
+    (core.text.markup), with `_`, `ngettext` and `gendered` giving the translated sentence as
+    markup, as in Python (so `.format()` escapes what it is given and keeps a `<bdi>` name or a
+    link), and what the kinds' templates choose with: the stand-ins for a person the email
+    cannot name, and times and sizes as a person reads them."""
+    env = markup.environment(jinja2.PackageLoader("models.mail", "templates"))
+    env.globals.update(
+        _=_,
+        ngettext=markup.ngettext,
+        gendered=markup.gendered,
+        **{name: globals()[name] for name in _STAND_IN_NAMES},
+    )
+    env.filters.update(moment=_moment, day=_day, megabytes=i18n.megabytes)
+    return env
+
+
+def _moment(value: Any) -> str:
+    """A time stored in a row's context (ISO 8601), in full in the reader's language and zone."""
+    return i18n.when(datetime.fromisoformat(str(value)))
+
+
+def _day(value: Any) -> str:
+    """A stored time's day, in the reader's language."""
+    return i18n.day(datetime.fromisoformat(str(value)))
 
 
 def when(*, value: Any) -> Markup:
@@ -39,12 +67,13 @@ OWNER, GUARDIAN, HEIR = "owner", "guardian", "beneficiary"
 
 @dataclass(frozen=True)
 class Kind:
-    """One email kind, all of it in one place: its words, who it is to, the links its words
-    use and the paragraphs that follow them (models/mail/emails.py builds each by its name:
-    `LINKS`, `FOOTERS`). A link or footer that does not apply to a row (no web client, a
-    recipient who answered already, an email without a check-in link) is left out for it."""
+    """One email kind, all of it in one place: the template of its words (under
+    models/mail/templates/), who it is to, the links its words use and the paragraphs that
+    follow them (models/mail/emails.py builds each by its name: `LINKS`, `FOOTERS`). A link or
+    footer that does not apply to a row (no web client, a recipient who answered already, an
+    email without a check-in link) is left out for it."""
 
-    words: Template
+    template: str | Template
     audience: tuple[str, ...]
     links: tuple[str, ...] = ()
     footers: tuple[str, ...] = ()
@@ -75,6 +104,14 @@ ANOTHER_GUARDIAN = N_("another guardian")
 ONE_OF_THE_BENEFICIARIES = N_("one of the beneficiaries")
 # Translators: stands in for a name, in any sentence and grammatical case; lower-case.
 ONE_OF_THE_PEOPLE_THEY_NAMED = N_("one of the people they named")
+_STAND_IN_NAMES = (
+    "ONE_OF_YOUR_GUARDIANS",
+    "ONE_OF_YOUR_BENEFICIARIES",
+    "ONE_OF_THE_GUARDIANS",
+    "ANOTHER_GUARDIAN",
+    "ONE_OF_THE_BENEFICIARIES",
+    "ONE_OF_THE_PEOPLE_THEY_NAMED",
+)
 STAND_INS = (
     *users.STAND_INS,
     ONE_OF_YOUR_GUARDIANS,
