@@ -17,6 +17,7 @@ from markupsafe import Markup
 from core.text import i18n, markup
 from core.text.i18n import N_
 from core.text.markup import _, escaped
+from models import address_links
 from models.account import users
 from models.delivery.deliveries import Delivery
 
@@ -26,12 +27,15 @@ def environment() -> jinja2.Environment:
     (core.text.markup), with `_`, `ngettext` and `gendered` giving the translated sentence as
     markup, as in Python (so `.format()` escapes what it is given and keeps a `<bdi>` name or a
     link), and what the kinds' templates choose with: the stand-ins for a person the email
-    cannot name, and times and sizes as a person reads them."""
+    cannot name, times and sizes as a person reads them, and the sentences the pages share about
+    an heir's address (models.address_links)."""
     env = markup.environment(jinja2.PackageLoader("models.mail", "templates"))
     env.globals.update(
         _=_,
         ngettext=markup.ngettext,
         gendered=markup.gendered,
+        uncorrectable=address_links.uncorrectable,
+        unreachable=address_links.unreachable,
         **{name: globals()[name] for name in _STAND_IN_NAMES},
     )
     env.filters.update(moment=_moment, day=_day, megabytes=i18n.megabytes)
