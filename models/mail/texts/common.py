@@ -1,12 +1,12 @@
-"""What every email's words share: the declaration of a kind (`Kind`), times as a person reads
-them (in the reader's language and zone, core.text.i18n), the owner as the emails name them, and
-sentences that open with a stand-in written with a capital. The words are markup (`_` and
-`ngettext` of core.text.markup: translated, escaped, ready for a `<bdi>` name or a link)."""
+"""What every email's words share: the declaration of a kind (`Kind`), the Jinja environment its
+template is written for (`environment`: times as a person reads them, in the reader's language
+and zone, core.text.i18n), the owner as the emails name them, and sentences that open with a
+stand-in written with a capital. The words are markup (`_`, `ngettext` and `gendered` of
+core.text.markup: translated, escaped, ready for a `<bdi>` name or a link)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -52,32 +52,23 @@ def _day(value: Any) -> str:
     return i18n.day(datetime.fromisoformat(str(value)))
 
 
-def when(*, value: Any) -> Markup:
-    """A time as a person reads it: the full date and time in the reader's zone, the zone named
-    (core.text.i18n.when: "Friday 27 November 2026, 12:07 UTC" in English with no zone)."""
-    if not value:
-        # Translators: stands in for a date not yet known, after "by", "on" or "until".
-        return _("soon")
-    return escaped(i18n.when(datetime.fromisoformat(str(value))))
-
-
-# A kind's words: (row, links) -> (subject, body), both markup; paragraphs are separated by a
-# blank line. The row's names are already isolated (`<bdi>`), its links written out (`<a>`).
-Template = Callable[[Delivery, dict[str, Markup]], tuple[Markup, Markup]]
-
 # Who an email is to (the outbox row's recipient_type).
 OWNER, GUARDIAN, HEIR = "owner", "guardian", "beneficiary"
 
 
 @dataclass(frozen=True)
 class Kind:
-    """One email kind, all of it in one place: the template of its words (under
-    models/mail/templates/), who it is to, the links its words use and the paragraphs that
-    follow them (models/mail/emails.py builds each by its name: `LINKS`, `FOOTERS`). A link or
-    footer that does not apply to a row (no web client, a recipient who answered already, an
-    email without a check-in link) is left out for it."""
+    """One email kind, all of it in one place: the template of its words (its path under
+    models/mail/templates/, `kinds/<kind>.html`), who it is to, the links its words use and the
+    paragraphs that follow them (models/mail/emails.py builds each by its name: `LINKS`,
+    `FOOTERS`). A link or footer that does not apply to a row (no web client, a recipient who
+    answered already, an email without a check-in link) is left out for it.
 
-    template: str | Template
+    The template sets `subject` and `body`, both markup (paragraphs separated by a blank line),
+    from the row `d` (every name already in `<bdi>`), its context `ctx`, the owner as the emails
+    name them (`owner`) and the `links` it names (each already an `<a>`)."""
+
+    template: str
     audience: tuple[str, ...]
     links: tuple[str, ...] = ()
     footers: tuple[str, ...] = ()
@@ -150,9 +141,3 @@ def sentence_case(*, text: Markup) -> Markup:
     text = escaped(text)  # (markup already: unchanged)
     capitalised = opening.sub(lambda m: m[1] + m[2] + m[3][0].upper() + m[3][1:], text)
     return Markup(capitalised)  # noqa: S704 - the same markup, one letter made a capital
-
-
-def they_wrote(*, note: str) -> Markup:
-    """A person's own note, quoted as they wrote it (a guardian's objection, an heir's request)."""
-    # Translators: a person's own words quoted; use the quotation marks of your language.
-    return _('They wrote: "{note}"').format(note=note)

@@ -1,7 +1,8 @@
 """An objection's window (docs/lifecycle.md "Objections"): the owner reminded halfway that it
 lapses unless they check in, and, when it lapses, the owner, the guardian who objected and the
 other guardians told that it did and what happens now. The facts of "now" are the plan's after
-the lapse (models.flows.objection_lapses), so each reader learns the deadline as it now stands."""
+the lapse (models.flows.objection_lapses), so each reader learns the deadline as it now stands.
+Their words: models/mail/templates/kinds/<kind>.html."""
 
 from __future__ import annotations
 
