@@ -9,16 +9,16 @@ import html
 import re
 from typing import Any
 
+import jinja2
 import pytest
 from markupsafe import Markup
 
 from core.text import i18n
-from core.text.markup import _, bdi
+from core.text.markup import bdi
 from models import check_in_links
 from models.delivery.budget import BUDGETED
-from models.delivery.deliveries import Delivery
 from models.mail import emails
-from models.mail.texts.common import GUARDIAN, Kind
+from models.mail.texts.common import GUARDIAN, Kind, environment
 from tests.support.email_dump import BASE_URL, NAMES, RING, row
 
 # The guardian emails that do not end with the guardian's page: the invitation gives it in its own
@@ -53,19 +53,23 @@ def _render(kind: str, reader: str, **changes: Any) -> Any:
     return emails.render(d=d, ring=RING, base_url=BASE_URL, app_url="https://app.example")
 
 
-def test_the_words_of_a_kind_are_written_once_for_subject_and_both_parts() -> None:
+def test_the_words_of_a_kind_are_rendered_once_for_subject_and_both_parts(monkeypatch: Any) -> None:
+    """A kind's template is rendered once: the subject and the body it sets make the subject and
+    both parts."""
     calls: list[str] = []
-
-    def words(d: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
-        calls.append(d["kind"])
-        return _("Subject for {name}").format(name=d["recipient_name"]), _("Body for {name}").format(
-            name=d["recipient_name"]
-        )
-
+    words = (
+        '{{ seen(d["kind"]) }}'
+        '{% set subject = _("Subject for {name}").format(name=d["recipient_name"]) %}'
+        '{% set body = _("Body for {name}").format(name=d["recipient_name"]) %}'
+    )
+    env = environment()
+    env.loader = jinja2.ChoiceLoader([jinja2.DictLoader({"kinds/test.html": words}), env.loader])
+    env.globals["seen"] = lambda kind: calls.append(kind) or ""
+    monkeypatch.setattr(emails, "_ENVIRONMENT", env)
     d: Any = row("plan_deleted", "wallet_guardian", NAMES[0], {}, "en")
     site = emails.Site(ring=RING, base_url=BASE_URL, app_url="")
     with i18n.speaking("en", None):
-        email = emails._render(Kind(words, audience=(GUARDIAN,)), d=d, site=site)
+        email = emails._render(Kind("kinds/test.html", audience=(GUARDIAN,)), d=d, site=site)
     assert calls == ["plan_deleted"]
     assert email.subject == "Subject for Gus"
     assert "Body for Gus" in email.text

@@ -37,7 +37,7 @@ from models.delivery.budget import BUDGETED, answered
 PURPOSE = "unknown-sender"
 TOKEN_RE = re.compile(r"[0-9a-f]{64}")
 PATH = "/stop-emails/"
-# The owner's email telling them (models/mail/texts/owner.py).
+# The owner's email telling them (models/mail/templates/kinds/recipient_unknown.html).
 TOLD = "recipient_unknown"
 # A corrected heir address's confirmation: the guardians typed that address, not the owner, who is
 # told nothing; the change ends and the guardians are told instead (the lifecycle scan's

@@ -29,7 +29,7 @@ from models.plans import ACTIVE, APPROVED, PENDING, RELEASED, Actor, Plan, trans
 
 
 def deadline_facts(*, plan: Plan) -> dict[str, Any]:
-    """The round's deadline as guardians' emails state it (models.mail.texts.objections): when,
+    """The round's deadline as guardians' emails state it (models/mail/templates/shared.html): when,
     what happens then, and whether the owner chose it or it is the service's default."""
     deadline = plans.verification_deadline(plan=plan)
     return {

@@ -1,13 +1,14 @@
 """Rendering outbox rows into emails at send time (the rows themselves: models.delivery.outbox).
 
 Every kind is one declaration (`models.mail.texts.common.Kind`, in its audience's module of
-texts/): its words, its audience, the links its words use and the paragraphs that follow them.
-This module builds those links and footers by name (`LINKS`, `FOOTERS`) and frames the words
-in the one layout (`templates/email.html`, through Jinja, as the pages are: autoescape, every
-typed name in `<bdi>`), in the recipient's language and time zone (docs/translations.md).
+texts/): the template of its words (`templates/kinds/<kind>.html`), its audience, the links its
+words use and the paragraphs that follow them. This module builds those links and footers by
+name (`LINKS`, `FOOTERS`) and frames the words in the one layout (`templates/email.html`, through
+Jinja, as the pages are: autoescape, every typed name in `<bdi>`), in the recipient's language
+and time zone (docs/translations.md).
 
-The words are written once, as markup: the subject and the body come from one call of the
-kind's words, and the text part is the same paragraphs as the HTML part, without their tags.
+The words are written once, as markup: the subject and the body come from one rendering of the
+kind's template, and the text part is the same paragraphs as the HTML part, without their tags.
 Names are user input: each is escaped and isolated where it is put in a sentence. Claim links
 are built here, at send time, from the sealed claim token (`$PUBLIC_BASE_URL/claim/<token>`),
 guardians' page links from the guardian's id and page version (models.guardian_links), and
@@ -21,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-import jinja2
 from markupsafe import Markup
 
 from core.files.crypto import KeyRing
@@ -46,7 +46,7 @@ from models.mail.texts import (
     objections,
     owner,
 )
-from models.mail.texts.common import Kind, sentence_case
+from models.mail.texts.common import Kind, environment, owner_name, sentence_case
 
 # Every outbox kind, declared in its audience's module (models/mail/texts/).
 KINDS: dict[str, Kind] = {
@@ -61,7 +61,8 @@ KINDS: dict[str, Kind] = {
     **objection_lapses.KINDS,
 }
 
-_LAYOUT = markup.environment(jinja2.PackageLoader("models.mail", "templates")).get_template("email.html")
+_ENVIRONMENT = environment()
+_LAYOUT = _ENVIRONMENT.get_template("email.html")
 
 
 @dataclass(frozen=True)
@@ -315,11 +316,22 @@ def render(
         return _render(KINDS[d["kind"]], d=d, site=site)
 
 
+def _words(kind: Kind, named: Delivery, links: dict[str, Markup]) -> tuple[Markup, Markup]:
+    """The kind's subject and body, from one rendering of its template: the `subject` and `body`
+    it sets, given the row (`d`, every name isolated), its context (`ctx`), the owner as the
+    emails name them (`owner`) and the links (`links`, each an `<a>`)."""
+    rendered = _ENVIRONMENT.get_template(kind.template).make_module(
+        {"d": named, "ctx": named["context"], "owner": owner_name(d=named), "links": links}
+    )
+    words = vars(rendered)  # what the template set, by name
+    return words["subject"], words["body"]
+
+
 def _render(kind: Kind, *, d: Delivery, site: Site) -> Email:
     urls = _links(kind, d, site)
     links = {name: markup.link(url) for name, url in urls.items()}
     named = _named(d)
-    subject, body = kind.words(named, links)
+    subject, body = _words(kind, named, links)
     footers = [
         _(_footer_sentence(footer, d)).format(url=links[link])
         for footer, (link, _sentence) in FOOTERS.items()

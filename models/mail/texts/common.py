@@ -1,37 +1,56 @@
-"""What every email's words share: the declaration of a kind (`Kind`), times as a person reads
-them (in the reader's language and zone, core.text.i18n), the owner as the emails name them, and
-sentences that open with a stand-in written with a capital. The words are markup (`_` and
-`ngettext` of core.text.markup: translated, escaped, ready for a `<bdi>` name or a link)."""
+"""What every email's words share: the declaration of a kind (`Kind`), the Jinja environment its
+template is written for (`environment`: times as a person reads them, in the reader's language
+and zone, core.text.i18n), the owner as the emails name them, and sentences that open with a
+stand-in written with a capital. The words are markup (`_`, `ngettext` and `gendered` of
+core.text.markup: translated, escaped, ready for a `<bdi>` name or a link)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import jinja2
 from markupsafe import Markup
 
-from core.text import i18n
+from core.text import i18n, markup
 from core.text.i18n import N_
 from core.text.markup import _, escaped
+from models import address_links
 from models.account import users
 from models.delivery.deliveries import Delivery
 
 
-def when(*, value: Any) -> Markup:
-    """A time as a person reads it: the full date and time in the reader's zone, the zone named
-    (core.text.i18n.when: "Friday 27 November 2026, 12:07 UTC" in English with no zone)."""
-    if not value:
-        # Translators: stands in for a date not yet known, after "by", "on" or "until".
-        return _("soon")
-    return escaped(i18n.when(datetime.fromisoformat(str(value))))
+def environment() -> jinja2.Environment:
+    """The emails' Jinja environment, over models/mail/templates/: the pages' settings
+    (core.text.markup), with `_`, `ngettext` and `gendered` giving the translated sentence as
+    markup, as in Python (so `.format()` escapes what it is given and keeps a `<bdi>` name or a
+    link), and what the kinds' templates choose with: the stand-ins for a person the email
+    cannot name, times and sizes as a person reads them, and the sentences the pages share about
+    an heir's address (models.address_links)."""
+    env = markup.environment(jinja2.PackageLoader("models.mail", "templates"))
+    env.globals.update(
+        _=_,
+        ngettext=markup.ngettext,
+        gendered=markup.gendered,
+        uncorrectable=address_links.uncorrectable,
+        unreachable=address_links.unreachable,
+        **{name: globals()[name] for name in _STAND_IN_NAMES},
+    )
+    env.filters.update(moment=_moment, day=_day, megabytes=i18n.megabytes)
+    return env
 
 
-# A kind's words: (row, links) -> (subject, body), both markup; paragraphs are separated by a
-# blank line. The row's names are already isolated (`<bdi>`), its links written out (`<a>`).
-Template = Callable[[Delivery, dict[str, Markup]], tuple[Markup, Markup]]
+def _moment(value: Any) -> str:
+    """A time stored in a row's context (ISO 8601), in full in the reader's language and zone."""
+    return i18n.when(datetime.fromisoformat(str(value)))
+
+
+def _day(value: Any) -> str:
+    """A stored time's day, in the reader's language."""
+    return i18n.day(datetime.fromisoformat(str(value)))
+
 
 # Who an email is to (the outbox row's recipient_type).
 OWNER, GUARDIAN, HEIR = "owner", "guardian", "beneficiary"
@@ -39,12 +58,17 @@ OWNER, GUARDIAN, HEIR = "owner", "guardian", "beneficiary"
 
 @dataclass(frozen=True)
 class Kind:
-    """One email kind, all of it in one place: its words, who it is to, the links its words
-    use and the paragraphs that follow them (models/mail/emails.py builds each by its name:
-    `LINKS`, `FOOTERS`). A link or footer that does not apply to a row (no web client, a
-    recipient who answered already, an email without a check-in link) is left out for it."""
+    """One email kind, all of it in one place: the template of its words (its path under
+    models/mail/templates/, `kinds/<kind>.html`), who it is to, the links its words use and the
+    paragraphs that follow them (models/mail/emails.py builds each by its name: `LINKS`,
+    `FOOTERS`). A link or footer that does not apply to a row (no web client, a recipient who
+    answered already, an email without a check-in link) is left out for it.
 
-    words: Template
+    The template sets `subject` and `body`, both markup (paragraphs separated by a blank line),
+    from the row `d` (every name already in `<bdi>`), its context `ctx`, the owner as the emails
+    name them (`owner`) and the `links` it names (each already an `<a>`)."""
+
+    template: str
     audience: tuple[str, ...]
     links: tuple[str, ...] = ()
     footers: tuple[str, ...] = ()
@@ -75,6 +99,14 @@ ANOTHER_GUARDIAN = N_("another guardian")
 ONE_OF_THE_BENEFICIARIES = N_("one of the beneficiaries")
 # Translators: stands in for a name, in any sentence and grammatical case; lower-case.
 ONE_OF_THE_PEOPLE_THEY_NAMED = N_("one of the people they named")
+_STAND_IN_NAMES = (
+    "ONE_OF_YOUR_GUARDIANS",
+    "ONE_OF_YOUR_BENEFICIARIES",
+    "ONE_OF_THE_GUARDIANS",
+    "ANOTHER_GUARDIAN",
+    "ONE_OF_THE_BENEFICIARIES",
+    "ONE_OF_THE_PEOPLE_THEY_NAMED",
+)
 STAND_INS = (
     *users.STAND_INS,
     ONE_OF_YOUR_GUARDIANS,
@@ -109,9 +141,3 @@ def sentence_case(*, text: Markup) -> Markup:
     text = escaped(text)  # (markup already: unchanged)
     capitalised = opening.sub(lambda m: m[1] + m[2] + m[3][0].upper() + m[3][1:], text)
     return Markup(capitalised)  # noqa: S704 - the same markup, one letter made a capital
-
-
-def they_wrote(*, note: str) -> Markup:
-    """A person's own note, quoted as they wrote it (a guardian's objection, an heir's request)."""
-    # Translators: a person's own words quoted; use the quotation marks of your language.
-    return _('They wrote: "{note}"').format(note=note)
