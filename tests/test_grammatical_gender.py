@@ -255,7 +255,7 @@ async def test_an_arabic_guardian_reads_her_plan_of_a_woman_and_no_gender_withou
     await run_worker(settings=email_provider.settings)
     his_or_hers = re.compile(r"الخاصة (بها|به)\b")  # "its own" of the owner, as a pronoun
     hers = email_provider.to("woman@example.org")[-1].body
-    assert "الخاصة بها" in hers["subject"] and "عيّنتك" in hers["text"], hers["text"]
+    assert "الخاصة بها" in hers["subject"] and "عهدت إليك" in hers["text"], hers["text"]
     assert set(his_or_hers.findall(hers["subject"] + hers["text"])) == {"بها"}
     unsaid = email_provider.to("unsaid@example.org")[-1].body
     assert his_or_hers.findall(unsaid["subject"] + unsaid["text"]) == [], unsaid["text"]
