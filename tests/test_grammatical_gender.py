@@ -329,6 +329,7 @@ GUESSES = {
         r"\bbeneficiario del\b",
         r"\b[Uu]n heredero\b",
         r"\busted mismo\b",
+        r"\((beneficiario|guardián)\)",
         r"\b[Gg]uardián (añadido|invitado|eliminado)",
     ],
     "fr": [
@@ -364,6 +365,7 @@ GUESSES = {
         r"\bestá vivo\b",
         r"\bvocê mesmo\b",
         r"\bo titular\b",
+        r"\((beneficiário|guardião)\)",
         r"\bé chamado\b",
         r"\bGuardião (adicionado|convidado|removido)",
     ],
