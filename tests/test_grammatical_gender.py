@@ -20,11 +20,30 @@ from core.text.i18n import _
 from tests.capsule_helpers import Family
 from tests.helpers import assert_error, sign_in
 from tests.plan_helpers import activity_rows, body_for, create, query
-from tests.test_guardian_invitations import draft_with_guardians
-from tests.test_guardian_page import page_link
-from tests.test_owner_plan_pages import guardian, heir, owner_in
+from tests.support.guardian_page import draft_with_guardians, page_link
+from tests.support.owner import owner_in
 
 NAMED = "%(owner)s named you, %(heir)s, as a beneficiary with %(share)s of the plan."
+
+
+def heir(**overrides: str) -> dict[str, str]:
+    """The owner's heir form, filled in."""
+    return {
+        "name": "Ana Souza",
+        "relationship": "daughter",
+        "email": "ana@example.org",
+        "allocationPercentage": "60",
+        "locale": "pt-BR",
+        "timeZone": "America/Sao_Paulo",
+        **overrides,
+    }
+
+
+def guardian(**overrides: str) -> dict[str, str]:
+    """The owner's guardian form, filled in."""
+    return {"name": "Bo Lind", "email": "bo@example.org", "walletAddress": "", "locale": "en", **overrides}
+
+
 BAD_VALUES: list[Any] = ["female", "Feminine", "man", 1, ["feminine"], {"x": 1}, "f" * 5_000]
 
 
