@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 from typing import Any
 
 import jinja2
 import pytest
+from babel.messages.pofile import read_po
 
 from core.text import gender, i18n, markup
 from core.text.i18n import _
@@ -22,6 +24,8 @@ from tests.support.guardian_page import draft_with_guardians, page_link
 from tests.support.owner import guardian, heir, owner_in
 
 NAMED = "%(owner)s named you, %(heir)s, as a beneficiary with %(share)s of the plan."
+
+
 BAD_VALUES: list[Any] = ["female", "Feminine", "man", 1, ["feminine"], {"x": 1}, "f" * 5_000]
 
 
@@ -252,11 +256,12 @@ async def test_an_arabic_guardian_reads_her_plan_of_a_woman_and_no_gender_withou
     await run_worker(settings=email_provider.settings)
     his_or_hers = re.compile(r"الخاصة (بها|به)\b")  # "its own" of the owner, as a pronoun
     hers = email_provider.to("woman@example.org")[-1].body
-    assert "الخاصة بها" in hers["subject"] and "عيّنتك" in hers["text"], hers["text"]
+    assert "الخاصة بها" in hers["subject"] and "عهدت إليك" in hers["text"], hers["text"]
     assert set(his_or_hers.findall(hers["subject"] + hers["text"])) == {"بها"}
     unsaid = email_provider.to("unsaid@example.org")[-1].body
     assert his_or_hers.findall(unsaid["subject"] + unsaid["text"]) == [], unsaid["text"]
-    assert "عُيِّنت وصيًّا على خطة الإرث الخاصة بـ" in unsaid["text"]
+    assert "عُهدت إليك الوصاية على خطة الإرث الخاصة بـ" in unsaid["text"]
+    assert "وصيًّا" not in unsaid["subject"] + unsaid["text"], unsaid["text"]
 
 
 def test_the_gendered_form_falls_back_to_the_words_that_need_none():
@@ -304,3 +309,98 @@ def test_extraction_gives_each_gendered_sentence_a_form_per_gender():
         for _line, name, message, _c in gender.extract_jinja(io.BytesIO(template), ["_"], [], {})
     ]
     assert ("pgettext", ("feminine", "Of %(owner)s")) in found and ("_", "Of %(owner)s") in found
+
+
+# What each catalog's own (gender-free) translation must not say: the forms that guessed the
+# reader's, the owner's or one unnamed person's gender, as the catalogs said them before.
+GUESSES = {
+    "es": [
+        r"\bser guardián\b",
+        r"\bfuera guardián\b",
+        r"\bsea guardián\b",
+        r"\bcomo guardián\b",
+        r"\bes guardián\b",
+        r"de guardián\b",
+        r"\b[Uu]n guardián\b",
+        r"\b[Oo]tro guardián\b",
+        r"\b[EeAa]l guardián\b",
+        r"\b[Uu]n beneficiario\b",
+        r"\b[Oo]tro beneficiario\b",
+        r"\b[Ee]l beneficiario\b",
+        r"\bbeneficiario del\b",
+        r"\b[Uu]n heredero\b",
+        r"\busted mismo\b",
+        r"\((beneficiario|guardián)\)",
+        r"\b[Gg]uardián (añadido|invitado|eliminado)",
+    ],
+    "fr": [
+        r"\bêtre gardien\b",
+        r"\bêtes gardien\b",
+        r"\bcomme gardien\b",
+        r"en tant que gardien\b",
+        r"(page|portefeuille) de gardien\b",
+        r"\bVotre gardien\b",
+        r"\bUn (autre )?gardien\b",
+        r"\bun autre gardien\b",
+        r"\b[Uu]n (autre )?bénéficiaire\b",
+        r"\bUn héritier\b",
+        r"l'un des gardiens de son",
+        r"pour être sûr\b",
+        r"\bPas encore invité\b",
+        r"\bGardien (ajouté|invité|retiré)",
+    ],
+    "pt_BR": [
+        r"\bser guardião\b",
+        r"\bfosse guardião\b",
+        r"\bseja guardião\b",
+        r"\bcomo guardião\b",
+        r"\bé guardião\b",
+        r"de guardião\b",
+        r"\b[Uu]m guardião\b",
+        r"\b[Oo]utro guardião\b",
+        r"\b[Oo] guardião\b",
+        r"\b[Uu]m beneficiário\b",
+        r"\b[Oo]utro beneficiário\b",
+        r"\bcomo beneficiário\b",
+        r"\b[Uu]m herdeiro\b",
+        r"\bestá vivo\b",
+        r"\bvocê mesmo\b",
+        r"\bo titular\b",
+        r"\((beneficiário|guardião)\)",
+        r"\bé chamado\b",
+        r"\bGuardião (adicionado|convidado|removido)",
+    ],
+    "de": [r"\b(Ein|Jeder|Der) Erbe\b", r"\beines Erben\b", r"\bdiesem Erben\b"],
+    "ar": [
+        "قادرًا",
+        "قادر على",
+        "وصيًّا على",
+        "بصفتك وصيًّا",
+        "تُعدّ وصيًّا",
+        "متأكدًا",
+        "حضوره",
+        "خطته",
+        "الوصي الخاصة",
+        r"قد توفي\b",
+        "الذين اختارهم",
+        r"ذكرهم %\(owner\)s",
+    ],
+}
+CATALOGS = Path(__file__).resolve().parent.parent / "core" / "text" / "locale"
+
+
+@pytest.mark.parametrize("language", sorted(GUESSES))
+def test_the_words_for_a_person_who_said_nothing_guess_no_gender(language):
+    """A reader who chose no form, an owner who said nothing, an heir or a guardian not named:
+    the catalog's own translation (the one without a msgctxt) reads right for anyone."""
+    with (CATALOGS / language / "LC_MESSAGES" / "messages.po").open("rb") as po:
+        catalog = read_po(po)
+    guesses = [re.compile(pattern) for pattern in GUESSES[language]]
+    found = []
+    for message in catalog:
+        if not message.id or message.context:
+            continue
+        strings = message.string if isinstance(message.string, tuple | list) else (message.string,)
+        for text in strings:
+            found += [(guess.pattern, text) for guess in guesses if guess.search(text)]
+    assert found == [], "\n".join(f"{pattern}: {text}" for pattern, text in found)

@@ -72,8 +72,8 @@ async def test_the_names_come_in_the_owners_language(client):
     resp = await client.patch("/api/users/me", json={"locale": "es"}, headers=owner.headers)
     assert resp.status == 200, await resp.text()
     accepted = _summaries(await _timeline(client, owner), "guardian.accepted")
-    assert "Guardian 0 aceptó ser guardián de su plan" in accepted
-    assert "Un antiguo guardián aceptó ser guardián de su plan" in accepted
+    assert "Guardian 0 aceptó formar parte de los guardianes de su plan" in accepted
+    assert "Una antigua persona guardiana aceptó formar parte de los guardianes de su plan" in accepted
 
 
 async def test_a_renamed_guardian_reads_with_the_name_they_have_now(client):
