@@ -51,9 +51,10 @@ messages: install
 			--no-fuzzy-matching --no-wrap --ignore-obsolete; \
 	done
 
-## The whole suite against DATABASE_URL/REDIS_URL, or embedded services when unset, in
-## TEST_WORKERS processes (pytest-xdist; 0 runs it in this one), each with its own database.
-TEST_WORKERS ?= 2
+## The whole suite against DATABASE_URL/REDIS_URL, or embedded services when unset. In one
+## process by default; TEST_WORKERS=2 spreads it over pytest-xdist processes, each with its own
+## database (bench/README.md, "The test suite", says what that gains and why it is not the default).
+TEST_WORKERS ?= 0
 test: install
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
