@@ -44,7 +44,10 @@ async def test_the_stop_page_speaks_the_recipients_language_and_names_its_email(
 
     page = await read(client, stop_link(invitation))
     assert 'lang="es"' in (await (await client.get(stop_link(invitation), headers=FRENCH_BROWSER)).text())
-    assert "Este enlace llegó en el correo en el que Olive Owner le pidió que formara parte de los guardianes" in page
+    assert (
+        "Este enlace llegó en el correo en el que Olive Owner le pidió que formara parte de los guardianes"
+        in page
+    )
     assert "Si no conoce a Olive Owner" in page
     page = await read(client, stop_link(confirmation))
     assert "Dieser Link kam in der E-Mail, in der Sie gebeten wurden zu bestätigen" in page
