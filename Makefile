@@ -51,12 +51,12 @@ messages: install
 			--no-fuzzy-matching --no-wrap --ignore-obsolete; \
 	done
 
-## The whole suite against DATABASE_URL/REDIS_URL, or embedded services when unset. In one
-## process by default; TEST_WORKERS=2 spreads it over pytest-xdist processes, each with its own
-## database (bench/README.md, "The test suite", says what that gains and why it is not the default).
-TEST_WORKERS ?= 0
+## The whole suite against DATABASE_URL/REDIS_URL, or embedded services when unset, spread over
+## TEST_WORKERS pytest-xdist processes (two, this machine's cores; 0 runs it in this one), each
+## with its own database and Redis index. What that gains: bench/README.md, "The test suite".
+TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

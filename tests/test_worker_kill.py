@@ -49,6 +49,10 @@ from tests.support.processes import worker_env
 from workers import context
 from workers.main import FUNCTIONS, JOB_TIMEOUT_SECONDS, create_worker
 
+# Under pytest-xdist these tests run one after another in one process: each spawns worker
+# processes it waits on, and two at once on a loaded two-core machine outlast their deadlines.
+pytestmark = pytest.mark.xdist_group("worker-kill")
+
 ROOT = Path(__file__).resolve().parent.parent
 IN_PROGRESS = "arq:in-progress:"
 LEASE_MS = (JOB_TIMEOUT_SECONDS + 10) * 1000
