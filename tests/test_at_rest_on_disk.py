@@ -1,11 +1,16 @@
-"""What PostgreSQL writes to disk holds no private text (#18 item 3, docs/security.md).
+"""What PostgreSQL writes to disk holds no private text (docs/security.md).
 
 A unique marker goes into every free-text field of every route that takes one (profile, heirs,
 guardians, assets, messages, archive uploads, a guardian's report note), through creates and
-PATCHes; then CHECKPOINT, and every file of the cluster's data directory (this database's heap,
-its indexes and TOAST, the WAL, the global catalogs; other databases' directories are skipped)
-is read byte by byte: none of the markers is there. A control row written in clear, in the same
-database and the same run, must be found, so the grep is known to see heap and WAL.
+PATCHes; then every file of the cluster's data directory (this database's heap, its indexes and
+TOAST, the WAL, the global catalogs; other databases' directories are skipped) is read byte by
+byte: none of the markers is there. A control row written in clear, in the same database and the
+same run, must be found, so the grep is known to see heap and WAL.
+
+The WAL is read before the CHECKPOINT that puts the heap pages on disk: a checkpoint recycles the
+WAL segments before its start, and with other sessions writing WAL meanwhile (the suite's other
+processes, anyone sharing the cluster) the segment holding this test's writes could be reused
+before the grep read it.
 
 Values are kept short (well under the ~2 kB at which PostgreSQL would compress a value in the
 heap), so a plaintext value would be on disk verbatim. The suite runs as root against the local
@@ -180,13 +185,20 @@ async def test_no_private_text_reaches_the_data_directory_heap_or_wal(fam: Famil
     control = "ondiskcontrol" + secrets.token_hex(5)
     query(settings, "CREATE TABLE at_rest_control (t text)")
     try:
-        query(settings, "INSERT INTO at_rest_control VALUES (%s)", (control,))
+        # Committed with its WAL flushed (the suite's database commits without waiting for it).
+        query(
+            settings,
+            "SET LOCAL synchronous_commit = on; INSERT INTO at_rest_control VALUES (%s)",
+            (control,),
+        )
+        wal = _files(data_dir / "pg_wal", oid)
+        assert any(_grep(wal, [control.encode()])[control.encode()]), "the control is not in the WAL"
+        assert _tokens_in(wal, base.encode(), token) == {}
+
         query(settings, "CHECKPOINT")
         paths = _files(data_dir, oid)
         control_hits = _grep(paths, [control.encode()])[control.encode()]
-        assert any("/pg_wal/" in p for p in control_hits), control_hits
         assert any(f"/base/{oid}/" in p for p in control_hits), control_hits
-
         assert _tokens_in(paths, base.encode(), token) == {}
     finally:
         query(settings, "DROP TABLE at_rest_control")
