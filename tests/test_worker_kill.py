@@ -403,7 +403,9 @@ async def test_worker_killed_mid_account_deletion(client, settings, spawn_worker
     await until(lambda: not query(settings, "SELECT 1 FROM account_deletions"), "the deletion finished")
     assert query(settings, "SELECT 1 FROM users WHERE id = %s", (owner.user["id"],)) == []
     assert _in_progress(settings, f"delete_account:{ledger['id']}"), "taken over, not rerun by arq"
-    assert query(settings, "SELECT count(*)::int AS n FROM job_leases") == [{"n": 0}]
+    # No deletion lease is left behind; the new worker's own start-up runs (the scrub and the
+    # resealing, each under a lease of its own) may still hold theirs on a loaded machine.
+    assert query(settings, "SELECT name FROM job_leases WHERE name LIKE 'delete_account:%'") == []
 
 
 @pytest.mark.fault
